@@ -1,0 +1,88 @@
+/* Included by every generated event unit (and nothing else but linux/bpf.h).
+ * Reusable BPF logic lives here, hand-written and reviewed once, so that the
+ * generated code stays small: lookup-or-init, field loads, the record source
+ * abstraction shared by the tracepoint path and the test entry. */
+#ifndef HISTD_HIST_HELPERS_BPF_H
+#define HISTD_HIST_HELPERS_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "hist_shared.h"
+
+#define HISTD_EEXIST 17
+
+/* The per-trigger control array, created once by the engine and shared by
+ * every event unit (bpf_map__reuse_fd). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, HISTD_MAX_TRIGGERS);
+  __type(key, __u32);
+  __type(value, struct histd_trigger_control);
+} histd_ctl SEC(".maps");
+
+/* Scratch space for records injected through the test entry: records can be
+ * larger than the 512-byte BPF stack. */
+struct histd_record_buf {
+  __u8 data[HISTD_MAX_RECORD];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct histd_record_buf);
+} histd_scratch SEC(".maps");
+
+/* What every handler needs besides the record. On the tracepoint path the
+ * record's first 8 bytes are unreadable (the kernel keeps a register pointer
+ * there), so common_pid comes from a helper; an injected record carries its
+ * own. */
+struct histd_common {
+  __u64 pid;
+};
+
+static __always_inline int histd_paused(__u32 slot) {
+  struct histd_trigger_control *c = bpf_map_lookup_elem(&histd_ctl, &slot);
+  return !c || c->paused;
+}
+
+/* Returns the entry for `key`, creating it zeroed; counts a drop and returns
+ * NULL when the table is full. Another CPU may create the same key between
+ * our lookup and update: EEXIST then just means "look again". */
+static __always_inline void *histd_lookup_or_init(void *map, const void *key, const void *zero,
+                                                  struct histd_table_stats *st) {
+  void *v = bpf_map_lookup_elem(map, key);
+  if (v)
+    return v;
+  long err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+  if (err && err != -HISTD_EEXIST) {
+    st->drops++;
+    return 0;
+  }
+  v = bpf_map_lookup_elem(map, key);
+  if (!v)
+    st->drops++;
+  return v;
+}
+
+static __always_inline struct histd_table_stats *histd_stats(void *map) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(map, &zero);
+}
+
+/* Field loads: the record is either the tracepoint context or the scratch
+ * buffer; both are plain memory at a constant offset. Integers are widened to
+ * u64 the way the kernel's hist_field_<type> functions do: sign-extended for
+ * signed types. */
+#define HISTD_LOAD_U8(rec, off) ((__u64) * (const __u8 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_U16(rec, off) ((__u64) * (const __u16 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_U32(rec, off) ((__u64) * (const __u32 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_U64(rec, off) (*(const __u64 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_S8(rec, off) ((__u64)(__s64) * (const __s8 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_S16(rec, off) ((__u64)(__s64) * (const __s16 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_S32(rec, off) ((__u64)(__s64) * (const __s32 *)((const char *)(rec) + (off)))
+#define HISTD_LOAD_S64(rec, off) (*(const __u64 *)((const char *)(rec) + (off)))
+
+char LICENSE[] SEC("license") = "GPL";
+
+#endif

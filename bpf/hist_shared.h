@@ -1,0 +1,36 @@
+/* Structs shared by BPF programs and user space. Fixed-width types only. */
+#ifndef HISTD_HIST_SHARED_H
+#define HISTD_HIST_SHARED_H
+
+#ifdef __BPF__
+#include <linux/types.h>
+typedef __u64 histd_u64;
+typedef __u32 histd_u32;
+#else
+#include <stdint.h>
+typedef uint64_t histd_u64;
+typedef uint32_t histd_u32;
+#endif
+
+/* Per table, in a one-slot per-CPU array: summed by user space. Hits counts
+ * events that created or updated an entry; drops counts events whose new key
+ * found the table full. */
+struct histd_table_stats {
+  histd_u64 hits;
+  histd_u64 drops;
+};
+
+/* Per trigger, in the engine's shared control array: flags user space (and
+ * later enable_hist/disable_hist) flip without recompiling anything. */
+struct histd_trigger_control {
+  histd_u32 paused;
+  histd_u32 reserved;
+};
+
+/* Maximum number of triggers alive at once: the size of the control array. */
+#define HISTD_MAX_TRIGGERS 4096
+
+/* The test entry copies at most this many bytes of an injected record. */
+#define HISTD_MAX_RECORD 4096
+
+#endif

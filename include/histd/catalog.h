@@ -1,0 +1,89 @@
+// Stage 2, catalog: a tracefs root -> the format of every event.
+//
+// Pure given a directory: tests point it at fixture trees under
+// tests/unit/fixtures. Formats are parsed on first use and cached.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "histd/result.h"
+
+namespace histd::catalog {
+
+enum class FieldKind {
+  Integer,        // 1/2/4/8-byte integer (pointers included, as numbers)
+  CharArray,      // char name[N]: a fixed-size string
+  DynamicString,  // __data_loc char[] name: u32 (len << 16 | offset)
+  RelString,      // __rel_loc char[] name: u32 (len << 16 | offset from after the field)
+  Array,          // any other array (e.g. unsigned long args[6]); not a key or value
+  Other,          // anything else of odd size (structs)
+};
+
+struct Field {
+  std::string name;      // "bytes_req", "comm", "name" (without [N] or __data_loc)
+  std::string type;      // the C type as written: "size_t", "char[16]", "__data_loc char[]"
+  uint32_t offset = 0;   // in the record
+  uint32_t size = 0;     // in the record
+  bool is_signed = false;
+  bool is_common = false;  // common_* fields of the record header
+  FieldKind kind = FieldKind::Integer;
+  uint32_t array_len = 0;  // N for arrays, 0 otherwise
+  friend bool operator==(const Field&, const Field&) = default;
+};
+
+struct EventFormat {
+  std::string system;
+  std::string name;
+  uint32_t id = 0;
+  std::vector<Field> fields;  // common fields first, then the event's, as in the file
+  std::string print_fmt;
+  std::string text;           // the format file verbatim (served by histd's tree)
+
+  const Field* find(std::string_view field_name) const;
+  // Record size: the end of the last field.
+  uint32_t record_size() const;
+};
+
+// Parses the text of one `format` file. `system` is not in the file; it
+// comes from the directory name.
+Expected<EventFormat> parse_format(std::string_view text, std::string_view system);
+
+struct EventId {
+  std::string system;
+  std::string name;
+  friend auto operator<=>(const EventId&, const EventId&) = default;
+};
+
+class Catalog {
+ public:
+  // `root` is a tracefs root (the directory holding events/).
+  static Expected<Catalog> open(std::filesystem::path root);
+
+  const std::filesystem::path& root() const { return root_; }
+  // Every system:event with a format file, sorted.
+  const std::vector<EventId>& events() const { return events_; }
+  bool contains(std::string_view system, std::string_view event) const;
+  // The parsed format; NotFound if no such event.
+  Expected<std::shared_ptr<const EventFormat>> event(std::string_view system,
+                                                     std::string_view event) const;
+
+ private:
+  std::filesystem::path root_;
+  std::vector<EventId> events_;
+  // Cache: parsed on first use. mutable because parsing is a pure function
+  // of the directory, which is taken to be fixed while histd runs.
+  mutable std::map<EventId, std::shared_ptr<const EventFormat>> cache_;
+};
+
+// The tracefs root on this machine: /sys/kernel/tracing, mounting tracefs
+// there if nothing is mounted; falls back to /sys/kernel/debug/tracing.
+Expected<std::filesystem::path> find_tracefs();
+
+}  // namespace histd::catalog

@@ -1,0 +1,125 @@
+// Command diagnostics: what is wrong with a user's command, and where.
+//
+// The code enum mirrors the kernel's hist error table (trace_events_hist.c),
+// followed by the event-filter errors (trace_events_filter.c) and the cases
+// where the kernel only returns -EINVAL with no text; for those histd has its
+// own wording (lowercase, no trailing period). One X-macro table generates the
+// enum and the texts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace histd {
+
+// Byte range [begin, end) inside the logged command ("hist:..." text).
+struct Span {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  friend bool operator==(const Span&, const Span&) = default;
+};
+
+#define HISTD_ERROR_CODES(X)                                                                      \
+  /* the kernel's hist error table, in its order */                                              \
+  X(None, "No error")                                                                             \
+  X(DuplicateVar, "Variable already defined")                                                     \
+  X(VarNotUnique,                                                                                 \
+    "Variable name not unique, need to use fully qualified name (subsys.event.var) for variable") \
+  X(TooManyVars, "Too many variables defined")                                                    \
+  X(MalformedAssignment, "Malformed assignment")                                                  \
+  X(NamedMismatch, "Named hist trigger doesn't match existing named trigger (includes variables)") \
+  X(TriggerEexist, "Hist trigger already exists")                                                 \
+  X(TriggerEnoentClear, "Can't clear or continue a nonexistent hist trigger")                    \
+  X(SetClockFail, "Couldn't set trace_clock")                                                     \
+  X(BadFieldModifier, "Invalid field modifier")                                                   \
+  X(TooManySubexpr, "Too many subexpressions (3 max)")                                            \
+  X(TimestampMismatch, "Timestamp units in expression don't match")                               \
+  X(TooManyFieldVars, "Too many field variables defined")                                         \
+  X(EventFileNotFound, "Event file not found")                                                    \
+  X(HistNotFound, "Matching event histogram not found")                                           \
+  X(HistCreateFail, "Couldn't create histogram for field")                                        \
+  X(SynthVarNotFound, "Couldn't find synthetic variable")                                         \
+  X(SynthEventNotFound, "Couldn't find synthetic event")                                          \
+  X(SynthTypeMismatch, "Param type doesn't match synthetic event field type")                     \
+  X(SynthCountMismatch, "Param count doesn't match synthetic event field count")                  \
+  X(FieldVarParseFail, "Couldn't parse field variable")                                           \
+  X(VarCreateFindFail, "Couldn't create or find variable")                                        \
+  X(OnxNotVar, "For onmax(x) or onchange(x), x must be a variable")                               \
+  X(OnxVarNotFound, "Couldn't find onmax or onchange variable")                                   \
+  X(OnxVarCreateFail, "Couldn't create onmax or onchange variable")                               \
+  X(FieldVarCreateFail, "Couldn't create field variable")                                         \
+  X(TooManyParams, "Too many action params")                                                      \
+  X(ParamNotFound, "Couldn't find param")                                                         \
+  X(InvalidParam, "Invalid action param")                                                         \
+  X(ActionNotFound, "No action found")                                                            \
+  X(NoSaveParams, "No params found for save()")                                                   \
+  X(TooManySaveActions, "Can't have more than one save() action per hist")                        \
+  X(ActionMismatch, "Handler doesn't support action")                                             \
+  X(NoClosingParen, "No closing paren found")                                                     \
+  X(SubsysNotFound, "Missing subsystem")                                                          \
+  X(InvalidSubsysEvent, "Invalid subsystem or event name")                                        \
+  X(InvalidRefKey, "Using variable references in keys not supported")                             \
+  X(VarNotFound, "Couldn't find variable")                                                        \
+  X(FieldNotFound, "Couldn't find field")                                                         \
+  X(EmptyAssignment, "Empty assignment")                                                          \
+  X(InvalidSortModifier, "Invalid sort modifier")                                                 \
+  X(EmptySortField, "Empty sort field")                                                           \
+  X(TooManySortFields, "Too many sort fields (Max = 2)")                                          \
+  X(InvalidSortField, "Sort field must be a key or a val")                                        \
+  X(InvalidStrOperand, "String type can not be an operand in expression")                        \
+  X(ExpectNumber, "Expecting numeric literal")                                                    \
+  X(UnaryMinusSubexpr, "Unary minus not supported in sub-expressions")                            \
+  X(DivisionByZero, "Division by zero")                                                           \
+  X(NeedNohcVal, "Non-hitcount value is required for 'nohitcount'")                               \
+  /* the kernel's event-filter errors */                                                          \
+  X(FilterInvalidOp, "Invalid operator")                                                          \
+  X(FilterTooManyOpen, "Too many '('")                                                            \
+  X(FilterTooManyClose, "Too few '('")                                                            \
+  X(FilterMissingQuote, "Missing matching quote")                                                 \
+  X(FilterOperandTooLong, "Operand too long")                                                     \
+  X(FilterExpectString, "Expecting string field")                                                 \
+  X(FilterExpectDigit, "Expecting numeric field")                                                 \
+  X(FilterIllegalFieldOp, "Illegal operation for field type")                                     \
+  X(FilterFieldNotFound, "Field not found")                                                       \
+  X(FilterIllegalIntval, "Illegal integer value")                                                 \
+  X(FilterInvalid, "Meaningless filter expression")                                               \
+  X(FilterInvalidValue, "Invalid value (did you forget quotes)?")                                 \
+  X(FilterNoFilter, "No filter found")                                                            \
+  /* where the kernel returns -EINVAL without a text */                                          \
+  X(MissingKeys, "hist trigger needs keys=")                                                      \
+  X(TooManyKeys, "too many keys (max 3)")                                                         \
+  X(TooManyVals, "too many values (max 2 besides hitcount)")                                      \
+  X(InvalidSize, "size must be a number from 1 to 131072")                                        \
+  X(UnknownToken, "unknown hist trigger attribute")                                               \
+  X(UnknownCommand, "unknown trigger command")                                                    \
+  X(EmptyCommand, "empty command")                                                                \
+  X(DuplicateAttribute, "attribute given twice")                                                  \
+  X(StringValue, "a string can not be a value")                                                   \
+  X(TriggerNotFound, "no such hist trigger")                                                      \
+  X(Unsupported, "not supported by histd yet")
+
+enum class ErrorCode : uint16_t {
+#define HISTD_ERROR_ENUM_(name, text) name,
+  HISTD_ERROR_CODES(HISTD_ERROR_ENUM_)
+#undef HISTD_ERROR_ENUM_
+};
+
+std::string_view error_text(ErrorCode code);
+// The enum name ("FieldNotFound"), for tests and hist_debug.
+std::string_view error_name(ErrorCode code);
+
+struct Diagnostic {
+  ErrorCode code = ErrorCode::None;
+  Span span;             // offending token inside `command`
+  std::string command;   // the logged command ("hist:..."), spans index into it
+  std::string detail;    // optional extra words after the text (histd-only)
+
+  std::string message() const;  // error_text(code) + (detail.empty() ? "" : ": " + detail)
+};
+
+// The tracefs error_log entry body without the timestamp prefix:
+//   "<loc>: error: <text>\n  Command: <command>\n<11+pos spaces>^\n"
+std::string format_error_log_entry(std::string_view location, const Diagnostic& d);
+
+}  // namespace histd

@@ -1,0 +1,44 @@
+// Stage 7, render: Table -> the text of the `hist` file, byte-compatible
+// with the kernel's hist_trigger_show(). Pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "histd/table.h"
+
+namespace histd::render {
+
+// Resolves what the kernel's printk formats resolve: %ps/%pS symbols,
+// syscall names. Implemented by lib/symbols; tests pass fakes.
+class Resolver {
+ public:
+  virtual ~Resolver() = default;
+  // "sym" or "sym [module]" for .sym; "" when unknown (the kernel then prints the hex address).
+  virtual std::string symbol(uint64_t addr) const = 0;
+  // "sym+0xoff/0xsize" (+ " [module]") for .sym-offset and stack frames.
+  virtual std::string symbol_offset(uint64_t addr) const = 0;
+  // "sys_write", or "" when unknown.
+  virtual std::string syscall_name(uint64_t nr) const = 0;
+};
+
+// A resolver that knows nothing: symbols print as hex, syscalls as unknown.
+const Resolver& null_resolver();
+
+struct Section {
+  std::string trigger_line;  // as in the trigger file, e.g. "hist:keys=...:size=2048 [active]"
+  const table::Table* table = nullptr;
+};
+
+// One table: "# event histogram\n#\n# trigger info: <line>\n#\n\n<rows>\nTotals:..."
+std::string render_table(const Section& section, const Resolver& resolver);
+
+// Every table of an event, separated as the kernel separates them ("\n\n").
+std::string render_event(const std::vector<Section>& sections, const Resolver& resolver);
+
+// One entry line (without the trailing newline), exposed for tests.
+std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver);
+
+}  // namespace histd::render

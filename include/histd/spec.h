@@ -1,0 +1,146 @@
+// Stage 1, parse: command text -> AST. Pure; no catalog, no I/O.
+//
+// Every node carries its Span: byte offsets into the *logged command*, which
+// is the text tracefs would show in error_log: "hist:" followed by everything
+// after the "hist:" prefix of what the user wrote (a leading '!' and
+// surrounding white space are not part of it), filter included.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "histd/diagnostic.h"
+#include "histd/result.h"
+
+namespace histd::spec {
+
+enum class Modifier {
+  Hex,
+  Sym,
+  SymOffset,
+  Execname,
+  Syscall,
+  Log2,
+  Buckets,  // .buckets=N or .bucket=N; N in ModifierUse::buckets
+  Usecs,
+  Percent,
+  Graph,
+  Stacktrace,
+};
+
+struct ModifierUse {
+  Modifier kind = Modifier::Hex;
+  uint64_t buckets = 0;  // only for Buckets, > 0
+  Span span;             // the modifier text after the '.', e.g. "sym-offset"
+  friend bool operator==(const ModifierUse&, const ModifierUse&) = default;
+};
+
+// A field as written in keys=, vals=: "call_site.sym", "common_pid.execname".
+struct FieldRef {
+  std::string name;                     // "call_site"
+  std::vector<ModifierUse> modifiers;   // in the order written (the kernel allows one)
+  Span span;                            // the whole "call_site.sym"
+  friend bool operator==(const FieldRef&, const FieldRef&) = default;
+};
+
+struct SortKey {
+  std::string name;      // field name without modifiers: "bytes_req"
+  bool descending = false;
+  Span span;             // the whole sort token, e.g. "bytes_req.descending"
+  friend bool operator==(const SortKey&, const SortKey&) = default;
+};
+
+enum class Control { None, Pause, Continue, Clear };
+
+// ---- filters: the event-filter grammar ------------------------------------
+
+enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge, BitAnd, Glob };
+
+struct Literal {
+  enum class Kind { Number, String };
+  Kind kind = Kind::Number;
+  // Number: the value as parsed (kstrtoll/kstrtoull, base 0); `negative` when
+  // written with a leading '-', in which case `number` holds the two's
+  // complement bit pattern.
+  uint64_t number = 0;
+  bool negative = false;
+  std::string text;  // the literal without quotes (also kept for numbers)
+  bool quoted = false;
+  Span span;
+  friend bool operator==(const Literal&, const Literal&) = default;
+};
+
+struct Predicate {
+  FieldRef field;
+  CompareOp op = CompareOp::Eq;
+  Span op_span;
+  Literal value;
+  friend bool operator==(const Predicate&, const Predicate&) = default;
+};
+
+// Filter expression tree, stored flat; children are indices into
+// Filter::nodes so the whole tree is a copyable value.
+struct FilterNode {
+  enum class Kind { Predicate, And, Or, Not };
+  Kind kind = Kind::Predicate;
+  Predicate predicate;  // for Kind::Predicate
+  int lhs = -1;         // And/Or: left; Not: operand
+  int rhs = -1;         // And/Or: right
+  Span span;
+  friend bool operator==(const FilterNode&, const FilterNode&) = default;
+};
+
+struct Filter {
+  std::vector<FilterNode> nodes;
+  int root = -1;
+  std::string text;  // the filter exactly as written after "if " (trimmed), for printing
+  Span span;         // of `text`
+  friend bool operator==(const Filter&, const Filter&) = default;
+};
+
+// ---- commands --------------------------------------------------------------
+
+struct HistCommand {
+  bool remove = false;      // written with a leading '!'
+  std::string command;      // the logged command: "hist:" + rest; spans index into it
+
+  std::vector<FieldRef> keys;
+  Span keys_span;           // the whole "keys=..." token
+  std::vector<FieldRef> vals;
+  Span vals_span;
+  std::vector<SortKey> sort;
+  Span sort_span;
+  std::optional<uint64_t> size;  // as written, before rounding
+  Span size_span;
+  std::optional<std::string> name;  // the histname without "name="
+  Span name_span;
+  Control control = Control::None;
+  Span control_span;
+  bool nohitcount = false;
+  std::optional<Filter> filter;
+  friend bool operator==(const HistCommand&, const HistCommand&) = default;
+};
+
+// Everything a trigger file accepts. More command kinds (enable_hist, ...)
+// join this variant as they are supported.
+using TriggerCommand = std::variant<HistCommand>;
+
+// Parses one line written to a trigger file (trailing newline and
+// surrounding white space allowed).
+Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line);
+
+// Parses a hist command ("[!]hist:..." with optional " if <filter>").
+Result<HistCommand, Diagnostic> parse_hist(std::string_view line);
+
+// Parses a filter on its own (as written after "if "). `base` is added to
+// every span so that callers can place the filter inside a larger command;
+// `command` is recorded in diagnostics.
+Result<Filter, Diagnostic> parse_filter(std::string_view text, uint32_t base, std::string_view command);
+
+std::string_view modifier_name(Modifier m);  // "hex", "sym-offset", "buckets", ...
+
+}  // namespace histd::spec
