@@ -83,6 +83,52 @@ static __always_inline struct histd_table_stats *histd_stats(void *map) {
 #define HISTD_LOAD_S32(rec, off) ((__u64)(__s64) * (const __s32 *)((const char *)(rec) + (off)))
 #define HISTD_LOAD_S64(rec, off) (*(const __u64 *)((const char *)(rec) + (off)))
 
+/* ilog2(roundup_pow_of_two(v)) as the kernel's .log2 computes it: 0 and 1
+ * map to 0. Written without clz, which BPF lacks. */
+static __always_inline __u64 histd_log2(__u64 v) {
+  if (v <= 1)
+    return 0;
+  v -= 1;
+  __u64 r = 1;
+  if (v >> 32) { v >>= 32; r += 32; }
+  if (v >> 16) { v >>= 16; r += 16; }
+  if (v >> 8) { v >>= 8; r += 8; }
+  if (v >> 4) { v >>= 4; r += 4; }
+  if (v >> 2) { v >>= 2; r += 2; }
+  if (v >> 1) { r += 1; }
+  return r;
+}
+
+/* The test entry: args[0] is a user pointer to a record, args[1] its length.
+ * The record is copied to per-CPU scratch and handed to the same handler the
+ * tracepoint path runs; common_pid comes from the record itself. */
+#define HISTD_TEST_ENTRY(handler)                                              \
+  SEC("raw_tp")                                                                \
+  int test_entry(__u64 *args) {                                                \
+    __u32 zero = 0;                                                            \
+    struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero); \
+    if (!buf)                                                                  \
+      return 1;                                                                \
+    __u64 len = args[1];                                                       \
+    if (len < 8 || len > HISTD_MAX_RECORD)                                     \
+      return 2;                                                                \
+    __builtin_memset(buf->data, 0, 8);                                         \
+    if (bpf_probe_read_user(buf->data, len, (const void *)args[0]))           \
+      return 3;                                                                \
+    struct histd_common c = {.pid = (__u64)(__s64) * (__s32 *)(buf->data + 4)}; \
+    handler(buf->data, &c);                                                    \
+    return 0;                                                                  \
+  }
+
+/* The tracepoint entry the dispatcher tail-calls. */
+#define HISTD_EVENT_ENTRY(handler)                                             \
+  SEC("tracepoint")                                                            \
+  int event_prog(void *ctx) {                                                  \
+    struct histd_common c = {.pid = (__u32)bpf_get_current_pid_tgid()};        \
+    handler(ctx, &c);                                                          \
+    return 0;                                                                  \
+  }
+
 char LICENSE[] SEC("license") = "GPL";
 
 #endif

@@ -1,0 +1,69 @@
+#include "control/protocol.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+namespace histd::control {
+
+namespace {
+
+Status write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail_errno("writing to the control socket");
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return ok_status();
+}
+
+Status read_all(int fd, char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = read(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail_errno("reading from the control socket");
+    if (n == 0) return fail(ErrorKind::System, EPIPE, "control socket closed early");
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status write_frame(int fd, const nlohmann::json& message) {
+  const std::string body = message.dump();
+  const uint32_t len = static_cast<uint32_t>(body.size());
+  const char header[4] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
+                          static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
+  auto st = write_all(fd, header, 4);
+  if (!st) return st;
+  return write_all(fd, body.data(), body.size());
+}
+
+Expected<nlohmann::json> read_frame(int fd) {
+  unsigned char header[4];
+  auto st = read_all(fd, reinterpret_cast<char*>(header), 4);
+  if (!st) return unexpected(std::move(st).error());
+  const uint32_t len = header[0] | (header[1] << 8) | (header[2] << 16) | (uint32_t{header[3]} << 24);
+  if (len > kMaxFrame) return fail(ErrorKind::Invalid, EMSGSIZE, "control frame too large");
+  std::string body(len, '\0');
+  st = read_all(fd, body.data(), len);
+  if (!st) return unexpected(std::move(st).error());
+  auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return fail(ErrorKind::Invalid, EINVAL, "malformed control frame");
+  return j;
+}
+
+std::optional<std::pair<std::string, std::string>> split_event(const std::string& event) {
+  const size_t colon = event.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == event.size() ||
+      event.find(':', colon + 1) != std::string::npos)
+    return std::nullopt;
+  return std::make_pair(event.substr(0, colon), event.substr(colon + 1));
+}
+
+}  // namespace histd::control

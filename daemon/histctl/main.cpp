@@ -1,2 +1,123 @@
-// Scaffolding: replaced by the real CLI in the next commits.
-int main() { return 1; }
+// histctl: the command-line front end of histd. Talks to histd's control
+// socket, except `check`, which runs the pipeline offline.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "control/protocol.h"
+#include "histd/catalog.h"
+#include "histd/pipeline.h"
+#include "histd/runtime.h"
+
+namespace {
+
+using nlohmann::json;
+
+// The command with a caret under the offending byte.
+std::string caret_block(const std::string& command, size_t caret) {
+  return fmt::format("  {}\n  {}^\n", command, std::string(caret, ' '));
+}
+
+int check(const std::string& command, const std::string& format_path, const std::string& system, bool explain) {
+  std::ifstream in(format_path);
+  if (!in) {
+    fmt::print(stderr, "histctl: cannot read {}\n", format_path);
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto format = histd::catalog::parse_format(ss.str(), system);
+  if (!format) {
+    fmt::print(stderr, "histctl: {}: {}\n", format_path, format.error().context);
+    return 2;
+  }
+  auto compiled = histd::pipeline::compile(command, *format);
+  if (!compiled) {
+    const histd::Diagnostic& d = compiled.error();
+    fmt::print(stderr, "error: {}\n{}", d.message(), caret_block(d.command, d.span.begin));
+    return 1;
+  }
+  fmt::print("{}\n", compiled->plan.trigger_text());
+  if (explain) fmt::print("\n{}\n{}", histd::plan::describe(compiled->plan), compiled->source);
+  return 0;
+}
+
+// One request to histd; prints the output or the error. Exit code: 0 ok,
+// 1 refused command, 2 cannot talk to histd.
+int call(const std::string& socket_path, const json& request) {
+  histd::runtime::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  if (!fd || connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    fmt::print(stderr, "histctl: cannot connect to histd at {}: {}\n", socket_path, std::strerror(errno));
+    return 2;
+  }
+  auto st = histd::control::write_frame(fd.get(), request);
+  if (!st) {
+    fmt::print(stderr, "histctl: {}\n", st.error().context);
+    return 2;
+  }
+  auto reply = histd::control::read_frame(fd.get());
+  if (!reply) {
+    fmt::print(stderr, "histctl: {}\n", reply.error().context);
+    return 2;
+  }
+  if (reply->value("ok", false)) {
+    fmt::print("{}", reply->value("output", ""));
+    return 0;
+  }
+  fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
+  if (reply->contains("command"))
+    fmt::print(stderr, "{}", caret_block(reply->value("command", ""), reply->value("caret", 0u)));
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"histctl: drive histd, the kernel's hist triggers on eBPF"};
+  app.require_subcommand(1);
+  std::string socket_path = "/run/histd/histd.sock";
+  if (const char* env = std::getenv("HISTD_SOCKET")) socket_path = env;
+  app.add_option("--socket", socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();
+
+  std::string event, command;
+  auto* add = app.add_subcommand("add", "add a hist trigger (any command the trigger file accepts)");
+  add->add_option("event", event, "SYSTEM:EVENT")->required();
+  add->add_option("command", command, "the command, e.g. 'hist:keys=common_pid'")->required();
+  auto* remove = app.add_subcommand("remove", "remove the hist trigger a command names");
+  remove->add_option("event", event, "SYSTEM:EVENT")->required();
+  remove->add_option("command", command, "the command as added or as listed")->required();
+  auto* show = app.add_subcommand("show", "print an event's hist file");
+  show->add_option("event", event, "SYSTEM:EVENT")->required();
+  auto* list = app.add_subcommand("list", "every trigger, one per line, with its event");
+  auto* errors = app.add_subcommand("errors", "the error log");
+  bool clear_errors = false;
+  errors->add_flag("--clear", clear_errors, "empty the error log");
+
+  std::string format_path, system = "unknown";
+  bool explain = false;
+  auto* chk = app.add_subcommand("check", "validate a command offline against an event's format file");
+  chk->add_option("command", command, "the hist command")->required();
+  chk->add_option("--format", format_path, "the event's tracefs format file")->required();
+  chk->add_option("--system", system, "the event's system (the format file does not name it)");
+  chk->add_flag("--explain", explain, "also print the plan and the generated BPF C");
+
+  CLI11_PARSE(app, argc, argv);
+  if (chk->parsed()) return check(command, format_path, system, explain);
+  if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
+  if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
+  if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}});
+  if (list->parsed()) return call(socket_path, {{"op", "list"}});
+  if (errors->parsed()) return call(socket_path, {{"op", clear_errors ? "clear_errors" : "errors"}});
+  return 2;
+}

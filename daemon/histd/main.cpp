@@ -1,2 +1,96 @@
-// Scaffolding: replaced by the real daemon in the next commits.
-int main() { return 1; }
+// histd: mounts the tracefs-shaped tree and serves hist triggers on eBPF.
+#define FUSE_USE_VERSION 314
+#include <fuse3/fuse.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "control/server.h"
+#include "fs/tree.h"
+#include "histd/catalog.h"
+#include "histd/engine.h"
+#include "histd/runtime.h"
+
+namespace {
+
+struct Options {
+  bool foreground = false;
+  bool verbose = false;
+  std::string mount = "/run/histd/tracing";
+  std::string socket = "/run/histd/histd.sock";
+  std::string state_dir = "/var/lib/histd";
+  std::string tracefs;  // default: find it (mounting tracefs if needed)
+};
+
+int run(const Options& opt) {
+  using namespace histd;
+  runtime::init_libbpf(opt.verbose);
+
+  std::filesystem::path tracefs_root = opt.tracefs;
+  if (tracefs_root.empty()) {
+    auto found = catalog::find_tracefs();
+    if (!found) {
+      fmt::print(stderr, "histd: {}\n", found.error().context);
+      return 1;
+    }
+    tracefs_root = *found;
+  }
+  auto catalog = catalog::Catalog::open(tracefs_root);
+  if (!catalog) {
+    fmt::print(stderr, "histd: {}\n", catalog.error().context);
+    return 1;
+  }
+  auto paths = runtime::find_bpf_paths();
+  if (!paths) {
+    fmt::print(stderr, "histd: {}\n", paths.error().context);
+    return 1;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opt.state_dir, ec);
+  std::filesystem::create_directories(opt.mount, ec);
+  engine::EngineOptions eopt;
+  eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
+  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
+  if (!eng) {
+    fmt::print(stderr, "histd: {}\n", eng.error().context);
+    return 1;
+  }
+  auto tree = fs::Tree::mount(**eng, opt.mount);
+  if (!tree) {
+    fmt::print(stderr, "histd: {}\n", tree.error().context);
+    return 1;
+  }
+  if (fuse_daemonize(opt.foreground ? 1 : 0) != 0) {
+    fmt::print(stderr, "histd: cannot daemonize\n");
+    return 1;
+  }
+  // Threads do not survive the fork in fuse_daemonize: start the server after it.
+  auto server = control::Server::start(**eng, opt.socket);
+  if (!server) {
+    fmt::print(stderr, "histd: {}\n", server.error().context);
+    return 1;
+  }
+  int rc = (*tree)->run();
+  server->reset();
+  // Detach every program before the tree goes away, then unmount.
+  (*eng)->shutdown();
+  tree->reset();
+  return rc == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"histd: the kernel's hist trigger language on eBPF, served as a tracefs-shaped FUSE tree"};
+  Options opt;
+  app.add_flag("-f,--foreground", opt.foreground, "stay in the foreground");
+  app.add_option("--mount", opt.mount, "where to mount the tree")->capture_default_str();
+  app.add_option("--socket", opt.socket, "control socket for histctl")->capture_default_str();
+  app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
+  app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
+  app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
+  CLI11_PARSE(app, argc, argv);
+  return run(opt);
+}

@@ -52,6 +52,7 @@ struct SortColumn {
   Kind kind = Kind::Value;
   uint32_t index = 0;  // into Table::vals (0 = hitcount) or Table::keys
   bool descending = false;
+  friend bool operator==(const SortColumn&, const SortColumn&) = default;
 };
 
 struct Row {

@@ -1,0 +1,139 @@
+#include "control/server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "control/protocol.h"
+
+namespace histd::control {
+
+namespace {
+
+using nlohmann::json;
+
+json failure(int err, const std::string& message) {
+  return json{{"ok", false}, {"errno", err}, {"error", message}};
+}
+
+json command_failure(const engine::CommandFailure& f) {
+  json j = failure(f.error.err, f.message());
+  if (f.diagnostic) {
+    j["command"] = f.diagnostic->command;
+    j["caret"] = f.diagnostic->span.begin;
+  }
+  return j;
+}
+
+json success(std::string output = {}) { return json{{"ok", true}, {"output", std::move(output)}}; }
+
+bool mutates(const std::string& op) { return op == "add" || op == "remove" || op == "clear_errors"; }
+
+}  // namespace
+
+Expected<std::unique_ptr<Server>> Server::start(engine::Engine& engine, const std::filesystem::path& socket_path) {
+  std::unique_ptr<Server> s(new Server());
+  s->engine_ = &engine;
+  s->path_ = socket_path;
+  std::error_code ec;
+  std::filesystem::create_directories(socket_path.parent_path(), ec);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.string().size() >= sizeof(addr.sun_path))
+    return fail(ErrorKind::Invalid, ENAMETOOLONG, "socket path too long: " + socket_path.string());
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  s->listen_ = runtime::Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s->listen_) return fail_errno("socket");
+  unlink(socket_path.c_str());  // a stale socket from a previous run
+  if (bind(s->listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    return fail_errno("binding " + socket_path.string());
+  // Anyone may connect and read; changes are checked per request.
+  chmod(socket_path.c_str(), 0666);
+  if (listen(s->listen_.get(), 16) != 0) return fail_errno("listen");
+  s->stop_ = runtime::Fd(eventfd(0, EFD_CLOEXEC));
+  if (!s->stop_) return fail_errno("eventfd");
+  s->thread_ = std::thread([srv = s.get()] { srv->serve(); });
+  return s;
+}
+
+Server::~Server() {
+  if (thread_.joinable()) {
+    uint64_t one = 1;
+    (void)!write(stop_.get(), &one, sizeof(one));
+    thread_.join();
+  }
+  unlink(path_.c_str());
+}
+
+void Server::serve() {
+  for (;;) {
+    pollfd fds[2] = {{listen_.get(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents) return;
+    if (!(fds[0].revents & POLLIN)) continue;
+    runtime::Fd conn(accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn) continue;
+    // A stalled client must not hold the socket: bound each read.
+    timeval tv{5, 0};
+    setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    handle(conn.get());
+  }
+}
+
+void Server::handle(int fd) {
+  auto request = read_frame(fd);
+  if (!request) {
+    (void)write_frame(fd, failure(request.error().err, request.error().context));
+    return;
+  }
+  const json& req = *request;
+  const std::string op = req.value("op", "");
+  const std::string event = req.value("event", "");
+  const std::string command = req.value("command", "");
+
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (mutates(op) && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != 0)) {
+    (void)write_frame(fd, failure(EPERM, "changing triggers needs root"));
+    return;
+  }
+
+  json reply;
+  auto ev = split_event(event);
+  const bool needs_event = op == "add" || op == "remove" || op == "show" || op == "source";
+  if (needs_event && !ev) {
+    reply = failure(EINVAL, "expected SYSTEM:EVENT, got '" + event + "'");
+  } else if (op == "add" || op == "remove") {
+    std::string text = op == "remove" && command.rfind('!', 0) != 0 ? "!" + command : command;
+    auto r = engine_->write_trigger(ev->first, ev->second, text);
+    reply = r ? success() : command_failure(r.error());
+  } else if (op == "show") {
+    auto h = engine_->read_hist(ev->first, ev->second);
+    reply = h ? success(*h) : failure(h.error().err, h.error().context);
+  } else if (op == "source") {
+    reply = success(engine_->event_source(ev->first, ev->second));
+  } else if (op == "list") {
+    std::string out;
+    for (const std::string& line : engine_->list_triggers()) out += line + "\n";
+    reply = success(out);
+  } else if (op == "errors") {
+    reply = success(engine_->read_error_log());
+  } else if (op == "clear_errors") {
+    engine_->clear_error_log();
+    reply = success();
+  } else {
+    reply = failure(EINVAL, "unknown op '" + op + "'");
+  }
+  (void)write_frame(fd, reply);
+}
+
+}  // namespace histd::control

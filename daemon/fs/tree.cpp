@@ -1,0 +1,324 @@
+#define FUSE_USE_VERSION 314
+#include "fs/tree.h"
+
+#include <fcntl.h>
+#include <fuse3/fuse.h>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace histd::fs {
+
+namespace {
+
+// What a path names.
+struct Node {
+  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, File };
+  Kind kind = Kind::None;
+  std::string system;
+  std::string event;
+  std::string file;  // README, format, trigger, ...
+};
+
+constexpr const char* kEventFiles[] = {"format", "hist", "id", "trigger"};
+constexpr const char* kRootFiles[] = {"README", "available_events", "error_log"};
+
+// An open file: its content generated at open time.
+struct OpenFile {
+  std::string content;
+};
+
+std::vector<std::string> split_path(const char* path) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (const char* p = path; *p; ++p) {
+    if (*p == '/') {
+      if (!cur.empty()) parts.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += *p;
+    }
+  }
+  if (!cur.empty()) parts.push_back(std::move(cur));
+  return parts;
+}
+
+}  // namespace
+
+struct Tree::Context {
+  engine::Engine* engine = nullptr;
+  std::map<std::string, std::set<std::string>> systems;  // system -> events
+
+  Node resolve(const char* path) const {
+    const auto parts = split_path(path);
+    Node n;
+    if (parts.empty()) {
+      n.kind = Node::Kind::Root;
+      return n;
+    }
+    if (parts.size() == 1) {
+      if (parts[0] == "events") {
+        n.kind = Node::Kind::EventsDir;
+        return n;
+      }
+      for (const char* f : kRootFiles)
+        if (parts[0] == f) {
+          n.kind = Node::Kind::File;
+          n.file = f;
+        }
+      return n;
+    }
+    if (parts[0] != "events" || parts.size() > 4) return n;
+    auto sys = systems.find(parts[1]);
+    if (sys == systems.end()) return n;
+    n.system = parts[1];
+    if (parts.size() == 2) {
+      n.kind = Node::Kind::SystemDir;
+      return n;
+    }
+    if (!sys->second.count(parts[2])) return n;
+    n.event = parts[2];
+    if (parts.size() == 3) {
+      n.kind = Node::Kind::EventDir;
+      return n;
+    }
+    for (const char* f : kEventFiles)
+      if (parts[3] == f) {
+        n.kind = Node::Kind::File;
+        n.file = f;
+      }
+    return n;
+  }
+
+  std::string readme() const {
+    return "histd: the kernel's hist trigger language on eBPF.\n\n"
+           "  events/<system>/<event>/trigger  write hist commands here\n"
+           "  events/<system>/<event>/hist     the event's histograms\n"
+           "  error_log                        rejected commands, with a caret at the fault\n\n"
+           "hist trigger syntax:\n"
+           "  hist:keys=<field1[,field2,...]>[:values=<field1[,field2,...]>]\n"
+           "    [:sort=<field1[,field2,...]>][:size=#entries][:pause][:continue]\n"
+           "    [:clear][:name=histname1][:nohitcount] [if <filter>]\n";
+  }
+
+  std::string available_events() const {
+    std::string out;
+    for (const auto& [sys, events] : systems)
+      for (const auto& ev : events) out += sys + ":" + ev + "\n";
+    return out;
+  }
+
+  // Content of a readable file, or a negative errno.
+  int generate(const Node& n, std::string& out) const {
+    if (n.system.empty()) {
+      if (n.file == "README") out = readme();
+      else if (n.file == "available_events") out = available_events();
+      else if (n.file == "error_log") out = engine->read_error_log();
+      return 0;
+    }
+    if (n.file == "trigger") {
+      out = engine->read_trigger(n.system, n.event);
+      return 0;
+    }
+    if (n.file == "hist") {
+      auto text = engine->read_hist(n.system, n.event);
+      if (!text) return -text.error().err;
+      out = std::move(*text);
+      return 0;
+    }
+    auto format = engine->catalog().event(n.system, n.event);
+    if (!format) return -format.error().err;
+    out = n.file == "format" ? (*format)->text : fmt::format("{}\n", (*format)->id);
+    return 0;
+  }
+};
+
+namespace {
+
+Tree::Context& context() { return *static_cast<Tree::Context*>(fuse_get_context()->private_data); }
+
+bool writable(const Node& n) { return n.file == "trigger" || n.file == "error_log"; }
+
+int op_getattr(const char* path, struct stat* st, struct fuse_file_info*) {
+  std::memset(st, 0, sizeof(*st));
+  const Node n = context().resolve(path);
+  st->st_uid = 0;
+  st->st_gid = 0;
+  switch (n.kind) {
+    case Node::Kind::None:
+      return -ENOENT;
+    case Node::Kind::File:
+      st->st_mode = S_IFREG | (writable(n) ? 0644 : 0444);
+      st->st_nlink = 1;
+      return 0;
+    default:
+      st->st_mode = S_IFDIR | 0755;
+      st->st_nlink = 2;
+      return 0;
+  }
+}
+
+int op_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, struct fuse_file_info*,
+               enum fuse_readdir_flags) {
+  const Tree::Context& ctx = context();
+  const Node n = ctx.resolve(path);
+  fill(buf, ".", nullptr, 0, static_cast<fuse_fill_dir_flags>(0));
+  fill(buf, "..", nullptr, 0, static_cast<fuse_fill_dir_flags>(0));
+  auto add = [&](const std::string& name) { fill(buf, name.c_str(), nullptr, 0, static_cast<fuse_fill_dir_flags>(0)); };
+  switch (n.kind) {
+    case Node::Kind::Root:
+      for (const char* f : kRootFiles) add(f);
+      add("events");
+      return 0;
+    case Node::Kind::EventsDir:
+      for (const auto& [sys, events] : ctx.systems) add(sys);
+      return 0;
+    case Node::Kind::SystemDir:
+      for (const auto& ev : ctx.systems.at(n.system)) add(ev);
+      return 0;
+    case Node::Kind::EventDir:
+      for (const char* f : kEventFiles) add(f);
+      return 0;
+    default:
+      return -ENOTDIR;
+  }
+}
+
+int op_open(const char* path, struct fuse_file_info* fi) {
+  Tree::Context& ctx = context();
+  const Node n = ctx.resolve(path);
+  if (n.kind != Node::Kind::File) return -ENOENT;
+  const int mode = fi->flags & O_ACCMODE;
+  if (mode != O_RDONLY && !writable(n)) return -EACCES;
+  fi->direct_io = 1;
+  fi->nonseekable = 0;
+  if (mode != O_RDONLY && (fi->flags & O_TRUNC)) {
+    if (n.file == "error_log") {
+      ctx.engine->clear_error_log();
+    } else {
+      auto r = ctx.engine->truncate_triggers(n.system, n.event);
+      if (!r) return -r.error().error.err;
+    }
+  }
+  auto file = std::make_unique<OpenFile>();
+  if (mode != O_WRONLY) {
+    int rc = ctx.generate(n, file->content);
+    if (rc < 0) return rc;
+  }
+  fi->fh = reinterpret_cast<uint64_t>(file.release());
+  return 0;
+}
+
+int op_read(const char*, char* buf, size_t size, off_t off, struct fuse_file_info* fi) {
+  const auto* file = reinterpret_cast<const OpenFile*>(fi->fh);
+  if (!file || off < 0) return -EINVAL;
+  const size_t offset = static_cast<size_t>(off);
+  if (offset >= file->content.size()) return 0;
+  const size_t n = std::min(size, file->content.size() - offset);
+  std::memcpy(buf, file->content.data() + offset, n);
+  return static_cast<int>(n);
+}
+
+int op_write(const char* path, const char* buf, size_t size, off_t, struct fuse_file_info*) {
+  Tree::Context& ctx = context();
+  const Node n = ctx.resolve(path);
+  if (n.kind != Node::Kind::File || !writable(n)) return -EACCES;
+  if (n.file == "error_log") {
+    ctx.engine->clear_error_log();
+    return static_cast<int>(size);
+  }
+  // As tracefs: one write(2) is one command, and a page is the most it takes.
+  if (size >= 4096) return -EINVAL;
+  auto r = ctx.engine->write_trigger(n.system, n.event, std::string_view(buf, size));
+  if (!r) return -r.error().error.err;
+  return static_cast<int>(size);
+}
+
+int op_truncate(const char* path, off_t, struct fuse_file_info*) {
+  Tree::Context& ctx = context();
+  const Node n = ctx.resolve(path);
+  if (n.kind != Node::Kind::File || !writable(n)) return -EACCES;
+  if (n.file == "error_log") {
+    ctx.engine->clear_error_log();
+    return 0;
+  }
+  auto r = ctx.engine->truncate_triggers(n.system, n.event);
+  if (!r) return -r.error().error.err;
+  return 0;
+}
+
+int op_release(const char*, struct fuse_file_info* fi) {
+  delete reinterpret_cast<OpenFile*>(fi->fh);
+  fi->fh = 0;
+  return 0;
+}
+
+void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
+  // Contents change under us: never cache attributes or data.
+  cfg->attr_timeout = 0;
+  cfg->entry_timeout = 0;
+  cfg->negative_timeout = 0;
+  cfg->direct_io = 1;
+  return fuse_get_context()->private_data;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::filesystem::path& mountpoint) {
+  std::unique_ptr<Tree> tree(new Tree());
+  tree->ctx_ = std::make_unique<Context>();
+  tree->ctx_->engine = &engine;
+  for (const catalog::EventId& id : engine.catalog().events()) tree->ctx_->systems[id.system].insert(id.name);
+
+  static const fuse_operations ops = [] {
+    fuse_operations o{};
+    o.getattr = op_getattr;
+    o.readdir = op_readdir;
+    o.open = op_open;
+    o.read = op_read;
+    o.write = op_write;
+    o.truncate = op_truncate;
+    o.release = op_release;
+    o.init = op_init;
+    return o;
+  }();
+
+  std::vector<std::string> argv_s = {"histd", "-o", "fsname=histd,subtype=histd,allow_other,default_permissions"};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  struct fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  tree->fuse_ = fuse_new(&args, &ops, sizeof(ops), tree->ctx_.get());
+  if (!tree->fuse_) return fail(ErrorKind::System, EIO, "fuse_new failed");
+  if (fuse_mount(tree->fuse_, mountpoint.c_str()) != 0) {
+    fuse_destroy(tree->fuse_);
+    tree->fuse_ = nullptr;
+    return fail(ErrorKind::System, EIO, "cannot mount FUSE at " + mountpoint.string());
+  }
+  return tree;
+}
+
+int Tree::run() {
+  struct fuse_session* se = fuse_get_session(fuse_);
+  if (fuse_set_signal_handlers(se) != 0) return -1;
+  struct fuse_loop_config* cfg = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(cfg, 8);
+  int rc = fuse_loop_mt(fuse_, cfg);
+  fuse_loop_cfg_destroy(cfg);
+  fuse_remove_signal_handlers(se);
+  return rc;
+}
+
+Tree::~Tree() {
+  if (fuse_) {
+    fuse_unmount(fuse_);
+    fuse_destroy(fuse_);
+  }
+}
+
+}  // namespace histd::fs

@@ -1,0 +1,34 @@
+// The tracefs-shaped FUSE tree histd mounts:
+//   <mount>/README available_events error_log
+//           events/<system>/<event>/{format,id,trigger,hist}
+// Every file is generated on open (like a seq_file) and served with
+// direct_io, so sizes read as 0 as in tracefs. Writes go to the engine.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "histd/engine.h"
+#include "histd/result.h"
+
+struct fuse;
+
+namespace histd::fs {
+
+class Tree {
+ public:
+  // Mounts at `mountpoint`. The engine must outlive the tree.
+  static Expected<std::unique_ptr<Tree>> mount(engine::Engine& engine, const std::filesystem::path& mountpoint);
+  ~Tree();
+  // Serves requests until unmounted or a SIGINT/SIGTERM/SIGHUP arrives.
+  int run();
+
+  struct Context;
+
+ private:
+  Tree() = default;
+  std::unique_ptr<Context> ctx_;
+  struct fuse* fuse_ = nullptr;
+};
+
+}  // namespace histd::fs

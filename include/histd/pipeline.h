@@ -1,0 +1,33 @@
+// The one place that fixes the stage order: parse -> plan -> codegen.
+// histd's engine, `histctl check`/`explain` and the tests all call it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "histd/catalog.h"
+#include "histd/diagnostic.h"
+#include "histd/plan.h"
+#include "histd/result.h"
+#include "histd/spec.h"
+
+namespace histd::pipeline {
+
+struct Planned {
+  spec::HistCommand command;
+  plan::HistPlan plan;
+};
+
+struct Compiled {
+  spec::HistCommand command;
+  plan::HistPlan plan;
+  std::string source;  // the BPF C unit of this trigger alone
+};
+
+// parse -> plan.
+Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format);
+
+// parse -> plan -> codegen (control slot 0), for offline checks and explain.
+Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format);
+
+}  // namespace histd::pipeline

@@ -1,0 +1,128 @@
+// Stage 3, plan: AST + catalog -> HistPlan, the typed IR every later stage
+// reads. All semantic errors are raised here, with the span of the offending
+// token. Pure.
+//
+// Layout rules follow the kernel's tracing_map: every key field occupies an
+// 8-byte-aligned slot (numbers as u64, sign-extended for signed fields);
+// value slot 0 is the hitcount, then one u64 per value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "histd/catalog.h"
+#include "histd/diagnostic.h"
+#include "histd/result.h"
+#include "histd/spec.h"
+#include "histd/table.h"
+
+namespace histd::plan {
+
+// Where a field's value comes from at run time.
+enum class Source {
+  Record,     // the event record, at FieldAccess::offset
+  CommonPid,  // the current thread id (the record's first 8 bytes are unreadable)
+  CommonCpu,  // the CPU the event ran on
+  Timestamp,  // common_timestamp, ns
+  Hitcount,   // the implicit counter (values only)
+};
+
+struct FieldAccess {
+  Source source = Source::Record;
+  uint32_t offset = 0;  // in the record
+  uint32_t size = 8;    // in the record
+  bool is_signed = false;
+  catalog::FieldKind kind = catalog::FieldKind::Integer;
+  uint32_t array_len = 0;
+  friend bool operator==(const FieldAccess&, const FieldAccess&) = default;
+};
+
+// How a key's stored value is derived from the field's value.
+enum class KeyTransform {
+  None,
+  Log2,     // ilog2(roundup_pow_of_two(v))
+  Buckets,  // (v / buckets) * buckets
+};
+
+struct KeyField {
+  std::string name;  // printed in the hist line: "call_site"
+  std::string spec;  // printed in the trigger line: "call_site.sym"
+  FieldAccess access;
+  KeyTransform transform = KeyTransform::None;
+  uint64_t buckets = 0;
+  uint32_t offset = 0;  // in the key struct
+  uint32_t size = 8;    // in the key struct
+  table::KeyDisplay display = table::KeyDisplay::Decimal;
+  friend bool operator==(const KeyField&, const KeyField&) = default;
+};
+
+struct ValField {
+  std::string name;  // "bytes_req"
+  std::string spec;  // "bytes_req.hex"
+  FieldAccess access;
+  table::ValDisplay display = table::ValDisplay::Decimal;
+  friend bool operator==(const ValField&, const ValField&) = default;
+};
+
+struct SortKey {
+  table::SortColumn column;
+  std::string spec;  // "bytes_req.descending", "hitcount"
+  friend bool operator==(const SortKey&, const SortKey&) = default;
+};
+
+// A type-checked filter, flat like spec::Filter.
+struct FilterTerm {
+  enum class Kind { Compare, And, Or, Not };
+  Kind kind = Kind::Compare;
+  FieldAccess field;          // Compare
+  spec::CompareOp op = spec::CompareOp::Eq;
+  uint64_t constant = 0;      // truncated to the field's width, sign-extended if signed
+  int lhs = -1;
+  int rhs = -1;
+  friend bool operator==(const FilterTerm&, const FilterTerm&) = default;
+};
+
+struct TypedFilter {
+  std::vector<FilterTerm> terms;
+  int root = -1;
+  friend bool operator==(const TypedFilter&, const TypedFilter&) = default;
+};
+
+struct HistPlan {
+  std::string system;
+  std::string event;
+  std::vector<KeyField> keys;
+  uint32_t key_size = 0;
+  std::vector<ValField> vals;  // vals[0] is hitcount
+  std::vector<SortKey> sort;   // never empty: defaults to hitcount ascending
+  uint32_t max_entries = 2048;
+  std::optional<std::string> name;  // named table
+  bool nohitcount = false;
+  std::optional<TypedFilter> filter;
+  std::string filter_text;  // verbatim, printed after " if "
+  spec::Control control = spec::Control::None;
+  bool remove = false;
+
+  // The trigger line as the trigger file prints it, without " [active]".
+  std::string trigger_text() const;
+  // What identifies a trigger for '!' removal and duplicate detection: the
+  // trigger text without its size (the kernel does not compare sizes).
+  std::string identity() const;
+  // The table's column layout, without rows.
+  table::Table columns() const;
+  uint32_t value_size() const { return static_cast<uint32_t>(vals.size() * 8); }
+  // Two plans may share a named table when their layouts agree.
+  bool table_compatible(const HistPlan& other) const;
+
+  friend bool operator==(const HistPlan&, const HistPlan&) = default;
+};
+
+Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
+                                       const catalog::EventFormat& format);
+
+// Human-readable dump of a plan, for `histctl explain` and hist_debug.
+std::string describe(const HistPlan& plan);
+
+}  // namespace histd::plan

@@ -1,0 +1,115 @@
+// Stage 5, runtime: BPF C source -> object (clang, content-addressed cache)
+// -> loaded programs using the engine's maps -> installed behind an event's
+// dispatcher. The only stage besides the table reader that talks to the
+// kernel; libbpf's negative-errno convention is converted to Error here.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "histd/result.h"
+
+struct bpf_object;
+struct bpf_link;
+
+namespace histd::runtime {
+
+// An owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Where the BPF helper header and the prebuilt dispatcher object are.
+struct BpfPaths {
+  std::filesystem::path include_dir;        // holds hist_helpers.bpf.h, hist_shared.h
+  std::filesystem::path dispatcher_object;  // dispatcher.bpf.o
+  std::filesystem::path system_include;     // multiarch dir with asm/ headers
+  std::string clang = "clang";
+};
+
+// HISTD_BPF_DIR if set, else the build tree (when run from it), else the
+// install prefix.
+Expected<BpfPaths> find_bpf_paths();
+
+// Compiles generated units with clang. Objects are cached by content: the
+// source, the clang binary and the running kernel's release.
+class Compiler {
+ public:
+  Compiler(BpfPaths paths, std::filesystem::path cache_dir);
+  Expected<std::string> compile(const std::string& source) const;
+  const BpfPaths& paths() const { return paths_; }
+
+ private:
+  Expected<std::string> run_clang(const std::string& source) const;
+  BpfPaths paths_;
+  std::filesystem::path cache_dir_;
+};
+
+Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
+                        uint32_t max_entries);
+
+// One loaded event unit. Destroying it releases the programs (the kernel
+// keeps an installed program alive through the program array).
+class EventProgram {
+ public:
+  // `maps` names every map of the unit the engine owns; the unit's own
+  // scratch maps are created by libbpf.
+  static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps);
+  EventProgram(EventProgram&&) noexcept;
+  EventProgram& operator=(EventProgram&&) noexcept;
+  ~EventProgram();
+  int event_fd() const;
+  int test_fd() const;
+
+ private:
+  EventProgram() = default;
+  bpf_object* obj_ = nullptr;
+};
+
+// The dispatcher attached to one tracepoint, with its one-slot program array.
+class Attachment {
+ public:
+  static Expected<Attachment> attach(const BpfPaths& paths, const std::string& system, const std::string& event);
+  Attachment(Attachment&&) noexcept;
+  Attachment& operator=(Attachment&&) noexcept;
+  ~Attachment();
+  // Atomically replaces the event program the dispatcher runs.
+  Status install(int prog_fd);
+
+ private:
+  Attachment() = default;
+  Fd slots_;
+  bpf_object* obj_ = nullptr;
+  bpf_link* link_ = nullptr;
+};
+
+// Runs the test entry on one record (BPF_PROG_TEST_RUN); returns its retval
+// (0 when the record was handled).
+Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record);
+
+// Raises RLIMIT_MEMLOCK for kernels that still charge BPF memory to it and
+// routes libbpf's messages to stderr only when `verbose`.
+void init_libbpf(bool verbose);
+
+}  // namespace histd::runtime

@@ -1,0 +1,358 @@
+#include "histd/engine.h"
+
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "histd/codegen.h"
+#include "histd/pipeline.h"
+#include "histd/render.h"
+#include "histd/spec.h"
+#include "histd/table_reader.h"
+#include "hist_shared.h"
+
+namespace histd::engine {
+
+struct Engine::TableState {
+  plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
+  runtime::Fd map;
+  runtime::Fd stats;
+};
+
+struct Engine::Trigger {
+  plan::HistPlan plan;
+  std::shared_ptr<TableState> table;
+  uint32_t slot = 0;
+  bool paused = false;
+};
+
+struct Engine::EventState {
+  std::string system;
+  std::string event;
+  std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
+  std::optional<runtime::Attachment> attachment;
+  std::optional<runtime::EventProgram> program;
+  std::string source;  // of `program`
+};
+
+std::string CommandFailure::message() const {
+  if (diagnostic) return diagnostic->message();
+  return error.context;
+}
+
+namespace {
+
+CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
+
+std::string timestamp_prefix() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return fmt::format("[{:5}.{:06}] ", ts.tv_sec, ts.tv_nsec / 1000);
+}
+
+}  // namespace
+
+Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control)
+    : catalog_(std::move(catalog)),
+      compiler_(std::move(compiler)),
+      options_(std::move(options)),
+      control_(std::move(control)),
+      slot_used_(HISTD_MAX_TRIGGERS, false) {}
+
+Engine::~Engine() { shutdown(); }
+
+Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runtime::Compiler compiler,
+                                                 EngineOptions options) {
+  auto control = runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control),
+                                     HISTD_MAX_TRIGGERS);
+  if (!control) return unexpected(std::move(control).error());
+  return std::unique_ptr<Engine>(
+      new Engine(std::move(catalog), std::move(compiler), std::move(options), std::move(*control)));
+}
+
+Engine::EventState& Engine::event_state(const std::string& system, const std::string& event) {
+  auto& slot = events_[catalog::EventId{system, event}];
+  if (!slot) {
+    slot = std::make_unique<EventState>();
+    slot->system = system;
+    slot->event = event;
+  }
+  return *slot;
+}
+
+void Engine::log_error(const std::string& location, const Diagnostic& d) {
+  error_log_.push_back(timestamp_prefix() + format_error_log_entry(location, d));
+  while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
+}
+
+CommandResult Engine::user_error(const EventState& ev, Diagnostic d) {
+  log_error(fmt::format("hist:{}:{}", ev.system, ev.event), d);
+  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}});
+}
+
+Expected<uint32_t> Engine::allocate_slot() {
+  for (uint32_t i = 0; i < slot_used_.size(); ++i) {
+    if (!slot_used_[i]) {
+      slot_used_[i] = true;
+      return i;
+    }
+  }
+  return fail(ErrorKind::Busy, ENOSPC, fmt::format("too many triggers (max {})", HISTD_MAX_TRIGGERS));
+}
+
+Status Engine::set_paused(uint32_t slot, bool paused) {
+  histd_trigger_control c{paused ? 1u : 0u, 0};
+  if (bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY) != 0) return fail_errno("updating trigger control");
+  return ok_status();
+}
+
+void Engine::release_trigger(Trigger& t) {
+  // A freed slot reads as paused, so a stale program can never count into it.
+  (void)set_paused(t.slot, true);
+  slot_used_[t.slot] = false;
+  t.table.reset();
+}
+
+Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::HistPlan& plan) {
+  if (plan.name) {
+    auto it = named_tables_.find(*plan.name);
+    if (it != named_tables_.end()) {
+      if (auto existing = it->second.lock()) return existing;
+    }
+  }
+  auto t = std::make_shared<TableState>();
+  t->layout = plan;
+  auto map = runtime::create_map(BPF_MAP_TYPE_PERCPU_HASH, "histd_table", plan.key_size, plan.value_size(),
+                                 plan.max_entries);
+  if (!map) return unexpected(std::move(map).error());
+  auto stats = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1);
+  if (!stats) return unexpected(std::move(stats).error());
+  t->map = std::move(*map);
+  t->stats = std::move(*stats);
+  if (plan.name) named_tables_[*plan.name] = t;
+  return t;
+}
+
+// Compiles and loads one program holding `triggers`, then swaps it into the
+// event's dispatcher. Nothing observable changes unless every step succeeds.
+Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers) {
+  if (triggers.empty()) {
+    ev.attachment.reset();
+    ev.program.reset();
+    ev.source.clear();
+    return ok_status();
+  }
+  std::vector<codegen::TriggerInput> inputs;
+  std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
+  for (size_t i = 0; i < triggers.size(); ++i) {
+    inputs.push_back({&triggers[i]->plan, triggers[i]->slot});
+    maps[codegen::table_map_name(i)] = triggers[i]->table->map.get();
+    maps[codegen::stats_map_name(i)] = triggers[i]->table->stats.get();
+  }
+  std::string source = codegen::generate_event_unit(inputs);
+  auto object = compiler_.compile(source);
+  if (!object) return unexpected(std::move(object).error());
+  auto program = runtime::EventProgram::load(*object, maps);
+  if (!program) return unexpected(std::move(program).error());
+  if (!options_.attach) {
+    // Inject-only: the program runs through its test entry alone.
+  } else if (!ev.attachment) {
+    auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event);
+    if (!attachment) return unexpected(std::move(attachment).error());
+    auto st = attachment->install(program->event_fd());
+    if (!st) return st;
+    ev.attachment = std::move(*attachment);
+  } else {
+    auto st = ev.attachment->install(program->event_fd());
+    if (!st) return st;
+  }
+  ev.program = std::move(*program);
+  ev.source = std::move(source);
+  return ok_status();
+}
+
+CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text) {
+  std::lock_guard lock(mu_);
+  if (!catalog_.contains(system, event))
+    return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
+  EventState& ev = event_state(system, event);
+  return apply_hist(ev, text);
+}
+
+CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format) return system_failure(std::move(format).error());
+  auto planned = pipeline::plan_command(text, **format);
+  if (!planned) return user_error(ev, std::move(planned).error());
+  const spec::HistCommand& cmd = planned->command;
+  plan::HistPlan& plan = planned->plan;
+
+  const std::string identity = plan.identity();
+  auto found = std::find_if(ev.triggers.begin(), ev.triggers.end(),
+                            [&](const auto& t) { return t->plan.identity() == identity; });
+
+  if (plan.remove) {
+    // As in the kernel, removing a trigger that does not exist is not an error.
+    if (found == ev.triggers.end()) return Unit{};
+    std::vector<Trigger*> rest;
+    for (auto& t : ev.triggers)
+      if (t.get() != found->get()) rest.push_back(t.get());
+    auto st = rebuild(ev, rest);
+    if (!st) return system_failure(std::move(st).error());
+    release_trigger(**found);
+    ev.triggers.erase(found);
+    return Unit{};
+  }
+
+  if (found != ev.triggers.end()) {
+    Trigger& t = **found;
+    switch (plan.control) {
+      case spec::Control::Pause:
+      case spec::Control::Continue: {
+        const bool paused = plan.control == spec::Control::Pause;
+        auto st = set_paused(t.slot, paused);
+        if (!st) return system_failure(std::move(st).error());
+        t.paused = paused;
+        return Unit{};
+      }
+      case spec::Control::Clear: {
+        auto st = table::clear_table(t.table->map.get(), t.table->stats.get(), t.plan.key_size);
+        if (!st) return system_failure(std::move(st).error());
+        return Unit{};
+      }
+      case spec::Control::None:
+        return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
+    }
+  }
+  if (plan.control == spec::Control::Continue || plan.control == spec::Control::Clear)
+    return user_error(ev, Diagnostic{ErrorCode::TriggerEnoentClear, Span{0, 0}, cmd.command, {}});
+
+  // A new trigger. Named tables must agree with the table they join.
+  if (plan.name) {
+    auto it = named_tables_.find(*plan.name);
+    if (it != named_tables_.end()) {
+      auto existing = it->second.lock();
+      if (existing && !existing->layout.table_compatible(plan))
+        return user_error(ev, Diagnostic{ErrorCode::NamedMismatch, cmd.name_span, cmd.command, {}});
+      if (existing) plan.max_entries = existing->layout.max_entries;
+    }
+  }
+  auto table = acquire_table(plan);
+  if (!table) return system_failure(std::move(table).error());
+  auto slot = allocate_slot();
+  if (!slot) return system_failure(std::move(slot).error());
+
+  auto trigger = std::make_unique<Trigger>();
+  trigger->plan = std::move(plan);
+  trigger->table = std::move(*table);
+  trigger->slot = *slot;
+  trigger->paused = trigger->plan.control == spec::Control::Pause;
+  auto st = set_paused(trigger->slot, trigger->paused);
+  std::vector<Trigger*> all;
+  for (auto& t : ev.triggers) all.push_back(t.get());
+  all.push_back(trigger.get());
+  if (st) st = rebuild(ev, all);
+  if (!st) {
+    release_trigger(*trigger);
+    return system_failure(std::move(st).error());
+  }
+  ev.triggers.push_back(std::move(trigger));
+  return Unit{};
+}
+
+CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  if (it == events_.end()) return Unit{};
+  EventState& ev = *it->second;
+  auto st = rebuild(ev, {});
+  if (!st) return system_failure(std::move(st).error());
+  for (auto& t : ev.triggers) release_trigger(*t);
+  ev.triggers.clear();
+  return Unit{};
+}
+
+std::string Engine::read_trigger(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  if (it == events_.end() || it->second->triggers.empty())
+    return "# Available triggers:\n# hist\n";
+  std::string out;
+  for (const auto& t : it->second->triggers)
+    out += t->plan.trigger_text() + (t->paused ? " [paused]\n" : " [active]\n");
+  return out;
+}
+
+Expected<std::string> Engine::read_hist(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  if (it == events_.end()) return std::string();
+  std::vector<table::Table> tables;
+  tables.reserve(it->second->triggers.size());
+  std::vector<render::Section> sections;
+  for (const auto& t : it->second->triggers) {
+    auto table = table::read_table(t->table->map.get(), t->table->stats.get(), t->plan.columns());
+    if (!table) return unexpected(std::move(table).error());
+    tables.push_back(std::move(*table));
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const Trigger& t = *it->second->triggers[i];
+    sections.push_back(render::Section{t.plan.trigger_text() + (t.paused ? " [paused]" : " [active]"), &tables[i]});
+  }
+  return render::render_event(sections, render::null_resolver());
+}
+
+std::string Engine::read_error_log() {
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const std::string& e : error_log_) out += e;
+  return out;
+}
+
+void Engine::clear_error_log() {
+  std::lock_guard lock(mu_);
+  error_log_.clear();
+}
+
+std::vector<std::string> Engine::list_triggers() {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers)
+      out.push_back(fmt::format("{}:{} {}{}", id.system, id.name, t->plan.trigger_text(),
+                                t->paused ? " [paused]" : " [active]"));
+  return out;
+}
+
+std::string Engine::event_source(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  return it == events_.end() ? std::string() : it->second->source;
+}
+
+Expected<bool> Engine::inject(const std::string& system, const std::string& event, std::span<const uint8_t> record) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  if (it == events_.end() || !it->second->program) return false;
+  auto rc = runtime::test_run(it->second->program->test_fd(), record);
+  if (!rc) return unexpected(std::move(rc).error());
+  if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
+  return true;
+}
+
+void Engine::shutdown() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, ev] : events_) {
+    ev->attachment.reset();
+    ev->program.reset();
+    for (auto& t : ev->triggers) release_trigger(*t);
+    ev->triggers.clear();
+  }
+  events_.clear();
+  named_tables_.clear();
+}
+
+}  // namespace histd::engine

@@ -1,0 +1,23 @@
+#include "histd/pipeline.h"
+
+#include "histd/codegen.h"
+
+namespace histd::pipeline {
+
+Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format) {
+  auto parsed = spec::parse_trigger(text);
+  if (!parsed) return unexpected(std::move(parsed).error());
+  spec::HistCommand command = std::get<spec::HistCommand>(std::move(*parsed));
+  auto planned = plan::plan_hist(command, format);
+  if (!planned) return unexpected(std::move(planned).error());
+  return Planned{std::move(command), std::move(*planned)};
+}
+
+Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format) {
+  auto planned = plan_command(text, format);
+  if (!planned) return unexpected(std::move(planned).error());
+  std::string source = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}});
+  return Compiled{std::move(planned->command), std::move(planned->plan), std::move(source)};
+}
+
+}  // namespace histd::pipeline

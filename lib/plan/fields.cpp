@@ -1,0 +1,50 @@
+#include "plan/fields.h"
+
+namespace histd::plan {
+
+bool is_string_kind(catalog::FieldKind kind) {
+  return kind == catalog::FieldKind::CharArray || kind == catalog::FieldKind::DynamicString ||
+         kind == catalog::FieldKind::RelString;
+}
+
+std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, std::string_view name) {
+  // An event's own field wins over an alias of the same name, as in the kernel.
+  if (const catalog::Field* f = format.find(name)) {
+    ResolvedField r;
+    r.name = f->name;
+    r.access.offset = f->offset;
+    r.access.size = f->size;
+    r.access.is_signed = f->is_signed;
+    r.access.kind = f->kind;
+    r.access.array_len = f->array_len;
+    if (f->name == "common_pid") {
+      r.access.source = Source::CommonPid;
+    } else if (f->offset < 8) {
+      // A BPF tracepoint program cannot read the record's first 8 bytes; of
+      // those only common_pid has another source.
+      r.readable = false;
+    }
+    return r;
+  }
+  if (name == "common_cpu" || name == "cpu" || name == "CPU") {
+    ResolvedField r;
+    r.name = "common_cpu";
+    r.access = FieldAccess{Source::CommonCpu, 0, 4, false, catalog::FieldKind::Integer, 0};
+    return r;
+  }
+  if (name == "common_timestamp") {
+    ResolvedField r;
+    r.name = "common_timestamp";
+    r.access = FieldAccess{Source::Timestamp, 0, 8, false, catalog::FieldKind::Integer, 0};
+    return r;
+  }
+  if (name == "hitcount") {
+    ResolvedField r;
+    r.name = "hitcount";
+    r.access = FieldAccess{Source::Hitcount, 0, 8, false, catalog::FieldKind::Integer, 0};
+    return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace histd::plan

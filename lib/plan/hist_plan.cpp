@@ -1,0 +1,107 @@
+// HistPlan's printing and comparison: the trigger line the kernel prints
+// (event_hist_trigger_print) and the identity used to match '!' removals.
+#include "histd/plan.h"
+
+#include <fmt/format.h>
+
+namespace histd::plan {
+
+namespace {
+
+std::string trigger_text_with(const HistPlan& p, bool with_size) {
+  std::string s = "hist:";
+  if (p.name) s += "name=" + *p.name + ":";
+  s += "keys=";
+  for (size_t i = 0; i < p.keys.size(); ++i) {
+    if (i) s += ',';
+    s += p.keys[i].spec;
+  }
+  s += ":vals=";
+  bool first = true;
+  for (size_t i = 0; i < p.vals.size(); ++i) {
+    if (i == 0 && p.nohitcount) continue;
+    if (!first) s += ',';
+    s += p.vals[i].spec;
+    first = false;
+  }
+  s += ":sort=";
+  for (size_t i = 0; i < p.sort.size(); ++i) {
+    if (i) s += ',';
+    s += p.sort[i].spec;
+  }
+  if (with_size) s += fmt::format(":size={}", p.max_entries);
+  if (p.nohitcount) s += ":nohitcount";
+  if (p.filter) s += " if " + p.filter_text;
+  return s;
+}
+
+}  // namespace
+
+std::string HistPlan::trigger_text() const { return trigger_text_with(*this, true); }
+
+std::string HistPlan::identity() const { return trigger_text_with(*this, false); }
+
+table::Table HistPlan::columns() const {
+  table::Table t;
+  for (const KeyField& k : keys) {
+    table::KeyColumn c;
+    c.name = k.name;
+    c.offset = k.offset;
+    c.size = k.size;
+    c.is_signed = k.access.is_signed && k.transform == KeyTransform::None;
+    c.display = k.display;
+    c.buckets = k.buckets;
+    t.keys.push_back(std::move(c));
+  }
+  for (const ValField& v : vals) t.vals.push_back(table::ValColumn{v.name, v.display, true});
+  for (const SortKey& s : sort) t.sort.push_back(s.column);
+  t.key_size = key_size;
+  t.nohitcount = nohitcount;
+  return t;
+}
+
+bool HistPlan::table_compatible(const HistPlan& other) const {
+  if (keys.size() != other.keys.size() || vals.size() != other.vals.size()) return false;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const KeyField& a = keys[i];
+    const KeyField& b = other.keys[i];
+    if (a.name != b.name || a.size != b.size || a.display != b.display ||
+        a.access.is_signed != b.access.is_signed || a.transform != b.transform || a.buckets != b.buckets)
+      return false;
+  }
+  for (size_t i = 0; i < vals.size(); ++i)
+    if (vals[i].name != other.vals[i].name || vals[i].display != other.vals[i].display) return false;
+  // Sizes need not agree: a named table keeps the size of its first trigger.
+  return sort == other.sort && nohitcount == other.nohitcount;
+}
+
+std::string describe(const HistPlan& p) {
+  std::string s = fmt::format("trigger: {}\nevent: {}:{}\n", p.trigger_text(), p.system, p.event);
+  s += fmt::format("table: {} entries, key {} bytes, value {} bytes{}\n", p.max_entries, p.key_size,
+                   p.value_size(), p.name ? " (named " + *p.name + ")" : "");
+  auto source = [](const FieldAccess& a) -> std::string {
+    switch (a.source) {
+      case Source::Record:
+        return fmt::format("record offset {} size {} {}", a.offset, a.size, a.is_signed ? "signed" : "unsigned");
+      case Source::CommonPid:
+        return "current pid";
+      case Source::CommonCpu:
+        return "current cpu";
+      case Source::Timestamp:
+        return "timestamp";
+      case Source::Hitcount:
+        return "hitcount";
+    }
+    return "?";
+  };
+  for (size_t i = 0; i < p.keys.size(); ++i)
+    s += fmt::format("key {}: {} <- {}; key offset {} size {}\n", i, p.keys[i].spec, source(p.keys[i].access),
+                     p.keys[i].offset, p.keys[i].size);
+  for (size_t i = 0; i < p.vals.size(); ++i)
+    s += fmt::format("val {}: {} <- {}\n", i, p.vals[i].spec, source(p.vals[i].access));
+  for (const SortKey& k : p.sort) s += fmt::format("sort: {}\n", k.spec);
+  if (p.filter) s += fmt::format("filter: {} ({} terms)\n", p.filter_text, p.filter->terms.size());
+  return s;
+}
+
+}  // namespace histd::plan

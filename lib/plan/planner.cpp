@@ -1,0 +1,305 @@
+#include <algorithm>
+#include <bit>
+
+#include "histd/plan.h"
+#include "plan/fields.h"
+
+namespace histd::plan {
+
+namespace {
+
+using spec::Modifier;
+
+constexpr uint32_t kMaxStringKey = 256;  // MAX_FILTER_STR_VAL
+
+Unexpected<Diagnostic> error(const spec::HistCommand& cmd, ErrorCode code, Span span,
+                             std::string detail = {}) {
+  return unexpected(Diagnostic{code, span, cmd.command, std::move(detail)});
+}
+
+Span name_span(const spec::FieldRef& ref) {
+  return Span{ref.span.begin, static_cast<uint32_t>(ref.span.begin + ref.name.size())};
+}
+
+std::string field_spec(const std::string& name, const std::optional<spec::ModifierUse>& mod) {
+  std::string s = name;
+  if (mod) {
+    s += '.';
+    s += spec::modifier_name(mod->kind);
+    if (mod->kind == Modifier::Buckets) s += "=" + std::to_string(mod->buckets);
+  }
+  return s;
+}
+
+// Looks the field up and rejects what histd cannot read; the kernel allows
+// one modifier per field.
+Result<ResolvedField, Diagnostic> resolve(const spec::HistCommand& cmd,
+                                          const catalog::EventFormat& format,
+                                          const spec::FieldRef& ref) {
+  auto r = resolve_field(format, ref.name);
+  if (!r) return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
+  if (!r->readable)
+    return error(cmd, ErrorCode::Unsupported, name_span(ref),
+                 "BPF programs cannot read " + ref.name);
+  if (ref.modifiers.size() > 1)
+    return error(cmd, ErrorCode::BadFieldModifier, ref.modifiers[1].span);
+  return *r;
+}
+
+Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalog::EventFormat& format,
+                                      const spec::FieldRef& ref) {
+  auto r = resolve(cmd, format, ref);
+  if (!r) return unexpected(std::move(r).error());
+  std::optional<spec::ModifierUse> mod;
+  if (!ref.modifiers.empty()) mod = ref.modifiers[0];
+
+  KeyField key;
+  key.name = r->name;
+  key.spec = field_spec(r->name, mod);
+  key.access = r->access;
+  if (r->access.source == Source::Hitcount)
+    return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
+  if (r->access.source == Source::Timestamp)
+    return error(cmd, ErrorCode::Unsupported, name_span(ref), "common_timestamp");
+
+  const bool is_string = is_string_kind(r->access.kind);
+  if (!is_string && r->access.kind != catalog::FieldKind::Integer)
+    return error(cmd, ErrorCode::Unsupported, name_span(ref), "arrays as keys");
+  if (r->access.kind == catalog::FieldKind::DynamicString ||
+      r->access.kind == catalog::FieldKind::RelString)
+    return error(cmd, ErrorCode::Unsupported, name_span(ref), "dynamic strings as keys");
+  if (is_string) {
+    if (mod) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+    key.display = table::KeyDisplay::String;
+    uint32_t n = std::min(r->access.size, kMaxStringKey);
+    // One byte more than the field so the key is always NUL-terminated.
+    key.size = std::min<uint32_t>((n + 1 + 7) & ~7u, kMaxStringKey);
+    return key;
+  }
+
+  if (!mod) return key;
+  switch (mod->kind) {
+    case Modifier::Hex:
+      key.display = table::KeyDisplay::Hex;
+      return key;
+    case Modifier::Log2:
+      key.display = table::KeyDisplay::Log2;
+      key.transform = KeyTransform::Log2;
+      return key;
+    case Modifier::Buckets:
+      key.display = table::KeyDisplay::Buckets;
+      key.transform = KeyTransform::Buckets;
+      key.buckets = mod->buckets;
+      return key;
+    case Modifier::Execname:
+      if (r->access.source != Source::CommonPid)
+        return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+      return error(cmd, ErrorCode::Unsupported, mod->span, ".execname");
+    case Modifier::Sym:
+    case Modifier::SymOffset:
+    case Modifier::Syscall:
+    case Modifier::Stacktrace:
+      return error(cmd, ErrorCode::Unsupported, mod->span,
+                   "." + std::string(spec::modifier_name(mod->kind)));
+    case Modifier::Usecs:
+    case Modifier::Percent:
+    case Modifier::Graph:
+      return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  }
+  return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+}
+
+Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalog::EventFormat& format,
+                                      const spec::FieldRef& ref) {
+  auto r = resolve(cmd, format, ref);
+  if (!r) return unexpected(std::move(r).error());
+  std::optional<spec::ModifierUse> mod;
+  if (!ref.modifiers.empty()) mod = ref.modifiers[0];
+  if (r->access.source == Source::Timestamp)
+    return error(cmd, ErrorCode::Unsupported, name_span(ref), "common_timestamp");
+  if (r->access.kind != catalog::FieldKind::Integer)
+    return error(cmd, ErrorCode::StringValue, name_span(ref));
+
+  ValField val;
+  val.name = r->name;
+  val.spec = field_spec(r->name, mod);
+  val.access = r->access;
+  if (!mod) return val;
+  switch (mod->kind) {
+    case Modifier::Hex:
+      val.display = table::ValDisplay::Hex;
+      return val;
+    case Modifier::Percent:
+      val.display = table::ValDisplay::Percent;
+      return val;
+    case Modifier::Graph:
+      val.display = table::ValDisplay::Graph;
+      return val;
+    default:
+      return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  }
+}
+
+// Numeric constant of a filter predicate, checked and truncated the way the
+// kernel's filter parser does (kstrtoll for signed fields, kstrtoull else).
+Result<uint64_t, Diagnostic> filter_constant(const spec::HistCommand& cmd, const FieldAccess& field,
+                                             const spec::Literal& lit) {
+  if (lit.kind != spec::Literal::Kind::Number || (lit.negative && !field.is_signed))
+    return error(cmd, ErrorCode::FilterIllegalIntval, lit.span);
+  uint64_t v = lit.number;
+  if (field.size < 8) {
+    const unsigned bits = field.size * 8;
+    const uint64_t mask = (uint64_t{1} << bits) - 1;
+    v &= mask;
+    if (field.is_signed && (v >> (bits - 1)) & 1) v |= ~mask;
+  }
+  return v;
+}
+
+Result<TypedFilter, Diagnostic> plan_filter(const spec::HistCommand& cmd,
+                                            const catalog::EventFormat& format,
+                                            const spec::Filter& filter) {
+  TypedFilter out;
+  out.terms.reserve(filter.nodes.size());
+  for (const spec::FilterNode& node : filter.nodes) {
+    FilterTerm term;
+    term.lhs = node.lhs;
+    term.rhs = node.rhs;
+    switch (node.kind) {
+      case spec::FilterNode::Kind::And:
+        term.kind = FilterTerm::Kind::And;
+        break;
+      case spec::FilterNode::Kind::Or:
+        term.kind = FilterTerm::Kind::Or;
+        break;
+      case spec::FilterNode::Kind::Not:
+        term.kind = FilterTerm::Kind::Not;
+        break;
+      case spec::FilterNode::Kind::Predicate: {
+        const spec::Predicate& p = node.predicate;
+        auto r = resolve_field(format, p.field.name);
+        if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp)
+          return error(cmd, ErrorCode::FilterFieldNotFound, name_span(p.field));
+        if (!r->readable)
+          return error(cmd, ErrorCode::Unsupported, name_span(p.field),
+                       "BPF programs cannot read " + p.field.name);
+        if (!p.field.modifiers.empty())
+          return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
+        if (r->access.kind != catalog::FieldKind::Integer) {
+          if (is_string_kind(r->access.kind))
+            return error(cmd, ErrorCode::Unsupported, name_span(p.field), "string filters");
+          return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
+        }
+        if (p.op == spec::CompareOp::Glob) return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
+        auto c = filter_constant(cmd, r->access, p.value);
+        if (!c) return unexpected(std::move(c).error());
+        term.kind = FilterTerm::Kind::Compare;
+        term.field = r->access;
+        term.op = p.op;
+        term.constant = *c;
+        break;
+      }
+    }
+    out.terms.push_back(term);
+  }
+  out.root = filter.root;
+  return out;
+}
+
+Result<uint32_t, Diagnostic> table_size(const spec::HistCommand& cmd) {
+  if (!cmd.size) return 2048u;
+  const uint64_t n = *cmd.size;
+  // The kernel takes ilog2(roundup_pow_of_two(n)) and wants it in 7..17.
+  if (n == 0 || n > (uint64_t{1} << 17)) return error(cmd, ErrorCode::InvalidSize, cmd.size_span);
+  return static_cast<uint32_t>(std::max<uint64_t>(std::bit_ceil(n), 128));
+}
+
+}  // namespace
+
+Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catalog::EventFormat& format) {
+  HistPlan plan;
+  plan.system = format.system;
+  plan.event = format.name;
+  plan.name = cmd.name;
+  plan.control = cmd.control;
+  plan.remove = cmd.remove;
+
+  if (cmd.keys.empty()) return error(cmd, ErrorCode::MissingKeys, Span{0, 0});
+  if (cmd.keys.size() > 3) return error(cmd, ErrorCode::TooManyKeys, cmd.keys[3].span);
+  uint32_t offset = 0;
+  for (const spec::FieldRef& ref : cmd.keys) {
+    auto key = plan_key(cmd, format, ref);
+    if (!key) return unexpected(std::move(key).error());
+    key->offset = offset;
+    offset += key->size;
+    plan.keys.push_back(std::move(*key));
+  }
+  plan.key_size = offset;
+
+  ValField hitcount;
+  hitcount.name = "hitcount";
+  hitcount.spec = "hitcount";
+  hitcount.access.source = Source::Hitcount;
+  plan.vals.push_back(hitcount);
+  bool skipped_hitcount = false;
+  for (const spec::FieldRef& ref : cmd.vals) {
+    // The first plain "hitcount" names the implicit counter; anything else
+    // (a second one, or hitcount.percent) is a column of its own.
+    if (ref.name == "hitcount" && ref.modifiers.empty() && !skipped_hitcount) {
+      skipped_hitcount = true;
+      continue;
+    }
+    if (plan.vals.size() == 3) return error(cmd, ErrorCode::TooManyVals, ref.span);
+    auto val = plan_val(cmd, format, ref);
+    if (!val) return unexpected(std::move(val).error());
+    plan.vals.push_back(std::move(*val));
+  }
+
+  plan.nohitcount = cmd.nohitcount;
+  if (plan.nohitcount && plan.vals.size() == 1)
+    return error(cmd, ErrorCode::NeedNohcVal, cmd.vals.empty() ? Span{0, 0} : cmd.vals_span);
+
+  if (cmd.sort.size() > 2) return error(cmd, ErrorCode::TooManySortFields, cmd.sort[2].span);
+  for (const spec::SortKey& s : cmd.sort) {
+    SortKey key;
+    key.column.descending = s.descending;
+    bool found = false;
+    if (s.name == "hitcount") {
+      key.column = {table::SortColumn::Kind::Value, 0, s.descending};
+      key.spec = "hitcount";
+      found = true;
+    }
+    for (uint32_t i = 1; !found && i < plan.vals.size(); ++i) {
+      if (plan.vals[i].name == s.name) {
+        key.column = {table::SortColumn::Kind::Value, i, s.descending};
+        key.spec = plan.vals[i].spec;
+        found = true;
+      }
+    }
+    for (uint32_t i = 0; !found && i < plan.keys.size(); ++i) {
+      if (plan.keys[i].name == s.name) {
+        key.column = {table::SortColumn::Kind::Key, i, s.descending};
+        key.spec = plan.keys[i].spec;
+        found = true;
+      }
+    }
+    if (!found) return error(cmd, ErrorCode::InvalidSortField, s.span);
+    if (s.descending) key.spec += ".descending";
+    plan.sort.push_back(std::move(key));
+  }
+  if (plan.sort.empty()) plan.sort.push_back(SortKey{{table::SortColumn::Kind::Value, 0, false}, "hitcount"});
+
+  auto size = table_size(cmd);
+  if (!size) return unexpected(std::move(size).error());
+  plan.max_entries = *size;
+
+  if (cmd.filter) {
+    auto filter = plan_filter(cmd, format, *cmd.filter);
+    if (!filter) return unexpected(std::move(filter).error());
+    plan.filter = std::move(*filter);
+    plan.filter_text = cmd.filter->text;
+  }
+  return plan;
+}
+
+}  // namespace histd::plan

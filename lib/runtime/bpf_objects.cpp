@@ -1,0 +1,150 @@
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "histd/runtime.h"
+
+namespace histd::runtime {
+
+namespace {
+
+Unexpected<Error> bpf_fail(int neg_err, std::string context) {
+  const int e = neg_err < 0 ? -neg_err : (neg_err ? neg_err : EINVAL);
+  return fail(ErrorKind::Bpf, e, context + ": " + std::strerror(e));
+}
+
+// libbpf prints through one process-wide callback; these are the only two
+// behaviours histd wants, chosen once at start-up.
+int quiet_print(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG || level == LIBBPF_INFO) return 0;
+  return vfprintf(stderr, format, args);
+}
+int verbose_print(enum libbpf_print_level, const char* format, va_list args) {
+  return vfprintf(stderr, format, args);
+}
+
+}  // namespace
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void init_libbpf(bool verbose) {
+  libbpf_set_print(verbose ? verbose_print : quiet_print);
+  struct rlimit r = {RLIM_INFINITY, RLIM_INFINITY};
+  setrlimit(RLIMIT_MEMLOCK, &r);
+}
+
+Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
+                        uint32_t max_entries) {
+  int fd = bpf_map_create(static_cast<enum bpf_map_type>(type), name, key_size, value_size, max_entries, nullptr);
+  if (fd < 0) return bpf_fail(fd, fmt::format("creating map {}", name));
+  return Fd(fd);
+}
+
+Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps) {
+  EventProgram p;
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event");
+  p.obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
+  if (!p.obj_) return bpf_fail(-errno, "opening generated object");
+  for (const auto& [name, fd] : maps) {
+    bpf_map* m = bpf_object__find_map_by_name(p.obj_, name.c_str());
+    if (!m) return fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name);
+    int err = bpf_map__reuse_fd(m, fd);
+    if (err) return bpf_fail(err, "reusing map " + name);
+  }
+  // The test entry is loaded but never attached.
+  bpf_program* test = bpf_object__find_program_by_name(p.obj_, "test_entry");
+  if (test) bpf_program__set_autoattach(test, false);
+  int err = bpf_object__load(p.obj_);
+  if (err) return bpf_fail(err, "loading generated object (verifier log above)");
+  return p;
+}
+
+EventProgram::EventProgram(EventProgram&& o) noexcept : obj_(o.obj_) { o.obj_ = nullptr; }
+
+EventProgram& EventProgram::operator=(EventProgram&& o) noexcept {
+  if (this != &o) {
+    bpf_object__close(obj_);
+    obj_ = o.obj_;
+    o.obj_ = nullptr;
+  }
+  return *this;
+}
+
+EventProgram::~EventProgram() { bpf_object__close(obj_); }
+
+int EventProgram::event_fd() const {
+  return bpf_program__fd(bpf_object__find_program_by_name(obj_, "event_prog"));
+}
+
+int EventProgram::test_fd() const { return bpf_program__fd(bpf_object__find_program_by_name(obj_, "test_entry")); }
+
+Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event) {
+  Attachment a;
+  auto slots = create_map(BPF_MAP_TYPE_PROG_ARRAY, "histd_slots", 4, 4, 1);
+  if (!slots) return unexpected(std::move(slots).error());
+  a.slots_ = std::move(*slots);
+  a.obj_ = bpf_object__open_file(paths.dispatcher_object.c_str(), nullptr);
+  if (!a.obj_) return bpf_fail(-errno, "opening " + paths.dispatcher_object.string());
+  int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(a.obj_, "slots"), a.slots_.get());
+  if (err) return bpf_fail(err, "reusing the dispatcher's program array");
+  err = bpf_object__load(a.obj_);
+  if (err) return bpf_fail(err, "loading the dispatcher");
+  bpf_program* prog = bpf_object__find_program_by_name(a.obj_, "dispatch");
+  a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
+  if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
+  return a;
+}
+
+Attachment::Attachment(Attachment&& o) noexcept
+    : slots_(std::move(o.slots_)), obj_(o.obj_), link_(o.link_) {
+  o.obj_ = nullptr;
+  o.link_ = nullptr;
+}
+
+Attachment& Attachment::operator=(Attachment&& o) noexcept {
+  std::swap(slots_, o.slots_);
+  std::swap(obj_, o.obj_);
+  std::swap(link_, o.link_);
+  return *this;
+}
+
+Attachment::~Attachment() {
+  if (link_) bpf_link__destroy(link_);
+  bpf_object__close(obj_);
+  link_ = nullptr;
+  obj_ = nullptr;
+}
+
+Status Attachment::install(int prog_fd) {
+  uint32_t key = 0;
+  int err = bpf_map_update_elem(slots_.get(), &key, &prog_fd, BPF_ANY);
+  if (err) return bpf_fail(-errno, "installing the event program");
+  return ok_status();
+}
+
+Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record) {
+  uint64_t args[2] = {reinterpret_cast<uintptr_t>(record.data()), record.size()};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+  int err = bpf_prog_test_run_opts(test_prog_fd, &opts);
+  if (err) return bpf_fail(-errno, "running the test entry");
+  return opts.retval;
+}
+
+}  // namespace histd::runtime

@@ -1,0 +1,86 @@
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "histd/table_reader.h"
+#include "hist_shared.h"
+
+namespace histd::table {
+
+namespace {
+
+unsigned possible_cpus() {
+  int n = libbpf_num_possible_cpus();
+  return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
+Status read_stats(int stats_fd, Table& t) {
+  const unsigned ncpus = possible_cpus();
+  std::vector<histd_table_stats> per_cpu(ncpus);
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu.data()) != 0) return fail_errno("reading table stats");
+  for (const histd_table_stats& s : per_cpu) {
+    t.hits += s.hits;
+    t.drops += s.drops;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
+  const unsigned ncpus = possible_cpus();
+  const size_t n_vals = t.vals.size();
+  const size_t value_stride = ((n_vals * 8 + 7) / 8) * 8 * ncpus;
+  const size_t key_size = t.key_size;
+
+  // Batches of up to 4096 entries; the batch token of a hash map is a u32
+  // bucket index, but libbpf sizes it by the key, so give it room for both.
+  const uint32_t batch = 4096;
+  std::vector<uint8_t> keys(batch * key_size);
+  std::vector<uint8_t> values(batch * value_stride);
+  std::vector<uint8_t> token_in(std::max<size_t>(key_size, 8));
+  std::vector<uint8_t> token_out(std::max<size_t>(key_size, 8));
+  bool first = true;
+  for (;;) {
+    uint32_t count = batch;
+    int err = bpf_map_lookup_batch(table_fd, first ? nullptr : token_in.data(), token_out.data(), keys.data(),
+                                   values.data(), &count, nullptr);
+    const int e = err ? errno : 0;
+    if (err && e != ENOENT) return fail(ErrorKind::Bpf, e, std::string("reading table: ") + std::strerror(e));
+    for (uint32_t i = 0; i < count; ++i) {
+      Row row;
+      row.key.assign(keys.begin() + i * key_size, keys.begin() + (i + 1) * key_size);
+      row.vals = merge_percpu(std::span<const uint8_t>(values.data() + i * value_stride, value_stride), n_vals,
+                              ncpus);
+      t.rows.push_back(std::move(row));
+    }
+    if (e == ENOENT) break;
+    token_in = token_out;
+    first = false;
+  }
+  auto st = read_stats(stats_fd, t);
+  if (!st) return unexpected(std::move(st).error());
+  sort_rows(t);
+  return t;
+}
+
+Status clear_table(int table_fd, int stats_fd, uint32_t key_size) {
+  std::vector<uint8_t> next(key_size);
+  // Deleting while walking restarts from the beginning each time: keys may be
+  // added concurrently, and get_next_key on a deleted key restarts anyway.
+  while (bpf_map_get_next_key(table_fd, nullptr, next.data()) == 0) {
+    if (bpf_map_delete_elem(table_fd, next.data()) != 0 && errno != ENOENT) return fail_errno("clearing table");
+  }
+  const unsigned ncpus = possible_cpus();
+  std::vector<histd_table_stats> zeros(ncpus);
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(stats_fd, &zero, zeros.data(), BPF_ANY) != 0) return fail_errno("clearing table stats");
+  return ok_status();
+}
+
+}  // namespace histd::table

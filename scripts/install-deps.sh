@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages histd needs to build, run and test.
+# Installs only what is missing, so it is quick on a prepared machine.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  clang llvm                 # clang compiles BPF units at run time
+  libbpf-dev bpftool         # loading BPF objects
+  libfuse3-dev fuse3         # the tracefs-shaped tree
+  libcli11-dev libfmt-dev    # command lines, formatting
+  libgtest-dev               # tests
+  nlohmann-json3-dev         # the control protocol
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

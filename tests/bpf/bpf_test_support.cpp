@@ -1,0 +1,51 @@
+#include "bpf_test_support.h"
+
+#include <bpf/bpf.h>
+
+#include <filesystem>
+
+#include "histd/catalog.h"
+#include "histd/runtime.h"
+
+namespace histd::testing {
+
+std::string missing_capability() {
+  if (geteuid() != 0) return "not root";
+  int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "probe", 4, 8, 1, nullptr);
+  if (fd < 0) return std::string("cannot create BPF maps: ") + std::strerror(errno);
+  close(fd);
+  return {};
+}
+
+namespace {
+
+std::unique_ptr<engine::Engine> make_engine(const std::filesystem::path& root, bool attach) {
+  runtime::init_libbpf(false);
+  auto catalog = catalog::Catalog::open(root);
+  EXPECT_TRUE(catalog.ok()) << (catalog.ok() ? "" : catalog.error().context);
+  if (!catalog) return nullptr;
+  auto paths = runtime::find_bpf_paths();
+  EXPECT_TRUE(paths.ok()) << (paths.ok() ? "" : paths.error().context);
+  if (!paths) return nullptr;
+  engine::EngineOptions opt;
+  opt.attach = attach;
+  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, {}), opt);
+  EXPECT_TRUE(eng.ok()) << (eng.ok() ? "" : eng.error().context);
+  if (!eng) return nullptr;
+  return std::move(*eng);
+}
+
+}  // namespace
+
+std::unique_ptr<engine::Engine> fixture_engine() {
+  return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false);
+}
+
+std::unique_ptr<engine::Engine> real_engine() {
+  auto root = catalog::find_tracefs();
+  EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().context);
+  if (!root) return nullptr;
+  return make_engine(*root, true);
+}
+
+}  // namespace histd::testing

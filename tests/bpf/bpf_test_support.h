@@ -1,0 +1,54 @@
+// Shared by the privileged tests: the feature probe, engines over fixture or
+// real catalogs, and record builders.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "histd/engine.h"
+
+namespace histd::testing {
+
+// Skips (loudly) where root or BPF is missing; where the environment says the
+// capability must be there (CI sets HISTD_REQUIRE_PRIVILEGED=1), fails instead.
+#define HISTD_REQUIRE_BPF()                                                              \
+  do {                                                                                    \
+    std::string why_ = ::histd::testing::missing_capability();                            \
+    if (!why_.empty()) {                                                                  \
+      if (std::getenv("HISTD_REQUIRE_PRIVILEGED")) FAIL() << "required but missing: " << why_; \
+      GTEST_SKIP() << "SKIP: " << why_;                                                   \
+    }                                                                                     \
+  } while (0)
+
+std::string missing_capability();
+
+// An engine over tests/unit/fixtures/tracefs that never attaches: records
+// reach its programs through the test entry only.
+std::unique_ptr<engine::Engine> fixture_engine();
+// An engine over the machine's real tracefs, attaching for real.
+std::unique_ptr<engine::Engine> real_engine();
+
+// A record laid out as an event's format says, little-endian.
+class Record {
+ public:
+  explicit Record(size_t size) : bytes_(size, 0) {}
+  template <class T>
+  Record& set(size_t offset, T value) {
+    std::memcpy(bytes_.data() + offset, &value, sizeof(T));
+    return *this;
+  }
+  Record& pid(int32_t pid) { return set<int32_t>(4, pid); }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+}  // namespace histd::testing

@@ -1,0 +1,223 @@
+// Exact tables from injected records: the generated program runs for real
+// (BPF_PROG_TEST_RUN on its raw_tp test entry) against a fixture catalog.
+#include <gtest/gtest.h>
+
+#include "bpf_test_support.h"
+
+namespace histd::testing {
+namespace {
+
+// syscalls:sys_enter_write: __syscall_nr int @8, fd u64 @16, buf @24, count @32.
+Record write_record(int32_t pid, uint64_t fd, uint64_t count, int32_t nr = 1) {
+  Record r(40);
+  r.pid(pid).set<int32_t>(8, nr).set<uint64_t>(16, fd).set<uint64_t>(32, count);
+  return r;
+}
+
+class InjectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HISTD_REQUIRE_BPF();
+    engine_ = fixture_engine();
+    ASSERT_TRUE(engine_);
+  }
+  void add(const std::string& cmd) {
+    auto r = engine_->write_trigger("syscalls", "sys_enter_write", cmd);
+    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
+  }
+  void inject(const Record& rec) {
+    auto r = engine_->inject("syscalls", "sys_enter_write", rec.bytes());
+    ASSERT_TRUE(r.ok()) << r.error().context;
+    ASSERT_TRUE(*r);
+  }
+  std::string hist() {
+    auto h = engine_->read_hist("syscalls", "sys_enter_write");
+    EXPECT_TRUE(h.ok());
+    return h.ok() ? *h : "";
+  }
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+TEST_F(InjectTest, KeysAndValueSum) {
+  add("hist:keys=fd:vals=count");
+  inject(write_record(100, 3, 10));
+  inject(write_record(100, 3, 10));
+  inject(write_record(100, 5, 7));
+  EXPECT_EQ(hist(),
+            "# event histogram\n"
+            "#\n"
+            "# trigger info: hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 [active]\n"
+            "#\n"
+            "\n"
+            "{ fd:          5 } hitcount:          1  count:          7\n"
+            "{ fd:          3 } hitcount:          2  count:         20\n"
+            "\n"
+            "Totals:\n"
+            "    Hits: 3\n"
+            "    Entries: 2\n"
+            "    Dropped: 0\n");
+  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+            "hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 [active]\n");
+}
+
+TEST_F(InjectTest, FilterDecidesWhatCounts) {
+  add("hist:keys=common_pid:vals=count if (count > 10 && fd != 4) || common_pid == 7");
+  inject(write_record(100, 3, 11));  // counts
+  inject(write_record(100, 4, 11));  // fd 4: no
+  inject(write_record(100, 3, 10));  // count 10: no
+  inject(write_record(7, 4, 1));     // pid 7: yes
+  EXPECT_EQ(hist(),
+            "# event histogram\n"
+            "#\n"
+            "# trigger info: hist:keys=common_pid:vals=hitcount,count:sort=hitcount:size=2048 if (count > 10 && "
+            "fd != 4) || common_pid == 7 [active]\n"
+            "#\n"
+            "\n"
+            "{ common_pid:          7 } hitcount:          1  count:          1\n"
+            "{ common_pid:        100 } hitcount:          1  count:         11\n"
+            "\n"
+            "Totals:\n"
+            "    Hits: 2\n"
+            "    Entries: 2\n"
+            "    Dropped: 0\n");
+}
+
+TEST_F(InjectTest, SignedKeysPrintUnsignedAndSortWithinSort) {
+  add("hist:keys=__syscall_nr,fd:vals=count:sort=__syscall_nr,count.descending");
+  inject(write_record(1, 1, 5, -1));
+  inject(write_record(1, 2, 50, -1));
+  inject(write_record(1, 3, 9, 0));
+  EXPECT_EQ(hist(),
+            "# event histogram\n"
+            "#\n"
+            "# trigger info: hist:keys=__syscall_nr,fd:vals=hitcount,count:sort=__syscall_nr,count.descending:"
+            "size=2048 [active]\n"
+            "#\n"
+            "\n"
+            "{ __syscall_nr: 18446744073709551615, fd:          2 } hitcount:          1  count:         50\n"
+            "{ __syscall_nr: 18446744073709551615, fd:          1 } hitcount:          1  count:          5\n"
+            "{ __syscall_nr:          0, fd:          3 } hitcount:          1  count:          9\n"
+            "\n"
+            "Totals:\n"
+            "    Hits: 3\n"
+            "    Entries: 3\n"
+            "    Dropped: 0\n");
+}
+
+TEST_F(InjectTest, Log2BucketsAndHex) {
+  add("hist:keys=count.log2:vals=hitcount");
+  add("hist:keys=count.buckets=100,fd.hex:vals=count.hex");
+  for (uint64_t c : {0, 1, 2, 3, 4, 5, 1000}) inject(write_record(1, 255, c));
+  EXPECT_EQ(hist(),
+            "# event histogram\n"
+            "#\n"
+            "# trigger info: hist:keys=count.log2:vals=hitcount:sort=hitcount:size=2048 [active]\n"
+            "#\n"
+            "\n"
+            "{ count: ~ 2^1  } hitcount:          1\n"
+            "{ count: ~ 2^3  } hitcount:          1\n"
+            "{ count: ~ 2^10 } hitcount:          1\n"
+            "{ count: ~ 2^0  } hitcount:          2\n"
+            "{ count: ~ 2^2  } hitcount:          2\n"
+            "\n"
+            "Totals:\n"
+            "    Hits: 7\n"
+            "    Entries: 5\n"
+            "    Dropped: 0\n"
+            "\n"
+            "\n"
+            "# event histogram\n"
+            "#\n"
+            "# trigger info: hist:keys=count.buckets=100,fd.hex:vals=hitcount,count.hex:sort=hitcount:size=2048 "
+            "[active]\n"
+            "#\n"
+            "\n"
+            "{ count: ~ 1000-1099, fd: ff } hitcount:          1  count:        3e8\n"
+            "{ count: ~ 0-99, fd: ff } hitcount:          6  count:          f\n"
+            "\n"
+            "Totals:\n"
+            "    Hits: 7\n"
+            "    Entries: 2\n"
+            "    Dropped: 0\n");
+}
+
+TEST_F(InjectTest, FullTableDropsNewKeysAndKeepsCounting) {
+  add("hist:keys=count:size=100");  // rounded up to 128
+  for (uint64_t c = 0; c < 130; ++c) inject(write_record(1, 1, c));
+  inject(write_record(1, 1, 0));  // an existing key still counts
+  const std::string h = hist();
+  EXPECT_NE(h.find("size=128 [active]"), std::string::npos) << h;
+  EXPECT_NE(h.find("Totals:\n    Hits: 129\n    Entries: 128\n    Dropped: 2\n"), std::string::npos) << h;
+}
+
+TEST_F(InjectTest, PauseContinueClear) {
+  add("hist:keys=fd:pause");
+  inject(write_record(1, 1, 1));
+  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+            "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [paused]\n");
+  EXPECT_NE(hist().find("Hits: 0\n    Entries: 0\n"), std::string::npos);
+  add("hist:keys=fd:cont");
+  inject(write_record(1, 1, 1));
+  inject(write_record(1, 2, 1));
+  EXPECT_NE(hist().find("Hits: 2\n    Entries: 2\n"), std::string::npos);
+  add("hist:keys=fd:clear");
+  EXPECT_NE(hist().find("[active]\n#\n\n\nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n"), std::string::npos)
+      << hist();
+  inject(write_record(1, 2, 1));
+  EXPECT_NE(hist().find("Hits: 1\n    Entries: 1\n"), std::string::npos);
+}
+
+TEST_F(InjectTest, RemoveByCommandOrPrintedLine) {
+  add("hist:keys=fd");
+  add("hist:keys=count:vals=fd if fd > 2");
+  // The printed line, cut before " [active]", names the same trigger.
+  add("!hist:keys=count:vals=hitcount,fd:sort=hitcount:size=2048 if fd > 2");
+  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+            "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+  add("!hist:keys=fd");
+  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"), "# Available triggers:\n# hist\n");
+  EXPECT_EQ(hist(), "");
+}
+
+TEST_F(InjectTest, DuplicateIsRefusedAndChangesNothing) {
+  add("hist:keys=fd");
+  inject(write_record(1, 1, 1));
+  auto r = engine_->write_trigger("syscalls", "sys_enter_write", "hist:keys=fd:size=4096");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().error.err, EINVAL);
+  ASSERT_TRUE(r.error().diagnostic);
+  EXPECT_EQ(r.error().diagnostic->code, ErrorCode::TriggerEexist);
+  EXPECT_NE(hist().find("Hits: 1\n"), std::string::npos);
+  EXPECT_NE(engine_->read_error_log().find("hist:syscalls:sys_enter_write: error: Hist trigger already exists\n"
+                                           "  Command: hist:keys=fd:size=4096\n"
+                                           "           ^\n"),
+            std::string::npos)
+      << engine_->read_error_log();
+}
+
+TEST_F(InjectTest, BadCommandLogsCaretAndChangesNothing) {
+  add("hist:keys=fd");
+  auto r = engine_->write_trigger("syscalls", "sys_enter_write", "hist:keys=fd,junk:vals=count");
+  ASSERT_FALSE(r.ok());
+  const std::string log = engine_->read_error_log();
+  EXPECT_NE(log.find("hist:syscalls:sys_enter_write: error: Couldn't find field\n"
+                     "  Command: hist:keys=fd,junk:vals=count\n"
+                     "                        ^\n"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+            "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+}
+
+TEST_F(InjectTest, TruncateRemovesEveryTrigger) {
+  add("hist:keys=fd");
+  add("hist:keys=count");
+  ASSERT_TRUE(engine_->truncate_triggers("syscalls", "sys_enter_write").ok());
+  EXPECT_EQ(hist(), "");
+  add("hist:keys=fd");  // and the event takes new triggers afterwards
+  inject(write_record(1, 1, 1));
+  EXPECT_NE(hist().find("Hits: 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace histd::testing

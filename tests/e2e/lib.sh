@@ -1,0 +1,48 @@
+# Shared by the e2e tests: start histd on a temp mount, stop it by pid,
+# unmount what was mounted. Source it; call histd_start first.
+set -euo pipefail
+
+HISTD_BIN=${1:?usage: test.sh HISTD HISTCTL}
+HISTCTL_BIN=${2:?usage: test.sh HISTD HISTCTL}
+WORK=$(mktemp -d /tmp/histd-e2e.XXXXXX)
+MNT=$WORK/mnt
+HISTD_PID=
+FAILURES=0
+
+cleanup() {
+  if [ -n "$HISTD_PID" ] && kill -0 "$HISTD_PID" 2>/dev/null; then
+    kill -TERM "$HISTD_PID"
+    for _ in $(seq 50); do kill -0 "$HISTD_PID" 2>/dev/null || break; sleep 0.1; done
+  fi
+  if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+histd_start() {
+  mkdir -p "$MNT"
+  "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
+    >"$WORK/histd.log" 2>&1 &
+  HISTD_PID=$!
+  for _ in $(seq 100); do
+    [ -e "$MNT/events" ] && return 0
+    kill -0 "$HISTD_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "histd did not come up:"; cat "$WORK/histd.log"; exit 1
+}
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+  if [ "$2" == "$3" ]; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1"; diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") || true
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+
+finish() {
+  if [ "$FAILURES" -ne 0 ]; then echo "$FAILURES check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}
