@@ -92,5 +92,10 @@ int main(int argc, char** argv) {
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   CLI11_PARSE(app, argc, argv);
+  // Daemonizing changes the working directory to /: keep relative paths meaningful.
+  opt.mount = std::filesystem::absolute(opt.mount).string();
+  opt.socket = std::filesystem::absolute(opt.socket).string();
+  opt.state_dir = std::filesystem::absolute(opt.state_dir).string();
+  if (!opt.tracefs.empty()) opt.tracefs = std::filesystem::absolute(opt.tracefs).string();
   return run(opt);
 }
