@@ -10,6 +10,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev    # command lines, formatting
   libgtest-dev               # tests
   nlohmann-json3-dev         # the control protocol
+  libseccomp-dev             # syscall names for .syscall
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

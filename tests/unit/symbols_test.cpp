@@ -1,0 +1,36 @@
+#include "histd/symbols.h"
+
+#include <gtest/gtest.h>
+
+namespace histd::symbols {
+namespace {
+
+constexpr const char* kKallsyms =
+    "ffffffff81000000 T _stext\n"
+    "ffffffff81000000 T _text\n"
+    "ffffffff81001000 t do_one_initcall\n"
+    "ffffffff81001200 D some_data\n"
+    "ffffffff81001400 T __kmalloc\n"
+    "ffffffffa0001000 t hidraw_send_report\t[hid]\n"
+    "ffffffffa0001200 t hidraw_report_event\t[hid]\n";
+
+TEST(Symbols, LooksUpTheEnclosingTextSymbol) {
+  KernelSymbols ks = KernelSymbols::parse(kKallsyms);
+  EXPECT_EQ(ks.size(), 6u);  // the data symbol is left out
+  EXPECT_EQ(format_symbol(ks.lookup(0xffffffff81001010), false), "do_one_initcall");
+  EXPECT_EQ(format_symbol(ks.lookup(0xffffffff81001010), true), "do_one_initcall+0x10/0x400");
+  EXPECT_EQ(format_symbol(ks.lookup(0xffffffff81000004), true), "_stext+0x4/0x1000");
+  EXPECT_EQ(format_symbol(ks.lookup(0xffffffffa00010fe), false), "hidraw_send_report [hid]");
+  EXPECT_EQ(format_symbol(ks.lookup(0xffffffffa00010fe), true), "hidraw_send_report+0xfe/0x200 [hid]");
+  EXPECT_EQ(format_symbol(ks.lookup(0x1000), false), "");
+}
+
+TEST(Symbols, SyscallNamesLikeTheKernel) {
+  SystemResolver r;
+  EXPECT_EQ(r.syscall_name(1), "sys_write");
+  EXPECT_EQ(r.syscall_name(0), "sys_read");
+  EXPECT_EQ(r.syscall_name(100000), "");
+}
+
+}  // namespace
+}  // namespace histd::symbols
