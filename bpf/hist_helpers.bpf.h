@@ -46,15 +46,14 @@ static __always_inline int histd_paused(__u32 slot) {
   return !c || c->paused;
 }
 
-/* Returns the entry for `key`, creating it zeroed; counts a drop and returns
- * NULL when the table is full. Another CPU may create the same key between
- * our lookup and update: EEXIST then just means "look again". */
-static __always_inline void *histd_lookup_or_init(void *map, const void *key, const void *zero,
-                                                  struct histd_table_stats *st) {
-  void *v = bpf_map_lookup_elem(map, key);
-  if (v)
-    return v;
-  long err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+/* Creates the entry for `key` after a failed lookup, with `init` as its
+ * value; counts a drop and returns NULL when the table is full. Another CPU
+ * may create the same key between the lookup and the update: EEXIST then just
+ * means "look again". */
+static __always_inline void *histd_insert(void *map, const void *key, const void *init,
+                                          struct histd_table_stats *st) {
+  void *v;
+  long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
   if (err && err != -HISTD_EEXIST) {
     st->drops++;
     return 0;

@@ -21,6 +21,7 @@
 #include "histd/plan.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
+#include "histd/symbols.h"
 
 namespace histd::engine {
 
@@ -98,6 +99,7 @@ class Engine {
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   std::deque<std::string> error_log_;
+  symbols::SystemResolver resolver_;
 };
 
 }  // namespace histd::engine

@@ -112,7 +112,11 @@ struct HistPlan {
   std::string identity() const;
   // The table's column layout, without rows.
   table::Table columns() const;
-  uint32_t value_size() const { return static_cast<uint32_t>(vals.size() * 8); }
+  // An .execname key keeps the comm of the task that created each entry
+  // after the u64 values.
+  bool saves_comm() const;
+  static constexpr uint32_t kCommSize = 16;
+  uint32_t value_size() const { return static_cast<uint32_t>(vals.size() * 8) + (saves_comm() ? kCommSize : 0); }
   // Two plans may share a named table when their layouts agree.
   bool table_compatible(const HistPlan& other) const;
 

@@ -81,7 +81,10 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   for (size_t k = 0; k < p.keys.size(); ++k)
     out += fmt::format("_Static_assert(__builtin_offsetof(struct histd_key{}, k{}) == {}, \"key offset\");\n", i,
                        k, p.keys[k].offset);
-  out += fmt::format("struct histd_val{} {{\n  __u64 v[{}];\n}};\n", i, p.vals.size());
+  out += fmt::format("struct histd_val{} {{\n  __u64 v[{}];\n", i, p.vals.size());
+  if (p.saves_comm()) out += fmt::format("  char comm[{}];\n", plan::HistPlan::kCommSize);
+  out += "};\n";
+  out += fmt::format("_Static_assert(sizeof(struct histd_val{}) == {}, \"value size\");\n", i, p.value_size());
   out += fmt::format(
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, {});\n"
       "  __type(key, struct histd_key{});\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
@@ -124,10 +127,12 @@ void emit_handler(std::string& out, size_t i, const TriggerInput& in) {
     }
     out += fmt::format("  key.k{} = {};\n", k, value);
   }
-  out += fmt::format("  struct histd_val{} zero;\n  __builtin_memset(&zero, 0, sizeof(zero));\n", i);
-  out += fmt::format("  struct histd_val{} *v = histd_lookup_or_init(&{}, &key, &zero, st);\n", i,
+  // The initial value is only built on a miss: most events update an entry.
+  out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &key);\n  if (!v) {{\n", i, table_map_name(i));
+  out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
+  if (p.saves_comm()) out += "    bpf_get_current_comm(init.comm, sizeof(init.comm));\n";
+  out += fmt::format("    v = histd_insert(&{}, &key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                      table_map_name(i));
-  out += "  if (!v)\n    return;\n";
   for (size_t k = 0; k < p.vals.size(); ++k) out += fmt::format("  v->v[{}] += {};\n", k, load_expr(p.vals[k].access));
   out += "  st->hits++;\n}\n\n";
 }

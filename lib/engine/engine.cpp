@@ -11,6 +11,7 @@
 #include "histd/pipeline.h"
 #include "histd/render.h"
 #include "histd/spec.h"
+#include "histd/symbols.h"
 #include "histd/table_reader.h"
 #include "hist_shared.h"
 
@@ -302,7 +303,7 @@ Expected<std::string> Engine::read_hist(const std::string& system, const std::st
     const Trigger& t = *it->second->triggers[i];
     sections.push_back(render::Section{t.plan.trigger_text() + (t.paused ? " [paused]" : " [active]"), &tables[i]});
   }
-  return render::render_event(sections, render::null_resolver());
+  return render::render_event(sections, resolver_);
 }
 
 std::string Engine::read_error_log() {

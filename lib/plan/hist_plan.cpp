@@ -60,6 +60,12 @@ table::Table HistPlan::columns() const {
   return t;
 }
 
+bool HistPlan::saves_comm() const {
+  for (const KeyField& k : keys)
+    if (k.display == table::KeyDisplay::Execname) return true;
+  return false;
+}
+
 bool HistPlan::table_compatible(const HistPlan& other) const {
   if (keys.size() != other.keys.size() || vals.size() != other.vals.size()) return false;
   for (size_t i = 0; i < keys.size(); ++i) {

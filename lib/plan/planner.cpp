@@ -94,10 +94,17 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
     case Modifier::Execname:
       if (r->access.source != Source::CommonPid)
         return error(cmd, ErrorCode::BadFieldModifier, mod->span);
-      return error(cmd, ErrorCode::Unsupported, mod->span, ".execname");
+      key.display = table::KeyDisplay::Execname;
+      return key;
     case Modifier::Sym:
+      key.display = table::KeyDisplay::Sym;
+      return key;
     case Modifier::SymOffset:
+      key.display = table::KeyDisplay::SymOffset;
+      return key;
     case Modifier::Syscall:
+      key.display = table::KeyDisplay::Syscall;
+      return key;
     case Modifier::Stacktrace:
       return error(cmd, ErrorCode::Unsupported, mod->span,
                    "." + std::string(spec::modifier_name(mod->kind)));

@@ -30,13 +30,25 @@ Status read_stats(int stats_fd, Table& t) {
   return ok_status();
 }
 
+bool saves_comm(const Table& t) {
+  for (const KeyColumn& k : t.keys)
+    if (k.display == KeyDisplay::Execname) return true;
+  return false;
+}
+
+constexpr size_t kCommSize = 16;
+
 }  // namespace
 
 Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
   const unsigned ncpus = possible_cpus();
   const size_t n_vals = t.vals.size();
-  const size_t value_stride = ((n_vals * 8 + 7) / 8) * 8 * ncpus;
+  const bool has_comm = saves_comm(t);
+  // Each CPU's copy of a value: the u64 columns, then the comm if kept.
+  const size_t cpu_stride = ((n_vals * 8 + (has_comm ? kCommSize : 0) + 7) / 8) * 8;
+  const size_t value_stride = cpu_stride * ncpus;
   const size_t key_size = t.key_size;
+  std::vector<uint8_t> compact(n_vals * 8 * ncpus);
 
   // Batches of up to 4096 entries; the batch token of a hash map is a u32
   // bucket index, but libbpf sizes it by the key, so give it room for both.
@@ -55,8 +67,14 @@ Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
     for (uint32_t i = 0; i < count; ++i) {
       Row row;
       row.key.assign(keys.begin() + i * key_size, keys.begin() + (i + 1) * key_size);
-      row.vals = merge_percpu(std::span<const uint8_t>(values.data() + i * value_stride, value_stride), n_vals,
-                              ncpus);
+      const uint8_t* value = values.data() + i * value_stride;
+      for (unsigned cpu = 0; cpu < ncpus; ++cpu) {
+        std::memcpy(compact.data() + cpu * n_vals * 8, value + cpu * cpu_stride, n_vals * 8);
+        // Only the CPU that created the entry holds its comm.
+        const char* comm = reinterpret_cast<const char*>(value + cpu * cpu_stride + n_vals * 8);
+        if (has_comm && row.comm.empty() && comm[0]) row.comm.assign(comm, strnlen(comm, kCommSize));
+      }
+      row.vals = merge_percpu(compact, n_vals, ncpus);
       t.rows.push_back(std::move(row));
     }
     if (e == ENOENT) break;
