@@ -67,6 +67,22 @@ std::string filter_expr(const plan::TypedFilter& f, int index) {
   return fmt::format("({} {} {})", value, compare_op(t.op), constant);
 }
 
+// Copies a string field into key member k<k>, always leaving it terminated.
+std::string string_key(size_t k, const plan::KeyField& key) {
+  using catalog::FieldKind;
+  if (key.access.kind == FieldKind::CharArray) {
+    const uint32_t n = std::min(key.access.size, key.size - 1);
+    return fmt::format("  __builtin_memcpy(key.k{}, (const char *)rec + {}u, {}u);\n", k, key.access.offset, n);
+  }
+  // __data_loc: a u32 (len << 16 | offset) locating the string in the
+  // record; __rel_loc counts the offset from the end of the field.
+  const uint32_t base = key.access.kind == FieldKind::RelString ? key.access.offset + key.access.size : 0;
+  return fmt::format(
+      "  {{\n    __u32 loc = (__u32)HISTD_LOAD_U32(rec, {}u);\n"
+      "    bpf_probe_read_kernel_str(key.k{}, {}u, (const char *)rec + {}u + (loc & 0xffff));\n  }}\n",
+      key.access.offset, k, key.size, base);
+}
+
 void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   out += fmt::format("struct histd_key{} {{\n", i);
   for (size_t k = 0; k < p.keys.size(); ++k) {
@@ -109,9 +125,7 @@ void emit_handler(std::string& out, size_t i, const TriggerInput& in) {
   for (size_t k = 0; k < p.keys.size(); ++k) {
     const plan::KeyField& key = p.keys[k];
     if (key.display == table::KeyDisplay::String) {
-      // Leave the last byte zero: the key is always a terminated string.
-      const uint32_t n = std::min(key.access.size, key.size - 1);
-      out += fmt::format("  __builtin_memcpy(key.k{}, (const char *)rec + {}u, {}u);\n", k, key.access.offset, n);
+      out += string_key(k, key);
       continue;
     }
     std::string value = load_expr(key.access);

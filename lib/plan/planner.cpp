@@ -65,15 +65,15 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
   const bool is_string = is_string_kind(r->access.kind);
   if (!is_string && r->access.kind != catalog::FieldKind::Integer)
     return error(cmd, ErrorCode::Unsupported, name_span(ref), "arrays as keys");
-  if (r->access.kind == catalog::FieldKind::DynamicString ||
-      r->access.kind == catalog::FieldKind::RelString)
-    return error(cmd, ErrorCode::Unsupported, name_span(ref), "dynamic strings as keys");
   if (is_string) {
     if (mod) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
     key.display = table::KeyDisplay::String;
-    uint32_t n = std::min(r->access.size, kMaxStringKey);
-    // One byte more than the field so the key is always NUL-terminated.
-    key.size = std::min<uint32_t>((n + 1 + 7) & ~7u, kMaxStringKey);
+    if (r->access.kind == catalog::FieldKind::CharArray) {
+      // One byte more than the field so the key is always NUL-terminated.
+      key.size = std::min<uint32_t>((r->access.size + 1 + 7) & ~7u, kMaxStringKey);
+    } else {
+      key.size = kMaxStringKey;  // dynamic strings: as long as the kernel keeps them
+    }
     return key;
   }
 
