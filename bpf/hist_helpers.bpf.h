@@ -33,6 +33,49 @@ struct {
   __type(value, struct histd_record_buf);
 } histd_scratch SEC(".maps");
 
+/* Strings that filters compare are copied here: per-CPU, so no handler needs
+ * 256 bytes of stack. Twice the longest string, so that an index masked
+ * with (HISTD_STR_MAX * 2 - 1) always stays inside. */
+#define HISTD_STR_MAX 256
+struct histd_str {
+  unsigned char s[HISTD_STR_MAX * 2];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct histd_str);
+} histd_strbuf SEC(".maps");
+
+/* Keys larger than fit comfortably on the stack (several strings) are built
+ * here instead. */
+#define HISTD_MAX_KEY 1024
+struct histd_keybuf {
+  __u8 b[HISTD_MAX_KEY];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct histd_keybuf);
+} histd_keys SEC(".maps");
+
+static __always_inline struct histd_str *histd_str_buf(void) {
+  __u32 zero = 0;
+  struct histd_str *b = bpf_map_lookup_elem(&histd_strbuf, &zero);
+  if (b)
+    __builtin_memset(b->s, 0, HISTD_STR_MAX + 8);
+  return b;
+}
+
+static __always_inline __u32 histd_strlen(const struct histd_str *b) {
+  __u32 i;
+  for (i = 0; i < HISTD_STR_MAX; i++)
+    if (!b->s[i])
+      break;
+  return i;
+}
+
 /* What every handler needs besides the record. On the tracepoint path the
  * record's first 8 bytes are unreadable (the kernel keeps a register pointer
  * there), so common_pid comes from a helper; an injected record carries its

@@ -27,6 +27,7 @@ enum class Source {
   CommonCpu,  // the CPU the event ran on
   Timestamp,  // common_timestamp, ns
   Hitcount,   // the implicit counter (values only)
+  CurrentComm,  // common_comm / comm: the current task's comm (a char[16])
 };
 
 struct FieldAccess {
@@ -72,6 +73,35 @@ struct SortKey {
   friend bool operator==(const SortKey&, const SortKey&) = default;
 };
 
+// One position of a glob: a byte, any byte, or a class of bytes.
+struct GlobAtom {
+  enum class Kind { Literal, Any, Class };
+  Kind kind = Kind::Literal;
+  uint8_t byte = 0;                                  // Literal
+  bool negated = false;                              // Class: [!...]
+  std::vector<std::pair<uint8_t, uint8_t>> ranges;   // Class: inclusive ranges
+  friend bool operator==(const GlobAtom&, const GlobAtom&) = default;
+};
+
+// A string comparison compiled for BPF: the pattern split at '*' into
+// fixed-length segments. An exact match is one segment and no stars. The
+// string matches when the first segment matches at its start (unless
+// leading_star), the last at its end (unless trailing_star), and the others
+// in order in between (leftmost first, which is exact for fixed-length
+// segments).
+struct StringMatch {
+  std::vector<std::vector<GlobAtom>> segments;
+  bool leading_star = false;
+  bool trailing_star = false;
+  friend bool operator==(const StringMatch&, const StringMatch&) = default;
+};
+
+// Compiles a filter glob (`*`, `?`, `[abc]`, `[a-z]`, `[!...]`) as the
+// kernel's glob_match() reads it; an unterminated '[' is a literal.
+StringMatch compile_glob(std::string_view pattern);
+// An exact comparison with `text`.
+StringMatch exact_match(std::string_view text);
+
 // A type-checked filter, flat like spec::Filter.
 struct FilterTerm {
   enum class Kind { Compare, And, Or, Not };
@@ -79,6 +109,8 @@ struct FilterTerm {
   FieldAccess field;          // Compare
   spec::CompareOp op = spec::CompareOp::Eq;
   uint64_t constant = 0;      // truncated to the field's width, sign-extended if signed
+  bool is_string = false;     // string field: `match` decides, op is Eq, Ne or Glob
+  StringMatch match;
   int lhs = -1;
   int rhs = -1;
   friend bool operator==(const FilterTerm&, const FilterTerm&) = default;

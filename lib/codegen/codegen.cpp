@@ -9,6 +9,10 @@ namespace {
 using plan::FieldAccess;
 using plan::Source;
 
+// Keys up to this size live on the trigger's stack frame; larger ones in the
+// per-CPU key buffer.
+constexpr uint32_t kStackKeyMax = 256;
+
 std::string load_expr(const FieldAccess& a) {
   switch (a.source) {
     case Source::CommonPid:
@@ -19,6 +23,7 @@ std::string load_expr(const FieldAccess& a) {
       return "bpf_ktime_get_ns()";
     case Source::Hitcount:
       return "1";
+    case Source::CurrentComm:  // strings never reach here
     case Source::Record:
       break;
   }
@@ -44,42 +49,144 @@ const char* compare_op(spec::CompareOp op) {
     case spec::CompareOp::Glob:
       break;
   }
-  return nullptr;
+  return "==";
 }
 
-std::string filter_expr(const plan::TypedFilter& f, int index) {
-  const plan::FilterTerm& t = f.terms.at(static_cast<size_t>(index));
-  switch (t.kind) {
-    case plan::FilterTerm::Kind::And:
-      return fmt::format("({} && {})", filter_expr(f, t.lhs), filter_expr(f, t.rhs));
-    case plan::FilterTerm::Kind::Or:
-      return fmt::format("({} || {})", filter_expr(f, t.lhs), filter_expr(f, t.rhs));
-    case plan::FilterTerm::Kind::Not:
-      return fmt::format("(!{})", filter_expr(f, t.lhs));
-    case plan::FilterTerm::Kind::Compare:
+// One glob position at index expression `index` of b->s.
+std::string atom_expr(const plan::GlobAtom& atom, const std::string& index) {
+  const std::string ch = fmt::format("b->s[{}]", index);
+  switch (atom.kind) {
+    case plan::GlobAtom::Kind::Literal:
+      return fmt::format("({} == 0x{:02x})", ch, atom.byte);
+    case plan::GlobAtom::Kind::Any:
+      return "1";
+    case plan::GlobAtom::Kind::Class:
       break;
   }
-  const std::string value = load_expr(t.field);
-  const std::string constant = fmt::format("0x{:x}ULL", t.constant);
-  if (t.op == spec::CompareOp::BitAnd) return fmt::format("(({} & {}) != 0)", value, constant);
-  if (t.field.is_signed)
-    return fmt::format("((__s64){} {} (__s64){})", value, compare_op(t.op), constant);
-  return fmt::format("({} {} {})", value, compare_op(t.op), constant);
+  std::string any;
+  for (const auto& [lo, hi] : atom.ranges) {
+    if (!any.empty()) any += " || ";
+    any += lo == hi ? fmt::format("{} == 0x{:02x}", ch, lo) : fmt::format("({} >= 0x{:02x} && {} <= 0x{:02x})", ch, lo, ch, hi);
+  }
+  if (any.empty()) any = "0";
+  return atom.negated ? fmt::format("!({})", any) : fmt::format("({})", any);
 }
+
+// All atoms of a segment at `base` (an expression) + their position.
+std::string segment_expr(const std::vector<plan::GlobAtom>& seg, const std::string& base, bool masked) {
+  std::string e;
+  for (size_t m = 0; m < seg.size(); ++m) {
+    if (!e.empty()) e += " && ";
+    const std::string index = masked ? fmt::format("(({} + {}u) & (HISTD_STR_MAX * 2 - 1))", base, m)
+                                     : fmt::format("{}", m);
+    e += atom_expr(seg[m], index);
+  }
+  return e.empty() ? "1" : e;
+}
+
+// Collects the unit's parts: helper functions come before the handlers that call them.
+class Emitter {
+ public:
+  std::string helpers;
+  std::string body;
+
+  std::string filter_expr(const plan::TypedFilter& f, int index) {
+    const plan::FilterTerm& t = f.terms.at(static_cast<size_t>(index));
+    switch (t.kind) {
+      case plan::FilterTerm::Kind::And:
+        return fmt::format("({} && {})", filter_expr(f, t.lhs), filter_expr(f, t.rhs));
+      case plan::FilterTerm::Kind::Or:
+        return fmt::format("({} || {})", filter_expr(f, t.lhs), filter_expr(f, t.rhs));
+      case plan::FilterTerm::Kind::Not:
+        return fmt::format("(!{})", filter_expr(f, t.lhs));
+      case plan::FilterTerm::Kind::Compare:
+        break;
+    }
+    if (t.is_string) return fmt::format("strpred_{}(rec, c)", string_predicate(t));
+    const std::string value = load_expr(t.field);
+    const std::string constant = fmt::format("0x{:x}ULL", t.constant);
+    if (t.op == spec::CompareOp::BitAnd) return fmt::format("(({} & {}) != 0)", value, constant);
+    if (t.field.is_signed) return fmt::format("((__s64){} {} (__s64){})", value, compare_op(t.op), constant);
+    return fmt::format("({} {} {})", value, compare_op(t.op), constant);
+  }
+
+ private:
+  size_t next_predicate_ = 0;
+
+  // Emits strpred_<n>(): copies the string to the per-CPU buffer and matches it.
+  size_t string_predicate(const plan::FilterTerm& t) {
+    const size_t n = next_predicate_++;
+    const bool negate = t.op == spec::CompareOp::Ne;
+    const std::string no = negate ? "1" : "0";
+    const std::string yes = negate ? "0" : "1";
+    std::string& o = helpers;
+    o += fmt::format("static __attribute__((noinline)) int strpred_{}(const void *rec, const struct histd_common *c) {{\n", n);
+    o += "  (void)rec;\n  (void)c;\n  struct histd_str *b = histd_str_buf();\n  if (!b)\n    return 0;\n";
+    o += load_string(t.field);
+    o += "  __u32 len = histd_strlen(b);\n  __u32 pos = 0, end = len;\n  (void)pos;\n  (void)end;\n";
+    const plan::StringMatch& m = t.match;
+    size_t total = 0;
+    for (const auto& seg : m.segments) total += seg.size();
+    o += fmt::format("  if (len < {}u)\n    return {};\n", total, no);
+    size_t first = 0, last = m.segments.size();  // [first, last) are searched
+    const bool exact = !m.leading_star && !m.trailing_star && m.segments.size() <= 1;
+    if (exact) {
+      o += fmt::format("  if (len != {}u)\n    return {};\n", total, no);
+      if (!m.segments.empty()) o += fmt::format("  if (!({}))\n    return {};\n", segment_expr(m.segments[0], "0", false), no);
+      o += fmt::format("  return {};\n}}\n\n", yes);
+      return n;
+    }
+    if (!m.leading_star && !m.segments.empty()) {
+      o += fmt::format("  if (!({}))\n    return {};\n  pos = {}u;\n", segment_expr(m.segments[0], "0", false), no,
+                       m.segments[0].size());
+      first = 1;
+    }
+    if (!m.trailing_star && last > first) {
+      const auto& seg = m.segments[last - 1];
+      o += fmt::format("  end = len - {}u;\n  if (!({}))\n    return {};\n", seg.size(), segment_expr(seg, "end", true), no);
+      --last;
+    }
+    for (size_t k = first; k < last; ++k) {
+      const auto& seg = m.segments[k];
+      o += fmt::format(
+          "  {{\n    int found = 0;\n    __u32 p;\n    for (p = pos; p < HISTD_STR_MAX; p++) {{\n"
+          "      if (p + {}u > end)\n        break;\n      if ({}) {{\n        found = 1;\n        break;\n      }}\n    }}\n"
+          "    if (!found)\n      return {};\n    pos = p + {}u;\n  }}\n",
+          seg.size(), segment_expr(seg, "p", true), no, seg.size());
+    }
+    o += fmt::format("  return {};\n}}\n\n", yes);
+    return n;
+  }
+
+  static std::string load_string(const FieldAccess& a) {
+    using catalog::FieldKind;
+    if (a.source == Source::CurrentComm) return "  bpf_get_current_comm(b->s, 16);\n";
+    if (a.kind == FieldKind::CharArray)
+      return fmt::format("  __builtin_memcpy(b->s, (const char *)rec + {}u, {}u);\n", a.offset,
+                         std::min<uint32_t>(a.size, 256));
+    const uint32_t base = a.kind == FieldKind::RelString ? a.offset + a.size : 0;
+    return fmt::format(
+        "  {{\n    __u32 loc = (__u32)HISTD_LOAD_U32(rec, {}u);\n"
+        "    bpf_probe_read_kernel_str(b->s, HISTD_STR_MAX, (const char *)rec + {}u + (loc & 0xffff));\n  }}\n",
+        a.offset, base);
+  }
+};
 
 // Copies a string field into key member k<k>, always leaving it terminated.
 std::string string_key(size_t k, const plan::KeyField& key) {
   using catalog::FieldKind;
+  if (key.access.source == Source::CurrentComm)
+    return fmt::format("  bpf_get_current_comm(key->k{}, 16);\n", k);
   if (key.access.kind == FieldKind::CharArray) {
     const uint32_t n = std::min(key.access.size, key.size - 1);
-    return fmt::format("  __builtin_memcpy(key.k{}, (const char *)rec + {}u, {}u);\n", k, key.access.offset, n);
+    return fmt::format("  __builtin_memcpy(key->k{}, (const char *)rec + {}u, {}u);\n", k, key.access.offset, n);
   }
   // __data_loc: a u32 (len << 16 | offset) locating the string in the
   // record; __rel_loc counts the offset from the end of the field.
   const uint32_t base = key.access.kind == FieldKind::RelString ? key.access.offset + key.access.size : 0;
   return fmt::format(
       "  {{\n    __u32 loc = (__u32)HISTD_LOAD_U32(rec, {}u);\n"
-      "    bpf_probe_read_kernel_str(key.k{}, {}u, (const char *)rec + {}u + (loc & 0xffff));\n  }}\n",
+      "    bpf_probe_read_kernel_str(key->k{}, {}u, (const char *)rec + {}u + (loc & 0xffff));\n  }}\n",
       key.access.offset, k, key.size, base);
 }
 
@@ -111,17 +218,25 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
       stats_map_name(i));
 }
 
-void emit_handler(std::string& out, size_t i, const TriggerInput& in) {
+void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
   const plan::HistPlan& p = *in.plan;
+  std::string& out = em.body;
+  const std::string filter = p.filter ? em.filter_expr(*p.filter, p.filter->root) : "";
   out += fmt::format(
-      "static __attribute__((noinline)) void trigger_{}(const void *rec, const struct histd_common *c) {{\n",
-      i);
+      "static __attribute__((noinline)) void trigger_{}(const void *rec, const struct histd_common *c) {{\n", i);
   out += "  (void)rec;\n  (void)c;\n";
   out += fmt::format("  if (histd_paused({}u))\n    return;\n", in.control_slot);
-  if (p.filter) out += fmt::format("  if (!{})\n    return;\n", filter_expr(*p.filter, p.filter->root));
+  if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
   out += fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n",
                      stats_map_name(i));
-  out += fmt::format("  struct histd_key{} key;\n  __builtin_memset(&key, 0, sizeof(key));\n", i);
+  if (p.key_size <= kStackKeyMax) {
+    out += fmt::format("  struct histd_key{} key_storage;\n  struct histd_key{} *key = &key_storage;\n", i, i);
+  } else {
+    out += fmt::format(
+        "  __u32 zero_idx = 0;\n  struct histd_key{} *key = bpf_map_lookup_elem(&histd_keys, &zero_idx);\n"
+        "  if (!key)\n    return;\n", i);
+  }
+  out += "  __builtin_memset(key, 0, sizeof(*key));\n";
   for (size_t k = 0; k < p.keys.size(); ++k) {
     const plan::KeyField& key = p.keys[k];
     if (key.display == table::KeyDisplay::String) {
@@ -139,13 +254,13 @@ void emit_handler(std::string& out, size_t i, const TriggerInput& in) {
         value = fmt::format("(({} / {}ULL) * {}ULL)", value, key.buckets, key.buckets);
         break;
     }
-    out += fmt::format("  key.k{} = {};\n", k, value);
+    out += fmt::format("  key->k{} = {};\n", k, value);
   }
   // The initial value is only built on a miss: most events update an entry.
-  out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &key);\n  if (!v) {{\n", i, table_map_name(i));
+  out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
   out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
   if (p.saves_comm()) out += "    bpf_get_current_comm(init.comm, sizeof(init.comm));\n";
-  out += fmt::format("    v = histd_insert(&{}, &key, &init, st);\n    if (!v)\n      return;\n  }}\n",
+  out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                      table_map_name(i));
   for (size_t k = 0; k < p.vals.size(); ++k) out += fmt::format("  v->v[{}] += {};\n", k, load_expr(p.vals[k].access));
   out += "  st->hits++;\n}\n\n";
@@ -164,7 +279,10 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers) {
       "#include <linux/bpf.h>\n"
       "#include \"hist_helpers.bpf.h\"\n\n";
   for (size_t i = 0; i < triggers.size(); ++i) emit_types(out, i, *triggers[i].plan);
-  for (size_t i = 0; i < triggers.size(); ++i) emit_handler(out, i, triggers[i]);
+  Emitter em;
+  for (size_t i = 0; i < triggers.size(); ++i) emit_handler(em, i, triggers[i]);
+  out += em.helpers;
+  out += em.body;
   out += "static __always_inline void handle(const void *rec, const struct histd_common *c) {\n";
   for (size_t i = 0; i < triggers.size(); ++i) out += fmt::format("  trigger_{}(rec, c);\n", i);
   out += "  (void)rec;\n  (void)c;\n}\n\nHISTD_EVENT_ENTRY(handle)\nHISTD_TEST_ENTRY(handle)\n";

@@ -32,6 +32,12 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
     r.access = FieldAccess{Source::CommonCpu, 0, 4, false, catalog::FieldKind::Integer, 0};
     return r;
   }
+  if (name == "common_comm" || name == "comm" || name == "COMM") {
+    ResolvedField r;
+    r.name = "common_comm";
+    r.access = FieldAccess{Source::CurrentComm, 0, 16, false, catalog::FieldKind::CharArray, 16};
+    return r;
+  }
   if (name == "common_timestamp") {
     ResolvedField r;
     r.name = "common_timestamp";

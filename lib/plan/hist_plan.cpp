@@ -97,6 +97,8 @@ std::string describe(const HistPlan& p) {
         return "timestamp";
       case Source::Hitcount:
         return "hitcount";
+      case Source::CurrentComm:
+        return "current comm";
     }
     return "?";
   };

@@ -192,11 +192,19 @@ Result<TypedFilter, Diagnostic> plan_filter(const spec::HistCommand& cmd,
                        "BPF programs cannot read " + p.field.name);
         if (!p.field.modifiers.empty())
           return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
-        if (r->access.kind != catalog::FieldKind::Integer) {
-          if (is_string_kind(r->access.kind))
-            return error(cmd, ErrorCode::Unsupported, name_span(p.field), "string filters");
-          return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
+        if (is_string_kind(r->access.kind)) {
+          if (p.op != spec::CompareOp::Eq && p.op != spec::CompareOp::Ne && p.op != spec::CompareOp::Glob)
+            return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
+          if (p.value.text.size() > 255) return error(cmd, ErrorCode::FilterOperandTooLong, p.value.span);
+          term.kind = FilterTerm::Kind::Compare;
+          term.field = r->access;
+          term.op = p.op;
+          term.is_string = true;
+          term.match = p.op == spec::CompareOp::Glob ? compile_glob(p.value.text) : exact_match(p.value.text);
+          break;
         }
+        if (r->access.kind != catalog::FieldKind::Integer)
+          return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
         if (p.op == spec::CompareOp::Glob) return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
         auto c = filter_constant(cmd, r->access, p.value);
         if (!c) return unexpected(std::move(c).error());
