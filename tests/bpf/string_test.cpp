@@ -1,0 +1,100 @@
+// String keys and string filters, through the real generated programs.
+#include <gtest/gtest.h>
+
+#include "bpf_test_support.h"
+
+namespace histd::testing {
+namespace {
+
+// sched:sched_switch: prev_comm char[16] @8, prev_pid @24, next_comm @40, next_pid @56.
+Record switch_record(const std::string& prev, int32_t prev_pid, const std::string& next) {
+  Record r(64);
+  r.pid(1).set<int32_t>(24, prev_pid);
+  for (size_t i = 0; i < prev.size() && i < 15; ++i) r.set<char>(8 + i, prev[i]);
+  for (size_t i = 0; i < next.size() && i < 15; ++i) r.set<char>(40 + i, next[i]);
+  return r;
+}
+
+// sched:sched_process_exec: __data_loc char[] filename @8, pid @12, old_pid @16.
+Record exec_record(const std::string& filename, int32_t pid) {
+  Record r(20 + filename.size() + 1);
+  r.pid(pid).set<uint32_t>(8, static_cast<uint32_t>((filename.size() + 1) << 16 | 20)).set<int32_t>(12, pid);
+  for (size_t i = 0; i < filename.size(); ++i) r.set<char>(20 + i, filename[i]);
+  return r;
+}
+
+class StringTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HISTD_REQUIRE_BPF();
+    engine_ = fixture_engine();
+    ASSERT_TRUE(engine_);
+  }
+  void add(const std::string& sys, const std::string& ev, const std::string& cmd) {
+    auto r = engine_->write_trigger(sys, ev, cmd);
+    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
+  }
+  void inject(const std::string& sys, const std::string& ev, const Record& rec) {
+    auto r = engine_->inject(sys, ev, rec.bytes());
+    ASSERT_TRUE(r.ok()) << r.error().context;
+  }
+  std::string rows(const std::string& sys, const std::string& ev) {
+    auto h = engine_->read_hist(sys, ev);
+    EXPECT_TRUE(h.ok());
+    if (!h) return "";
+    // The entry lines only: between the header's blank line and "\nTotals".
+    const size_t begin = h->find("#\n\n") + 3;
+    return h->substr(begin, h->find("\nTotals:") - begin);
+  }
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+TEST_F(StringTest, CharArrayKeysAndGlobs) {
+  add("sched", "sched_switch", "hist:keys=prev_comm:vals=hitcount if prev_comm ~ \"b?[a-s]h*\" && next_comm != swapper");
+  inject("sched", "sched_switch", switch_record("bash", 1, "x"));
+  inject("sched", "sched_switch", switch_record("bash", 2, "x"));
+  inject("sched", "sched_switch", switch_record("bush", 3, "x"));      // 'u' is not in [a-s]
+  inject("sched", "sched_switch", switch_record("bosh-5.1", 4, "x"));  // matches: b o s h *
+  inject("sched", "sched_switch", switch_record("bash", 5, "swapper"));
+  inject("sched", "sched_switch", switch_record("ba", 6, "x"));
+  EXPECT_EQ(rows("sched", "sched_switch"),
+            "{ prev_comm: bosh-5.1                                           } hitcount:          1\n"
+            "{ prev_comm: bash                                               } hitcount:          2\n");
+}
+
+TEST_F(StringTest, GlobShapes) {
+  struct Case {
+    const char* pattern;
+    std::vector<std::string> match, no_match;
+  };
+  const std::vector<Case> cases = {
+      {"*sh", {"bash", "sh", "zsh"}, {"shell", "s"}},
+      {"*ash*", {"bash", "ash", "dash-1"}, {"ahs", "as"}},
+      {"k*worker*/*", {"kworker/0:1", "kxworkerx/"}, {"kworker", "worker/1"}},
+      {"[!a-z]*", {"0abc", "_x"}, {"abc", ""}},
+      {"exact", {"exact"}, {"exact1", "exac"}},
+  };
+  for (const Case& c : cases) {
+    ASSERT_TRUE(engine_->truncate_triggers("sched", "sched_switch").ok());
+    add("sched", "sched_switch", std::string("hist:keys=prev_pid if prev_comm ~ \"") + c.pattern + "\"");
+    int32_t pid = 1;
+    for (const auto& s : c.match) inject("sched", "sched_switch", switch_record(s, pid++, "x"));
+    for (const auto& s : c.no_match) inject("sched", "sched_switch", switch_record(s, 1000 + pid++, "x"));
+    const std::string h = *engine_->read_hist("sched", "sched_switch");
+    EXPECT_NE(h.find("Hits: " + std::to_string(c.match.size()) + "\n"), std::string::npos) << c.pattern << "\n" << h;
+  }
+}
+
+TEST_F(StringTest, DataLocStringKeyAndEquality) {
+  add("sched", "sched_process_exec", "hist:keys=filename:vals=hitcount if filename != \"/bin/true\"");
+  inject("sched", "sched_process_exec", exec_record("/usr/bin/env", 10));
+  inject("sched", "sched_process_exec", exec_record("/usr/bin/env", 11));
+  inject("sched", "sched_process_exec", exec_record("/bin/true", 12));
+  inject("sched", "sched_process_exec", exec_record("/bin/sh", 13));
+  EXPECT_EQ(rows("sched", "sched_process_exec"),
+            "{ filename: /bin/sh                                            } hitcount:          1\n"
+            "{ filename: /usr/bin/env                                       } hitcount:          2\n");
+}
+
+}  // namespace
+}  // namespace histd::testing
