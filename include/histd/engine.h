@@ -88,7 +88,7 @@ class Engine {
   void release_trigger(Trigger& t);
   EventState& event_state(const std::string& system, const std::string& event);
   void log_error(const std::string& location, const Diagnostic& d);
-  CommandResult user_error(const EventState& ev, Diagnostic d);
+  CommandResult user_error(EventState& ev, Diagnostic d);
 
   std::mutex mu_;
   catalog::Catalog catalog_;

@@ -37,6 +37,8 @@ struct Engine::EventState {
   std::optional<runtime::Attachment> attachment;
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
+  // The last rejected command, shown in the hist file until the next command.
+  std::optional<Diagnostic> last_error;
 };
 
 std::string CommandFailure::message() const {
@@ -89,8 +91,9 @@ void Engine::log_error(const std::string& location, const Diagnostic& d) {
   while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
 }
 
-CommandResult Engine::user_error(const EventState& ev, Diagnostic d) {
+CommandResult Engine::user_error(EventState& ev, Diagnostic d) {
   log_error(fmt::format("hist:{}:{}", ev.system, ev.event), d);
+  ev.last_error = d;
   return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}});
 }
 
@@ -184,6 +187,7 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
 }
 
 CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
+  ev.last_error.reset();
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return system_failure(std::move(format).error());
   auto planned = pipeline::plan_command(text, **format);
@@ -303,7 +307,10 @@ Expected<std::string> Engine::read_hist(const std::string& system, const std::st
     const Trigger& t = *it->second->triggers[i];
     sections.push_back(render::Section{t.plan.trigger_text() + (t.paused ? " [paused]" : " [active]"), &tables[i]});
   }
-  return render::render_event(sections, resolver_);
+  std::string out = render::render_event(sections, resolver_);
+  if (const auto& e = it->second->last_error)
+    out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->command);
+  return out;
 }
 
 std::string Engine::read_error_log() {

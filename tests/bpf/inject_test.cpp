@@ -207,6 +207,11 @@ TEST_F(InjectTest, BadCommandLogsCaretAndChangesNothing) {
       << log;
   EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+  // The hist file shows the error until the next command on the event.
+  const std::string error_block = "\nERROR: Couldn't find field\n  Last command: hist:keys=fd,junk:vals=count\n\n";
+  EXPECT_NE(hist().find(error_block), std::string::npos) << hist();
+  add("hist:keys=fd:pause");
+  EXPECT_EQ(hist().find("ERROR:"), std::string::npos) << hist();
 }
 
 TEST_F(InjectTest, TruncateRemovesEveryTrigger) {
