@@ -44,7 +44,10 @@ expect_eq "error_log has the caret under the field" \
 "hist:syscalls:sys_enter_write: error: Couldn't find field
   Command: hist:keys=fd,nosuchfield
                        ^" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/error_log")"
-expect_eq "hist unchanged after the error" "$expected" "$(cat "$EV/hist")"
+expect_eq "hist unchanged, with the error below, until the next command" "$expected
+
+ERROR: Couldn't find field
+  Last command: hist:keys=fd,nosuchfield" "$(cat "$EV/hist")"
 
 # '!' with the printed line removes the trigger.
 echo "!hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD" >> "$EV/trigger"
