@@ -82,6 +82,7 @@ static __always_inline __u32 histd_strlen(const struct histd_str *b) {
  * own. */
 struct histd_common {
   __u64 pid;
+  __u64 ts; /* common_timestamp in ns; read only when a trigger needs it */
 };
 
 static __always_inline int histd_paused(__u32 slot) {
@@ -144,7 +145,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
 /* The test entry: args[0] is a user pointer to a record, args[1] its length.
  * The record is copied to per-CPU scratch and handed to the same handler the
  * tracepoint path runs; common_pid comes from the record itself. */
-#define HISTD_TEST_ENTRY(handler)                                              \
+#define HISTD_TEST_ENTRY(handler, needs_ts)                                    \
   SEC("raw_tp")                                                                \
   int test_entry(__u64 *args) {                                                \
     __u32 zero = 0;                                                            \
@@ -158,15 +159,19 @@ static __always_inline __u64 histd_log2(__u64 v) {
     if (bpf_probe_read_user(buf->data, len, (const void *)args[0]))           \
       return 3;                                                                \
     struct histd_common c = {.pid = (__u64)(__s64) * (__s32 *)(buf->data + 4)}; \
+    if (needs_ts)                                                              \
+      c.ts = bpf_ktime_get_ns();                                               \
     handler(buf->data, &c);                                                    \
     return 0;                                                                  \
   }
 
 /* The tracepoint entry the dispatcher tail-calls. */
-#define HISTD_EVENT_ENTRY(handler)                                             \
+#define HISTD_EVENT_ENTRY(handler, needs_ts)                                   \
   SEC("tracepoint")                                                            \
   int event_prog(void *ctx) {                                                  \
     struct histd_common c = {.pid = (__u32)bpf_get_current_pid_tgid()};        \
+    if (needs_ts)                                                              \
+      c.ts = bpf_ktime_get_ns();                                               \
     handler(ctx, &c);                                                          \
     return 0;                                                                  \
   }

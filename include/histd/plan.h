@@ -45,6 +45,7 @@ enum class KeyTransform {
   None,
   Log2,     // ilog2(roundup_pow_of_two(v))
   Buckets,  // (v / buckets) * buckets
+  Usecs,    // common_timestamp.usecs: ns / 1000
 };
 
 struct KeyField {
@@ -64,6 +65,7 @@ struct ValField {
   std::string spec;  // "bytes_req.hex"
   FieldAccess access;
   table::ValDisplay display = table::ValDisplay::Decimal;
+  bool usecs = false;  // common_timestamp.usecs
   friend bool operator==(const ValField&, const ValField&) = default;
 };
 
@@ -147,6 +149,8 @@ struct HistPlan {
   // An .execname key keeps the comm of the task that created each entry
   // after the u64 values.
   bool saves_comm() const;
+  // Any field reads common_timestamp: the trigger line then shows the clock.
+  bool uses_timestamp() const;
   static constexpr uint32_t kCommSize = 16;
   uint32_t value_size() const { return static_cast<uint32_t>(vals.size() * 8) + (saves_comm() ? kCommSize : 0); }
   // Two plans may share a named table when their layouts agree.

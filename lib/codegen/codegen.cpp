@@ -20,7 +20,7 @@ std::string load_expr(const FieldAccess& a) {
     case Source::CommonCpu:
       return "((__u64)bpf_get_smp_processor_id())";
     case Source::Timestamp:
-      return "bpf_ktime_get_ns()";
+      return "c->ts";
     case Source::Hitcount:
       return "1";
     case Source::CurrentComm:  // strings never reach here
@@ -253,6 +253,9 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
       case plan::KeyTransform::Buckets:
         value = fmt::format("(({} / {}ULL) * {}ULL)", value, key.buckets, key.buckets);
         break;
+      case plan::KeyTransform::Usecs:
+        value = fmt::format("({} / 1000)", value);
+        break;
     }
     out += fmt::format("  key->k{} = {};\n", k, value);
   }
@@ -262,7 +265,11 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
   if (p.saves_comm()) out += "    bpf_get_current_comm(init.comm, sizeof(init.comm));\n";
   out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                      table_map_name(i));
-  for (size_t k = 0; k < p.vals.size(); ++k) out += fmt::format("  v->v[{}] += {};\n", k, load_expr(p.vals[k].access));
+  for (size_t k = 0; k < p.vals.size(); ++k) {
+    std::string value = load_expr(p.vals[k].access);
+    if (p.vals[k].usecs) value = fmt::format("({} / 1000)", value);
+    out += fmt::format("  v->v[{}] += {};\n", k, value);
+  }
   out += "  st->hits++;\n}\n\n";
 }
 
@@ -285,7 +292,10 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers) {
   out += em.body;
   out += "static __always_inline void handle(const void *rec, const struct histd_common *c) {\n";
   for (size_t i = 0; i < triggers.size(); ++i) out += fmt::format("  trigger_{}(rec, c);\n", i);
-  out += "  (void)rec;\n  (void)c;\n}\n\nHISTD_EVENT_ENTRY(handle)\nHISTD_TEST_ENTRY(handle)\n";
+  bool needs_ts = false;
+  for (const TriggerInput& t : triggers) needs_ts = needs_ts || t.plan->uses_timestamp();
+  out += fmt::format("  (void)rec;\n  (void)c;\n}}\n\nHISTD_EVENT_ENTRY(handle, {0})\nHISTD_TEST_ENTRY(handle, {0})\n",
+                     needs_ts ? 1 : 0);
   return out;
 }
 

@@ -30,6 +30,7 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
     s += p.sort[i].spec;
   }
   if (with_size) s += fmt::format(":size={}", p.max_entries);
+  if (p.uses_timestamp()) s += ":clock=global";
   if (p.nohitcount) s += ":nohitcount";
   if (p.filter) s += " if " + p.filter_text;
   return s;
@@ -63,6 +64,14 @@ table::Table HistPlan::columns() const {
 bool HistPlan::saves_comm() const {
   for (const KeyField& k : keys)
     if (k.display == table::KeyDisplay::Execname) return true;
+  return false;
+}
+
+bool HistPlan::uses_timestamp() const {
+  for (const KeyField& k : keys)
+    if (k.access.source == Source::Timestamp) return true;
+  for (const ValField& v : vals)
+    if (v.access.source == Source::Timestamp) return true;
   return false;
 }
 

@@ -59,9 +59,6 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
   key.access = r->access;
   if (r->access.source == Source::Hitcount)
     return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
-  if (r->access.source == Source::Timestamp)
-    return error(cmd, ErrorCode::Unsupported, name_span(ref), "common_timestamp");
-
   const bool is_string = is_string_kind(r->access.kind);
   if (!is_string && r->access.kind != catalog::FieldKind::Integer)
     return error(cmd, ErrorCode::Unsupported, name_span(ref), "arrays as keys");
@@ -109,6 +106,9 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
       return error(cmd, ErrorCode::Unsupported, mod->span,
                    "." + std::string(spec::modifier_name(mod->kind)));
     case Modifier::Usecs:
+      if (r->access.source != Source::Timestamp) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+      key.transform = KeyTransform::Usecs;
+      return key;
     case Modifier::Percent:
     case Modifier::Graph:
       return error(cmd, ErrorCode::BadFieldModifier, mod->span);
@@ -122,8 +122,6 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
   if (!r) return unexpected(std::move(r).error());
   std::optional<spec::ModifierUse> mod;
   if (!ref.modifiers.empty()) mod = ref.modifiers[0];
-  if (r->access.source == Source::Timestamp)
-    return error(cmd, ErrorCode::Unsupported, name_span(ref), "common_timestamp");
   if (r->access.kind != catalog::FieldKind::Integer)
     return error(cmd, ErrorCode::StringValue, name_span(ref));
 
@@ -141,6 +139,10 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
       return val;
     case Modifier::Graph:
       val.display = table::ValDisplay::Graph;
+      return val;
+    case Modifier::Usecs:
+      if (r->access.source != Source::Timestamp) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+      val.usecs = true;
       return val;
     default:
       return error(cmd, ErrorCode::BadFieldModifier, mod->span);
