@@ -161,7 +161,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
     struct histd_common c = {.pid = (__u64)(__s64) * (__s32 *)(buf->data + 4)}; \
     if (needs_ts)                                                              \
       c.ts = bpf_ktime_get_ns();                                               \
-    handler(buf->data, &c);                                                    \
+    handler(args, buf->data, &c);                                              \
     return 0;                                                                  \
   }
 
@@ -172,7 +172,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
     struct histd_common c = {.pid = (__u32)bpf_get_current_pid_tgid()};        \
     if (needs_ts)                                                              \
       c.ts = bpf_ktime_get_ns();                                               \
-    handler(ctx, &c);                                                          \
+    handler(ctx, ctx, &c);                                                     \
     return 0;                                                                  \
   }
 

@@ -28,6 +28,7 @@ enum class Source {
   Timestamp,  // common_timestamp, ns
   Hitcount,   // the implicit counter (values only)
   CurrentComm,  // common_comm / comm: the current task's comm (a char[16])
+  Stacktrace,   // common_stacktrace / stacktrace: 16 kernel frames
 };
 
 struct FieldAccess {

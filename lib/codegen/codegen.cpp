@@ -23,7 +23,8 @@ std::string load_expr(const FieldAccess& a) {
       return "c->ts";
     case Source::Hitcount:
       return "1";
-    case Source::CurrentComm:  // strings never reach here
+    case Source::CurrentComm:  // strings and stacks never reach here
+    case Source::Stacktrace:
     case Source::Record:
       break;
   }
@@ -196,6 +197,8 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
     const plan::KeyField& key = p.keys[k];
     if (key.display == table::KeyDisplay::String)
       out += fmt::format("  char k{}[{}];\n", k, key.size);
+    else if (key.display == table::KeyDisplay::Stacktrace)
+      out += fmt::format("  __u64 k{}[{}];\n", k, key.size / 8);
     else
       out += fmt::format("  __u64 k{};\n", k);
   }
@@ -223,8 +226,9 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
   std::string& out = em.body;
   const std::string filter = p.filter ? em.filter_expr(*p.filter, p.filter->root) : "";
   out += fmt::format(
-      "static __attribute__((noinline)) void trigger_{}(const void *rec, const struct histd_common *c) {{\n", i);
-  out += "  (void)rec;\n  (void)c;\n";
+      "static __attribute__((noinline)) void trigger_{}(void *ctx, const void *rec, const struct histd_common *c) {{\n",
+      i);
+  out += "  (void)ctx;\n  (void)rec;\n  (void)c;\n";
   out += fmt::format("  if (histd_paused({}u))\n    return;\n", in.control_slot);
   if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
   out += fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n",
@@ -241,6 +245,11 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
     const plan::KeyField& key = p.keys[k];
     if (key.display == table::KeyDisplay::String) {
       out += string_key(k, key);
+      continue;
+    }
+    if (key.display == table::KeyDisplay::Stacktrace) {
+      // The kernel stack at the event; unused frames stay zero.
+      out += fmt::format("  bpf_get_stack(ctx, key->k{}, sizeof(key->k{}), 0);\n", k, k);
       continue;
     }
     std::string value = load_expr(key.access);
@@ -290,8 +299,8 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers) {
   for (size_t i = 0; i < triggers.size(); ++i) emit_handler(em, i, triggers[i]);
   out += em.helpers;
   out += em.body;
-  out += "static __always_inline void handle(const void *rec, const struct histd_common *c) {\n";
-  for (size_t i = 0; i < triggers.size(); ++i) out += fmt::format("  trigger_{}(rec, c);\n", i);
+  out += "static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {\n";
+  for (size_t i = 0; i < triggers.size(); ++i) out += fmt::format("  trigger_{}(ctx, rec, c);\n", i);
   bool needs_ts = false;
   for (const TriggerInput& t : triggers) needs_ts = needs_ts || t.plan->uses_timestamp();
   out += fmt::format("  (void)rec;\n  (void)c;\n}}\n\nHISTD_EVENT_ENTRY(handle, {0})\nHISTD_TEST_ENTRY(handle, {0})\n",

@@ -38,6 +38,12 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
     r.access = FieldAccess{Source::CurrentComm, 0, 16, false, catalog::FieldKind::CharArray, 16};
     return r;
   }
+  if (name == "common_stacktrace" || name == "stacktrace") {
+    ResolvedField r;
+    r.name = "common_stacktrace";
+    r.access = FieldAccess{Source::Stacktrace, 0, 8 * kStackDepth, false, catalog::FieldKind::Array, kStackDepth};
+    return r;
+  }
   if (name == "common_timestamp") {
     ResolvedField r;
     r.name = "common_timestamp";

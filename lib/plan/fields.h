@@ -12,6 +12,9 @@
 
 namespace histd::plan {
 
+// Frames of a stacktrace key, as HIST_STACKTRACE_DEPTH.
+inline constexpr uint32_t kStackDepth = 16;
+
 struct ResolvedField {
   std::string name;  // canonical printed name ("common_cpu" for "cpu")
   FieldAccess access;

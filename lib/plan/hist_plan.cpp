@@ -108,6 +108,8 @@ std::string describe(const HistPlan& p) {
         return "hitcount";
       case Source::CurrentComm:
         return "current comm";
+      case Source::Stacktrace:
+        return "kernel stack";
     }
     return "?";
   };

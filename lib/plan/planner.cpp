@@ -59,6 +59,12 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
   key.access = r->access;
   if (r->access.source == Source::Hitcount)
     return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
+  if (r->access.source == Source::Stacktrace) {
+    if (mod) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+    key.display = table::KeyDisplay::Stacktrace;
+    key.size = r->access.size;
+    return key;
+  }
   const bool is_string = is_string_kind(r->access.kind);
   if (!is_string && r->access.kind != catalog::FieldKind::Integer)
     return error(cmd, ErrorCode::Unsupported, name_span(ref), "arrays as keys");
@@ -123,7 +129,8 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
   std::optional<spec::ModifierUse> mod;
   if (!ref.modifiers.empty()) mod = ref.modifiers[0];
   if (r->access.kind != catalog::FieldKind::Integer)
-    return error(cmd, ErrorCode::StringValue, name_span(ref));
+    return error(cmd, is_string_kind(r->access.kind) ? ErrorCode::StringValue : ErrorCode::Unsupported,
+                 name_span(ref), is_string_kind(r->access.kind) ? "" : "arrays as values");
 
   ValField val;
   val.name = r->name;
@@ -187,7 +194,8 @@ Result<TypedFilter, Diagnostic> plan_filter(const spec::HistCommand& cmd,
       case spec::FilterNode::Kind::Predicate: {
         const spec::Predicate& p = node.predicate;
         auto r = resolve_field(format, p.field.name);
-        if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp)
+        if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp ||
+            r->access.source == Source::Stacktrace)
           return error(cmd, ErrorCode::FilterFieldNotFound, name_span(p.field));
         if (!r->readable)
           return error(cmd, ErrorCode::Unsupported, name_span(p.field),
