@@ -26,7 +26,7 @@ struct Node {
   std::string file;  // README, format, trigger, ...
 };
 
-constexpr const char* kEventFiles[] = {"format", "hist", "id", "trigger"};
+constexpr const char* kEventFiles[] = {"format", "hist", "hist_debug", "id", "trigger"};
 constexpr const char* kRootFiles[] = {"README", "available_events", "error_log"};
 
 // An open file: its content generated at open time.
@@ -130,6 +130,10 @@ struct Tree::Context {
       auto text = engine->read_hist(n.system, n.event);
       if (!text) return -text.error().err;
       out = std::move(*text);
+      return 0;
+    }
+    if (n.file == "hist_debug") {
+      out = engine->read_hist_debug(n.system, n.event);
       return 0;
     }
     auto format = engine->catalog().event(n.system, n.event);

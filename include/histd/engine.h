@@ -59,6 +59,7 @@ class Engine {
 
   std::string read_trigger(const std::string& system, const std::string& event);
   Expected<std::string> read_hist(const std::string& system, const std::string& event);
+  std::string read_hist_debug(const std::string& system, const std::string& event);
   std::string read_error_log();
   void clear_error_log();
   // "system:event <trigger line>" for every trigger, in event order.

@@ -38,6 +38,7 @@ struct FieldAccess {
   bool is_signed = false;
   catalog::FieldKind kind = catalog::FieldKind::Integer;
   uint32_t array_len = 0;
+  std::string type;  // the C type, as hist_debug shows it
   friend bool operator==(const FieldAccess&, const FieldAccess&) = default;
 };
 
@@ -163,7 +164,11 @@ struct HistPlan {
 Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
                                        const catalog::EventFormat& format);
 
-// Human-readable dump of a plan, for `histctl explain` and hist_debug.
+// Human-readable dump of a plan, for `histctl explain`.
 std::string describe(const HistPlan& plan);
+
+// The field sections of the kernel's hist_debug output for one trigger
+// (from "  n_vals:" on), plus histd's own layout lines.
+std::string debug_fields(const HistPlan& plan);
 
 }  // namespace histd::plan

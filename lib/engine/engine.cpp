@@ -313,6 +313,27 @@ Expected<std::string> Engine::read_hist(const std::string& system, const std::st
   return out;
 }
 
+std::string Engine::read_hist_debug(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  if (it == events_.end()) return {};
+  std::string out;
+  for (size_t n = 0; n < it->second->triggers.size(); ++n) {
+    const Trigger& t = *it->second->triggers[n];
+    if (n > 0) out += "\n\n";
+    out += fmt::format("# event histogram\n#\n# trigger info: {}{}\n#\n\n", t.plan.trigger_text(),
+                       t.paused ? " [paused]" : " [active]");
+    // The kernel prints the hist_data pointer; the table map's id names
+    // the same thing here (shared by named triggers, stable while it lives).
+    bpf_map_info info{};
+    uint32_t len = sizeof(info);
+    bpf_obj_get_info_by_fd(t.table->map.get(), &info, &len);
+    out += fmt::format("hist_data: {:016x}\n\n", info.id);
+    out += plan::debug_fields(t.plan);
+  }
+  return out;
+}
+
 std::string Engine::read_error_log() {
   std::lock_guard lock(mu_);
   std::string out;

@@ -12,6 +12,7 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
   if (const catalog::Field* f = format.find(name)) {
     ResolvedField r;
     r.name = f->name;
+    r.access.type = f->type;
     r.access.offset = f->offset;
     r.access.size = f->size;
     r.access.is_signed = f->is_signed;
@@ -29,31 +30,32 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
   if (name == "common_cpu" || name == "cpu" || name == "CPU") {
     ResolvedField r;
     r.name = "common_cpu";
-    r.access = FieldAccess{Source::CommonCpu, 0, 4, false, catalog::FieldKind::Integer, 0};
+    r.access = FieldAccess{Source::CommonCpu, 0, 4, false, catalog::FieldKind::Integer, 0, "unsigned int"};
     return r;
   }
   if (name == "common_comm" || name == "comm" || name == "COMM") {
     ResolvedField r;
     r.name = "common_comm";
-    r.access = FieldAccess{Source::CurrentComm, 0, 16, false, catalog::FieldKind::CharArray, 16};
+    r.access = FieldAccess{Source::CurrentComm, 0, 16, false, catalog::FieldKind::CharArray, 16, "char[16]"};
     return r;
   }
   if (name == "common_stacktrace" || name == "stacktrace") {
     ResolvedField r;
     r.name = "common_stacktrace";
-    r.access = FieldAccess{Source::Stacktrace, 0, 8 * kStackDepth, false, catalog::FieldKind::Array, kStackDepth};
+    r.access = FieldAccess{Source::Stacktrace, 0, 8 * kStackDepth, false, catalog::FieldKind::Array, kStackDepth,
+                           "unsigned long[]"};
     return r;
   }
   if (name == "common_timestamp") {
     ResolvedField r;
     r.name = "common_timestamp";
-    r.access = FieldAccess{Source::Timestamp, 0, 8, false, catalog::FieldKind::Integer, 0};
+    r.access = FieldAccess{Source::Timestamp, 0, 8, false, catalog::FieldKind::Integer, 0, "u64"};
     return r;
   }
   if (name == "hitcount") {
     ResolvedField r;
     r.name = "hitcount";
-    r.access = FieldAccess{Source::Hitcount, 0, 8, false, catalog::FieldKind::Integer, 0};
+    r.access = FieldAccess{Source::Hitcount, 0, 8, false, catalog::FieldKind::Integer, 0, "u64"};
     return r;
   }
   return std::nullopt;

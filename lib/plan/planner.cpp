@@ -265,6 +265,7 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   hitcount.name = "hitcount";
   hitcount.spec = "hitcount";
   hitcount.access.source = Source::Hitcount;
+  hitcount.access.type = "u64";
   plan.vals.push_back(hitcount);
   bool skipped_hitcount = false;
   for (const spec::FieldRef& ref : cmd.vals) {
