@@ -7,8 +7,14 @@
 
 #include <fmt/format.h>
 
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +38,15 @@ constexpr const char* kRootFiles[] = {"README", "available_events", "error_log"}
 // An open file: its content generated at open time.
 struct OpenFile {
   std::string content;
+  uint64_t version = 0;  // hist files: the event's version when opened
+};
+
+// A poll() waiting for an event's tables to change.
+struct Waiter {
+  std::string system;
+  std::string event;
+  uint64_t version = 0;
+  struct fuse_pollhandle* handle = nullptr;
 };
 
 std::vector<std::string> split_path(const char* path) {
@@ -53,6 +68,8 @@ std::vector<std::string> split_path(const char* path) {
 
 struct Tree::Context {
   engine::Engine* engine = nullptr;
+  std::mutex waiters_mu;
+  std::vector<Waiter> waiters;
   std::map<std::string, std::set<std::string>> systems;  // system -> events
 
   Node resolve(const char* path) const {
@@ -211,6 +228,7 @@ int op_open(const char* path, struct fuse_file_info* fi) {
     }
   }
   auto file = std::make_unique<OpenFile>();
+  if (n.file == "hist") file->version = ctx.engine->version(n.system, n.event);
   if (mode != O_WRONLY) {
     int rc = ctx.generate(n, file->content);
     if (rc < 0) return rc;
@@ -257,6 +275,29 @@ int op_truncate(const char* path, off_t, struct fuse_file_info*) {
   return 0;
 }
 
+int op_poll(const char* path, struct fuse_file_info* fi, struct fuse_pollhandle* ph, unsigned* revents) {
+  Tree::Context& ctx = context();
+  const Node n = ctx.resolve(path);
+  const auto* file = reinterpret_cast<const OpenFile*>(fi->fh);
+  if (n.file != "hist" || !file) {
+    // Everything else is always readable, as a seq_file is.
+    *revents = POLLIN | POLLRDNORM;
+    if (ph) fuse_pollhandle_destroy(ph);
+    return 0;
+  }
+  if (ctx.engine->version(n.system, n.event) != file->version) {
+    *revents = POLLIN | POLLPRI;
+    if (ph) fuse_pollhandle_destroy(ph);
+    return 0;
+  }
+  *revents = 0;
+  if (ph) {
+    std::lock_guard lock(ctx.waiters_mu);
+    ctx.waiters.push_back(Waiter{n.system, n.event, file->version, ph});
+  }
+  return 0;
+}
+
 int op_release(const char*, struct fuse_file_info* fi) {
   delete reinterpret_cast<OpenFile*>(fi->fh);
   fi->fh = 0;
@@ -289,6 +330,7 @@ Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::f
     o.write = op_write;
     o.truncate = op_truncate;
     o.release = op_release;
+    o.poll = op_poll;
     o.init = op_init;
     return o;
   }();
@@ -307,7 +349,36 @@ Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::f
   return tree;
 }
 
+// BPF updates are invisible to user space until read: pollers are woken by
+// checking their events' versions a few times a second.
+void Tree::watch_pollers() {
+  while (!stop_watch_) {
+    std::vector<Waiter> waiters;
+    {
+      std::lock_guard lock(ctx_->waiters_mu);
+      waiters.swap(ctx_->waiters);
+    }
+    std::vector<Waiter> still;
+    for (Waiter& w : waiters) {
+      if (ctx_->engine->version(w.system, w.event) != w.version) {
+        fuse_notify_poll(w.handle);
+        fuse_pollhandle_destroy(w.handle);
+      } else {
+        still.push_back(std::move(w));
+      }
+    }
+    {
+      std::lock_guard lock(ctx_->waiters_mu);
+      ctx_->waiters.insert(ctx_->waiters.end(), std::make_move_iterator(still.begin()),
+                           std::make_move_iterator(still.end()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 int Tree::run() {
+  stop_watch_ = false;
+  std::thread watcher([this] { watch_pollers(); });
   struct fuse_session* se = fuse_get_session(fuse_);
   if (fuse_set_signal_handlers(se) != 0) return -1;
   struct fuse_loop_config* cfg = fuse_loop_cfg_create();
@@ -315,6 +386,11 @@ int Tree::run() {
   int rc = fuse_loop_mt(fuse_, cfg);
   fuse_loop_cfg_destroy(cfg);
   fuse_remove_signal_handlers(se);
+  stop_watch_ = true;
+  watcher.join();
+  std::lock_guard lock(ctx_->waiters_mu);
+  for (Waiter& w : ctx_->waiters) fuse_pollhandle_destroy(w.handle);
+  ctx_->waiters.clear();
   return rc;
 }
 

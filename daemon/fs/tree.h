@@ -5,6 +5,7 @@
 // direct_io, so sizes read as 0 as in tracefs. Writes go to the engine.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 
@@ -27,7 +28,9 @@ class Tree {
 
  private:
   Tree() = default;
+  void watch_pollers();
   std::unique_ptr<Context> ctx_;
+  std::atomic<bool> stop_watch_{false};
   struct fuse* fuse_ = nullptr;
 };
 

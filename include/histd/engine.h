@@ -59,6 +59,9 @@ class Engine {
 
   std::string read_trigger(const std::string& system, const std::string& event);
   Expected<std::string> read_hist(const std::string& system, const std::string& event);
+  // Changes whenever the event's tables may have changed (hits, drops,
+  // commands): what poll() on a hist file waits for.
+  uint64_t version(const std::string& system, const std::string& event);
   std::string read_hist_debug(const std::string& system, const std::string& event);
   std::string read_error_log();
   void clear_error_log();

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,6 +40,7 @@ struct Engine::EventState {
   std::string source;  // of `program`
   // The last rejected command, shown in the hist file until the next command.
   std::optional<Diagnostic> last_error;
+  uint64_t generation = 0;  // bumped by every command, so pollers see clears
 };
 
 std::string CommandFailure::message() const {
@@ -188,6 +190,7 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
 
 CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   ev.last_error.reset();
+  ++ev.generation;
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return system_failure(std::move(format).error());
   auto planned = pipeline::plan_command(text, **format);
@@ -273,6 +276,7 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   auto it = events_.find(catalog::EventId{system, event});
   if (it == events_.end()) return Unit{};
   EventState& ev = *it->second;
+  ++ev.generation;
   auto st = rebuild(ev, {});
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
@@ -311,6 +315,20 @@ Expected<std::string> Engine::read_hist(const std::string& system, const std::st
   if (const auto& e = it->second->last_error)
     out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->command);
   return out;
+}
+
+uint64_t Engine::version(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(catalog::EventId{system, event});
+  if (it == events_.end()) return 0;
+  uint64_t v = it->second->generation;
+  for (const auto& t : it->second->triggers) {
+    std::vector<histd_table_stats> per_cpu(static_cast<size_t>(std::max(libbpf_num_possible_cpus(), 1)));
+    uint32_t zero = 0;
+    if (bpf_map_lookup_elem(t->table->stats.get(), &zero, per_cpu.data()) != 0) continue;
+    for (const histd_table_stats& s : per_cpu) v += s.hits + s.drops;
+  }
+  return v;
 }
 
 std::string Engine::read_hist_debug(const std::string& system, const std::string& event) {
