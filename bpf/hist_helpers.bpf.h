@@ -90,6 +90,27 @@ static __always_inline int histd_paused(__u32 slot) {
   return !c || c->paused;
 }
 
+/* enable_hist/disable_hist: takes one firing from the trigger's count.
+ * Concurrent firings on other CPUs race for the last one: compare-and-swap
+ * so the count never wraps. */
+static __always_inline int histd_take_count(__u32 slot) {
+  struct histd_trigger_control *c = bpf_map_lookup_elem(&histd_ctl, &slot);
+  if (!c)
+    return 0;
+  __u32 n = c->count;
+  if (n == HISTD_UNLIMITED)
+    return 1;
+  if (n == 0)
+    return 0;
+  return __sync_val_compare_and_swap(&c->count, n, n - 1) == n;
+}
+
+static __always_inline void histd_set_paused(__u32 slot, __u32 paused) {
+  struct histd_trigger_control *c = bpf_map_lookup_elem(&histd_ctl, &slot);
+  if (c)
+    c->paused = paused;
+}
+
 /* Creates the entry for `key` after a failed lookup, with `init` as its
  * value; counts a drop and returns NULL when the table is full. Another CPU
  * may create the same key between the lookup and the update: EEXIST then just

@@ -20,12 +20,14 @@ struct histd_table_stats {
   histd_u64 drops;
 };
 
-/* Per trigger, in the engine's shared control array: flags user space (and
- * later enable_hist/disable_hist) flip without recompiling anything. */
+/* Per trigger, in the engine's shared control array: what user space and
+ * enable_hist/disable_hist flip without recompiling anything. */
 struct histd_trigger_control {
-  histd_u32 paused;
-  histd_u32 reserved;
+  histd_u32 paused; /* hist triggers */
+  histd_u32 count;  /* enable_hist/disable_hist: firings left; HISTD_UNLIMITED */
 };
+
+#define HISTD_UNLIMITED 0xffffffffu
 
 /* Maximum number of triggers alive at once: the size of the control array. */
 #define HISTD_MAX_TRIGGERS 4096

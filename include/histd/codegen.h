@@ -27,7 +27,18 @@ inline constexpr const char* kControlMap = "histd_ctl";
 std::string table_map_name(size_t trigger_index);  // "tbl<i>"
 std::string stats_map_name(size_t trigger_index);  // "st<i>"
 
-// All triggers of one event, in order; one table map and one stats map per trigger.
-std::string generate_event_unit(const std::vector<TriggerInput>& triggers);
+// An enable_hist/disable_hist trigger: when it fires (filter, count), it
+// sets the paused flag of every hist trigger of its target.
+struct EnableInput {
+  const plan::TypedFilter* filter = nullptr;  // none: always
+  uint32_t control_slot = 0;                  // holds its remaining count
+  bool enable = true;
+  std::vector<uint32_t> target_slots;
+};
+
+// All triggers of one event, in order; one table map and one stats map per
+// hist trigger.
+std::string generate_event_unit(const std::vector<TriggerInput>& triggers,
+                                const std::vector<EnableInput>& enables = {});
 
 }  // namespace histd::codegen

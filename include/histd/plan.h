@@ -164,6 +164,11 @@ struct HistPlan {
 Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
                                        const catalog::EventFormat& format);
 
+// Types a filter against an event's format (for commands other than hist
+// that carry a filter, e.g. enable_hist). `command` goes into diagnostics.
+Result<TypedFilter, Diagnostic> plan_filter(const spec::Filter& filter, const catalog::EventFormat& format,
+                                            std::string_view command);
+
 // Human-readable dump of a plan, for `histctl explain`.
 std::string describe(const HistPlan& plan);
 

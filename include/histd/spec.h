@@ -125,9 +125,27 @@ struct HistCommand {
   friend bool operator==(const HistCommand&, const HistCommand&) = default;
 };
 
-// Everything a trigger file accepts. More command kinds (enable_hist, ...)
-// join this variant as they are supported.
-using TriggerCommand = std::variant<HistCommand>;
+// enable_hist:<system>:<event>[:count] [if <filter>] and disable_hist:...
+// The logged command is the text without a leading '!'.
+struct EnableHistCommand {
+  bool remove = false;
+  bool enable = true;  // enable_hist, or disable_hist
+  std::string command;
+  std::string system;
+  Span system_span;
+  std::string event;
+  Span event_span;
+  std::optional<uint64_t> count;  // absent: unlimited
+  Span count_span;
+  std::optional<Filter> filter;
+  friend bool operator==(const EnableHistCommand&, const EnableHistCommand&) = default;
+};
+
+// Everything a trigger file accepts.
+using TriggerCommand = std::variant<HistCommand, EnableHistCommand>;
+
+// Parses "[!]enable_hist:..." / "[!]disable_hist:...".
+Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line);
 
 // Parses one line written to a trigger file (trailing newline and
 // surrounding white space allowed).

@@ -12,9 +12,12 @@ using spec::Modifier;
 
 constexpr uint32_t kMaxStringKey = 256;  // MAX_FILTER_STR_VAL
 
-Unexpected<Diagnostic> error(const spec::HistCommand& cmd, ErrorCode code, Span span,
-                             std::string detail = {}) {
-  return unexpected(Diagnostic{code, span, cmd.command, std::move(detail)});
+Unexpected<Diagnostic> error(std::string_view command, ErrorCode code, Span span, std::string detail = {}) {
+  return unexpected(Diagnostic{code, span, std::string(command), std::move(detail)});
+}
+
+Unexpected<Diagnostic> error(const spec::HistCommand& cmd, ErrorCode code, Span span, std::string detail = {}) {
+  return error(cmd.command, code, span, std::move(detail));
 }
 
 Span name_span(const spec::FieldRef& ref) {
@@ -158,7 +161,7 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
 
 // Numeric constant of a filter predicate, checked and truncated the way the
 // kernel's filter parser does (kstrtoll for signed fields, kstrtoull else).
-Result<uint64_t, Diagnostic> filter_constant(const spec::HistCommand& cmd, const FieldAccess& field,
+Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAccess& field,
                                              const spec::Literal& lit) {
   if (lit.kind != spec::Literal::Kind::Number || (lit.negative && !field.is_signed))
     return error(cmd, ErrorCode::FilterIllegalIntval, lit.span);
@@ -172,8 +175,7 @@ Result<uint64_t, Diagnostic> filter_constant(const spec::HistCommand& cmd, const
   return v;
 }
 
-Result<TypedFilter, Diagnostic> plan_filter(const spec::HistCommand& cmd,
-                                            const catalog::EventFormat& format,
+Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog::EventFormat& format,
                                             const spec::Filter& filter) {
   TypedFilter out;
   out.terms.reserve(filter.nodes.size());
@@ -240,6 +242,11 @@ Result<uint32_t, Diagnostic> table_size(const spec::HistCommand& cmd) {
 }
 
 }  // namespace
+
+Result<TypedFilter, Diagnostic> plan_filter(const spec::Filter& filter, const catalog::EventFormat& format,
+                                            std::string_view command) {
+  return type_filter(command, format, filter);
+}
 
 Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catalog::EventFormat& format) {
   HistPlan plan;
@@ -320,7 +327,7 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   plan.max_entries = *size;
 
   if (cmd.filter) {
-    auto filter = plan_filter(cmd, format, *cmd.filter);
+    auto filter = type_filter(cmd.command, format, *cmd.filter);
     if (!filter) return unexpected(std::move(filter).error());
     plan.filter = std::move(*filter);
     plan.filter_text = cmd.filter->text;
