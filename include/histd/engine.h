@@ -80,12 +80,23 @@ class Engine {
  private:
   struct TableState;
   struct Trigger;
+  struct EnableTrigger;
   struct EventState;
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
 
   CommandResult apply_hist(EventState& ev, std::string_view text);
-  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers);
+  CommandResult apply_enable(EventState& ev, std::string_view text);
+  static bool is_enable_command(std::string_view text);
+  std::string enable_line(const EnableTrigger& e) const;
+  std::vector<EnableTrigger*> enables_of(EventState& ev);
+  std::vector<Trigger*> triggers_of(EventState& ev);
+  // Rebuilds the events whose enable_hist/disable_hist target `target`,
+  // after its set of hist triggers changed.
+  void refresh_enablers_of(const EventState& target);
+  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
+  void release_slot(uint32_t slot);
+  bool is_paused(uint32_t slot) const;
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   Status set_paused(uint32_t slot, bool paused);
   Expected<uint32_t> allocate_slot();

@@ -1,5 +1,7 @@
 #include "histd/engine.h"
 
+#include "engine/engine_state.h"
+
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -17,31 +19,6 @@
 #include "hist_shared.h"
 
 namespace histd::engine {
-
-struct Engine::TableState {
-  plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
-  runtime::Fd map;
-  runtime::Fd stats;
-};
-
-struct Engine::Trigger {
-  plan::HistPlan plan;
-  std::shared_ptr<TableState> table;
-  uint32_t slot = 0;
-  bool paused = false;
-};
-
-struct Engine::EventState {
-  std::string system;
-  std::string event;
-  std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
-  std::optional<runtime::Attachment> attachment;
-  std::optional<runtime::EventProgram> program;
-  std::string source;  // of `program`
-  // The last rejected command, shown in the hist file until the next command.
-  std::optional<Diagnostic> last_error;
-  uint64_t generation = 0;  // bumped by every command, so pollers see clears
-};
 
 std::string CommandFailure::message() const {
   if (diagnostic) return diagnostic->message();
@@ -115,10 +92,22 @@ Status Engine::set_paused(uint32_t slot, bool paused) {
   return ok_status();
 }
 
+void Engine::release_slot(uint32_t slot) {
+  // A freed slot reads as paused with no firings left, so a stale program
+  // can never count into it or fire through it.
+  histd_trigger_control c{1, 0};
+  bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY);
+  slot_used_[slot] = false;
+}
+
+bool Engine::is_paused(uint32_t slot) const {
+  histd_trigger_control c{};
+  if (bpf_map_lookup_elem(control_.get(), &slot, &c) != 0) return false;
+  return c.paused != 0;
+}
+
 void Engine::release_trigger(Trigger& t) {
-  // A freed slot reads as paused, so a stale program can never count into it.
-  (void)set_paused(t.slot, true);
-  slot_used_[t.slot] = false;
+  release_slot(t.slot);
   t.table.reset();
 }
 
@@ -144,8 +133,9 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
 
 // Compiles and loads one program holding `triggers`, then swaps it into the
 // event's dispatcher. Nothing observable changes unless every step succeeds.
-Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers) {
-  if (triggers.empty()) {
+Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
+                       const std::vector<EnableTrigger*>& enables) {
+  if (triggers.empty() && enables.empty()) {
     ev.attachment.reset();
     ev.program.reset();
     ev.source.clear();
@@ -158,7 +148,18 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers) {
     maps[codegen::table_map_name(i)] = triggers[i]->table->map.get();
     maps[codegen::stats_map_name(i)] = triggers[i]->table->stats.get();
   }
-  std::string source = codegen::generate_event_unit(inputs);
+  std::vector<codegen::EnableInput> enable_inputs;
+  for (const EnableTrigger* e : enables) {
+    codegen::EnableInput in;
+    in.filter = e->filter ? &*e->filter : nullptr;
+    in.control_slot = e->slot;
+    in.enable = e->cmd.enable;
+    auto target = events_.find(catalog::EventId{e->cmd.system, e->cmd.event});
+    if (target != events_.end())
+      for (const auto& t : target->second->triggers) in.target_slots.push_back(t->slot);
+    enable_inputs.push_back(std::move(in));
+  }
+  std::string source = codegen::generate_event_unit(inputs, enable_inputs);
   auto object = compiler_.compile(source);
   if (!object) return unexpected(std::move(object).error());
   auto program = runtime::EventProgram::load(*object, maps);
@@ -185,6 +186,7 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   EventState& ev = event_state(system, event);
+  if (is_enable_command(text)) return apply_enable(ev, text);
   return apply_hist(ev, text);
 }
 
@@ -208,10 +210,11 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
     std::vector<Trigger*> rest;
     for (auto& t : ev.triggers)
       if (t.get() != found->get()) rest.push_back(t.get());
-    auto st = rebuild(ev, rest);
+    auto st = rebuild(ev, rest, enables_of(ev));
     if (!st) return system_failure(std::move(st).error());
     release_trigger(**found);
     ev.triggers.erase(found);
+    refresh_enablers_of(ev);
     return Unit{};
   }
 
@@ -223,7 +226,6 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
         const bool paused = plan.control == spec::Control::Pause;
         auto st = set_paused(t.slot, paused);
         if (!st) return system_failure(std::move(st).error());
-        t.paused = paused;
         return Unit{};
       }
       case spec::Control::Clear: {
@@ -257,17 +259,17 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   trigger->plan = std::move(plan);
   trigger->table = std::move(*table);
   trigger->slot = *slot;
-  trigger->paused = trigger->plan.control == spec::Control::Pause;
-  auto st = set_paused(trigger->slot, trigger->paused);
+  auto st = set_paused(trigger->slot, trigger->plan.control == spec::Control::Pause);
   std::vector<Trigger*> all;
   for (auto& t : ev.triggers) all.push_back(t.get());
   all.push_back(trigger.get());
-  if (st) st = rebuild(ev, all);
+  if (st) st = rebuild(ev, all, enables_of(ev));
   if (!st) {
     release_trigger(*trigger);
     return system_failure(std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));
+  refresh_enablers_of(ev);
   return Unit{};
 }
 
@@ -277,21 +279,25 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   if (it == events_.end()) return Unit{};
   EventState& ev = *it->second;
   ++ev.generation;
-  auto st = rebuild(ev, {});
+  auto st = rebuild(ev, {}, {});
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
   ev.triggers.clear();
+  for (auto& e : ev.enables) release_slot(e->slot);
+  ev.enables.clear();
+  refresh_enablers_of(ev);
   return Unit{};
 }
 
 std::string Engine::read_trigger(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end() || it->second->triggers.empty())
-    return "# Available triggers:\n# hist\n";
+  if (it == events_.end() || (it->second->triggers.empty() && it->second->enables.empty()))
+    return "# Available triggers:\n# enable_hist disable_hist hist\n";
   std::string out;
+  for (const auto& e : it->second->enables) out += enable_line(*e) + "\n";
   for (const auto& t : it->second->triggers)
-    out += t->plan.trigger_text() + (t->paused ? " [paused]\n" : " [active]\n");
+    out += t->plan.trigger_text() + (is_paused(t->slot) ? " [paused]\n" : " [active]\n");
   return out;
 }
 
@@ -309,7 +315,8 @@ Expected<std::string> Engine::read_hist(const std::string& system, const std::st
   }
   for (size_t i = 0; i < tables.size(); ++i) {
     const Trigger& t = *it->second->triggers[i];
-    sections.push_back(render::Section{t.plan.trigger_text() + (t.paused ? " [paused]" : " [active]"), &tables[i]});
+    sections.push_back(
+        render::Section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i]});
   }
   std::string out = render::render_event(sections, resolver_);
   if (const auto& e = it->second->last_error)
@@ -340,7 +347,7 @@ std::string Engine::read_hist_debug(const std::string& system, const std::string
     const Trigger& t = *it->second->triggers[n];
     if (n > 0) out += "\n\n";
     out += fmt::format("# event histogram\n#\n# trigger info: {}{}\n#\n\n", t.plan.trigger_text(),
-                       t.paused ? " [paused]" : " [active]");
+                       is_paused(t.slot) ? " [paused]" : " [active]");
     // The kernel prints the hist_data pointer; the table map's id names
     // the same thing here (shared by named triggers, stable while it lives).
     bpf_map_info info{};
@@ -370,7 +377,9 @@ std::vector<std::string> Engine::list_triggers() {
   for (const auto& [id, ev] : events_)
     for (const auto& t : ev->triggers)
       out.push_back(fmt::format("{}:{} {}{}", id.system, id.name, t->plan.trigger_text(),
-                                t->paused ? " [paused]" : " [active]"));
+                                is_paused(t->slot) ? " [paused]" : " [active]"));
+  for (const auto& [id, ev] : events_)
+    for (const auto& e : ev->enables) out.push_back(fmt::format("{}:{} {}", id.system, id.name, enable_line(*e)));
   return out;
 }
 
@@ -397,6 +406,8 @@ void Engine::shutdown() {
     ev->program.reset();
     for (auto& t : ev->triggers) release_trigger(*t);
     ev->triggers.clear();
+    for (auto& e : ev->enables) release_slot(e->slot);
+    ev->enables.clear();
   }
   events_.clear();
   named_tables_.clear();

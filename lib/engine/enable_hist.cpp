@@ -1,0 +1,110 @@
+// The engine's enable_hist / disable_hist triggers: they live on one event
+// and flip the pause flags of another event's hist triggers from BPF.
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "engine/engine_state.h"
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+bool Engine::is_enable_command(std::string_view text) {
+  while (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) || text.front() == '!'))
+    text.remove_prefix(1);
+  return text.substr(0, 12) == "enable_hist:" || text.substr(0, 13) == "disable_hist:";
+}
+
+std::vector<Engine::EnableTrigger*> Engine::enables_of(EventState& ev) {
+  std::vector<EnableTrigger*> out;
+  for (auto& e : ev.enables) out.push_back(e.get());
+  return out;
+}
+
+std::vector<Engine::Trigger*> Engine::triggers_of(EventState& ev) {
+  std::vector<Trigger*> out;
+  for (auto& t : ev.triggers) out.push_back(t.get());
+  return out;
+}
+
+std::string Engine::enable_line(const EnableTrigger& e) const {
+  std::string s = fmt::format("{}:{}:{}", e.cmd.enable ? "enable_hist" : "disable_hist", e.cmd.system, e.cmd.event);
+  histd_trigger_control c{};
+  bpf_map_lookup_elem(control_.get(), &e.slot, &c);
+  s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
+  if (e.cmd.filter) s += " if " + e.cmd.filter->text;
+  return s;
+}
+
+void Engine::refresh_enablers_of(const EventState& target) {
+  for (auto& [id, ev] : events_) {
+    const bool targets = std::any_of(ev->enables.begin(), ev->enables.end(), [&](const auto& e) {
+      return e->cmd.system == target.system && e->cmd.event == target.event;
+    });
+    if (!targets) continue;
+    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
+    if (!st) {
+      error_log_.push_back(fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system,
+                                       id.name, target.system, target.event, st.error().context));
+    }
+  }
+}
+
+CommandResult Engine::apply_enable(EventState& ev, std::string_view text) {
+  ev.last_error.reset();
+  ++ev.generation;
+  auto parsed = spec::parse_enable_hist(text);
+  if (!parsed) return user_error(ev, std::move(parsed).error());
+  spec::EnableHistCommand& cmd = *parsed;
+  if (!catalog_.contains(cmd.system, cmd.event))
+    return user_error(ev, Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
+  std::optional<plan::TypedFilter> filter;
+  if (cmd.filter) {
+    auto format = catalog_.event(ev.system, ev.event);
+    if (!format) return unexpected(CommandFailure{std::nullopt, std::move(format).error()});
+    auto typed = plan::plan_filter(*cmd.filter, **format, cmd.command);
+    if (!typed) return user_error(ev, std::move(typed).error());
+    filter = std::move(*typed);
+  }
+  // As the kernel, one enable (or disable) per target and event; removal
+  // matches on the target alone.
+  auto found = std::find_if(ev.enables.begin(), ev.enables.end(), [&](const auto& e) {
+    return e->cmd.enable == cmd.enable && e->cmd.system == cmd.system && e->cmd.event == cmd.event;
+  });
+  if (cmd.remove) {
+    if (found == ev.enables.end()) return Unit{};
+    std::vector<EnableTrigger*> rest;
+    for (auto& e : ev.enables)
+      if (e.get() != found->get()) rest.push_back(e.get());
+    auto st = rebuild(ev, triggers_of(ev), rest);
+    if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
+    release_slot((*found)->slot);
+    ev.enables.erase(found);
+    return Unit{};
+  }
+  if (found != ev.enables.end())
+    return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
+
+  auto slot = allocate_slot();
+  if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
+  auto e = std::make_unique<EnableTrigger>();
+  e->cmd = std::move(cmd);
+  e->filter = std::move(filter);
+  e->slot = *slot;
+  histd_trigger_control c{0, e->cmd.count ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
+                                          : HISTD_UNLIMITED};
+  bpf_map_update_elem(control_.get(), &e->slot, &c, BPF_ANY);
+  std::vector<EnableTrigger*> all{e.get()};
+  for (auto& other : ev.enables) all.push_back(other.get());
+  auto st = rebuild(ev, triggers_of(ev), all);
+  if (!st) {
+    release_slot(e->slot);
+    return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
+  }
+  ev.enables.insert(ev.enables.begin(), std::move(e));
+  return Unit{};
+}
+
+}  // namespace histd::engine

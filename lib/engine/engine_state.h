@@ -1,0 +1,48 @@
+// The engine's private state types, shared by its .cpp files.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hist_shared.h"
+#include "histd/engine.h"
+#include "histd/plan.h"
+#include "histd/runtime.h"
+#include "histd/spec.h"
+
+namespace histd::engine {
+
+struct Engine::TableState {
+  plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
+  runtime::Fd map;
+  runtime::Fd stats;
+};
+
+struct Engine::Trigger {
+  plan::HistPlan plan;
+  std::shared_ptr<TableState> table;
+  uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
+};
+
+struct Engine::EnableTrigger {
+  spec::EnableHistCommand cmd;
+  std::optional<plan::TypedFilter> filter;
+  uint32_t slot = 0;
+};
+
+struct Engine::EventState {
+  std::string system;
+  std::string event;
+  std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
+  std::vector<std::unique_ptr<EnableTrigger>> enables;  // newest first, as the kernel lists them
+  std::optional<runtime::Attachment> attachment;
+  std::optional<runtime::EventProgram> program;
+  std::string source;  // of `program`
+  // The last rejected command, shown in the hist file until the next command.
+  std::optional<Diagnostic> last_error;
+  uint64_t generation = 0;  // bumped by every command, so pollers see clears
+};
+
+}  // namespace histd::engine
