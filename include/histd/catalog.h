@@ -34,7 +34,9 @@ struct Field {
   bool is_signed = false;
   bool is_common = false;  // common_* fields of the record header
   FieldKind kind = FieldKind::Integer;
-  uint32_t array_len = 0;  // N for arrays, 0 otherwise
+  // N for arrays, 0 otherwise. Also 0 for a flexible `[]` array (size 0,
+  // e.g. ftrace/print's `char buf[]`): its data runs to the end of the record.
+  uint32_t array_len = 0;
   friend bool operator==(const Field&, const Field&) = default;
 };
 
@@ -43,7 +45,7 @@ struct EventFormat {
   std::string name;
   uint32_t id = 0;
   std::vector<Field> fields;  // common fields first, then the event's, as in the file
-  std::string print_fmt;
+  std::string print_fmt;      // after "print fmt: ", quotes and all; may hold newlines
   std::string text;           // the format file verbatim (served by histd's tree)
 
   const Field* find(std::string_view field_name) const;
@@ -70,7 +72,8 @@ class Catalog {
   // Every system:event with a format file, sorted.
   const std::vector<EventId>& events() const { return events_; }
   bool contains(std::string_view system, std::string_view event) const;
-  // The parsed format; NotFound if no such event.
+  // The parsed format; NotFound if no such event, Invalid if its file does
+  // not parse. Not thread-safe: the cache fills on first use.
   Expected<std::shared_ptr<const EventFormat>> event(std::string_view system,
                                                      std::string_view event) const;
 

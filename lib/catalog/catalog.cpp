@@ -1,0 +1,176 @@
+// The event catalog: which events a tracefs tree has, and their formats.
+#include "histd/catalog.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace histd::catalog {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Format files are a few KB; anything far larger is not one, and reading it
+// whole could exhaust memory.
+constexpr size_t kMaxFormatSize = 1 << 20;
+
+Unexpected<Error> fs_error(const std::error_code& ec, const fs::path& path) {
+  if (ec == std::errc::no_such_file_or_directory) {
+    return fail(ErrorKind::NotFound, ENOENT, path.string() + ": " + ec.message());
+  }
+  return fail(ErrorKind::System, ec.value(), path.string() + ": " + ec.message());
+}
+
+// tracefs reports a size of 0 for every file, so read until EOF rather than
+// trusting stat.
+Expected<std::string> read_small_file(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fs_error(std::error_code(errno, std::generic_category()), path);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      return fs_error(std::error_code(e, std::generic_category()), path);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > kMaxFormatSize) {
+      ::close(fd);
+      return fail(ErrorKind::Invalid, EFBIG, path.string() + ": larger than a format file can be");
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+// True when `dir` has events/ (a directory); used to tell a tracefs mount
+// from the empty directory it is mounted on.
+bool has_events(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir / "events", ec);
+}
+
+bool less_than(const EventId& id, std::string_view system, std::string_view event) {
+  return std::string_view(id.system) < system ||
+         (std::string_view(id.system) == system && std::string_view(id.name) < event);
+}
+
+}  // namespace
+
+Expected<Catalog> Catalog::open(fs::path root) {
+  Catalog catalog;
+  catalog.root_ = std::move(root);
+  const fs::path events_dir = catalog.root_ / "events";
+
+  std::error_code ec;
+  fs::directory_iterator systems(events_dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+      return fail(ErrorKind::NotFound, ENOENT,
+                  "no events directory at " + events_dir.string() + " (not a tracefs root?)");
+    }
+    return fs_error(ec, events_dir);
+  }
+
+  // Formats are not read here: a real tree has thousands of events and a
+  // daemon needs only the few it traces. Directory types come from the
+  // readdir entries; the only stat per event is the format check.
+  for (; systems != fs::directory_iterator(); systems.increment(ec)) {
+    if (ec) return fs_error(ec, events_dir);
+    const fs::directory_entry& sys_entry = *systems;
+    // events/ also holds enable, header_page, header_event: files, skipped.
+    std::error_code type_ec;  // a vanished entry is simply not listed
+    if (!sys_entry.is_directory(type_ec)) continue;
+    std::string system = sys_entry.path().filename().string();
+
+    std::error_code sub_ec;
+    fs::directory_iterator events(sys_entry.path(), sub_ec);
+    if (sub_ec) {
+      // A module unloaded between the two readdirs takes its system along.
+      if (sub_ec == std::errc::no_such_file_or_directory) continue;
+      return fs_error(sub_ec, sys_entry.path());
+    }
+    for (; events != fs::directory_iterator(); events.increment(sub_ec)) {
+      if (sub_ec) return fs_error(sub_ec, sys_entry.path());
+      const fs::directory_entry& ev_entry = *events;
+      // Skips the system's own enable and filter files.
+      if (!ev_entry.is_directory(type_ec)) continue;
+      if (!fs::is_regular_file(ev_entry.path() / "format", type_ec)) continue;
+      catalog.events_.push_back(EventId{system, ev_entry.path().filename().string()});
+    }
+    if (sub_ec) return fs_error(sub_ec, sys_entry.path());
+  }
+  if (ec) return fs_error(ec, events_dir);
+
+  std::sort(catalog.events_.begin(), catalog.events_.end());
+  return catalog;
+}
+
+bool Catalog::contains(std::string_view system, std::string_view event) const {
+  auto it = std::partition_point(events_.begin(), events_.end(),
+                                 [&](const EventId& id) { return less_than(id, system, event); });
+  return it != events_.end() && it->system == system && it->name == event;
+}
+
+Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view system,
+                                                            std::string_view event) const {
+  // Checking the list first also keeps names like "../x" off the file system.
+  if (!contains(system, event)) {
+    return fail(ErrorKind::NotFound, ENOENT,
+                "no such event: " + std::string(system) + ":" + std::string(event));
+  }
+  EventId id{std::string(system), std::string(event)};
+  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
+
+  const fs::path path = root_ / "events" / id.system / id.name / "format";
+  auto text = read_small_file(path);
+  if (!text) return unexpected(std::move(text).error());
+  auto parsed = parse_format(*text, system);
+  if (!parsed) {
+    Error e = std::move(parsed).error();
+    e.context = path.string() + ": " + e.context;
+    return unexpected(std::move(e));
+  }
+  if (parsed->name != event) {
+    return fail(ErrorKind::Invalid, EINVAL,
+                path.string() + ": names event '" + parsed->name + "', expected '" +
+                    std::string(event) + "'");
+  }
+  auto format = std::make_shared<const EventFormat>(std::move(*parsed));
+  cache_.emplace(std::move(id), format);
+  return format;
+}
+
+Expected<fs::path> find_tracefs() {
+  const fs::path tracing = "/sys/kernel/tracing";
+  if (has_events(tracing)) return tracing;
+
+  std::string mount_error;
+  if (::mount("nodev", tracing.c_str(), "tracefs", 0, nullptr) == 0) {
+    if (has_events(tracing)) return tracing;
+    mount_error = "mounted tracefs but it has no events/";
+  } else {
+    mount_error = std::string("mounting tracefs failed: ") + std::strerror(errno);
+  }
+
+  const fs::path debug_tracing = "/sys/kernel/debug/tracing";
+  if (has_events(debug_tracing)) return debug_tracing;
+
+  return fail(ErrorKind::NotFound, ENOENT,
+              "no tracefs: " + tracing.string() + " has no events/ (" + mount_error +
+                  "), nor has " + debug_tracing.string());
+}
+
+}  // namespace histd::catalog

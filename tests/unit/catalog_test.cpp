@@ -1,0 +1,461 @@
+#include "histd/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace histd::catalog {
+
+// Readable failures for EXPECT_EQ on fields.
+void PrintTo(const Field& f, std::ostream* os) {
+  *os << "{" << f.name << ", \"" << f.type << "\", off " << f.offset << ", size " << f.size
+      << ", signed " << f.is_signed << ", common " << f.is_common << ", kind "
+      << static_cast<int>(f.kind) << ", len " << f.array_len << "}";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kTree = fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs";
+const fs::path kBrokenTree = fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs-broken";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+EventFormat parse_fixture(const std::string& system, const std::string& event) {
+  std::string text = read_text(kTree / "events" / system / event / "format");
+  EXPECT_FALSE(text.empty()) << system << ":" << event;
+  auto parsed = parse_format(text, system);
+  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().context);
+  return parsed.ok() ? *parsed : EventFormat{};
+}
+
+Field field(std::string name, std::string type, uint32_t offset, uint32_t size, bool is_signed,
+            FieldKind kind = FieldKind::Integer, uint32_t array_len = 0) {
+  Field f;
+  f.name = std::move(name);
+  f.type = std::move(type);
+  f.offset = offset;
+  f.size = size;
+  f.is_signed = is_signed;
+  f.is_common = f.name.starts_with("common_");
+  f.kind = kind;
+  f.array_len = array_len;
+  return f;
+}
+
+// The four common fields every kernel event starts with.
+std::vector<Field> common_fields() {
+  return {field("common_type", "unsigned short", 0, 2, false),
+          field("common_flags", "unsigned char", 2, 1, false),
+          field("common_preempt_count", "unsigned char", 3, 1, false),
+          field("common_pid", "int", 4, 4, true)};
+}
+
+std::vector<Field> with_common(std::vector<Field> event_fields) {
+  std::vector<Field> all = common_fields();
+  all.insert(all.end(), event_fields.begin(), event_fields.end());
+  return all;
+}
+
+TEST(FormatParser, Kmalloc) {
+  EventFormat f = parse_fixture("kmem", "kmalloc");
+  EXPECT_EQ(f.system, "kmem");
+  EXPECT_EQ(f.name, "kmalloc");
+  EXPECT_EQ(f.id, 658u);
+  EXPECT_EQ(f.fields, with_common({field("call_site", "unsigned long", 8, 8, false),
+                                   field("ptr", "const void *", 16, 8, false),
+                                   field("bytes_req", "size_t", 24, 8, false),
+                                   field("bytes_alloc", "size_t", 32, 8, false),
+                                   field("gfp_flags", "unsigned long", 40, 8, false),
+                                   field("node", "int", 48, 4, true)}));
+  EXPECT_TRUE(f.print_fmt.starts_with("\"call_site=%pS ptr=%p bytes_req=%zu"));
+  EXPECT_TRUE(f.print_fmt.ends_with("? \"true\" : \"false\"")) << f.print_fmt;
+  EXPECT_EQ(f.text, read_text(kTree / "events/kmem/kmalloc/format"));
+  EXPECT_EQ(f.record_size(), 52u);
+  ASSERT_NE(f.find("bytes_req"), nullptr);
+  EXPECT_EQ(f.find("bytes_req")->offset, 24u);
+  EXPECT_EQ(f.find("no_such_field"), nullptr);
+}
+
+TEST(FormatParser, SysEnterWriteKeepsPointerAsInteger) {
+  EventFormat f = parse_fixture("syscalls", "sys_enter_write");
+  EXPECT_EQ(f.id, 840u);
+  // Syscall arguments are 8 bytes whatever their C type.
+  EXPECT_EQ(f.fields, with_common({field("__syscall_nr", "int", 8, 4, true),
+                                   field("fd", "unsigned int", 16, 8, false),
+                                   field("buf", "const char *", 24, 8, false),
+                                   field("count", "size_t", 32, 8, false)}));
+  EXPECT_EQ(f.record_size(), 40u);
+}
+
+TEST(FormatParser, SchedProcessExecDataLoc) {
+  EventFormat f = parse_fixture("sched", "sched_process_exec");
+  EXPECT_EQ(
+      f.fields,
+      with_common({field("filename", "__data_loc char[]", 8, 4, false, FieldKind::DynamicString),
+                   field("pid", "pid_t", 12, 4, true), field("old_pid", "pid_t", 16, 4, true)}));
+  EXPECT_EQ(f.print_fmt,
+            "\"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, REC->old_pid");
+}
+
+TEST(FormatParser, SchedSwitchCharArrays) {
+  EventFormat f = parse_fixture("sched", "sched_switch");
+  EXPECT_EQ(f.fields,
+            with_common(
+                {field("prev_comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16),
+                 field("prev_pid", "pid_t", 24, 4, true), field("prev_prio", "int", 28, 4, true),
+                 field("prev_state", "long", 32, 8, true),
+                 field("next_comm", "char[16]", 40, 16, false, FieldKind::CharArray, 16),
+                 field("next_pid", "pid_t", 56, 4, true), field("next_prio", "int", 60, 4, true)}));
+  EXPECT_EQ(f.record_size(), 64u);
+}
+
+TEST(FormatParser, RawSysEnterArray) {
+  EventFormat f = parse_fixture("raw_syscalls", "sys_enter");
+  EXPECT_EQ(f.fields,
+            with_common({field("id", "long", 8, 8, true),
+                         field("args", "unsigned long[6]", 16, 48, false, FieldKind::Array, 6)}));
+  EXPECT_EQ(f.record_size(), 64u);
+}
+
+TEST(FormatParser, FtracePrintFlexibleBuf) {
+  // `char buf[]` has size 0: the string runs to the end of the record.
+  EventFormat f = parse_fixture("ftrace", "print");
+  ASSERT_NE(f.find("buf"), nullptr);
+  EXPECT_EQ(*f.find("buf"), field("buf", "char[]", 16, 0, false, FieldKind::CharArray, 0));
+  EXPECT_EQ(f.record_size(), 16u);
+}
+
+TEST(FormatParser, FlexibleNonCharArray) {
+  EventFormat f = parse_fixture("ftrace", "function");
+  ASSERT_NE(f.find("args"), nullptr);
+  EXPECT_EQ(*f.find("args"), field("args", "unsigned long[]", 24, 0, false, FieldKind::Array, 0));
+}
+
+TEST(FormatParser, DynamicNonStringArraysAreOther) {
+  EventFormat dma = parse_fixture("dma", "dma_map_sg");
+  EXPECT_EQ(*dma.find("device"),
+            field("device", "__data_loc char[]", 8, 4, false, FieldKind::DynamicString));
+  EXPECT_EQ(*dma.find("phys_addrs"),
+            field("phys_addrs", "__data_loc u64[]", 24, 4, false, FieldKind::Other));
+  EXPECT_EQ(*dma.find("lengths"),
+            field("lengths", "__data_loc unsigned int[]", 32, 4, false, FieldKind::Other));
+  EXPECT_EQ(*dma.find("truncated"), field("truncated", "bool", 20, 1, false));
+  EXPECT_EQ(*dma.find("dir"), field("dir", "enum dma_data_direction", 36, 4, false));
+
+  EventFormat ipi = parse_fixture("ipi", "ipi_send_cpumask");
+  EXPECT_EQ(*ipi.find("cpumask"),
+            field("cpumask", "__data_loc cpumask_t", 8, 4, false, FieldKind::Other));
+}
+
+TEST(FormatParser, RelLoc) {
+  EventFormat f = parse_fixture("sample-trace", "foo_rel_loc");
+  EXPECT_EQ(
+      f.fields,
+      with_common({field("bar", "u32", 8, 4, false),
+                   field("foo", "__rel_loc char[]", 12, 4, false, FieldKind::RelString),
+                   field("bitmask", "__rel_loc unsigned long[]", 16, 4, false, FieldKind::Other)}));
+}
+
+TEST(FormatParser, NetifReceiveSkbAndForkStrings) {
+  EventFormat net = parse_fixture("net", "netif_receive_skb");
+  EXPECT_EQ(*net.find("name"),
+            field("name", "__data_loc char[]", 20, 4, false, FieldKind::DynamicString));
+  EXPECT_EQ(*net.find("skbaddr"), field("skbaddr", "void *", 8, 8, false));
+  EventFormat waking = parse_fixture("sched", "sched_waking");
+  EXPECT_EQ(*waking.find("comm"),
+            field("comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16));
+}
+
+TEST(FormatParser, MultiLinePrintFmt) {
+  // Some ext4 events have a raw newline inside their print format.
+  EventFormat f = parse_fixture("ext4", "ext4_fsmap_high_key");
+  EXPECT_NE(f.print_fmt.find("%lld\n\", "), std::string::npos) << f.print_fmt;
+  EXPECT_TRUE(f.print_fmt.ends_with("REC->owner")) << f.print_fmt;
+}
+
+TEST(FormatParser, CommonOnlyInFirstBlock) {
+  const char* text =
+      "name: e\nID: 1\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\n"
+      "\tfield:int common_thing;\toffset:4;\tsize:4;\tsigned:1;\n"
+      "\n"
+      "print fmt: \"\"\n";
+  auto f = parse_format(text, "s");
+  ASSERT_TRUE(f.ok()) << f.error().context;
+  EXPECT_TRUE(f->fields[0].is_common);
+  EXPECT_FALSE(f->fields[1].is_common);
+  EXPECT_EQ(f->print_fmt, "\"\"");
+}
+
+TEST(FormatParser, ToleratesMissingSignedAndCrlf) {
+  const char* text =
+      "name: old\r\nID: 7\r\nformat:\r\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\r\n"
+      "\tfield:char comm[TASK_COMM_LEN];\toffset:8;\tsize:16;\r\n"
+      "\tfield:u8 addr[sizeof(x[2])];\toffset:24;\tsize:6;\tsigned:0;\tfuture:3;\r\n"
+      "\r\nprint fmt: \"x\"\r\n";
+  auto f = parse_format(text, "s");
+  ASSERT_TRUE(f.ok()) << f.error().context;
+  ASSERT_EQ(f->fields.size(), 3u);
+  EXPECT_FALSE(f->fields[0].is_signed);
+  // A length printed as a name: chars take it from the size, others don't know.
+  EXPECT_EQ(f->fields[1],
+            field("comm", "char[TASK_COMM_LEN]", 8, 16, false, FieldKind::CharArray, 16));
+  EXPECT_EQ(f->fields[2], field("addr", "u8[sizeof(x[2])]", 24, 6, false, FieldKind::Array, 0));
+}
+
+TEST(FormatParser, OddSizedScalarIsOther) {
+  auto f = parse_format(
+      "name: e\nID: 1\nformat:\n\tfield:struct foo f;\toffset:8;\tsize:12;\tsigned:0;\n"
+      "print fmt: \"\"\n",
+      "s");
+  ASSERT_TRUE(f.ok()) << f.error().context;
+  EXPECT_EQ(f->fields[0], field("f", "struct foo", 8, 12, false, FieldKind::Other));
+  EXPECT_EQ(f->record_size(), 20u);
+}
+
+struct BadInput {
+  const char* what;
+  std::string text;
+  const char* context_part;  // must appear in the error context
+};
+
+constexpr const char* kHead = "name: e\nID: 1\nformat:\n";
+constexpr const char* kCommon =
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
+constexpr const char* kTail = "\nprint fmt: \"\"\n";
+
+std::string with_field(const std::string& line) {
+  return std::string(kHead) + kCommon + line + "\n" + kTail;
+}
+
+TEST(FormatParser, RejectsMalformedInput) {
+  const std::vector<BadInput> cases = {
+      {"empty", "", "line 0: missing 'format:'"},
+      {"no format line", "name: e\nID: 1\n", "missing 'format:'"},
+      {"format before id", "name: e\nformat:\n", "line 2: 'format:' before name and ID"},
+      {"bad id", "name: e\nID: x1\nformat:\n", "line 2: bad ID 'x1'"},
+      {"negative id", "name: e\nID: -1\nformat:\n", "line 2: bad ID"},
+      {"empty name", "name:\nID: 1\nformat:\n", "line 1: empty event name"},
+      {"duplicate name", "name: a\nname: b\n", "line 2: duplicate name"},
+      {"garbage header", "hello\n", "line 1: expected 'name:'"},
+      {"no fields", std::string(kHead) + kTail, "no fields"},
+      {"no print fmt", std::string(kHead) + kCommon, "missing 'print fmt:'"},
+      {"garbage in fields", std::string(kHead) + "oops\n", "line 4: expected 'field:'"},
+      {"no semicolon", with_field("\tfield:int x\toffset:8"), "line 5: missing ';'"},
+      {"missing offset", with_field("\tfield:int x;\tsize:4;"), "line 5: missing offset"},
+      {"missing size", with_field("\tfield:int x;\toffset:8;"), "line 5: missing size"},
+      {"size not a number", with_field("\tfield:int x;\toffset:8;\tsize:four;"),
+       "line 5: bad size value 'four'"},
+      {"hex offset", with_field("\tfield:int x;\toffset:0x8;\tsize:4;"), "bad offset"},
+      {"signed 2", with_field("\tfield:int x;\toffset:8;\tsize:4;\tsigned:2;"), "bad signed"},
+      {"huge size", with_field("\tfield:int x;\toffset:8;\tsize:99999999999;"), "bad size"},
+      {"overflow", with_field("\tfield:int x;\toffset:4294967295;\tsize:4;"), "overflows"},
+      {"no key", with_field("\tfield:int x;\t8;\tsize:4;"), "expected key:value"},
+      {"no name", with_field("\tfield:int;\toffset:8;\tsize:4;"), "line 5: cannot split"},
+      {"no type", with_field("\tfield:x;\toffset:8;\tsize:4;"), "cannot split"},
+      {"empty decl", with_field("\tfield:;\toffset:8;\tsize:4;"), "empty field declaration"},
+      {"name starts with digit", with_field("\tfield:int 9x;\toffset:8;\tsize:4;"), "cannot split"},
+      {"unbalanced bracket", with_field("\tfield:char x];\toffset:8;\tsize:4;"), "unbalanced"},
+      {"bracket in type", with_field("\tfield:char[4] x;\toffset:8;\tsize:4;"), "unexpected '['"},
+      {"data_loc wrong size", with_field("\tfield:__data_loc char[] s;\toffset:8;\tsize:8;"),
+       "must have size 4"},
+      {"data_loc no name", with_field("\tfield:__data_loc char[];\toffset:8;\tsize:4;"),
+       "cannot split"},
+      {"duplicate field",
+       with_field("\tfield:int x;\toffset:8;\tsize:4;\n\tfield:int x;\toffset:12;\tsize:4;"),
+       "line 6: duplicate field 'x'"},
+  };
+  for (const BadInput& c : cases) {
+    auto r = parse_format(c.text, "s");
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.error().kind, ErrorKind::Invalid) << c.what;
+    EXPECT_EQ(r.error().err, EINVAL) << c.what;
+    EXPECT_NE(r.error().context.find(c.context_part), std::string::npos)
+        << c.what << ": " << r.error().context;
+    EXPECT_TRUE(r.error().context.starts_with("format line ")) << c.what;
+  }
+}
+
+// Cheap deterministic fuzzing: truncations and byte flips of real files must
+// give a value or an error, never a crash (run under ASan to see more).
+TEST(FormatParser, SurvivesMutatedInput) {
+  std::mt19937 rng(12345);
+  const char alphabet[] = "\t\n ;:[]_acdefilmnorstz019*";
+  for (const char* ev : {"kmem/kmalloc", "sched/sched_switch", "ftrace/print"}) {
+    std::string original = read_text(kTree / "events" / ev / "format");
+    for (size_t cut = 0; cut < original.size(); cut += 7) {
+      auto r = parse_format(std::string_view(original).substr(0, cut), "s");
+      if (r.ok()) {
+        EXPECT_LE(r->record_size(), 1u << 16);
+      }
+    }
+    for (int round = 0; round < 2000; ++round) {
+      std::string text = original;
+      for (int flips = 0; flips < 4; ++flips) {
+        size_t at = rng() % text.size();
+        text[at] = alphabet[rng() % (sizeof alphabet - 1)];
+      }
+      auto r = parse_format(text, "s");
+      (void)r.ok();
+    }
+  }
+}
+
+TEST(EventFormat, RecordSizeOfNothingIsZero) { EXPECT_EQ(EventFormat{}.record_size(), 0u); }
+
+TEST(Catalog, OpenListsFixtureEventsSorted) {
+  auto cat = Catalog::open(kTree);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  std::vector<EventId> expected = {
+      {"dma", "dma_map_sg"},
+      {"ext4", "ext4_fsmap_high_key"},
+      {"ftrace", "function"},
+      {"ftrace", "print"},
+      {"ipi", "ipi_send_cpumask"},
+      {"kmem", "kmalloc"},
+      {"net", "netif_receive_skb"},
+      {"raw_syscalls", "sys_enter"},
+      {"raw_syscalls", "sys_exit"},
+      {"sample-trace", "foo_rel_loc"},
+      {"sched", "sched_process_exec"},
+      {"sched", "sched_process_exit"},
+      {"sched", "sched_process_fork"},
+      {"sched", "sched_switch"},
+      {"sched", "sched_wakeup"},
+      {"sched", "sched_waking"},
+      {"syscalls", "sys_enter_getppid"},
+      {"syscalls", "sys_enter_write"},
+      {"syscalls", "sys_exit_write"},
+  };
+  ASSERT_EQ(cat->events().size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(cat->events()[i].system, expected[i].system) << i;
+    EXPECT_EQ(cat->events()[i].name, expected[i].name) << i;
+  }
+  EXPECT_EQ(cat->root(), kTree);
+}
+
+TEST(Catalog, Contains) {
+  auto cat = Catalog::open(kTree);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  EXPECT_TRUE(cat->contains("sched", "sched_switch"));
+  EXPECT_TRUE(cat->contains("dma", "dma_map_sg"));
+  EXPECT_TRUE(cat->contains("syscalls", "sys_exit_write"));
+  EXPECT_FALSE(cat->contains("sched", "sched_switc"));
+  EXPECT_FALSE(cat->contains("sched", "not_an_event"));  // directory without format
+  EXPECT_FALSE(cat->contains("sched", "enable"));
+  EXPECT_FALSE(cat->contains("kmalloc", "kmem"));
+  EXPECT_FALSE(cat->contains("", ""));
+}
+
+TEST(Catalog, EventParsesOnceAndCaches) {
+  auto cat = Catalog::open(kTree);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  auto first = cat->event("sched", "sched_switch");
+  ASSERT_TRUE(first.ok()) << first.error().context;
+  EXPECT_EQ((*first)->system, "sched");
+  EXPECT_EQ((*first)->name, "sched_switch");
+  EXPECT_EQ((*first)->id, 372u);
+  auto second = cat->event("sched", "sched_switch");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->get(), second->get());
+  auto other = cat->event("kmem", "kmalloc");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(first->get(), other->get());
+}
+
+TEST(Catalog, EveryFixtureEventParses) {
+  auto cat = Catalog::open(kTree);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  for (const EventId& id : cat->events()) {
+    auto f = cat->event(id.system, id.name);
+    ASSERT_TRUE(f.ok()) << id.system << ":" << id.name << ": " << f.error().context;
+    EXPECT_EQ(std::to_string((*f)->id) + "\n",
+              read_text(kTree / "events" / id.system / id.name / "id"));
+    size_t common = 0;
+    while (common < (*f)->fields.size() && (*f)->fields[common].is_common) ++common;
+    EXPECT_EQ(common, 4u) << id.name;
+  }
+}
+
+TEST(Catalog, UnknownEventIsNotFound) {
+  auto cat = Catalog::open(kTree);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  for (auto [sys, ev] :
+       std::vector<std::pair<const char*, const char*>>{{"sched", "nope"},
+                                                        {"nope", "sched_switch"},
+                                                        {"sched", "../kmem/kmalloc"},
+                                                        {"sched", "not_an_event"}}) {
+    auto r = cat->event(sys, ev);
+    ASSERT_FALSE(r.ok()) << ev;
+    EXPECT_EQ(r.error().kind, ErrorKind::NotFound);
+    EXPECT_EQ(r.error().err, ENOENT);
+    EXPECT_NE(r.error().context.find(std::string(sys) + ":" + ev), std::string::npos)
+        << r.error().context;
+  }
+}
+
+TEST(Catalog, MissingRootIsNotFound) {
+  auto r = Catalog::open(kTree / "no_such_dir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::NotFound);
+  EXPECT_EQ(r.error().err, ENOENT);
+  // A directory without events/ is not a tracefs root either.
+  auto r2 = Catalog::open(kTree / "events");
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.error().kind, ErrorKind::NotFound);
+}
+
+TEST(Catalog, MalformedFormatIsInvalidWithPath) {
+  auto cat = Catalog::open(kBrokenTree);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  ASSERT_TRUE(cat->contains("broken", "bad_size"));
+  auto r = cat->event("broken", "bad_size");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::Invalid);
+  EXPECT_EQ(r.error().err, EINVAL);
+  EXPECT_NE(r.error().context.find("bad_size/format: format line 9: bad size value 'eight'"),
+            std::string::npos)
+      << r.error().context;
+}
+
+// Robustness against the real kernel: every format on this machine parses.
+TEST(Catalog, RealTracefsParsesEverything) {
+  const fs::path root = "/sys/kernel/tracing";
+  std::error_code ec;
+  if (!fs::is_directory(root / "events", ec) ||
+      !std::ifstream(root / "events/sched/sched_switch/format").good()) {
+    GTEST_SKIP() << "/sys/kernel/tracing/events is not readable here (needs root and tracefs)";
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto cat = Catalog::open(root);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  EXPECT_GT(cat->events().size(), 100u);
+  std::cout << "[          ] Catalog::open(" << root.string() << "): " << cat->events().size()
+            << " events in "
+            << std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count() << " us\n";
+  for (const EventId& id : cat->events()) {
+    auto f = cat->event(id.system, id.name);
+    EXPECT_TRUE(f.ok()) << id.system << ":" << id.name << ": " << f.error().context;
+  }
+}
+
+}  // namespace
+}  // namespace histd::catalog
