@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,7 +74,7 @@ class Catalog {
   const std::vector<EventId>& events() const { return events_; }
   bool contains(std::string_view system, std::string_view event) const;
   // The parsed format; NotFound if no such event, Invalid if its file does
-  // not parse. Not thread-safe: the cache fills on first use.
+  // not parse. Thread-safe: the cache fills on first use, under a lock.
   Expected<std::shared_ptr<const EventFormat>> event(std::string_view system,
                                                      std::string_view event) const;
 
@@ -83,6 +84,8 @@ class Catalog {
   // Cache: parsed on first use. mutable because parsing is a pure function
   // of the directory, which is taken to be fixed while histd runs.
   mutable std::map<EventId, std::shared_ptr<const EventFormat>> cache_;
+  // FUSE threads read formats concurrently; held by pointer so the catalog stays movable.
+  std::shared_ptr<std::mutex> cache_mu_ = std::make_shared<std::mutex>();
 };
 
 // The tracefs root on this machine: /sys/kernel/tracing, mounting tracefs

@@ -1,6 +1,8 @@
 // The event catalog: which events a tracefs tree has, and their formats.
 #include "histd/catalog.h"
 
+#include <mutex>
+
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -132,6 +134,7 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
                 "no such event: " + std::string(system) + ":" + std::string(event));
   }
   EventId id{std::string(system), std::string(event)};
+  std::lock_guard lock(*cache_mu_);
   if (auto it = cache_.find(id); it != cache_.end()) return it->second;
 
   const fs::path path = root_ / "events" / id.system / id.name / "format";
