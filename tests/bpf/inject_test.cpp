@@ -175,7 +175,7 @@ TEST_F(InjectTest, RemoveByCommandOrPrintedLine) {
   EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
   add("!hist:keys=fd");
-  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"), "# Available triggers:\n# hist\n");
+  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"), "# Available triggers:\n# enable_hist disable_hist hist\n");
   EXPECT_EQ(hist(), "");
 }
 
