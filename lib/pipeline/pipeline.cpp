@@ -7,7 +7,12 @@ namespace histd::pipeline {
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format) {
   auto parsed = spec::parse_trigger(text);
   if (!parsed) return unexpected(std::move(parsed).error());
-  spec::HistCommand command = std::get<spec::HistCommand>(std::move(*parsed));
+  auto* hist = std::get_if<spec::HistCommand>(&*parsed);
+  if (!hist) {
+    const auto& e = std::get<spec::EnableHistCommand>(*parsed);
+    return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, e.command, "only hist commands have a plan"});
+  }
+  spec::HistCommand command = std::move(*hist);
   auto planned = plan::plan_hist(command, format);
   if (!planned) return unexpected(std::move(planned).error());
   return Planned{std::move(command), std::move(*planned)};

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "histd/spec.h"
+#include "spec/text.h"
 
 namespace histd::spec {
 
@@ -21,16 +22,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// The first " if " with white space on both sides, as the kernel splits.
-size_t find_if_keyword(std::string_view s) {
-  for (size_t i = 1; i + 3 < s.size() + 1; ++i) {
-    if (s.compare(i, 2, "if") == 0 && std::isspace(static_cast<unsigned char>(s[i - 1])) && i + 2 < s.size() &&
-        std::isspace(static_cast<unsigned char>(s[i + 2])))
-      return i;
-  }
-  return std::string_view::npos;
-}
-
 }  // namespace
 
 Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line) {
@@ -45,7 +36,7 @@ Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line) {
     return unexpected(Diagnostic{code, Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(end)}, cmd.command, {}});
   };
   std::string_view head = text;
-  const size_t if_pos = find_if_keyword(text);
+  const size_t if_pos = find_filter_keyword(text);
   if (if_pos != std::string_view::npos) head = trim(text.substr(0, if_pos));
 
   size_t pos = 0;

@@ -35,8 +35,8 @@ TEST(Glob, ClassesAndAny) {
   EXPECT_EQ(seg[1].kind, Kind::Class);
   EXPECT_TRUE(seg[1].negated);
   ASSERT_EQ(seg[1].ranges.size(), 2u);
-  EXPECT_EQ(seg[1].ranges[0], std::make_pair<uint8_t, uint8_t>(']', ']'));
-  EXPECT_EQ(seg[1].ranges[1], std::make_pair<uint8_t, uint8_t>('a', 'c'));
+  EXPECT_EQ(seg[1].ranges[0], (std::pair<uint8_t, uint8_t>{']', ']'}));
+  EXPECT_EQ(seg[1].ranges[1], (std::pair<uint8_t, uint8_t>{'a', 'c'}));
   EXPECT_EQ(seg[2].kind, Kind::Literal);  // an unterminated '[' is literal
   EXPECT_EQ(seg[2].byte, '[');
 }

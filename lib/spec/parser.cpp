@@ -1,0 +1,275 @@
+// The hist command: [!]hist[:token]... [ if <filter>]
+// Tokens are split on ':' and may come in any order, as in the kernel's
+// parse_hist_trigger_attrs(); spans index into the logged command.
+#include <array>
+
+#include "histd/spec.h"
+#include "spec/text.h"
+
+namespace histd::spec {
+
+namespace {
+
+struct Piece {
+  std::string_view text;
+  size_t begin = 0;  // in the logged command
+  Span span() const { return Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(begin + text.size())}; }
+};
+
+std::vector<Piece> split(const Piece& p, char sep) {
+  std::vector<Piece> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= p.text.size(); ++i) {
+    if (i == p.text.size() || p.text[i] == sep) {
+      out.push_back(Piece{p.text.substr(start, i - start), p.begin + start});
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+constexpr std::array<std::pair<std::string_view, Modifier>, 10> kModifiers = {{
+    {"hex", Modifier::Hex},
+    {"sym", Modifier::Sym},
+    {"sym-offset", Modifier::SymOffset},
+    {"execname", Modifier::Execname},
+    {"syscall", Modifier::Syscall},
+    {"log2", Modifier::Log2},
+    {"usecs", Modifier::Usecs},
+    {"percent", Modifier::Percent},
+    {"graph", Modifier::Graph},
+    {"stacktrace", Modifier::Stacktrace},
+}};
+
+class HistParser {
+ public:
+  explicit HistParser(HistCommand& cmd) : cmd_(cmd) {}
+
+  Unexpected<Diagnostic> fail(ErrorCode code, Span span, std::string detail = {}) const {
+    return unexpected(Diagnostic{code, span, cmd_.command, std::move(detail)});
+  }
+
+  Result<Unit, Diagnostic> token(const Piece& t) {
+    const size_t eq = t.text.find('=');
+    if (eq == std::string_view::npos) return bare(t);
+    const std::string_view key = t.text.substr(0, eq);
+    const Piece value{t.text.substr(eq + 1), t.begin + eq + 1};
+    if (value.text.empty()) return fail(ErrorCode::EmptyAssignment, t.span());
+    if (key == "key" || key == "keys") {
+      if (!cmd_.keys.empty()) return fail(ErrorCode::DuplicateAttribute, t.span());
+      cmd_.keys_span = t.span();
+      return fields(value, cmd_.keys);
+    }
+    if (key == "val" || key == "vals" || key == "values") {
+      if (!cmd_.vals.empty()) return fail(ErrorCode::DuplicateAttribute, t.span());
+      cmd_.vals_span = t.span();
+      return fields(value, cmd_.vals);
+    }
+    if (key == "sort") {
+      if (!cmd_.sort.empty()) return fail(ErrorCode::DuplicateAttribute, t.span());
+      cmd_.sort_span = t.span();
+      return sort(value);
+    }
+    if (key == "size") {
+      if (cmd_.size) return fail(ErrorCode::DuplicateAttribute, t.span());
+      auto n = parse_u64(value.text);
+      if (!n) return fail(ErrorCode::InvalidSize, value.span());
+      cmd_.size = *n;
+      cmd_.size_span = t.span();
+      return Unit{};
+    }
+    if (key == "name") {
+      if (cmd_.name) return fail(ErrorCode::DuplicateAttribute, t.span());
+      cmd_.name = std::string(value.text);
+      cmd_.name_span = t.span();
+      return Unit{};
+    }
+    // clock= and variable definitions (name=expr) come with timestamps and
+    // inter-event support.
+    return fail(ErrorCode::Unsupported, t.span(), key == "clock" ? "clock=" : "variables");
+  }
+
+ private:
+  Result<Unit, Diagnostic> bare(const Piece& t) {
+    Control c = Control::None;
+    if (t.text == "pause") c = Control::Pause;
+    else if (t.text == "cont" || t.text == "continue") c = Control::Continue;
+    else if (t.text == "clear") c = Control::Clear;
+    else if (t.text == "nohitcount" || t.text == "NOHC") {
+      cmd_.nohitcount = true;
+      return Unit{};
+    } else if (t.text.starts_with("onmatch(") || t.text.starts_with("onmax(") || t.text.starts_with("onchange(")) {
+      return fail(ErrorCode::Unsupported, t.span(), "actions");
+    } else {
+      return fail(ErrorCode::UnknownToken, t.text.empty() ? Span{t.span().begin, t.span().begin + 1} : t.span());
+    }
+    cmd_.control = c;
+    cmd_.control_span = t.span();
+    return Unit{};
+  }
+
+  Result<Unit, Diagnostic> fields(const Piece& list, std::vector<FieldRef>& out) {
+    for (const Piece& item : split(list, ',')) {
+      auto f = field(item);
+      if (!f) return unexpected(std::move(f).error());
+      out.push_back(std::move(*f));
+    }
+    return Unit{};
+  }
+
+  Result<FieldRef, Diagnostic> field(const Piece& item) {
+    FieldRef f;
+    f.span = item.span();
+    if (item.text.empty()) return fail(ErrorCode::FieldNotFound, Span{f.span.begin, f.span.begin + 1});
+    // The kernel rewrites ".sym-offset" before splitting on '-' as minus;
+    // here modifiers are read as words that may contain '-'.
+    size_t i = 0;
+    while (i < item.text.size() && is_ident(item.text[i])) ++i;
+    f.name = std::string(item.text.substr(0, i));
+    if (f.name.empty() || !is_ident_start(f.name[0]) || (i < item.text.size() && item.text[i] != '.')) {
+      const bool expression = item.text.find_first_of("+-*/$()") != std::string_view::npos;
+      if (expression) return fail(ErrorCode::Unsupported, item.span(), "expressions and variables");
+      return fail(ErrorCode::FieldNotFound, item.span());
+    }
+    while (i < item.text.size()) {
+      const size_t mod_begin = ++i;  // past '.'
+      size_t end = item.text.find('.', mod_begin);
+      if (end == std::string_view::npos) end = item.text.size();
+      const Piece mod{item.text.substr(mod_begin, end - mod_begin), item.begin + mod_begin};
+      auto m = modifier(mod);
+      if (!m) return unexpected(std::move(m).error());
+      f.modifiers.push_back(*m);
+      i = end;
+    }
+    return f;
+  }
+
+  Result<ModifierUse, Diagnostic> modifier(const Piece& mod) {
+    ModifierUse m;
+    m.span = mod.span();
+    for (const auto& [name, kind] : kModifiers) {
+      if (mod.text == name) {
+        m.kind = kind;
+        return m;
+      }
+    }
+    for (std::string_view prefix : {"buckets=", "bucket="}) {
+      if (mod.text.starts_with(prefix)) {
+        auto n = parse_u64(mod.text.substr(prefix.size()));
+        if (!n || *n == 0) break;
+        m.kind = Modifier::Buckets;
+        m.buckets = *n;
+        return m;
+      }
+    }
+    return fail(ErrorCode::BadFieldModifier, m.span.begin == m.span.end ? Span{m.span.begin, m.span.begin + 1} : m.span);
+  }
+
+  Result<Unit, Diagnostic> sort(const Piece& list) {
+    for (const Piece& item : split(list, ',')) {
+      if (item.text.empty()) return fail(ErrorCode::EmptySortField, Span{item.span().begin, item.span().begin + 1});
+      if (cmd_.sort.size() == 2) return fail(ErrorCode::TooManySortFields, item.span());
+      SortKey k;
+      k.span = item.span();
+      const size_t dot = item.text.find('.');
+      k.name = std::string(item.text.substr(0, dot));
+      if (k.name.empty()) return fail(ErrorCode::EmptySortField, item.span());
+      if (dot != std::string_view::npos) {
+        // A key's own modifier may be repeated (sort=call_site.sym); only the
+        // last part may set the direction.
+        std::string_view rest = item.text.substr(dot + 1);
+        const size_t last_dot = rest.rfind('.');
+        const std::string_view dir = last_dot == std::string_view::npos ? rest : rest.substr(last_dot + 1);
+        const size_t dir_begin = item.begin + item.text.size() - dir.size();
+        if (dir == "descending") {
+          k.descending = true;
+        } else if (dir != "ascending") {
+          const bool is_field_modifier = last_dot == std::string_view::npos &&
+                                         (modifier(Piece{dir, dir_begin}).ok());
+          if (!is_field_modifier)
+            return fail(ErrorCode::InvalidSortModifier,
+                        Span{static_cast<uint32_t>(dir_begin), static_cast<uint32_t>(dir_begin + dir.size())});
+        }
+      }
+      cmd_.sort.push_back(std::move(k));
+    }
+    return Unit{};
+  }
+
+  HistCommand& cmd_;
+};
+
+}  // namespace
+
+std::string_view modifier_name(Modifier m) {
+  if (m == Modifier::Buckets) return "buckets";
+  for (const auto& [name, kind] : kModifiers)
+    if (kind == m) return name;
+  return "?";
+}
+
+Result<HistCommand, Diagnostic> parse_hist(std::string_view line) {
+  HistCommand cmd;
+  std::string_view text = trim(line);
+  if (!text.empty() && text.front() == '!') {
+    cmd.remove = true;
+    text = trim(text.substr(1));
+  }
+  if (!text.starts_with("hist")) {
+    cmd.command = std::string(text);
+    return unexpected(Diagnostic{ErrorCode::UnknownCommand, Span{0, static_cast<uint32_t>(text.size())}, cmd.command, {}});
+  }
+  std::string_view rest = text.substr(4);
+  if (!rest.empty() && rest.front() == ':') rest.remove_prefix(1);
+  else if (!rest.empty() && !is_space(rest.front()))
+    return unexpected(Diagnostic{ErrorCode::UnknownCommand, Span{0, static_cast<uint32_t>(text.size())},
+                                 std::string(text), {}});
+  cmd.command = "hist:" + std::string(rest);
+  constexpr size_t base = 5;  // "hist:"
+
+  std::string_view tokens = rest;
+  const size_t if_pos = find_filter_keyword(std::string(" ") + std::string(rest)) ;
+  if (if_pos != std::string_view::npos) {
+    // find_filter_keyword was given a leading blank so that "if" right at
+    // the start (after "hist ") counts too: shift back by one.
+    const size_t at = if_pos - 1;
+    tokens = trim(rest.substr(0, at));
+    size_t fstart = at + 2;
+    while (fstart < rest.size() && is_space(rest[fstart])) ++fstart;
+    std::string_view ftext = trim(rest.substr(fstart));
+    auto filter = parse_filter(ftext, static_cast<uint32_t>(base + fstart), cmd.command);
+    if (!filter) return unexpected(std::move(filter).error());
+    cmd.filter = std::move(*filter);
+  }
+
+  HistParser parser(cmd);
+  if (!tokens.empty()) {
+    for (const Piece& t : split(Piece{tokens, base}, ':')) {
+      auto r = parser.token(t);
+      if (!r) return unexpected(std::move(r).error());
+    }
+  }
+  if (cmd.keys.empty()) return parser.fail(ErrorCode::MissingKeys, Span{0, 4});
+  return cmd;
+}
+
+Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line) {
+  std::string_view t = trim(line);
+  if (!t.empty() && t.front() == '!') t = trim(t.substr(1));
+  if (t.starts_with("enable_hist:") || t.starts_with("disable_hist:")) {
+    auto e = parse_enable_hist(line);
+    if (!e) return unexpected(std::move(e).error());
+    return TriggerCommand{std::move(*e)};
+  }
+  auto h = parse_hist(line);
+  if (!h) return unexpected(std::move(h).error());
+  return TriggerCommand{std::move(*h)};
+}
+
+}  // namespace histd::spec

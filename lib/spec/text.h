@@ -1,0 +1,22 @@
+// Small text helpers shared by the parsers.
+#pragma once
+
+#include <cctype>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace histd::spec {
+
+inline bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+inline bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+inline bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// kstrtoull(s, 0): decimal, 0x hex, leading-0 octal; nullopt on junk or overflow.
+std::optional<uint64_t> parse_u64(std::string_view s);
+
+// The first "if" with white space on both sides, as the kernel splits a
+// trigger from its filter; npos if none.
+size_t find_filter_keyword(std::string_view s);
+
+}  // namespace histd::spec
