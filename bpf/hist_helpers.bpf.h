@@ -39,6 +39,9 @@ struct {
 #define HISTD_STR_MAX 256
 struct histd_str {
   unsigned char s[HISTD_STR_MAX * 2];
+  /* Positions pass through these: see histd_forget(). */
+  __u32 len;
+  __u32 pos;
 };
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -68,12 +71,21 @@ static __always_inline struct histd_str *histd_str_buf(void) {
   return b;
 }
 
-static __always_inline __u32 histd_strlen(const struct histd_str *b) {
+/* Stores a value to map memory and reads it back. The verifier tracks
+ * registers exactly but not map contents, so the value comes back as a range:
+ * the code after a loop is then verified once, not once per iteration that
+ * could have ended it. */
+static __always_inline __u32 histd_forget(volatile __u32 *slot, __u32 v) {
+  *slot = v;
+  return *slot & (HISTD_STR_MAX * 2 - 1);
+}
+
+static __always_inline __u32 histd_strlen(struct histd_str *b) {
   __u32 i;
   for (i = 0; i < HISTD_STR_MAX; i++)
     if (!b->s[i])
       break;
-  return i;
+  return histd_forget(&b->len, i);
 }
 
 /* What every handler needs besides the record. On the tracepoint path the

@@ -152,7 +152,7 @@ class Emitter {
       o += fmt::format(
           "  {{\n    int found = 0;\n    __u32 p;\n    for (p = pos; p < HISTD_STR_MAX; p++) {{\n"
           "      if (p + {}u > end)\n        break;\n      if ({}) {{\n        found = 1;\n        break;\n      }}\n    }}\n"
-          "    if (!found)\n      return {};\n    pos = p + {}u;\n  }}\n",
+          "    if (!found)\n      return {};\n    pos = histd_forget(&b->pos, p + {}u);\n  }}\n",
           seg.size(), segment_expr(seg, "p", true), no, seg.size());
     }
     o += fmt::format("  return {};\n}}\n\n", yes);

@@ -118,8 +118,8 @@ Expected<std::string> Compiler::run_clang(const std::string& source) const {
 
   const std::string inc = "-I" + paths_.include_dir.string();
   const std::string sys = paths_.system_include.string();
-  std::vector<std::string> args = {paths_.clang, "-O2",    "-g",    "-target", "bpf",        "-Wall", "-Werror",
-                                   "-Wno-unused-function", inc,     "-idirafter", sys,     "-c",    src.string(),
+  std::vector<std::string> args = {paths_.clang, "-O2", "-g", "-target", "bpf", "-mcpu=v3",       "-Wall", "-Werror",
+                                   "-Wno-unused-function", "-Wno-parentheses-equality", inc,     "-idirafter", sys,     "-c",    src.string(),
                                    "-o",                   obj.string()};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
