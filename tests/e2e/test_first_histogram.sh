@@ -7,14 +7,15 @@ histd_start
 EV=$MNT/events/syscalls/sys_enter_write
 
 # The child blocks on a fifo until the trigger is in place, then makes
-# exactly three 5-byte writes to fd 1 and two 7-byte writes to fd 2.
+# exactly three 5-byte writes and two 7-byte writes (bash's printf builtin
+# writes to fd 1, here redirected to /dev/null).
 mkfifo "$WORK/go"
-bash -c 'read -r _ < "$1"; for i in 1 2 3; do printf abcde >/dev/null; done; for i in 1 2; do printf abcdefg 2>/dev/null >&2; done' _ "$WORK/go" &
+bash -c 'read -r _ < "$1"; for i in 1 2 3; do printf abcde >/dev/null; done; for i in 1 2; do printf abcdefg >/dev/null; done' _ "$WORK/go" &
 CHILD=$!
 
-echo "hist:keys=fd:vals=count if common_pid == $CHILD" >> "$EV/trigger"
+echo "hist:keys=fd,count:vals=hitcount,count if common_pid == $CHILD" >> "$EV/trigger"
 expect_eq "trigger file lists the trigger" \
-  "hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD [active]" \
+  "hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD [active]" \
   "$(cat "$EV/trigger")"
 
 echo go > "$WORK/go"
@@ -22,11 +23,11 @@ wait "$CHILD"
 
 expected="# event histogram
 #
-# trigger info: hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD [active]
+# trigger info: hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD [active]
 #
 
-{ fd:          2 } hitcount:          2  count:         14
-{ fd:          1 } hitcount:          3  count:         15
+{ fd:          1, count:          7 } hitcount:          2  count:         14
+{ fd:          1, count:          5 } hitcount:          3  count:         15
 
 Totals:
     Hits: 5
@@ -43,14 +44,14 @@ fi
 expect_eq "error_log has the caret under the field" \
 "hist:syscalls:sys_enter_write: error: Couldn't find field
   Command: hist:keys=fd,nosuchfield
-                       ^" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/error_log")"
+                        ^" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/error_log")"
 expect_eq "hist unchanged, with the error below, until the next command" "$expected
 
 ERROR: Couldn't find field
   Last command: hist:keys=fd,nosuchfield" "$(cat "$EV/hist")"
 
 # '!' with the printed line removes the trigger.
-echo "!hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD" >> "$EV/trigger"
+echo "!hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD" >> "$EV/trigger"
 expect_eq "removed" "" "$(cat "$EV/hist")"
 
 # '>' removes every trigger before adding the new one.
