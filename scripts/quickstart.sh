@@ -20,7 +20,7 @@ cleanup() {
 trap cleanup EXIT
 for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
 
-CMD='hist:keys=common_pid:vals=hitcount:sort=hitcount.descending:size=256'
+CMD='hist:keys=common_pid.execname:vals=hitcount:sort=hitcount.descending:size=256'
 echo "# echo '$CMD' > $MNT/events/raw_syscalls/sys_enter/trigger"
 echo "$CMD" > "$MNT/events/raw_syscalls/sys_enter/trigger"
 # Some work to count while we wait.
