@@ -46,3 +46,15 @@ finish() {
   if [ "$FAILURES" -ne 0 ]; then echo "$FAILURES check(s) failed"; exit 1; fi
   echo "all checks passed"
 }
+
+# child_start SCRIPT: starts `bash -c SCRIPT` blocked on a fifo until
+# child_go; sets CHILD to its pid.
+child_start() {
+  rm -f "$WORK/go"; mkfifo "$WORK/go"
+  bash -c "read -r _ < '$WORK/go'; $1" &
+  CHILD=$!
+}
+child_go() { echo go > "$WORK/go"; wait "$CHILD" || true; }
+
+# The entry lines of a hist file's first table.
+rows() { awk '/^#/ {next} /^$/ {if (seen) exit; next} {seen=1; print}' "$1"; }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The single-event language end to end through the mounted tree: modifiers,
+# string filters and globs, named tables, enable_hist/disable_hist, poll,
+# hist_debug and error carets, against the test's own child processes.
+source "$(dirname "$0")/lib.sh"
+histd_start
+E=$MNT/events
+W=$E/syscalls/sys_enter_write
+
+# --- .execname, .percent, .graph, .log2 on the child's five writes ---------
+child_start 'for i in 1 2 3; do printf abcde >/dev/null; done; for i in 1 2; do printf abcdefg >/dev/null; done'
+echo "hist:keys=common_pid.execname:vals=hitcount if common_pid == $CHILD" > "$W/trigger"
+echo "hist:keys=count:vals=count.percent,count.graph:sort=count if common_pid == $CHILD" >> "$W/trigger"
+echo "hist:keys=count.log2:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
+child_go
+expect_eq ".execname shows the comm" "$(printf '{ common_pid: %-16s[%10d] } hitcount:          5' bash "$CHILD")" "$(rows "$W/hist")"
+# sort=count names the value (values are matched before keys, as in the
+# kernel): ascending sums, 14 before 15.
+expect_eq ".percent and .graph" \
+"{ count:          7 } hitcount:          2  count (%):  48.27  count:   ##################
+{ count:          5 } hitcount:          3  count (%):  51.72  count: ####################" \
+  "$(awk '/keys=count:vals/ {t=1} t && /^\{/ {print} t && /^Totals/ {exit}' "$W/hist")"
+expect_eq ".log2" \
+"{ count: ~ 2^3  } hitcount:          5" "$(awk '/keys=count.log2/ {t=1} t && /^\{/ {print} t && /^Totals/ {exit}' "$W/hist")"
+: > "$W/trigger"
+
+# --- .syscall on raw_syscalls:sys_enter, string globs on comm ---------------
+child_start 'for i in 1 2; do printf x >/dev/null; done'
+echo "hist:keys=id.syscall:vals=hitcount if common_pid == $CHILD && id == 1" > "$E/raw_syscalls/sys_enter/trigger"
+echo "hist:keys=fd:vals=hitcount if common_pid == $CHILD && comm ~ \"b?s[g-i]\"" > "$W/trigger"
+echo "hist:keys=fd:vals=hitcount if common_pid == $CHILD && comm ~ \"*zsh*\"" >> "$W/trigger"
+child_go
+expect_eq ".syscall" "$(printf '{ id: %-30s[%3d] } hitcount:          2' sys_write 1)" "$(rows "$E/raw_syscalls/sys_enter/hist")"
+expect_eq "glob that matches bash" "{ fd:          1 } hitcount:          2" "$(rows "$W/hist")"
+expect_eq "glob that does not" "1" "$(grep -c 'Hits: 0' "$W/hist")"
+: > "$W/trigger"; : > "$E/raw_syscalls/sys_enter/trigger"
+
+# --- named tables: one table behind two events ----------------------------
+R=$E/syscalls/sys_enter_read
+child_start 'printf x >/dev/null; read -r -n 1 _ </etc/passwd'
+echo "hist:name=rw:keys=common_pid:vals=hitcount if common_pid == $CHILD" > "$W/trigger"
+echo "hist:name=rw:keys=common_pid:vals=hitcount if common_pid == $CHILD" > "$R/trigger"
+child_go
+expect_eq "both events show the same table" "$(rows "$W/hist")" "$(rows "$R/hist")"
+if echo "hist:name=rw:keys=fd" >> "$R/trigger" 2>/dev/null; then
+  expect_eq "incompatible named table refused" refused accepted
+else
+  expect_eq "incompatible named table refused" "Named hist trigger doesn't match existing named trigger (includes variables)" \
+    "$(grep -o "error: .*" "$MNT/error_log" | tail -1 | sed 's/^error: //')"
+fi
+: > "$W/trigger"; : > "$R/trigger"
+
+# --- enable_hist / disable_hist around a child's exec -----------------------
+X=$E/sched/sched_process_exec
+child_start 'exec /bin/sh -c "printf x >/dev/null; printf y >/dev/null"'
+echo "hist:keys=common_pid:vals=hitcount:pause if common_pid == $CHILD" > "$W/trigger"
+echo "enable_hist:syscalls:sys_enter_write if filename == \"/bin/sh\" && common_pid == $CHILD" > "$X/trigger"
+expect_eq "enable_hist listed" "enable_hist:syscalls:sys_enter_write:unlimited if filename == \"/bin/sh\" && common_pid == $CHILD" \
+  "$(cat "$X/trigger")"
+child_go
+expect_eq "writes after the exec are counted" "$(printf '{ common_pid: %10d } hitcount:          2' "$CHILD")" "$(rows "$W/hist")"
+expect_eq "target unpaused" "1" "$(grep -c '\[active\]' "$W/trigger")"
+: > "$X/trigger"; : > "$W/trigger"
+
+# --- poll() blocks until the table changes ---------------------------------
+child_start 'sleep 0.5; printf x >/dev/null'
+echo "hist:keys=fd if common_pid == $CHILD" > "$W/trigger"
+echo go > "$WORK/go"
+waited=$(python3 - "$W/hist" <<'PY'
+import os, select, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+p = select.poll(); p.register(fd, select.POLLIN | select.POLLPRI)
+t = time.time(); ev = p.poll(10000)
+print("woke" if ev and time.time() - t > 0.3 else "did not block")
+PY
+)
+wait "$CHILD"
+expect_eq "poll blocked, then woke" "woke" "$waited"
+: > "$W/trigger"
+
+# --- hist_debug ------------------------------------------------------------
+echo 'hist:keys=common_pid,fd.hex:vals=count if common_pid == 1' > "$W/trigger"
+expect_eq "hist_debug key field" "1" "$(grep -c 'ftrace_event_field name: fd' "$W/hist_debug")"
+expect_eq "hist_debug counts" "  n_vals: 2
+  n_keys: 2
+  n_fields: 4" "$(grep -E '^  n_(vals|keys|fields)' "$W/hist_debug")"
+: > "$W/trigger"
+
+# --- errors: kernel wording, caret under the token --------------------------
+check_error() {  # check_error COMMAND-WITH-^ TEXT
+  local marked=$1 cmd=${1/^/} caret=${1%%^*}
+  : > "$MNT/error_log"
+  if echo "$cmd" >> "$W/trigger" 2>/dev/null; then expect_eq "refused: $cmd" refused accepted; return; fi
+  expect_eq "error: $cmd" "hist:syscalls:sys_enter_write: error: $2
+  Command: $cmd
+$(printf '%*s^' $((11 + ${#caret})) '')" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/error_log")"
+}
+check_error 'hist:keys=common_pid:sort=^junk' "Sort field must be a key or a val"
+check_error 'hist:keys=common_pid:sort=common_pid.^bogus' "Invalid sort modifier"
+check_error 'hist:keys=common_pid:sort=hitcount,common_pid,^fd' "Too many sort fields (Max = 2)"
+check_error 'hist:keys=fd.^bogus' "Invalid field modifier"
+check_error 'hist:keys=fd:vals=count.^log2' "Invalid field modifier"
+check_error 'hist:keys=fd.^execname' "Invalid field modifier"
+check_error 'hist:keys=^nosuch' "Couldn't find field"
+check_error 'hist:keys=fd:^vals=' "Empty assignment"
+check_error 'hist:keys=fd if ^nosuch == 1' "Field not found"
+check_error 'hist:keys=fd if fd ^= 1' "Invalid operator"
+check_error 'hist:keys=fd if fd == ^count' "Illegal integer value"
+finish
