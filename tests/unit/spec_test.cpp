@@ -1,0 +1,229 @@
+// Parser: AST structure for the seed document's commands, and error goldens
+// in the kernel selftests' inline-caret notation ('^' marks the byte the
+// caret must point at; it is removed before parsing).
+#include <gtest/gtest.h>
+
+#include "histd/spec.h"
+
+namespace histd::spec {
+namespace {
+
+HistCommand parse_ok(const std::string& text) {
+  auto r = parse_hist(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
+  return r.ok() ? *r : HistCommand{};
+}
+
+void expect_error(const std::string& marked, ErrorCode code) {
+  const size_t caret = marked.find('^');
+  ASSERT_NE(caret, std::string::npos) << marked;
+  std::string text = marked;
+  text.erase(caret, 1);
+  auto r = parse_trigger(text);
+  ASSERT_FALSE(r.ok()) << text;
+  EXPECT_EQ(error_name(r.error().code), error_name(code)) << text;
+  EXPECT_EQ(r.error().span.begin, caret) << text;
+  EXPECT_LE(r.error().span.begin, r.error().command.size()) << text;
+}
+
+std::vector<std::string> names(const std::vector<FieldRef>& fields) {
+  std::vector<std::string> out;
+  for (const auto& f : fields) out.push_back(f.name);
+  return out;
+}
+
+TEST(Spec, SeedKmallocCommands) {
+  HistCommand c = parse_ok("hist:key=call_site:val=bytes_req");
+  EXPECT_EQ(names(c.keys), std::vector<std::string>{"call_site"});
+  EXPECT_EQ(names(c.vals), std::vector<std::string>{"bytes_req"});
+  EXPECT_EQ(c.keys[0].span, (Span{9, 18}));
+  EXPECT_FALSE(c.remove);
+  EXPECT_EQ(c.command, "hist:key=call_site:val=bytes_req");
+
+  c = parse_ok("hist:keys=call_site.sym:values=bytes_req,bytes_alloc:sort=bytes_alloc.descending");
+  ASSERT_EQ(c.keys[0].modifiers.size(), 1u);
+  EXPECT_EQ(c.keys[0].modifiers[0].kind, Modifier::Sym);
+  EXPECT_EQ(names(c.vals), (std::vector<std::string>{"bytes_req", "bytes_alloc"}));
+  ASSERT_EQ(c.sort.size(), 1u);
+  EXPECT_EQ(c.sort[0].name, "bytes_alloc");
+  EXPECT_TRUE(c.sort[0].descending);
+
+  c = parse_ok("hist:key=call_site.sym-offset:val=bytes_req:sort=bytes_req.descending");
+  EXPECT_EQ(c.keys[0].modifiers[0].kind, Modifier::SymOffset);
+  EXPECT_EQ(c.keys[0].modifiers[0].span, (Span{19, 29}));
+
+  c = parse_ok("hist:keys=stacktrace:values=bytes_req,bytes_alloc:sort=bytes_alloc");
+  EXPECT_EQ(c.keys[0].name, "stacktrace");
+  EXPECT_FALSE(c.sort[0].descending);
+}
+
+TEST(Spec, EveryModifier) {
+  HistCommand c = parse_ok("hist:keys=a.hex,b.execname,c.syscall:vals=d.percent,e.graph");
+  EXPECT_EQ(c.keys[0].modifiers[0].kind, Modifier::Hex);
+  EXPECT_EQ(c.keys[1].modifiers[0].kind, Modifier::Execname);
+  EXPECT_EQ(c.keys[2].modifiers[0].kind, Modifier::Syscall);
+  EXPECT_EQ(c.vals[0].modifiers[0].kind, Modifier::Percent);
+  EXPECT_EQ(c.vals[1].modifiers[0].kind, Modifier::Graph);
+  c = parse_ok("hist:keys=a.log2,b.buckets=0x10,c.bucket=5,common_timestamp.usecs,d.stacktrace");
+  EXPECT_EQ(c.keys[0].modifiers[0].kind, Modifier::Log2);
+  EXPECT_EQ(c.keys[1].modifiers[0].kind, Modifier::Buckets);
+  EXPECT_EQ(c.keys[1].modifiers[0].buckets, 16u);
+  EXPECT_EQ(c.keys[2].modifiers[0].buckets, 5u);
+  EXPECT_EQ(c.keys[3].modifiers[0].kind, Modifier::Usecs);
+  EXPECT_EQ(c.keys[4].modifiers[0].kind, Modifier::Stacktrace);
+  for (Modifier m : {Modifier::Hex, Modifier::SymOffset, Modifier::Buckets, Modifier::Graph})
+    EXPECT_FALSE(modifier_name(m).empty());
+  EXPECT_EQ(modifier_name(Modifier::SymOffset), "sym-offset");
+}
+
+TEST(Spec, AttributesInAnyOrder) {
+  HistCommand c = parse_ok("hist:size=0x100:pause:name=foo:sort=b,hitcount:vals=b:keys=a:nohitcount");
+  EXPECT_EQ(c.size, 256u);
+  EXPECT_EQ(c.control, Control::Pause);
+  EXPECT_EQ(c.name, "foo");
+  EXPECT_EQ(c.sort.size(), 2u);
+  EXPECT_TRUE(c.nohitcount);
+  EXPECT_EQ(parse_ok("hist:keys=a:cont").control, Control::Continue);
+  EXPECT_EQ(parse_ok("hist:keys=a:continue").control, Control::Continue);
+  EXPECT_EQ(parse_ok("hist:keys=a:clear").control, Control::Clear);
+  EXPECT_TRUE(parse_ok("hist:keys=a:NOHC").nohitcount);
+  EXPECT_EQ(parse_ok("hist:keys=a:size=010").size, 8u);  // base 0: octal
+}
+
+TEST(Spec, RemovalWhiteSpaceAndNewline) {
+  HistCommand c = parse_ok("  !hist:keys=a if a == 1\n");
+  EXPECT_TRUE(c.remove);
+  EXPECT_EQ(c.command, "hist:keys=a if a == 1");
+  ASSERT_TRUE(c.filter);
+  EXPECT_EQ(c.filter->text, "a == 1");
+  EXPECT_EQ(c.filter->span, (Span{15, 21}));
+}
+
+TEST(Spec, FilterSplitsAtTheFirstIfBetweenBlanks) {
+  // "if" inside a name or a value is not the keyword.
+  HistCommand c = parse_ok("hist:keys=iff if diff == 1 && gif ~ \"if\"");
+  EXPECT_EQ(c.keys[0].name, "iff");
+  ASSERT_TRUE(c.filter);
+  EXPECT_EQ(c.filter->text, "diff == 1 && gif ~ \"if\"");
+}
+
+const FilterNode& node(const Filter& f, int i) { return f.nodes.at(static_cast<size_t>(i)); }
+
+TEST(Filter, PrecedenceAndNesting) {
+  auto f = parse_filter("a == 1 && b != 2 || !(c < 3 || d >= -4)", 0, "");
+  ASSERT_TRUE(f.ok());
+  const FilterNode& root = node(*f, f->root);
+  EXPECT_EQ(root.kind, FilterNode::Kind::Or);
+  EXPECT_EQ(node(*f, root.lhs).kind, FilterNode::Kind::And);
+  const FilterNode& neg = node(*f, root.rhs);
+  EXPECT_EQ(neg.kind, FilterNode::Kind::Not);
+  const FilterNode& inner = node(*f, neg.lhs);
+  EXPECT_EQ(inner.kind, FilterNode::Kind::Or);
+  const Predicate& d = node(*f, inner.rhs).predicate;
+  EXPECT_EQ(d.field.name, "d");
+  EXPECT_EQ(d.op, CompareOp::Ge);
+  EXPECT_TRUE(d.value.negative);
+  EXPECT_EQ(d.value.number, static_cast<uint64_t>(-4));
+}
+
+TEST(Filter, OperatorsAndValues) {
+  struct Case {
+    const char* text;
+    CompareOp op;
+    Literal::Kind kind;
+    const char* value;
+  };
+  for (const Case& c : std::vector<Case>{{"x == 0x1f", CompareOp::Eq, Literal::Kind::Number, "0x1f"},
+                                         {"x != 7", CompareOp::Ne, Literal::Kind::Number, "7"},
+                                         {"x < 7", CompareOp::Lt, Literal::Kind::Number, "7"},
+                                         {"x <= 7", CompareOp::Le, Literal::Kind::Number, "7"},
+                                         {"x > 7", CompareOp::Gt, Literal::Kind::Number, "7"},
+                                         {"x>=7", CompareOp::Ge, Literal::Kind::Number, "7"},
+                                         {"x & 4", CompareOp::BitAnd, Literal::Kind::Number, "4"},
+                                         {"comm ~ \"ba*h\"", CompareOp::Glob, Literal::Kind::String, "ba*h"},
+                                         {"comm == 'a b'", CompareOp::Eq, Literal::Kind::String, "a b"},
+                                         {"filename==/usr/bin/wget", CompareOp::Eq, Literal::Kind::String,
+                                          "/usr/bin/wget"}}) {
+    auto f = parse_filter(c.text, 0, "");
+    ASSERT_TRUE(f.ok()) << c.text;
+    const Predicate& p = node(*f, f->root).predicate;
+    EXPECT_EQ(p.op, c.op) << c.text;
+    EXPECT_EQ(p.value.kind, c.kind) << c.text;
+    EXPECT_EQ(p.value.text, c.value) << c.text;
+  }
+  auto f = parse_filter("x == 0x1f", 10, "");
+  EXPECT_EQ(node(*f, f->root).predicate.value.number, 31u);
+  EXPECT_EQ(node(*f, f->root).predicate.value.span, (Span{15, 19}));
+  EXPECT_EQ(node(*f, f->root).predicate.op_span, (Span{12, 14}));
+}
+
+TEST(Spec, Errors) {
+  expect_error("^hist", ErrorCode::MissingKeys);
+  expect_error("^hist:vals=a", ErrorCode::MissingKeys);
+  expect_error("hist:keys=a:^junk", ErrorCode::UnknownToken);
+  expect_error("hist:keys=a:^", ErrorCode::UnknownToken);
+  expect_error("hist:^keys=", ErrorCode::EmptyAssignment);
+  expect_error("hist:keys=a:^vals=", ErrorCode::EmptyAssignment);
+  expect_error("hist:keys=a,^,b", ErrorCode::FieldNotFound);
+  expect_error("hist:keys=a.^bogus", ErrorCode::BadFieldModifier);
+  expect_error("hist:keys=a.^buckets=0", ErrorCode::BadFieldModifier);
+  expect_error("hist:keys=a.^", ErrorCode::BadFieldModifier);
+  expect_error("hist:keys=a:^sort=", ErrorCode::EmptyAssignment);
+  expect_error("hist:keys=a:sort=a,^", ErrorCode::EmptySortField);
+  expect_error("hist:keys=a:sort=a.^up", ErrorCode::InvalidSortModifier);
+  expect_error("hist:keys=a:sort=a,b,^c", ErrorCode::TooManySortFields);
+  expect_error("hist:keys=a:size=^big", ErrorCode::InvalidSize);
+  expect_error("hist:keys=a:^keys=b", ErrorCode::DuplicateAttribute);
+  expect_error("hist:keys=a:^ts0=common_timestamp", ErrorCode::Unsupported);
+  expect_error("hist:keys=a:^onmax($x).save(a)", ErrorCode::Unsupported);
+  expect_error("hist:keys=^a+b", ErrorCode::Unsupported);
+  expect_error("hist:keys=^'a'", ErrorCode::FieldNotFound);
+  expect_error("hist:keys=a if ^)", ErrorCode::FilterTooManyClose);
+  expect_error("hist:keys=a if a ^= 1", ErrorCode::FilterInvalidOp);
+  expect_error("hist:keys=a if a ^1", ErrorCode::FilterInvalidOp);
+  expect_error("hist:keys=a if ^(a == 1", ErrorCode::FilterTooManyOpen);
+  expect_error("hist:keys=a if a == 1^)", ErrorCode::FilterTooManyClose);
+  expect_error("hist:keys=a if a == ^\"open", ErrorCode::FilterMissingQuote);
+  expect_error("hist:keys=a if a == 1 &&^", ErrorCode::FilterInvalid);
+  expect_error("hist:keys=a if a == 1 ^b", ErrorCode::FilterInvalid);
+  expect_error("hist:keys=a if a.^ustring == 1", ErrorCode::Unsupported);
+}
+
+TEST(Spec, NeverCrashesOnJunk) {
+  const std::string alphabet("hist:keys=,.!&|()\"' if~=<>0x-ab\n\t\0", 34);
+  uint64_t state = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s = "hist:";
+    const size_t len = state % 40;
+    for (size_t j = 0; j < len; ++j) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      s += alphabet[(state >> 33) % alphabet.size()];
+    }
+    auto r = parse_trigger(s);
+    if (!r) {
+      EXPECT_LE(r.error().span.begin, r.error().command.size()) << s;
+    }
+  }
+}
+
+TEST(EnableHist, ParsesTheKernelForms) {
+  auto r = parse_enable_hist("enable_hist:net:netif_receive_skb if filename==/usr/bin/wget");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->enable);
+  EXPECT_EQ(r->system, "net");
+  EXPECT_EQ(r->event, "netif_receive_skb");
+  EXPECT_FALSE(r->count);
+  ASSERT_TRUE(r->filter);
+  r = parse_enable_hist("!disable_hist:sched:sched_switch:3");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->remove);
+  EXPECT_FALSE(r->enable);
+  EXPECT_EQ(r->count, 3u);
+  EXPECT_EQ(parse_enable_hist("enable_hist:a:b:count=7")->count, 7u);
+  EXPECT_FALSE(parse_enable_hist("enable_hist:a:b:unlimited")->count);
+  expect_error("enable_hist:^", ErrorCode::SubsysNotFound);
+  expect_error("enable_hist:a:^b c:1", ErrorCode::InvalidSubsysEvent);
+}
+
+}  // namespace
+}  // namespace histd::spec
