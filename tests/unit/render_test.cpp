@@ -1,0 +1,218 @@
+// Renderer and table goldens: the kernel's exact text for every key and
+// value display, ties, empty tables, several tables on one event.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "histd/render.h"
+#include "histd/table.h"
+
+namespace histd::render {
+namespace {
+
+using table::KeyColumn;
+using table::KeyDisplay;
+using table::Row;
+using table::Table;
+using table::ValColumn;
+using table::ValDisplay;
+
+class FakeResolver : public Resolver {
+ public:
+  std::string symbol(uint64_t a) const override {
+    if (a == 0xffffffff811ae721) return "__kmalloc";
+    if (a == 0xffffffffa00bf6fe) return "hidraw_send_report [hid]";
+    return "";
+  }
+  std::string symbol_offset(uint64_t a) const override {
+    if (a == 0xffffffff811ae721) return "__kmalloc+0x191/0x1b0";
+    if (a == 0xffffffff81001000) return "do_one_initcall+0x0/0x200";
+    return "";
+  }
+  std::string syscall_name(uint64_t nr) const override { return nr == 1 ? "sys_write" : ""; }
+};
+
+Row row(std::vector<uint64_t> keys, std::vector<uint64_t> vals, std::string comm = "") {
+  Row r;
+  r.key.resize(keys.size() * 8);
+  std::memcpy(r.key.data(), keys.data(), r.key.size());
+  r.vals = std::move(vals);
+  r.comm = std::move(comm);
+  return r;
+}
+
+Table table_of(std::vector<KeyColumn> keys, std::vector<ValColumn> vals, std::vector<Row> rows) {
+  Table t;
+  t.keys = std::move(keys);
+  t.vals = std::move(vals);
+  t.key_size = static_cast<uint32_t>(t.keys.size() * 8);
+  t.rows = std::move(rows);
+  for (const Row& r : t.rows) t.hits += r.vals[0];
+  table::sort_rows(t);
+  return t;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const auto path = std::filesystem::path(HISTD_TEST_DATA) / "golden" / "render" / name;
+  if (std::getenv("HISTD_UPDATE_GOLDEN")) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << actual;
+  }
+  EXPECT_EQ(read(path), actual) << "golden " << path << "; HISTD_UPDATE_GOLDEN=1 regenerates it";
+}
+
+TEST(Render, SeedKmallocTable) {
+  Table t = table_of({{"call_site", 0, 8, false, KeyDisplay::Decimal}},
+                     {{"hitcount"}, {"bytes_req"}},
+                     {row({18446744072106379007ULL}, {1, 176}), row({18446744071580795365ULL}, {3, 144}),
+                      row({18446744072099568646ULL}, {1676, 33520})});
+  expect_golden("kmalloc.txt",
+                render_event({{"hist:keys=call_site:vals=hitcount,bytes_req:sort=hitcount:size=2048 [active]", &t}},
+                             null_resolver()));
+}
+
+TEST(Render, EveryKeyDisplay) {
+  FakeResolver res;
+  auto one = [&](KeyColumn k, uint64_t v, std::string comm = "") {
+    Table t = table_of({k}, {{"hitcount"}}, {row({v}, {1}, comm)});
+    return render_row(t, t.rows[0], res);
+  };
+  EXPECT_EQ(one({"call_site", 0, 8, false, KeyDisplay::Hex}, 0xffffffffa026b291),
+            "{ call_site: ffffffffa026b291 } hitcount:          1");
+  EXPECT_EQ(one({"call_site", 0, 8, false, KeyDisplay::Sym}, 0xffffffffa00bf6fe),
+            "{ call_site: [ffffffffa00bf6fe] hidraw_send_report [hid]                      } hitcount:          1");
+  EXPECT_EQ(one({"call_site", 0, 8, false, KeyDisplay::Sym}, 0x1234),
+            "{ call_site: [1234] 0x1234                                        } hitcount:          1");
+  EXPECT_EQ(one({"call_site", 0, 8, false, KeyDisplay::SymOffset}, 0xffffffff811ae721),
+            "{ call_site: [ffffffff811ae721] __kmalloc+0x191/0x1b0                                   } hitcount:   "
+            "       1");
+  EXPECT_EQ(one({"common_pid", 0, 8, true, KeyDisplay::Execname}, 4242, "bash"),
+            "{ common_pid: bash            [      4242] } hitcount:          1");
+  EXPECT_EQ(one({"id", 0, 8, false, KeyDisplay::Syscall}, 1),
+            "{ id: sys_write                     [  1] } hitcount:          1");
+  EXPECT_EQ(one({"id", 0, 8, false, KeyDisplay::Syscall}, 999),
+            "{ id: unknown_syscall               [999] } hitcount:          1");
+  EXPECT_EQ(one({"bytes_req", 0, 8, false, KeyDisplay::Log2}, 7), "{ bytes_req: ~ 2^7  } hitcount:          1");
+  EXPECT_EQ(one({"bytes_req", 0, 8, false, KeyDisplay::Buckets, 100}, 200),
+            "{ bytes_req: ~ 200-299 } hitcount:          1");
+  EXPECT_EQ(one({"nr", 0, 8, true, KeyDisplay::Decimal}, static_cast<uint64_t>(-1)),
+            "{ nr: 18446744073709551615 } hitcount:          1");
+}
+
+TEST(Render, StringAndStackKeys) {
+  Table t;
+  t.keys = {{"comm", 0, 16, false, KeyDisplay::String}};
+  t.vals = {{"hitcount"}};
+  t.key_size = 16;
+  Row r;
+  r.key.assign(16, 0);
+  std::memcpy(r.key.data(), "bash", 4);
+  r.vals = {3};
+  t.rows = {r};
+  EXPECT_EQ(render_row(t, t.rows[0], null_resolver()),
+            "{ comm: bash                                               } hitcount:          3");
+
+  FakeResolver res;
+  Table s = table_of({{"common_stacktrace", 0, 24, false, KeyDisplay::Stacktrace}}, {{"hitcount"}},
+                     {row({0xffffffff811ae721, 0xffffffff81001000, 0}, {2})});
+  s.key_size = 24;
+  EXPECT_EQ(render_row(s, s.rows[0], res),
+            "{ common_stacktrace:\n"
+            "         __kmalloc+0x191/0x1b0\n"
+            "         do_one_initcall+0x0/0x200\n"
+            "} hitcount:          2");
+}
+
+TEST(Render, ValueDisplays) {
+  Table t = table_of({{"pid", 0, 8, false, KeyDisplay::Decimal}},
+                     {{"hitcount"}, {"runtime", ValDisplay::Percent}, {"runtime", ValDisplay::Graph},
+                      {"len", ValDisplay::Hex}},
+                     {row({1}, {1, 1, 1, 255}), row({2}, {3, 3, 3, 16})});
+  EXPECT_EQ(render_row(t, t.rows[0], null_resolver()),
+            "{ pid:          1 } hitcount:          1  runtime (%):  25.00  runtime:               ######  len:     "
+            "    ff");
+  EXPECT_EQ(render_row(t, t.rows[1], null_resolver()),
+            "{ pid:          2 } hitcount:          3  runtime (%):  75.00  runtime: ####################  len:     "
+            "    10");
+  t.nohitcount = true;
+  t.vals[1].printed = false;
+  EXPECT_EQ(render_row(t, t.rows[0], null_resolver()),
+            "{ pid:          1 }  runtime:               ######  len:         ff");  // two spaces, as the kernel
+  Table zero = table_of({{"pid", 0, 8, false, KeyDisplay::Decimal}}, {{"hitcount"}, {"x", ValDisplay::Percent}},
+                        {row({1}, {1, 0})});
+  EXPECT_EQ(render_row(zero, zero.rows[0], null_resolver()), "{ pid:          1 } hitcount:          1  x (%):[ERROR]");
+}
+
+TEST(Render, SeveralTablesAndAnEmptyOne) {
+  Table a = table_of({{"skbaddr", 0, 8, false, KeyDisplay::Hex}}, {{"hitcount"}, {"len"}},
+                     {row({0xffff88009fd2c300}, {1, 7212}), row({0xffff8800d2bcdc00}, {2, 24420})});
+  Table empty = table_of({{"skbaddr", 0, 8, false, KeyDisplay::Hex}}, {{"hitcount"}, {"len"}}, {});
+  expect_golden(
+      "netif_receive_skb.txt",
+      render_event({{"hist:keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 if len > 4096 [active]", &a},
+                    {"hist:keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 if len < 0 [active]", &empty}},
+                   null_resolver()));
+}
+
+}  // namespace
+}  // namespace histd::render
+
+namespace histd::table {
+namespace {
+
+TEST(Table, MergePerCpuWrapsLikeU64) {
+  std::vector<uint64_t> buf = {1, 2, UINT64_MAX, 5, 3, 4, 1, 1};  // 4 CPUs x 2 values
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(buf.data()), buf.size() * 8);
+  EXPECT_EQ(merge_percpu(bytes, 2, 4), (std::vector<uint64_t>{4, 12}));
+  EXPECT_EQ(merge_percpu(bytes, 2, 1), (std::vector<uint64_t>{1, 2}));
+}
+
+Row key_row(int64_t key, uint64_t hits, uint64_t val) {
+  Row r;
+  r.key.resize(8);
+  std::memcpy(r.key.data(), &key, 8);
+  r.vals = {hits, val};
+  return r;
+}
+
+TEST(Table, SortOrders) {
+  Table t;
+  t.keys = {{"k", 0, 8, true, KeyDisplay::Decimal}};
+  t.vals = {{"hitcount"}, {"v"}};
+  t.key_size = 8;
+  t.rows = {key_row(5, 2, 10), key_row(-1, 2, 30), key_row(3, 1, 30), key_row(0, 2, 10)};
+  auto keys = [&] {
+    std::vector<int64_t> out;
+    for (const Row& r : t.rows) {
+      int64_t k;
+      std::memcpy(&k, r.key.data(), 8);
+      out.push_back(k);
+    }
+    return out;
+  };
+  sort_rows(t);  // hitcount ascending; ties by key bytes
+  EXPECT_EQ(keys(), (std::vector<int64_t>{3, 0, 5, -1}));
+  t.sort = {{SortColumn::Kind::Key, 0, false}};
+  sort_rows(t);  // signed key
+  EXPECT_EQ(keys(), (std::vector<int64_t>{-1, 0, 3, 5}));
+  t.sort = {{SortColumn::Kind::Value, 1, true}, {SortColumn::Kind::Key, 0, true}};
+  sort_rows(t);  // sort within a sort
+  EXPECT_EQ(keys(), (std::vector<int64_t>{3, -1, 5, 0}));
+  std::reverse(t.rows.begin(), t.rows.end());
+  sort_rows(t);  // independent of the input order
+  EXPECT_EQ(keys(), (std::vector<int64_t>{3, -1, 5, 0}));
+}
+
+}  // namespace
+}  // namespace histd::table
