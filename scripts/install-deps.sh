@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev               # tests
   nlohmann-json3-dev         # the control protocol
   libseccomp-dev             # syscall names for .syscall
+  python3                    # tests: poll() and packet helpers
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

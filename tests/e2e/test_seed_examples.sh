@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The seed document's examples that run on this kernel, through the tree:
+# the scripts in examples/ and the named-table example on netif events.
+source "$(dirname "$0")/lib.sh"
+histd_start
+E=$MNT/events
+EXAMPLES=$(cd "$(dirname "$0")/../../examples" && pwd)
+
+# kmalloc by call site, symbolized, biggest first.
+out=$(bash "$EXAMPLES/kmalloc_by_call_site.sh" "$MNT" 1)
+expect_eq "kmalloc: trigger line" "1" \
+  "$(grep -c '^# trigger info: hist:keys=call_site.sym:vals=hitcount,bytes_req:sort=bytes_req.descending:size=2048 \[active\]$' <<<"$out")"
+expect_eq "kmalloc: rows are symbolized" "yes" \
+  "$(grep -qE '^\{ call_site: \[ffffffff[0-9a-f]{8}\] [A-Za-z_]' <<<"$out" && echo yes || echo no)"
+first=$(grep -m1 -oE 'bytes_req: +[0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+last=$(grep -oE 'bytes_req: +[0-9]+' <<<"$out" | tail -1 | grep -oE '[0-9]+$')
+expect_eq "kmalloc: sorted by bytes_req descending" "yes" "$([ "$first" -ge "$last" ] && echo yes || echo no)"
+expect_eq "kmalloc: trigger removed afterwards" "" "$(cat "$E/kmem/kmalloc/hist")"
+
+# system calls per process and syscall: sort within a sort.
+out=$(bash "$EXAMPLES/syscalls_by_process.sh" "$MNT" 1)
+expect_eq "syscalls: rows name the process and the syscall" "yes" \
+  "$(grep -qE '^\{ common_pid: .{16}\[ *[0-9]+\], id: sys_[a-z0-9_]+ +\[ *[0-9]+\] \} hitcount: +[0-9]+$' <<<"$out" && echo yes || echo no)"
+sorted=$(grep -oE 'common_pid: .{16}\[ *[0-9]+\]' <<<"$out" | grep -oE '[0-9]+\]$' | tr -d ']' | awk 'NR>1 && $1<prev {bad=1} {prev=$1} END {print bad ? "no" : "yes"}')
+expect_eq "syscalls: primary sort is common_pid ascending" "yes" "$sorted"
+
+# enable_hist on exec, disable_hist on exit.
+out=$(bash "$EXAMPLES/enable_hist_on_exec.sh" "$MNT" /usr/bin/ls)
+expect_eq "enable_hist example counts ls's writes" "yes" \
+  "$(grep -qE '^\{ common_pid: ls +\[ *[0-9]+\] \} hitcount: +[0-9]+  count: +[0-9]+$' <<<"$out" && echo yes || echo no)"
+
+# Named tables on netif events: both events update one table.
+if [ -d "$E/net/netif_receive_skb" ] && [ -d "$E/net/netif_rx" ]; then
+  echo 'hist:name=foo:keys=skbaddr.hex:vals=len' > "$E/net/netif_receive_skb/trigger"
+  echo 'hist:name=foo:keys=skbaddr.hex:vals=len' > "$E/net/netif_rx/trigger"
+  python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+for _ in range(3): s.sendto(b"x" * 100, s.getsockname())
+PY
+  a=$(sed 1,4d "$E/net/netif_receive_skb/hist"); b=$(sed 1,4d "$E/net/netif_rx/hist")
+  expect_eq "named table: both hist files show the same data" "$a" "$b"
+  expect_eq "named table: both trigger lines name it" "hist:name=foo:keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 [active]" \
+    "$(cat "$E/net/netif_rx/trigger")"
+  expect_eq "named table: packets were counted" "yes" "$(grep -qE 'Hits: [1-9]' <<<"$a" && echo yes || echo no)"
+  : > "$E/net/netif_receive_skb/trigger"; : > "$E/net/netif_rx/trigger"
+else
+  echo "SKIP: named tables on netif events: this kernel lacks net/netif_receive_skb or net/netif_rx"
+fi
+
+# A stack trace key, as in the seed's kmalloc example.
+child_start 'printf x >/dev/null'
+echo "hist:keys=common_stacktrace:vals=count if common_pid == $CHILD" > "$E/syscalls/sys_enter_write/trigger"
+child_go
+expect_eq "stacktrace key: frames one per line, then the values" "yes" \
+  "$(awk '/^\{ common_stacktrace:$/ {s=1; next} s && /^         [A-Za-z_].*\+0x[0-9a-f]+\/0x[0-9a-f]+/ {f++; next} s && /^\} hitcount: +1  count: +1$/ {print (f > 0 ? "yes" : "no"); exit}' "$E/syscalls/sys_enter_write/hist")"
+finish
