@@ -16,12 +16,6 @@ bool is_name(std::string_view s) {
   return true;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line) {

@@ -28,12 +28,6 @@ std::vector<Piece> split(const Piece& p, char sep) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 constexpr std::array<std::pair<std::string_view, Modifier>, 10> kModifiers = {{
     {"hex", Modifier::Hex},
     {"sym", Modifier::Sym},

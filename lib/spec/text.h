@@ -12,6 +12,12 @@ inline bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)
 inline bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 inline bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 // kstrtoull(s, 0): decimal, 0x hex, leading-0 octal; nullopt on junk or overflow.
 std::optional<uint64_t> parse_u64(std::string_view s);
 

@@ -37,6 +37,13 @@ std::unique_ptr<engine::Engine> make_engine(const std::filesystem::path& root, b
 
 }  // namespace
 
+Record exec_record(const std::string& filename, int32_t pid) {
+  Record r(20 + filename.size() + 1);
+  r.pid(pid).set<uint32_t>(8, static_cast<uint32_t>((filename.size() + 1) << 16 | 20)).set<int32_t>(12, pid);
+  for (size_t i = 0; i < filename.size(); ++i) r.set<char>(20 + i, filename[i]);
+  return r;
+}
+
 std::unique_ptr<engine::Engine> fixture_engine() {
   return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false);
 }

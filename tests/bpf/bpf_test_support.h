@@ -51,4 +51,26 @@ class Record {
   std::vector<uint8_t> bytes_;
 };
 
+// A fixture engine per test, with helpers that assert as they go.
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HISTD_REQUIRE_BPF();
+    engine_ = fixture_engine();
+    ASSERT_TRUE(engine_);
+  }
+  void add(const std::string& sys, const std::string& ev, const std::string& cmd) {
+    auto r = engine_->write_trigger(sys, ev, cmd);
+    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
+  }
+  void inject(const std::string& sys, const std::string& ev, const Record& rec) {
+    auto r = engine_->inject(sys, ev, rec.bytes());
+    ASSERT_TRUE(r.ok()) << r.error().context;
+  }
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+// sched:sched_process_exec: __data_loc char[] filename @8, pid @12, old_pid @16.
+Record exec_record(const std::string& filename, int32_t pid = 1);
+
 }  // namespace histd::testing

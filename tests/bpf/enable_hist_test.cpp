@@ -13,35 +13,13 @@ Record write_record(uint64_t fd) {
   return r;
 }
 
-// sched_process_exec: __data_loc char[] filename @8.
-Record exec_record(const std::string& filename) {
-  Record r(20 + filename.size() + 1);
-  r.pid(1).set<uint32_t>(8, static_cast<uint32_t>((filename.size() + 1) << 16 | 20));
-  for (size_t i = 0; i < filename.size(); ++i) r.set<char>(20 + i, filename[i]);
-  return r;
-}
-
-class EnableHistTest : public ::testing::Test {
+class EnableHistTest : public EngineTest {
  protected:
-  void SetUp() override {
-    HISTD_REQUIRE_BPF();
-    engine_ = fixture_engine();
-    ASSERT_TRUE(engine_);
-  }
-  void add(const std::string& sys, const std::string& ev, const std::string& cmd) {
-    auto r = engine_->write_trigger(sys, ev, cmd);
-    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
-  }
-  void inject(const std::string& sys, const std::string& ev, const Record& rec) {
-    auto r = engine_->inject(sys, ev, rec.bytes());
-    ASSERT_TRUE(r.ok()) << r.error().context;
-  }
   uint64_t hits() {
     const std::string h = *engine_->read_hist("syscalls", "sys_enter_write");
     const size_t at = h.find("Hits: ");
     return at == std::string::npos ? 0 : std::stoull(h.substr(at + 6));
   }
-  std::unique_ptr<engine::Engine> engine_;
 };
 
 TEST_F(EnableHistTest, ExecStartsAndExitStopsAggregation) {

@@ -2,6 +2,8 @@
 // (BPF_PROG_TEST_RUN on its raw_tp test entry) against a fixture catalog.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include "bpf_test_support.h"
 
 namespace histd::testing {
@@ -14,28 +16,15 @@ Record write_record(int32_t pid, uint64_t fd, uint64_t count, int32_t nr = 1) {
   return r;
 }
 
-class InjectTest : public ::testing::Test {
+class InjectTest : public EngineTest {
  protected:
-  void SetUp() override {
-    HISTD_REQUIRE_BPF();
-    engine_ = fixture_engine();
-    ASSERT_TRUE(engine_);
-  }
-  void add(const std::string& cmd) {
-    auto r = engine_->write_trigger("syscalls", "sys_enter_write", cmd);
-    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
-  }
-  void inject(const Record& rec) {
-    auto r = engine_->inject("syscalls", "sys_enter_write", rec.bytes());
-    ASSERT_TRUE(r.ok()) << r.error().context;
-    ASSERT_TRUE(*r);
-  }
+  void add(const std::string& cmd) { EngineTest::add("syscalls", "sys_enter_write", cmd); }
+  void inject(const Record& rec) { EngineTest::inject("syscalls", "sys_enter_write", rec); }
   std::string hist() {
     auto h = engine_->read_hist("syscalls", "sys_enter_write");
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
-  std::unique_ptr<engine::Engine> engine_;
 };
 
 TEST_F(InjectTest, KeysAndValueSum) {
@@ -222,6 +211,31 @@ TEST_F(InjectTest, TruncateRemovesEveryTrigger) {
   add("hist:keys=fd");  // and the event takes new triggers afterwards
   inject(write_record(1, 1, 1));
   EXPECT_NE(hist().find("Hits: 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace histd::testing
+
+namespace histd::testing {
+namespace {
+
+TEST_F(InjectTest, TimestampValuesInMicroseconds) {
+  add("hist:keys=fd:vals=common_timestamp.usecs");
+  struct timespec before {};
+  clock_gettime(CLOCK_MONOTONIC, &before);
+  inject(write_record(1, 7, 1));
+  struct timespec after {};
+  clock_gettime(CLOCK_MONOTONIC, &after);
+  const std::string h = hist();
+  EXPECT_NE(h.find("# trigger info: hist:keys=fd:vals=hitcount,common_timestamp.usecs:sort=hitcount:size=2048:"
+                   "clock=global [active]\n"),
+            std::string::npos)
+      << h;
+  const size_t at = h.find("common_timestamp: ");
+  ASSERT_NE(at, std::string::npos) << h;
+  const uint64_t us = std::stoull(h.substr(at + 18));
+  EXPECT_GE(us, static_cast<uint64_t>(before.tv_sec) * 1000000 + before.tv_nsec / 1000);
+  EXPECT_LE(us, static_cast<uint64_t>(after.tv_sec) * 1000000 + after.tv_nsec / 1000);
 }
 
 }  // namespace

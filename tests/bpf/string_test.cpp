@@ -15,29 +15,8 @@ Record switch_record(const std::string& prev, int32_t prev_pid, const std::strin
   return r;
 }
 
-// sched:sched_process_exec: __data_loc char[] filename @8, pid @12, old_pid @16.
-Record exec_record(const std::string& filename, int32_t pid) {
-  Record r(20 + filename.size() + 1);
-  r.pid(pid).set<uint32_t>(8, static_cast<uint32_t>((filename.size() + 1) << 16 | 20)).set<int32_t>(12, pid);
-  for (size_t i = 0; i < filename.size(); ++i) r.set<char>(20 + i, filename[i]);
-  return r;
-}
-
-class StringTest : public ::testing::Test {
+class StringTest : public EngineTest {
  protected:
-  void SetUp() override {
-    HISTD_REQUIRE_BPF();
-    engine_ = fixture_engine();
-    ASSERT_TRUE(engine_);
-  }
-  void add(const std::string& sys, const std::string& ev, const std::string& cmd) {
-    auto r = engine_->write_trigger(sys, ev, cmd);
-    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
-  }
-  void inject(const std::string& sys, const std::string& ev, const Record& rec) {
-    auto r = engine_->inject(sys, ev, rec.bytes());
-    ASSERT_TRUE(r.ok()) << r.error().context;
-  }
   std::string rows(const std::string& sys, const std::string& ev) {
     auto h = engine_->read_hist(sys, ev);
     EXPECT_TRUE(h.ok());
@@ -46,7 +25,6 @@ class StringTest : public ::testing::Test {
     const size_t begin = h->find("#\n\n") + 3;
     return h->substr(begin, h->find("\nTotals:") - begin);
   }
-  std::unique_ptr<engine::Engine> engine_;
 };
 
 TEST_F(StringTest, CharArrayKeysAndGlobs) {

@@ -2,6 +2,8 @@
 // contains user text, and matches a few goldens.
 #include <gtest/gtest.h>
 
+#include "golden.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -40,20 +42,8 @@ catalog::EventFormat sys_enter_write() {
   return f;
 }
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(HISTD_TEST_DATA) / "golden" / "codegen" / name;
-  if (std::getenv("HISTD_UPDATE_GOLDEN")) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << actual;
-  }
-  EXPECT_EQ(read(path), actual) << "golden " << path << " differs; HISTD_UPDATE_GOLDEN=1 regenerates it";
+  histd::testing::expect_golden("codegen", name, actual);
 }
 
 std::string compile_ok(const std::string& cmd) {

@@ -2,6 +2,8 @@
 // value display, ties, empty tables, several tables on one event.
 #include <gtest/gtest.h>
 
+#include "golden.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -56,20 +58,8 @@ Table table_of(std::vector<KeyColumn> keys, std::vector<ValColumn> vals, std::ve
   return t;
 }
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(HISTD_TEST_DATA) / "golden" / "render" / name;
-  if (std::getenv("HISTD_UPDATE_GOLDEN")) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << actual;
-  }
-  EXPECT_EQ(read(path), actual) << "golden " << path << "; HISTD_UPDATE_GOLDEN=1 regenerates it";
+  histd::testing::expect_golden("render", name, actual);
 }
 
 TEST(Render, SeedKmallocTable) {
