@@ -117,7 +117,8 @@ void Server::handle(int fd) {
     auto r = engine_->write_trigger(ev->first, ev->second, text);
     reply = r ? success() : command_failure(r.error());
   } else if (op == "show") {
-    auto h = engine_->read_hist(ev->first, ev->second);
+    auto h = req.value("json", false) ? engine_->read_hist_json(ev->first, ev->second)
+                                      : engine_->read_hist(ev->first, ev->second);
     reply = h ? success(*h) : failure(h.error().err, h.error().context);
   } else if (op == "source") {
     reply = success(engine_->event_source(ev->first, ev->second));

@@ -32,7 +32,7 @@ struct Node {
   std::string file;  // README, format, trigger, ...
 };
 
-constexpr const char* kEventFiles[] = {"format", "hist", "hist_debug", "id", "trigger"};
+constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
 constexpr const char* kRootFiles[] = {"README", "available_events", "error_log"};
 
 // An open file: its content generated at open time.
@@ -145,6 +145,12 @@ struct Tree::Context {
     }
     if (n.file == "hist") {
       auto text = engine->read_hist(n.system, n.event);
+      if (!text) return -text.error().err;
+      out = std::move(*text);
+      return 0;
+    }
+    if (n.file == "hist.json") {
+      auto text = engine->read_hist_json(n.system, n.event);
       if (!text) return -text.error().err;
       out = std::move(*text);
       return 0;

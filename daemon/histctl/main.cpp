@@ -99,6 +99,8 @@ int main(int argc, char** argv) {
   remove->add_option("command", command, "the command as added or as listed")->required();
   auto* show = app.add_subcommand("show", "print an event's hist file");
   show->add_option("event", event, "SYSTEM:EVENT")->required();
+  bool json_out = false;
+  show->add_flag("--json", json_out, "the tables as JSON (as hist.json in the tree)");
   auto* list = app.add_subcommand("list", "every trigger, one per line, with its event");
   auto* errors = app.add_subcommand("errors", "the error log");
   bool clear_errors = false;
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
   if (chk->parsed()) return check(command, format_path, system, explain);
   if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
   if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
-  if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}});
+  if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});
   if (list->parsed()) return call(socket_path, {{"op", "list"}});
   if (errors->parsed()) return call(socket_path, {{"op", clear_errors ? "clear_errors" : "errors"}});
   return 2;

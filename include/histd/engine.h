@@ -59,6 +59,8 @@ class Engine {
 
   std::string read_trigger(const std::string& system, const std::string& event);
   Expected<std::string> read_hist(const std::string& system, const std::string& event);
+  // The same tables as JSON (render::render_json).
+  Expected<std::string> read_hist_json(const std::string& system, const std::string& event);
   // Changes whenever the event's tables may have changed (hits, drops,
   // commands): what poll() on a hist file waits for.
   uint64_t version(const std::string& system, const std::string& event);
@@ -85,6 +87,7 @@ class Engine {
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
 
+  Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json);
   CommandResult apply_hist(EventState& ev, std::string_view text);
   CommandResult apply_enable(EventState& ev, std::string_view text);
   static bool is_enable_command(std::string_view text);

@@ -42,3 +42,15 @@ std::string render_event(const std::vector<Section>& sections, const Resolver& r
 std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver);
 
 }  // namespace histd::render
+
+namespace histd::render {
+
+// The same tables as JSON, one document per event:
+//   {"event": "sys:name", "tables": [{"trigger": "...", "totals": {"hits": N,
+//    "entries": N, "dropped": N}, "entries": [{"keys": {...}, "values": {...}}]}]}
+// Keys and values are numbers (strings for string keys, frame lists for
+// stacks); where a modifier renders a key, "<name>.<modifier>" holds the
+// rendered form beside the raw number.
+std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver);
+
+}  // namespace histd::render

@@ -302,9 +302,17 @@ std::string Engine::read_trigger(const std::string& system, const std::string& e
 }
 
 Expected<std::string> Engine::read_hist(const std::string& system, const std::string& event) {
+  return read_tables(system, event, false);
+}
+
+Expected<std::string> Engine::read_hist_json(const std::string& system, const std::string& event) {
+  return read_tables(system, event, true);
+}
+
+Expected<std::string> Engine::read_tables(const std::string& system, const std::string& event, bool json) {
   std::lock_guard lock(mu_);
   auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end()) return std::string();
+  if (it == events_.end()) return json ? render::render_json(system + ":" + event, {}, resolver_) : std::string();
   std::vector<table::Table> tables;
   tables.reserve(it->second->triggers.size());
   std::vector<render::Section> sections;
@@ -318,6 +326,7 @@ Expected<std::string> Engine::read_hist(const std::string& system, const std::st
     sections.push_back(
         render::Section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i]});
   }
+  if (json) return render::render_json(system + ":" + event, sections, resolver_);
   std::string out = render::render_event(sections, resolver_);
   if (const auto& e = it->second->last_error)
     out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->command);

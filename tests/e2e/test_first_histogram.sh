@@ -35,6 +35,10 @@ Totals:
     Dropped: 0"
 expect_eq "hist shows the child's writes exactly" "$expected" "$(cat "$EV/hist")"
 
+expect_eq "hist.json holds the same table" \
+  '[{"keys": {"count": 7, "fd": 1}, "values": {"count": 14, "hitcount": 2}}, {"keys": {"count": 5, "fd": 1}, "values": {"count": 15, "hitcount": 3}}] 5' \
+  "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["tables"][0]; print(json.dumps(t["entries"], sort_keys=True), t["totals"]["hits"])' "$EV/hist.json")"
+
 # A bad command: EINVAL to the writer, a caret in error_log, nothing changed.
 if echo 'hist:keys=fd,nosuchfield' >> "$EV/trigger" 2>"$WORK/err"; then
   expect_eq "bad command is refused" "refused" "accepted"
@@ -74,6 +78,7 @@ expect_eq "histctl list shows both triggers" \
 syscalls:sys_enter_write hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == 1 [active]" \
   "$("${HISTCTL[@]}" list)"
 expect_eq "histctl show equals the hist file" "$(cat "$EV/hist")" "$("${HISTCTL[@]}" show syscalls:sys_enter_write)"
+expect_eq "histctl show --json equals hist.json" "$(cat "$EV/hist.json")" "$("${HISTCTL[@]}" show --json syscalls:sys_enter_write)"
 if "${HISTCTL[@]}" add syscalls:sys_enter_write 'hist:keys=fd:sort=bogus' 2>"$WORK/err"; then
   expect_eq "histctl refuses a bad sort key" "refused" "accepted"
 else

@@ -206,3 +206,45 @@ TEST(Table, SortOrders) {
 
 }  // namespace
 }  // namespace histd::table
+
+namespace histd::render {
+namespace {
+
+TEST(RenderJson, NumbersAndRenderedFormsSideBySide) {
+  FakeResolver res;
+  Table t = table_of({{"common_pid", 0, 8, true, KeyDisplay::Execname}, {"id", 8, 8, false, KeyDisplay::Syscall}},
+                     {{"hitcount"}, {"fd"}}, {row({42, 1}, {5, 3}, "bash")});
+  t.key_size = 16;
+  const std::string j = render_json("raw_syscalls:sys_enter", {{"hist:keys=... [active]", &t}}, res);
+  EXPECT_EQ(j,
+            "{\n"
+            "  \"event\": \"raw_syscalls:sys_enter\",\n"
+            "  \"tables\": [\n"
+            "    {\n"
+            "      \"entries\": [\n"
+            "        {\n"
+            "          \"keys\": {\n"
+            "            \"common_pid\": 42,\n"
+            "            \"common_pid.execname\": \"bash\",\n"
+            "            \"id\": 1,\n"
+            "            \"id.syscall\": \"sys_write\"\n"
+            "          },\n"
+            "          \"values\": {\n"
+            "            \"fd\": 3,\n"
+            "            \"hitcount\": 5\n"
+            "          }\n"
+            "        }\n"
+            "      ],\n"
+            "      \"totals\": {\n"
+            "        \"dropped\": 0,\n"
+            "        \"entries\": 1,\n"
+            "        \"hits\": 5\n"
+            "      },\n"
+            "      \"trigger\": \"hist:keys=... [active]\"\n"
+            "    }\n"
+            "  ]\n"
+            "}\n");
+}
+
+}  // namespace
+}  // namespace histd::render
