@@ -9,7 +9,8 @@ PACKAGES=(
   libfuse3-dev fuse3         # the tracefs-shaped tree
   libcli11-dev libfmt-dev    # command lines, formatting
   libgtest-dev               # tests
-  nlohmann-json3-dev         # the control protocol
+  nlohmann-json3-dev         # the control protocol, JSON output
+  libsystemd-dev             # sd_notify for the systemd service
   libseccomp-dev             # syscall names for .syscall
   python3                    # tests: poll() and packet helpers
 )

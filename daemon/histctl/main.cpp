@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,26 @@ int check(const std::string& command, const std::string& format_path, const std:
   fmt::print("{}\n", compiled->plan.trigger_text());
   if (explain) fmt::print("\n{}\n{}", histd::plan::describe(compiled->plan), compiled->source);
   return 0;
+}
+
+// explain SYSTEM:EVENT COMMAND: the plan and the generated BPF C, from the
+// machine's own event format, installing nothing.
+int explain_event(const std::string& event, const std::string& command, const std::string& tracefs) {
+  auto ev = histd::control::split_event(event);
+  if (!ev) {
+    fmt::print(stderr, "histctl: expected SYSTEM:EVENT, got '{}'\n", event);
+    return 2;
+  }
+  std::filesystem::path root = tracefs;
+  if (root.empty()) {
+    auto found = histd::catalog::find_tracefs();
+    if (!found) {
+      fmt::print(stderr, "histctl: {}\n", found.error().context);
+      return 2;
+    }
+    root = *found;
+  }
+  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true);
 }
 
 // One request to histd; prints the output or the error. Exit code: 0 ok,
@@ -114,7 +135,14 @@ int main(int argc, char** argv) {
   chk->add_option("--system", system, "the event's system (the format file does not name it)");
   chk->add_flag("--explain", explain, "also print the plan and the generated BPF C");
 
+  std::string tracefs;
+  auto* expl = app.add_subcommand("explain", "print the plan and the generated BPF C of a command, installing nothing");
+  expl->add_option("event", event, "SYSTEM:EVENT")->required();
+  expl->add_option("command", command, "the hist command")->required();
+  expl->add_option("--tracefs", tracefs, "tracefs root (default: this machine's)");
+
   CLI11_PARSE(app, argc, argv);
+  if (expl->parsed()) return explain_event(event, command, tracefs);
   if (chk->parsed()) return check(command, format_path, system, explain);
   if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
   if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});

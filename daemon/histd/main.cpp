@@ -1,6 +1,7 @@
 // histd: mounts the tracefs-shaped tree and serves hist triggers on eBPF.
 #define FUSE_USE_VERSION 314
 #include <fuse3/fuse.h>
+#include <systemd/sd-daemon.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -47,6 +48,7 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: {}\n", paths.error().context);
     return 1;
   }
+  fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
   std::error_code ec;
   std::filesystem::create_directories(opt.state_dir, ec);
   std::filesystem::create_directories(opt.mount, ec);
@@ -72,7 +74,11 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: {}\n", server.error().context);
     return 1;
   }
+  // Under systemd (Type=notify) the service is ready once the tree is
+  // mounted and the socket listens.
+  sd_notify(0, "READY=1");
   int rc = (*tree)->run();
+  sd_notify(0, "STOPPING=1");
   server->reset();
   // Detach every program before the tree goes away, then unmount.
   (*eng)->shutdown();
@@ -91,6 +97,9 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
+  // Every option can also come from a config file (key = value lines, the
+  // option names without dashes), e.g. /etc/histd/histd.conf.
+  app.set_config("--config", "", "read options from this file");
   CLI11_PARSE(app, argc, argv);
   // Daemonizing changes the working directory to /: keep relative paths meaningful.
   opt.mount = std::filesystem::absolute(opt.mount).string();

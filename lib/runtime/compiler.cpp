@@ -56,10 +56,14 @@ std::string kernel_release() {
 Expected<BpfPaths> find_bpf_paths() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("HISTD_BPF_DIR")) candidates.emplace_back(env);
+  // An installed histd finds its files next to itself: <prefix>/bin/histd
+  // and <prefix>/<libdir>/histd/bpf, wherever the prefix was put.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / HISTD_BPF_RELATIVE_DIR);
   candidates.emplace_back(HISTD_BPF_BUILD_DIR);
   candidates.emplace_back(HISTD_BPF_INSTALL_DIR);
   for (const fs::path& dir : candidates) {
-    std::error_code ec;
     if (fs::exists(dir / "hist_helpers.bpf.h", ec) && fs::exists(dir / "dispatcher.bpf.o", ec)) {
       BpfPaths p;
       p.include_dir = dir;
