@@ -6,6 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
 #include <filesystem>
 
 #include "control/server.h"
@@ -23,7 +28,16 @@ struct Options {
   std::string socket = "/run/histd/histd.sock";
   std::string state_dir = "/var/lib/histd";
   std::string tracefs;  // default: find it (mounting tracefs if needed)
+  std::string pin_dir = "/sys/fs/bpf/histd";
 };
+
+// bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
+bool ensure_bpffs(const std::filesystem::path& pin_dir) {
+  struct statfs st {};
+  if (statfs(pin_dir.parent_path().c_str(), &st) == 0 && st.f_type == BPF_FS_MAGIC) return true;
+  if (pin_dir.parent_path() != "/sys/fs/bpf") return false;
+  return mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) == 0;
+}
 
 int run(const Options& opt) {
   using namespace histd;
@@ -51,14 +65,28 @@ int run(const Options& opt) {
   fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
   std::error_code ec;
   std::filesystem::create_directories(opt.state_dir, ec);
+  // A previous histd that died (kill -9) leaves its FUSE mount behind,
+  // disconnected: detach it before mounting again.
+  struct stat mst {};
+  if (stat(opt.mount.c_str(), &mst) != 0 && errno == ENOTCONN) umount2(opt.mount.c_str(), MNT_DETACH);
   std::filesystem::create_directories(opt.mount, ec);
   engine::EngineOptions eopt;
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
+  eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
+  if (!opt.pin_dir.empty()) {
+    if (ensure_bpffs(opt.pin_dir)) {
+      eopt.pin_dir = opt.pin_dir;
+    } else {
+      fmt::print(stderr, "histd: no bpffs for {}: tables will not outlive histd\n", opt.pin_dir);
+    }
+  }
   auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
   if (!eng) {
     fmt::print(stderr, "histd: {}\n", eng.error().context);
     return 1;
   }
+  for (const std::string& problem : (*eng)->restore())
+    fmt::print(stderr, "histd: could not restore a trigger: {}\n", problem);
   auto tree = fs::Tree::mount(**eng, opt.mount);
   if (!tree) {
     fmt::print(stderr, "histd: {}\n", tree.error().context);
@@ -95,6 +123,8 @@ int main(int argc, char** argv) {
   app.add_option("--mount", opt.mount, "where to mount the tree")->capture_default_str();
   app.add_option("--socket", opt.socket, "control socket for histctl")->capture_default_str();
   app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
+  app.add_option("--pin-dir", opt.pin_dir, "bpffs directory where tables are pinned (empty: none)")
+      ->capture_default_str();
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   // Every option can also come from a config file (key = value lines, the
@@ -106,5 +136,6 @@ int main(int argc, char** argv) {
   opt.socket = std::filesystem::absolute(opt.socket).string();
   opt.state_dir = std::filesystem::absolute(opt.state_dir).string();
   if (!opt.tracefs.empty()) opt.tracefs = std::filesystem::absolute(opt.tracefs).string();
+  if (!opt.pin_dir.empty()) opt.pin_dir = std::filesystem::absolute(opt.pin_dir).string();
   return run(opt);
 }

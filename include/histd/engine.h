@@ -40,6 +40,12 @@ struct EngineOptions {
   // Attach programs to the real tracepoints. Off for tests that drive a
   // fixture catalog through the test entry only.
   bool attach = true;
+  // Where the triggers are saved after every change and restored from at
+  // start; empty: not saved.
+  std::filesystem::path state_file;
+  // A bpffs directory where tables are pinned, so that their counts outlive
+  // histd (restart, crash); empty: not pinned.
+  std::filesystem::path pin_dir;
 };
 
 class Engine {
@@ -76,7 +82,12 @@ class Engine {
   // entry): tests and trace_marker. Returns false when the event has no triggers.
   Expected<bool> inject(const std::string& system, const std::string& event, std::span<const uint8_t> record);
 
-  // Detaches every program and frees every map.
+  // Re-applies the triggers saved in the state file. What no longer applies
+  // (an event gone, a command the catalog refuses) is returned, not fatal.
+  std::vector<std::string> restore();
+
+  // Detaches every program. Pinned tables stay pinned (their counts are
+  // kept for the next start); the others are freed.
   void shutdown();
 
  private:
@@ -99,6 +110,12 @@ class Engine {
   void refresh_enablers_of(const EventState& target);
   Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
   void release_slot(uint32_t slot);
+  void save_state();
+  std::string pin_base(const plan::HistPlan& plan) const;
+  Status pin_table(TableState& t);
+  bool adopt_pinned(TableState& t);
+  bool shutting_down_ = false;
+  bool restoring_ = false;
   bool is_paused(uint32_t slot) const;
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   Status set_paused(uint32_t slot, bool paused);

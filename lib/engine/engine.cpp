@@ -108,6 +108,13 @@ bool Engine::is_paused(uint32_t slot) const {
 
 void Engine::release_trigger(Trigger& t) {
   release_slot(t.slot);
+  // The last trigger of a pinned table unpins it, except at shutdown: then
+  // the pins keep the counts for the next start.
+  if (t.table && t.table.use_count() == 1 && !t.table->pin_base.empty() && !shutting_down_) {
+    std::error_code ec;
+    std::filesystem::remove(t.table->pin_base + "_table", ec);
+    std::filesystem::remove(t.table->pin_base + "_stats", ec);
+  }
   t.table.reset();
 }
 
@@ -120,6 +127,11 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
   }
   auto t = std::make_shared<TableState>();
   t->layout = plan;
+  t->pin_base = pin_base(plan);
+  if (adopt_pinned(*t)) {
+    if (plan.name) named_tables_[*plan.name] = t;
+    return t;
+  }
   auto map = runtime::create_map(BPF_MAP_TYPE_PERCPU_HASH, "histd_table", plan.key_size, plan.value_size(),
                                  plan.max_entries);
   if (!map) return unexpected(std::move(map).error());
@@ -127,6 +139,8 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
   if (!stats) return unexpected(std::move(stats).error());
   t->map = std::move(*map);
   t->stats = std::move(*stats);
+  auto pinned = pin_table(*t);
+  if (!pinned) return unexpected(std::move(pinned).error());
   if (plan.name) named_tables_[*plan.name] = t;
   return t;
 }
@@ -186,8 +200,9 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   EventState& ev = event_state(system, event);
-  if (is_enable_command(text)) return apply_enable(ev, text);
-  return apply_hist(ev, text);
+  CommandResult r = is_enable_command(text) ? apply_enable(ev, text) : apply_hist(ev, text);
+  if (r) save_state();
+  return r;
 }
 
 CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
@@ -286,6 +301,7 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   for (auto& e : ev.enables) release_slot(e->slot);
   ev.enables.clear();
   refresh_enablers_of(ev);
+  save_state();
   return Unit{};
 }
 
@@ -410,6 +426,7 @@ Expected<bool> Engine::inject(const std::string& system, const std::string& even
 
 void Engine::shutdown() {
   std::lock_guard lock(mu_);
+  shutting_down_ = true;
   for (auto& [id, ev] : events_) {
     ev->attachment.reset();
     ev->program.reset();

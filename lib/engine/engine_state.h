@@ -18,6 +18,7 @@ struct Engine::TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
   runtime::Fd map;
   runtime::Fd stats;
+  std::string pin_base;  // "<pin_dir>/<id>" (+ "_table" / "_stats": bpffs refuses dots); empty when not pinned
 };
 
 struct Engine::Trigger {

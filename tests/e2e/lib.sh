@@ -6,23 +6,27 @@ HISTD_BIN=${1:?usage: test.sh HISTD HISTCTL}
 HISTCTL_BIN=${2:?usage: test.sh HISTD HISTCTL}
 WORK=$(mktemp -d /tmp/histd-e2e.XXXXXX)
 MNT=$WORK/mnt
+PIN=/sys/fs/bpf/histd-test-${WORK##*.}
 HISTD_PID=
 FAILURES=0
 
 cleanup() {
+  if [ -n "${CHILD:-}" ] && kill -0 "$CHILD" 2>/dev/null; then kill -KILL "$CHILD" 2>/dev/null || true; fi
   if [ -n "$HISTD_PID" ] && kill -0 "$HISTD_PID" 2>/dev/null; then
     kill -TERM "$HISTD_PID"
     for _ in $(seq 50); do kill -0 "$HISTD_PID" 2>/dev/null || break; sleep 0.1; done
   fi
-  if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; fi
-  rm -rf "$WORK"
+  if mountpoint -q "$MNT" 2>/dev/null || ! stat "$MNT" >/dev/null 2>&1; then
+    fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+  fi
+  rm -rf "$WORK" "$PIN"
 }
 trap cleanup EXIT
 
 histd_start() {
-  mkdir -p "$MNT"
+  mkdir -p "$MNT" 2>/dev/null || true  # histd itself detaches a stale mount of a killed histd
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
-    >"$WORK/histd.log" 2>&1 &
+    --pin-dir "$PIN" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!
   for _ in $(seq 100); do
     [ -e "$MNT/events" ] && return 0

@@ -1,0 +1,146 @@
+// What outlives histd: the trigger list in the state file, and the tables
+// pinned in bpffs. A restart re-applies the triggers; each new table finds
+// its pinned maps (same trigger, same layout) and keeps counting from there.
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/engine_state.h"
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+namespace {
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// The map behind a pin, if its shape is the one wanted.
+runtime::Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size,
+                        uint32_t max_entries) {
+  runtime::Fd fd(bpf_obj_get(path.c_str()));
+  if (!fd) return fd;
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0 || info.type != type || info.key_size != key_size ||
+      info.value_size != value_size || info.max_entries != max_entries)
+    return runtime::Fd();
+  return fd;
+}
+
+}  // namespace
+
+std::string Engine::pin_base(const plan::HistPlan& plan) const {
+  if (options_.pin_dir.empty()) return {};
+  // Named tables are one table whoever uses them; others belong to their
+  // trigger (its identity ignores the size, the layout check does not).
+  const std::string id = plan.name ? "name:" + *plan.name
+                                   : fmt::format("{}:{}:{}", plan.system, plan.event, plan.identity());
+  return (options_.pin_dir / fmt::format("{:016x}", fnv1a(id))).string();
+}
+
+bool Engine::adopt_pinned(TableState& t) {
+  if (t.pin_base.empty()) return false;
+  runtime::Fd map = open_pinned(t.pin_base + "_table", BPF_MAP_TYPE_PERCPU_HASH, t.layout.key_size,
+                                t.layout.value_size(), t.layout.max_entries);
+  runtime::Fd stats =
+      open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
+  if (!map || !stats) return false;
+  t.map = std::move(map);
+  t.stats = std::move(stats);
+  return true;
+}
+
+Status Engine::pin_table(TableState& t) {
+  if (t.pin_base.empty()) return ok_status();
+  std::error_code ec;
+  std::filesystem::create_directories(options_.pin_dir, ec);
+  // A stale pin of another shape is replaced.
+  std::filesystem::remove(t.pin_base + "_table", ec);
+  std::filesystem::remove(t.pin_base + "_stats", ec);
+  if (bpf_obj_pin(t.map.get(), (t.pin_base + "_table").c_str()) != 0 ||
+      bpf_obj_pin(t.stats.get(), (t.pin_base + "_stats").c_str()) != 0)
+    return fail_errno("pinning a table under " + options_.pin_dir.string());
+  return ok_status();
+}
+
+void Engine::save_state() {
+  if (options_.state_file.empty() || restoring_) return;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [id, ev] : events_) {
+    const std::string event = id.system + ":" + id.name;
+    for (const auto& t : ev->triggers)
+      list.push_back({{"event", event}, {"command", t->plan.trigger_text()}, {"paused", is_paused(t->slot)}});
+    // Oldest first, so that restoring rebuilds the same order.
+    for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it)
+      list.push_back({{"event", event}, {"command", enable_line(**it)}});
+  }
+  const std::string text = nlohmann::json{{"version", 1}, {"triggers", list}}.dump(2) + "\n";
+  // Written whole and renamed over the old one: a crash never leaves half a file.
+  const std::string tmp = options_.state_file.string() + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const bool synced = fsync(fd) == 0;
+  close(fd);
+  if (written && synced) rename(tmp.c_str(), options_.state_file.c_str());
+  else unlink(tmp.c_str());
+}
+
+std::vector<std::string> Engine::restore() {
+  std::vector<std::string> problems;
+  if (options_.state_file.empty()) return problems;
+  std::ifstream in(options_.state_file);
+  if (!in) return problems;  // first start
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (doc.is_discarded() || !doc.contains("triggers") || !doc["triggers"].is_array()) {
+    problems.push_back(options_.state_file.string() + ": not a histd state file, ignored");
+    return problems;
+  }
+  {
+    std::lock_guard lock(mu_);
+    restoring_ = true;
+  }
+  for (const auto& t : doc["triggers"]) {
+    const std::string event = t.value("event", "");
+    const std::string command = t.value("command", "");
+    const size_t colon = event.find(':');
+    if (colon == std::string::npos) {
+      problems.push_back("bad entry in " + options_.state_file.string() + ": " + t.dump());
+      continue;
+    }
+    const std::string system = event.substr(0, colon), name = event.substr(colon + 1);
+    auto r = write_trigger(system, name, command);
+    if (!r) {
+      problems.push_back(fmt::format("{}: {}: {}", event, command, r.error().message()));
+      continue;
+    }
+    if (t.value("paused", false)) {
+      std::lock_guard lock(mu_);
+      auto ev = events_.find(catalog::EventId{system, name});
+      if (ev != events_.end() && !ev->second->triggers.empty())
+        (void)set_paused(ev->second->triggers.back()->slot, true);
+    }
+  }
+  std::lock_guard lock(mu_);
+  restoring_ = false;
+  save_state();
+  return problems;
+}
+
+}  // namespace histd::engine

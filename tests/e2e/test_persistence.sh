@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Triggers and counts survive a restart (SIGTERM) and a crash (kill -9):
+# triggers come back from the state directory, counts from pinned maps.
+source "$(dirname "$0")/lib.sh"
+histd_start
+W=$MNT/events/syscalls/sys_enter_write
+
+child_start 'for i in 1 2 3; do printf abc >/dev/null; done'
+echo "hist:keys=count:vals=hitcount if common_pid == $CHILD" > "$W/trigger"
+echo "hist:keys=fd:vals=count:pause if common_pid == $CHILD" >> "$W/trigger"
+child_go
+before=$(cat "$W/trigger")
+expect_eq "counted before the restart" "{ count:          3 } hitcount:          3" "$(rows "$W/hist")"
+expect_eq "state file is private" "600" "$(stat -c %a "$WORK/state/triggers.json")"
+
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start
+expect_eq "triggers restored after SIGTERM, pause state too" "$before" "$(cat "$W/trigger")"
+expect_eq "counts kept after SIGTERM" "{ count:          3 } hitcount:          3" "$(rows "$W/hist")"
+
+# Counting goes on, for the same child pid filter.
+echo "hist:keys=common_pid if common_pid == 1" >> "$W/trigger"
+kill -KILL "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true
+histd_start
+expect_eq "triggers restored after kill -9" "3" "$(grep -c '^hist:' "$W/trigger")"
+expect_eq "counts kept after kill -9" "{ count:          3 } hitcount:          3" "$(rows "$W/hist")"
+expect_eq "nothing reported as unrestorable" "0" "$(grep -c 'could not restore' "$WORK/histd.log")"
+
+# Removing a trigger unpins its table: re-adding starts from zero.
+echo "!hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
+echo "hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
+expect_eq "a removed trigger's counts are gone" "    Hits: 0" \
+  "$(awk '/trigger info: hist:keys=count:/ {t=1} t && /Hits:/ {print; exit}' "$W/hist")"
+finish
