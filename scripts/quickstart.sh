@@ -9,7 +9,7 @@ bash scripts/build.sh
 
 MNT=$(mktemp -d /tmp/histd-demo.XXXXXX)
 STATE=$(mktemp -d /tmp/histd-state.XXXXXX)
-./build/histd --foreground --mount "$MNT" --socket "$STATE/histd.sock" --state-dir "$STATE" &
+./build/histd --foreground --mount "$MNT" --socket "$STATE/histd.sock" --state-dir "$STATE" --pin-dir "" &
 PID=$!
 cleanup() {
   kill -TERM "$PID" 2>/dev/null || true

@@ -18,6 +18,7 @@ cat > "$WORK/histd.conf" <<CONF
 mount = "$MNT"
 socket = "$WORK/histd.sock"
 state-dir = "$WORK/state"
+pin-dir = "$PIN"
 CONF
 mkdir -p "$MNT"
 "$HISTD_BIN" --foreground --config "$WORK/histd.conf" >"$WORK/histd.log" 2>&1 &
