@@ -7,7 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "control/protocol.h"
@@ -37,9 +39,11 @@ bool mutates(const std::string& op) { return op == "add" || op == "remove" || op
 
 }  // namespace
 
-Expected<std::unique_ptr<Server>> Server::start(engine::Engine& engine, const std::filesystem::path& socket_path) {
+Expected<std::unique_ptr<Server>> Server::start(engine::Engine& engine, const std::filesystem::path& socket_path,
+                                               gid_t group) {
   std::unique_ptr<Server> s(new Server());
   s->engine_ = &engine;
+  s->group_ = group;
   s->path_ = socket_path;
   std::error_code ec;
   std::filesystem::create_directories(socket_path.parent_path(), ec);
@@ -89,6 +93,21 @@ void Server::serve() {
   }
 }
 
+// The peer's credentials, as the kernel saw them at connect().
+bool Server::may_change(int fd) const {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+  if (cred.uid == 0) return true;
+  if (group_ == 0) return false;
+  if (cred.gid == group_) return true;
+  std::vector<gid_t> groups(64);
+  socklen_t glen = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &glen) != 0) return false;
+  groups.resize(glen / sizeof(gid_t));
+  return std::find(groups.begin(), groups.end(), group_) != groups.end();
+}
+
 void Server::handle(int fd) {
   auto request = read_frame(fd);
   if (!request) {
@@ -100,10 +119,9 @@ void Server::handle(int fd) {
   const std::string event = req.value("event", "");
   const std::string command = req.value("command", "");
 
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  if (mutates(op) && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != 0)) {
-    (void)write_frame(fd, failure(EPERM, "changing triggers needs root"));
+  if (mutates(op) && !may_change(fd)) {
+    (void)write_frame(fd, failure(EPERM, group_ ? "changing triggers needs root or the histd group"
+                                                : "changing triggers needs root"));
     return;
   }
 

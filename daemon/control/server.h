@@ -3,6 +3,8 @@
 // root (peer credentials); reads are open to anyone who can connect.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -15,7 +17,9 @@ namespace histd::control {
 
 class Server {
  public:
-  static Expected<std::unique_ptr<Server>> start(engine::Engine& engine, const std::filesystem::path& socket_path);
+  // Root, and members of `group` (0: none), may change triggers.
+  static Expected<std::unique_ptr<Server>> start(engine::Engine& engine, const std::filesystem::path& socket_path,
+                                                 gid_t group = 0);
   ~Server();
 
  private:
@@ -23,7 +27,9 @@ class Server {
   void serve();
   void handle(int fd);
 
+  bool may_change(int fd) const;
   engine::Engine* engine_ = nullptr;
+  gid_t group_ = 0;
   std::filesystem::path path_;
   runtime::Fd listen_;
   runtime::Fd stop_;  // eventfd that ends serve()

@@ -68,6 +68,7 @@ std::vector<std::string> split_path(const char* path) {
 
 struct Tree::Context {
   engine::Engine* engine = nullptr;
+  gid_t group = 0;  // may change triggers besides root
   std::mutex waiters_mu;
   std::vector<Waiter> waiters;
   std::map<std::string, std::set<std::string>> systems;  // system -> events
@@ -175,13 +176,16 @@ bool writable(const Node& n) { return n.file == "trigger" || n.file == "error_lo
 int op_getattr(const char* path, struct stat* st, struct fuse_file_info*) {
   std::memset(st, 0, sizeof(*st));
   const Node n = context().resolve(path);
+  const Tree::Context& ctx = context();
   st->st_uid = 0;
-  st->st_gid = 0;
+  st->st_gid = ctx.group;
   switch (n.kind) {
     case Node::Kind::None:
       return -ENOENT;
     case Node::Kind::File:
-      st->st_mode = S_IFREG | (writable(n) ? 0644 : 0444);
+      // The kernel checks these modes (default_permissions): only root, or
+      // the configured group, may write.
+      st->st_mode = S_IFREG | (writable(n) ? (ctx.group ? 0664 : 0644) : 0444);
       st->st_nlink = 1;
       return 0;
     default:
@@ -321,10 +325,12 @@ void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
 
 }  // namespace
 
-Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::filesystem::path& mountpoint) {
+Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
+                                           gid_t group) {
   std::unique_ptr<Tree> tree(new Tree());
   tree->ctx_ = std::make_unique<Context>();
   tree->ctx_->engine = &engine;
+  tree->ctx_->group = group;
   for (const catalog::EventId& id : engine.catalog().events()) tree->ctx_->systems[id.system].insert(id.name);
 
   static const fuse_operations ops = [] {

@@ -5,6 +5,8 @@
 // direct_io, so sizes read as 0 as in tracefs. Writes go to the engine.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -18,8 +20,10 @@ namespace histd::fs {
 
 class Tree {
  public:
-  // Mounts at `mountpoint`. The engine must outlive the tree.
-  static Expected<std::unique_ptr<Tree>> mount(engine::Engine& engine, const std::filesystem::path& mountpoint);
+  // Mounts at `mountpoint`. The engine must outlive the tree. Members of
+  // `group` (0: nobody but root) may write trigger files.
+  static Expected<std::unique_ptr<Tree>> mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
+                                               gid_t group = 0);
   ~Tree();
   // Serves requests until unmounted or a SIGINT/SIGTERM/SIGHUP arrives.
   int run();

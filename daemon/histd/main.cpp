@@ -8,6 +8,7 @@
 
 #include <linux/magic.h>
 #include <sys/mount.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -29,6 +30,7 @@ struct Options {
   std::string state_dir = "/var/lib/histd";
   std::string tracefs;  // default: find it (mounting tracefs if needed)
   std::string pin_dir = "/sys/fs/bpf/histd";
+  std::string group;  // may change triggers besides root
 };
 
 // bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
@@ -63,8 +65,19 @@ int run(const Options& opt) {
     return 1;
   }
   fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
+  gid_t group = 0;
+  if (!opt.group.empty()) {
+    struct group* g = getgrnam(opt.group.c_str());
+    if (!g) {
+      fmt::print(stderr, "histd: no group {}\n", opt.group);
+      return 1;
+    }
+    group = g->gr_gid;
+  }
   std::error_code ec;
   std::filesystem::create_directories(opt.state_dir, ec);
+  // Saved triggers and compiled objects are histd's alone.
+  std::filesystem::permissions(opt.state_dir, std::filesystem::perms::owner_all, ec);
   // A previous histd that died (kill -9) leaves its FUSE mount behind,
   // disconnected: detach it before mounting again.
   struct stat mst {};
@@ -87,7 +100,7 @@ int run(const Options& opt) {
   }
   for (const std::string& problem : (*eng)->restore())
     fmt::print(stderr, "histd: could not restore a trigger: {}\n", problem);
-  auto tree = fs::Tree::mount(**eng, opt.mount);
+  auto tree = fs::Tree::mount(**eng, opt.mount, group);
   if (!tree) {
     fmt::print(stderr, "histd: {}\n", tree.error().context);
     return 1;
@@ -97,7 +110,7 @@ int run(const Options& opt) {
     return 1;
   }
   // Threads do not survive the fork in fuse_daemonize: start the server after it.
-  auto server = control::Server::start(**eng, opt.socket);
+  auto server = control::Server::start(**eng, opt.socket, group);
   if (!server) {
     fmt::print(stderr, "histd: {}\n", server.error().context);
     return 1;
@@ -125,6 +138,7 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
   app.add_option("--pin-dir", opt.pin_dir, "bpffs directory where tables are pinned (empty: none)")
       ->capture_default_str();
+  app.add_option("--group", opt.group, "a group whose members may change triggers too (default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   // Every option can also come from a config file (key = value lines, the

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Only root, or the configured group, may change triggers, through the tree
+# or the socket; anyone may read.
+source "$(dirname "$0")/lib.sh"
+chmod 755 "$WORK"
+histd_start
+W=$MNT/events/syscalls/sys_enter_write
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+as_adm() { setpriv --reuid=65534 --regid=65534 --groups=4 "$@"; }
+# A copy the unprivileged user can reach wherever the build tree is.
+cp "$HISTCTL_BIN" "$WORK/histctl"; chmod 755 "$WORK/histctl"
+HISTCTL=("$WORK/histctl" --socket "$WORK/histd.sock")
+
+echo 'hist:keys=fd if common_pid == 1' > "$W/trigger"
+expect_eq "an unprivileged user reads the hist file" "$(cat "$W/hist")" "$(as_nobody cat "$W/hist")"
+expect_eq "and lists triggers through the socket" "$("${HISTCTL[@]}" list)" "$(as_nobody "${HISTCTL[@]}" list)"
+expect_eq "but may not write a trigger file" "denied" \
+  "$(as_nobody bash -c "echo 'hist:keys=count' >> '$W/trigger'" 2>/dev/null && echo allowed || echo denied)"
+expect_eq "nor add through the socket" "error: changing triggers needs root" \
+  "$(as_nobody "${HISTCTL[@]}" add syscalls:sys_enter_write 'hist:keys=count' 2>&1)"
+expect_eq "nothing changed" "1" "$(grep -c '^hist:' "$W/trigger")"
+expect_eq "state directory is private" "700" "$(stat -c %a "$WORK/state")"
+
+# With --group adm, members of adm may change triggers.
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+HISTD_EXTRA=(--group adm)
+"$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" --pin-dir "$PIN" \
+  "${HISTD_EXTRA[@]}" >>"$WORK/histd.log" 2>&1 &
+HISTD_PID=$!
+for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+expect_eq "a member of the group writes the trigger file" "allowed" \
+  "$(as_adm bash -c "echo 'hist:keys=count if common_pid == 1' >> '$W/trigger'" 2>/dev/null && echo allowed || echo denied)"
+expect_eq "and adds through the socket" "" \
+  "$(as_adm "${HISTCTL[@]}" add syscalls:sys_enter_write 'hist:keys=common_pid if common_pid == 1' 2>&1)"
+expect_eq "others still may not" "denied" \
+  "$(as_nobody bash -c "echo 'hist:keys=buf' >> '$W/trigger'" 2>/dev/null && echo allowed || echo denied)"
+expect_eq "three triggers" "3" "$(grep -c '^hist:' "$W/trigger")"
+finish
