@@ -7,7 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <map>
+#include <optional>
+#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -71,27 +75,79 @@ int explain_event(const std::string& event, const std::string& command, const st
   return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true);
 }
 
-// One request to histd; prints the output or the error. Exit code: 0 ok,
-// 1 refused command, 2 cannot talk to histd.
-int call(const std::string& socket_path, const json& request) {
+// Sends one request and returns the reply, or prints why not.
+std::optional<json> request(const std::string& socket_path, const json& req) {
   histd::runtime::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
   if (!fd || connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     fmt::print(stderr, "histctl: cannot connect to histd at {}: {}\n", socket_path, std::strerror(errno));
-    return 2;
+    return std::nullopt;
   }
-  auto st = histd::control::write_frame(fd.get(), request);
+  auto st = histd::control::write_frame(fd.get(), req);
   if (!st) {
     fmt::print(stderr, "histctl: {}\n", st.error().context);
-    return 2;
+    return std::nullopt;
   }
   auto reply = histd::control::read_frame(fd.get());
   if (!reply) {
     fmt::print(stderr, "histctl: {}\n", reply.error().context);
-    return 2;
+    return std::nullopt;
   }
+  return *reply;
+}
+
+// watch: the event's tables every `interval` seconds, each value with its
+// change since the previous refresh.
+int watch(const std::string& socket_path, const std::string& event, double interval, int count) {
+  std::map<std::string, json> previous;  // table index + keys -> values
+  for (int i = 0; count <= 0 || i < count; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+    auto reply = request(socket_path, {{"op", "show"}, {"event", event}, {"json", true}});
+    if (!reply) return 2;
+    if (!reply->value("ok", false)) {
+      fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
+      return 1;
+    }
+    auto doc = json::parse(reply->value("output", "{}"), nullptr, false);
+    if (doc.is_discarded()) return 2;
+    std::string screen = isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "";
+    screen += fmt::format("{} every {}s (refresh {})\n", event, interval, i + 1);
+    std::map<std::string, json> current;
+    size_t table_index = 0;
+    for (const json& t : doc["tables"]) {
+      screen += fmt::format("\n# {}\n", t.value("trigger", ""));
+      for (const json& e : t["entries"]) {
+        const std::string id = std::to_string(table_index) + e["keys"].dump();
+        std::string line = e["keys"].dump();
+        for (const auto& [name, v] : e["values"].items()) {
+          const uint64_t now = v.get<uint64_t>();
+          uint64_t before = 0;
+          if (auto p = previous.find(id); p != previous.end() && p->second.contains(name))
+            before = p->second[name].get<uint64_t>();
+          line += fmt::format("  {}: {} (+{})", name, now, now - before);
+        }
+        screen += line + "\n";
+        current[id] = e["values"];
+      }
+      const json& totals = t["totals"];
+      screen += fmt::format("Hits: {}  Entries: {}  Dropped: {}\n", totals.value("hits", 0ull),
+                            totals.value("entries", 0ull), totals.value("dropped", 0ull));
+      ++table_index;
+    }
+    fmt::print("{}", screen);
+    std::fflush(stdout);
+    previous = std::move(current);
+  }
+  return 0;
+}
+
+// One request to histd; prints the output or the error. Exit code: 0 ok,
+// 1 refused command, 2 cannot talk to histd.
+int call(const std::string& socket_path, const json& req) {
+  auto reply = request(socket_path, req);
+  if (!reply) return 2;
   if (reply->value("ok", false)) {
     fmt::print("{}", reply->value("output", ""));
     return 0;
@@ -123,6 +179,13 @@ int main(int argc, char** argv) {
   bool json_out = false;
   show->add_flag("--json", json_out, "the tables as JSON (as hist.json in the tree)");
   auto* list = app.add_subcommand("list", "every trigger, one per line, with its event");
+  double interval = 1.0;
+  int count = 0;
+  auto* watch_cmd = app.add_subcommand("watch", "refresh an event's tables, with each value's change per interval");
+  watch_cmd->add_option("event", event, "SYSTEM:EVENT")->required();
+  watch_cmd->add_option("--interval", interval, "seconds between refreshes")->capture_default_str()->check(
+      CLI::PositiveNumber);
+  watch_cmd->add_option("--count", count, "stop after this many refreshes (0: until interrupted)");
   auto* errors = app.add_subcommand("errors", "the error log");
   bool clear_errors = false;
   errors->add_flag("--clear", clear_errors, "empty the error log");
@@ -148,6 +211,7 @@ int main(int argc, char** argv) {
   if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
   if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});
   if (list->parsed()) return call(socket_path, {{"op", "list"}});
+  if (watch_cmd->parsed()) return watch(socket_path, event, interval, count);
   if (errors->parsed()) return call(socket_path, {{"op", clear_errors ? "clear_errors" : "errors"}});
   return 2;
 }

@@ -5,6 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 histd_start
 EV=$MNT/events/syscalls/sys_enter_write
+HISTCTL=("$HISTCTL_BIN" --socket "$WORK/histd.sock")
 
 # The child blocks on a fifo until the trigger is in place, then makes
 # exactly three 5-byte writes and two 7-byte writes (bash's printf builtin
@@ -39,6 +40,11 @@ expect_eq "hist.json holds the same table" \
   '[{"keys": {"count": 7, "fd": 1}, "values": {"count": 14, "hitcount": 2}}, {"keys": {"count": 5, "fd": 1}, "values": {"count": 15, "hitcount": 3}}] 5' \
   "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["tables"][0]; print(json.dumps(t["entries"], sort_keys=True), t["totals"]["hits"])' "$EV/hist.json")"
 
+expect_eq "histctl watch shows values and their change per refresh" \
+'{"count":5,"fd":1}  count: 15 (+15)  hitcount: 3 (+3)
+{"count":5,"fd":1}  count: 15 (+0)  hitcount: 3 (+0)' \
+  "$("${HISTCTL[@]}" watch syscalls:sys_enter_write --interval 0.1 --count 2 | grep -F '{"count":5,"fd":1}')"
+
 # A bad command: EINVAL to the writer, a caret in error_log, nothing changed.
 if echo 'hist:keys=fd,nosuchfield' >> "$EV/trigger" 2>"$WORK/err"; then
   expect_eq "bad command is refused" "refused" "accepted"
@@ -71,7 +77,6 @@ expect_eq "format file is the kernel's" "$(cat /sys/kernel/tracing/events/syscal
 expect_eq "available_events lists the event" "1" "$(grep -cx 'syscalls:sys_enter_write' "$MNT/available_events")"
 
 # histctl drives the same engine through the control socket.
-HISTCTL=("$HISTCTL_BIN" --socket "$WORK/histd.sock")
 "${HISTCTL[@]}" add syscalls:sys_enter_write 'hist:keys=fd:vals=count if common_pid == 1'
 expect_eq "histctl list shows both triggers" \
 "syscalls:sys_enter_write hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 if common_pid == 1 [active]
