@@ -112,6 +112,10 @@ class Engine {
   void release_slot(uint32_t slot);
   void save_state();
   std::string pin_base(const plan::HistPlan& plan) const;
+  std::string event_pin_base(const EventState& ev) const;
+  // Removes pins nothing uses any more (left by a histd that died with
+  // triggers the state file no longer names).
+  void sweep_pins();
   Status pin_table(TableState& t);
   bool adopt_pinned(TableState& t);
   bool shutting_down_ = false;

@@ -88,18 +88,29 @@ class EventProgram {
 };
 
 // The dispatcher attached to one tracepoint, with its one-slot program array.
+// With a pin base, the link and the array are pinned ("<base>_link",
+// "<base>_slots"): if histd dies, the event keeps being counted by the last
+// installed program, and the next histd adopts both instead of attaching
+// again. Destroying an Attachment (a clean removal or shutdown) unpins and
+// detaches.
 class Attachment {
  public:
-  static Expected<Attachment> attach(const BpfPaths& paths, const std::string& system, const std::string& event);
+  static Expected<Attachment> attach(const BpfPaths& paths, const std::string& system, const std::string& event,
+                                     const std::string& pin_base = {});
   Attachment(Attachment&&) noexcept;
   Attachment& operator=(Attachment&&) noexcept;
   ~Attachment();
   // Atomically replaces the event program the dispatcher runs.
   Status install(int prog_fd);
+  const std::string& pin_base() const { return pin_base_; }
+  // True when it took over a link a previous histd left pinned.
+  bool adopted() const { return adopted_; }
 
  private:
   Attachment() = default;
   Fd slots_;
+  std::string pin_base_;
+  bool adopted_ = false;
   bpf_object* obj_ = nullptr;
   bpf_link* link_ = nullptr;
 };

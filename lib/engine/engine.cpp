@@ -181,7 +181,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   if (!options_.attach) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
-    auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event);
+    auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev));
     if (!attachment) return unexpected(std::move(attachment).error());
     auto st = attachment->install(program->event_fd());
     if (!st) return st;

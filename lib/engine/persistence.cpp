@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine/engine_state.h"
@@ -50,6 +51,32 @@ std::string Engine::pin_base(const plan::HistPlan& plan) const {
   const std::string id = plan.name ? "name:" + *plan.name
                                    : fmt::format("{}:{}:{}", plan.system, plan.event, plan.identity());
   return (options_.pin_dir / fmt::format("{:016x}", fnv1a(id))).string();
+}
+
+std::string Engine::event_pin_base(const EventState& ev) const {
+  if (options_.pin_dir.empty()) return {};
+  return (options_.pin_dir / fmt::format("event-{:016x}", fnv1a(ev.system + ":" + ev.event))).string();
+}
+
+void Engine::sweep_pins() {
+  if (options_.pin_dir.empty()) return;
+  std::set<std::string> used;
+  for (const auto& [id, ev] : events_) {
+    if (ev->attachment && !ev->attachment->pin_base().empty()) {
+      used.insert(ev->attachment->pin_base() + "_link");
+      used.insert(ev->attachment->pin_base() + "_slots");
+    }
+    for (const auto& t : ev->triggers) {
+      if (t->table->pin_base.empty()) continue;
+      used.insert(t->table->pin_base + "_table");
+      used.insert(t->table->pin_base + "_stats");
+    }
+  }
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.pin_dir, ec)) {
+    // Unpinning a stale link detaches its program.
+    if (!used.count(entry.path().string())) std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 bool Engine::adopt_pinned(TableState& t) {
@@ -104,7 +131,11 @@ std::vector<std::string> Engine::restore() {
   std::vector<std::string> problems;
   if (options_.state_file.empty()) return problems;
   std::ifstream in(options_.state_file);
-  if (!in) return problems;  // first start
+  if (!in) {  // first start
+    std::lock_guard lock(mu_);
+    sweep_pins();
+    return problems;
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   auto doc = nlohmann::json::parse(ss.str(), nullptr, false);
@@ -140,6 +171,7 @@ std::vector<std::string> Engine::restore() {
   std::lock_guard lock(mu_);
   restoring_ = false;
   save_state();
+  sweep_pins();
   return problems;
 }
 

@@ -95,8 +95,25 @@ int EventProgram::event_fd() const {
 
 int EventProgram::test_fd() const { return bpf_program__fd(bpf_object__find_program_by_name(obj_, "test_entry")); }
 
-Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event) {
+Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event,
+                                        const std::string& pin_base) {
   Attachment a;
+  if (!pin_base.empty()) {
+    const std::string link_path = pin_base + "_link", slots_path = pin_base + "_slots";
+    bpf_link* link = bpf_link__open(link_path.c_str());
+    Fd slots(bpf_obj_get(slots_path.c_str()));
+    if (link && slots) {
+      a.link_ = link;
+      a.slots_ = std::move(slots);
+      a.pin_base_ = pin_base;
+      a.adopted_ = true;
+      return a;
+    }
+    // Half a pair is stale: drop it and attach afresh.
+    if (link) bpf_link__destroy(link);
+    unlink(link_path.c_str());
+    unlink(slots_path.c_str());
+  }
   auto slots = create_map(BPF_MAP_TYPE_PROG_ARRAY, "histd_slots", 4, 4, 1);
   if (!slots) return unexpected(std::move(slots).error());
   a.slots_ = std::move(*slots);
@@ -109,23 +126,41 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   bpf_program* prog = bpf_object__find_program_by_name(a.obj_, "dispatch");
   a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
   if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
+  if (!pin_base.empty()) {
+    // Without a pin the event is simply not counted while histd is down.
+    if (bpf_link__pin(a.link_, (pin_base + "_link").c_str()) == 0) {
+      if (bpf_obj_pin(a.slots_.get(), (pin_base + "_slots").c_str()) == 0) a.pin_base_ = pin_base;
+      else bpf_link__unpin(a.link_);
+    }
+  }
   return a;
 }
 
 Attachment::Attachment(Attachment&& o) noexcept
-    : slots_(std::move(o.slots_)), obj_(o.obj_), link_(o.link_) {
+    : slots_(std::move(o.slots_)),
+      pin_base_(std::move(o.pin_base_)),
+      adopted_(o.adopted_),
+      obj_(o.obj_),
+      link_(o.link_) {
   o.obj_ = nullptr;
   o.link_ = nullptr;
+  o.pin_base_.clear();
 }
 
 Attachment& Attachment::operator=(Attachment&& o) noexcept {
   std::swap(slots_, o.slots_);
+  std::swap(pin_base_, o.pin_base_);
+  std::swap(adopted_, o.adopted_);
   std::swap(obj_, o.obj_);
   std::swap(link_, o.link_);
   return *this;
 }
 
 Attachment::~Attachment() {
+  if (!pin_base_.empty()) {
+    unlink((pin_base_ + "_link").c_str());
+    unlink((pin_base_ + "_slots").c_str());
+  }
   if (link_) bpf_link__destroy(link_);
   bpf_object__close(obj_);
   link_ = nullptr;
