@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Seed example: a paused histogram that runs only while a given program
 # lives: enable_hist on its exec, disable_hist on its exit.
-# Usage: enable_hist_on_exec.sh [TREE] [PROGRAM]
+# Usage: enable_hist_on_exec.sh [PROGRAM]
 set -euo pipefail
-T=${1:-/run/histd/tracing}
-PROG=${2:-/usr/bin/ls}
-W=$T/events/syscalls/sys_enter_write
-echo 'hist:keys=common_pid.execname:vals=count:pause' > "$W/trigger"
-echo "enable_hist:syscalls:sys_enter_write if filename == \"$PROG\"" > "$T/events/sched/sched_process_exec/trigger"
-echo "disable_hist:syscalls:sys_enter_write if comm == \"$(basename "$PROG")\"" > "$T/events/sched/sched_process_exit/trigger"
+HISTCTL=${HISTCTL:-histctl}
+PROG=${1:-/usr/bin/ls}
+HIST='hist:keys=common_pid.execname:vals=count:pause'
+ON="enable_hist:syscalls:sys_enter_write if filename == \"$PROG\""
+OFF="disable_hist:syscalls:sys_enter_write if comm == \"$(basename "$PROG")\""
+"$HISTCTL" add syscalls:sys_enter_write "$HIST"
+"$HISTCTL" add sched:sched_process_exec "$ON"
+"$HISTCTL" add sched:sched_process_exit "$OFF"
+cleanup() {
+  "$HISTCTL" remove sched:sched_process_exec "$ON"
+  "$HISTCTL" remove sched:sched_process_exit "$OFF"
+  "$HISTCTL" remove syscalls:sys_enter_write "$HIST"
+}
+trap cleanup EXIT
 "$PROG" -R /usr/share/doc >/dev/null
-cat "$W/hist"
-: > "$T/events/sched/sched_process_exec/trigger"
-: > "$T/events/sched/sched_process_exit/trigger"
-: > "$W/trigger"
+"$HISTCTL" show syscalls:sys_enter_write

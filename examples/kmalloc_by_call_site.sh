@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Seed example: total bytes requested per kmalloc call site, top callers
-# first, symbolized. Usage: kmalloc_by_call_site.sh [TREE] [SECONDS]
+# first, symbolized. Usage: kmalloc_by_call_site.sh [SECONDS]
+# (histctl finds histd through HISTD_SOCKET, default /run/histd/histd.sock)
 set -euo pipefail
-T=${1:-/run/histd/tracing}
-EV=$T/events/kmem/kmalloc
-echo 'hist:key=call_site.sym:val=bytes_req:sort=bytes_req.descending' > "$EV/trigger"
-sleep "${2:-5}"
-cat "$EV/hist"
-echo '!hist:key=call_site.sym:val=bytes_req:sort=bytes_req.descending' >> "$EV/trigger"
+HISTCTL=${HISTCTL:-histctl}
+CMD='hist:key=call_site.sym:val=bytes_req:sort=bytes_req.descending'
+"$HISTCTL" add kmem:kmalloc "$CMD"
+trap '"$HISTCTL" remove kmem:kmalloc "$CMD"' EXIT
+sleep "${1:-5}"
+"$HISTCTL" show kmem:kmalloc

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Seed example: system calls per process and syscall, busiest first.
-# Usage: syscalls_by_process.sh [TREE] [SECONDS]
+# Seed example: system calls per process and syscall, by pid, busiest
+# syscall first within each process (a sort within a sort).
+# Usage: syscalls_by_process.sh [SECONDS]
 set -euo pipefail
-T=${1:-/run/histd/tracing}
-EV=$T/events/raw_syscalls/sys_enter
-echo 'hist:key=common_pid.execname,id.syscall:val=hitcount:sort=common_pid,hitcount.descending' > "$EV/trigger"
-sleep "${2:-5}"
-cat "$EV/hist"
-echo '!hist:key=common_pid.execname,id.syscall:val=hitcount:sort=common_pid,hitcount.descending' >> "$EV/trigger"
+HISTCTL=${HISTCTL:-histctl}
+CMD='hist:key=common_pid.execname,id.syscall:val=hitcount:sort=common_pid,hitcount.descending'
+"$HISTCTL" add raw_syscalls:sys_enter "$CMD"
+trap '"$HISTCTL" remove raw_syscalls:sys_enter "$CMD"' EXIT
+sleep "${1:-5}"
+"$HISTCTL" show raw_syscalls:sys_enter

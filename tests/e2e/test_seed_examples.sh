@@ -5,9 +5,10 @@ source "$(dirname "$0")/lib.sh"
 histd_start
 E=$MNT/events
 EXAMPLES=$(cd "$(dirname "$0")/../../examples" && pwd)
+export HISTCTL=$HISTCTL_BIN HISTD_SOCKET=$WORK/histd.sock
 
 # kmalloc by call site, symbolized, biggest first.
-out=$(bash "$EXAMPLES/kmalloc_by_call_site.sh" "$MNT" 1)
+out=$(bash "$EXAMPLES/kmalloc_by_call_site.sh" 1)
 expect_eq "kmalloc: trigger line" "1" \
   "$(grep -c '^# trigger info: hist:keys=call_site.sym:vals=hitcount,bytes_req:sort=bytes_req.descending:size=2048 \[active\]$' <<<"$out")"
 expect_eq "kmalloc: rows are symbolized" "yes" \
@@ -18,16 +19,17 @@ expect_eq "kmalloc: sorted by bytes_req descending" "yes" "$([ "$first" -ge "$la
 expect_eq "kmalloc: trigger removed afterwards" "" "$(cat "$E/kmem/kmalloc/hist")"
 
 # system calls per process and syscall: sort within a sort.
-out=$(bash "$EXAMPLES/syscalls_by_process.sh" "$MNT" 1)
+out=$(bash "$EXAMPLES/syscalls_by_process.sh" 1)
 expect_eq "syscalls: rows name the process and the syscall" "yes" \
   "$(grep -qE '^\{ common_pid: .{16}\[ *[0-9]+\], id: sys_[a-z0-9_]+ +\[ *[0-9]+\] \} hitcount: +[0-9]+$' <<<"$out" && echo yes || echo no)"
 sorted=$(grep -oE 'common_pid: .{16}\[ *[0-9]+\]' <<<"$out" | grep -oE '[0-9]+\]$' | tr -d ']' | awk 'NR>1 && $1<prev {bad=1} {prev=$1} END {print bad ? "no" : "yes"}')
 expect_eq "syscalls: primary sort is common_pid ascending" "yes" "$sorted"
 
 # enable_hist on exec, disable_hist on exit.
-out=$(bash "$EXAMPLES/enable_hist_on_exec.sh" "$MNT" /usr/bin/ls)
+out=$(bash "$EXAMPLES/enable_hist_on_exec.sh" /usr/bin/ls)
 expect_eq "enable_hist example counts ls's writes" "yes" \
   "$(grep -qE '^\{ common_pid: ls +\[ *[0-9]+\] \} hitcount: +[0-9]+  count: +[0-9]+$' <<<"$out" && echo yes || echo no)"
+expect_eq "examples clean up after themselves" "" "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)"
 
 # Named tables on netif events: both events update one table.
 if [ -d "$E/net/netif_receive_skb" ] && [ -d "$E/net/netif_rx" ]; then
