@@ -4,7 +4,8 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  clang llvm                 # clang compiles BPF units at run time
+  clang                      # compiles BPF units at run time
+  libclang-rt-dev            # ASan, UBSan and libFuzzer runtimes for the sanitized tests
   libbpf-dev bpftool         # loading BPF objects
   libfuse3-dev fuse3         # the tracefs-shaped tree
   libcli11-dev libfmt-dev    # command lines, formatting
