@@ -86,6 +86,7 @@ struct Span {
   X(FilterInvalid, "Meaningless filter expression")                                               \
   X(FilterInvalidValue, "Invalid value (did you forget quotes)?")                                 \
   X(FilterNoFilter, "No filter found")                                                            \
+  X(FilterTooManyPreds, "Too many terms in predicate expression")                                 \
   /* where the kernel returns -EINVAL without a text */                                          \
   X(MissingKeys, "hist trigger needs keys=")                                                      \
   X(TooManyKeys, "too many keys (max 3)")                                                         \
@@ -97,6 +98,7 @@ struct Span {
   X(DuplicateAttribute, "attribute given twice")                                                  \
   X(StringValue, "a string can not be a value")                                                   \
   X(TriggerNotFound, "no such hist trigger")                                                      \
+  X(CommandTooLong, "command longer than a page (4096 bytes)")                                    \
   X(Unsupported, "not supported by histd yet")
 
 enum class ErrorCode : uint16_t {

@@ -20,6 +20,8 @@ bool is_name(std::string_view s) {
 
 Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line) {
   EnableHistCommand cmd;
+  if (line.size() >= 4096)
+    return unexpected(Diagnostic{ErrorCode::CommandTooLong, Span{4095, 4096}, std::string(line.substr(0, 4096)), {}});
   std::string_view text = trim(line);
   if (!text.empty() && text.front() == '!') {
     cmd.remove = true;

@@ -11,6 +11,11 @@ namespace histd::spec {
 namespace {
 
 constexpr size_t kMaxOperand = 255;
+// Parentheses and '!' nest by recursion: bound it so no input can exhaust
+// the stack (found by fuzzing).
+constexpr int kMaxDepth = 64;
+// Terms are bounded too: later stages walk the tree recursively.
+constexpr size_t kMaxTerms = 1024;
 
 class FilterParser {
  public:
@@ -48,6 +53,7 @@ class FilterParser {
   bool at(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
 
   int add(FilterNode n) {
+    if (n.kind == FilterNode::Kind::Predicate) ++terms_;
     nodes_.push_back(std::move(n));
     return static_cast<int>(nodes_.size() - 1);
   }
@@ -86,6 +92,12 @@ class FilterParser {
     skip_space();
     const size_t start = pos_;
     if (pos_ == text_.size()) return fail(ErrorCode::FilterInvalid, pos_, pos_);
+    if (depth_ >= kMaxDepth) return fail(ErrorCode::FilterTooManyOpen, pos_, pos_ + 1);
+    struct Nest {
+      int& d;
+      explicit Nest(int& depth) : d(++depth) {}
+      ~Nest() { --d; }
+    } nest(depth_);
     if (text_[pos_] == '!' && !at("!=")) {
       ++pos_;
       auto operand = parse_not();
@@ -106,6 +118,7 @@ class FilterParser {
 
   Result<int, Diagnostic> parse_predicate() {
     const size_t start = pos_;
+    if (terms_ >= kMaxTerms) return fail(ErrorCode::FilterTooManyPreds, pos_, pos_ + 1);
     Predicate p;
     // field
     if (!is_ident_start(text_[pos_])) {
@@ -196,6 +209,8 @@ class FilterParser {
   uint32_t base_;
   std::string_view command_;
   size_t pos_ = 0;
+  int depth_ = 0;
+  size_t terms_ = 0;
   std::vector<FilterNode> nodes_;
 };
 

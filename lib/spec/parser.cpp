@@ -254,6 +254,10 @@ Result<HistCommand, Diagnostic> parse_hist(std::string_view line) {
 }
 
 Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line) {
+  // tracefs takes at most a page per write; the socket and histctl check
+  // get the same limit.
+  if (line.size() >= 4096)
+    return unexpected(Diagnostic{ErrorCode::CommandTooLong, Span{4095, 4096}, std::string(line.substr(0, 4096)), {}});
   std::string_view t = trim(line);
   if (!t.empty() && t.front() == '!') t = trim(t.substr(1));
   if (t.starts_with("enable_hist:") || t.starts_with("disable_hist:")) {

@@ -189,6 +189,25 @@ TEST(Spec, Errors) {
   expect_error("hist:keys=a if a.^ustring == 1", ErrorCode::Unsupported);
 }
 
+TEST(Filter, DeepNestingIsAnErrorNotAStackOverflow) {
+  // Found by fuzz_trigger: thousands of '(' or '!' once overflowed the stack.
+  for (char c : {'(', '!'}) {
+    const std::string deep = std::string(100000, c) + "a == 1";
+    auto r = parse_filter(deep, 0, "");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::FilterTooManyOpen);
+  }
+  std::string many = "a == 1";
+  for (int i = 0; i < 2000; ++i) many += " && a == 1";
+  auto r = parse_filter(many, 0, "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::FilterTooManyPreds);
+  auto long_command = parse_trigger("hist:keys=a if " + many);
+  ASSERT_FALSE(long_command.ok());
+  EXPECT_EQ(long_command.error().code, ErrorCode::CommandTooLong);
+  EXPECT_TRUE(parse_filter(std::string(60, '(') + "a == 1" + std::string(60, ')'), 0, "").ok());
+}
+
 TEST(Spec, NeverCrashesOnJunk) {
   const std::string alphabet("hist:keys=,.!&|()\"' if~=<>0x-ab\n\t\0", 34);
   uint64_t state = 12345;
