@@ -11,7 +11,7 @@ for t in trigger filter format; do
   work=build-san/fuzz-$t
   rm -rf "$work"; mkdir -p "$work/corpus"
   cp tests/fuzz/corpus/$t/* "$work/corpus/"
-  ( cd "$work" && ../fuzz_$t -max_total_time="$SECONDS_EACH" -timeout=10 -print_final_stats=1 corpus \
+  ( cd "$work" && ../fuzz_$t -seed="${FUZZ_SEED:-1}" -max_total_time="$SECONDS_EACH" -timeout=10 -print_final_stats=1 corpus \
       >"log" 2>&1 ) &
 done
 status=0
