@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,15 +42,17 @@ std::string format_symbol(const std::optional<Lookup>& l, bool with_offset);
 
 class SystemResolver : public render::Resolver {
  public:
-  // Reads /proc/kallsyms once; call reload() after modules change.
-  SystemResolver();
+  // Reads /proc/kallsyms on the first symbol lookup (most tables never need
+  // it, and it is most of an idle histd's memory); reload() re-reads it.
   void reload();
   std::string symbol(uint64_t addr) const override;
   std::string symbol_offset(uint64_t addr) const override;
   std::string syscall_name(uint64_t nr) const override;
 
  private:
-  KernelSymbols kallsyms_;
+  const KernelSymbols& kallsyms() const;
+  mutable std::once_flag loaded_;
+  mutable KernelSymbols kallsyms_;
 };
 
 }  // namespace histd::symbols

@@ -68,19 +68,31 @@ std::string format_symbol(const std::optional<Lookup>& l, bool with_offset) {
   return s;
 }
 
-SystemResolver::SystemResolver() { reload(); }
+namespace {
 
-void SystemResolver::reload() {
+KernelSymbols read_kallsyms() {
   std::ifstream in("/proc/kallsyms");
   std::stringstream ss;
   ss << in.rdbuf();
-  kallsyms_ = KernelSymbols::parse(ss.str());
+  return KernelSymbols::parse(ss.str());
 }
 
-std::string SystemResolver::symbol(uint64_t addr) const { return format_symbol(kallsyms_.lookup(addr), false); }
+}  // namespace
+
+void SystemResolver::reload() {
+  std::call_once(loaded_, [] {});
+  kallsyms_ = read_kallsyms();
+}
+
+const KernelSymbols& SystemResolver::kallsyms() const {
+  std::call_once(loaded_, [this] { kallsyms_ = read_kallsyms(); });
+  return kallsyms_;
+}
+
+std::string SystemResolver::symbol(uint64_t addr) const { return format_symbol(kallsyms().lookup(addr), false); }
 
 std::string SystemResolver::symbol_offset(uint64_t addr) const {
-  return format_symbol(kallsyms_.lookup(addr), true);
+  return format_symbol(kallsyms().lookup(addr), true);
 }
 
 std::string SystemResolver::syscall_name(uint64_t nr) const {
