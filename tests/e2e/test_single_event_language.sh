@@ -63,18 +63,20 @@ expect_eq "target unpaused" "1" "$(grep -c '\[active\]' "$W/trigger")"
 : > "$X/trigger"; : > "$W/trigger"
 
 # --- poll() blocks until the table changes ---------------------------------
-child_start 'sleep 0.5; printf x >/dev/null'
+# The poller opens the file first, then lets the child go; the child writes
+# 0.3 s later, so a poll that returns early is caught.
+child_start 'sleep 0.3; printf x >/dev/null'
 echo "hist:keys=fd if common_pid == $CHILD" > "$W/trigger"
-echo go > "$WORK/go"
-waited=$(python3 - "$W/hist" <<'PY'
+waited=$(python3 - "$W/hist" "$WORK/go" <<'PY'
 import os, select, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY)
 p = select.poll(); p.register(fd, select.POLLIN | select.POLLPRI)
+with open(sys.argv[2], "w") as go: go.write("go\n")
 t = time.time(); ev = p.poll(10000)
-print("woke" if ev and time.time() - t > 0.3 else "did not block")
+print("woke" if ev and time.time() - t > 0.2 else "did not block" if ev else "timed out")
 PY
 )
-wait "$CHILD"
+wait "$CHILD" || true
 expect_eq "poll blocked, then woke" "woke" "$waited"
 : > "$W/trigger"
 
