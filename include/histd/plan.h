@@ -135,6 +135,10 @@ struct HistPlan {
   std::vector<SortKey> sort;   // never empty: defaults to hitcount ascending
   uint32_t max_entries = 2048;
   std::optional<std::string> name;  // named table
+  // The trace clock of common_timestamp ("global" by default) and the BPF
+  // helper that reads it.
+  std::string clock = "global";
+  enum class Clock { Mono, Boot, Tai } clock_source = Clock::Mono;
   bool nohitcount = false;
   std::optional<TypedFilter> filter;
   std::string filter_text;  // verbatim, printed after " if "

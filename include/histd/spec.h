@@ -118,6 +118,8 @@ struct HistCommand {
   Span size_span;
   std::optional<std::string> name;  // the histname without "name="
   Span name_span;
+  std::optional<std::string> clock;  // clock=<trace clock>
+  Span clock_span;                   // of the clock's name
   Control control = Control::None;
   Span control_span;
   bool nohitcount = false;

@@ -13,14 +13,15 @@ using plan::Source;
 // per-CPU key buffer.
 constexpr uint32_t kStackKeyMax = 256;
 
-std::string load_expr(const FieldAccess& a) {
+// `ts` reads common_timestamp on the trigger's clock.
+std::string load_expr(const FieldAccess& a, const std::string& ts = "c->ts") {
   switch (a.source) {
     case Source::CommonPid:
       return "c->pid";
     case Source::CommonCpu:
       return "((__u64)bpf_get_smp_processor_id())";
     case Source::Timestamp:
-      return "c->ts";
+      return ts;
     case Source::Hitcount:
       return "1";
     case Source::CurrentComm:  // strings and stacks never reach here
@@ -173,6 +174,19 @@ class Emitter {
   }
 };
 
+// The mono-family clock is read once per event (c->ts); boot and tai where used.
+std::string timestamp_expr(const plan::HistPlan& p) {
+  switch (p.clock_source) {
+    case plan::HistPlan::Clock::Mono:
+      return "c->ts";
+    case plan::HistPlan::Clock::Boot:
+      return "bpf_ktime_get_boot_ns()";
+    case plan::HistPlan::Clock::Tai:
+      return "bpf_ktime_get_tai_ns()";
+  }
+  return "c->ts";
+}
+
 // Copies a string field into key member k<k>, always leaving it terminated.
 std::string string_key(size_t k, const plan::KeyField& key) {
   using catalog::FieldKind;
@@ -252,7 +266,7 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
       out += fmt::format("  bpf_get_stack(ctx, key->k{}, sizeof(key->k{}), 0);\n", k, k);
       continue;
     }
-    std::string value = load_expr(key.access);
+    std::string value = load_expr(key.access, timestamp_expr(p));
     switch (key.transform) {
       case plan::KeyTransform::None:
         break;
@@ -275,7 +289,7 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
   out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                      table_map_name(i));
   for (size_t k = 0; k < p.vals.size(); ++k) {
-    std::string value = load_expr(p.vals[k].access);
+    std::string value = load_expr(p.vals[k].access, timestamp_expr(p));
     if (p.vals[k].usecs) value = fmt::format("({} / 1000)", value);
     out += fmt::format("  v->v[{}] += {};\n", k, value);
   }
@@ -320,7 +334,8 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
   for (size_t i = 0; i < enables.size(); ++i) out += fmt::format("  enable_{}(ctx, rec, c);\n", i);
   for (size_t i = 0; i < triggers.size(); ++i) out += fmt::format("  trigger_{}(ctx, rec, c);\n", i);
   bool needs_ts = false;
-  for (const TriggerInput& t : triggers) needs_ts = needs_ts || t.plan->uses_timestamp();
+  for (const TriggerInput& t : triggers)
+    needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
   out += fmt::format("  (void)rec;\n  (void)c;\n}}\n\nHISTD_EVENT_ENTRY(handle, {0})\nHISTD_TEST_ENTRY(handle, {0})\n",
                      needs_ts ? 1 : 0);
   return out;

@@ -30,7 +30,7 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
     s += p.sort[i].spec;
   }
   if (with_size) s += fmt::format(":size={}", p.max_entries);
-  if (p.uses_timestamp()) s += ":clock=global";
+  if (p.uses_timestamp()) s += ":clock=" + p.clock;
   if (p.nohitcount) s += ":nohitcount";
   if (p.filter) s += " if " + p.filter_text;
   return s;

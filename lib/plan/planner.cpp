@@ -288,6 +288,23 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
     plan.vals.push_back(std::move(*val));
   }
 
+  if (cmd.clock) {
+    // The trace clocks that count nanoseconds, on the BPF clock that reads
+    // them: global/local/perf are sched_clock-like, boot and tai have helpers.
+    static const std::pair<const char*, HistPlan::Clock> kClocks[] = {
+        {"global", HistPlan::Clock::Mono}, {"local", HistPlan::Clock::Mono}, {"perf", HistPlan::Clock::Mono},
+        {"mono", HistPlan::Clock::Mono},   {"mono_raw", HistPlan::Clock::Mono}, {"boot", HistPlan::Clock::Boot},
+        {"tai", HistPlan::Clock::Tai}};
+    bool known = false;
+    for (const auto& [name, source] : kClocks) {
+      if (*cmd.clock == name) {
+        plan.clock = name;
+        plan.clock_source = source;
+        known = true;
+      }
+    }
+    if (!known) return error(cmd, ErrorCode::SetClockFail, cmd.clock_span);
+  }
   plan.nohitcount = cmd.nohitcount;
   if (plan.nohitcount && plan.vals.size() == 1)
     return error(cmd, ErrorCode::NeedNohcVal, cmd.vals.empty() ? Span{0, 0} : cmd.vals_span);

@@ -84,9 +84,14 @@ class HistParser {
       cmd_.name_span = t.span();
       return Unit{};
     }
-    // clock= and variable definitions (name=expr) come with timestamps and
-    // inter-event support.
-    return fail(ErrorCode::Unsupported, t.span(), key == "clock" ? "clock=" : "variables");
+    if (key == "clock") {
+      if (cmd_.clock) return fail(ErrorCode::DuplicateAttribute, t.span());
+      cmd_.clock = std::string(value.text);
+      cmd_.clock_span = value.span();
+      return Unit{};
+    }
+    // Variable definitions (name=expr) come with inter-event support.
+    return fail(ErrorCode::Unsupported, t.span(), "variables");
   }
 
  private:

@@ -17,7 +17,7 @@ Record write_record(int32_t pid, uint64_t fd, uint64_t count, int32_t nr = 1) {
 }
 
 class InjectTest : public EngineTest {
- protected:
+ public:  // helpers shared with free test functions
   void add(const std::string& cmd) { EngineTest::add("syscalls", "sys_enter_write", cmd); }
   void inject(const Record& rec) { EngineTest::inject("syscalls", "sys_enter_write", rec); }
   std::string hist() {
@@ -219,16 +219,21 @@ TEST_F(InjectTest, TruncateRemovesEveryTrigger) {
 namespace histd::testing {
 namespace {
 
-TEST_F(InjectTest, TimestampValuesInMicroseconds) {
-  add("hist:keys=fd:vals=common_timestamp.usecs");
+void expect_timestamp_clock(InjectTest& t, const char* clock, clockid_t id);
+
+TEST_F(InjectTest, TimestampValuesInMicroseconds) { expect_timestamp_clock(*this, "global", CLOCK_MONOTONIC); }
+TEST_F(InjectTest, TimestampOnTheBootClock) { expect_timestamp_clock(*this, "boot", CLOCK_BOOTTIME); }
+
+void expect_timestamp_clock(InjectTest& t, const char* clock, clockid_t id) {
+  t.add(std::string("hist:keys=fd:vals=common_timestamp.usecs:clock=") + clock);
   struct timespec before {};
-  clock_gettime(CLOCK_MONOTONIC, &before);
-  inject(write_record(1, 7, 1));
+  clock_gettime(id, &before);
+  t.inject(write_record(1, 7, 1));
   struct timespec after {};
-  clock_gettime(CLOCK_MONOTONIC, &after);
-  const std::string h = hist();
-  EXPECT_NE(h.find("# trigger info: hist:keys=fd:vals=hitcount,common_timestamp.usecs:sort=hitcount:size=2048:"
-                   "clock=global [active]\n"),
+  clock_gettime(id, &after);
+  const std::string h = t.hist();
+  EXPECT_NE(h.find(std::string("# trigger info: hist:keys=fd:vals=hitcount,common_timestamp.usecs:sort=hitcount:"
+                               "size=2048:clock=") + clock + " [active]\n"),
             std::string::npos)
       << h;
   const size_t at = h.find("common_timestamp: ");

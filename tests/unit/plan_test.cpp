@@ -79,6 +79,15 @@ TEST(Plan, SeedKmallocExamplePrintsAsTheKernel) {
   EXPECT_EQ(plan_ok("hist:keys=cpu").trigger_text(), "hist:keys=common_cpu:vals=hitcount:sort=hitcount:size=2048");
 }
 
+TEST(Plan, ClockShowsWhenTimestampsAreUsed) {
+  EXPECT_EQ(plan_ok("hist:keys=node:vals=common_timestamp.usecs").trigger_text(),
+            "hist:keys=node:vals=hitcount,common_timestamp.usecs:sort=hitcount:size=2048:clock=global");
+  HistPlan boot = plan_ok("hist:keys=node:vals=common_timestamp:clock=boot");
+  EXPECT_EQ(boot.trigger_text(), "hist:keys=node:vals=hitcount,common_timestamp:sort=hitcount:size=2048:clock=boot");
+  EXPECT_EQ(boot.clock_source, HistPlan::Clock::Boot);
+  EXPECT_EQ(plan_ok("hist:keys=node:clock=tai").trigger_text(), "hist:keys=node:vals=hitcount:sort=hitcount:size=2048");
+}
+
 TEST(Plan, KeyLayoutUsesEightByteSlots) {
   HistPlan p = plan_ok("hist:keys=common_pid,comm,node:vals=bytes_req,bytes_alloc");
   ASSERT_EQ(p.keys.size(), 3u);
@@ -140,6 +149,8 @@ TEST(Plan, Errors) {
   expect_error("hist:keys=node if bytes_req == ^-1", ErrorCode::FilterIllegalIntval);
   expect_error("hist:keys=node if bytes_req == ^node", ErrorCode::FilterIllegalIntval);
   expect_error("hist:keys=node if bytes_req ^~ \"a*\"", ErrorCode::FilterIllegalFieldOp);
+  expect_error("hist:keys=node:clock=^bogus", ErrorCode::SetClockFail);
+  expect_error("hist:keys=node:clock=^counter", ErrorCode::SetClockFail);
 }
 
 TEST(Plan, DescribeNamesEveryField) {
