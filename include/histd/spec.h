@@ -123,6 +123,7 @@ struct HistCommand {
   Control control = Control::None;
   Span control_span;
   bool nohitcount = false;
+  Span nohitcount_span;
   std::optional<Filter> filter;
   friend bool operator==(const HistCommand&, const HistCommand&) = default;
 };

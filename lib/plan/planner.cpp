@@ -307,7 +307,7 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   }
   plan.nohitcount = cmd.nohitcount;
   if (plan.nohitcount && plan.vals.size() == 1)
-    return error(cmd, ErrorCode::NeedNohcVal, cmd.vals.empty() ? Span{0, 0} : cmd.vals_span);
+    return error(cmd, ErrorCode::NeedNohcVal, cmd.nohitcount_span);
 
   if (cmd.sort.size() > 2) return error(cmd, ErrorCode::TooManySortFields, cmd.sort[2].span);
   for (const spec::SortKey& s : cmd.sort) {

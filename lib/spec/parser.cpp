@@ -102,6 +102,7 @@ class HistParser {
     else if (t.text == "clear") c = Control::Clear;
     else if (t.text == "nohitcount" || t.text == "NOHC") {
       cmd_.nohitcount = true;
+      cmd_.nohitcount_span = t.span();
       return Unit{};
     } else if (t.text.starts_with("onmatch(") || t.text.starts_with("onmax(") || t.text.starts_with("onchange(")) {
       return fail(ErrorCode::Unsupported, t.span(), "actions");
