@@ -87,6 +87,16 @@ struct Span {
   X(FilterInvalidValue, "Invalid value (did you forget quotes)?")                                 \
   X(FilterNoFilter, "No filter found")                                                            \
   X(FilterTooManyPreds, "Too many terms in predicate expression")                                 \
+  /* the kernel's synthetic-event errors (trace_events_synth.c) */                               \
+  X(SynthBadName, "Illegal name")                                                                 \
+  X(SynthInvalidCmd, "Command must be of the form: <name> field[;field] ...")                    \
+  X(SynthInvalidDynCmd, "Command must be of the form: s or -:[synthetic/]<name> field[;field] ...") \
+  X(SynthEventExists, "Event already exists")                                                     \
+  X(SynthTooManyFields, "Too many fields")                                                        \
+  X(SynthIncompleteType, "Incomplete type")                                                       \
+  X(SynthInvalidType, "Invalid type")                                                             \
+  X(SynthInvalidField, "Invalid field")                                                           \
+  X(SynthInvalidArraySpec, "Invalid array specification")                                         \
   /* where the kernel returns -EINVAL without a text */                                          \
   X(MissingKeys, "hist trigger needs keys=")                                                      \
   X(TooManyKeys, "too many keys (max 3)")                                                         \
@@ -99,6 +109,10 @@ struct Span {
   X(StringValue, "a string can not be a value")                                                   \
   X(TriggerNotFound, "no such hist trigger")                                                      \
   X(CommandTooLong, "command longer than a page (4096 bytes)")                                    \
+  X(SynthBusy, "synthetic event is in use")                                                       \
+  X(SynthNotFound, "no such synthetic event")                                                     \
+  X(SynthCycle, "synthetic events would generate each other in a loop")                          \
+  X(VarBusy, "a variable of this trigger is used by another trigger")                            \
   X(Unsupported, "not supported by histd yet")
 
 enum class ErrorCode : uint16_t {
