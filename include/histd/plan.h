@@ -16,6 +16,7 @@
 #include "histd/diagnostic.h"
 #include "histd/result.h"
 #include "histd/spec.h"
+#include "histd/synth.h"
 #include "histd/table.h"
 
 namespace histd::plan {
@@ -62,13 +63,133 @@ struct KeyField {
   friend bool operator==(const KeyField&, const KeyField&) = default;
 };
 
+// ---- expressions -----------------------------------------------------------
+
+// How a division by a constant is done: the kernel's choices, whose results
+// differ (MultShift can be one too large), so they are reproduced.
+enum class DivStrategy { Runtime, Shift, MultShift, Plain };
+
+struct ExprOp {
+  enum class Kind { Field, Constant, Ref, Add, Sub, Mul, Div, Negate };
+  Kind kind = Kind::Constant;
+  FieldAccess access;  // Field (numeric)
+  bool usecs = false;  // Field: common_timestamp.usecs (ns / 1000)
+  uint64_t constant = 0;
+  int ref = -1;  // Ref: index into HistPlan::refs
+  int lhs = -1;
+  int rhs = -1;
+  DivStrategy div = DivStrategy::Runtime;  // Div
+  uint64_t divisor = 0;                    // Div by a constant
+  friend bool operator==(const ExprOp&, const ExprOp&) = default;
+};
+
+// A typed numeric expression, or a plain string field (is_string).
+struct TypedExpr {
+  std::vector<ExprOp> ops;
+  int root = -1;
+  std::string text;       // as the kernel prints it: "common_timestamp.usecs-$ts0", "2"
+  std::string type = "u64";  // C type, for synthetic event params: the first operand's
+  uint32_t size = 8;
+  bool is_signed = false;
+  bool usecs = false;      // carries common_timestamp.usecs units
+  bool timestamp = false;  // reads common_timestamp
+  bool is_string = false;  // a string field: `string_field` says where
+  FieldAccess string_field;
+  bool is_constant() const { return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant; }
+  friend bool operator==(const TypedExpr&, const TypedExpr&) = default;
+};
+
+// The kernel's u64 arithmetic, for constant folding (and tests).
+uint64_t divide(uint64_t x, uint64_t d, DivStrategy how);
+DivStrategy div_strategy(uint64_t constant_divisor);
+
 struct ValField {
   std::string name;  // "bytes_req"
   std::string spec;  // "bytes_req.hex"
   FieldAccess access;
   table::ValDisplay display = table::ValDisplay::Decimal;
   bool usecs = false;  // common_timestamp.usecs
+  std::optional<TypedExpr> expr;  // a computed value (an expression or a variable's)
   friend bool operator==(const ValField&, const ValField&) = default;
+};
+
+// ---- inter-event -------------------------------------------------------------
+
+// A variable of this trigger: one u64 slot per table entry, in the shared
+// variable map keyed like the table.
+struct Variable {
+  std::string name;
+  TypedExpr expr;
+  uint32_t slot = 0;  // u64 index in the entry's variable record (after the set mask)
+  friend bool operator==(const Variable&, const Variable&) = default;
+};
+
+// A $reference. Another trigger's variable is looked up in its owner's
+// variable map with this event's key; this trigger's own is read after the
+// entry update.
+struct VarRef {
+  std::string system;  // the owner's event
+  std::string event;
+  std::string name;
+  uint64_t owner = 0;  // the engine's id of the owning trigger (0: self)
+  bool self = false;
+  uint32_t slot = 0;            // in the owner's variable record
+  uint32_t owner_key_size = 0;  // the owner's key, which this key must match
+  uint32_t owner_record_size = 0;  // bytes of the owner's variable record
+  bool read_once = false;       // an operand of an expression: consumed when read
+  friend bool operator==(const VarRef&, const VarRef&) = default;
+};
+
+// A variable other triggers can reference, as the engine's registry lists it.
+struct RegisteredVar {
+  std::string system;
+  std::string event;
+  std::string name;
+  uint64_t owner = 0;
+  uint32_t slot = 0;
+  uint32_t key_size = 0;
+  uint32_t record_size = 0;
+  TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
+};
+
+// What planning a trigger may consult besides its event's format.
+struct Registry {
+  std::vector<RegisteredVar> vars;
+  std::vector<synth::SynthDefinition> synths;
+  const catalog::Catalog* catalog = nullptr;  // onmatch(system.event) must name an event
+};
+
+// A value an action writes into a synthetic event's field.
+struct ActionParam {
+  std::string text;  // as written
+  TypedExpr value;   // numeric, or a string field
+  synth::SynthField target;
+  friend bool operator==(const ActionParam&, const ActionParam&) = default;
+};
+
+// A field save() keeps beside the tracked maximum.
+struct SavedField {
+  std::string name;
+  FieldAccess access;
+  bool is_string = false;
+  uint32_t offset = 0;  // bytes into the entry's variable record
+  uint32_t size = 8;
+  friend bool operator==(const SavedField&, const SavedField&) = default;
+};
+
+struct ActionPlan {
+  spec::Action::Handler handler = spec::Action::Handler::OnMatch;
+  spec::Action::Kind kind = spec::Action::Kind::Trace;
+  std::string match_system;  // onmatch
+  std::string match_event;
+  int track_var = -1;         // onmax/onchange: index into HistPlan::vars
+  std::string track_text;     // "$wakeup_lat"
+  uint32_t track_offset = 0;  // bytes into the entry's variable record
+  std::string synth;          // Trace: the synthetic event generated
+  std::vector<ActionParam> params;
+  std::vector<SavedField> saves;
+  std::string spec;  // as the trigger line prints it, without the leading ':'
+  friend bool operator==(const ActionPlan&, const ActionPlan&) = default;
 };
 
 struct SortKey {
@@ -145,6 +266,14 @@ struct HistPlan {
   spec::Control control = spec::Control::None;
   bool remove = false;
 
+  std::vector<Variable> vars;
+  std::vector<VarRef> refs;
+  std::vector<ActionPlan> actions;
+  // Bytes of the entry's variable record: a set mask, the variables, the
+  // tracked values and saved fields of onmax/onchange. 0: no variable map.
+  uint32_t var_record_size = 0;
+  bool has_var_map() const { return var_record_size > 0; }
+
   // The trigger line as the trigger file prints it, without " [active]".
   std::string trigger_text() const;
   // What identifies a trigger for '!' removal and duplicate detection: the
@@ -166,7 +295,8 @@ struct HistPlan {
 };
 
 Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
-                                       const catalog::EventFormat& format);
+                                       const catalog::EventFormat& format,
+                                       const Registry& registry = {});
 
 // Types a filter against an event's format (for commands other than hist
 // that carry a filter, e.g. enable_hist). `command` goes into diagnostics.

@@ -40,11 +40,80 @@ struct ModifierUse {
 };
 
 // A field as written in keys=, vals=: "call_site.sym", "common_pid.execname".
+// An item that is not a plain field ("$ts0", "common_timestamp-$ts0") names
+// an expression of HistCommand::exprs instead, and `name` is empty.
 struct FieldRef {
   std::string name;                     // "call_site"
   std::vector<ModifierUse> modifiers;   // in the order written (the kernel allows one)
   Span span;                            // the whole "call_site.sym"
+  int expr = -1;                        // index into HistCommand::exprs, or -1
   friend bool operator==(const FieldRef&, const FieldRef&) = default;
+};
+
+// ---- expressions: operands of variables, keys and values -------------------
+
+// One node of an expression tree as written. The tree is split the way the
+// kernel's parse_expr() splits it: at the right-most operator of the lowest
+// precedence, so equal precedence associates to the left.
+struct ExprNode {
+  enum class Kind { Field, VarRef, Constant, Add, Sub, Mul, Div, Negate };
+  Kind kind = Kind::Field;
+  FieldRef field;        // Field
+  std::string system;    // VarRef: "sched" in "sched.sched_waking.$ts0", else empty
+  std::string event;     // VarRef
+  std::string var;       // VarRef: the name without '$'
+  uint64_t constant = 0; // Constant
+  int lhs = -1;          // operators: operands (Negate: lhs only)
+  int rhs = -1;
+  std::string text;      // this (sub)expression as written
+  Span span;
+  friend bool operator==(const ExprNode&, const ExprNode&) = default;
+};
+
+struct Expr {
+  std::vector<ExprNode> nodes;
+  int root = -1;
+  Span span;
+  const ExprNode& at(int i) const { return nodes.at(static_cast<size_t>(i)); }
+  friend bool operator==(const Expr&, const Expr&) = default;
+};
+
+// name=expr, from a variable token ("ts0=common_timestamp.usecs,b=field1").
+struct VarDef {
+  std::string name;
+  Span name_span;
+  int expr = -1;  // index into HistCommand::exprs
+  friend bool operator==(const VarDef&, const VarDef&) = default;
+};
+
+// ---- actions ---------------------------------------------------------------
+
+struct ActionParam {
+  std::string text;  // as written, trimmed: "$wakeup_lat", "next_prio", "sched.sched_waking.prio"
+  Span span;
+  friend bool operator==(const ActionParam&, const ActionParam&) = default;
+};
+
+// onmatch(sys.event).<synth>(params) | onmatch(sys.event).trace(<synth>,params)
+// onmax($var).save(fields) | .snapshot() | .trace(...) | .<synth>(...); onchange likewise.
+struct Action {
+  enum class Handler { OnMatch, OnMax, OnChange };
+  enum class Kind { Trace, Save, Snapshot };  // Trace: generate a synthetic event
+  Handler handler = Handler::OnMatch;
+  Kind kind = Kind::Trace;
+  std::string match_system;  // onmatch
+  std::string match_event;
+  Span match_span;           // "sys.event" inside the parentheses
+  std::string track_var;     // onmax/onchange: as written, "$wakeup_lat"
+  Span track_span;
+  std::string action_name;   // "save", "snapshot", "trace" or the synthetic event's name
+  Span action_span;
+  bool trace_keyword = false;  // written as trace(<synth>, ...)
+  std::string synth;           // the synthetic event generated (Trace)
+  Span synth_span;
+  std::vector<ActionParam> params;  // without the synthetic event's name
+  Span span;                        // the whole token
+  friend bool operator==(const Action&, const Action&) = default;
 };
 
 struct SortKey {
@@ -124,6 +193,9 @@ struct HistCommand {
   Span control_span;
   bool nohitcount = false;
   Span nohitcount_span;
+  std::vector<Expr> exprs;      // what FieldRef::expr and VarDef::expr index
+  std::vector<VarDef> vars;     // in the order written
+  std::vector<Action> actions;  // in the order written
   std::optional<Filter> filter;
   friend bool operator==(const HistCommand&, const HistCommand&) = default;
 };
@@ -162,6 +234,11 @@ Result<HistCommand, Diagnostic> parse_hist(std::string_view line);
 // `command` is recorded in diagnostics.
 Result<Filter, Diagnostic> parse_filter(std::string_view text, uint32_t base, std::string_view command);
 
-std::string_view modifier_name(Modifier m);  // "hex", "sym-offset", "buckets", ...
+std::string_view modifier_name(Modifier m);
+
+// The kernel's errpos(): where `text` first occurs in `command` (0 if
+// nowhere). Several kernel errors place their caret this way, so a caret
+// can land on an earlier copy of the offending text.
+uint32_t errpos(std::string_view command, std::string_view text);  // "hex", "sym-offset", "buckets", ...
 
 }  // namespace histd::spec

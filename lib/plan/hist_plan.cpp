@@ -24,6 +24,10 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
     s += p.vals[i].spec;
     first = false;
   }
+  for (size_t i = 0; i < p.vars.size(); ++i) {
+    s += i == 0 ? ':' : ',';
+    s += p.vars[i].name + "=" + p.vars[i].expr.text;
+  }
   s += ":sort=";
   for (size_t i = 0; i < p.sort.size(); ++i) {
     if (i) s += ',';
@@ -32,6 +36,7 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
   if (with_size) s += fmt::format(":size={}", p.max_entries);
   if (p.uses_timestamp()) s += ":clock=" + p.clock;
   if (p.nohitcount) s += ":nohitcount";
+  for (const ActionPlan& a : p.actions) s += ":" + a.spec;
   if (p.filter) s += " if " + p.filter_text;
   return s;
 }
@@ -54,7 +59,13 @@ table::Table HistPlan::columns() const {
     c.buckets = k.buckets;
     t.keys.push_back(std::move(c));
   }
-  for (const ValField& v : vals) t.vals.push_back(table::ValColumn{v.name, v.display, true});
+  for (const ValField& v : vals) {
+    // As the kernel, computed values are summed but not printed; a
+    // variable's value is.
+    const bool printed = !v.expr || v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Ref ||
+                         v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Field;
+    t.vals.push_back(table::ValColumn{v.name, v.display, printed});
+  }
   for (const SortKey& s : sort) t.sort.push_back(s.column);
   t.key_size = key_size;
   t.nohitcount = nohitcount;
@@ -71,7 +82,12 @@ bool HistPlan::uses_timestamp() const {
   for (const KeyField& k : keys)
     if (k.access.source == Source::Timestamp) return true;
   for (const ValField& v : vals)
-    if (v.access.source == Source::Timestamp) return true;
+    if (v.access.source == Source::Timestamp || (v.expr && v.expr->timestamp)) return true;
+  for (const Variable& v : vars)
+    if (v.expr.timestamp) return true;
+  for (const ActionPlan& a : actions)
+    for (const ActionParam& p : a.params)
+      if (p.value.timestamp) return true;
   return false;
 }
 

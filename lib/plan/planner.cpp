@@ -3,6 +3,7 @@
 
 #include "histd/plan.h"
 #include "plan/fields.h"
+#include "plan/inter_event.h"
 
 namespace histd::plan {
 
@@ -248,8 +249,39 @@ Result<TypedFilter, Diagnostic> plan_filter(const spec::Filter& filter, const ca
   return type_filter(command, format, filter);
 }
 
-Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catalog::EventFormat& format) {
+namespace {
+
+// A key or value written as "$name" where name is this trigger's variable
+// holding a plain field: the kernel's local_field_var_ref() reads it as that
+// field.
+const spec::FieldRef* own_field_var(const spec::HistCommand& cmd, const catalog::EventFormat& format,
+                                    const spec::FieldRef& ref) {
+  if (ref.expr < 0) return &ref;
+  const spec::Expr& e = cmd.exprs.at(static_cast<size_t>(ref.expr));
+  const spec::ExprNode& n = e.at(e.root);
+  if (n.kind != spec::ExprNode::Kind::VarRef) return nullptr;
+  if (!n.system.empty() && (n.system != format.system || n.event != format.name)) return nullptr;
+  for (const spec::VarDef& v : cmd.vars) {
+    if (v.name != n.var) continue;
+    const spec::Expr& def = cmd.exprs.at(static_cast<size_t>(v.expr));
+    const spec::ExprNode& root = def.at(def.root);
+    return root.kind == spec::ExprNode::Kind::Field ? &root.field : nullptr;
+  }
+  return nullptr;
+}
+
+bool has_var_ref(const spec::Expr& e) {
+  for (const spec::ExprNode& n : e.nodes)
+    if (n.kind == spec::ExprNode::Kind::VarRef) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catalog::EventFormat& format,
+                                       const Registry& registry) {
   HistPlan plan;
+  ExprContext ctx{cmd, format, registry, plan, 0};
   plan.system = format.system;
   plan.event = format.name;
   plan.name = cmd.name;
@@ -259,7 +291,17 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   if (cmd.keys.empty()) return error(cmd, ErrorCode::MissingKeys, Span{0, 0});
   if (cmd.keys.size() > 3) return error(cmd, ErrorCode::TooManyKeys, cmd.keys[3].span);
   uint32_t offset = 0;
-  for (const spec::FieldRef& ref : cmd.keys) {
+  for (const spec::FieldRef& written : cmd.keys) {
+    const spec::FieldRef* field = own_field_var(cmd, format, written);
+    if (!field) {
+      const spec::Expr& e = cmd.exprs.at(static_cast<size_t>(written.expr));
+      const std::string text(cmd.command.substr(written.span.begin, written.span.end - written.span.begin));
+      const uint32_t pos = spec::errpos(cmd.command, text);
+      if (has_var_ref(e))
+        return error(cmd, ErrorCode::InvalidRefKey, Span{pos, pos + static_cast<uint32_t>(text.size())});
+      return error(cmd, ErrorCode::Unsupported, written.span, "expressions as keys");
+    }
+    const spec::FieldRef& ref = *field;
     auto key = plan_key(cmd, format, ref);
     if (!key) return unexpected(std::move(key).error());
     key->offset = offset;
@@ -268,6 +310,9 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   }
   plan.key_size = offset;
 
+  auto vars = plan_variables(ctx);
+  if (!vars) return unexpected(std::move(vars).error());
+
   ValField hitcount;
   hitcount.name = "hitcount";
   hitcount.spec = "hitcount";
@@ -275,14 +320,33 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   hitcount.access.type = "u64";
   plan.vals.push_back(hitcount);
   bool skipped_hitcount = false;
-  for (const spec::FieldRef& ref : cmd.vals) {
+  for (const spec::FieldRef& written : cmd.vals) {
     // The first plain "hitcount" names the implicit counter; anything else
     // (a second one, or hitcount.percent) is a column of its own.
-    if (ref.name == "hitcount" && ref.modifiers.empty() && !skipped_hitcount) {
+    if (written.name == "hitcount" && written.modifiers.empty() && !skipped_hitcount) {
       skipped_hitcount = true;
       continue;
     }
-    if (plan.vals.size() == 3) return error(cmd, ErrorCode::TooManyVals, ref.span);
+    if (plan.vals.size() == 3) return error(cmd, ErrorCode::TooManyVals, written.span);
+    const spec::FieldRef* field = own_field_var(cmd, format, written);
+    if (!field) {
+      auto typed = type_expression(ctx, written.expr);
+      if (!typed) return unexpected(std::move(typed).error());
+      if (typed->is_string) return error(cmd, ErrorCode::StringValue, written.span);
+      ValField val;
+      const ExprOp& root = typed->ops.at(static_cast<size_t>(typed->root));
+      val.spec = typed->text;
+      val.name = typed->text;
+      if (root.kind == ExprOp::Kind::Ref) {
+        const VarRef& r = plan.refs.at(static_cast<size_t>(root.ref));
+        val.name = r.self || r.system.empty() ? r.name : r.system + "." + r.event + "." + r.name;
+      }
+      val.access.type = typed->type;
+      val.expr = std::move(*typed);
+      plan.vals.push_back(std::move(val));
+      continue;
+    }
+    const spec::FieldRef& ref = *field;
     auto val = plan_val(cmd, format, ref);
     if (!val) return unexpected(std::move(val).error());
     plan.vals.push_back(std::move(*val));
@@ -342,6 +406,9 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   auto size = table_size(cmd);
   if (!size) return unexpected(std::move(size).error());
   plan.max_entries = *size;
+
+  auto actions = plan_actions(ctx);
+  if (!actions) return unexpected(std::move(actions).error());
 
   if (cmd.filter) {
     auto filter = type_filter(cmd.command, format, *cmd.filter);

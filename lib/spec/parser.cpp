@@ -4,17 +4,10 @@
 #include <array>
 
 #include "histd/spec.h"
+#include "spec/hist_parts.h"
 #include "spec/text.h"
 
 namespace histd::spec {
-
-namespace {
-
-struct Piece {
-  std::string_view text;
-  size_t begin = 0;  // in the logged command
-  Span span() const { return Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(begin + text.size())}; }
-};
 
 std::vector<Piece> split(const Piece& p, char sep) {
   std::vector<Piece> out;
@@ -28,6 +21,19 @@ std::vector<Piece> split(const Piece& p, char sep) {
   return out;
 }
 
+Piece trim(const Piece& p) {
+  size_t b = 0, e = p.text.size();
+  while (b < e && is_space(p.text[b])) ++b;
+  while (e > b && is_space(p.text[e - 1])) --e;
+  return p.sub(b, e - b);
+}
+
+Unexpected<Diagnostic> parse_error(const HistCommand& cmd, ErrorCode code, Span span, std::string detail) {
+  return unexpected(Diagnostic{code, span, cmd.command, std::move(detail)});
+}
+
+namespace {
+
 constexpr std::array<std::pair<std::string_view, Modifier>, 10> kModifiers = {{
     {"hex", Modifier::Hex},
     {"sym", Modifier::Sym},
@@ -40,6 +46,28 @@ constexpr std::array<std::pair<std::string_view, Modifier>, 10> kModifiers = {{
     {"graph", Modifier::Graph},
     {"stacktrace", Modifier::Stacktrace},
 }};
+
+Result<ModifierUse, Diagnostic> parse_modifier(const HistCommand& cmd, const Piece& mod) {
+  ModifierUse m;
+  m.span = mod.span();
+  for (const auto& [name, kind] : kModifiers) {
+    if (mod.text == name) {
+      m.kind = kind;
+      return m;
+    }
+  }
+  for (std::string_view prefix : {"buckets=", "bucket="}) {
+    if (mod.text.starts_with(prefix)) {
+      auto n = parse_u64(mod.text.substr(prefix.size()));
+      if (!n || *n == 0) break;
+      m.kind = Modifier::Buckets;
+      m.buckets = *n;
+      return m;
+    }
+  }
+  return parse_error(cmd, ErrorCode::BadFieldModifier, m.span.begin == m.span.end ? Span{m.span.begin, m.span.begin + 1} : m.span);
+}
+
 
 class HistParser {
  public:
@@ -90,8 +118,7 @@ class HistParser {
       cmd_.clock_span = value.span();
       return Unit{};
     }
-    // Variable definitions (name=expr) come with inter-event support.
-    return fail(ErrorCode::Unsupported, t.span(), "variables");
+    return variables(t);
   }
 
  private:
@@ -105,7 +132,11 @@ class HistParser {
       cmd_.nohitcount_span = t.span();
       return Unit{};
     } else if (t.text.starts_with("onmatch(") || t.text.starts_with("onmax(") || t.text.starts_with("onchange(")) {
-      return fail(ErrorCode::Unsupported, t.span(), "actions");
+      if (cmd_.actions.size() == 8) return fail(ErrorCode::UnknownToken, t.span(), "more than 8 actions");
+      auto a = parse_action(cmd_, t);
+      if (!a) return unexpected(std::move(a).error());
+      cmd_.actions.push_back(std::move(*a));
+      return Unit{};
     } else {
       return fail(ErrorCode::UnknownToken, t.text.empty() ? Span{t.span().begin, t.span().begin + 1} : t.span());
     }
@@ -114,61 +145,45 @@ class HistParser {
     return Unit{};
   }
 
-  Result<Unit, Diagnostic> fields(const Piece& list, std::vector<FieldRef>& out) {
-    for (const Piece& item : split(list, ',')) {
-      auto f = field(item);
-      if (!f) return unexpected(std::move(f).error());
-      out.push_back(std::move(*f));
+  // "name=expr[,name=expr]...": the kernel's parse_var_defs().
+  Result<Unit, Diagnostic> variables(const Piece& t) {
+    for (const Piece& def : split(t, ',')) {
+      const size_t eq = def.text.find('=');
+      if (eq == std::string_view::npos || eq + 1 == def.text.size()) {
+        const uint32_t pos = errpos(cmd_.command, def.text.substr(0, eq));
+        return fail(ErrorCode::MalformedAssignment, Span{pos, pos + static_cast<uint32_t>(std::max<size_t>(eq, 1))});
+      }
+      const Piece name = def.sub(0, eq);
+      if (cmd_.vars.size() == 16) {
+        const uint32_t pos = errpos(cmd_.command, name.text);
+        return fail(ErrorCode::TooManyVars, Span{pos, pos + static_cast<uint32_t>(name.text.size())});
+      }
+      bool good = !name.text.empty() && is_ident_start(name.text.front());
+      for (char c : name.text) good = good && is_ident(c);
+      if (!good) return fail(ErrorCode::MalformedAssignment, name.span(), "a variable name is a C identifier");
+      auto e = parse_expression(cmd_, def.sub(eq + 1));
+      if (!e) return unexpected(std::move(e).error());
+      cmd_.vars.push_back(VarDef{std::string(name.text), name.span(), *e});
     }
     return Unit{};
   }
 
-  Result<FieldRef, Diagnostic> field(const Piece& item) {
-    FieldRef f;
-    f.span = item.span();
-    if (item.text.empty()) return fail(ErrorCode::FieldNotFound, Span{f.span.begin, f.span.begin + 1});
-    // The kernel rewrites ".sym-offset" before splitting on '-' as minus;
-    // here modifiers are read as words that may contain '-'.
-    size_t i = 0;
-    while (i < item.text.size() && is_ident(item.text[i])) ++i;
-    f.name = std::string(item.text.substr(0, i));
-    if (f.name.empty() || !is_ident_start(f.name[0]) || (i < item.text.size() && item.text[i] != '.')) {
-      const bool expression = item.text.find_first_of("+-*/$()") != std::string_view::npos;
-      if (expression) return fail(ErrorCode::Unsupported, item.span(), "expressions and variables");
-      return fail(ErrorCode::FieldNotFound, item.span());
-    }
-    while (i < item.text.size()) {
-      const size_t mod_begin = ++i;  // past '.'
-      size_t end = item.text.find('.', mod_begin);
-      if (end == std::string_view::npos) end = item.text.size();
-      const Piece mod{item.text.substr(mod_begin, end - mod_begin), item.begin + mod_begin};
-      auto m = modifier(mod);
-      if (!m) return unexpected(std::move(m).error());
-      f.modifiers.push_back(*m);
-      i = end;
-    }
-    return f;
-  }
-
-  Result<ModifierUse, Diagnostic> modifier(const Piece& mod) {
-    ModifierUse m;
-    m.span = mod.span();
-    for (const auto& [name, kind] : kModifiers) {
-      if (mod.text == name) {
-        m.kind = kind;
-        return m;
+  Result<Unit, Diagnostic> fields(const Piece& list, std::vector<FieldRef>& out) {
+    for (const Piece& item : split(list, ',')) {
+      if (is_expression(item.text)) {
+        auto e = parse_expression(cmd_, item);
+        if (!e) return unexpected(std::move(e).error());
+        FieldRef ref;
+        ref.span = item.span();
+        ref.expr = *e;
+        out.push_back(std::move(ref));
+        continue;
       }
+      auto f = parse_field_ref(cmd_, item);
+      if (!f) return unexpected(std::move(f).error());
+      out.push_back(std::move(*f));
     }
-    for (std::string_view prefix : {"buckets=", "bucket="}) {
-      if (mod.text.starts_with(prefix)) {
-        auto n = parse_u64(mod.text.substr(prefix.size()));
-        if (!n || *n == 0) break;
-        m.kind = Modifier::Buckets;
-        m.buckets = *n;
-        return m;
-      }
-    }
-    return fail(ErrorCode::BadFieldModifier, m.span.begin == m.span.end ? Span{m.span.begin, m.span.begin + 1} : m.span);
+    return Unit{};
   }
 
   Result<Unit, Diagnostic> sort(const Piece& list) {
@@ -191,7 +206,7 @@ class HistParser {
           k.descending = true;
         } else if (dir != "ascending") {
           const bool is_field_modifier = last_dot == std::string_view::npos &&
-                                         (modifier(Piece{dir, dir_begin}).ok());
+                                         (parse_modifier(cmd_, Piece{dir, dir_begin}).ok());
           if (!is_field_modifier)
             return fail(ErrorCode::InvalidSortModifier,
                         Span{static_cast<uint32_t>(dir_begin), static_cast<uint32_t>(dir_begin + dir.size())});
@@ -206,6 +221,32 @@ class HistParser {
 };
 
 }  // namespace
+
+Result<FieldRef, Diagnostic> parse_field_ref(const HistCommand& cmd, const Piece& item) {
+  FieldRef f;
+  f.span = item.span();
+  if (item.text.empty()) return parse_error(cmd, ErrorCode::FieldNotFound, Span{f.span.begin, f.span.begin + 1});
+  // The kernel rewrites ".sym-offset" before splitting on '-' as minus;
+  // here modifiers are read as words that may contain '-'.
+  size_t i = 0;
+  while (i < item.text.size() && is_ident(item.text[i])) ++i;
+  f.name = std::string(item.text.substr(0, i));
+  if (f.name.empty() || !is_ident_start(f.name[0]) || (i < item.text.size() && item.text[i] != '.')) {
+    return parse_error(cmd, ErrorCode::FieldNotFound, item.span());
+  }
+  while (i < item.text.size()) {
+    const size_t mod_begin = ++i;  // past '.'
+    size_t end = item.text.find('.', mod_begin);
+    if (end == std::string_view::npos) end = item.text.size();
+    const Piece mod{item.text.substr(mod_begin, end - mod_begin), item.begin + mod_begin};
+    auto m = parse_modifier(cmd, mod);
+    if (!m) return unexpected(std::move(m).error());
+    f.modifiers.push_back(*m);
+    i = end;
+  }
+  return f;
+}
+
 
 std::string_view modifier_name(Modifier m) {
   if (m == Modifier::Buckets) return "buckets";

@@ -1,0 +1,215 @@
+// Variables and actions: what makes a trigger talk to other events.
+#include <fmt/format.h>
+
+#include "plan/fields.h"
+#include "plan/inter_event.h"
+
+namespace histd::plan {
+
+namespace {
+
+Unexpected<Diagnostic> error_at(const spec::HistCommand& cmd, ErrorCode code, std::string_view text,
+                                std::string detail = {}) {
+  const uint32_t pos = spec::errpos(cmd.command, text);
+  return unexpected(Diagnostic{code, Span{pos, pos + static_cast<uint32_t>(std::max<size_t>(text.size(), 1))},
+                               cmd.command, std::move(detail)});
+}
+
+const synth::SynthDefinition* find_synth(const Registry& r, const std::string& name) {
+  for (const synth::SynthDefinition& d : r.synths)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+// The kernel's check_synth_field(): equal type names, or equal sizes (and
+// signedness, for numbers); a char[] field takes any string.
+bool param_fits(const TypedExpr& v, const synth::SynthField& f) {
+  using Kind = synth::SynthField::Kind;
+  if (f.kind == Kind::DynamicString) return v.is_string;
+  if (f.kind == Kind::Stack) return false;
+  if (f.kind == Kind::StaticString) return v.is_string && (v.type == f.type || v.size == f.size);
+  if (v.is_string) return false;
+  if (v.type == f.type) return true;
+  return v.size == f.size && v.is_signed == f.is_signed;
+}
+
+// Types one action parameter as an expression of its own: "$x",
+// "sys.event.$x" or a field of this event. An unqualified variable that is
+// not this trigger's is looked for on `default_system`.`default_event`.
+Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionParam& p,
+                                         const std::string& default_system, const std::string& default_event) {
+  spec::HistCommand scratch = ctx.cmd;  // the param becomes a one-node expression of a copy
+  spec::Expr e;
+  spec::ExprNode n;
+  n.text = p.text;
+  n.span = p.span;
+  std::string_view t = p.text;
+  std::string system, event;
+  const size_t d1 = t.find('.');
+  const size_t d2 = d1 == std::string_view::npos ? d1 : t.find('.', d1 + 1);
+  std::string_view leaf = t;
+  if (d2 != std::string_view::npos) {
+    system = std::string(t.substr(0, d1));
+    event = std::string(t.substr(d1 + 1, d2 - d1 - 1));
+    leaf = t.substr(d2 + 1);
+  }
+  const bool names_here = system.empty() || (system == ctx.format.system && event == ctx.format.name);
+  if (leaf.starts_with("$")) {
+    n.kind = spec::ExprNode::Kind::VarRef;
+    n.var = std::string(leaf.substr(1));
+    bool own = false;
+    for (const spec::VarDef& v : ctx.cmd.vars) own = own || (v.name == n.var && names_here);
+    if (!own && system.empty() && !default_event.empty()) {
+      system = default_system;
+      event = default_event;
+    }
+    if (!own) {
+      n.system = system;
+      n.event = event;
+    }
+  } else {
+    if (!names_here)
+      return error_at(ctx.cmd, ErrorCode::Unsupported, p.text,
+                      "fields of another event as params; save the field in a variable there");
+    n.kind = spec::ExprNode::Kind::Field;
+    n.field.name = std::string(leaf.substr(0, leaf.find('.')));
+    n.field.span = p.span;
+  }
+  e.nodes.push_back(n);
+  e.root = 0;
+  scratch.exprs.push_back(std::move(e));
+  ExprContext sub{scratch, ctx.format, ctx.registry, ctx.plan, ctx.vars_done};
+  auto typed = type_expression(sub, static_cast<int>(scratch.exprs.size() - 1));
+  if (!typed) {
+    Diagnostic d = std::move(typed).error();
+    if (d.code == ErrorCode::VarNotFound || d.code == ErrorCode::FieldNotFound) {
+      d.code = ErrorCode::ParamNotFound;
+    }
+    d.command = ctx.cmd.command;
+    return unexpected(std::move(d));
+  }
+  return typed;
+}
+
+Result<Unit, Diagnostic> synth_params(ExprContext& ctx, const spec::Action& a, ActionPlan& out) {
+  const synth::SynthDefinition* def = find_synth(ctx.registry, a.synth);
+  if (!def) return error_at(ctx.cmd, ErrorCode::SynthEventNotFound, a.synth);
+  if (a.params.size() != def->fields.size()) return error_at(ctx.cmd, ErrorCode::SynthCountMismatch, a.synth);
+  out.synth = a.synth;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    auto v = type_param(ctx, a.params[i], a.match_system, a.match_event);
+    if (!v) return unexpected(std::move(v).error());
+    if (!param_fits(*v, def->fields[i])) return error_at(ctx.cmd, ErrorCode::SynthTypeMismatch, a.params[i].text);
+    out.params.push_back(ActionParam{a.params[i].text, std::move(*v), def->fields[i]});
+  }
+  return Unit{};
+}
+
+std::string param_list(const spec::Action& a) {
+  std::string s;
+  if (a.trace_keyword) s = a.synth;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    if (i || a.trace_keyword) s += ',';
+    s += a.params[i].text;
+  }
+  return s;
+}
+
+uint32_t round8(uint32_t n) { return (n + 7) & ~7u; }
+
+}  // namespace
+
+Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
+  const spec::HistCommand& cmd = ctx.cmd;
+  for (size_t i = 0; i < cmd.vars.size(); ++i) {
+    const spec::VarDef& def = cmd.vars[i];
+    for (size_t j = 0; j < i; ++j)
+      if (cmd.vars[j].name == def.name) return error_at(cmd, ErrorCode::DuplicateVar, def.name);
+    ctx.vars_done = i;
+    auto e = type_expression(ctx, def.expr);
+    if (!e) return unexpected(std::move(e).error());
+    if (e->is_string) return error_at(cmd, ErrorCode::Unsupported, def.name, "string variables");
+    ctx.plan.vars.push_back(Variable{def.name, std::move(*e), static_cast<uint32_t>(i)});
+  }
+  ctx.vars_done = cmd.vars.size();
+  return Unit{};
+}
+
+Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
+  const spec::HistCommand& cmd = ctx.cmd;
+  HistPlan& plan = ctx.plan;
+  // The record: a set mask, one slot per variable, then what actions keep.
+  uint32_t offset = 8 + 8 * static_cast<uint32_t>(plan.vars.size());
+  bool saved = false;
+  for (const spec::Action& a : cmd.actions) {
+    ActionPlan out;
+    out.handler = a.handler;
+    out.kind = a.kind;
+    if (a.handler == spec::Action::Handler::OnMatch) {
+      if (a.kind != spec::Action::Kind::Trace) return error_at(cmd, ErrorCode::ActionMismatch, a.action_name);
+      if (ctx.registry.catalog && !ctx.registry.catalog->contains(a.match_system, a.match_event))
+        return error_at(cmd, ErrorCode::InvalidSubsysEvent, a.match_event);
+      out.match_system = a.match_system;
+      out.match_event = a.match_event;
+      auto r = synth_params(ctx, a, out);
+      if (!r) return unexpected(std::move(r).error());
+      out.spec = fmt::format("onmatch({}.{}).{}({})", a.match_system, a.match_event, a.action_name, param_list(a));
+      plan.actions.push_back(std::move(out));
+      continue;
+    }
+    if (!a.track_var.starts_with("$")) return error_at(cmd, ErrorCode::OnxNotVar, a.track_var);
+    const std::string name = a.track_var.substr(1);
+    for (size_t i = 0; i < plan.vars.size(); ++i)
+      if (plan.vars[i].name == name) out.track_var = static_cast<int>(i);
+    if (out.track_var < 0) return error_at(cmd, ErrorCode::OnxVarNotFound, a.track_var);
+    out.track_text = a.track_var;
+    out.track_offset = offset;
+    offset += 8;
+    const char* handler = a.handler == spec::Action::Handler::OnMax ? "onmax" : "onchange";
+    std::string inner;
+    switch (a.kind) {
+      case spec::Action::Kind::Save: {
+        if (saved) return unexpected(Diagnostic{ErrorCode::TooManySaveActions, Span{0, 0}, cmd.command, {}});
+        saved = true;
+        for (const spec::ActionParam& p : a.params) {
+          auto r = resolve_field(ctx.format, p.text);
+          if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Stacktrace)
+            return error_at(cmd, ErrorCode::ParamNotFound, p.text);
+          if (!r->readable)
+            return error_at(cmd, ErrorCode::Unsupported, p.text, "BPF programs cannot read " + p.text);
+          SavedField f;
+          f.name = r->name;
+          f.access = r->access;
+          f.is_string = is_string_kind(r->access.kind);
+          if (!f.is_string && r->access.kind != catalog::FieldKind::Integer)
+            return error_at(cmd, ErrorCode::InvalidParam, p.text);
+          f.size = f.is_string ? (r->access.kind == catalog::FieldKind::CharArray && r->access.size > 0
+                                      ? std::min<uint32_t>(round8(r->access.size + 1), 256)
+                                      : 256)
+                               : 8;
+          f.offset = offset;
+          offset += f.size;
+          if (!inner.empty()) inner += ',';
+          inner += f.name;
+          out.saves.push_back(std::move(f));
+        }
+        break;
+      }
+      case spec::Action::Kind::Snapshot:
+        break;
+      case spec::Action::Kind::Trace: {
+        auto r = synth_params(ctx, a, out);
+        if (!r) return unexpected(std::move(r).error());
+        inner = param_list(a);
+        break;
+      }
+    }
+    out.spec = fmt::format("{}({}).{}({})", handler, a.track_var, a.action_name, inner);
+    plan.actions.push_back(std::move(out));
+  }
+  const bool tracking = offset > 8 + 8 * plan.vars.size();
+  plan.var_record_size = (!plan.vars.empty() || tracking) ? offset : 0;
+  return Unit{};
+}
+
+}  // namespace histd::plan
