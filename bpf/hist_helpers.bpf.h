@@ -63,6 +63,53 @@ struct {
   __type(value, struct histd_keybuf);
 } histd_keys SEC(".maps");
 
+/* Generated synthetic events are built here, then copied to the ring. */
+struct histd_synbuf {
+  struct histd_notice n;
+  __u8 rec[HISTD_SYNTH_MAX];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct histd_synbuf);
+} histd_synbuf SEC(".maps");
+
+/* Shared by every unit: the engine creates it and hands its fd over. */
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 22);
+} histd_ring SEC(".maps");
+
+/* The kernel's u64 division of hist expressions: by zero gives -1. */
+static __always_inline __u64 histd_div(__u64 a, __u64 b) {
+  return b ? a / b : ~0ULL;
+}
+
+/* Division by a constant that is not a power of two, up to 1 << 20: the
+ * kernel multiplies and shifts (its result can be one too large). */
+static __always_inline __u64 histd_div_mult(__u64 a, __u64 d, __u64 mult) {
+  if (a < (1ULL << 20))
+    return (a * mult + ((1ULL << 20) - 1)) >> 20;
+  return a / d;
+}
+
+static __always_inline struct histd_synbuf *histd_synth_begin(__u32 id, __u32 size, __u64 pid, __u64 ts) {
+  __u32 zero = 0;
+  struct histd_synbuf *b = bpf_map_lookup_elem(&histd_synbuf, &zero);
+  if (!b)
+    return 0;
+  __builtin_memset(b->rec, 0, 16);
+  b->n.id = id;
+  b->n.size = size;
+  b->n.ts = ts;
+  b->n.cpu = bpf_get_smp_processor_id();
+  bpf_get_current_comm(b->n.comm, sizeof(b->n.comm));
+  *(__u16 *)b->rec = (__u16)id;
+  *(__s32 *)(b->rec + 4) = (__s32)pid;
+  return b;
+}
+
 static __always_inline struct histd_str *histd_str_buf(void) {
   __u32 zero = 0;
   struct histd_str *b = bpf_map_lookup_elem(&histd_strbuf, &zero);
@@ -175,7 +222,8 @@ static __always_inline __u64 histd_log2(__u64 v) {
   return r;
 }
 
-/* The test entry: args[0] is a user pointer to a record, args[1] its length.
+/* The test entry: args[0] is a user pointer to a record, args[1] its length,
+ * args[2] the record's timestamp (0: now; synthetic events carry theirs).
  * The record is copied to per-CPU scratch and handed to the same handler the
  * tracepoint path runs; common_pid comes from the record itself. */
 #define HISTD_TEST_ENTRY(handler, needs_ts)                                    \
@@ -192,7 +240,9 @@ static __always_inline __u64 histd_log2(__u64 v) {
     if (bpf_probe_read_user(buf->data, len, (const void *)args[0]))           \
       return 3;                                                                \
     struct histd_common c = {.pid = (__u64)(__s64) * (__s32 *)(buf->data + 4)}; \
-    if (needs_ts)                                                              \
+    if (args[2])                                                               \
+      c.ts = args[2];                                                          \
+    else if (needs_ts)                                                         \
       c.ts = bpf_ktime_get_ns();                                               \
     handler(args, buf->data, &c);                                              \
     return 0;                                                                  \

@@ -29,6 +29,20 @@ struct histd_trigger_control {
 
 #define HISTD_UNLIMITED 0xffffffffu
 
+/* A generated synthetic event on its way to user space through the ring
+ * buffer: this header, then the event's record (common_type = id). */
+struct histd_notice {
+  histd_u32 id;   /* the synthetic event's id */
+  histd_u32 size; /* bytes of the record after the header */
+  histd_u64 ts;   /* common_timestamp, ns */
+  histd_u32 cpu;
+  histd_u32 pad;
+  char comm[16];
+};
+
+/* The largest synthetic event record: header fields, 256-byte strings. */
+#define HISTD_SYNTH_MAX 8192
+
 /* Maximum number of triggers alive at once: the size of the control array. */
 #define HISTD_MAX_TRIGGERS 4096
 

@@ -15,9 +15,20 @@
 
 namespace histd::codegen {
 
+// Where a synthetic event an action generates goes: its event id (the
+// record's common_type), the control slot that says whether anything wants
+// it (a paused slot: nobody), and its record's size with room for strings.
+struct SynthTarget {
+  uint32_t id = 0;
+  uint32_t control_slot = 0;
+  uint32_t fixed_size = 0;   // header and slots; dynamic strings follow, 256 bytes each
+  uint32_t record_size = 0;
+};
+
 struct TriggerInput {
   const plan::HistPlan* plan = nullptr;
   uint32_t control_slot = 0;  // index into the engine's control array
+  std::vector<SynthTarget> synths;  // one per plan->actions entry (used by Trace actions)
 };
 
 // Names of the objects in the generated unit, for the loader.
@@ -26,6 +37,12 @@ inline constexpr const char* kTestProgram = "test_entry";
 inline constexpr const char* kControlMap = "histd_ctl";
 std::string table_map_name(size_t trigger_index);  // "tbl<i>"
 std::string stats_map_name(size_t trigger_index);  // "st<i>"
+// The trigger's variable record map ("var<i>"), and the owner's variable
+// map a $reference reads ("xv<i>_<ref>").
+std::string var_map_name(size_t trigger_index);
+std::string ref_map_name(size_t trigger_index, size_t ref_index);
+// The ring buffer generated synthetic events travel through to histd.
+inline constexpr const char* kRingMap = "histd_ring";
 
 // An enable_hist/disable_hist trigger: when it fires (filter, count), it
 // sets the paused flag of every hist trigger of its target.

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-namespace histd::codegen {
+#include "codegen/emit.h"
 
-namespace {
+namespace histd::codegen {
 
 using plan::FieldAccess;
 using plan::Source;
@@ -13,8 +13,10 @@ using plan::Source;
 // per-CPU key buffer.
 constexpr uint32_t kStackKeyMax = 256;
 
+namespace detail {
+
 // `ts` reads common_timestamp on the trigger's clock.
-std::string load_expr(const FieldAccess& a, const std::string& ts = "c->ts") {
+std::string load_expr(const FieldAccess& a, const std::string& ts) {
   switch (a.source) {
     case Source::CommonPid:
       return "c->pid";
@@ -32,6 +34,26 @@ std::string load_expr(const FieldAccess& a, const std::string& ts = "c->ts") {
   const char* sign = a.is_signed ? "S" : "U";
   return fmt::format("HISTD_LOAD_{}{}(rec, {}u)", sign, a.size * 8, a.offset);
 }
+
+// The mono-family clock is read once per event (c->ts); boot and tai where used.
+std::string timestamp_expr(const plan::HistPlan& p) {
+  switch (p.clock_source) {
+    case plan::HistPlan::Clock::Mono:
+      return "c->ts";
+    case plan::HistPlan::Clock::Boot:
+      return "bpf_ktime_get_boot_ns()";
+    case plan::HistPlan::Clock::Tai:
+      return "bpf_ktime_get_tai_ns()";
+  }
+  return "c->ts";
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::load_expr;
+using detail::timestamp_expr;
 
 const char* compare_op(spec::CompareOp op) {
   switch (op) {
@@ -174,19 +196,6 @@ class Emitter {
   }
 };
 
-// The mono-family clock is read once per event (c->ts); boot and tai where used.
-std::string timestamp_expr(const plan::HistPlan& p) {
-  switch (p.clock_source) {
-    case plan::HistPlan::Clock::Mono:
-      return "c->ts";
-    case plan::HistPlan::Clock::Boot:
-      return "bpf_ktime_get_boot_ns()";
-    case plan::HistPlan::Clock::Tai:
-      return "bpf_ktime_get_tai_ns()";
-  }
-  return "c->ts";
-}
-
 // Copies a string field into key member k<k>, always leaving it terminated.
 std::string string_key(size_t k, const plan::KeyField& key) {
   using catalog::FieldKind;
@@ -233,6 +242,7 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, 1);\n"
       "  __type(key, __u32);\n  __type(value, struct histd_table_stats);\n}} {} SEC(\".maps\");\n\n",
       stats_map_name(i));
+  detail::emit_inter_event_types(out, i, p);
 }
 
 void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
@@ -282,6 +292,8 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
     }
     out += fmt::format("  key->k{} = {};\n", k, value);
   }
+  out += detail::emit_ref_reads(i, p);
+  out += detail::emit_var_values(p);
   // The initial value is only built on a miss: most events update an entry.
   out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
   out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
@@ -289,11 +301,14 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
   out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                      table_map_name(i));
   for (size_t k = 0; k < p.vals.size(); ++k) {
-    std::string value = load_expr(p.vals[k].access, timestamp_expr(p));
-    if (p.vals[k].usecs) value = fmt::format("({} / 1000)", value);
+    std::string value = p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p)
+                                       : load_expr(p.vals[k].access, timestamp_expr(p));
+    if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
     out += fmt::format("  v->v[{}] += {};\n", k, value);
   }
-  out += "  st->hits++;\n}\n\n";
+  out += "  st->hits++;\n";
+  out += detail::emit_var_store_and_actions(i, in);
+  out += "}\n\n";
 }
 
 void emit_enable(Emitter& em, size_t i, const EnableInput& in) {

@@ -174,8 +174,8 @@ Status Attachment::install(int prog_fd) {
   return ok_status();
 }
 
-Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record) {
-  uint64_t args[2] = {reinterpret_cast<uintptr_t>(record.data()), record.size()};
+Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts) {
+  uint64_t args[3] = {reinterpret_cast<uintptr_t>(record.data()), record.size(), ts};
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
   int err = bpf_prog_test_run_opts(test_prog_fd, &opts);
   if (err) return bpf_fail(-errno, "running the test entry");

@@ -1,0 +1,28 @@
+// Pieces of BPF C shared by codegen's .cpp files.
+#pragma once
+
+#include <string>
+
+#include "histd/codegen.h"
+#include "histd/plan.h"
+
+namespace histd::codegen::detail {
+
+// A numeric field as a u64 C expression; `ts` reads common_timestamp.
+std::string load_expr(const plan::FieldAccess& a, const std::string& ts = "c->ts");
+// common_timestamp on the plan's clock.
+std::string timestamp_expr(const plan::HistPlan& p);
+
+// The types and maps of a trigger's variables and references.
+void emit_inter_event_types(std::string& out, size_t i, const plan::HistPlan& p);
+// Before the table update: the references to other triggers' variables,
+// into locals r<k>; returns from the handler when one is not set.
+std::string emit_ref_reads(size_t i, const plan::HistPlan& p);
+// The trigger's variables into locals vv<slot>.
+std::string emit_var_values(const plan::HistPlan& p);
+// A typed expression over the record, refs and variables.
+std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p);
+// After the table update: the variable record store and the actions.
+std::string emit_var_store_and_actions(size_t i, const TriggerInput& in);
+
+}  // namespace histd::codegen::detail

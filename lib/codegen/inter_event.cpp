@@ -1,0 +1,220 @@
+// Codegen of variables, references and actions. Every name is synthesized
+// (vv<slot>, r<k>, var<i>, xv<i>_<k>) and every number re-printed: no text
+// of the user's command reaches the generated C.
+#include <fmt/format.h>
+
+#include "codegen/emit.h"
+
+namespace histd::codegen {
+
+std::string var_map_name(size_t trigger_index) { return fmt::format("var{}", trigger_index); }
+std::string ref_map_name(size_t trigger_index, size_t ref_index) {
+  return fmt::format("xv{}_{}", trigger_index, ref_index);
+}
+
+namespace detail {
+
+namespace {
+
+using plan::ExprOp;
+
+std::string op_code(const plan::TypedExpr& e, int index, const plan::HistPlan& p) {
+  const ExprOp& op = e.ops.at(static_cast<size_t>(index));
+  switch (op.kind) {
+    case ExprOp::Kind::Field: {
+      const std::string v = load_expr(op.access, timestamp_expr(p));
+      return op.usecs ? fmt::format("({} / 1000)", v) : v;
+    }
+    case ExprOp::Kind::Constant:
+      return fmt::format("0x{:x}ULL", op.constant);
+    case ExprOp::Kind::Ref: {
+      const plan::VarRef& r = p.refs.at(static_cast<size_t>(op.ref));
+      return r.self ? fmt::format("vv{}", r.slot) : fmt::format("r{}", op.ref);
+    }
+    case ExprOp::Kind::Add:
+      return fmt::format("({} + {})", op_code(e, op.lhs, p), op_code(e, op.rhs, p));
+    case ExprOp::Kind::Sub:
+      return fmt::format("({} - {})", op_code(e, op.lhs, p), op_code(e, op.rhs, p));
+    case ExprOp::Kind::Mul:
+      return fmt::format("({} * {})", op_code(e, op.lhs, p), op_code(e, op.rhs, p));
+    case ExprOp::Kind::Negate:
+      return fmt::format("(0ULL - {})", op_code(e, op.lhs, p));
+    case ExprOp::Kind::Div:
+      break;
+  }
+  const std::string a = op_code(e, op.lhs, p);
+  switch (op.div) {
+    case plan::DivStrategy::Runtime:
+      return fmt::format("histd_div({}, {})", a, op_code(e, op.rhs, p));
+    case plan::DivStrategy::Shift: {
+      unsigned shift = 0;
+      while ((uint64_t{1} << shift) < op.divisor) ++shift;
+      return fmt::format("({} >> {})", a, shift);
+    }
+    case plan::DivStrategy::MultShift:
+      return fmt::format("histd_div_mult({}, {}ULL, {}ULL)", a, op.divisor, (uint64_t{1} << 20) / op.divisor);
+    case plan::DivStrategy::Plain:
+      return fmt::format("({} / {}ULL)", a, op.divisor);
+  }
+  return "0";
+}
+
+uint32_t words(uint32_t bytes) { return (bytes + 7) / 8; }
+
+// Copies a string field to `dst` (a char pointer expression), at most `cap`
+// bytes with the NUL; evaluates to the bytes copied, NUL included.
+std::string copy_string(const plan::FieldAccess& a, const std::string& dst, uint32_t cap) {
+  using catalog::FieldKind;
+  if (a.source == plan::Source::CurrentComm)
+    return fmt::format("  bpf_get_current_comm({}, {}u);\n  n = 16;\n", dst, std::min<uint32_t>(cap, 16));
+  if (a.kind == FieldKind::CharArray) {
+    const uint32_t n = std::min(a.size, cap - 1);
+    return fmt::format(
+        "  n = bpf_probe_read_kernel_str({}, {}u, (const char *)rec + {}u);\n", dst, n + 1, a.offset);
+  }
+  const uint32_t base = a.kind == FieldKind::RelString ? a.offset + a.size : 0;
+  return fmt::format(
+      "  {{\n    __u32 loc = (__u32)HISTD_LOAD_U32(rec, {}u);\n"
+      "    n = bpf_probe_read_kernel_str({}, {}u, (const char *)rec + {}u + (loc & 0xffff));\n  }}\n",
+      a.offset, dst, cap, base);
+}
+
+std::string store_int(const std::string& base, uint32_t offset, uint32_t size, const std::string& value) {
+  const char* type = size == 1 ? "__u8" : size == 2 ? "__u16" : size == 4 ? "__u32" : "__u64";
+  return fmt::format("  *({} *)({} + {}u) = ({}){};\n", type, base, offset, type, value);
+}
+
+// Builds the synthetic event of a Trace action and sends it to the ring.
+std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const plan::HistPlan& p) {
+  std::string o = "  {\n";
+  o += fmt::format("    if (!histd_paused({}u)) {{\n", t.control_slot);
+  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin({}u, {}u, c->pid, {});\n", t.id,
+                   t.record_size, p.clock_source == plan::HistPlan::Clock::Mono && p.uses_timestamp()
+                                      ? "c->ts"
+                                      : "bpf_ktime_get_ns()");
+  o += "      if (sb) {\n        long n = 0;\n        (void)n;\n";
+  // Dynamic strings go after the fixed part, 256 bytes each.
+  uint32_t dyn = t.fixed_size;
+  std::string body;
+  for (const plan::ActionParam& prm : a.params) {
+    const synth::SynthField& f = prm.target;
+    using Kind = synth::SynthField::Kind;
+    if (f.kind == Kind::StaticString && prm.value.is_string) {
+      body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", f.offset), std::min<uint32_t>(f.size, 256));
+    } else if (f.kind == Kind::DynamicString && prm.value.is_string) {
+      body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", dyn), 256);
+      body += fmt::format("  if (n < 0)\n    n = 0;\n  *(__u32 *)(sb->rec + {}u) = ((__u32)(n & 0xffff) << 16) | {}u;\n",
+                          f.offset, dyn);
+      dyn += 256;
+    } else if (f.kind == Kind::Integer) {
+      body += store_int("sb->rec", f.offset, f.size, expr_code(prm.value, p));
+    }
+  }
+  o += body;
+  o += fmt::format("        bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + {}u, 0);\n",
+                   t.record_size);
+  o += "      }\n    }\n  }\n";
+  return o;
+}
+
+}  // namespace
+
+std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p) {
+  if (e.root < 0) return "0";
+  return op_code(e, e.root, p);
+}
+
+void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p) {
+  std::string out;
+  if (p.has_var_map()) {
+    out += fmt::format("struct histd_vrec{} {{\n  __u64 w[{}];\n}};\n", i, words(p.var_record_size));
+    out += fmt::format(
+        "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, {});\n"
+        "  __type(key, struct histd_key{});\n  __type(value, struct histd_vrec{});\n}} {} SEC(\".maps\");\n",
+        p.max_entries, i, i, var_map_name(i));
+  }
+  for (size_t k = 0; k < p.refs.size(); ++k) {
+    const plan::VarRef& r = p.refs[k];
+    if (r.self) continue;
+    out += fmt::format("struct histd_xk{}_{} {{\n  __u8 b[{}];\n}};\n", i, k, r.owner_key_size);
+    out += fmt::format("struct histd_xr{}_{} {{\n  __u64 w[{}];\n}};\n", i, k, words(r.owner_record_size));
+    out += fmt::format(
+        "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, 1);\n"
+        "  __type(key, struct histd_xk{0}_{1});\n  __type(value, struct histd_xr{0}_{1});\n}} {2} SEC(\".maps\");\n",
+        i, k, ref_map_name(i, k));
+  }
+  if (!out.empty()) unit += out + "\n";
+}
+
+std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
+  std::string o;
+  for (size_t k = 0; k < p.refs.size(); ++k) {
+    const plan::VarRef& r = p.refs[k];
+    if (r.self) continue;
+    // The owner's table is looked up with this event's key, as the kernel
+    // does: the key bytes, cut or zero-padded to the owner's key size.
+    o += fmt::format("  __u64 r{} = 0;\n  {{\n", k);
+    if (r.owner_key_size == p.key_size) {
+      o += fmt::format("    struct histd_xr{}_{} *x = bpf_map_lookup_elem(&{}, key);\n", i, k, ref_map_name(i, k));
+    } else {
+      o += fmt::format("    struct histd_xk{0}_{1} xk;\n    __builtin_memset(&xk, 0, sizeof(xk));\n"
+                       "    __builtin_memcpy(&xk, key, {2}u);\n",
+                       i, k, std::min(r.owner_key_size, p.key_size));
+      o += fmt::format("    struct histd_xr{}_{} *x = bpf_map_lookup_elem(&{}, &xk);\n", i, k, ref_map_name(i, k));
+    }
+    const uint64_t bit = uint64_t{1} << r.slot;
+    o += fmt::format("    if (!x || !(x->w[0] & 0x{:x}ULL))\n      return;\n", bit);
+    o += fmt::format("    r{} = x->w[{}];\n", k, 1 + r.slot);
+    if (r.read_once) o += fmt::format("    __sync_fetch_and_and(&x->w[0], ~0x{:x}ULL);\n", bit);
+    o += "  }\n";
+  }
+  return o;
+}
+
+std::string emit_var_values(const plan::HistPlan& p) {
+  std::string o;
+  for (const plan::Variable& v : p.vars) o += fmt::format("  __u64 vv{} = {};\n", v.slot, expr_code(v.expr, p));
+  return o;
+}
+
+std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
+  const plan::HistPlan& p = *in.plan;
+  std::string o;
+  if (p.has_var_map()) {
+    o += fmt::format("  struct histd_vrec{} *vr = bpf_map_lookup_elem(&{}, key);\n  if (!vr) {{\n", i, var_map_name(i));
+    o += fmt::format("    struct histd_vrec{} vinit;\n    __builtin_memset(&vinit, 0, sizeof(vinit));\n", i);
+    o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st);\n    if (!vr)\n      return;\n  }}\n", var_map_name(i));
+    uint64_t mask = 0;
+    for (const plan::Variable& v : p.vars) {
+      o += fmt::format("  vr->w[{}] = vv{};\n", 1 + v.slot, v.slot);
+      mask |= uint64_t{1} << v.slot;
+    }
+    if (mask) o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);
+  }
+  for (size_t a = 0; a < p.actions.size(); ++a) {
+    const plan::ActionPlan& act = p.actions[a];
+    const SynthTarget target = a < in.synths.size() ? in.synths[a] : SynthTarget{};
+    if (act.handler == spec::Action::Handler::OnMatch) {
+      o += emit_generate(act, target, p);
+      continue;
+    }
+    const plan::Variable& tracked = p.vars.at(static_cast<size_t>(act.track_var));
+    const std::string cur = fmt::format("vv{}", tracked.slot);
+    const std::string old = fmt::format("vr->w[{}]", act.track_offset / 8);
+    const char* cond = act.handler == spec::Action::Handler::OnMax ? ">" : "!=";
+    o += fmt::format("  if ({} {} {}) {{\n    {} = {};\n", cur, cond, old, old, cur);
+    if (!act.saves.empty()) o += "    long n = 0;\n    (void)n;\n";
+    for (const plan::SavedField& f : act.saves) {
+      if (f.is_string)
+        o += copy_string(f.access, fmt::format("(char *)vr + {}u", f.offset), f.size);
+      else
+        o += fmt::format("    vr->w[{}] = {};\n", f.offset / 8, load_expr(f.access, timestamp_expr(p)));
+    }
+    if (act.kind == spec::Action::Kind::Trace) o += emit_generate(act, target, p);
+    o += "  }\n";
+  }
+  return o;
+}
+
+}  // namespace detail
+}  // namespace histd::codegen
