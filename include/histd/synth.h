@@ -20,6 +20,12 @@
 
 namespace histd::synth {
 
+// SYNTH_FIELDS_MAX: a 65th field is refused with SynthTooManyFields.
+inline constexpr uint32_t kMaxFields = 64;
+// STR_VAR_LEN_MAX: the bytes a static string (char[N]) takes in the record,
+// whatever N is, and the largest N.
+inline constexpr uint32_t kStaticStringSlot = 256;
+
 struct SynthField {
   enum class Kind {
     Integer,        // 1/2/4/8 bytes, in an 8-byte slot of the record
@@ -54,6 +60,11 @@ struct SynthCommand {
 // Parses one line written to `synthetic_events`. Errors carry the kernel's
 // synthetic-event codes (ErrorCode::SynthBadName, ...), with the span of the
 // offending token in `command`, as the kernel's errpos() would place it.
+// A '#' starts a comment that runs to the end of the line. A line that is
+// empty once the comment and white space are gone fails with
+// ErrorCode::EmptyCommand: the kernel does nothing for it, and neither
+// should the caller (no error_log entry). Lines of 4096 bytes or more fail
+// with ErrorCode::CommandTooLong, as trigger commands do.
 Result<SynthCommand, Diagnostic> parse_synth_command(std::string_view line);
 
 // One line of the `synthetic_events` listing, without the newline:
