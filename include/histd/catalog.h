@@ -73,6 +73,11 @@ class Catalog {
   // Every system:event with a format file, sorted.
   const std::vector<EventId>& events() const { return events_; }
   bool contains(std::string_view system, std::string_view event) const;
+  // Events that exist only in histd (synthetic events): added and removed
+  // while histd runs, listed by dynamic_events(). Thread-safe.
+  void add_dynamic(EventFormat format);
+  void remove_dynamic(std::string_view system, std::string_view event);
+  std::vector<EventId> dynamic_events() const;
   // The parsed format; NotFound if no such event, Invalid if its file does
   // not parse. Thread-safe: the cache fills on first use, under a lock.
   Expected<std::shared_ptr<const EventFormat>> event(std::string_view system,
@@ -84,6 +89,7 @@ class Catalog {
   // Cache: parsed on first use. mutable because parsing is a pure function
   // of the directory, which is taken to be fixed while histd runs.
   mutable std::map<EventId, std::shared_ptr<const EventFormat>> cache_;
+  std::map<EventId, std::shared_ptr<const EventFormat>> dynamic_;  // under cache_mu_
   // FUSE threads read formats concurrently; held by pointer so the catalog stays movable.
   std::shared_ptr<std::mutex> cache_mu_ = std::make_shared<std::mutex>();
 };

@@ -120,7 +120,29 @@ Expected<Catalog> Catalog::open(fs::path root) {
   return catalog;
 }
 
+void Catalog::add_dynamic(EventFormat format) {
+  std::lock_guard lock(*cache_mu_);
+  EventId id{format.system, format.name};
+  dynamic_[id] = std::make_shared<const EventFormat>(std::move(format));
+}
+
+void Catalog::remove_dynamic(std::string_view system, std::string_view event) {
+  std::lock_guard lock(*cache_mu_);
+  dynamic_.erase(EventId{std::string(system), std::string(event)});
+}
+
+std::vector<EventId> Catalog::dynamic_events() const {
+  std::lock_guard lock(*cache_mu_);
+  std::vector<EventId> out;
+  for (const auto& [id, f] : dynamic_) out.push_back(id);
+  return out;
+}
+
 bool Catalog::contains(std::string_view system, std::string_view event) const {
+  {
+    std::lock_guard lock(*cache_mu_);
+    if (dynamic_.count(EventId{std::string(system), std::string(event)})) return true;
+  }
   auto it = std::partition_point(events_.begin(), events_.end(),
                                  [&](const EventId& id) { return less_than(id, system, event); });
   return it != events_.end() && it->system == system && it->name == event;
@@ -135,6 +157,7 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
   }
   EventId id{std::string(system), std::string(event)};
   std::lock_guard lock(*cache_mu_);
+  if (auto it = dynamic_.find(id); it != dynamic_.end()) return it->second;
   if (auto it = cache_.find(id); it != cache_.end()) return it->second;
 
   const fs::path path = root_ / "events" / id.system / id.name / "format";

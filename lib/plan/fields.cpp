@@ -18,6 +18,9 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
     r.access.is_signed = f->is_signed;
     r.access.kind = f->kind;
     r.access.array_len = f->array_len;
+    // A flexible char array (ftrace/print's `char buf[]`) runs to the end of
+    // the record: read as a string of at most 256 bytes.
+    if (f->kind == catalog::FieldKind::CharArray && f->size == 0) r.access.size = 256;
     if (f->name == "common_pid") {
       r.access.source = Source::CommonPid;
     } else if (f->offset < 8) {
