@@ -11,8 +11,15 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+
+#include "histd/synth.h"
+
+namespace histd::render {
+class Resolver;
+}
 
 namespace histd::trace {
 
@@ -28,6 +35,30 @@ struct LineHeader {
 // the kernel's default trace line (comm right-aligned in 16, pid left in 7,
 // cpu in 3 digits, flags as five '.', timestamp %5lu.%06lu).
 std::string format_line(const LineHeader& h, std::string_view event, std::string_view body);
+
+// The body the kernel's print_synth_event() prints for one record of a
+// synthetic event: what follows "<name>: " in the trace line, without the
+// final newline. Fields in definition order as name=value, separated by one
+// space (", " is only in the format file's print fmt):
+//   integers   the 1/2/4/8 bytes at the offset, little-endian. Signed types
+//              print signed only at 4 and 8 bytes: the kernel passes 1- and
+//              2-byte values zero-extended to %d, so an s8 of -1 prints 255.
+//   gfp_t      hex, then " (<flags>)" after the separator, as the kernel
+//              does; flags print as 0x<hex> (no gfp name table), "" if zero.
+//   char[N]    the NUL-terminated text in the 256-byte slot at the offset.
+//   char[]     the u32 __data_loc at the offset (low 16 bits: offset in the
+//              record, high 16: length); the text there, up to the length
+//              or a NUL.
+//   long[]     "name=STACK:\n", then "=> <sym+0xoff/0xsize>\n" for every
+//              8-byte element of the __data_loc array after the first (the
+//              kernel keeps the frame count there); no separator follows.
+//              Addresses resolve through `resolver` (hex "0x..." without one
+//              or when unknown).
+// Never reads outside `record`: integer bytes past its end read as zero,
+// text and frames are cut at its end, an out-of-range __data_loc prints
+// nothing.
+std::string synth_event_body(const synth::SynthDefinition& def, std::span<const uint8_t> record,
+                             const render::Resolver* resolver = nullptr);
 
 class TraceBuffer {
  public:
