@@ -4,6 +4,8 @@
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -14,14 +16,18 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "histd/catalog.h"
+#include "histd/codegen.h"
 #include "histd/diagnostic.h"
 #include "histd/plan.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
 #include "histd/symbols.h"
+#include "histd/synth.h"
+#include "histd/trace_buffer.h"
 
 namespace histd::engine {
 
@@ -82,6 +88,28 @@ class Engine {
   // entry): tests and trace_marker. Returns false when the event has no triggers.
   Expected<bool> inject(const std::string& system, const std::string& event, std::span<const uint8_t> record);
 
+  // ---- synthetic events, the trace buffer, trace_marker ----
+  // One write(2) to synthetic_events: a definition, or `!name` to remove one.
+  CommandResult write_synthetic(std::string_view text);
+  // Opening synthetic_events with O_TRUNC: removes every synthetic event
+  // (none, with EBUSY, while one is in use).
+  CommandResult truncate_synthetic();
+  std::string read_synthetic();
+  std::vector<std::string> synthetic_names();
+  // events/synthetic/<name>/enable: whether the event's records are traced.
+  CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
+  bool enabled(const std::string& system, const std::string& event);
+  std::string read_trace();
+  void clear_trace();
+  // trace_pipe: waits up to `timeout` for lines and takes them out.
+  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes);
+  // One write(2) to trace_marker by task `pid` (`comm`): a trace line, and a
+  // record of ftrace:print through that event's triggers.
+  CommandResult write_marker(std::string_view text, uint32_t pid, const std::string& comm);
+  // Generated synthetic events delivered so far (each ran its event's
+  // triggers and, if enabled, reached the trace buffer), and lost ones.
+  uint64_t synthetic_delivered() const { return delivered_.load(); }
+
   // Re-applies the triggers saved in the state file. What no longer applies
   // (an event gone, a command the catalog refuses) is returned, not fatal.
   std::vector<std::string> restore();
@@ -95,6 +123,12 @@ class Engine {
   struct Trigger;
   struct EnableTrigger;
   struct EventState;
+  struct SynthState {
+    synth::SynthDefinition def;
+    uint32_t id = 0;    // its records' common_type
+    uint32_t slot = 0;  // control slot: paused when nothing wants its records
+    bool enabled = false;
+  };
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
 
@@ -129,6 +163,19 @@ class Engine {
   void log_error(const std::string& location, const Diagnostic& d);
   CommandResult user_error(EventState& ev, Diagnostic d);
 
+  plan::Registry registry() const;
+  const Trigger* find_trigger(uint64_t uid) const;
+  // A trigger whose variables another trigger (not in `going`) references.
+  std::optional<std::string> referenced_by(const std::vector<const Trigger*>& going) const;
+  bool synth_in_use(const std::string& name) const;
+  // Whether synthetic event `from` generates `to`, directly or down a chain.
+  bool synth_reaches(const std::string& from, const std::string& to) const;
+  Status refresh_synth(const std::string& name);
+  std::vector<codegen::SynthTarget> synth_targets(const plan::HistPlan& plan) const;
+  CommandResult synth_error(Diagnostic d);
+  void consume_ring();
+  void deliver(std::span<const uint8_t> notice);
+
   std::mutex mu_;
   catalog::Catalog catalog_;
   runtime::Compiler compiler_;
@@ -139,6 +186,14 @@ class Engine {
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   std::deque<std::string> error_log_;
   symbols::SystemResolver resolver_;
+  uint64_t next_uid_ = 1;
+  std::map<std::string, SynthState> synths_;
+  uint32_t next_synth_id_ = 0xf000;
+  runtime::Fd ring_;  // generated synthetic events, shared by every unit
+  trace::TraceBuffer trace_{size_t{4} << 20, true};
+  std::atomic<bool> stop_consumer_{false};
+  std::atomic<uint64_t> delivered_{0};
+  std::thread consumer_;
 };
 
 }  // namespace histd::engine

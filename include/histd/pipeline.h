@@ -25,7 +25,8 @@ struct Compiled {
 };
 
 // parse -> plan.
-Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format);
+Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
+                                         const plan::Registry& registry = {});
 
 // parse -> plan -> codegen (control slot 0), for offline checks and explain.
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format);

@@ -51,8 +51,13 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   auto control = runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control),
                                      HISTD_MAX_TRIGGERS);
   if (!control) return unexpected(std::move(control).error());
-  return std::unique_ptr<Engine>(
+  auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
+  if (!ring) return unexpected(std::move(ring).error());
+  std::unique_ptr<Engine> engine(
       new Engine(std::move(catalog), std::move(compiler), std::move(options), std::move(*control)));
+  engine->ring_ = std::move(*ring);
+  engine->consumer_ = std::thread([e = engine.get()] { e->consume_ring(); });
+  return engine;
 }
 
 Engine::EventState& Engine::event_state(const std::string& system, const std::string& event) {
@@ -157,10 +162,21 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   }
   std::vector<codegen::TriggerInput> inputs;
   std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
+  maps[codegen::kRingMap] = ring_.get();
   for (size_t i = 0; i < triggers.size(); ++i) {
-    inputs.push_back({&triggers[i]->plan, triggers[i]->slot});
-    maps[codegen::table_map_name(i)] = triggers[i]->table->map.get();
-    maps[codegen::stats_map_name(i)] = triggers[i]->table->stats.get();
+    const Trigger& t = *triggers[i];
+    inputs.push_back({&t.plan, t.slot, synth_targets(t.plan)});
+    maps[codegen::table_map_name(i)] = t.table->map.get();
+    maps[codegen::stats_map_name(i)] = t.table->stats.get();
+    if (t.vars) maps[codegen::var_map_name(i)] = t.vars.get();
+    for (size_t k = 0; k < t.plan.refs.size(); ++k) {
+      const plan::VarRef& r = t.plan.refs[k];
+      if (r.self) continue;
+      const Trigger* owner = find_trigger(r.owner);
+      if (!owner || !owner->vars)
+        return fail(ErrorKind::Invalid, ENOENT, fmt::format("the owner of ${} is gone", r.name));
+      maps[codegen::ref_map_name(i, k)] = owner->vars.get();
+    }
   }
   std::vector<codegen::EnableInput> enable_inputs;
   for (const EnableTrigger* e : enables) {
@@ -210,7 +226,8 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   ++ev.generation;
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return system_failure(std::move(format).error());
-  auto planned = pipeline::plan_command(text, **format);
+  const plan::Registry reg = registry();
+  auto planned = pipeline::plan_command(text, **format, reg);
   if (!planned) return user_error(ev, std::move(planned).error());
   const spec::HistCommand& cmd = planned->command;
   plan::HistPlan& plan = planned->plan;
@@ -222,6 +239,8 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   if (plan.remove) {
     // As in the kernel, removing a trigger that does not exist is not an error.
     if (found == ev.triggers.end()) return Unit{};
+    if (auto user = referenced_by({found->get()}))
+      return user_error(ev, Diagnostic{ErrorCode::VarBusy, Span{0, 0}, cmd.command, "used by " + *user});
     std::vector<Trigger*> rest;
     for (auto& t : ev.triggers)
       if (t.get() != found->get()) rest.push_back(t.get());
@@ -230,6 +249,7 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
     release_trigger(**found);
     ev.triggers.erase(found);
     refresh_enablers_of(ev);
+    if (ev.system == "synthetic") (void)refresh_synth(ev.event);
     return Unit{};
   }
 
@@ -265,6 +285,30 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
       if (existing) plan.max_entries = existing->layout.max_entries;
     }
   }
+  // Variable names are unique per event, across its triggers.
+  for (const auto& t : ev.triggers)
+    for (const plan::Variable& mine : plan.vars)
+      for (const plan::Variable& theirs : t->plan.vars)
+        if (mine.name == theirs.name) {
+          const uint32_t pos = spec::errpos(cmd.command, mine.name);
+          return user_error(ev, Diagnostic{ErrorCode::DuplicateVar, Span{pos, pos + uint32_t(mine.name.size())},
+                                           cmd.command, {}});
+        }
+  // Synthetic events run their triggers when generated: a loop would never end.
+  if (ev.system == "synthetic")
+    for (const plan::ActionPlan& a : plan.actions)
+      if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
+        const uint32_t pos = spec::errpos(cmd.command, a.synth);
+        return user_error(ev, Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())},
+                                         cmd.command, {}});
+      }
+  runtime::Fd vars;
+  if (plan.has_var_map()) {
+    auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
+                                 plan.max_entries);
+    if (!m) return system_failure(std::move(m).error());
+    vars = std::move(*m);
+  }
   auto table = acquire_table(plan);
   if (!table) return system_failure(std::move(table).error());
   auto slot = allocate_slot();
@@ -272,6 +316,8 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
 
   auto trigger = std::make_unique<Trigger>();
   trigger->plan = std::move(plan);
+  trigger->uid = next_uid_++;
+  trigger->vars = std::move(vars);
   trigger->table = std::move(*table);
   trigger->slot = *slot;
   auto st = set_paused(trigger->slot, trigger->plan.control == spec::Control::Pause);
@@ -285,6 +331,7 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   }
   ev.triggers.push_back(std::move(trigger));
   refresh_enablers_of(ev);
+  if (ev.system == "synthetic") (void)refresh_synth(ev.event);
   return Unit{};
 }
 
@@ -294,6 +341,10 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   if (it == events_.end()) return Unit{};
   EventState& ev = *it->second;
   ++ev.generation;
+  std::vector<const Trigger*> going;
+  for (const auto& t : ev.triggers) going.push_back(t.get());
+  if (auto user = referenced_by(going))
+    return system_failure(Error{ErrorKind::Busy, EBUSY, "a variable of this event is used by " + *user});
   auto st = rebuild(ev, {}, {});
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
@@ -301,6 +352,7 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   for (auto& e : ev.enables) release_slot(e->slot);
   ev.enables.clear();
   refresh_enablers_of(ev);
+  if (ev.system == "synthetic") (void)refresh_synth(ev.event);
   save_state();
   return Unit{};
 }
@@ -425,6 +477,9 @@ Expected<bool> Engine::inject(const std::string& system, const std::string& even
 }
 
 void Engine::shutdown() {
+  // The consumer takes the lock for each batch: stop it before taking it here.
+  stop_consumer_ = true;
+  if (consumer_.joinable()) consumer_.join();
   std::lock_guard lock(mu_);
   shutting_down_ = true;
   for (auto& [id, ev] : events_) {

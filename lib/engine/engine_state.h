@@ -23,7 +23,9 @@ struct Engine::TableState {
 
 struct Engine::Trigger {
   plan::HistPlan plan;
+  uint64_t uid = 0;  // what other triggers' $references name it by
   std::shared_ptr<TableState> table;
+  runtime::Fd vars;  // its variable records, when the plan has variables or tracks values
   uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
 };
 

@@ -4,7 +4,8 @@
 
 namespace histd::pipeline {
 
-Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format) {
+Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
+                                         const plan::Registry& registry) {
   auto parsed = spec::parse_trigger(text);
   if (!parsed) return unexpected(std::move(parsed).error());
   auto* hist = std::get_if<spec::HistCommand>(&*parsed);
@@ -13,7 +14,7 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
     return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, e.command, "only hist commands have a plan"});
   }
   spec::HistCommand command = std::move(*hist);
-  auto planned = plan::plan_hist(command, format);
+  auto planned = plan::plan_hist(command, format, registry);
   if (!planned) return unexpected(std::move(planned).error());
   return Planned{std::move(command), std::move(*planned)};
 }

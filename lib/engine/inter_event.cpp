@@ -1,0 +1,309 @@
+// The engine's inter-event side: the variable registry planning consults,
+// synthetic events (definitions, control, delivery of generated records),
+// the trace buffer and trace_marker.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <time.h>
+
+#include <cstring>
+#include <functional>
+#include <set>
+
+#include "engine/engine_state.h"
+#include "hist_shared.h"
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+namespace {
+
+constexpr const char* kSynthSystem = "synthetic";
+constexpr uint32_t kDynamicStringRoom = 256;
+
+uint64_t monotonic_ns() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
+}
+
+CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
+
+CommandResult busy(std::string what) {
+  return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::Busy, EBUSY, std::move(what)}});
+}
+
+}  // namespace
+
+plan::Registry Engine::registry() const {
+  plan::Registry reg;
+  reg.catalog = &catalog_;
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers)
+      for (const plan::Variable& v : t->plan.vars) {
+        plan::RegisteredVar rv;
+        rv.system = ev->system;
+        rv.event = ev->event;
+        rv.name = v.name;
+        rv.owner = t->uid;
+        rv.slot = v.slot;
+        rv.key_size = t->plan.key_size;
+        rv.record_size = t->plan.var_record_size;
+        rv.type = v.expr;
+        rv.type.ops.clear();
+        rv.type.root = -1;
+        reg.vars.push_back(std::move(rv));
+      }
+  for (const auto& [name, s] : synths_) reg.synths.push_back(s.def);
+  return reg;
+}
+
+const Engine::Trigger* Engine::find_trigger(uint64_t uid) const {
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers)
+      if (t->uid == uid) return t.get();
+  return nullptr;
+}
+
+std::optional<std::string> Engine::referenced_by(const std::vector<const Trigger*>& going) const {
+  std::set<uint64_t> uids;
+  for (const Trigger* t : going) uids.insert(t->uid);
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers) {
+      if (uids.count(t->uid)) continue;
+      for (const plan::VarRef& r : t->plan.refs)
+        if (!r.self && uids.count(r.owner)) return fmt::format("{}:{}", id.system, id.name);
+    }
+  return std::nullopt;
+}
+
+bool Engine::synth_in_use(const std::string& name) const {
+  for (const auto& [id, ev] : events_) {
+    if (id.system == kSynthSystem && id.name == name && !ev->triggers.empty()) return true;
+    for (const auto& t : ev->triggers)
+      for (const plan::ActionPlan& a : t->plan.actions)
+        if (a.synth == name) return true;
+  }
+  return false;
+}
+
+bool Engine::synth_reaches(const std::string& from, const std::string& to) const {
+  std::set<std::string> seen;
+  std::function<bool(const std::string&)> walk = [&](const std::string& s) {
+    if (!seen.insert(s).second) return false;
+    auto it = events_.find(catalog::EventId{kSynthSystem, s});
+    if (it == events_.end()) return false;
+    for (const auto& t : it->second->triggers)
+      for (const plan::ActionPlan& a : t->plan.actions)
+        if (!a.synth.empty() && (a.synth == to || walk(a.synth))) return true;
+    return false;
+  };
+  return walk(from);
+}
+
+Status Engine::refresh_synth(const std::string& name) {
+  auto s = synths_.find(name);
+  if (s == synths_.end()) return ok_status();
+  auto ev = events_.find(catalog::EventId{kSynthSystem, name});
+  const bool has_triggers = ev != events_.end() && !ev->second->triggers.empty();
+  return set_paused(s->second.slot, !(s->second.enabled || has_triggers));
+}
+
+std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& plan) const {
+  std::vector<codegen::SynthTarget> out;
+  for (const plan::ActionPlan& a : plan.actions) {
+    codegen::SynthTarget t;
+    auto s = synths_.find(a.synth);
+    if (!a.synth.empty() && s != synths_.end()) {
+      t.id = s->second.id;
+      t.control_slot = s->second.slot;
+      t.fixed_size = s->second.def.fixed_size();
+      uint32_t dynamic = 0;
+      for (const synth::SynthField& f : s->second.def.fields)
+        if (f.kind == synth::SynthField::Kind::DynamicString) ++dynamic;
+      t.record_size = t.fixed_size + dynamic * kDynamicStringRoom;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+CommandResult Engine::synth_error(Diagnostic d) {
+  log_error("synthetic_events", d);
+  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}});
+}
+
+CommandResult Engine::write_synthetic(std::string_view text) {
+  std::lock_guard lock(mu_);
+  // Like the kernel, one command per line; the first failing line stops.
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    auto parsed = synth::parse_synth_command(line);
+    if (!parsed) {
+      if (parsed.error().code == ErrorCode::EmptyCommand) continue;
+      return synth_error(std::move(parsed).error());
+    }
+    const std::string& name = parsed->definition.name;
+    if (parsed->remove) {
+      auto it = synths_.find(name);
+      if (it == synths_.end())
+        return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "no synthetic event " + name}});
+      if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
+      catalog_.remove_dynamic(kSynthSystem, name);
+      release_slot(it->second.slot);
+      events_.erase(catalog::EventId{kSynthSystem, name});
+      synths_.erase(it);
+      continue;
+    }
+    if (synths_.count(name) || catalog_.contains(kSynthSystem, name))
+      return synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
+                                    parsed->command, {}});
+    auto slot = allocate_slot();
+    if (!slot) return system_failure(std::move(slot).error());
+    SynthState s;
+    s.def = parsed->definition;
+    s.id = next_synth_id_++;
+    s.slot = *slot;
+    auto st = set_paused(s.slot, true);
+    if (!st) {
+      release_slot(s.slot);
+      return system_failure(std::move(st).error());
+    }
+    catalog_.add_dynamic(synth::format_of(s.def, s.id));
+    synths_[name] = std::move(s);
+  }
+  save_state();
+  return Unit{};
+}
+
+CommandResult Engine::truncate_synthetic() {
+  std::lock_guard lock(mu_);
+  for (const auto& [name, s] : synths_)
+    if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
+  for (const auto& [name, s] : synths_) {
+    catalog_.remove_dynamic(kSynthSystem, name);
+    release_slot(s.slot);
+    events_.erase(catalog::EventId{kSynthSystem, name});
+  }
+  synths_.clear();
+  save_state();
+  return Unit{};
+}
+
+std::string Engine::read_synthetic() {
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const auto& [name, s] : synths_) out += synth::list_line(s.def) + "\n";
+  return out;
+}
+
+std::vector<std::string> Engine::synthetic_names() {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, s] : synths_) out.push_back(name);
+  return out;
+}
+
+CommandResult Engine::set_enabled(const std::string& system, const std::string& event, bool on) {
+  std::lock_guard lock(mu_);
+  auto s = system == kSynthSystem ? synths_.find(event) : synths_.end();
+  if (s == synths_.end())
+    return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "only synthetic events are traced"}});
+  s->second.enabled = on;
+  auto st = refresh_synth(event);
+  if (!st) return system_failure(std::move(st).error());
+  return Unit{};
+}
+
+bool Engine::enabled(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto s = system == kSynthSystem ? synths_.find(event) : synths_.end();
+  return s != synths_.end() && s->second.enabled;
+}
+
+std::string Engine::read_trace() {
+  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+}
+
+void Engine::clear_trace() { trace_.clear(); }
+
+std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes) {
+  return trace_.consume(timeout, max_bytes);
+}
+
+CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
+  std::lock_guard lock(mu_);
+  std::string body(text);
+  if (!body.empty() && body.back() == '\n') body.pop_back();
+  const uint64_t ts = monotonic_ns();
+  const int cpu = sched_getcpu();
+  trace_.append(trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts},
+                                   "tracing_mark_write", body));
+  // ftrace:print, as the kernel records a marker: ip, then the text (its
+  // newline dropped), NUL-padded so that a string read never runs past it.
+  auto it = events_.find(catalog::EventId{"ftrace", "print"});
+  if (it == events_.end() || !it->second->program) return Unit{};
+  auto format = catalog_.event("ftrace", "print");
+  if (!format) return Unit{};
+  std::vector<uint8_t> rec(16 + 256 + 8, 0);
+  const uint16_t type = static_cast<uint16_t>((*format)->id);
+  const int32_t spid = static_cast<int32_t>(pid);
+  std::memcpy(rec.data(), &type, 2);
+  std::memcpy(rec.data() + 4, &spid, 4);
+  std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
+  auto rc = runtime::test_run(it->second->program->test_fd(), rec, ts);
+  if (!rc) return system_failure(std::move(rc).error());
+  return Unit{};
+}
+
+void Engine::deliver(std::span<const uint8_t> notice) {
+  if (notice.size() < sizeof(histd_notice)) return;
+  histd_notice n;
+  std::memcpy(&n, notice.data(), sizeof(n));
+  const std::span<const uint8_t> rec =
+      notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
+  const SynthState* s = nullptr;
+  for (const auto& [name, st] : synths_)
+    if (st.id == n.id) s = &st;
+  if (!s) return;
+  if (s->enabled) {
+    int32_t pid = 0;
+    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+    const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
+    trace_.append(trace::format_line(trace::LineHeader{comm, uint32_t(pid), n.cpu, n.ts}, s->def.name,
+                                     trace::synth_event_body(s->def, rec, &resolver_)));
+  }
+  auto it = events_.find(catalog::EventId{kSynthSystem, s->def.name});
+  if (it != events_.end() && it->second->program) (void)runtime::test_run(it->second->program->test_fd(), rec, n.ts);
+}
+
+void Engine::consume_ring() {
+  std::vector<std::vector<uint8_t>> batch;
+  auto on_notice = [](void* ctx, void* data, size_t size) -> int {
+    auto* b = static_cast<std::vector<std::vector<uint8_t>>*>(ctx);
+    const auto* p = static_cast<const uint8_t*>(data);
+    b->emplace_back(p, p + size);
+    return 0;
+  };
+  ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
+  if (!rb) return;
+  while (!stop_consumer_) {
+    const int n = ring_buffer__poll(rb, 100);
+    if (n < 0 && n != -EINTR) break;
+    if (batch.empty()) continue;
+    std::lock_guard lock(mu_);
+    for (const auto& notice : batch) {
+      deliver(notice);
+      ++delivered_;
+    }
+    batch.clear();
+  }
+  ring_buffer__free(rb);
+}
+
+}  // namespace histd::engine

@@ -1,0 +1,166 @@
+// Variables across events, read-once references, actions and synthetic
+// events, run for real through injected records (BPF_PROG_TEST_RUN).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "bpf_test_support.h"
+
+namespace histd::testing {
+namespace {
+
+// sched:sched_waking: comm @8, pid @24, prio @28, target_cpu @32.
+Record waking(int32_t pid, const char* comm = "cyclictest", int32_t prio = 120) {
+  Record r(40);
+  r.pid(1).set<int32_t>(24, pid).set<int32_t>(28, prio);
+  char name[16] = {};
+  std::strncpy(name, comm, 15);
+  for (int i = 0; i < 16; ++i) r.set<char>(8 + i, name[i]);
+  return r;
+}
+
+// sched:sched_switch: prev_comm @8, prev_pid @24, prev_prio @28, prev_state
+// @32, next_comm @40, next_pid @56, next_prio @60.
+Record switch_to(int32_t next_pid, const char* next_comm = "cyclictest", int32_t prev_pid = 0) {
+  Record r(64);
+  r.pid(prev_pid).set<int32_t>(24, prev_pid).set<int32_t>(56, next_pid).set<int32_t>(60, 120);
+  char name[16] = {};
+  std::strncpy(name, next_comm, 15);
+  for (int i = 0; i < 16; ++i) r.set<char>(40 + i, name[i]);
+  std::memcpy(name, "swapper/0\0\0\0\0\0\0", 16);
+  for (int i = 0; i < 16; ++i) r.set<char>(8 + i, name[i]);
+  return r;
+}
+
+class InterEventTest : public EngineTest {
+ protected:
+  std::string hist(const std::string& sys, const std::string& ev) {
+    auto h = engine_->read_hist(sys, ev);
+    EXPECT_TRUE(h.ok());
+    return h.ok() ? *h : "";
+  }
+  // Generated events reach their triggers through histd's ring consumer.
+  void wait_delivered(uint64_t n) {
+    for (int i = 0; i < 200 && engine_->synthetic_delivered() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(engine_->synthetic_delivered(), n);
+  }
+  void synth(const std::string& def) {
+    auto r = engine_->write_synthetic(def);
+    ASSERT_TRUE(r.ok()) << def << ": " << r.error().message();
+  }
+};
+
+TEST_F(InterEventTest, SeedWakeupLatencyChain) {
+  synth("wakeup_latency u64 lat; pid_t pid; int prio");
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs if comm==\"cyclictest\"");
+  add("sched", "sched_switch",
+      "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
+      "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio) if next_comm==\"cyclictest\"");
+  add("synthetic", "wakeup_latency", "hist:keys=pid,prio:vals=lat:sort=pid");
+
+  inject("sched", "sched_waking", waking(42));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  inject("sched", "sched_switch", switch_to(42));
+  // read-once: a second switch without a new waking generates nothing
+  inject("sched", "sched_switch", switch_to(42));
+  // no waking for 43: skipped
+  inject("sched", "sched_switch", switch_to(43));
+  inject("sched", "sched_waking", waking(43));
+  inject("sched", "sched_switch", switch_to(43));
+  wait_delivered(2);
+
+  const std::string sw = hist("sched", "sched_switch");
+  EXPECT_NE(sw.find("{ next_pid:         42 } hitcount:          1\n"), std::string::npos) << sw;
+  EXPECT_NE(sw.find("{ next_pid:         43 } hitcount:          1\n"), std::string::npos) << sw;
+  EXPECT_NE(sw.find("    Hits: 2\n"), std::string::npos) << sw;
+
+  const std::string lat = hist("synthetic", "wakeup_latency");
+  EXPECT_NE(lat.find("{ pid:         42, prio:        120 } hitcount:          1  lat:"), std::string::npos) << lat;
+  EXPECT_NE(lat.find("{ pid:         43, prio:        120 } hitcount:          1  lat:"), std::string::npos) << lat;
+  // the first wakeup slept at least 3 ms
+  const size_t at = lat.find("{ pid:         42");
+  ASSERT_NE(at, std::string::npos);
+  const uint64_t us = std::stoull(lat.substr(lat.find("lat:", at) + 4));
+  EXPECT_GE(us, 3000u) << lat;
+  EXPECT_LT(us, 10'000'000u) << lat;
+  EXPECT_EQ(engine_->read_synthetic(), "wakeup_latency\tu64 lat; pid_t pid; int prio\n");
+}
+
+TEST_F(InterEventTest, TracedWhenEnabled) {
+  synth("wakeup_latency u64 lat; pid_t pid");
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
+  add("sched", "sched_switch",
+      "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).trace(wakeup_latency,$lat,next_pid)");
+  ASSERT_TRUE(engine_->set_enabled("synthetic", "wakeup_latency", true).ok());
+  inject("sched", "sched_waking", waking(7));
+  inject("sched", "sched_switch", switch_to(7));
+  wait_delivered(1);
+  const std::string t = engine_->read_trace();
+  EXPECT_NE(t.find("wakeup_latency: lat="), std::string::npos) << t;
+  EXPECT_NE(t.find(" pid=7\n"), std::string::npos) << t;
+}
+
+TEST_F(InterEventTest, ExpressionValuesAndRuntimeDivision) {
+  add("sched", "sched_switch", "hist:keys=next_pid:d=next_prio/prev_prio:vals=$d,next_prio*2+1");
+  Record r = switch_to(9);
+  r.set<int32_t>(28, 0);  // prev_prio 0: a runtime division by zero gives -1
+  inject("sched", "sched_switch", r);
+  const std::string h = hist("sched", "sched_switch");
+  EXPECT_NE(h.find("hist:keys=next_pid:vals=hitcount,$d,next_prio*2+1:d=next_prio/prev_prio:sort=hitcount"),
+            std::string::npos) << h;
+  EXPECT_NE(h.find("{ next_pid:          9 } hitcount:          1  d: 18446744073709551615\n"), std::string::npos) << h;
+  // division by a zero constant is refused at parse time
+  auto bad = engine_->write_trigger("sched", "sched_switch", "hist:keys=prev_pid:z=next_prio/0");
+  EXPECT_FALSE(bad.ok());
+}
+
+TEST_F(InterEventTest, RemovalRefusedWhileReferenced) {
+  synth("lat_ev u64 lat");
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
+  add("sched", "sched_switch",
+      "hist:keys=next_pid:l=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).lat_ev($l)");
+  auto r = engine_->write_trigger("sched", "sched_waking", "!hist:keys=pid:ts0=common_timestamp.usecs");
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(engine_->write_synthetic("!lat_ev").ok());  // in use
+  EXPECT_FALSE(engine_->truncate_synthetic().ok());
+  // the same variable name twice on one event
+  auto dup = engine_->write_trigger("sched", "sched_waking", "hist:keys=prio:ts0=common_timestamp");
+  ASSERT_FALSE(dup.ok());
+  ASSERT_TRUE(dup.error().diagnostic.has_value());
+  EXPECT_EQ(dup.error().diagnostic->code, ErrorCode::DuplicateVar);
+  ASSERT_TRUE(engine_->truncate_triggers("sched", "sched_switch").ok());
+  EXPECT_TRUE(engine_->write_trigger("sched", "sched_waking", "!hist:keys=pid:ts0=common_timestamp.usecs").ok());
+  EXPECT_TRUE(engine_->write_synthetic("!lat_ev").ok());
+  EXPECT_EQ(engine_->read_synthetic(), "");
+}
+
+TEST_F(InterEventTest, SyntheticCyclesAreRefused) {
+  synth("a_ev u64 x");
+  synth("b_ev u64 x");
+  add("synthetic", "a_ev", "hist:keys=x:v=x:onmatch(synthetic.a_ev).b_ev($v)");
+  auto r = engine_->write_trigger("synthetic", "b_ev", "hist:keys=x:w=x:onmatch(synthetic.b_ev).a_ev($w)");
+  ASSERT_FALSE(r.ok());
+  ASSERT_TRUE(r.error().diagnostic.has_value());
+  EXPECT_EQ(r.error().diagnostic->code, ErrorCode::SynthCycle);
+}
+
+TEST_F(InterEventTest, TraceMarkerStartEnd) {
+  synth("latency u64 lat");
+  add("ftrace", "print", "hist:keys=common_pid:ts0=common_timestamp.usecs if buf == \"start\"");
+  add("ftrace", "print",
+      "hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(ftrace.print).latency($lat) if buf == \"end\"");
+  add("synthetic", "latency", "hist:keys=lat,common_pid:sort=lat");
+  ASSERT_TRUE(engine_->write_marker("start", 555, "cyclictest").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE(engine_->write_marker("end\n", 555, "cyclictest").ok());
+  wait_delivered(1);
+  const std::string h = hist("synthetic", "latency");
+  EXPECT_NE(h.find("common_pid:        555 } hitcount:          1"), std::string::npos) << h;
+  EXPECT_NE(engine_->read_trace().find("tracing_mark_write: start\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace histd::testing
