@@ -33,12 +33,16 @@ struct Node {
 };
 
 constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
-constexpr const char* kRootFiles[] = {"README", "available_events", "error_log"};
+constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",   "synthetic_events",
+                                     "trace",      "trace_pipe",       "trace_marker"};
+constexpr const char* kSynthSystem = "synthetic";
 
 // An open file: its content generated at open time.
 struct OpenFile {
   std::string content;
   uint64_t version = 0;  // hist files: the event's version when opened
+  bool pipe = false;     // trace_pipe: each read takes lines out of the buffer
+  bool nonblock = false;
 };
 
 // A poll() waiting for an event's tables to change.
@@ -93,14 +97,14 @@ struct Tree::Context {
       return n;
     }
     if (parts[0] != "events" || parts.size() > 4) return n;
-    auto sys = systems.find(parts[1]);
-    if (sys == systems.end()) return n;
+    const std::set<std::string> events = events_of(parts[1]);
+    if (events.empty()) return n;
     n.system = parts[1];
     if (parts.size() == 2) {
       n.kind = Node::Kind::SystemDir;
       return n;
     }
-    if (!sys->second.count(parts[2])) return n;
+    if (!events.count(parts[2])) return n;
     n.event = parts[2];
     if (parts.size() == 3) {
       n.kind = Node::Kind::EventDir;
@@ -111,14 +115,31 @@ struct Tree::Context {
         n.kind = Node::Kind::File;
         n.file = f;
       }
+    if (parts[3] == "enable" && n.system == kSynthSystem) {
+      n.kind = Node::Kind::File;
+      n.file = "enable";
+    }
     return n;
+  }
+
+  // The events of a system: synthetic ones come and go while histd runs.
+  std::set<std::string> events_of(const std::string& system) const {
+    if (system == kSynthSystem) {
+      auto names = engine->synthetic_names();
+      return std::set<std::string>(names.begin(), names.end());
+    }
+    auto sys = systems.find(system);
+    return sys == systems.end() ? std::set<std::string>() : sys->second;
   }
 
   std::string readme() const {
     return "histd: the kernel's hist trigger language on eBPF.\n\n"
            "  events/<system>/<event>/trigger  write hist commands here\n"
            "  events/<system>/<event>/hist     the event's histograms\n"
-           "  error_log                        rejected commands, with a caret at the fault\n\n"
+           "  error_log                        rejected commands, with a caret at the fault\n"
+           "  synthetic_events                 define synthetic events: name type field[; type field]...\n"
+           "  trace, trace_pipe                synthetic events that are enabled, and trace_marker text\n"
+           "  trace_marker                     text written here is a ftrace:print event\n\n"
            "hist trigger syntax:\n"
            "  hist:keys=<field1[,field2,...]>[:values=<field1[,field2,...]>]\n"
            "    [:sort=<field1[,field2,...]>][:size=#entries][:pause][:continue]\n"
@@ -129,6 +150,7 @@ struct Tree::Context {
     std::string out;
     for (const auto& [sys, events] : systems)
       for (const auto& ev : events) out += sys + ":" + ev + "\n";
+    for (const std::string& ev : engine->synthetic_names()) out += std::string(kSynthSystem) + ":" + ev + "\n";
     return out;
   }
 
@@ -138,6 +160,12 @@ struct Tree::Context {
       if (n.file == "README") out = readme();
       else if (n.file == "available_events") out = available_events();
       else if (n.file == "error_log") out = engine->read_error_log();
+      else if (n.file == "synthetic_events") out = engine->read_synthetic();
+      else if (n.file == "trace") out = engine->read_trace();
+      return 0;
+    }
+    if (n.file == "enable") {
+      out = engine->enabled(n.system, n.event) ? "1\n" : "0\n";
       return 0;
     }
     if (n.file == "trigger") {
@@ -171,7 +199,22 @@ namespace {
 
 Tree::Context& context() { return *static_cast<Tree::Context*>(fuse_get_context()->private_data); }
 
-bool writable(const Node& n) { return n.file == "trigger" || n.file == "error_log"; }
+bool writable(const Node& n) {
+  return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
+         n.file == "trace_marker" || n.file == "enable";
+}
+
+// The comm of the task writing to trace_marker.
+std::string comm_of(pid_t pid) {
+  std::string comm;
+  if (FILE* f = std::fopen(fmt::format("/proc/{}/comm", pid).c_str(), "r")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof(buf), f)) comm = buf;
+    std::fclose(f);
+  }
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
 
 int op_getattr(const char* path, struct stat* st, struct fuse_file_info*) {
   std::memset(st, 0, sizeof(*st));
@@ -209,12 +252,14 @@ int op_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, struct 
       return 0;
     case Node::Kind::EventsDir:
       for (const auto& [sys, events] : ctx.systems) add(sys);
+      if (!ctx.systems.count(kSynthSystem) && !ctx.events_of(kSynthSystem).empty()) add(kSynthSystem);
       return 0;
     case Node::Kind::SystemDir:
-      for (const auto& ev : ctx.systems.at(n.system)) add(ev);
+      for (const auto& ev : ctx.events_of(n.system)) add(ev);
       return 0;
     case Node::Kind::EventDir:
       for (const char* f : kEventFiles) add(f);
+      if (n.system == kSynthSystem) add("enable");
       return 0;
     default:
       return -ENOTDIR;
@@ -232,6 +277,12 @@ int op_open(const char* path, struct fuse_file_info* fi) {
   if (mode != O_RDONLY && (fi->flags & O_TRUNC)) {
     if (n.file == "error_log") {
       ctx.engine->clear_error_log();
+    } else if (n.file == "trace") {
+      ctx.engine->clear_trace();
+    } else if (n.file == "synthetic_events") {
+      auto r = ctx.engine->truncate_synthetic();
+      if (!r) return -r.error().error.err;
+    } else if (n.file == "trace_marker" || n.file == "enable") {
     } else {
       auto r = ctx.engine->truncate_triggers(n.system, n.event);
       if (!r) return -r.error().error.err;
@@ -239,6 +290,14 @@ int op_open(const char* path, struct fuse_file_info* fi) {
   }
   auto file = std::make_unique<OpenFile>();
   if (n.file == "hist") file->version = ctx.engine->version(n.system, n.event);
+  if (n.file == "trace_pipe") {
+    // Read as it is consumed, never at open.
+    file->pipe = true;
+    file->nonblock = (fi->flags & O_NONBLOCK) != 0;
+    fi->nonseekable = 1;
+    fi->fh = reinterpret_cast<uint64_t>(file.release());
+    return 0;
+  }
   if (mode != O_WRONLY) {
     int rc = ctx.generate(n, file->content);
     if (rc < 0) return rc;
@@ -250,6 +309,19 @@ int op_open(const char* path, struct fuse_file_info* fi) {
 int op_read(const char*, char* buf, size_t size, off_t off, struct fuse_file_info* fi) {
   const auto* file = reinterpret_cast<const OpenFile*>(fi->fh);
   if (!file || off < 0) return -EINVAL;
+  if (file->pipe) {
+    // Blocks until lines arrive, as trace_pipe does; a signal interrupts.
+    for (;;) {
+      auto lines = context().engine->consume_trace(std::chrono::milliseconds(file->nonblock ? 0 : 200), size);
+      if (lines) {
+        const size_t n = std::min(size, lines->size());
+        std::memcpy(buf, lines->data(), n);
+        return static_cast<int>(n);
+      }
+      if (file->nonblock) return -EAGAIN;
+      if (fuse_interrupted()) return -EINTR;
+    }
+  }
   const size_t offset = static_cast<size_t>(off);
   if (offset >= file->content.size()) return 0;
   const size_t n = std::min(size, file->content.size() - offset);
@@ -261,8 +333,26 @@ int op_write(const char* path, const char* buf, size_t size, off_t, struct fuse_
   Tree::Context& ctx = context();
   const Node n = ctx.resolve(path);
   if (n.kind != Node::Kind::File || !writable(n)) return -EACCES;
-  if (n.file == "error_log") {
-    ctx.engine->clear_error_log();
+  if (n.file == "error_log" || n.file == "trace") {
+    if (n.file == "error_log") ctx.engine->clear_error_log();
+    return static_cast<int>(size);
+  }
+  if (n.file == "enable") {
+    const std::string v(buf, size);
+    if (v != "0" && v != "1" && v != "0\n" && v != "1\n") return -EINVAL;
+    auto r = ctx.engine->set_enabled(n.system, n.event, v[0] == '1');
+    if (!r) return -r.error().error.err;
+    return static_cast<int>(size);
+  }
+  if (n.file == "trace_marker") {
+    const pid_t pid = fuse_get_context()->pid;
+    auto r = ctx.engine->write_marker(std::string_view(buf, size), static_cast<uint32_t>(pid), comm_of(pid));
+    if (!r) return -r.error().error.err;
+    return static_cast<int>(size);
+  }
+  if (n.file == "synthetic_events") {
+    auto r = ctx.engine->write_synthetic(std::string_view(buf, size));
+    if (!r) return -r.error().error.err;
     return static_cast<int>(size);
   }
   // As tracefs: one write(2) is one command, and a page is the most it takes.
@@ -280,6 +370,15 @@ int op_truncate(const char* path, off_t, struct fuse_file_info*) {
     ctx.engine->clear_error_log();
     return 0;
   }
+  if (n.file == "trace") {
+    ctx.engine->clear_trace();
+    return 0;
+  }
+  if (n.file == "synthetic_events") {
+    auto r = ctx.engine->truncate_synthetic();
+    return r ? 0 : -r.error().error.err;
+  }
+  if (n.file == "trace_marker" || n.file == "enable") return 0;
   auto r = ctx.engine->truncate_triggers(n.system, n.event);
   if (!r) return -r.error().error.err;
   return 0;
@@ -320,6 +419,7 @@ void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
   cfg->entry_timeout = 0;
   cfg->negative_timeout = 0;
   cfg->direct_io = 1;
+  cfg->intr = 1;  // a signal ends a blocked trace_pipe read
   return fuse_get_context()->private_data;
 }
 

@@ -294,6 +294,13 @@ struct HistPlan {
   friend bool operator==(const HistPlan&, const HistPlan&) = default;
 };
 
+// Whether an onmax()/onchange() action keeps values per entry.
+inline bool tracks_values(const HistPlan& p) {
+  for (const ActionPlan& a : p.actions)
+    if (a.handler != spec::Action::Handler::OnMatch) return true;
+  return false;
+}
+
 Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
                                        const catalog::EventFormat& format,
                                        const Registry& registry = {});

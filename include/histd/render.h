@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "histd/plan.h"
 #include "histd/table.h"
 
 namespace histd::render {
@@ -41,6 +43,12 @@ std::string render_event(const std::vector<Section>& sections, const Resolver& r
 // One entry line (without the trailing newline), exposed for tests.
 std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver);
 
+// What onmax()/onchange() keep for one entry, from its variable record (all
+// zero when the entry has none), as the kernel's track_data_print() shows
+// it: "\n\tmax: %10llu" or "\n\tchanged: %10llu", then every saved field
+// ("  name: %10llu", strings "  name: %-32s"), except for snapshot().
+std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record);
+
 }  // namespace histd::render
 
 namespace histd::render {
@@ -52,5 +60,11 @@ namespace histd::render {
 // stacks); where a modifier renders a key, "<name>.<modifier>" holds the
 // rendered form beside the raw number.
 std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver);
+
+// What onmax()/onchange() keep for one entry, from its variable record (all
+// zero when the entry has none), as the kernel's track_data_print() shows
+// it: "\n\tmax: %10llu" or "\n\tchanged: %10llu", then every saved field
+// ("  name: %10llu", strings "  name: %-32s"), except for snapshot().
+std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record);
 
 }  // namespace histd::render

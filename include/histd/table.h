@@ -59,6 +59,7 @@ struct Row {
   std::vector<uint8_t> key;     // Table::key_size bytes
   std::vector<uint64_t> vals;   // one per ValColumn; vals[0] is the hitcount
   std::string comm;             // for Execname keys: the comm captured at creation
+  std::string tracking;         // onmax/onchange: "\n\tmax: ..." and saved fields, printed after the values
 };
 
 struct Table {

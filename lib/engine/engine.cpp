@@ -387,6 +387,14 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   for (const auto& t : it->second->triggers) {
     auto table = table::read_table(t->table->map.get(), t->table->stats.get(), t->plan.columns());
     if (!table) return unexpected(std::move(table).error());
+    if (t->vars && plan::tracks_values(t->plan)) {
+      std::vector<uint8_t> record(t->plan.var_record_size);
+      for (table::Row& row : table->rows) {
+        std::fill(record.begin(), record.end(), 0);
+        bpf_map_lookup_elem(t->vars.get(), row.key.data(), record.data());
+        row.tracking = render::render_tracking(t->plan, record);
+      }
+    }
     tables.push_back(std::move(*table));
   }
   for (size_t i = 0; i < tables.size(); ++i) {

@@ -163,6 +163,7 @@ std::string render_table(const Section& section, const Resolver& resolver) {
   const ColumnStats stats = column_stats(t);
   for (const table::Row& r : t.rows) {
     out += row_line(t, r, resolver, stats);
+    out += r.tracking;
     out += '\n';
   }
   out += fmt::format("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n", t.hits, t.rows.size(), t.drops);

@@ -25,7 +25,7 @@ Record waking(int32_t pid, const char* comm = "cyclictest", int32_t prio = 120) 
 // @32, next_comm @40, next_pid @56, next_prio @60.
 Record switch_to(int32_t next_pid, const char* next_comm = "cyclictest", int32_t prev_pid = 0) {
   Record r(64);
-  r.pid(prev_pid).set<int32_t>(24, prev_pid).set<int32_t>(56, next_pid).set<int32_t>(60, 120);
+  r.pid(prev_pid).set<int32_t>(24, prev_pid).set<int32_t>(28, 120).set<int32_t>(56, next_pid).set<int32_t>(60, 120);
   char name[16] = {};
   std::strncpy(name, next_comm, 15);
   for (int i = 0; i < 16; ++i) r.set<char>(40 + i, name[i]);
@@ -87,6 +87,28 @@ TEST_F(InterEventTest, SeedWakeupLatencyChain) {
   EXPECT_GE(us, 3000u) << lat;
   EXPECT_LT(us, 10'000'000u) << lat;
   EXPECT_EQ(engine_->read_synthetic(), "wakeup_latency\tu64 lat; pid_t pid; int prio\n");
+}
+
+TEST_F(InterEventTest, OnmaxSavesFieldsOfTheMaximum) {
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
+  add("sched", "sched_switch",
+      "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
+      "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
+  inject("sched", "sched_waking", waking(42));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  inject("sched", "sched_switch", switch_to(42, "cyclictest", 17));
+  inject("sched", "sched_waking", waking(42));
+  inject("sched", "sched_switch", switch_to(42, "cyclictest", 18));  // shorter: not a new max
+  const std::string h = hist("sched", "sched_switch");
+  const size_t at = h.find("{ next_pid:         42 } hitcount:          2\n\tmax: ");
+  ASSERT_NE(at, std::string::npos) << h;
+  const uint64_t max = std::stoull(h.substr(at + h.substr(at).find("max:") + 4));
+  EXPECT_GE(max, 5000u) << h;
+  // strings are printed %-32s
+  const std::string saved = "  next_comm: cyclictest" + std::string(22, ' ') +
+                            "  prev_pid:         17  prev_prio:        120  prev_comm: swapper/0" +
+                            std::string(23, ' ') + "\n";
+  EXPECT_NE(h.find(saved), std::string::npos) << h;
 }
 
 TEST_F(InterEventTest, TracedWhenEnabled) {

@@ -1,0 +1,48 @@
+// The per-entry text of onmax()/onchange() actions.
+#include <fmt/printf.h>
+
+#include <cstring>
+
+#include "histd/render.h"
+
+namespace histd::render {
+
+namespace {
+
+uint64_t word_at(std::span<const uint8_t> rec, uint32_t offset) {
+  uint64_t v = 0;
+  if (offset + 8 <= rec.size()) std::memcpy(&v, rec.data() + offset, 8);
+  return v;
+}
+
+std::string string_at(std::span<const uint8_t> rec, uint32_t offset, uint32_t size) {
+  if (offset >= rec.size()) return {};
+  const size_t room = std::min<size_t>(size, rec.size() - offset);
+  const char* p = reinterpret_cast<const char*>(rec.data() + offset);
+  return std::string(p, strnlen(p, room));
+}
+
+}  // namespace
+
+std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record) {
+  // Saved fields belong to the trigger, whichever action saved them.
+  std::vector<const plan::SavedField*> saves;
+  for (const plan::ActionPlan& a : plan.actions)
+    for (const plan::SavedField& f : a.saves) saves.push_back(&f);
+  std::string out;
+  for (const plan::ActionPlan& a : plan.actions) {
+    if (a.handler == spec::Action::Handler::OnMatch) continue;
+    const auto v = static_cast<unsigned long long>(word_at(record, a.track_offset));
+    out += fmt::sprintf(a.handler == spec::Action::Handler::OnMax ? "\n\tmax: %10llu" : "\n\tchanged: %10llu", v);
+    if (a.kind == spec::Action::Kind::Snapshot) continue;
+    for (const plan::SavedField* f : saves) {
+      if (f->is_string)
+        out += fmt::sprintf("  %s: %-32s", f->name, string_at(record, f->offset, f->size));
+      else
+        out += fmt::sprintf("  %s: %10llu", f->name, static_cast<unsigned long long>(word_at(record, f->offset)));
+    }
+  }
+  return out;
+}
+
+}  // namespace histd::render
