@@ -63,6 +63,26 @@ struct {
   __type(value, struct histd_keybuf);
 } histd_keys SEC(".maps");
 
+/* What every handler needs besides the record. On the tracepoint path the
+ * record's first 8 bytes are unreadable (the kernel keeps a register pointer
+ * there), so common_pid comes from a helper; an injected record carries its
+ * own, and the comm of the task it came from. */
+struct histd_common {
+  __u64 pid;
+  __u64 ts;   /* common_timestamp in ns; read only when a trigger needs it */
+  __u64 comm; /* injected records: a user pointer to the task's comm; 0: current */
+};
+
+/* The comm of the task the event belongs to. */
+static __always_inline void histd_comm(const struct histd_common *c, char *dst, __u32 size) {
+  if (c->comm) {
+    if (bpf_probe_read_user_str(dst, size, (const void *)c->comm) < 0)
+      dst[0] = 0;
+    return;
+  }
+  bpf_get_current_comm(dst, size);
+}
+
 /* Generated synthetic events are built here, then copied to the ring. */
 struct histd_synbuf {
   struct histd_notice n;
@@ -94,7 +114,8 @@ static __always_inline __u64 histd_div_mult(__u64 a, __u64 d, __u64 mult) {
   return a / d;
 }
 
-static __always_inline struct histd_synbuf *histd_synth_begin(__u32 id, __u32 size, __u64 pid, __u64 ts) {
+static __always_inline struct histd_synbuf *histd_synth_begin(const struct histd_common *c, __u32 id, __u32 size,
+                                                               __u64 ts) {
   __u32 zero = 0;
   struct histd_synbuf *b = bpf_map_lookup_elem(&histd_synbuf, &zero);
   if (!b)
@@ -104,9 +125,9 @@ static __always_inline struct histd_synbuf *histd_synth_begin(__u32 id, __u32 si
   b->n.size = size;
   b->n.ts = ts;
   b->n.cpu = bpf_get_smp_processor_id();
-  bpf_get_current_comm(b->n.comm, sizeof(b->n.comm));
+  histd_comm(c, b->n.comm, sizeof(b->n.comm));
   *(__u16 *)b->rec = (__u16)id;
-  *(__s32 *)(b->rec + 4) = (__s32)pid;
+  *(__s32 *)(b->rec + 4) = (__s32)c->pid;
   return b;
 }
 
@@ -135,14 +156,6 @@ static __always_inline __u32 histd_strlen(struct histd_str *b) {
   return histd_forget(&b->len, i);
 }
 
-/* What every handler needs besides the record. On the tracepoint path the
- * record's first 8 bytes are unreadable (the kernel keeps a register pointer
- * there), so common_pid comes from a helper; an injected record carries its
- * own. */
-struct histd_common {
-  __u64 pid;
-  __u64 ts; /* common_timestamp in ns; read only when a trigger needs it */
-};
 
 static __always_inline int histd_paused(__u32 slot) {
   struct histd_trigger_control *c = bpf_map_lookup_elem(&histd_ctl, &slot);
@@ -223,7 +236,8 @@ static __always_inline __u64 histd_log2(__u64 v) {
 }
 
 /* The test entry: args[0] is a user pointer to a record, args[1] its length,
- * args[2] the record's timestamp (0: now; synthetic events carry theirs).
+ * args[2] the record's timestamp (0: now; synthetic events carry theirs),
+ * args[3] a user pointer to the comm of the record's task (0: current).
  * The record is copied to per-CPU scratch and handed to the same handler the
  * tracepoint path runs; common_pid comes from the record itself. */
 #define HISTD_TEST_ENTRY(handler, needs_ts)                                    \
@@ -240,6 +254,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
     if (bpf_probe_read_user(buf->data, len, (const void *)args[0]))           \
       return 3;                                                                \
     struct histd_common c = {.pid = (__u64)(__s64) * (__s32 *)(buf->data + 4)}; \
+    c.comm = args[3];                                                          \
     if (args[2])                                                               \
       c.ts = args[2];                                                          \
     else if (needs_ts)                                                         \

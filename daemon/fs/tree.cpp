@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <poll.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -419,7 +420,15 @@ void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
   cfg->entry_timeout = 0;
   cfg->negative_timeout = 0;
   cfg->direct_io = 1;
-  cfg->intr = 1;  // a signal ends a blocked trace_pipe read
+  // A signal to a reader ends its blocked trace_pipe read: libfuse marks the
+  // request interrupted and signals the worker with SIGUSR1, which must then
+  // not kill histd (its handler does nothing; fuse_interrupted() tells).
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, nullptr);
+  cfg->intr = 1;
+  cfg->intr_signal = SIGUSR1;
   return fuse_get_context()->private_data;
 }
 

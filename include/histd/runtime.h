@@ -117,7 +117,10 @@ class Attachment {
 
 // Runs the test entry on one record (BPF_PROG_TEST_RUN); returns its retval
 // (0 when the record was handled).
-Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts = 0);
+// `ts`: the record's timestamp (0: now); `comm`: the comm of its task
+// (16 bytes, NUL-terminated; null: the caller's).
+Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts = 0,
+                            const char* comm = nullptr);
 
 // Raises RLIMIT_MEMLOCK for kernels that still charge BPF memory to it and
 // routes libbpf's messages to stderr only when `verbose`.

@@ -184,7 +184,7 @@ class Emitter {
 
   static std::string load_string(const FieldAccess& a) {
     using catalog::FieldKind;
-    if (a.source == Source::CurrentComm) return "  bpf_get_current_comm(b->s, 16);\n";
+    if (a.source == Source::CurrentComm) return "  histd_comm(c, b->s, 16);\n";
     if (a.kind == FieldKind::CharArray)
       return fmt::format("  __builtin_memcpy(b->s, (const char *)rec + {}u, {}u);\n", a.offset,
                          std::min<uint32_t>(a.size, 256));
@@ -200,7 +200,7 @@ class Emitter {
 std::string string_key(size_t k, const plan::KeyField& key) {
   using catalog::FieldKind;
   if (key.access.source == Source::CurrentComm)
-    return fmt::format("  bpf_get_current_comm(key->k{}, 16);\n", k);
+    return fmt::format("  histd_comm(c, key->k{}, 16);\n", k);
   if (key.access.kind == FieldKind::CharArray) {
     const uint32_t n = std::min(key.access.size, key.size - 1);
     return fmt::format("  __builtin_memcpy(key->k{}, (const char *)rec + {}u, {}u);\n", k, key.access.offset, n);
@@ -297,7 +297,7 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in) {
   // The initial value is only built on a miss: most events update an entry.
   out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
   out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
-  if (p.saves_comm()) out += "    bpf_get_current_comm(init.comm, sizeof(init.comm));\n";
+  if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
   out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                      table_map_name(i));
   for (size_t k = 0; k < p.vals.size(); ++k) {

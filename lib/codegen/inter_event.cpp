@@ -66,7 +66,7 @@ uint32_t words(uint32_t bytes) { return (bytes + 7) / 8; }
 std::string copy_string(const plan::FieldAccess& a, const std::string& dst, uint32_t cap) {
   using catalog::FieldKind;
   if (a.source == plan::Source::CurrentComm)
-    return fmt::format("  bpf_get_current_comm({}, {}u);\n  n = 16;\n", dst, std::min<uint32_t>(cap, 16));
+    return fmt::format("  histd_comm(c, {}, {}u);\n  n = 16;\n", dst, std::min<uint32_t>(cap, 16));
   if (a.kind == FieldKind::CharArray) {
     const uint32_t n = std::min(a.size, cap - 1);
     return fmt::format(
@@ -88,7 +88,7 @@ std::string store_int(const std::string& base, uint32_t offset, uint32_t size, c
 std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const plan::HistPlan& p) {
   std::string o = "  {\n";
   o += fmt::format("    if (!histd_paused({}u)) {{\n", t.control_slot);
-  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin({}u, {}u, c->pid, {});\n", t.id,
+  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin(c, {}u, {}u, {});\n", t.id,
                    t.record_size, p.clock_source == plan::HistPlan::Clock::Mono && p.uses_timestamp()
                                       ? "c->ts"
                                       : "bpf_ktime_get_ns()");

@@ -194,7 +194,10 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   if (!object) return unexpected(std::move(object).error());
   auto program = runtime::EventProgram::load(*object, maps);
   if (!program) return unexpected(std::move(program).error());
-  if (!options_.attach) {
+  // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
+  // histd runs their programs through the test entry as their records come.
+  const bool injected_only = ev.system == "synthetic" || ev.system == "ftrace";
+  if (!options_.attach || injected_only) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
     auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev));

@@ -256,7 +256,9 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
   std::memcpy(rec.data(), &type, 2);
   std::memcpy(rec.data() + 4, &spid, 4);
   std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
-  auto rc = runtime::test_run(it->second->program->test_fd(), rec, ts);
+  char task[16] = {};
+  std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
+  auto rc = runtime::test_run(it->second->program->test_fd(), rec, ts, task);
   if (!rc) return system_failure(std::move(rc).error());
   return Unit{};
 }
@@ -279,7 +281,10 @@ void Engine::deliver(std::span<const uint8_t> notice) {
                                      trace::synth_event_body(s->def, rec, &resolver_)));
   }
   auto it = events_.find(catalog::EventId{kSynthSystem, s->def.name});
-  if (it != events_.end() && it->second->program) (void)runtime::test_run(it->second->program->test_fd(), rec, n.ts);
+  char task[16] = {};
+  std::memcpy(task, n.comm, 15);
+  if (it != events_.end() && it->second->program)
+    (void)runtime::test_run(it->second->program->test_fd(), rec, n.ts, task);
 }
 
 void Engine::consume_ring() {

@@ -174,8 +174,9 @@ Status Attachment::install(int prog_fd) {
   return ok_status();
 }
 
-Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts) {
-  uint64_t args[3] = {reinterpret_cast<uintptr_t>(record.data()), record.size(), ts};
+Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts, const char* comm) {
+  // comm: 16 bytes, NUL-terminated within them.
+  uint64_t args[4] = {reinterpret_cast<uintptr_t>(record.data()), record.size(), ts, reinterpret_cast<uintptr_t>(comm)};
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
   int err = bpf_prog_test_run_opts(test_prog_fd, &opts);
   if (err) return bpf_fail(-errno, "running the test entry");

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Inter-event histograms through the tree on the real kernel: the seed's
+# wakeup-latency chain, onmax().save(), trace_marker latency, synthetic
+# event tracing through trace/trace_pipe, and the errors with their carets.
+source "$(dirname "$0")/lib.sh"
+histd_start
+T=$MNT
+EXAMPLES=$(cd "$(dirname "$0")/../../examples" && pwd)
+
+# --- the seed's wakeup latency chain, workload "cyclictest" sleeping 20 times
+out=$(bash "$EXAMPLES/wakeup_latency.sh" "$T" 20)
+wpid=$(grep -oE '^workload pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+total=$(grep -oE 'hitcount: +[0-9]+' <<<"$out" | awk '{s += $2} END {print s + 0}')
+expect_eq "wakeup latency: every sleep gave a latency event" "yes" "$([ "$total" -ge 20 ] && echo yes || echo no)"
+expect_eq "wakeup latency: every entry is the workload's" "" \
+  "$(grep -E '^\{ pid:' <<<"$out" | grep -vE "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" || true)"
+expect_eq "wakeup latency: trigger line" "1" \
+  "$(grep -c '^# trigger info: hist:keys=pid,prio,lat:vals=hitcount:sort=pid,lat:size=2048 \[active\]$' <<<"$out")"
+expect_eq "wakeup latency: cleaned up" "" "$(cat "$T/synthetic_events")"
+
+# --- onmax().save() as the seed writes it
+cp "$(command -v perl)" "$WORK/cyclictest"
+echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> "$T/events/sched/sched_waking/trigger"
+echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm=="cyclictest"' >> "$T/events/sched/sched_switch/trigger"
+wpid=$("$WORK/cyclictest" -e 'print "$$\n"; select(undef, undef, undef, 0.01) for 1..10')
+hist=$(cat "$T/events/sched/sched_switch/hist")
+expect_eq "onmax: trigger line" "1" \
+  "$(grep -c '^# trigger info: hist:keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-\$ts0:sort=hitcount:size=2048:clock=global:onmax(\$wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm=="cyclictest" \[active\]$' <<<"$hist")"
+expect_eq "onmax: the workload's entry shows its max and the saved fields" "1" \
+  "$(grep -cE "^	max: +[0-9]+  next_comm: cyclictest {22}  prev_pid: +[0-9]+  prev_prio: +[0-9]+  prev_comm: .{32}$" <<<"$hist")"
+expect_eq "onmax: entry keyed by the workload" "1" "$(grep -cE "^\{ next_pid: +$wpid \} hitcount: +[0-9]+$" <<<"$hist")"
+# the variable's owner cannot go while the sched_switch trigger uses it
+if (echo '!hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> "$T/events/sched/sched_waking/trigger") 2>/dev/null; then
+  expect_eq "owner removal refused while referenced" "refused" "removed"
+else
+  expect_eq "owner removal refused while referenced" "refused" "refused"
+fi
+echo '!hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm=="cyclictest"' >> "$T/events/sched/sched_switch/trigger"
+echo '!hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> "$T/events/sched/sched_waking/trigger"
+expect_eq "onmax: removed" "" "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)"
+
+# --- trace_marker start/end latency (seed section 3)
+out=$(bash "$EXAMPLES/trace_marker_latency.sh" "$T" 5)
+writer=$(grep -oE '^writer pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+expect_eq "trace_marker: five latencies of the writer, each over 10 ms" "5" \
+  "$(grep -E "^\{ lat: +[0-9]+, common_pid: +$writer \} hitcount: +1$" <<<"$out" | awk '{gsub(",", "", $3); if ($3 >= 10000) n++} END {print n + 0}')"
+expect_eq "trace_marker: lines in trace" "yes" \
+  "$(grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: tracing_mark_write: start$' "$T/trace" && echo yes || echo no)"
+: > "$T/trace"
+expect_eq "trace: truncation empties it" "0" "$(grep -vc '^#' "$T/trace" || true)"
+
+# --- a traced synthetic event through trace_pipe, with its task's comm
+echo 'marker_lat u64 lat; char comm[16]' > "$T/synthetic_events"
+echo 'hist:keys=common_pid:ts0=common_timestamp.usecs if buf == "go"' > "$T/events/ftrace/print/trigger"
+echo 'hist:keys=common_pid:l=common_timestamp.usecs-$ts0:onmatch(ftrace.print).marker_lat($l,common_comm) if buf == "stop"' >> "$T/events/ftrace/print/trigger"
+echo 1 > "$T/events/synthetic/marker_lat/enable"
+expect_eq "enable reads back" "1" "$(cat "$T/events/synthetic/marker_lat/enable")"
+timeout 3 cat "$T/trace_pipe" > "$WORK/pipe" &
+reader=$!
+sleep 0.3
+bash -c "printf go > '$T/trace_marker'; printf stop > '$T/trace_marker'"
+wait "$reader" || true
+expect_eq "trace_pipe: the synthetic event's line" "1" \
+  "$(grep -cE '^ +bash-[0-9]+ +\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: marker_lat: lat=[0-9]+ comm=bash$' "$WORK/pipe")"
+expect_eq "trace_pipe consumed what it read" "0" "$(grep -c marker_lat "$T/trace" || true)"
+expect_eq "format of a synthetic event" "1" "$(grep -c '^	field:u64 lat;	offset:8;	size:8;	signed:0;$' "$T/events/synthetic/marker_lat/format")"
+if (: > "$T/synthetic_events") 2>/dev/null; then
+  expect_eq "synthetic_events truncation refused while in use" "refused" "done"
+else
+  expect_eq "synthetic_events truncation refused while in use" "refused" "refused"
+fi
+: > "$T/events/ftrace/print/trigger"
+: > "$T/synthetic_events"
+expect_eq "synthetic_events truncated" "" "$(cat "$T/synthetic_events")"
+expect_eq "events/synthetic is gone" "no" "$([ -d "$T/events/synthetic/marker_lat" ] && echo yes || echo no)"
+
+# --- errors, as the kernel reports them
+: > "$T/error_log"
+echo 'bad-name u64 x' >> "$T/synthetic_events" 2>/dev/null || true
+expect_eq "synthetic_events: illegal name" "$(printf 'synthetic_events: error: Illegal name\n  Command: bad-name u64 x\n           ^')" \
+  "$(sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' "$T/error_log")"
+: > "$T/error_log"
+echo 'hist:keys=next_pid:x=common_timestamp.usecs-$nope' >> "$T/events/sched/sched_switch/trigger" 2>/dev/null || true
+expect_eq "trigger: unknown variable, caret on it" \
+  "$(printf "hist:sched:sched_switch: error: Couldn't find variable\n  Command: hist:keys=next_pid:x=common_timestamp.usecs-\$nope\n%55s^")" \
+  "$(sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' "$T/error_log")"
+finish
