@@ -74,10 +74,10 @@ struct histd_common {
 };
 
 /* The comm of the task the event belongs to. */
-static __always_inline void histd_comm(const struct histd_common *c, char *dst, __u32 size) {
+static __always_inline void histd_comm(const struct histd_common *c, void *dst, __u32 size) {
   if (c->comm) {
     if (bpf_probe_read_user_str(dst, size, (const void *)c->comm) < 0)
-      dst[0] = 0;
+      *(char *)dst = 0;
     return;
   }
   bpf_get_current_comm(dst, size);

@@ -35,7 +35,10 @@ json command_failure(const engine::CommandFailure& f) {
 
 json success(std::string output = {}) { return json{{"ok", true}, {"output", std::move(output)}}; }
 
-bool mutates(const std::string& op) { return op == "add" || op == "remove" || op == "clear_errors"; }
+bool mutates(const std::string& op) {
+  return op == "add" || op == "remove" || op == "clear_errors" || op == "synth_add" || op == "synth_remove" ||
+         op == "clear_trace";
+}
 
 }  // namespace
 
@@ -144,6 +147,18 @@ void Server::handle(int fd) {
     std::string out;
     for (const std::string& line : engine_->list_triggers()) out += line + "\n";
     reply = success(out);
+  } else if (op == "synth_add" || op == "synth_remove") {
+    // The definition as synthetic_events takes it; removal by name.
+    std::string text = op == "synth_remove" && command.rfind('!', 0) != 0 ? "!" + command : command;
+    auto r = engine_->write_synthetic(text);
+    reply = r ? success() : command_failure(r.error());
+  } else if (op == "synth_list") {
+    reply = success(engine_->read_synthetic());
+  } else if (op == "trace") {
+    reply = success(engine_->read_trace());
+  } else if (op == "clear_trace") {
+    engine_->clear_trace();
+    reply = success();
   } else if (op == "errors") {
     reply = success(engine_->read_error_log());
   } else if (op == "clear_errors") {

@@ -190,6 +190,18 @@ int main(int argc, char** argv) {
   bool clear_errors = false;
   errors->add_flag("--clear", clear_errors, "empty the error log");
 
+  auto* synth = app.add_subcommand("synth", "synthetic events: add, remove, list");
+  synth->require_subcommand(1);
+  std::string definition;
+  auto* synth_add = synth->add_subcommand("add", "define one, as written to synthetic_events");
+  synth_add->add_option("definition", definition, "e.g. 'wakeup_latency u64 lat; pid_t pid'")->required();
+  auto* synth_remove = synth->add_subcommand("remove", "remove one by name");
+  synth_remove->add_option("name", definition, "the synthetic event's name")->required();
+  auto* synth_list = synth->add_subcommand("list", "the definitions, as synthetic_events lists them");
+  auto* trace = app.add_subcommand("trace", "the trace buffer: enabled synthetic events and trace_marker text");
+  bool clear_trace = false;
+  trace->add_flag("--clear", clear_trace, "empty it");
+
   std::string format_path, system = "unknown";
   bool explain = false;
   auto* chk = app.add_subcommand("check", "validate a command offline against an event's format file");
@@ -212,6 +224,10 @@ int main(int argc, char** argv) {
   if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});
   if (list->parsed()) return call(socket_path, {{"op", "list"}});
   if (watch_cmd->parsed()) return watch(socket_path, event, interval, count);
+  if (synth_add->parsed()) return call(socket_path, {{"op", "synth_add"}, {"command", definition}});
+  if (synth_remove->parsed()) return call(socket_path, {{"op", "synth_remove"}, {"command", definition}});
+  if (synth_list->parsed()) return call(socket_path, {{"op", "synth_list"}});
+  if (trace->parsed()) return call(socket_path, {{"op", clear_trace ? "clear_trace" : "trace"}});
   if (errors->parsed()) return call(socket_path, {{"op", clear_errors ? "clear_errors" : "errors"}});
   return 2;
 }

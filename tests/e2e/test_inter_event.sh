@@ -74,6 +74,17 @@ fi
 expect_eq "synthetic_events truncated" "" "$(cat "$T/synthetic_events")"
 expect_eq "events/synthetic is gone" "no" "$([ -d "$T/events/synthetic/marker_lat" ] && echo yes || echo no)"
 
+# --- histctl synth
+H() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }
+H synth add 'lat_x u64 lat; pid_t pid'
+expect_eq "histctl synth list" "$(printf 'lat_x\tu64 lat; pid_t pid')" "$(H synth list)"
+expect_eq "histctl synth add shows the tree" "yes" "$([ -f "$T/events/synthetic/lat_x/format" ] && echo yes || echo no)"
+expect_eq "histctl synth add refuses a bad name with a caret" "$(printf 'error: Illegal name\n  bad-name u64 x\n  ^')" \
+  "$(H synth add 'bad-name u64 x' 2>&1 || true)"
+expect_eq "histctl synth add refuses a duplicate" "error: Event already exists" "$(H synth add 'lat_x u64 lat' 2>&1 | head -1 || true)"
+H synth remove lat_x
+expect_eq "histctl synth remove" "" "$(H synth list)"
+
 # --- errors, as the kernel reports them
 : > "$T/error_log"
 echo 'bad-name u64 x' >> "$T/synthetic_events" 2>/dev/null || true
