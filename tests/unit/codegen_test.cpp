@@ -13,6 +13,7 @@
 #include "histd/codegen.h"
 #include "histd/pipeline.h"
 #include "histd/runtime.h"
+#include "histd/synth.h"
 
 namespace histd::codegen {
 namespace {
@@ -79,6 +80,74 @@ TEST(Codegen, UserTextNeverReachesTheSource) {
     EXPECT_FALSE(std::regex_search(src, std::regex(std::string("\\b") + word + "\\b"))) << word;
   EXPECT_NE(src.find("0x1234ULL"), std::string::npos);  // re-printed from the parsed number...
   EXPECT_NE(src.find("0x3fULL"), std::string::npos);    // ...octal 077 as 0x3f
+}
+
+// sys_enter_write with a variable (evil_var_x) and onmax/save; another
+// trigger that references it and generates the synthetic event evil_synth_x.
+struct InterEventUnit {
+  plan::HistPlan owner, user;
+  std::string source;
+};
+
+InterEventUnit inter_event_unit() {
+  InterEventUnit u;
+  auto parse = [](const std::string& text) {
+    auto c = spec::parse_hist(text);
+    EXPECT_TRUE(c.ok()) << text;
+    return c.ok() ? *c : spec::HistCommand{};
+  };
+  auto owner = plan::plan_hist(parse("hist:keys=fd:evil_var_x=count*3+fd/7:"
+                                     "onmax($evil_var_x).save(comm,buf)"),
+                               sys_enter_write());
+  EXPECT_TRUE(owner.ok()) << (owner.ok() ? "" : owner.error().message());
+  if (!owner.ok()) return u;
+  u.owner = *owner;
+  plan::Registry reg;
+  plan::RegisteredVar rv;
+  rv.system = "syscalls";
+  rv.event = "sys_enter_write";
+  rv.name = "evil_var_x";
+  rv.owner = 1;
+  rv.key_size = u.owner.key_size;
+  rv.record_size = u.owner.var_record_size;
+  rv.type = u.owner.vars[0].expr;
+  rv.type.ops.clear();
+  reg.vars.push_back(rv);
+  synth::SynthDefinition def;
+  def.name = "evil_synth_x";
+  synth::SynthField lat{"u64", "lat", synth::SynthField::Kind::Integer, 8, false, 0, 8};
+  synth::SynthField name{"char[]", "name", synth::SynthField::Kind::DynamicString, 4, true, 0, 16};
+  def.fields = {lat, name};
+  reg.synths.push_back(def);
+  auto user = plan::plan_hist(parse("hist:keys=fd:d=count/fd-$evil_var_x:"
+                                    "onmatch(syscalls.sys_enter_write).evil_synth_x($d,comm) if count > 1"),
+                              sys_enter_write(), reg);
+  EXPECT_TRUE(user.ok()) << (user.ok() ? "" : user.error().message());
+  if (!user.ok()) return u;
+  u.user = *user;
+  TriggerInput a{&u.owner, 0, {}};
+  TriggerInput b{&u.user, 1, {SynthTarget{0xf000, 2, 24, 24 + 256}}};
+  a.synths.resize(u.owner.actions.size());
+  u.source = generate_event_unit({a, b});
+  return u;
+}
+
+TEST(Codegen, InterEventGoldenAndCompiles) {
+  const InterEventUnit u = inter_event_unit();
+  ASSERT_FALSE(u.source.empty());
+  expect_golden("inter_event.c", u.source);
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  auto obj = compiler.compile(u.source);
+  ASSERT_TRUE(obj.ok()) << obj.error().context;
+}
+
+TEST(Codegen, InterEventNamesNeverReachTheSource) {
+  const InterEventUnit u = inter_event_unit();
+  ASSERT_FALSE(u.source.empty());
+  for (const char* word : {"evil_var_x", "evil_synth_x", "comm", "count", "buf", "lat", "name"})
+    EXPECT_FALSE(std::regex_search(u.source, std::regex(std::string("\\b") + word + "\\b"))) << word;
 }
 
 }  // namespace
