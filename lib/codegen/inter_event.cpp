@@ -79,9 +79,11 @@ std::string copy_string(const plan::FieldAccess& a, const std::string& dst, uint
       a.offset, dst, cap, base);
 }
 
+// The whole 8-byte slot is written: the buffer is reused, and readers of the
+// record (string keys, the trace line) must never see an older event's bytes.
 std::string store_int(const std::string& base, uint32_t offset, uint32_t size, const std::string& value) {
   const char* type = size == 1 ? "__u8" : size == 2 ? "__u16" : size == 4 ? "__u32" : "__u64";
-  return fmt::format("  *({} *)({} + {}u) = ({}){};\n", type, base, offset, type, value);
+  return fmt::format("  *(__u64 *)({} + {}u) = (__u64)({}){};\n", base, offset, type, value);
 }
 
 // Builds the synthetic event of a Trace action and sends it to the ring.
@@ -100,8 +102,11 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
     const synth::SynthField& f = prm.target;
     using Kind = synth::SynthField::Kind;
     if (f.kind == Kind::StaticString && prm.value.is_string) {
-      body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", f.offset), std::min<uint32_t>(f.size, 256));
+      const uint32_t room = std::min<uint32_t>(f.size, 256);
+      body += fmt::format("  __builtin_memset(sb->rec + {}u, 0, {}u);\n", f.offset, (room + 7) & ~7u);
+      body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", f.offset), room);
     } else if (f.kind == Kind::DynamicString && prm.value.is_string) {
+      body += fmt::format("  __builtin_memset(sb->rec + {}u, 0, 256u);\n", dyn);
       body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", dyn), 256);
       body += fmt::format("  if (n < 0)\n    n = 0;\n  *(__u32 *)(sb->rec + {}u) = ((__u32)(n & 0xffff) << 16) | {}u;\n",
                           f.offset, dyn);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -106,16 +107,26 @@ Status Engine::pin_table(TableState& t) {
 
 void Engine::save_state() {
   if (options_.state_file.empty() || restoring_) return;
+  // Hist triggers in creation order: a trigger's $references need their
+  // owners back first. Enables after them, oldest first per event.
+  std::vector<std::pair<uint64_t, nlohmann::json>> hist;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, ev] : events_) {
     const std::string event = id.system + ":" + id.name;
     for (const auto& t : ev->triggers)
-      list.push_back({{"event", event}, {"command", t->plan.trigger_text()}, {"paused", is_paused(t->slot)}});
-    // Oldest first, so that restoring rebuilds the same order.
-    for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it)
-      list.push_back({{"event", event}, {"command", enable_line(**it)}});
+      hist.emplace_back(t->uid, nlohmann::json{{"event", event},
+                                               {"command", t->plan.trigger_text()},
+                                               {"paused", is_paused(t->slot)}});
   }
-  const std::string text = nlohmann::json{{"version", 1}, {"triggers", list}}.dump(2) + "\n";
+  std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
+  for (const auto& [id, ev] : events_)
+    for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it)
+      list.push_back({{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}});
+  nlohmann::json synthetic = nlohmann::json::array();
+  for (const auto& [name, st] : synths_) synthetic.push_back(synth::list_line(st.def));
+  const std::string text =
+      nlohmann::json{{"version", 1}, {"synthetic_events", synthetic}, {"triggers", list}}.dump(2) + "\n";
   // Written whole and renamed over the old one: a crash never leaves half a file.
   const std::string tmp = options_.state_file.string() + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -147,6 +158,12 @@ std::vector<std::string> Engine::restore() {
     std::lock_guard lock(mu_);
     restoring_ = true;
   }
+  if (doc.contains("synthetic_events") && doc["synthetic_events"].is_array())
+    for (const auto& d : doc["synthetic_events"]) {
+      const std::string line = d.is_string() ? d.get<std::string>() : std::string();
+      auto r = write_synthetic(line);
+      if (!r) problems.push_back(fmt::format("synthetic event {}: {}", line, r.error().message()));
+    }
   for (const auto& t : doc["triggers"]) {
     const std::string event = t.value("event", "");
     const std::string command = t.value("command", "");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <regex>
 #include <thread>
 
 #include "bpf_test_support.h"
@@ -109,6 +110,21 @@ TEST_F(InterEventTest, OnmaxSavesFieldsOfTheMaximum) {
                             "  prev_pid:         17  prev_prio:        120  prev_comm: swapper/0" +
                             std::string(23, ' ') + "\n";
   EXPECT_NE(h.find(saved), std::string::npos) << h;
+}
+
+TEST_F(InterEventTest, GeneratedStringsKeyCleanly) {
+  // The generation buffer is reused: a short string after a long one must
+  // not carry the long one's tail into the key.
+  synth("ev_c int x; char comm[16]");
+  add("sched", "sched_switch", "hist:keys=next_pid:x=next_prio:onmatch(sched.sched_switch).ev_c($x,next_comm)");
+  add("synthetic", "ev_c", "hist:keys=comm");
+  inject("sched", "sched_switch", switch_to(1, "longer_name_abc"));
+  inject("sched", "sched_switch", switch_to(2, "ab"));
+  inject("sched", "sched_switch", switch_to(3, "ab"));
+  wait_delivered(3);
+  const std::string h = hist("synthetic", "ev_c");
+  EXPECT_TRUE(std::regex_search(h, std::regex("\\{ comm: ab +\\} hitcount:          2\n"))) << h;
+  EXPECT_NE(h.find("    Entries: 2\n"), std::string::npos) << h;
 }
 
 TEST_F(InterEventTest, TracedWhenEnabled) {

@@ -171,7 +171,8 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
       if (sb) {
         long n = 0;
         (void)n;
-  *(__u64 *)(sb->rec + 8u) = (__u64)vv0;
+  *(__u64 *)(sb->rec + 8u) = (__u64)(__u64)vv0;
+  __builtin_memset(sb->rec + 24u, 0, 256u);
   n = bpf_probe_read_kernel_str((char *)sb->rec + 24u, 17u, (const char *)rec + 40u);
   if (n < 0)
     n = 0;
