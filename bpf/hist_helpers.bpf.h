@@ -122,6 +122,7 @@ static __always_inline struct histd_synbuf *histd_synth_begin(const struct histd
     return 0;
   __builtin_memset(b->rec, 0, 16);
   b->n.id = id;
+  b->n.kind = HISTD_NOTICE_SYNTH;
   b->n.size = size;
   b->n.ts = ts;
   b->n.cpu = bpf_get_smp_processor_id();

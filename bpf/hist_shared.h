@@ -32,13 +32,17 @@ struct histd_trigger_control {
 /* A generated synthetic event on its way to user space through the ring
  * buffer: this header, then the event's record (common_type = id). */
 struct histd_notice {
-  histd_u32 id;   /* the synthetic event's id */
+  histd_u32 id;   /* the synthetic event's id; snapshot: the trigger's control slot */
   histd_u32 size; /* bytes of the record after the header */
   histd_u64 ts;   /* common_timestamp, ns */
   histd_u32 cpu;
-  histd_u32 pad;
+  histd_u32 kind; /* HISTD_NOTICE_* */
   char comm[16];
 };
+
+#define HISTD_NOTICE_SYNTH 0
+/* onmax()/onchange() .snapshot(): a u64 value, then the entry's key. */
+#define HISTD_NOTICE_SNAPSHOT 1
 
 /* The largest synthetic event record: header fields, 256-byte strings. */
 #define HISTD_SYNTH_MAX 8192

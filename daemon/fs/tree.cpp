@@ -35,7 +35,7 @@ struct Node {
 
 constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
 constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",   "synthetic_events",
-                                     "trace",      "trace_pipe",       "trace_marker"};
+                                     "trace",      "trace_pipe",       "trace_marker", "snapshot"};
 constexpr const char* kSynthSystem = "synthetic";
 
 // An open file: its content generated at open time.
@@ -163,6 +163,7 @@ struct Tree::Context {
       else if (n.file == "error_log") out = engine->read_error_log();
       else if (n.file == "synthetic_events") out = engine->read_synthetic();
       else if (n.file == "trace") out = engine->read_trace();
+      else if (n.file == "snapshot") out = engine->read_snapshot();
       return 0;
     }
     if (n.file == "enable") {
@@ -202,7 +203,7 @@ Tree::Context& context() { return *static_cast<Tree::Context*>(fuse_get_context(
 
 bool writable(const Node& n) {
   return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
-         n.file == "trace_marker" || n.file == "enable";
+         n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot";
 }
 
 // The comm of the task writing to trace_marker.
@@ -283,7 +284,7 @@ int op_open(const char* path, struct fuse_file_info* fi) {
     } else if (n.file == "synthetic_events") {
       auto r = ctx.engine->truncate_synthetic();
       if (!r) return -r.error().error.err;
-    } else if (n.file == "trace_marker" || n.file == "enable") {
+    } else if (n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot") {
     } else {
       auto r = ctx.engine->truncate_triggers(n.system, n.event);
       if (!r) return -r.error().error.err;
@@ -338,6 +339,15 @@ int op_write(const char* path, const char* buf, size_t size, off_t, struct fuse_
     if (n.file == "error_log") ctx.engine->clear_error_log();
     return static_cast<int>(size);
   }
+  if (n.file == "snapshot") {
+    // As tracefs: 0 and 2 clear it; 1 is a manual snapshot histd does not take.
+    const std::string v(buf, size);
+    if (v == "0" || v == "0\n" || v == "2" || v == "2\n") {
+      ctx.engine->clear_snapshot();
+      return static_cast<int>(size);
+    }
+    return -EINVAL;
+  }
   if (n.file == "enable") {
     const std::string v(buf, size);
     if (v != "0" && v != "1" && v != "0\n" && v != "1\n") return -EINVAL;
@@ -379,7 +389,7 @@ int op_truncate(const char* path, off_t, struct fuse_file_info*) {
     auto r = ctx.engine->truncate_synthetic();
     return r ? 0 : -r.error().error.err;
   }
-  if (n.file == "trace_marker" || n.file == "enable") return 0;
+  if (n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot") return 0;
   auto r = ctx.engine->truncate_triggers(n.system, n.event);
   if (!r) return -r.error().error.err;
   return 0;

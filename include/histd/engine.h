@@ -101,6 +101,9 @@ class Engine {
   bool enabled(const std::string& system, const std::string& event);
   std::string read_trace();
   void clear_trace();
+  // The copy of the trace buffer the last snapshot() action took.
+  std::string read_snapshot();
+  void clear_snapshot();
   // trace_pipe: waits up to `timeout` for lines and takes them out.
   std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes);
   // One write(2) to trace_marker by task `pid` (`comm`): a trace line, and a
@@ -191,6 +194,8 @@ class Engine {
   uint32_t next_synth_id_ = 0xf000;
   runtime::Fd ring_;  // generated synthetic events, shared by every unit
   trace::TraceBuffer trace_{size_t{4} << 20, true};
+  trace::TraceBuffer snapshot_{size_t{4} << 20, true};
+  void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
   std::atomic<bool> stop_consumer_{false};
   std::atomic<uint64_t> delivered_{0};
   std::thread consumer_;

@@ -32,6 +32,7 @@ const Resolver& null_resolver();
 struct Section {
   std::string trigger_line;  // as in the trigger file, e.g. "hist:keys=...:size=2048 [active]"
   const table::Table* table = nullptr;
+  std::string after_entries;  // between the entries and "Totals": the snapshot block
 };
 
 // One table: "# event histogram\n#\n# trigger info: <line>\n#\n\n<rows>\nTotals:..."
@@ -39,6 +40,9 @@ std::string render_table(const Section& section, const Resolver& resolver);
 
 // Every table of an event, separated as the kernel separates them ("\n\n").
 std::string render_event(const std::vector<Section>& sections, const Resolver& resolver);
+
+// An entry's key as the entry line starts: "{ next_pid:       2255 }".
+std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver);
 
 // One entry line (without the trailing newline), exposed for tests.
 std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver);

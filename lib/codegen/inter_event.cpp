@@ -148,6 +148,11 @@ void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p
         "  __type(key, struct histd_xk{0}_{1});\n  __type(value, struct histd_xr{0}_{1});\n}} {2} SEC(\".maps\");\n",
         i, k, ref_map_name(i, k));
   }
+  for (const plan::ActionPlan& a : p.actions)
+    if (a.kind == spec::Action::Kind::Snapshot) {
+      out += fmt::format("struct histd_snap{0} {{\n  struct histd_notice n;\n  __u64 v;\n  struct histd_key{0} k;\n}};\n", i);
+      break;
+    }
   if (!out.empty()) unit += out + "\n";
 }
 
@@ -216,6 +221,17 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
         o += fmt::format("    vr->w[{}] = {};\n", f.offset / 8, load_expr(f.access, timestamp_expr(p)));
     }
     if (act.kind == spec::Action::Kind::Trace) o += emit_generate(act, target, p);
+    if (act.kind == spec::Action::Kind::Snapshot) {
+      // User space keeps the global maximum and copies the trace buffer.
+      o += fmt::format(
+          "    struct histd_snap{0} *sn = bpf_ringbuf_reserve(&histd_ring, sizeof(*sn), 0);\n"
+          "    if (sn) {{\n      __builtin_memset(&sn->n, 0, sizeof(sn->n));\n"
+          "      sn->n.id = {1}u;\n      sn->n.kind = HISTD_NOTICE_SNAPSHOT;\n"
+          "      sn->n.size = sizeof(*sn) - sizeof(sn->n);\n      sn->n.ts = bpf_ktime_get_ns();\n"
+          "      sn->v = {2};\n      __builtin_memcpy(&sn->k, key, sizeof(sn->k));\n"
+          "      bpf_ringbuf_submit(sn, 0);\n    }}\n",
+          i, in.control_slot, cur);
+    }
     o += "  }\n";
   }
   return o;

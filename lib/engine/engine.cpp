@@ -402,8 +402,21 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   }
   for (size_t i = 0; i < tables.size(); ++i) {
     const Trigger& t = *it->second->triggers[i];
-    sections.push_back(
-        render::Section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i]});
+    render::Section section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i], {}};
+    if (t.snapshot) {
+      for (const plan::ActionPlan& a : t.plan.actions)
+        if (a.kind == spec::Action::Kind::Snapshot) {
+          table::Row key_row;
+          key_row.key = t.snapshot->key;
+          key_row.key.resize(t.plan.key_size);
+          section.after_entries = fmt::format(
+              "\nSnapshot taken (see tracing/snapshot).  Details:\n\ttriggering value {{ {}({}) }}: {:10}"
+              "\ttriggered by event with key: {}\n",
+              a.handler == spec::Action::Handler::OnMax ? "onmax" : "onchange", a.track_text, t.snapshot->value,
+              render::render_key(tables[i], key_row, resolver_));
+        }
+    }
+    sections.push_back(std::move(section));
   }
   if (json) return render::render_json(system + ":" + event, sections, resolver_);
   std::string out = render::render_event(sections, resolver_);

@@ -26,6 +26,12 @@ struct Engine::Trigger {
   uint64_t uid = 0;  // what other triggers' $references name it by
   std::shared_ptr<TableState> table;
   runtime::Fd vars;  // its variable records, when the plan has variables or tracks values
+  // The last snapshot() it took: the triggering value and the entry's key.
+  struct Snapshot {
+    uint64_t value = 0;
+    std::vector<uint8_t> key;
+  };
+  std::optional<Snapshot> snapshot;
   uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
 };
 

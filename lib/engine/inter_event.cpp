@@ -263,12 +263,46 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
   return Unit{};
 }
 
+std::string Engine::read_snapshot() {
+  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+}
+
+void Engine::clear_snapshot() { snapshot_.clear(); }
+
+// The kernel's conditional snapshot: onmax() takes one when its value beats
+// the trigger's global maximum, onchange() on every change.
+void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
+  bool onmax = false;
+  for (const plan::ActionPlan& a : t.plan.actions)
+    if (a.kind == spec::Action::Kind::Snapshot) onmax = a.handler == spec::Action::Handler::OnMax;
+  if (onmax && t.snapshot && value <= t.snapshot->value) return;
+  t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
+  snapshot_.clear();
+  const std::string lines = trace_.lines();
+  size_t start = 0;
+  while (start < lines.size()) {
+    size_t end = lines.find('\n', start);
+    end = end == std::string::npos ? lines.size() : end + 1;
+    snapshot_.append(lines.substr(start, end - start));
+    start = end;
+  }
+}
+
 void Engine::deliver(std::span<const uint8_t> notice) {
   if (notice.size() < sizeof(histd_notice)) return;
   histd_notice n;
   std::memcpy(&n, notice.data(), sizeof(n));
   const std::span<const uint8_t> rec =
       notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
+  if (n.kind == HISTD_NOTICE_SNAPSHOT) {
+    if (rec.size() < 8) return;
+    uint64_t value = 0;
+    std::memcpy(&value, rec.data(), 8);
+    for (auto& [id, ev] : events_)
+      for (auto& t : ev->triggers)
+        if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
+    return;
+  }
   const SynthState* s = nullptr;
   for (const auto& [name, st] : synths_)
     if (st.id == n.id) s = &st;

@@ -196,8 +196,7 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
         break;
       }
       case spec::Action::Kind::Snapshot:
-        return error_at(cmd, ErrorCode::Unsupported, a.action_name,
-                        "snapshot(): histd has no snapshot buffer yet");
+        break;
       case spec::Action::Kind::Trace: {
         auto r = synth_params(ctx, a, out);
         if (!r) return unexpected(std::move(r).error());

@@ -126,7 +126,7 @@ void append_value(std::string& out, const table::ValColumn& c, uint64_t v, uint6
   }
 }
 
-std::string row_line(const table::Table& t, const table::Row& r, const Resolver& res, const ColumnStats& stats) {
+std::string key_part(const table::Table& t, const table::Row& r, const Resolver& res) {
   std::string out = "{ ";
   bool multiline = false;
   for (size_t i = 0; i < t.keys.size(); ++i) {
@@ -134,6 +134,11 @@ std::string row_line(const table::Table& t, const table::Row& r, const Resolver&
     append_key(out, t.keys[i], r, res, multiline);
   }
   out += multiline ? "}" : " }";
+  return out;
+}
+
+std::string row_line(const table::Table& t, const table::Row& r, const Resolver& res, const ColumnStats& stats) {
+  std::string out = key_part(t, r, res);
   for (size_t i = 0; i < t.vals.size() && i < r.vals.size(); ++i) {
     if (i == 0) {
       if (!t.nohitcount) out += fmt::sprintf(" hitcount: %10llu", static_cast<unsigned long long>(r.vals[0]));
@@ -153,6 +158,10 @@ const Resolver& null_resolver() {
   return r;
 }
 
+std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver) {
+  return key_part(table, row, resolver);
+}
+
 std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver) {
   return row_line(table, row, resolver, column_stats(table));
 }
@@ -166,6 +175,7 @@ std::string render_table(const Section& section, const Resolver& resolver) {
     out += r.tracking;
     out += '\n';
   }
+  out += section.after_entries;
   out += fmt::format("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n", t.hits, t.rows.size(), t.drops);
   return out;
 }

@@ -127,6 +127,24 @@ TEST_F(InterEventTest, GeneratedStringsKeyCleanly) {
   EXPECT_NE(h.find("    Entries: 2\n"), std::string::npos) << h;
 }
 
+TEST_F(InterEventTest, OnmaxSnapshotCopiesTheTraceAndShowsTheBlock) {
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
+  add("sched", "sched_switch", "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmax($lat).snapshot()");
+  ASSERT_TRUE(engine_->write_marker("before the max", 1, "marker").ok());
+  inject("sched", "sched_waking", waking(42));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  inject("sched", "sched_switch", switch_to(42));
+  wait_delivered(1);
+  const std::string h = hist("sched", "sched_switch");
+  EXPECT_TRUE(std::regex_search(
+      h, std::regex("\\{ next_pid:         42 \\} hitcount:          1\n\tmax: +[0-9]+\n\n"
+                    "Snapshot taken \\(see tracing/snapshot\\)\\.  Details:\n"
+                    "\ttriggering value \\{ onmax\\(\\$lat\\) \\}: +[0-9]+\ttriggered by event with key: "
+                    "\\{ next_pid:         42 \\}\n\nTotals:")))
+      << h;
+  EXPECT_NE(engine_->read_snapshot().find("tracing_mark_write: before the max\n"), std::string::npos);
+}
+
 TEST_F(InterEventTest, TracedWhenEnabled) {
   synth("wakeup_latency u64 lat; pid_t pid");
   add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
