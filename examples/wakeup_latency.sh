@@ -28,4 +28,5 @@ echo 'hist:keys=pid,prio,lat:sort=pid,lat' >> events/synthetic/wakeup_latency/tr
 cp "$(command -v perl)" "$WORK/cyclictest"
 "$WORK/cyclictest" -e 'print "workload pid $$\n"; select(undef, undef, undef, 0.01) for 1..$ARGV[0]' "$SLEEPS"
 sleep 0.5  # generated events reach their triggers through histd's ring buffer
+echo "wakeups: $(awk '/^\{/ {s += $NF} END {print s + 0}' events/sched/sched_waking/hist)"
 cat events/synthetic/wakeup_latency/hist

@@ -11,7 +11,9 @@ EXAMPLES=$(cd "$(dirname "$0")/../../examples" && pwd)
 out=$(bash "$EXAMPLES/wakeup_latency.sh" "$T" 20)
 wpid=$(grep -oE '^workload pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
 total=$(grep -oE 'hitcount: +[0-9]+' <<<"$out" | awk '{s += $2} END {print s + 0}')
-expect_eq "wakeup latency: every sleep gave a latency event" "yes" "$([ "$total" -ge 20 ] && echo yes || echo no)"
+wakeups=$(grep -oE '^wakeups: [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+expect_eq "wakeup latency: the workload woke at least once per sleep" "yes" "$([ "$wakeups" -ge 20 ] && echo yes || echo no)"
+expect_eq "wakeup latency: one latency event per wakeup" "$wakeups" "$total"
 expect_eq "wakeup latency: every entry is the workload's" "" \
   "$(grep -E '^\{ pid:' <<<"$out" | grep -vE "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" || true)"
 expect_eq "wakeup latency: trigger line" "1" \
@@ -48,6 +50,38 @@ expect_eq "trace_marker: lines in trace" "yes" \
   "$(grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: tracing_mark_write: start$' "$T/trace" && echo yes || echo no)"
 : > "$T/trace"
 expect_eq "trace: truncation empties it" "0" "$(grep -vc '^#' "$T/trace" || true)"
+
+# --- the seed's mix: sched_waking starts, trace_marker ends (seed 003 section 3)
+echo 'latency u64 lat' > "$T/synthetic_events"
+echo 'hist:keys=pid:ts0=common_timestamp.usecs' > "$T/events/sched/sched_waking/trigger"
+echo 'hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).latency($lat) if buf == "end"' > "$T/events/ftrace/print/trigger"
+echo 'hist:keys=lat,common_pid:sort=lat' > "$T/events/synthetic/latency/trigger"
+wpid=$("$WORK/cyclictest" -e 'open(my $m, ">", $ARGV[0]) or die; print "$$\n";
+  for (1..10) { select(undef, undef, undef, 0.01); syswrite($m, "end"); }' "$T/trace_marker")
+sleep 0.5
+out=$(cat "$T/events/synthetic/latency/hist")
+expect_eq "waking+marker: every wakeup ended by a marker write" "10" \
+  "$(grep -E "^\{ lat: +[0-9]+, common_pid: +$wpid \} hitcount: +[0-9]+$" <<<"$out" | grep -oE 'hitcount: +[0-9]+' | awk '{s += $2} END {print s + 0}')"
+: > "$T/events/synthetic/latency/trigger"
+: > "$T/events/ftrace/print/trigger"
+: > "$T/events/sched/sched_waking/trigger"
+echo '!latency' >> "$T/synthetic_events"
+
+# --- onmax().snapshot(): the trace copied, the block in the hist file
+echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' > "$T/events/sched/sched_waking/trigger"
+echo 'hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmax($lat).snapshot() if next_comm=="cyclictest"' > "$T/events/sched/sched_switch/trigger"
+printf 'before the snapshot' > "$T/trace_marker"
+"$WORK/cyclictest" -e 'select(undef, undef, undef, 0.01) for 1..5'
+sleep 0.5
+hist=$(cat "$T/events/sched/sched_switch/hist")
+expect_eq "snapshot: block in hist" "1" "$(grep -c '^Snapshot taken (see tracing/snapshot).  Details:$' <<<"$hist")"
+expect_eq "snapshot: triggering value and key" "1" \
+  "$(grep -cE '^	triggering value \{ onmax\(\$lat\) \}: +[0-9]+	triggered by event with key: \{ next_pid: +[0-9]+ \}$' <<<"$hist")"
+expect_eq "snapshot: the trace was copied" "1" "$(grep -c 'tracing_mark_write: before the snapshot$' "$T/snapshot")"
+: > "$T/events/sched/sched_switch/trigger"
+: > "$T/events/sched/sched_waking/trigger"
+echo 0 > "$T/snapshot"
+expect_eq "snapshot: cleared" "0" "$(grep -vc '^#' "$T/snapshot" || true)"
 
 # --- a traced synthetic event through trace_pipe, with its task's comm
 echo 'marker_lat u64 lat; char comm[16]' > "$T/synthetic_events"
