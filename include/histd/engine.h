@@ -137,6 +137,14 @@ class Engine {
 
   Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json);
   CommandResult apply_hist(EventState& ev, std::string_view text);
+  CommandResult apply_hist_command(EventState& ev, std::string_view text);
+  Status remove_trigger(EventState& ev, Trigger* going);
+  void remove_trigger_uid(uint64_t uid);
+  // The implicit field variables ("synthetic_<field>") that a command's
+  // onmatch() params need on their matching event, created as triggers there.
+  CommandResult add_field_vars(EventState& ev, std::string_view text, std::vector<uint64_t>& created);
+  // Removes the field-variable triggers made for trigger `uid`, once unused.
+  void remove_field_vars_of(uint64_t uid);
   CommandResult apply_enable(EventState& ev, std::string_view text);
   static bool is_enable_command(std::string_view text);
   std::string enable_line(const EnableTrigger& e) const;

@@ -140,6 +140,11 @@ struct VarRef {
   friend bool operator==(const VarRef&, const VarRef&) = default;
 };
 
+// The variable that carries a field of an onmatch() matching event to the
+// generating trigger ("sched.sched_waking.prio" -> "synthetic_prio"), as the
+// kernel names its implicit field variables.
+inline constexpr std::string_view kFieldVarPrefix = "synthetic_";
+
 // A variable other triggers can reference, as the engine's registry lists it.
 struct RegisteredVar {
   std::string system;

@@ -224,7 +224,41 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
   return r;
 }
 
+Status Engine::remove_trigger(EventState& ev, Trigger* going) {
+  std::vector<Trigger*> rest;
+  for (auto& t : ev.triggers)
+    if (t.get() != going) rest.push_back(t.get());
+  auto st = rebuild(ev, rest, enables_of(ev));
+  if (!st) return st;
+  release_trigger(*going);
+  std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
+  refresh_enablers_of(ev);
+  if (ev.system == "synthetic") (void)refresh_synth(ev.event);
+  return ok_status();
+}
+
 CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
+  // onmatch() params naming fields of the matching event need the kernel's
+  // implicit field variables there first; they go again if this fails.
+  std::vector<uint64_t> field_vars;
+  auto made = add_field_vars(ev, text, field_vars);
+  if (!made) return made;
+  const size_t before = ev.triggers.size();
+  CommandResult r = apply_hist_command(ev, text);
+  const bool created = r && ev.triggers.size() > before;
+  for (uint64_t uid : field_vars) {
+    if (created) {
+      for (auto& [id, other] : events_)
+        for (auto& t : other->triggers)
+          if (t->uid == uid) t->field_var_of = ev.triggers.back()->uid;
+    } else {
+      remove_trigger_uid(uid);
+    }
+  }
+  return r;
+}
+
+CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) {
   ev.last_error.reset();
   ++ev.generation;
   auto format = catalog_.event(ev.system, ev.event);
@@ -244,15 +278,10 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
     if (found == ev.triggers.end()) return Unit{};
     if (auto user = referenced_by({found->get()}))
       return user_error(ev, Diagnostic{ErrorCode::VarBusy, Span{0, 0}, cmd.command, "used by " + *user});
-    std::vector<Trigger*> rest;
-    for (auto& t : ev.triggers)
-      if (t.get() != found->get()) rest.push_back(t.get());
-    auto st = rebuild(ev, rest, enables_of(ev));
+    const uint64_t uid = (*found)->uid;
+    auto st = remove_trigger(ev, found->get());
     if (!st) return system_failure(std::move(st).error());
-    release_trigger(**found);
-    ev.triggers.erase(found);
-    refresh_enablers_of(ev);
-    if (ev.system == "synthetic") (void)refresh_synth(ev.event);
+    remove_field_vars_of(uid);
     return Unit{};
   }
 
@@ -345,7 +374,11 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   EventState& ev = *it->second;
   ++ev.generation;
   std::vector<const Trigger*> going;
-  for (const auto& t : ev.triggers) going.push_back(t.get());
+  std::vector<uint64_t> uids;
+  for (const auto& t : ev.triggers) {
+    going.push_back(t.get());
+    uids.push_back(t->uid);
+  }
   if (auto user = referenced_by(going))
     return system_failure(Error{ErrorKind::Busy, EBUSY, "a variable of this event is used by " + *user});
   auto st = rebuild(ev, {}, {});
@@ -356,6 +389,7 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   ev.enables.clear();
   refresh_enablers_of(ev);
   if (ev.system == "synthetic") (void)refresh_synth(ev.event);
+  for (uint64_t uid : uids) remove_field_vars_of(uid);
   save_state();
   return Unit{};
 }

@@ -24,6 +24,7 @@ struct Engine::TableState {
 struct Engine::Trigger {
   plan::HistPlan plan;
   uint64_t uid = 0;  // what other triggers' $references name it by
+  uint64_t field_var_of = 0;  // made to carry a field to that trigger's onmatch() (0: the user's own)
   std::shared_ptr<TableState> table;
   runtime::Fd vars;  // its variable records, when the plan has variables or tracks values
   // The last snapshot() it took: the triggering value and the entry's key.

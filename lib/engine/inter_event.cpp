@@ -263,6 +263,75 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
   return Unit{};
 }
 
+void Engine::remove_trigger_uid(uint64_t uid) {
+  for (auto& [id, ev] : events_)
+    for (auto& t : ev->triggers)
+      if (t->uid == uid) {
+        (void)remove_trigger(*ev, t.get());
+        return;
+      }
+}
+
+void Engine::remove_field_vars_of(uint64_t uid) {
+  std::vector<uint64_t> made;
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers)
+      if (t->field_var_of == uid && !referenced_by({t.get()})) made.push_back(t->uid);
+  for (uint64_t m : made) remove_trigger_uid(m);
+}
+
+CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, std::vector<uint64_t>& created) {
+  auto parsed = spec::parse_trigger(text);
+  if (!parsed) return Unit{};  // the command's own path reports it
+  const auto* cmd = std::get_if<spec::HistCommand>(&*parsed);
+  if (!cmd || cmd->remove || cmd->control != spec::Control::None) return Unit{};
+  const plan::Registry reg = registry();
+  auto fail = [&](ErrorCode code, const std::string& param) -> CommandResult {
+    for (uint64_t uid : created) remove_trigger_uid(uid);
+    created.clear();
+    const uint32_t pos = spec::errpos(cmd->command, param);
+    return user_error(ev, Diagnostic{code, Span{pos, pos + uint32_t(param.size())}, cmd->command, {}});
+  };
+  for (const spec::Action& a : cmd->actions) {
+    if (a.handler != spec::Action::Handler::OnMatch) continue;
+    if (a.match_system == ev.system && a.match_event == ev.event) continue;
+    for (const spec::ActionParam& p : a.params) {
+      const std::string prefix = a.match_system + "." + a.match_event + ".";
+      if (!p.text.starts_with(prefix)) continue;
+      const std::string field = p.text.substr(prefix.size());
+      if (field.empty() || field[0] == '$' || field.find('.') != std::string::npos) continue;
+      const std::string name = std::string(plan::kFieldVarPrefix) + field;
+      bool exists = false;
+      for (const plan::RegisteredVar& v : reg.vars)
+        exists = exists || (v.system == a.match_system && v.event == a.match_event && v.name == name);
+      auto other = events_.find(catalog::EventId{a.match_system, a.match_event});
+      if (other != events_.end())
+        for (const auto& t : other->second->triggers)
+          for (const plan::Variable& v : t->plan.vars) exists = exists || v.name == name;
+      if (exists) continue;
+      auto format = catalog_.event(a.match_system, a.match_event);
+      if (!format || !(*format)->find(field)) continue;  // planning says "Couldn't find param"
+      // Keyed like the matching event's histogram, under its filter, as the
+      // kernel's create_field_var_hist() does.
+      const Trigger* model = nullptr;
+      if (other != events_.end()) {
+        for (const auto& t : other->second->triggers)
+          if (!model && !t->plan.vars.empty()) model = t.get();
+        if (!model && !other->second->triggers.empty()) model = other->second->triggers.front().get();
+      }
+      if (!model) return fail(ErrorCode::HistNotFound, p.text);
+      std::string command = "hist:keys=";
+      for (size_t k = 0; k < model->plan.keys.size(); ++k) command += (k ? "," : "") + model->plan.keys[k].spec;
+      command += ":" + name + "=" + field;
+      if (!model->plan.filter_text.empty()) command += " if " + model->plan.filter_text;
+      auto r = apply_hist_command(*other->second, command);
+      if (!r) return fail(ErrorCode::FieldVarCreateFail, p.text);
+      created.push_back(other->second->triggers.back()->uid);
+    }
+  }
+  return Unit{};
+}
+
 std::string Engine::read_snapshot() {
   return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
 }

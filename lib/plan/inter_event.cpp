@@ -67,10 +67,18 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
       n.system = system;
       n.event = event;
     }
+  } else if (!names_here) {
+    // A field of the matching event: the kernel's implicit field variable,
+    // "synthetic_<field>" on a trigger of that event (the engine creates it).
+    n.kind = spec::ExprNode::Kind::VarRef;
+    n.system = system;
+    n.event = event;
+    n.var = std::string(kFieldVarPrefix) + std::string(leaf);
+    bool found = false;
+    for (const RegisteredVar& rv : ctx.registry.vars)
+      found = found || (rv.system == system && rv.event == event && rv.name == n.var);
+    if (!found) return error_at(ctx.cmd, ErrorCode::ParamNotFound, p.text);
   } else {
-    if (!names_here)
-      return error_at(ctx.cmd, ErrorCode::Unsupported, p.text,
-                      "fields of another event as params; save the field in a variable there");
     n.kind = spec::ExprNode::Kind::Field;
     n.field.name = std::string(leaf.substr(0, leaf.find('.')));
     n.field.span = p.span;

@@ -145,6 +145,46 @@ TEST_F(InterEventTest, OnmaxSnapshotCopiesTheTraceAndShowsTheBlock) {
   EXPECT_NE(engine_->read_snapshot().find("tracing_mark_write: before the max\n"), std::string::npos);
 }
 
+TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
+  synth("wakeup_latency u64 lat; pid_t pid; int prio");
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs if comm==\"cyclictest\"");
+  add("sched", "sched_switch",
+      "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
+      "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio)");
+  // the kernel's implicit field variable: a trigger of its own on sched_waking
+  EXPECT_EQ(engine_->read_trigger("sched", "sched_waking"),
+            "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
+            " if comm==\"cyclictest\" [active]\n"
+            "hist:keys=pid:vals=hitcount:synthetic_prio=prio:sort=hitcount:size=2048 if comm==\"cyclictest\" [active]\n");
+  add("synthetic", "wakeup_latency", "hist:keys=pid,prio");
+  inject("sched", "sched_waking", waking(42, "cyclictest", 97));
+  inject("sched", "sched_switch", switch_to(42));
+  wait_delivered(1);
+  const std::string h = hist("synthetic", "wakeup_latency");
+  EXPECT_NE(h.find("{ pid:         42, prio:         97 } hitcount:          1\n"), std::string::npos) << h;
+  // removing the user removes the variable's trigger too
+  auto r = engine_->write_trigger(
+      "sched", "sched_switch",
+      "!hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
+      "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio)");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(engine_->read_trigger("sched", "sched_waking"),
+            "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
+            " if comm==\"cyclictest\" [active]\n");
+  // a field the matching event lacks, and a failed command, leave nothing behind
+  auto bad = engine_->write_trigger("sched", "sched_switch",
+                                    "hist:keys=next_pid:l=common_timestamp.usecs-$ts0:"
+                                    "onmatch(sched.sched_waking).wakeup_latency($l,next_pid,sched.sched_waking.nope)");
+  EXPECT_FALSE(bad.ok());
+  auto bad2 = engine_->write_trigger("sched", "sched_switch",
+                                     "hist:keys=next_pid:l=common_timestamp.usecs-$ts0:"
+                                     "onmatch(sched.sched_waking).wakeup_latency($l,sched.sched_waking.prio)");
+  EXPECT_FALSE(bad2.ok());  // two params for three fields
+  EXPECT_EQ(engine_->read_trigger("sched", "sched_waking"),
+            "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
+            " if comm==\"cyclictest\" [active]\n");
+}
+
 TEST_F(InterEventTest, TracedWhenEnabled) {
   synth("wakeup_latency u64 lat; pid_t pid");
   add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
