@@ -30,7 +30,18 @@ for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
 EV=$MNT/events/syscalls/sys_enter_getppid
 TP=tracepoint:syscalls:sys_enter_getppid
 
+EXIT_EV=$MNT/events/syscalls/sys_exit_getppid
+EXIT_TP=tracepoint:syscalls:sys_exit_getppid
+
 loop() { "$B/histd_bench_loop" "$CALLS"; }
+# A latency chain: a variable on entry, referenced (read-once) on exit.
+histd_latency_run() {
+  echo 'hist:keys=common_pid:ts0=common_timestamp' > "$EV/trigger"
+  echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:vals=$lat' > "$EXIT_EV/trigger"
+  loop
+  : > "$EXIT_EV/trigger"
+  : > "$EV/trigger"
+}
 histd_run() {
   echo "$1" > "$EV/trigger"
   loop
@@ -54,11 +65,14 @@ declare -A RUN=(
   [bpftrace_count]="bpftrace_run '$TP { @[pid] = count(); }'"
   [bpftrace_sum]="bpftrace_run '$TP { @[pid] = count(); @s[pid] = sum(args->__syscall_nr); }'"
   [bpftrace_hist]="bpftrace_run '$TP { @ = hist(args->__syscall_nr); }'"
+  [floor2]="$B/histd_bench_floor $B/bpf/empty.bpf.o syscalls sys_enter_getppid -- $B/histd_bench_floor $B/bpf/empty.bpf.o syscalls sys_exit_getppid -- $B/histd_bench_loop $CALLS"
+  [histd_latency]="histd_latency_run"
+  [bpftrace_latency]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @lat[pid] = sum(nsecs - @ts[tid]); delete(@ts[tid]); }'"
 )
-ORDER=(none floor histd_count bpftrace_count histd_sum bpftrace_sum histd_log2 bpftrace_hist)
+ORDER=(none floor histd_count bpftrace_count histd_sum bpftrace_sum histd_log2 bpftrace_hist floor2 histd_latency bpftrace_latency)
 
 # Warm the compiled-object cache so rounds measure the running program.
-for v in histd_count histd_sum histd_log2; do eval "${RUN[$v]}" >/dev/null; done
+for v in histd_count histd_sum histd_log2 histd_latency; do eval "${RUN[$v]}" >/dev/null; done
 
 declare -A SAMPLES
 for r in $(seq "$ROUNDS"); do
@@ -76,11 +90,14 @@ base = statistics.median(samples["none"])
 floor = statistics.median(samples["floor"]) - base
 print(f"syscalls:sys_enter_getppid, {sys.argv[1]} calls, {sys.argv[2]} interleaved rounds")
 print(f"untraced loop: {base:.1f} ns/call")
-print(f"{'variant':<16} {'ns/event over untraced':>24} {'(min..max)':>16} {'x floor':>8}")
+print(f"{'variant':<16} {'ns/call over untraced':>24} {'(min..max)':>16} {'x floor':>8}")
+floor2 = statistics.median(samples["floor2"]) - base
 for v, xs in samples.items():
     if v == "none":
         continue
     over = [x - base for x in xs]
     m = statistics.median(over)
-    print(f"{v:<16} {m:>24.1f} {f'({min(over):.0f}..{max(over):.0f})':>16} {m / floor:>8.2f}")
+    # the latency variants run two programs per call: against two floors
+    ref = floor2 if v in ("floor2", "histd_latency", "bpftrace_latency") else floor
+    print(f"{v:<16} {m:>24.1f} {f'({min(over):.0f}..{max(over):.0f})':>16} {m / ref:>8.2f}")
 PY
