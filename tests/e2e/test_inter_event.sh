@@ -5,23 +5,38 @@
 source "$(dirname "$0")/lib.sh"
 histd_start
 T=$MNT
-EXAMPLES=$(cd "$(dirname "$0")/../../examples" && pwd)
 
-# --- the seed's wakeup latency chain, workload "cyclictest" sleeping 20 times
-out=$(bash "$EXAMPLES/wakeup_latency.sh" "$T" 20)
-wpid=$(grep -oE '^workload pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+# --- the seed's wakeup latency chain, its commands as written against the
+# tree, workload "cyclictest" sleeping 20 times
+cp "$(command -v perl)" "$WORK/cyclictest"
+(
+  cd "$T"
+  echo 'wakeup_latency u64 lat; pid_t pid; int prio' >> synthetic_events
+  echo 'hist:keys=$saved_pid:saved_pid=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> events/sched/sched_waking/trigger
+  echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,$saved_pid,next_prio) if next_comm=="cyclictest"' >> events/sched/sched_switch/trigger
+  echo 'hist:keys=pid,prio,lat:sort=pid,lat' >> events/synthetic/wakeup_latency/trigger
+)
+wpid=$("$WORK/cyclictest" -e 'print "$$\n"; select(undef, undef, undef, 0.01) for 1..20')
+sleep 0.5
+out=$(cat "$T/events/synthetic/wakeup_latency/hist")
+wakeups=$(awk '/^\{/ {s += $NF} END {print s + 0}' "$T/events/sched/sched_waking/hist")
 total=$(grep -oE 'hitcount: +[0-9]+' <<<"$out" | awk '{s += $2} END {print s + 0}')
-wakeups=$(grep -oE '^wakeups: [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
 expect_eq "wakeup latency: the workload woke at least once per sleep" "yes" "$([ "$wakeups" -ge 20 ] && echo yes || echo no)"
 expect_eq "wakeup latency: one latency event per wakeup" "$wakeups" "$total"
 expect_eq "wakeup latency: every entry is the workload's" "" \
   "$(grep -E '^\{ pid:' <<<"$out" | grep -vE "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" || true)"
 expect_eq "wakeup latency: trigger line" "1" \
   "$(grep -c '^# trigger info: hist:keys=pid,prio,lat:vals=hitcount:sort=pid,lat:size=2048 \[active\]$' <<<"$out")"
-expect_eq "wakeup latency: cleaned up" "" "$(cat "$T/synthetic_events")"
+(
+  cd "$T"
+  echo '!hist:keys=pid,prio,lat:sort=pid,lat' >> events/synthetic/wakeup_latency/trigger
+  echo '!hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,$saved_pid,next_prio) if next_comm=="cyclictest"' >> events/sched/sched_switch/trigger
+  echo '!hist:keys=$saved_pid:saved_pid=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> events/sched/sched_waking/trigger
+  echo '!wakeup_latency u64 lat pid_t pid int prio' >> synthetic_events
+)
+expect_eq "wakeup latency: removed as the seed removes it" "" "$(cat "$T/synthetic_events")"
 
 # --- onmax().save() as the seed writes it
-cp "$(command -v perl)" "$WORK/cyclictest"
 echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> "$T/events/sched/sched_waking/trigger"
 echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm=="cyclictest"' >> "$T/events/sched/sched_switch/trigger"
 wpid=$("$WORK/cyclictest" -e 'print "$$\n"; select(undef, undef, undef, 0.01) for 1..10')
@@ -41,11 +56,22 @@ echo '!hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_l
 echo '!hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> "$T/events/sched/sched_waking/trigger"
 expect_eq "onmax: removed" "" "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)"
 
-# --- trace_marker start/end latency (seed section 3)
-out=$(bash "$EXAMPLES/trace_marker_latency.sh" "$T" 5)
-writer=$(grep -oE '^writer pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+# --- trace_marker start/end latency (seed section 3), as written
+(
+  cd "$T"
+  echo 'latency u64 lat' > synthetic_events
+  echo 'hist:keys=common_pid:ts0=common_timestamp.usecs if buf == "start"' > events/ftrace/print/trigger
+  echo 'hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(ftrace.print).latency($lat) if buf == "end"' >> events/ftrace/print/trigger
+  echo 'hist:keys=lat,common_pid:sort=lat' > events/synthetic/latency/trigger
+)
+writer=$(bash -c 'echo $$; for _ in 1 2 3 4 5; do printf start > "$1/trace_marker"; sleep 0.01; printf end > "$1/trace_marker"; done' _ "$T")
+sleep 0.5
+out=$(cat "$T/events/synthetic/latency/hist")
 expect_eq "trace_marker: five latencies of the writer, each over 10 ms" "5" \
   "$(grep -E "^\{ lat: +[0-9]+, common_pid: +$writer \} hitcount: +1$" <<<"$out" | awk '{gsub(",", "", $3); if ($3 >= 10000) n++} END {print n + 0}')"
+: > "$T/events/synthetic/latency/trigger"
+: > "$T/events/ftrace/print/trigger"
+echo '!latency' >> "$T/synthetic_events"
 expect_eq "trace_marker: lines in trace" "yes" \
   "$(grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: tracing_mark_write: start$' "$T/trace" && echo yes || echo no)"
 : > "$T/trace"

@@ -39,4 +39,22 @@ echo "!hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
 echo "hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
 expect_eq "a removed trigger's counts are gone" "    Hits: 0" \
   "$(awk '/trigger info: hist:keys=count:.* if common_pid/ {t=1} t && /Hits:/ {print; exit}' "$W/hist")"
+
+# Synthetic events and a latency chain come back too, and keep working:
+# definitions before triggers, variable owners before their users.
+: > "$W/trigger"
+echo 'marker_lat u64 lat' > "$MNT/synthetic_events"
+echo 'hist:keys=common_pid:ts0=common_timestamp.usecs if buf == "go"' > "$MNT/events/ftrace/print/trigger"
+echo 'hist:keys=common_pid:l=common_timestamp.usecs-$ts0:onmatch(ftrace.print).marker_lat($l) if buf == "stop"' >> "$MNT/events/ftrace/print/trigger"
+echo 'hist:keys=common_pid' > "$MNT/events/synthetic/marker_lat/trigger"
+chain=$(cat "$MNT/events/ftrace/print/trigger")
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start
+expect_eq "synthetic definition restored" "$(printf 'marker_lat\tu64 lat')" "$(cat "$MNT/synthetic_events")"
+expect_eq "the chain's triggers restored in order" "$chain" "$(cat "$MNT/events/ftrace/print/trigger")"
+writer=$(bash -c 'echo $$; printf go > "$1/trace_marker"; printf stop > "$1/trace_marker"' _ "$MNT")
+sleep 0.5
+expect_eq "and the restored chain generates" "1" \
+  "$(grep -cE "^\{ common_pid: +$writer \} hitcount: +1$" "$MNT/events/synthetic/marker_lat/hist")"
+expect_eq "nothing reported as unrestorable after the chain" "0" "$(grep -c 'could not restore' "$WORK/histd.log")"
 finish

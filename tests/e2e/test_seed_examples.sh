@@ -31,6 +31,22 @@ expect_eq "enable_hist example counts ls's writes" "yes" \
   "$(grep -qE '^\{ common_pid: ls +\[ *[0-9]+\] \} hitcount: +[0-9]+  count: +[0-9]+$' <<<"$out" && echo yes || echo no)"
 expect_eq "examples clean up after themselves" "" "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)"
 
+# Wakeup latency through histctl: one latency event per wakeup of the workload.
+out=$(bash "$EXAMPLES/wakeup_latency.sh" 10)
+wpid=$(grep -oE '^workload pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+wakeups=$(grep -oE '^wakeups: [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+expect_eq "wakeup latency example: one event per wakeup" "$wakeups" \
+  "$(grep -E "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" <<<"$out" | grep -oE 'hitcount: +[0-9]+' | awk '{s += $2} END {print s + 0}')"
+expect_eq "wakeup latency example: at least one wakeup per sleep" "yes" "$([ "${wakeups:-0}" -ge 10 ] && echo yes || echo no)"
+
+# trace_marker latency through histctl and the tree's trace_marker.
+out=$(bash "$EXAMPLES/trace_marker_latency.sh" "$MNT" 3)
+writer=$(grep -oE '^writer pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+expect_eq "trace_marker example: three start/end pairs of the writer" "3" \
+  "$(grep -cE "^\{ lat: +[0-9]+, common_pid: +$writer \} hitcount: +1$" <<<"$out")"
+expect_eq "inter-event examples clean up after themselves" "" \
+  "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)$("$HISTCTL_BIN" --socket "$WORK/histd.sock" synth list)"
+
 # Named tables on netif events: both events update one table.
 if [ -d "$E/net/netif_receive_skb" ] && [ -d "$E/net/netif_rx" ]; then
   echo 'hist:name=foo:keys=skbaddr.hex:vals=len' > "$E/net/netif_receive_skb/trigger"
