@@ -94,6 +94,7 @@ struct TypedExpr {
   bool usecs = false;      // carries common_timestamp.usecs units
   bool timestamp = false;  // reads common_timestamp
   bool is_string = false;  // a string field: `string_field` says where
+  bool is_stack = false;   // common_stacktrace, for a long[] synthetic field
   FieldAccess string_field;
   bool is_constant() const { return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant; }
   friend bool operator==(const TypedExpr&, const TypedExpr&) = default;

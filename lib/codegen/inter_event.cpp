@@ -111,6 +111,15 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
       body += fmt::format("  if (n < 0)\n    n = 0;\n  *(__u32 *)(sb->rec + {}u) = ((__u32)(n & 0xffff) << 16) | {}u;\n",
                           f.offset, dyn);
       dyn += 256;
+    } else if (f.kind == Kind::Stack && prm.value.is_stack) {
+      // The kernel's layout: a u64 frame count, then the frames.
+      body += fmt::format(
+          "  __builtin_memset(sb->rec + {0}u, 0, 256u);\n"
+          "  n = bpf_get_stack(ctx, sb->rec + {0}u + 8u, 248u, 0);\n  if (n < 0)\n    n = 0;\n"
+          "  *(__u64 *)(sb->rec + {0}u) = (__u64)n / 8;\n"
+          "  *(__u32 *)(sb->rec + {1}u) = ((__u32)((n + 8) & 0xffff) << 16) | {0}u;\n",
+          dyn, f.offset);
+      dyn += 256;
     } else if (f.kind == Kind::Integer) {
       body += store_int("sb->rec", f.offset, f.size, expr_code(prm.value, p));
     }

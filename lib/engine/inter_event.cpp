@@ -121,7 +121,7 @@ std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& pl
       t.fixed_size = s->second.def.fixed_size();
       uint32_t dynamic = 0;
       for (const synth::SynthField& f : s->second.def.fields)
-        if (f.kind == synth::SynthField::Kind::DynamicString) ++dynamic;
+        if (f.kind == synth::SynthField::Kind::DynamicString || f.kind == synth::SynthField::Kind::Stack) ++dynamic;
       t.record_size = t.fixed_size + dynamic * kDynamicStringRoom;
     }
     out.push_back(t);

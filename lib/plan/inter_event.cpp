@@ -26,7 +26,8 @@ const synth::SynthDefinition* find_synth(const Registry& r, const std::string& n
 bool param_fits(const TypedExpr& v, const synth::SynthField& f) {
   using Kind = synth::SynthField::Kind;
   if (f.kind == Kind::DynamicString) return v.is_string;
-  if (f.kind == Kind::Stack) return false;
+  if (f.kind == Kind::Stack) return v.is_stack;
+  if (v.is_stack) return false;
   if (f.kind == Kind::StaticString) return v.is_string && (v.type == f.type || v.size == f.size);
   if (v.is_string) return false;
   if (v.type == f.type) return true;
@@ -67,6 +68,13 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
       n.system = system;
       n.event = event;
     }
+  } else if (names_here && (leaf == "common_stacktrace" || leaf == "stacktrace")) {
+    // The stack at the event, for a long[] field: taken when generating.
+    TypedExpr stack;
+    stack.is_stack = true;
+    stack.type = "unsigned long[]";
+    stack.text = std::string(p.text);
+    return stack;
   } else if (!names_here) {
     // A field of the matching event: the kernel's implicit field variable,
     // "synthetic_<field>" on a trigger of that event (the engine creates it).

@@ -185,6 +185,17 @@ TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
             " if comm==\"cyclictest\" [active]\n");
 }
 
+TEST_F(InterEventTest, StacksFillLongArrayFields) {
+  synth("stk_ev pid_t pid; unsigned long[] stack");
+  add("sched", "sched_switch", "hist:keys=next_pid:onmatch(sched.sched_switch).stk_ev(next_pid,common_stacktrace)");
+  ASSERT_TRUE(engine_->set_enabled("synthetic", "stk_ev", true).ok());
+  inject("sched", "sched_switch", switch_to(77));
+  wait_delivered(1);
+  const std::string t = engine_->read_trace();
+  // frames of the kernel stack the test run went through, symbolized
+  EXPECT_TRUE(std::regex_search(t, std::regex("stk_ev: pid=77 stack=STACK:\n=> [A-Za-z_][A-Za-z0-9_.]*"))) << t;
+}
+
 TEST_F(InterEventTest, TracedWhenEnabled) {
   synth("wakeup_latency u64 lat; pid_t pid");
   add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
