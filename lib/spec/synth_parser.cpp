@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "histd/synth.h"
+
+#include "spec/hist_parts.h"
 #include "spec/text.h"
 
 namespace histd::synth {
@@ -34,13 +36,8 @@ constexpr uint32_t kSlot = 8;        // every other field takes one u64
 constexpr uint32_t kLocSize = 4;     // a __data_loc word: (len << 16) | offset
 constexpr size_t kMaxCommandBytes = 4096;
 
-struct Token {
-  std::string_view text;
-  size_t begin = 0;  // in the logged command
-  Span span() const {
-    return Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(begin + text.size())};
-  }
-};
+// A word of the command and where it starts in the logged command.
+using Token = spec::Piece;
 
 // argv_split(): words separated by white space.
 std::vector<Token> split_words(const Token& t) {
@@ -55,18 +52,6 @@ std::vector<Token> split_words(const Token& t) {
   return out;
 }
 
-// strsep(): every piece, empty ones included.
-std::vector<Token> split_on(const Token& t, char sep) {
-  std::vector<Token> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= t.text.size(); ++i) {
-    if (i == t.text.size() || t.text[i] == sep) {
-      out.push_back(Token{t.text.substr(start, i - start), t.begin + start});
-      start = i + 1;
-    }
-  }
-  return out;
-}
 
 // is_good_name(): a letter or '_', then letters, digits and '_'.
 bool is_good_name(std::string_view name) {
@@ -152,7 +137,7 @@ class SynthParser {
   Result<std::vector<SynthField>, Diagnostic> fields(const Token& text) const {
     std::vector<SynthField> out;
     std::vector<Span> name_spans;
-    for (const Token& piece : split_on(text, ';')) {
+    for (const Token& piece : spec::split(text, ';')) {
       const std::vector<Token> words = split_words(piece);
       size_t next = 0;
       while (next < words.size()) {

@@ -3,25 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "histd/plan.h"
+#include "test_support.h"
 #include "histd/spec.h"
 #include "histd/synth.h"
 
 namespace histd::plan {
 namespace {
 
-catalog::Field field(std::string name, std::string type, uint32_t off, uint32_t size, bool is_signed,
-                     catalog::FieldKind kind = catalog::FieldKind::Integer, uint32_t array_len = 0) {
-  catalog::Field f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.offset = off;
-  f.size = size;
-  f.is_signed = is_signed;
-  f.kind = kind;
-  f.array_len = array_len;
-  f.is_common = f.name.rfind("common_", 0) == 0;
-  return f;
-}
+using histd::testing::field;
 
 std::vector<catalog::Field> common() {
   return {field("common_type", "unsigned short", 0, 2, false), field("common_flags", "unsigned char", 2, 1, false),

@@ -3,26 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "histd/spec.h"
+#include "test_support.h"
 
 namespace histd::spec {
 namespace {
 
-HistCommand parse_ok(const std::string& text) {
-  auto r = parse_hist(text);
-  EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
-  return r.ok() ? *r : HistCommand{};
-}
-
-void expect_error(const std::string& marked, ErrorCode code) {
-  const size_t caret = marked.find('^');
-  ASSERT_NE(caret, std::string::npos) << marked;
-  std::string text = marked;
-  text.erase(caret, 1);
-  auto r = parse_trigger(text);
-  ASSERT_FALSE(r.ok()) << text;
-  EXPECT_EQ(error_name(r.error().code), error_name(code)) << text;
-  EXPECT_EQ(r.error().span.begin, caret) << text;
-}
+using histd::testing::parse_ok;
+void expect_error(const std::string& marked, ErrorCode code) { histd::testing::expect_parse_error(marked, code); }
 
 // The tree printed in prefix form, to compare whole shapes at once.
 std::string shape(const Expr& e, int i) {

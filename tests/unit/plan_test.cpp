@@ -5,23 +5,12 @@
 
 #include "histd/pipeline.h"
 #include "histd/plan.h"
+#include "test_support.h"
 
 namespace histd::plan {
 namespace {
 
-catalog::Field field(std::string name, std::string type, uint32_t off, uint32_t size, bool is_signed,
-                     catalog::FieldKind kind = catalog::FieldKind::Integer, uint32_t array_len = 0) {
-  catalog::Field f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.offset = off;
-  f.size = size;
-  f.is_signed = is_signed;
-  f.kind = kind;
-  f.array_len = array_len;
-  f.is_common = f.name.rfind("common_", 0) == 0;
-  return f;
-}
+using histd::testing::field;
 
 // kmem:kmalloc as this kernel describes it, plus a char[16] to test strings.
 catalog::EventFormat kmalloc() {

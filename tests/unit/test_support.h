@@ -1,0 +1,55 @@
+// Shared by the parser and planner tests: format fields by hand, and the
+// kernel selftests' inline-caret notation ('^' marks the byte the caret
+// must point at; it is removed before parsing).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "histd/catalog.h"
+#include "histd/spec.h"
+
+namespace histd::testing {
+
+inline catalog::Field field(std::string name, std::string type, uint32_t off, uint32_t size, bool is_signed,
+                            catalog::FieldKind kind = catalog::FieldKind::Integer, uint32_t array_len = 0) {
+  catalog::Field f;
+  f.name = std::move(name);
+  f.type = std::move(type);
+  f.offset = off;
+  f.size = size;
+  f.is_signed = is_signed;
+  f.kind = kind;
+  f.array_len = array_len;
+  f.is_common = f.name.rfind("common_", 0) == 0;
+  return f;
+}
+
+inline spec::HistCommand parse_ok(const std::string& text) {
+  auto r = spec::parse_hist(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
+  return r.ok() ? *r : spec::HistCommand{};
+}
+
+// `marked` without its '^', and the caret's position.
+inline std::pair<std::string, size_t> unmark(const std::string& marked) {
+  const size_t caret = marked.find('^');
+  EXPECT_NE(caret, std::string::npos) << marked;
+  std::string text = marked;
+  if (caret != std::string::npos) text.erase(caret, 1);
+  return {text, caret};
+}
+
+// The parser refuses `marked` with `code`, the caret where '^' stands.
+inline void expect_parse_error(const std::string& marked, ErrorCode code) {
+  const auto [text, caret] = unmark(marked);
+  auto r = spec::parse_trigger(text);
+  ASSERT_FALSE(r.ok()) << text;
+  EXPECT_EQ(error_name(r.error().code), error_name(code)) << text;
+  EXPECT_EQ(r.error().span.begin, caret) << text;
+  EXPECT_LE(r.error().span.begin, r.error().command.size()) << text;
+}
+
+}  // namespace histd::testing
