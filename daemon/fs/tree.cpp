@@ -98,14 +98,13 @@ struct Tree::Context {
       return n;
     }
     if (parts[0] != "events" || parts.size() > 4) return n;
-    const std::set<std::string> events = events_of(parts[1]);
-    if (events.empty()) return n;
+    if (!has_system(parts[1])) return n;
     n.system = parts[1];
     if (parts.size() == 2) {
       n.kind = Node::Kind::SystemDir;
       return n;
     }
-    if (!events.count(parts[2])) return n;
+    if (!has_event(parts[1], parts[2])) return n;
     n.event = parts[2];
     if (parts.size() == 3) {
       n.kind = Node::Kind::EventDir;
@@ -123,7 +122,17 @@ struct Tree::Context {
     return n;
   }
 
-  // The events of a system: synthetic ones come and go while histd runs.
+  // Synthetic events come and go while histd runs: asked of the engine;
+  // the others are fixed at mount.
+  bool has_system(const std::string& system) const {
+    if (system == kSynthSystem) return !engine->synthetic_names().empty();
+    return systems.count(system) > 0;
+  }
+  bool has_event(const std::string& system, const std::string& event) const {
+    if (system == kSynthSystem) return engine->catalog().contains(system, event);
+    auto sys = systems.find(system);
+    return sys != systems.end() && sys->second.count(event) > 0;
+  }
   std::set<std::string> events_of(const std::string& system) const {
     if (system == kSynthSystem) {
       auto names = engine->synthetic_names();
@@ -254,7 +263,7 @@ int op_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, struct 
       return 0;
     case Node::Kind::EventsDir:
       for (const auto& [sys, events] : ctx.systems) add(sys);
-      if (!ctx.systems.count(kSynthSystem) && !ctx.events_of(kSynthSystem).empty()) add(kSynthSystem);
+      if (!ctx.systems.count(kSynthSystem) && ctx.has_system(kSynthSystem)) add(kSynthSystem);
       return 0;
     case Node::Kind::SystemDir:
       for (const auto& ev : ctx.events_of(n.system)) add(ev);
@@ -268,6 +277,26 @@ int op_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, struct 
   }
 }
 
+// Truncating a writable file (O_TRUNC or truncate(2)), as tracefs does:
+// trigger files lose their triggers, the logs and buffers their contents.
+int truncate_file(Tree::Context& ctx, const Node& n) {
+  if (n.file == "error_log") {
+    ctx.engine->clear_error_log();
+    return 0;
+  }
+  if (n.file == "trace") {
+    ctx.engine->clear_trace();
+    return 0;
+  }
+  if (n.file == "synthetic_events") {
+    auto r = ctx.engine->truncate_synthetic();
+    return r ? 0 : -r.error().error.err;
+  }
+  if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot: nothing to drop
+  auto r = ctx.engine->truncate_triggers(n.system, n.event);
+  return r ? 0 : -r.error().error.err;
+}
+
 int op_open(const char* path, struct fuse_file_info* fi) {
   Tree::Context& ctx = context();
   const Node n = ctx.resolve(path);
@@ -277,18 +306,8 @@ int op_open(const char* path, struct fuse_file_info* fi) {
   fi->direct_io = 1;
   fi->nonseekable = 0;
   if (mode != O_RDONLY && (fi->flags & O_TRUNC)) {
-    if (n.file == "error_log") {
-      ctx.engine->clear_error_log();
-    } else if (n.file == "trace") {
-      ctx.engine->clear_trace();
-    } else if (n.file == "synthetic_events") {
-      auto r = ctx.engine->truncate_synthetic();
-      if (!r) return -r.error().error.err;
-    } else if (n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot") {
-    } else {
-      auto r = ctx.engine->truncate_triggers(n.system, n.event);
-      if (!r) return -r.error().error.err;
-    }
+    const int rc = truncate_file(ctx, n);
+    if (rc < 0) return rc;
   }
   auto file = std::make_unique<OpenFile>();
   if (n.file == "hist") file->version = ctx.engine->version(n.system, n.event);
@@ -377,22 +396,7 @@ int op_truncate(const char* path, off_t, struct fuse_file_info*) {
   Tree::Context& ctx = context();
   const Node n = ctx.resolve(path);
   if (n.kind != Node::Kind::File || !writable(n)) return -EACCES;
-  if (n.file == "error_log") {
-    ctx.engine->clear_error_log();
-    return 0;
-  }
-  if (n.file == "trace") {
-    ctx.engine->clear_trace();
-    return 0;
-  }
-  if (n.file == "synthetic_events") {
-    auto r = ctx.engine->truncate_synthetic();
-    return r ? 0 : -r.error().error.err;
-  }
-  if (n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot") return 0;
-  auto r = ctx.engine->truncate_triggers(n.system, n.event);
-  if (!r) return -r.error().error.err;
-  return 0;
+  return truncate_file(ctx, n);
 }
 
 int op_poll(const char* path, struct fuse_file_info* fi, struct fuse_pollhandle* ph, unsigned* revents) {

@@ -175,7 +175,8 @@ class Engine {
   CommandResult user_error(EventState& ev, Diagnostic d);
 
   plan::Registry registry() const;
-  const Trigger* find_trigger(uint64_t uid) const;
+  // A trigger by uid, with its event; {nullptr, nullptr} when gone.
+  std::pair<EventState*, Trigger*> find_trigger(uint64_t uid) const;
   // A trigger whose variables another trigger (not in `going`) references.
   std::optional<std::string> referenced_by(const std::vector<const Trigger*>& going) const;
   bool synth_in_use(const std::string& name) const;

@@ -27,8 +27,6 @@ std::string CommandFailure::message() const {
 
 namespace {
 
-CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
-
 std::string timestamp_prefix() {
   struct timespec ts {};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -172,7 +170,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     for (size_t k = 0; k < t.plan.refs.size(); ++k) {
       const plan::VarRef& r = t.plan.refs[k];
       if (r.self) continue;
-      const Trigger* owner = find_trigger(r.owner);
+      const Trigger* owner = find_trigger(r.owner).second;
       if (!owner || !owner->vars)
         return fail(ErrorKind::Invalid, ENOENT, fmt::format("the owner of ${} is gone", r.name));
       maps[codegen::ref_map_name(i, k)] = owner->vars.get();
@@ -247,12 +245,10 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   CommandResult r = apply_hist_command(ev, text);
   const bool created = r && ev.triggers.size() > before;
   for (uint64_t uid : field_vars) {
-    if (created) {
-      for (auto& [id, other] : events_)
-        for (auto& t : other->triggers)
-          if (t->uid == uid) t->field_var_of = ev.triggers.back()->uid;
-    } else {
+    if (!created) {
       remove_trigger_uid(uid);
+    } else if (Trigger* carrier = find_trigger(uid).second) {
+      carrier->field_var_of = ev.triggers.back()->uid;
     }
   }
   return r;

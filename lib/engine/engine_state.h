@@ -14,6 +14,9 @@
 
 namespace histd::engine {
 
+// A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
+inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
+
 struct Engine::TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
   runtime::Fd map;

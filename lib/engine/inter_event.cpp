@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -27,8 +28,6 @@ uint64_t monotonic_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
 }
-
-CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
 
 CommandResult busy(std::string what) {
   return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::Busy, EBUSY, std::move(what)}});
@@ -59,11 +58,11 @@ plan::Registry Engine::registry() const {
   return reg;
 }
 
-const Engine::Trigger* Engine::find_trigger(uint64_t uid) const {
+std::pair<Engine::EventState*, Engine::Trigger*> Engine::find_trigger(uint64_t uid) const {
   for (const auto& [id, ev] : events_)
     for (const auto& t : ev->triggers)
-      if (t->uid == uid) return t.get();
-  return nullptr;
+      if (t->uid == uid) return {ev.get(), t.get()};
+  return {nullptr, nullptr};
 }
 
 std::optional<std::string> Engine::referenced_by(const std::vector<const Trigger*>& going) const {
@@ -264,12 +263,7 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
 }
 
 void Engine::remove_trigger_uid(uint64_t uid) {
-  for (auto& [id, ev] : events_)
-    for (auto& t : ev->triggers)
-      if (t->uid == uid) {
-        (void)remove_trigger(*ev, t.get());
-        return;
-      }
+  if (auto [ev, t] = find_trigger(uid); t) (void)remove_trigger(*ev, t);
 }
 
 void Engine::remove_field_vars_of(uint64_t uid) {
@@ -304,11 +298,8 @@ CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, std:
       bool exists = false;
       for (const plan::RegisteredVar& v : reg.vars)
         exists = exists || (v.system == a.match_system && v.event == a.match_event && v.name == name);
-      auto other = events_.find(catalog::EventId{a.match_system, a.match_event});
-      if (other != events_.end())
-        for (const auto& t : other->second->triggers)
-          for (const plan::Variable& v : t->plan.vars) exists = exists || v.name == name;
       if (exists) continue;
+      auto other = events_.find(catalog::EventId{a.match_system, a.match_event});
       auto format = catalog_.event(a.match_system, a.match_event);
       if (!format || !(*format)->find(field)) continue;  // planning says "Couldn't find param"
       // Keyed like the matching event's histogram, under its filter, as the
@@ -372,10 +363,9 @@ void Engine::deliver(std::span<const uint8_t> notice) {
         if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
     return;
   }
-  const SynthState* s = nullptr;
-  for (const auto& [name, st] : synths_)
-    if (st.id == n.id) s = &st;
-  if (!s) return;
+  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second.id == n.id; });
+  if (found == synths_.end()) return;
+  const SynthState* s = &found->second;
   if (s->enabled) {
     int32_t pid = 0;
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
