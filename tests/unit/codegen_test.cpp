@@ -14,34 +14,12 @@
 #include "histd/pipeline.h"
 #include "histd/runtime.h"
 #include "histd/synth.h"
+#include "test_support.h"
 
 namespace histd::codegen {
 namespace {
 
-catalog::EventFormat sys_enter_write() {
-  catalog::EventFormat f;
-  f.system = "syscalls";
-  f.name = "sys_enter_write";
-  auto add = [&](std::string n, uint32_t off, uint32_t size, bool s,
-                 catalog::FieldKind k = catalog::FieldKind::Integer, uint32_t len = 0) {
-    catalog::Field fl;
-    fl.name = std::move(n);
-    fl.offset = off;
-    fl.size = size;
-    fl.is_signed = s;
-    fl.kind = k;
-    fl.array_len = len;
-    f.fields.push_back(fl);
-  };
-  add("common_type", 0, 2, false);
-  add("common_pid", 4, 4, true);
-  add("__syscall_nr", 8, 4, true);
-  add("fd", 16, 8, false);
-  add("buf", 24, 8, false);
-  add("count", 32, 8, false);
-  add("comm", 40, 16, false, catalog::FieldKind::CharArray, 16);
-  return f;
-}
+using histd::testing::sys_enter_write;
 
 void expect_golden(const std::string& name, const std::string& actual) {
   histd::testing::expect_golden("codegen", name, actual);

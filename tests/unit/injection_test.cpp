@@ -12,17 +12,6 @@
 namespace histd::testing {
 namespace {
 
-catalog::EventFormat sys_enter_write() {
-  catalog::EventFormat f;
-  f.system = "syscalls";
-  f.name = "sys_enter_write";
-  f.fields = {field("common_type", "unsigned short", 0, 2, false), field("common_pid", "int", 4, 4, true),
-              field("__syscall_nr", "int", 8, 4, true),           field("fd", "unsigned int", 16, 8, false),
-              field("count", "size_t", 32, 8, false),
-              field("comm", "char[16]", 40, 16, false, catalog::FieldKind::CharArray, 16)};
-  return f;
-}
-
 const std::vector<std::string> kPayloads = {
     "*/ int evil; /*",
     "\"); bpf_override_return(ctx, 0); //",

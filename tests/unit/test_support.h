@@ -27,6 +27,18 @@ inline catalog::Field field(std::string name, std::string type, uint32_t off, ui
   return f;
 }
 
+// syscalls:sys_enter_write with a char[16] added: what codegen tests compile.
+inline catalog::EventFormat sys_enter_write() {
+  catalog::EventFormat f;
+  f.system = "syscalls";
+  f.name = "sys_enter_write";
+  f.fields = {field("common_type", "unsigned short", 0, 2, false), field("common_pid", "int", 4, 4, true),
+              field("__syscall_nr", "int", 8, 4, true),           field("fd", "unsigned int", 16, 8, false),
+              field("buf", "const char *", 24, 8, false),         field("count", "size_t", 32, 8, false),
+              field("comm", "char[16]", 40, 16, false, catalog::FieldKind::CharArray, 16)};
+  return f;
+}
+
 inline spec::HistCommand parse_ok(const std::string& text) {
   auto r = spec::parse_hist(text);
   EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
