@@ -51,14 +51,16 @@ struct {
 } histd_strbuf SEC(".maps");
 
 /* Keys larger than fit comfortably on the stack (several strings) are built
- * here instead. */
+ * here instead: one buffer per synthetic-event depth, because a trigger of a
+ * synthetic event runs nested inside the trigger that generated it, while
+ * that one's key is still in use. */
 #define HISTD_MAX_KEY 1024
 struct histd_keybuf {
   __u8 b[HISTD_MAX_KEY];
 };
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
+  __uint(max_entries, HISTD_MAX_DEPTH);
   __type(key, __u32);
   __type(value, struct histd_keybuf);
 } histd_keys SEC(".maps");
@@ -83,14 +85,25 @@ static __always_inline void histd_comm(const struct histd_common *c, void *dst, 
   bpf_get_current_comm(dst, size);
 }
 
-/* Generated synthetic events are built here, then copied to the ring. */
+/* What a synthetic event's triggers see: the generating event's task, and
+ * the time the record was generated. */
+static __always_inline struct histd_common histd_common_at(const struct histd_common *c, __u64 ts) {
+  struct histd_common n = *c;
+  n.ts = ts;
+  return n;
+}
+
+/* Generated synthetic events are built here, then run through the synthetic
+ * event's triggers (inlined into the generating program) and, when traced,
+ * copied to the ring. One buffer per depth: a record stays in use while the
+ * triggers it runs generate the next event of a chain. */
 struct histd_synbuf {
   struct histd_notice n;
   __u8 rec[HISTD_SYNTH_MAX];
 };
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
+  __uint(max_entries, HISTD_MAX_DEPTH);
   __type(key, __u32);
   __type(value, struct histd_synbuf);
 } histd_synbuf SEC(".maps");
@@ -115,9 +128,8 @@ static __always_inline __u64 histd_div_mult(__u64 a, __u64 d, __u64 mult) {
 }
 
 static __always_inline struct histd_synbuf *histd_synth_begin(const struct histd_common *c, __u32 id, __u32 size,
-                                                               __u64 ts) {
-  __u32 zero = 0;
-  struct histd_synbuf *b = bpf_map_lookup_elem(&histd_synbuf, &zero);
+                                                               __u64 ts, __u32 depth) {
+  struct histd_synbuf *b = bpf_map_lookup_elem(&histd_synbuf, &depth);
   if (!b)
     return 0;
   __builtin_memset(b->rec, 0, 16);

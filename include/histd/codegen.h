@@ -17,18 +17,25 @@ namespace histd::codegen {
 
 // Where a synthetic event an action generates goes: its event id (the
 // record's common_type), the control slot that says whether anything wants
-// it (a paused slot: nobody), and its record's size with room for strings.
+// it (a paused slot: nobody), the one that says whether it is traced, its
+// record's size with room for strings, and the unit's inlined event that
+// runs its triggers (-1: it has none).
 struct SynthTarget {
   uint32_t id = 0;
   uint32_t control_slot = 0;
+  uint32_t trace_slot = 0;
   uint32_t fixed_size = 0;   // header and slots; dynamic strings follow, 256 bytes each
   uint32_t record_size = 0;
+  int inlined = -1;
 };
 
 struct TriggerInput {
   const plan::HistPlan* plan = nullptr;
   uint32_t control_slot = 0;  // index into the engine's control array
   std::vector<SynthTarget> synths;  // one per plan->actions entry (used by Trace actions)
+  // How many synthetic events deep it runs: 0 for the event's own triggers,
+  // 1 for the triggers of a synthetic event they generate, ...
+  uint32_t depth = 0;
 };
 
 // Names of the objects in the generated unit, for the loader.
@@ -53,9 +60,19 @@ struct EnableInput {
   std::vector<uint32_t> target_slots;
 };
 
-// All triggers of one event, in order; one table map and one stats map per
-// hist trigger.
+// A synthetic event the unit's triggers generate: its own triggers run in
+// the generating program, on the record just built (ARCHITECTURE decision 6).
+// Its triggers' depth is one more than the deepest trigger generating it.
+struct InlinedEvent {
+  std::vector<TriggerInput> triggers;
+  std::vector<EnableInput> enables;
+};
+
+// All triggers of one event, in order, then those of the synthetic events
+// inlined into it: hist trigger n (counting the inlined ones after the
+// event's own) has table map tbl<n> and stats map st<n>.
 std::string generate_event_unit(const std::vector<TriggerInput>& triggers,
-                                const std::vector<EnableInput>& enables = {});
+                                const std::vector<EnableInput>& enables = {},
+                                const std::vector<InlinedEvent>& inlined = {});
 
 }  // namespace histd::codegen

@@ -129,7 +129,8 @@ class Engine {
   struct SynthState {
     synth::SynthDefinition def;
     uint32_t id = 0;    // its records' common_type
-    uint32_t slot = 0;  // control slot: paused when nothing wants its records
+    uint32_t slot = 0;        // control slot: paused when nothing wants its records
+    uint32_t trace_slot = 0;  // paused unless its records go to the trace buffer
     bool enabled = false;
   };
 
@@ -183,6 +184,12 @@ class Engine {
   // Whether synthetic event `from` generates `to`, directly or down a chain.
   bool synth_reaches(const std::string& from, const std::string& to) const;
   Status refresh_synth(const std::string& name);
+  // Rebuilds every event whose programs run synthetic event `name`'s
+  // triggers (directly or down a chain), after those changed.
+  Status rebuild_generators(const std::string& name);
+  // The synthetic events `triggers` generate, directly or down a chain, with
+  // their triggers to inline; fails when a chain is too deep.
+  Expected<std::map<std::string, uint32_t>> inlined_depths(const std::vector<Trigger*>& triggers) const;
   std::vector<codegen::SynthTarget> synth_targets(const plan::HistPlan& plan) const;
   CommandResult synth_error(Diagnostic d);
   void consume_ring();

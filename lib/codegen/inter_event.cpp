@@ -86,14 +86,18 @@ std::string store_int(const std::string& base, uint32_t offset, uint32_t size, c
   return fmt::format("  *(__u64 *)({} + {}u) = (__u64)({}){};\n", base, offset, type, value);
 }
 
-// Builds the synthetic event of a Trace action and sends it to the ring.
-std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const plan::HistPlan& p) {
+// Builds the synthetic event of a Trace action, runs it through the
+// synthetic event's triggers inlined in this unit, and sends it to the ring
+// when the event is traced.
+std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const TriggerInput& in) {
+  const plan::HistPlan& p = *in.plan;
   std::string o = "  {\n";
   o += fmt::format("    if (!histd_paused({}u)) {{\n", t.control_slot);
-  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin(c, {}u, {}u, {});\n", t.id,
-                   t.record_size, p.clock_source == plan::HistPlan::Clock::Mono && p.uses_timestamp()
-                                      ? "c->ts"
-                                      : "bpf_ktime_get_ns()");
+  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin(c, {}u, {}u, {}, {}u);\n", t.id,
+                   t.record_size,
+                   p.clock_source == plan::HistPlan::Clock::Mono && p.uses_timestamp() ? "c->ts"
+                                                                                        : "bpf_ktime_get_ns()",
+                   in.depth);
   o += "      if (sb) {\n        long n = 0;\n        (void)n;\n";
   // Dynamic strings go after the fixed part, 256 bytes each.
   uint32_t dyn = t.fixed_size;
@@ -125,8 +129,14 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
     }
   }
   o += body;
-  o += fmt::format("        bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + {}u, 0);\n",
+  o += fmt::format("        if (!histd_paused({}u))\n", t.trace_slot);
+  o += fmt::format("          bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + {}u, 0);\n",
                    t.record_size);
+  if (t.inlined >= 0)
+    o += fmt::format(
+        "        struct histd_common sc = histd_common_at(c, sb->n.ts);\n"
+        "        handle_s{}(ctx, sb->rec, &sc);\n",
+        t.inlined);
   o += "      }\n    }\n  }\n";
   return o;
 }
@@ -214,7 +224,7 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
     const plan::ActionPlan& act = p.actions[a];
     const SynthTarget target = a < in.synths.size() ? in.synths[a] : SynthTarget{};
     if (act.handler == spec::Action::Handler::OnMatch) {
-      o += emit_generate(act, target, p);
+      o += emit_generate(act, target, in);
       continue;
     }
     const plan::Variable& tracked = p.vars.at(static_cast<size_t>(act.track_var));
@@ -229,7 +239,7 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
       else
         o += fmt::format("    vr->w[{}] = {};\n", f.offset / 8, load_expr(f.access, timestamp_expr(p)));
     }
-    if (act.kind == spec::Action::Kind::Trace) o += emit_generate(act, target, p);
+    if (act.kind == spec::Action::Kind::Trace) o += emit_generate(act, target, in);
     if (act.kind == spec::Action::Kind::Snapshot) {
       // User space keeps the global maximum and copies the trace buffer.
       o += fmt::format(

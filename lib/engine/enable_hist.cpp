@@ -82,6 +82,10 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text) {
     if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
     release_slot((*found)->slot);
     ev.enables.erase(found);
+    if (ev.system == kSynthSystem) {
+      (void)refresh_synth(ev.event);
+      (void)rebuild_generators(ev.event);
+    }
     return Unit{};
   }
   if (found != ev.enables.end())
@@ -104,6 +108,19 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text) {
     return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
   }
   ev.enables.insert(ev.enables.begin(), std::move(e));
+  if (ev.system == kSynthSystem) {
+    // The events generating this one run its enables in their programs.
+    auto generators = rebuild_generators(ev.event);
+    if (!generators) {
+      std::unique_ptr<EnableTrigger> added = std::move(ev.enables.front());
+      ev.enables.erase(ev.enables.begin());
+      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
+      (void)rebuild_generators(ev.event);
+      release_slot(added->slot);
+      return unexpected(CommandFailure{std::nullopt, std::move(generators).error()});
+    }
+    (void)refresh_synth(ev.event);
+  }
   return Unit{};
 }
 

@@ -158,12 +158,55 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     ev.source.clear();
     return ok_status();
   }
+  auto depths = inlined_depths(triggers);
+  if (!depths) return unexpected(std::move(depths).error());
+  // The synthetic events this unit runs the triggers of, numbered.
+  std::map<std::string, int> inlined_index;
+  std::vector<EventState*> inlined_events;
+  for (const auto& [name, depth] : *depths) {
+    inlined_index[name] = static_cast<int>(inlined_events.size());
+    inlined_events.push_back(events_.at(catalog::EventId{kSynthSystem, name}).get());
+  }
+  auto trigger_input = [&](const Trigger& t, uint32_t depth) {
+    codegen::TriggerInput in{&t.plan, t.slot, synth_targets(t.plan), depth};
+    for (size_t a = 0; a < in.synths.size(); ++a) {
+      auto found = inlined_index.find(t.plan.actions[a].synth);
+      if (found != inlined_index.end()) in.synths[a].inlined = found->second;
+    }
+    return in;
+  };
+  auto enable_input = [&](const EnableTrigger& e) {
+    codegen::EnableInput in;
+    in.filter = e.filter ? &*e.filter : nullptr;
+    in.control_slot = e.slot;
+    in.enable = e.cmd.enable;
+    auto target = events_.find(catalog::EventId{e.cmd.system, e.cmd.event});
+    if (target != events_.end())
+      for (const auto& t : target->second->triggers) in.target_slots.push_back(t->slot);
+    return in;
+  };
   std::vector<codegen::TriggerInput> inputs;
+  std::vector<const Trigger*> numbered;  // every hist trigger of the unit, by its number in the unit
+  for (const Trigger* t : triggers) {
+    inputs.push_back(trigger_input(*t, 0));
+    numbered.push_back(t);
+  }
+  std::vector<codegen::EnableInput> enable_inputs;
+  for (const EnableTrigger* e : enables) enable_inputs.push_back(enable_input(*e));
+  std::vector<codegen::InlinedEvent> inlined;
+  for (EventState* s : inlined_events) {
+    codegen::InlinedEvent ie;
+    for (const auto& t : s->triggers) {
+      ie.triggers.push_back(trigger_input(*t, depths->at(s->event)));
+      numbered.push_back(t.get());
+    }
+    for (const auto& e : s->enables) ie.enables.push_back(enable_input(*e));
+    inlined.push_back(std::move(ie));
+  }
   std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
   maps[codegen::kRingMap] = ring_.get();
-  for (size_t i = 0; i < triggers.size(); ++i) {
-    const Trigger& t = *triggers[i];
-    inputs.push_back({&t.plan, t.slot, synth_targets(t.plan)});
+  for (size_t i = 0; i < numbered.size(); ++i) {
+    const Trigger& t = *numbered[i];
     maps[codegen::table_map_name(i)] = t.table->map.get();
     maps[codegen::stats_map_name(i)] = t.table->stats.get();
     if (t.vars) maps[codegen::var_map_name(i)] = t.vars.get();
@@ -176,25 +219,14 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
       maps[codegen::ref_map_name(i, k)] = owner->vars.get();
     }
   }
-  std::vector<codegen::EnableInput> enable_inputs;
-  for (const EnableTrigger* e : enables) {
-    codegen::EnableInput in;
-    in.filter = e->filter ? &*e->filter : nullptr;
-    in.control_slot = e->slot;
-    in.enable = e->cmd.enable;
-    auto target = events_.find(catalog::EventId{e->cmd.system, e->cmd.event});
-    if (target != events_.end())
-      for (const auto& t : target->second->triggers) in.target_slots.push_back(t->slot);
-    enable_inputs.push_back(std::move(in));
-  }
-  std::string source = codegen::generate_event_unit(inputs, enable_inputs);
+  std::string source = codegen::generate_event_unit(inputs, enable_inputs, inlined);
   auto object = compiler_.compile(source);
   if (!object) return unexpected(std::move(object).error());
   auto program = runtime::EventProgram::load(*object, maps);
   if (!program) return unexpected(std::move(program).error());
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
-  const bool injected_only = ev.system == "synthetic" || ev.system == "ftrace";
+  const bool injected_only = ev.system == kSynthSystem || ev.system == "ftrace";
   if (!options_.attach || injected_only) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
@@ -231,7 +263,10 @@ Status Engine::remove_trigger(EventState& ev, Trigger* going) {
   release_trigger(*going);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
   refresh_enablers_of(ev);
-  if (ev.system == "synthetic") (void)refresh_synth(ev.event);
+  if (ev.system == kSynthSystem) {
+    (void)refresh_synth(ev.event);
+    (void)rebuild_generators(ev.event);
+  }
   return ok_status();
 }
 
@@ -323,7 +358,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
                                            cmd.command, {}});
         }
   // Synthetic events run their triggers when generated: a loop would never end.
-  if (ev.system == "synthetic")
+  if (ev.system == kSynthSystem)
     for (const plan::ActionPlan& a : plan.actions)
       if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
         const uint32_t pos = spec::errpos(cmd.command, a.synth);
@@ -358,8 +393,20 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
     return system_failure(std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));
+  if (ev.system == kSynthSystem) {
+    // The events generating this one run its triggers in their programs.
+    auto generators = rebuild_generators(ev.event);
+    if (!generators) {
+      std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
+      ev.triggers.pop_back();
+      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
+      (void)rebuild_generators(ev.event);
+      release_trigger(*added);
+      return system_failure(std::move(generators).error());
+    }
+  }
   refresh_enablers_of(ev);
-  if (ev.system == "synthetic") (void)refresh_synth(ev.event);
+  if (ev.system == kSynthSystem) (void)refresh_synth(ev.event);
   return Unit{};
 }
 
@@ -384,7 +431,10 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   for (auto& e : ev.enables) release_slot(e->slot);
   ev.enables.clear();
   refresh_enablers_of(ev);
-  if (ev.system == "synthetic") (void)refresh_synth(ev.event);
+  if (ev.system == kSynthSystem) {
+    (void)refresh_synth(ev.event);
+    (void)rebuild_generators(ev.event);
+  }
   for (uint64_t uid : uids) remove_field_vars_of(uid);
   save_state();
   return Unit{};

@@ -14,6 +14,8 @@
 
 namespace histd::engine {
 
+inline constexpr const char* kSynthSystem = "synthetic";
+
 // A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
 inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
 

@@ -20,7 +20,6 @@ namespace histd::engine {
 
 namespace {
 
-constexpr const char* kSynthSystem = "synthetic";
 constexpr uint32_t kDynamicStringRoom = 256;
 
 uint64_t monotonic_ns() {
@@ -105,8 +104,51 @@ Status Engine::refresh_synth(const std::string& name) {
   auto s = synths_.find(name);
   if (s == synths_.end()) return ok_status();
   auto ev = events_.find(catalog::EventId{kSynthSystem, name});
-  const bool has_triggers = ev != events_.end() && !ev->second->triggers.empty();
+  const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->enables.empty());
+  auto st = set_paused(s->second.trace_slot, !s->second.enabled);
+  if (!st) return st;
   return set_paused(s->second.slot, !(s->second.enabled || has_triggers));
+}
+
+Status Engine::rebuild_generators(const std::string& name) {
+  for (auto& [id, ev] : events_) {
+    bool generates = false;
+    for (const auto& t : ev->triggers)
+      for (const plan::ActionPlan& a : t->plan.actions)
+        generates = generates || (!a.synth.empty() && (a.synth == name || synth_reaches(a.synth, name)));
+    if (!generates) continue;
+    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
+    if (!st) return st;
+  }
+  return ok_status();
+}
+
+Expected<std::map<std::string, uint32_t>> Engine::inlined_depths(const std::vector<Trigger*>& triggers) const {
+  // A synthetic event's triggers run one level deeper than the deepest
+  // trigger generating it: each level has its own record and key buffers.
+  std::map<std::string, uint32_t> depth;
+  std::optional<std::string> too_deep;
+  std::function<void(const plan::HistPlan&, uint32_t)> visit = [&](const plan::HistPlan& p, uint32_t d) {
+    for (const plan::ActionPlan& a : p.actions) {
+      if (a.synth.empty()) continue;
+      auto ev = events_.find(catalog::EventId{kSynthSystem, a.synth});
+      if (ev == events_.end() || (ev->second->triggers.empty() && ev->second->enables.empty())) continue;
+      if (d + 1 >= HISTD_MAX_DEPTH) {
+        too_deep = a.synth;
+        continue;
+      }
+      auto [it, fresh] = depth.emplace(a.synth, d + 1);
+      if (!fresh && it->second >= d + 1) continue;
+      it->second = d + 1;
+      for (const auto& t : ev->second->triggers) visit(t->plan, d + 1);
+    }
+  };
+  for (const Trigger* t : triggers) visit(t->plan, 0);
+  if (too_deep)
+    return fail(ErrorKind::Invalid, E2BIG,
+                fmt::format("synthetic event {} is generated more than {} events deep", *too_deep,
+                            HISTD_MAX_DEPTH - 1));
+  return depth;
 }
 
 std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& plan) const {
@@ -117,6 +159,7 @@ std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& pl
     if (!a.synth.empty() && s != synths_.end()) {
       t.id = s->second.id;
       t.control_slot = s->second.slot;
+      t.trace_slot = s->second.trace_slot;
       t.fixed_size = s->second.def.fixed_size();
       uint32_t dynamic = 0;
       for (const synth::SynthField& f : s->second.def.fields)
@@ -155,6 +198,7 @@ CommandResult Engine::write_synthetic(std::string_view text) {
       if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
       catalog_.remove_dynamic(kSynthSystem, name);
       release_slot(it->second.slot);
+      release_slot(it->second.trace_slot);
       events_.erase(catalog::EventId{kSynthSystem, name});
       synths_.erase(it);
       continue;
@@ -164,13 +208,21 @@ CommandResult Engine::write_synthetic(std::string_view text) {
                                     parsed->command, {}});
     auto slot = allocate_slot();
     if (!slot) return system_failure(std::move(slot).error());
+    auto trace_slot = allocate_slot();
+    if (!trace_slot) {
+      release_slot(*slot);
+      return system_failure(std::move(trace_slot).error());
+    }
     SynthState s;
     s.def = parsed->definition;
     s.id = next_synth_id_++;
     s.slot = *slot;
+    s.trace_slot = *trace_slot;
     auto st = set_paused(s.slot, true);
+    if (st) st = set_paused(s.trace_slot, true);
     if (!st) {
       release_slot(s.slot);
+      release_slot(s.trace_slot);
       return system_failure(std::move(st).error());
     }
     catalog_.add_dynamic(synth::format_of(s.def, s.id));
@@ -187,6 +239,7 @@ CommandResult Engine::truncate_synthetic() {
   for (const auto& [name, s] : synths_) {
     catalog_.remove_dynamic(kSynthSystem, name);
     release_slot(s.slot);
+    release_slot(s.trace_slot);
     events_.erase(catalog::EventId{kSynthSystem, name});
   }
   synths_.clear();
@@ -365,6 +418,8 @@ void Engine::deliver(std::span<const uint8_t> notice) {
   }
   auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second.id == n.id; });
   if (found == synths_.end()) return;
+  // The generating program already ran the event's triggers: a record comes
+  // here only to be traced.
   const SynthState* s = &found->second;
   if (s->enabled) {
     int32_t pid = 0;
@@ -373,11 +428,6 @@ void Engine::deliver(std::span<const uint8_t> notice) {
     trace_.append(trace::format_line(trace::LineHeader{comm, uint32_t(pid), n.cpu, n.ts}, s->def.name,
                                      trace::synth_event_body(s->def, rec, &resolver_)));
   }
-  auto it = events_.find(catalog::EventId{kSynthSystem, s->def.name});
-  char task[16] = {};
-  std::memcpy(task, n.comm, 15);
-  if (it != events_.end() && it->second->program)
-    (void)runtime::test_run(it->second->program->test_fd(), rec, n.ts, task);
 }
 
 void Engine::consume_ring() {

@@ -42,7 +42,10 @@ class InterEventTest : public EngineTest {
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
-  // Generated events reach their triggers through histd's ring consumer.
+  // The generating program runs a synthetic event's triggers itself: an
+  // untraced record never travels to histd.
+  void expect_nothing_through_user_space() { EXPECT_EQ(engine_->synthetic_delivered(), 0u); }
+  // Traced records (and snapshot notices) reach histd through its ring consumer.
   void wait_delivered(uint64_t n) {
     for (int i = 0; i < 200 && engine_->synthetic_delivered() < n; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -71,7 +74,7 @@ TEST_F(InterEventTest, SeedWakeupLatencyChain) {
   inject("sched", "sched_switch", switch_to(43));
   inject("sched", "sched_waking", waking(43));
   inject("sched", "sched_switch", switch_to(43));
-  wait_delivered(2);
+  expect_nothing_through_user_space();
 
   const std::string sw = hist("sched", "sched_switch");
   EXPECT_NE(sw.find("{ next_pid:         42 } hitcount:          1\n"), std::string::npos) << sw;
@@ -121,7 +124,7 @@ TEST_F(InterEventTest, GeneratedStringsKeyCleanly) {
   inject("sched", "sched_switch", switch_to(1, "longer_name_abc"));
   inject("sched", "sched_switch", switch_to(2, "ab"));
   inject("sched", "sched_switch", switch_to(3, "ab"));
-  wait_delivered(3);
+  expect_nothing_through_user_space();
   const std::string h = hist("synthetic", "ev_c");
   EXPECT_TRUE(std::regex_search(h, std::regex("\\{ comm: ab +\\} hitcount:          2\n"))) << h;
   EXPECT_NE(h.find("    Entries: 2\n"), std::string::npos) << h;
@@ -159,7 +162,7 @@ TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
   add("synthetic", "wakeup_latency", "hist:keys=pid,prio");
   inject("sched", "sched_waking", waking(42, "cyclictest", 97));
   inject("sched", "sched_switch", switch_to(42));
-  wait_delivered(1);
+  expect_nothing_through_user_space();
   const std::string h = hist("synthetic", "wakeup_latency");
   EXPECT_NE(h.find("{ pid:         42, prio:         97 } hitcount:          1\n"), std::string::npos) << h;
   // removing the user removes the variable's trigger too
@@ -254,6 +257,59 @@ TEST_F(InterEventTest, SyntheticCyclesAreRefused) {
   EXPECT_EQ(r.error().diagnostic->code, ErrorCode::SynthCycle);
 }
 
+// A synthetic event's triggers run inside the program that generates it,
+// down a chain, and follow changes to the triggers of every event in it.
+TEST_F(InterEventTest, ChainedSyntheticEventsRunInTheGeneratingProgram) {
+  synth("s1_ev pid_t pid; u64 lat");
+  synth("s2_ev pid_t pid; u64 lat2");
+  add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
+  add("sched", "sched_switch",
+      "hist:keys=next_pid:l=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).s1_ev(next_pid,$l)");
+  add("synthetic", "s1_ev", "hist:keys=pid:d=lat*2:onmatch(synthetic.s1_ev).s2_ev(pid,$d)");
+  add("synthetic", "s2_ev", "hist:keys=pid:vals=lat2");
+  inject("sched", "sched_waking", waking(5));
+  inject("sched", "sched_switch", switch_to(5));
+  EXPECT_NE(hist("synthetic", "s1_ev").find("{ pid:          5 } hitcount:          1\n"), std::string::npos)
+      << hist("synthetic", "s1_ev");
+  const std::string s2 = hist("synthetic", "s2_ev");
+  EXPECT_NE(s2.find("{ pid:          5 } hitcount:          1  lat2: "), std::string::npos) << s2;
+  EXPECT_NE(s2.find("    Hits: 1\n"), std::string::npos) << s2;
+
+  // A trigger added to the end of the chain later runs from then on.
+  add("synthetic", "s2_ev", "hist:keys=lat2");
+  // Removing the middle's trigger ends the chain there.
+  ASSERT_TRUE(engine_->write_trigger("synthetic", "s2_ev", "!hist:keys=pid:vals=lat2").ok());
+  inject("sched", "sched_waking", waking(6));
+  inject("sched", "sched_switch", switch_to(6));
+  const std::string s2b = hist("synthetic", "s2_ev");
+  EXPECT_NE(s2b.find("hist:keys=lat2:vals=hitcount"), std::string::npos) << s2b;
+  EXPECT_NE(s2b.find("    Hits: 1\n"), std::string::npos) << s2b;
+  EXPECT_EQ(s2b.find("pid:"), std::string::npos) << s2b;
+  ASSERT_TRUE(engine_->truncate_triggers("synthetic", "s1_ev").ok());
+  inject("sched", "sched_waking", waking(7));
+  inject("sched", "sched_switch", switch_to(7));
+  EXPECT_NE(hist("synthetic", "s2_ev").find("    Hits: 1\n"), std::string::npos) << hist("synthetic", "s2_ev");
+  expect_nothing_through_user_space();
+}
+
+// Each level of a chain is one more BPF call frame and record buffer: a
+// chain deeper than histd builds is refused, and nothing changes.
+TEST_F(InterEventTest, ChainsDeeperThanTheLimitAreRefused) {
+  for (const char* n : {"d1", "d2", "d3", "d4"}) synth(std::string(n) + " pid_t x");
+  add("sched", "sched_switch", "hist:keys=next_pid:v=next_pid:onmatch(sched.sched_switch).d1($v)");
+  add("synthetic", "d1", "hist:keys=x:v1=x:onmatch(synthetic.d1).d2($v1)");
+  add("synthetic", "d2", "hist:keys=x:v2=x:onmatch(synthetic.d2).d3($v2)");
+  add("synthetic", "d4", "hist:keys=x");
+  const std::string before = engine_->read_trigger("synthetic", "d3");
+  auto r = engine_->write_trigger("synthetic", "d3", "hist:keys=x:v3=x:onmatch(synthetic.d3).d4($v3)");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("more than 3 events deep"), std::string::npos) << r.error().message();
+  EXPECT_EQ(engine_->read_trigger("synthetic", "d3"), before);
+  inject("sched", "sched_switch", switch_to(9));
+  EXPECT_NE(hist("synthetic", "d2").find("{ x:          9 } hitcount:          1\n"), std::string::npos)
+      << hist("synthetic", "d2");
+}
+
 TEST_F(InterEventTest, TraceMarkerStartEnd) {
   synth("latency u64 lat");
   add("ftrace", "print", "hist:keys=common_pid:ts0=common_timestamp.usecs if buf == \"start\"");
@@ -263,7 +319,7 @@ TEST_F(InterEventTest, TraceMarkerStartEnd) {
   ASSERT_TRUE(engine_->write_marker("start", 555, "cyclictest").ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   ASSERT_TRUE(engine_->write_marker("end\n", 555, "cyclictest").ok());
-  wait_delivered(1);
+  expect_nothing_through_user_space();
   const std::string h = hist("synthetic", "latency");
   EXPECT_NE(h.find("common_pid:        555 } hitcount:          1"), std::string::npos) << h;
   EXPECT_NE(engine_->read_trace().find("tracing_mark_write: start\n"), std::string::npos);

@@ -63,7 +63,7 @@ TEST(Codegen, UserTextNeverReachesTheSource) {
 // sys_enter_write with a variable (evil_var_x) and onmax/save; another
 // trigger that references it and generates the synthetic event evil_synth_x.
 struct InterEventUnit {
-  plan::HistPlan owner, user;
+  plan::HistPlan owner, user, on_synth;
   std::string source;
 };
 
@@ -103,10 +103,16 @@ InterEventUnit inter_event_unit() {
   EXPECT_TRUE(user.ok()) << (user.ok() ? "" : user.error().message());
   if (!user.ok()) return u;
   u.user = *user;
+  // The synthetic event's own trigger, inlined where it is generated.
+  auto on_synth = plan::plan_hist(parse("hist:keys=lat.log2"), synth::format_of(def, 0xf000));
+  EXPECT_TRUE(on_synth.ok()) << (on_synth.ok() ? "" : on_synth.error().message());
+  if (!on_synth.ok()) return u;
+  u.on_synth = *on_synth;
   TriggerInput a{&u.owner, 0, {}};
-  TriggerInput b{&u.user, 1, {SynthTarget{0xf000, 2, 24, 24 + 256}}};
+  TriggerInput b{&u.user, 1, {SynthTarget{0xf000, 2, 3, 24, 24 + 256, 0}}};
   a.synths.resize(u.owner.actions.size());
-  u.source = generate_event_unit({a, b});
+  InlinedEvent synth_event{{TriggerInput{&u.on_synth, 4, {}, 1}}, {}};
+  u.source = generate_event_unit({a, b}, {}, {synth_event});
   return u;
 }
 

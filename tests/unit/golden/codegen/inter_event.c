@@ -78,6 +78,30 @@ struct {
   __type(value, struct histd_xr1_0);
 } xv1_0 SEC(".maps");
 
+struct histd_key2 {
+  __u64 k0;
+};
+_Static_assert(sizeof(struct histd_key2) == 8, "key size");
+_Static_assert(__builtin_offsetof(struct histd_key2, k0) == 0, "key offset");
+struct histd_val2 {
+  __u64 v[1];
+};
+_Static_assert(sizeof(struct histd_val2) == 8, "value size");
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 2048);
+  __type(key, struct histd_key2);
+  __type(value, struct histd_val2);
+} tbl2 SEC(".maps");
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct histd_table_stats);
+} st2 SEC(".maps");
+
+static __always_inline void handle_s0(void *ctx, const void *rec, const struct histd_common *c);
+
 static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
@@ -167,7 +191,7 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
   __sync_fetch_and_or(&vr->w[0], 0x1ULL);
   {
     if (!histd_paused(2u)) {
-      struct histd_synbuf *sb = histd_synth_begin(c, 61440u, 280u, bpf_ktime_get_ns());
+      struct histd_synbuf *sb = histd_synth_begin(c, 61440u, 280u, bpf_ktime_get_ns(), 0u);
       if (sb) {
         long n = 0;
         (void)n;
@@ -177,15 +201,51 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
   if (n < 0)
     n = 0;
   *(__u32 *)(sb->rec + 16u) = ((__u32)(n & 0xffff) << 16) | 24u;
-        bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + 280u, 0);
+        if (!histd_paused(3u))
+          bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + 280u, 0);
+        struct histd_common sc = histd_common_at(c, sb->n.ts);
+        handle_s0(ctx, sb->rec, &sc);
       }
     }
   }
 }
 
+static __attribute__((noinline)) void trigger_2(void *ctx, const void *rec, const struct histd_common *c) {
+  (void)ctx;
+  (void)rec;
+  (void)c;
+  if (histd_paused(4u))
+    return;
+  struct histd_table_stats *st = histd_stats(&st2);
+  if (!st)
+    return;
+  struct histd_key2 key_storage;
+  struct histd_key2 *key = &key_storage;
+  __builtin_memset(key, 0, sizeof(*key));
+  key->k0 = histd_log2(HISTD_LOAD_U64(rec, 8u));
+  struct histd_val2 *v = bpf_map_lookup_elem(&tbl2, key);
+  if (!v) {
+    struct histd_val2 init;
+    __builtin_memset(&init, 0, sizeof(init));
+    v = histd_insert(&tbl2, key, &init, st);
+    if (!v)
+      return;
+  }
+  v->v[0] += 1;
+  st->hits++;
+}
+
+static __always_inline void handle_s0(void *ctx, const void *rec, const struct histd_common *c) {
+  trigger_2(ctx, rec, c);
+  (void)ctx;
+  (void)rec;
+  (void)c;
+}
+
 static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {
   trigger_0(ctx, rec, c);
   trigger_1(ctx, rec, c);
+  (void)ctx;
   (void)rec;
   (void)c;
 }

@@ -54,6 +54,7 @@ static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, cons
 
 static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {
   trigger_0(ctx, rec, c);
+  (void)ctx;
   (void)rec;
   (void)c;
 }
