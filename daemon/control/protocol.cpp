@@ -1,5 +1,6 @@
 #include "control/protocol.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +12,9 @@ namespace {
 
 Status write_all(int fd, const char* data, size_t size) {
   while (size > 0) {
-    ssize_t n = write(fd, data, size);
+    // MSG_NOSIGNAL: a peer that went away is EPIPE here, not a SIGPIPE
+    // that kills the process.
+    ssize_t n = send(fd, data, size, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return fail_errno("writing to the control socket");
     data += n;
@@ -35,7 +38,9 @@ Status read_all(int fd, char* data, size_t size) {
 }  // namespace
 
 Status write_frame(int fd, const nlohmann::json& message) {
-  const std::string body = message.dump();
+  // Output may carry bytes that are not UTF-8 (a task's comm, a command cut
+  // at a page): replaced with U+FFFD rather than dump() throwing.
+  const std::string body = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const uint32_t len = static_cast<uint32_t>(body.size());
   const char header[4] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
                           static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
@@ -53,6 +58,9 @@ Expected<nlohmann::json> read_frame(int fd) {
   std::string body(len, '\0');
   st = read_all(fd, body.data(), len);
   if (!st) return unexpected(std::move(st).error());
+  // A raw NUL is never JSON, but nlohmann's parser takes it for the end of
+  // the input: "{...}\0junk" would pass.
+  if (body.find('\0') != std::string::npos) return fail(ErrorKind::Invalid, EINVAL, "malformed control frame");
   auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return fail(ErrorKind::Invalid, EINVAL, "malformed control frame");
   return j;

@@ -7,10 +7,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-#include <vector>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "control/protocol.h"
 
@@ -34,6 +37,22 @@ json command_failure(const engine::CommandFailure& f) {
 }
 
 json success(std::string output = {}) { return json{{"ok", true}, {"output", std::move(output)}}; }
+
+// A request member: absent is "" (or `fallback`), present with another JSON
+// type is an error, never an exception (nlohmann's value() throws there).
+std::optional<std::string> string_member(const json& req, const char* key) {
+  auto it = req.find(key);
+  if (it == req.end()) return std::string();
+  if (!it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::optional<bool> bool_member(const json& req, const char* key) {
+  auto it = req.find(key);
+  if (it == req.end()) return false;
+  if (!it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
 
 bool mutates(const std::string& op) {
   return op == "add" || op == "remove" || op == "clear_errors" || op == "synth_add" || op == "synth_remove" ||
@@ -92,7 +111,13 @@ void Server::serve() {
     // A stalled client must not hold the socket: bound each read.
     timeval tv{5, 0};
     setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    handle(conn.get());
+    // Nothing a client sends may end the server: handle() reports bad
+    // requests itself; this catches what it cannot (allocation failures).
+    try {
+      handle(conn.get());
+    } catch (const std::exception& e) {
+      (void)write_frame(conn.get(), failure(EIO, std::string("internal error: ") + e.what()));
+    }
   }
 }
 
@@ -114,13 +139,24 @@ bool Server::may_change(int fd) const {
 void Server::handle(int fd) {
   auto request = read_frame(fd);
   if (!request) {
-    (void)write_frame(fd, failure(request.error().err, request.error().context));
+    // EPIPE: the client is gone (a truncated frame); nobody to answer.
+    if (request.error().err != EPIPE) (void)write_frame(fd, failure(request.error().err, request.error().context));
     return;
   }
   const json& req = *request;
-  const std::string op = req.value("op", "");
-  const std::string event = req.value("event", "");
-  const std::string command = req.value("command", "");
+  for (const char* key : {"op", "event", "command"}) {
+    if (!string_member(req, key)) {
+      (void)write_frame(fd, failure(EINVAL, fmt::format("\"{}\" must be a string", key)));
+      return;
+    }
+  }
+  const std::string op = *string_member(req, "op");
+  const std::string event = *string_member(req, "event");
+  const std::string command = *string_member(req, "command");
+  if (op.empty()) {
+    (void)write_frame(fd, failure(EINVAL, "missing \"op\""));
+    return;
+  }
 
   if (mutates(op) && !may_change(fd)) {
     (void)write_frame(fd, failure(EPERM, group_ ? "changing triggers needs root or the histd group"
@@ -135,12 +171,26 @@ void Server::handle(int fd) {
     reply = failure(EINVAL, "expected SYSTEM:EVENT, got '" + event + "'");
   } else if (op == "add" || op == "remove") {
     std::string text = op == "remove" && command.rfind('!', 0) != 0 ? "!" + command : command;
+    // The kernel takes the removal of a trigger that is not there silently;
+    // histctl's user asked for one by name and is told it was not found.
+    const std::string before = op == "remove" ? engine_->read_trigger(ev->first, ev->second) : "";
     auto r = engine_->write_trigger(ev->first, ev->second, text);
-    reply = r ? success() : command_failure(r.error());
+    if (!r) {
+      reply = command_failure(r.error());
+    } else if (op == "remove" && engine_->read_trigger(ev->first, ev->second) == before) {
+      reply = command_failure(engine::CommandFailure{
+          Diagnostic{ErrorCode::TriggerNotFound, Span{0, 0}, text.substr(1), {}}, Error{ErrorKind::NotFound, ENOENT, {}}});
+    } else {
+      reply = success();
+    }
   } else if (op == "show") {
-    auto h = req.value("json", false) ? engine_->read_hist_json(ev->first, ev->second)
-                                      : engine_->read_hist(ev->first, ev->second);
-    reply = h ? success(*h) : failure(h.error().err, h.error().context);
+    const std::optional<bool> as_json = bool_member(req, "json");
+    if (!as_json) {
+      reply = failure(EINVAL, "\"json\" must be a boolean");
+    } else {
+      auto h = *as_json ? engine_->read_hist_json(ev->first, ev->second) : engine_->read_hist(ev->first, ev->second);
+      reply = h ? success(*h) : failure(h.error().err, h.error().context);
+    }
   } else if (op == "source") {
     reply = success(engine_->event_source(ev->first, ev->second));
   } else if (op == "list") {

@@ -1,6 +1,8 @@
 #define FUSE_USE_VERSION 314
 #include "fs/tree.h"
 
+#include "fs/control_value.h"
+
 #include <fcntl.h>
 #include <fuse3/fuse.h>
 #include <sys/stat.h>
@@ -355,22 +357,23 @@ int op_write(const char* path, const char* buf, size_t size, off_t, struct fuse_
   const Node n = ctx.resolve(path);
   if (n.kind != Node::Kind::File || !writable(n)) return -EACCES;
   if (n.file == "error_log" || n.file == "trace") {
-    if (n.file == "error_log") ctx.engine->clear_error_log();
+    // As tracefs: what is written is ignored; opening with O_TRUNC clears
+    // (truncate_file), so `echo junk >> error_log` keeps the log.
     return static_cast<int>(size);
   }
   if (n.file == "snapshot") {
-    // As tracefs: 0 and 2 clear it; 1 is a manual snapshot histd does not take.
-    const std::string v(buf, size);
-    if (v == "0" || v == "0\n" || v == "2" || v == "2\n") {
-      ctx.engine->clear_snapshot();
-      return static_cast<int>(size);
-    }
-    return -EINVAL;
+    // As tracefs: 0 frees and any number above 1 clears it (both empty it
+    // here); 1 is a manual snapshot histd does not take.
+    auto v = parse_control_number(std::string_view(buf, size));
+    if (!v) return -v.error();
+    if (*v == 1) return -EINVAL;
+    ctx.engine->clear_snapshot();
+    return static_cast<int>(size);
   }
   if (n.file == "enable") {
-    const std::string v(buf, size);
-    if (v != "0" && v != "1" && v != "0\n" && v != "1\n") return -EINVAL;
-    auto r = ctx.engine->set_enabled(n.system, n.event, v[0] == '1');
+    auto v = parse_enable(std::string_view(buf, size));
+    if (!v) return -v.error();
+    auto r = ctx.engine->set_enabled(n.system, n.event, *v);
     if (!r) return -r.error().error.err;
     return static_cast<int>(size);
   }

@@ -462,6 +462,7 @@ Expected<std::string> Engine::read_hist_json(const std::string& system, const st
 
 Expected<std::string> Engine::read_tables(const std::string& system, const std::string& event, bool json) {
   std::lock_guard lock(mu_);
+  if (!catalog_.contains(system, event)) return fail(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event));
   auto it = events_.find(catalog::EventId{system, event});
   if (it == events_.end()) return json ? render::render_json(system + ":" + event, {}, resolver_) : std::string();
   std::vector<table::Table> tables;

@@ -77,6 +77,8 @@ std::optional<std::string> Engine::referenced_by(const std::vector<const Trigger
 }
 
 bool Engine::synth_in_use(const std::string& name) const {
+  // An enabled event is busy too, as trace_event_dyn_busy() makes it.
+  if (auto s = synths_.find(name); s != synths_.end() && s->second.enabled) return true;
   for (const auto& [id, ev] : events_) {
     if (id.system == kSynthSystem && id.name == name && !ev->triggers.empty()) return true;
     for (const auto& t : ev->triggers)
@@ -173,12 +175,20 @@ std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& pl
 
 CommandResult Engine::synth_error(Diagnostic d) {
   log_error("synthetic_events", d);
-  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}});
+  // As __create_synth_event(): an existing name is EEXIST, the rest EINVAL.
+  const int err = d.code == ErrorCode::SynthEventExists ? EEXIST : EINVAL;
+  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, err, {}}});
 }
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
-  // Like the kernel, one command per line; the first failing line stops.
+  // Like the kernel, one command per line; the first failing line stops,
+  // and the lines before it stay applied (and saved).
+  bool changed = false;
+  auto stop = [&](CommandResult r) {
+    if (changed) save_state();
+    return r;
+  };
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
@@ -188,30 +198,31 @@ CommandResult Engine::write_synthetic(std::string_view text) {
     auto parsed = synth::parse_synth_command(line);
     if (!parsed) {
       if (parsed.error().code == ErrorCode::EmptyCommand) continue;
-      return synth_error(std::move(parsed).error());
+      return stop(synth_error(std::move(parsed).error()));
     }
     const std::string& name = parsed->definition.name;
     if (parsed->remove) {
       auto it = synths_.find(name);
       if (it == synths_.end())
-        return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "no synthetic event " + name}});
-      if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
+        return stop(unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "no synthetic event " + name}}));
+      if (synth_in_use(name)) return stop(busy("synthetic event " + name + " is in use"));
       catalog_.remove_dynamic(kSynthSystem, name);
       release_slot(it->second.slot);
       release_slot(it->second.trace_slot);
       events_.erase(catalog::EventId{kSynthSystem, name});
       synths_.erase(it);
+      changed = true;
       continue;
     }
     if (synths_.count(name) || catalog_.contains(kSynthSystem, name))
-      return synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
-                                    parsed->command, {}});
+      return stop(synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
+                                         parsed->command, {}}));
     auto slot = allocate_slot();
-    if (!slot) return system_failure(std::move(slot).error());
+    if (!slot) return stop(system_failure(std::move(slot).error()));
     auto trace_slot = allocate_slot();
     if (!trace_slot) {
       release_slot(*slot);
-      return system_failure(std::move(trace_slot).error());
+      return stop(system_failure(std::move(trace_slot).error()));
     }
     SynthState s;
     s.def = parsed->definition;
@@ -223,12 +234,13 @@ CommandResult Engine::write_synthetic(std::string_view text) {
     if (!st) {
       release_slot(s.slot);
       release_slot(s.trace_slot);
-      return system_failure(std::move(st).error());
+      return stop(system_failure(std::move(st).error()));
     }
     catalog_.add_dynamic(synth::format_of(s.def, s.id));
     synths_[name] = std::move(s);
+    changed = true;
   }
-  save_state();
+  if (changed) save_state();
   return Unit{};
 }
 

@@ -44,6 +44,18 @@ Record exec_record(const std::string& filename, int32_t pid) {
   return r;
 }
 
+std::string observable_state(engine::Engine& engine, const std::vector<std::string>& events) {
+  std::string out = "synthetic_events:\n" + engine.read_synthetic() + "triggers:\n";
+  for (const std::string& line : engine.list_triggers()) out += line + "\n";
+  for (const std::string& event : events) {
+    const size_t colon = event.find(':');
+    auto hist = engine.read_hist(event.substr(0, colon), event.substr(colon + 1));
+    const std::string text = hist ? *hist : "read_hist failed: " + hist.error().context;
+    out += event + " hist:\n" + text.substr(0, text.find("\nERROR: ")) + "\n";
+  }
+  return out;
+}
+
 std::unique_ptr<engine::Engine> fixture_engine() {
   return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false);
 }

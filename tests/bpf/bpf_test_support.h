@@ -70,6 +70,11 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<engine::Engine> engine_;
 };
 
+// Everything a refused write must leave as it was: the synthetic events, every
+// trigger, and the tables (with their counts) of `events` ("system:event"),
+// without the "ERROR:" lines a refused command adds below a hist file's tables.
+std::string observable_state(engine::Engine& engine, const std::vector<std::string>& events);
+
 // sched:sched_process_exec: __data_loc char[] filename @8, pid @12, old_pid @16.
 Record exec_record(const std::string& filename, int32_t pid = 1);
 

@@ -130,6 +130,19 @@ else
   expect_eq "synthetic_events truncation refused while in use" "refused" "refused"
 fi
 : > "$T/events/ftrace/print/trigger"
+# Enabled is busy too, as in the kernel; bad enable values change nothing.
+if (: > "$T/synthetic_events") 2>/dev/null; then
+  expect_eq "synthetic_events truncation refused while enabled" "refused" "done"
+else
+  expect_eq "synthetic_events truncation refused while enabled" "refused" "refused"
+fi
+for v in 2 -1 on ' 0' 0x0; do
+  if (printf '%s' "$v" > "$T/events/synthetic/marker_lat/enable") 2>/dev/null; then
+    expect_eq "enable refuses '$v'" "refused" "done"
+  fi
+done
+expect_eq "enable unchanged by bad values" "1" "$(cat "$T/events/synthetic/marker_lat/enable")"
+echo 0 > "$T/events/synthetic/marker_lat/enable"
 : > "$T/synthetic_events"
 expect_eq "synthetic_events truncated" "" "$(cat "$T/synthetic_events")"
 expect_eq "events/synthetic is gone" "no" "$([ -d "$T/events/synthetic/marker_lat" ] && echo yes || echo no)"
@@ -155,4 +168,9 @@ echo 'hist:keys=next_pid:x=common_timestamp.usecs-$nope' >> "$T/events/sched/sch
 expect_eq "trigger: unknown variable, caret on it" \
   "$(printf "hist:sched:sched_switch: error: Couldn't find variable\n  Command: hist:keys=next_pid:x=common_timestamp.usecs-\$nope\n%55s^")" \
   "$(sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' "$T/error_log")"
+# As tracefs: appending to error_log keeps it, only O_TRUNC clears it.
+echo junk >> "$T/error_log"
+expect_eq "error_log: an append is ignored" "1" "$(grep -c "Couldn't find variable" "$T/error_log")"
+: > "$T/error_log"
+expect_eq "error_log: truncation clears it" "" "$(cat "$T/error_log")"
 finish

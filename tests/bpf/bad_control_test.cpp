@@ -1,0 +1,338 @@
+// The bad-input matrix, control socket part: a real control::Server on a temp
+// socket, sent malformed frames and requests. Each case asserts the reply
+// (errno, error text, and command and caret where the engine gave a
+// diagnostic), that the server still answers a good request afterwards, and
+// that no synthetic event, trigger, table or count changed.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpf_test_support.h"
+#include "control/protocol.h"
+#include "control/server.h"
+
+namespace histd::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string header(uint32_t len) {
+  return std::string{static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
+                     static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
+}
+std::string frame(const std::string& body) { return header(static_cast<uint32_t>(body.size())) + body; }
+
+struct Reply {
+  bool closed = false;  // the server closed the connection without a reply
+  json body;
+};
+
+struct Case {
+  std::string name;
+  std::string bytes;  // sent as they are
+  int err;
+  std::string error;
+  std::optional<std::string> command = std::nullopt;  // with a diagnostic
+  std::optional<int> caret = std::nullopt;
+};
+
+const std::string kWrite = "syscalls:sys_enter_write";
+
+json request(const std::string& op, const std::string& event = {}, const std::string& command = {}) {
+  json j{{"op", op}};
+  if (!event.empty()) j["event"] = event;
+  if (!command.empty()) j["command"] = command;
+  return j;
+}
+std::string req(const std::string& op, const std::string& event = {}, const std::string& command = {}) {
+  return frame(request(op, event, command).dump());
+}
+
+std::vector<Case> cases() {
+  const std::string malformed = "malformed control frame";
+  const std::string too_large = "control frame too large";
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  // A command over a page whose cut falls inside a two-byte character: the
+  // diagnostic's command is not UTF-8 (the reply replaces the bad byte).
+  std::string long_cmd = "hist:keys=x";
+  for (int i = 0; i < 2100; ++i) long_cmd += "\xc3\xa9";
+  std::string long_logged = long_cmd.substr(0, 4095) + "\xef\xbf\xbd";
+  return {
+      // framing
+      {"length past kMaxFrame", header(control::kMaxFrame + 1), EMSGSIZE, too_large},
+      {"length 2^32-1", header(0xffffffffu) + "{}", EMSGSIZE, too_large},
+      {"zero length", header(0), EINVAL, malformed},
+      // the body
+      {"not JSON", frame("hello"), EINVAL, malformed},
+      {"half an object", frame("{\"op\":"), EINVAL, malformed},
+      {"trailing bytes", frame("{\"op\":\"list\"} junk"), EINVAL, malformed},
+      {"two objects", frame("{\"op\":\"list\"}{\"op\":\"list\"}"), EINVAL, malformed},
+      {"not UTF-8", frame("{\"op\":\"\xff\"}"), EINVAL, malformed},
+      {"NUL after the object", frame(std::string("{\"op\":\"list\"}\0junk", 18)), EINVAL, malformed},
+      {"NUL before the object", frame(std::string("\0{\"op\":\"list\"}", 14)), EINVAL, malformed},
+      {"an array", frame("[\"list\"]"), EINVAL, malformed},
+      {"a string", frame("\"list\""), EINVAL, malformed},
+      {"a number", frame("42"), EINVAL, malformed},
+      {"null", frame("null"), EINVAL, malformed},
+      {"nested 100000 deep", frame(deep), EINVAL, malformed},
+      // members
+      {"no op", frame("{}"), EINVAL, "missing \"op\""},
+      {"empty op", req(""), EINVAL, "missing \"op\""},
+      {"only an event", frame(json{{"event", kWrite}}.dump()), EINVAL, "missing \"op\""},
+      {"op a number", frame("{\"op\":42}"), EINVAL, "\"op\" must be a string"},
+      {"op null", frame("{\"op\":null}"), EINVAL, "\"op\" must be a string"},
+      {"op an array", frame("{\"op\":[\"list\"]}"), EINVAL, "\"op\" must be a string"},
+      {"op a bool", frame("{\"op\":true}"), EINVAL, "\"op\" must be a string"},
+      {"event a number", frame("{\"op\":\"add\",\"event\":7,\"command\":\"hist:keys=fd\"}"), EINVAL,
+       "\"event\" must be a string"},
+      {"event an object", frame("{\"op\":\"show\",\"event\":{\"system\":\"syscalls\"}}"), EINVAL,
+       "\"event\" must be a string"},
+      {"command an object", frame("{\"op\":\"add\",\"event\":\"" + kWrite + "\",\"command\":{\"a\":1}}"), EINVAL,
+       "\"command\" must be a string"},
+      {"command a list", frame("{\"op\":\"synth_add\",\"command\":[\"ev u64 a\"]}"), EINVAL,
+       "\"command\" must be a string"},
+      {"json not a bool", frame("{\"op\":\"show\",\"event\":\"" + kWrite + "\",\"json\":\"yes\"}"), EINVAL,
+       "\"json\" must be a boolean"},
+      {"unknown op", req("nosuch"), EINVAL, "unknown op 'nosuch'"},
+      {"op in capitals", req("LIST"), EINVAL, "unknown op 'LIST'"},
+      {"op with a blank", req("list "), EINVAL, "unknown op 'list '"},
+      // the event
+      {"no event", req("add", "", "hist:keys=fd"), EINVAL, "expected SYSTEM:EVENT, got ''"},
+      {"system only", req("add", "sched", "hist:keys=fd"), EINVAL, "expected SYSTEM:EVENT, got 'sched'"},
+      {"no system", req("show", ":x"), EINVAL, "expected SYSTEM:EVENT, got ':x'"},
+      {"no event name", req("show", "sched:"), EINVAL, "expected SYSTEM:EVENT, got 'sched:'"},
+      {"three parts", req("remove", "a:b:c", "hist:keys=fd"), EINVAL, "expected SYSTEM:EVENT, got 'a:b:c'"},
+      {"slash form", req("source", "sched/sched_switch"), EINVAL, "expected SYSTEM:EVENT, got 'sched/sched_switch'"},
+      {"unknown system", req("add", "nosuch:event", "hist:keys=fd"), ENOENT, "no event nosuch:event"},
+      {"unknown event", req("add", "sched:nosuch", "hist:keys=prev_pid"), ENOENT, "no event sched:nosuch"},
+      {"show an unknown event", req("show", "sched:nosuch"), ENOENT, "no event sched:nosuch"},
+      // trigger commands: the engine's diagnostic, with command and caret
+      {"unknown field", req("add", kWrite, "hist:keys=nosuch"), EINVAL, "Couldn't find field", "hist:keys=nosuch", 10},
+      {"bad filter", req("add", kWrite, "hist:keys=fd if fd ~ 1"), EINVAL, "Illegal operation for field type",
+       "hist:keys=fd if fd ~ 1", 19},
+      {"no keys", req("add", kWrite, "hist:vals=count"), EINVAL, "hist trigger needs keys=", "hist:vals=count", 0},
+      {"existing trigger", req("add", kWrite, "hist:keys=fd:vals=count"), EINVAL, "Hist trigger already exists",
+       "hist:keys=fd:vals=count", 0},
+      {"not a trigger", req("add", kWrite, "rm -rf /"), EINVAL, "unknown trigger command", "rm -rf /", 0},
+      {"over a page, cut inside a character", req("add", kWrite, long_cmd), EINVAL,
+       "command longer than a page (4096 bytes)", long_logged, 4095},
+      {"remove a trigger that is not there", req("remove", kWrite, "hist:keys=count"), ENOENT, "no such hist trigger",
+       "hist:keys=count", 0},
+      {"remove with a bad attribute", req("remove", kWrite, "hist:keys=fd:bogus"), EINVAL,
+       "unknown hist trigger attribute", "hist:keys=fd:bogus", 13},
+      // synthetic events
+      {"synth_add bad type", req("synth_add", "", "ev chr a"), EINVAL, "Invalid type", "ev chr a", 3},
+      {"synth_add existing", req("synth_add", "", "lat_ev u64 lat"), EEXIST, "Event already exists", "lat_ev u64 lat",
+       0},
+      {"synth_remove missing", req("synth_remove", "", "nosuch"), ENOENT, "no synthetic event nosuch"},
+      {"synth_remove busy", req("synth_remove", "", "lat_ev"), EBUSY, "synthetic event lat_ev is in use"},
+  };
+}
+
+class BadControl : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    if (!engine_) return;
+    char tmpl[] = "/tmp/histd-bad-control-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    // The unprivileged caller of MutatingOpsNeedRoot must reach the socket.
+    std::filesystem::permissions(dir_, std::filesystem::perms(0755));
+    socket_ = dir_ / "control.sock";
+    ASSERT_TRUE(engine_->write_synthetic("lat_ev u64 lat; pid_t pid").ok());
+    add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
+    add("sched", "sched_switch",
+        "hist:keys=next_pid:l=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).lat_ev($l,next_pid)");
+    add("syscalls", "sys_enter_write", "hist:keys=fd:vals=count");
+    Record w(40);
+    w.pid(1).set<uint64_t>(16, 3).set<uint64_t>(32, 7);
+    inject("syscalls", "sys_enter_write", w);
+    auto s = control::Server::start(*engine_, socket_);
+    ASSERT_TRUE(s.ok()) << s.error().context;
+    server_ = std::move(*s);
+  }
+  void TearDown() override {
+    server_.reset();  // stops the thread, removes the socket
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  int connect_socket() {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+    return fd;
+  }
+  // Sends `bytes` (a short write of a huge frame is fine: the server answers
+  // from the header), then reads the reply or the close.
+  Reply exchange(const std::string& bytes, bool close_write = true) {
+    int fd = connect_socket();
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    if (close_write) shutdown(fd, SHUT_WR);
+    Reply r;
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 15000), 1) << "no reply within 15 s";
+    auto got = control::read_frame(fd);
+    if (got) {
+      r.body = *got;
+    } else {
+      r.closed = true;
+    }
+    close(fd);
+    return r;
+  }
+  std::string state() {
+    return observable_state(*engine_, {kWrite, "sched:sched_switch", "sched:sched_waking"});
+  }
+  // The server still serves, and still holds exactly the setup's triggers.
+  void expect_serving(const std::string& what) {
+    Reply r = exchange(req("list"));
+    ASSERT_FALSE(r.closed) << what;
+    EXPECT_EQ(r.body.value("ok", false), true) << what << ": " << r.body.dump();
+    std::string expected;
+    for (const std::string& line : engine_->list_triggers()) expected += line + "\n";
+    EXPECT_EQ(r.body.value("output", ""), expected) << what;
+  }
+
+  std::filesystem::path dir_, socket_;
+  std::unique_ptr<control::Server> server_;
+};
+
+TEST_F(BadControl, EveryBadFrameGetsItsErrorAndTheServerKeepsServing) {
+  const std::vector<Case> all = cases();
+  EXPECT_GE(all.size(), 45u);
+  const std::string before = state();
+  for (const Case& c : all) {
+    engine_->clear_error_log();
+    Reply r = exchange(c.bytes);
+    ASSERT_FALSE(r.closed) << c.name;
+    const json& b = r.body;
+    EXPECT_EQ(b.value("ok", true), false) << c.name << ": " << b.dump();
+    EXPECT_EQ(b.value("errno", 0), c.err) << c.name << ": " << b.dump();
+    EXPECT_EQ(b.value("error", ""), c.error) << c.name;
+    if (c.command) {
+      EXPECT_EQ(b.value("command", ""), *c.command) << c.name;
+      EXPECT_EQ(b.value("caret", -1), *c.caret) << c.name;
+    } else {
+      EXPECT_FALSE(b.contains("command")) << c.name << ": " << b.dump();
+      EXPECT_FALSE(b.contains("caret")) << c.name;
+    }
+    EXPECT_EQ(state(), before) << c.name;
+    expect_serving(c.name);
+  }
+}
+
+// Clients that stop half way: nobody to answer, and nothing may kill the
+// server (a reply written to a closed peer was a SIGPIPE before).
+TEST_F(BadControl, ClientsThatGoAwayMidFrameLeaveTheServerServing) {
+  const std::string before = state();
+  const std::vector<std::pair<std::string, std::string>> partial = {
+      {"nothing sent", ""},
+      {"half a header", header(8).substr(0, 2)},
+      {"header only", header(100)},
+      {"body cut short", header(100) + "{\"op\":\"li"},
+  };
+  for (const auto& [what, bytes] : partial) {
+    // The whole socket closed: a reply would meet EPIPE.
+    int fd = connect_socket();
+    if (!bytes.empty()) {
+      ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), ssize_t(bytes.size()));
+    }
+    close(fd);
+    expect_serving(what + " (closed)");
+    // Only the writing side closed: the server reads EOF and hangs up.
+    Reply r = exchange(bytes);
+    EXPECT_TRUE(r.closed) << what << ": " << r.body.dump();
+    expect_serving(what + " (shut down)");
+  }
+  EXPECT_EQ(state(), before);
+}
+
+// A client that stalls mid-frame is dropped after the server's read timeout
+// (5 s) with EAGAIN, and the next client is served.
+TEST_F(BadControl, AStalledClientTimesOut) {
+  Reply r = exchange(header(100) + "{", /*close_write=*/false);
+  ASSERT_FALSE(r.closed);
+  EXPECT_EQ(r.body.value("errno", 0), EAGAIN) << r.body.dump();
+  expect_serving("after a stalled client");
+}
+
+// Peer credentials decide who may change anything: nobody (uid 65534) may
+// read, and is refused every mutating op with EPERM.
+TEST_F(BadControl, MutatingOpsNeedRoot) {
+  const std::string before = state();
+  const std::vector<std::pair<std::string, std::string>> mutating = {
+      {req("add", kWrite, "hist:keys=count"), "changing triggers needs root"},
+      {req("remove", kWrite, "hist:keys=fd:vals=count"), "changing triggers needs root"},
+      {req("synth_add", "", "ev u64 a"), "changing triggers needs root"},
+      {req("synth_remove", "", "lat_ev"), "changing triggers needs root"},
+      {req("clear_errors"), "changing triggers needs root"},
+      {req("clear_trace"), "changing triggers needs root"},
+  };
+  auto as_nobody = [&](const std::string& bytes) -> json {
+    int out[2];
+    EXPECT_EQ(pipe(out), 0);
+    const std::string path = socket_.string();
+    pid_t child = fork();
+    if (child == 0) {
+      // Only raw system calls here: the parent has threads.
+      close(out[0]);
+      if (syscall(SYS_setresgid, 65534, 65534, 65534) != 0 || syscall(SYS_setresuid, 65534, 65534, 65534) != 0) _exit(2);
+      int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::memcpy(addr.sun_path, path.data(), path.size());
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) _exit(3);
+      if (write(fd, bytes.data(), bytes.size()) != ssize_t(bytes.size())) _exit(4);
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof(buf))) > 0)
+        if (write(out[1], buf, size_t(n)) != n) _exit(5);
+      _exit(0);
+    }
+    close(out[1]);
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(out[0], buf, sizeof(buf))) > 0) got.append(buf, size_t(n));
+    close(out[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    if (got.size() < 4) return json();
+    return json::parse(got.substr(4), nullptr, false);
+  };
+  for (const auto& [bytes, error] : mutating) {
+    json b = as_nobody(bytes);
+    EXPECT_EQ(b.value("ok", true), false) << bytes;
+    EXPECT_EQ(b.value("errno", 0), EPERM) << bytes;
+    EXPECT_EQ(b.value("error", ""), error) << bytes;
+    EXPECT_EQ(state(), before) << bytes;
+  }
+  // Reading needs nothing.
+  json list = as_nobody(req("list"));
+  EXPECT_EQ(list.value("ok", false), true) << list.dump();
+  expect_serving("after refused callers");
+}
+
+}  // namespace
+}  // namespace histd::testing
