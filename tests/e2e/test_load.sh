@@ -3,14 +3,17 @@
 # they can for HISTD_LOAD_SECONDS (default 30), counting every call, while a
 # churn loop adds, pauses, continues, clears and removes other triggers on
 # the same events and on sched_switch (through the trigger files and
-# through histctl), and histd is killed with SIGKILL halfway and restarted.
+# through histctl), and histd is killed with SIGKILL and restarted mid-load.
 # Afterwards every trigger set up before the load must account for exactly
 # the calls the workers made: Hits + Dropped == calls, Σ hitcount == Hits.
 #
 # Environment: HISTD_LOAD_SECONDS, HISTD_LOAD_WORKERS (default 2),
 # HISTD_LOAD_MIN_RATE (calls/s over all workers, default 500000),
+# HISTD_LOAD_RESTARTS (kill -9 and restart, default 2),
 # HISTD_LOAD_WORKER (default: histd_load_worker next to histd).
 source "$(dirname "$0")/lib.sh"
+# Restoring the churn's triggers too compiles a dozen units under full load.
+HISTD_START_TIMEOUT=${HISTD_START_TIMEOUT:-60}
 SECONDS_OF_LOAD=${HISTD_LOAD_SECONDS:-30}
 NWORKERS=${HISTD_LOAD_WORKERS:-2}
 MIN_RATE=${HISTD_LOAD_MIN_RATE:-500000}
@@ -99,13 +102,22 @@ start=$(date +%s.%N)
 exec 3<>"$WORK/go"
 printf "%${NWORKERS}s" "" >&3
 
-# Halfway: SIGKILL histd while everything runs, wait, start it again on the
-# same state and pin directories. The pinned links keep counting meanwhile.
-sleep "$(awk -v s="$SECONDS_OF_LOAD" 'BEGIN { print s / 2 }')"
-kill -KILL "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true
-RESTARTS=1
-sleep 1
-histd_start
+# Mid-load, HISTD_LOAD_RESTARTS times (default 2, evenly spaced): SIGKILL
+# histd while everything runs, leave it dead for a second, start it again on
+# the same state and pin directories. The pinned links keep counting
+# meanwhile, and the restore must swap to the new programs without a gap.
+NRESTARTS=${HISTD_LOAD_RESTARTS:-2}
+RESTARTS=0
+for r in $(seq "$NRESTARTS"); do
+  sleep "$(awk -v s="$SECONDS_OF_LOAD" -v n="$NRESTARTS" -v r="$r" -v a="$start" -v now="$(date +%s.%N)" \
+    'BEGIN { t = a + s * r / (n + 1) - now; print (t > 0 ? t : 0) }')"
+  killed=$(date +%s.%N)
+  kill -KILL "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true
+  sleep 1
+  histd_start
+  RESTARTS=$((RESTARTS + 1))
+  echo "restart $RESTARTS: histd down for $(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
+done
 
 for p in "${WORKER_PIDS[@]}"; do wait "$p"; done
 end=$(date +%s.%N)
