@@ -131,7 +131,9 @@ WORKER_PIDS=()
 read -r ops failed rounds <"$WORK/churn"
 calls=0; longest=0
 for i in $(seq "$NWORKERS"); do
-  read -r c ns <"$WORK/worker.$i"
+  c= ns=
+  read -r c ns <"$WORK/worker.$i" || true
+  if [ -z "$ns" ]; then echo "FAIL: worker $i reported nothing"; exit 1; fi
   calls=$((calls + c)); [ "$ns" -gt "$longest" ] && longest=$ns
 done
 rate=$((calls * 1000000000 / longest))
@@ -151,12 +153,17 @@ for u in "${UNTOUCHED[@]}"; do
   event=${u%%|*}; command=${u#*|}
   file=$SYS/${event#syscalls:}/hist
   keys=${command#hist:}; keys=${keys%%:vals*}
-  read -r hits entries dropped sum < <(table "$file" "hist:$keys:vals=hitcount")
+  hits=
+  read -r hits entries dropped sum < <(table "$file" "hist:$keys:vals=hitcount") || true
+  if [ -z "$hits" ]; then
+    echo "FAIL: $event: no table for $command"; FAILURES=$((FAILURES + 1)); continue
+  fi
   echo "$event $keys: hits=$hits entries=$entries dropped=$dropped sum(hitcount)=$sum"
   expect_eq "$event $keys: Hits + Dropped == the workers' calls" "$calls" "$((hits + dropped))"
   expect_eq "$event $keys: sum of hitcount == Hits" "$hits" "$sum"
 done
-expect_eq "the table keyed by timestamp overflowed" "1" "$([ "$(table "$ENTER/hist" 'keys=common_timestamp' | cut -d' ' -f3)" -gt 0 ] && echo 1)"
+overflowed=$(table "$ENTER/hist" 'keys=common_timestamp' | cut -d' ' -f3)
+expect_eq "the table keyed by timestamp overflowed" "1" "$([ "${overflowed:-0}" -gt 0 ] && echo 1)"
 expect_eq "nothing reported as unrestorable" "0" "$(grep -c 'could not restore' "$WORK/histd.log")"
 if [ "$rate" -lt "$MIN_RATE" ]; then
   echo "FAIL: workload reached $rate calls/s, below $MIN_RATE"; FAILURES=$((FAILURES + 1))
