@@ -162,6 +162,8 @@ class Engine {
   // Removes pins nothing uses any more (left by a histd that died with
   // triggers the state file no longer names).
   void sweep_pins();
+  // At the end of restore(): installs each event's program, once.
+  void install_restored(std::vector<std::string>& problems);
   Status pin_table(TableState& t);
   bool adopt_pinned(TableState& t);
   bool shutting_down_ = false;

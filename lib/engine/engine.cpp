@@ -232,13 +232,16 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   } else if (!ev.attachment) {
     auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev));
     if (!attachment) return unexpected(std::move(attachment).error());
-    auto st = attachment->install(program->event_fd());
-    if (!st) return st;
+    if (!restoring_) {
+      auto st = attachment->install(program->event_fd());
+      if (!st) return st;
+    }
     ev.attachment = std::move(*attachment);
-  } else {
+  } else if (!restoring_) {
     auto st = ev.attachment->install(program->event_fd());
     if (!st) return st;
   }
+  // While restoring, the program waits for install_restored(): see there.
   ev.program = std::move(*program);
   ev.source = std::move(source);
   return ok_status();

@@ -186,10 +186,26 @@ std::vector<std::string> Engine::restore() {
     }
   }
   std::lock_guard lock(mu_);
+  install_restored(problems);
   restoring_ = false;
   save_state();
   sweep_pins();
   return problems;
+}
+
+// Triggers come back one at a time, each rebuilding its event, but none of
+// those programs is installed on the way: after a kill -9 the dispatcher
+// adopted from the pins still runs the dead histd's program, which counts
+// every trigger of the event into the same pinned tables. Installing the
+// program of the first restored trigger would leave the event's other
+// triggers uncounted until their own turn (a compile each). One swap per
+// event, to the program holding all of them, loses nothing.
+void Engine::install_restored(std::vector<std::string>& problems) {
+  for (auto& [id, ev] : events_) {
+    if (!ev->attachment || !ev->program) continue;
+    auto st = ev->attachment->install(ev->program->event_fd());
+    if (!st) problems.push_back(fmt::format("{}:{}: {}", id.system, id.name, st.error().context));
+  }
 }
 
 }  // namespace histd::engine

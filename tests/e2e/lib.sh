@@ -28,7 +28,9 @@ histd_start() {
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
     --pin-dir "$PIN" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!
-  for _ in $(seq 100); do
+  # HISTD_START_TIMEOUT (seconds, default 10): a restart restores every
+  # trigger, a compile each, which takes longer on a loaded machine.
+  for _ in $(seq $((${HISTD_START_TIMEOUT:-10} * 10))); do
     [ -e "$MNT/events" ] && return 0
     kill -0 "$HISTD_PID" 2>/dev/null || break
     sleep 0.1
