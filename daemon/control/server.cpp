@@ -12,6 +12,8 @@
 #include <vector>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "control/protocol.h"
 
 namespace histd::control {
@@ -136,6 +138,7 @@ void Server::handle(int fd) {
   } else if (op == "add" || op == "remove") {
     std::string text = op == "remove" && command.rfind('!', 0) != 0 ? "!" + command : command;
     auto r = engine_->write_trigger(ev->first, ev->second, text);
+    if (!r && !r.error().diagnostic) fmt::print(stderr, "histd: {}: {}\n", event, r.error().message());
     reply = r ? success() : command_failure(r.error());
   } else if (op == "show") {
     auto h = req.value("json", false) ? engine_->read_hist_json(ev->first, ev->second)

@@ -135,6 +135,17 @@ CommandResult Engine::synth_error(Diagnostic d) {
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
+  if (auto room = reserve_state(text.size()); !room)
+    return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
+  CommandResult r = apply_synthetic(text);
+  // The lines before a failing one stay applied, as in the kernel: the
+  // state is saved either way.
+  if (r) return finish_command("synthetic_events", text, nullptr, std::move(r));
+  (void)finish_command("synthetic_events", text, nullptr, Unit{});
+  return finish_command("synthetic_events", text, nullptr, std::move(r));
+}
+
+CommandResult Engine::apply_synthetic(std::string_view text) {
   // Like the kernel, one command per line; the first failing line stops.
   size_t start = 0;
   while (start <= text.size()) {
@@ -176,7 +187,6 @@ CommandResult Engine::write_synthetic(std::string_view text) {
     catalog_.add_dynamic(synth::format_of(s.def, s.id));
     synths_[name] = std::move(s);
   }
-  save_state();
   return Unit{};
 }
 
@@ -184,14 +194,16 @@ CommandResult Engine::truncate_synthetic() {
   std::lock_guard lock(mu_);
   for (const auto& [name, s] : synths_)
     if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
+  if (synths_.empty()) return Unit{};
+  if (auto room = reserve_state(0); !room)
+    return finish_command("synthetic_events", "(truncate)", nullptr, system_failure(std::move(room).error()));
   for (const auto& [name, s] : synths_) {
     catalog_.remove_dynamic(kSynthSystem, name);
     release_slot(s.slot);
     events_.erase(catalog::EventId{kSynthSystem, name});
   }
   synths_.clear();
-  save_state();
-  return Unit{};
+  return finish_command("synthetic_events", "(truncate)", nullptr, Unit{});
 }
 
 std::string Engine::read_synthetic() {
