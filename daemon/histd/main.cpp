@@ -75,7 +75,8 @@ int run(const Options& opt) {
     }
     paths->clang = opt.clang;
   }
-  fmt::print(stderr, "histd: BPF support files from {}, compiler {}\n", paths->include_dir.string(), paths->clang);
+  fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
+  fmt::print(stderr, "histd: compiler {}\n", paths->clang);
   gid_t group = 0;
   if (!opt.group.empty()) {
     struct group* g = getgrnam(opt.group.c_str());
