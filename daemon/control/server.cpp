@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "control/protocol.h"
 
 namespace histd::control {
@@ -176,6 +178,7 @@ void Server::handle(int fd) {
     const std::string before = op == "remove" ? engine_->read_trigger(ev->first, ev->second) : "";
     auto r = engine_->write_trigger(ev->first, ev->second, text);
     if (!r) {
+      if (!r.error().diagnostic) fmt::print(stderr, "histd: {}: {}\n", event, r.error().message());
       reply = command_failure(r.error());
     } else if (op == "remove" && engine_->read_trigger(ev->first, ev->second) == before) {
       reply = command_failure(engine::CommandFailure{

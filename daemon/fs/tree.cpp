@@ -12,8 +12,11 @@
 #include <poll.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -71,6 +74,40 @@ std::vector<std::string> split_path(const char* path) {
   return parts;
 }
 
+// Mount points in /proc/self/mountinfo escape space, tab, newline and
+// backslash as octal.
+std::string mountinfo_escape(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\\')
+      out += fmt::format("\\{:03o}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
+// The id of the newest histd FUSE mount at `mountpoint` (-1: none).
+int find_mount_id(const std::filesystem::path& mountpoint) {
+  const std::string want = mountinfo_escape(mountpoint.string());
+  int found = -1;
+  FILE* f = std::fopen("/proc/self/mountinfo", "re");
+  if (!f) return -1;
+  char* line = nullptr;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    // "<id> <parent> <major:minor> <root> <mount point> <options> [tags] - <fstype> ..."
+    int id = -1;
+    char point[4096];
+    if (std::sscanf(line, "%d %*d %*s %*s %4095s", &id, point) != 2) continue;
+    const char* sep = std::strstr(line, " - ");
+    if (want == point && sep && std::strncmp(sep + 3, "fuse.histd ", 11) == 0) found = id;
+  }
+  std::free(line);
+  std::fclose(f);
+  return found;
+}
+
 }  // namespace
 
 struct Tree::Context {
@@ -124,16 +161,22 @@ struct Tree::Context {
     return n;
   }
 
-  // Synthetic events come and go while histd runs: asked of the engine;
-  // the others are fixed at mount.
+  // Synthetic events come and go while histd runs: asked of the engine.
+  // The kernel's events are those tracefs had at mount, plus any created
+  // since (kprobe and uprobe events), found by name in tracefs and served
+  // while they exist; an event that still has triggers stays reachable so
+  // that they can be read and removed.
   bool has_system(const std::string& system) const {
     if (system == kSynthSystem) return !engine->synthetic_names().empty();
-    return systems.count(system) > 0;
+    if (systems.count(system) > 0) return true;
+    const auto live = engine->catalog().live_systems();
+    return std::find(live.begin(), live.end(), system) != live.end() || !engine_events_of(system).empty();
   }
   bool has_event(const std::string& system, const std::string& event) const {
     if (system == kSynthSystem) return engine->catalog().contains(system, event);
     auto sys = systems.find(system);
-    return sys != systems.end() && sys->second.count(event) > 0;
+    if (sys != systems.end() && sys->second.count(event) > 0) return true;
+    return engine->catalog().contains(system, event) || engine_events_of(system).count(event) > 0;
   }
   std::set<std::string> events_of(const std::string& system) const {
     if (system == kSynthSystem) {
@@ -141,7 +184,21 @@ struct Tree::Context {
       return std::set<std::string>(names.begin(), names.end());
     }
     auto sys = systems.find(system);
-    return sys == systems.end() ? std::set<std::string>() : sys->second;
+    std::set<std::string> out = sys == systems.end() ? std::set<std::string>() : sys->second;
+    for (std::string& ev : engine->catalog().live_events(system)) out.insert(std::move(ev));
+    out.merge(engine_events_of(system));
+    return out;
+  }
+  // Events of `system` that have triggers in the engine.
+  std::set<std::string> engine_events_of(const std::string& system) const {
+    std::set<std::string> out;
+    for (const std::string& line : engine->list_triggers()) {
+      const size_t colon = line.find(':'), space = line.find(' ');
+      if (colon != std::string::npos && space != std::string::npos && colon < space &&
+          line.compare(0, colon, system) == 0)
+        out.insert(line.substr(colon + 1, space - colon - 1));
+    }
+    return out;
   }
 
   std::string readme() const {
@@ -159,9 +216,12 @@ struct Tree::Context {
   }
 
   std::string available_events() const {
-    std::string out;
+    std::set<std::pair<std::string, std::string>> all;
     for (const auto& [sys, events] : systems)
-      for (const auto& ev : events) out += sys + ":" + ev + "\n";
+      for (const auto& ev : events) all.emplace(sys, ev);
+    for (const catalog::EventId& id : engine->catalog().discovered_events()) all.emplace(id.system, id.name);
+    std::string out;
+    for (const auto& [sys, ev] : all) out += sys + ":" + ev + "\n";
     for (const std::string& ev : engine->synthetic_names()) out += std::string(kSynthSystem) + ":" + ev + "\n";
     return out;
   }
@@ -263,10 +323,14 @@ int op_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, struct 
       for (const char* f : kRootFiles) add(f);
       add("events");
       return 0;
-    case Node::Kind::EventsDir:
-      for (const auto& [sys, events] : ctx.systems) add(sys);
-      if (!ctx.systems.count(kSynthSystem) && ctx.has_system(kSynthSystem)) add(kSynthSystem);
+    case Node::Kind::EventsDir: {
+      std::set<std::string> names;
+      for (const auto& [sys, events] : ctx.systems) names.insert(sys);
+      for (std::string& sys : ctx.engine->catalog().live_systems()) names.insert(std::move(sys));
+      if (ctx.has_system(kSynthSystem)) names.insert(kSynthSystem);
+      for (const std::string& sys : names) add(sys);
       return 0;
+    }
     case Node::Kind::SystemDir:
       for (const auto& ev : ctx.events_of(n.system)) add(ev);
       return 0;
@@ -391,7 +455,12 @@ int op_write(const char* path, const char* buf, size_t size, off_t, struct fuse_
   // As tracefs: one write(2) is one command, and a page is the most it takes.
   if (size >= 4096) return -EINVAL;
   auto r = ctx.engine->write_trigger(n.system, n.event, std::string_view(buf, size));
-  if (!r) return -r.error().error.err;
+  if (!r) {
+    // The writer gets an errno and error_log one line: the whole story (a
+    // verifier log, the compiler's output) goes to histd's log.
+    if (!r.error().diagnostic) fmt::print(stderr, "histd: {}:{}: {}\n", n.system, n.event, r.error().message());
+    return -r.error().error.err;
+  }
   return static_cast<int>(size);
 }
 
@@ -484,6 +553,8 @@ Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::f
     tree->fuse_ = nullptr;
     return fail(ErrorKind::System, EIO, "cannot mount FUSE at " + mountpoint.string());
   }
+  tree->mountpoint_ = mountpoint;
+  tree->mount_id_ = find_mount_id(mountpoint);
   return tree;
 }
 
@@ -530,6 +601,20 @@ int Tree::run() {
   for (Waiter& w : ctx_->waiters) fuse_pollhandle_destroy(w.handle);
   ctx_->waiters.clear();
   return rc;
+}
+
+bool Tree::still_mounted() const {
+  if (mount_id_ < 0) return true;  // not found at mount: cannot tell, assume so
+  const std::string id = std::to_string(mount_id_) + " ";
+  FILE* f = std::fopen("/proc/self/mountinfo", "re");
+  if (!f) return true;
+  bool found = false;
+  char* line = nullptr;
+  size_t cap = 0;
+  while (!found && getline(&line, &cap, f) > 0) found = std::strncmp(line, id.c_str(), id.size()) == 0;
+  std::free(line);
+  std::fclose(f);
+  return found;
 }
 
 Tree::~Tree() {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "histd/engine.h"
 #include "histd/result.h"
@@ -27,6 +28,11 @@ class Tree {
   ~Tree();
   // Serves requests until unmounted or a SIGINT/SIGTERM/SIGHUP arrives.
   int run();
+  // Whether the mount made by mount() is still in this mount namespace:
+  // false once it was unmounted under histd (umount, umount -l), which
+  // ends the FUSE session and run(). Reads /proc/self/mountinfo, never the
+  // tree itself (that would wait on histd's own, stopped, loop).
+  bool still_mounted() const;
 
   struct Context;
 
@@ -36,6 +42,8 @@ class Tree {
   std::unique_ptr<Context> ctx_;
   std::atomic<bool> stop_watch_{false};
   struct fuse* fuse_ = nullptr;
+  std::filesystem::path mountpoint_;
+  int mount_id_ = -1;  // in /proc/self/mountinfo
 };
 
 }  // namespace histd::fs

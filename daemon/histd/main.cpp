@@ -11,7 +11,9 @@
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "control/server.h"
@@ -31,6 +33,7 @@ struct Options {
   std::string tracefs;  // default: find it (mounting tracefs if needed)
   std::string pin_dir = "/sys/fs/bpf/histd";
   std::string group;  // may change triggers besides root
+  std::string clang;  // default: the clang found at build time
 };
 
 // bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
@@ -64,7 +67,16 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: {}\n", paths.error().context);
     return 1;
   }
+  if (!opt.clang.empty()) {
+    // A path is checked now; a bare name is looked up in PATH at each compile.
+    if (opt.clang.find('/') != std::string::npos && access(opt.clang.c_str(), X_OK) != 0) {
+      fmt::print(stderr, "histd: --clang {}: {}\n", opt.clang, strerror(errno));
+      return 1;
+    }
+    paths->clang = opt.clang;
+  }
   fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
+  fmt::print(stderr, "histd: compiler {}\n", paths->clang);
   gid_t group = 0;
   if (!opt.group.empty()) {
     struct group* g = getgrnam(opt.group.c_str());
@@ -78,6 +90,10 @@ int run(const Options& opt) {
   std::filesystem::create_directories(opt.state_dir, ec);
   // Saved triggers and compiled objects are histd's alone.
   std::filesystem::permissions(opt.state_dir, std::filesystem::perms::owner_all, ec);
+  // Every change is saved before it is kept: say at once when none can be.
+  if (access(opt.state_dir.c_str(), W_OK) != 0)
+    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
+               opt.state_dir, strerror(errno));
   // A previous histd that died (kill -9) leaves its FUSE mount behind,
   // disconnected: detach it before mounting again.
   struct stat mst {};
@@ -118,13 +134,26 @@ int run(const Options& opt) {
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
   sd_notify(0, "READY=1");
-  int rc = (*tree)->run();
-  sd_notify(0, "STOPPING=1");
+  const int rc = (*tree)->run();
+  // The loop ends on SIGTERM/SIGINT/SIGHUP (libfuse returns the signal's
+  // number) with the tree still mounted, or because the tree went away
+  // under histd (umount, umount -l: the kernel ends the FUSE session). A
+  // tree that vanished is a fault: histd says so and exits with a failure,
+  // so that systemd (Restart=on-failure) starts it again and mounts a new
+  // tree. Triggers are in the state file after every change and pinned
+  // tables keep their counts, so the restart loses nothing.
+  const bool unmounted = !(*tree)->still_mounted();
+  sd_notify(0, unmounted ? "STOPPING=1\nSTATUS=the tree was unmounted under histd" : "STOPPING=1");
+  if (unmounted)
+    fmt::print(stderr, "histd: the tree at {} was unmounted under histd (the FUSE session ended): exiting\n",
+               opt.mount);
+  else if (rc < 0)
+    fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
   server->reset();
   // Detach every program before the tree goes away, then unmount.
   (*eng)->shutdown();
   tree->reset();
-  return rc == 0 ? 0 : 1;
+  return unmounted || rc < 0 ? 1 : 0;
 }
 
 }  // namespace
@@ -140,6 +169,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--group", opt.group, "a group whose members may change triggers too (default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
+  app.add_option("--clang", opt.clang, "the clang that compiles generated BPF units (default: the build's)");
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   // Every option can also come from a config file (key = value lines, the
   // option names without dashes), e.g. /etc/histd/histd.conf.
@@ -151,5 +181,6 @@ int main(int argc, char** argv) {
   opt.state_dir = std::filesystem::absolute(opt.state_dir).string();
   if (!opt.tracefs.empty()) opt.tracefs = std::filesystem::absolute(opt.tracefs).string();
   if (!opt.pin_dir.empty()) opt.pin_dir = std::filesystem::absolute(opt.pin_dir).string();
+  if (opt.clang.find('/') != std::string::npos) opt.clang = std::filesystem::absolute(opt.clang).string();
   return run(opt);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +73,17 @@ class Catalog {
   const std::filesystem::path& root() const { return root_; }
   // Every system:event with a format file, sorted.
   const std::vector<EventId>& events() const { return events_; }
+  // True for an event listed at open(), a dynamic one, or one created in
+  // tracefs since (a kprobe or uprobe event): an unknown name is looked up
+  // in the tree, and found ones are remembered until they vanish from it.
   bool contains(std::string_view system, std::string_view event) const;
+  // Events found after open() by contains(), still present when last asked.
+  std::vector<EventId> discovered_events() const;
+  // The system directories and one system's events in the tree as it is now
+  // (one readdir each): what the events/ listing adds to events() for
+  // events created after open(). Empty when the tree is gone.
+  std::vector<std::string> live_systems() const;
+  std::vector<std::string> live_events(std::string_view system) const;
   // Events that exist only in histd (synthetic events): added and removed
   // while histd runs, listed by dynamic_events(). Thread-safe.
   void add_dynamic(EventFormat format);
@@ -90,6 +101,10 @@ class Catalog {
   // of the directory, which is taken to be fixed while histd runs.
   mutable std::map<EventId, std::shared_ptr<const EventFormat>> cache_;
   std::map<EventId, std::shared_ptr<const EventFormat>> dynamic_;  // under cache_mu_
+  // Found in the tree after open() (under cache_mu_); checked again on each
+  // contains(), so that a removed probe event stops being served.
+  mutable std::set<EventId> discovered_;
+  bool discover(const EventId& id) const;
   // FUSE threads read formats concurrently; held by pointer so the catalog stays movable.
   std::shared_ptr<std::mutex> cache_mu_ = std::make_shared<std::mutex>();
 };

@@ -113,7 +113,10 @@ struct Span {
   X(SynthNotFound, "no such synthetic event")                                                     \
   X(SynthCycle, "synthetic events would generate each other in a loop")                          \
   X(VarBusy, "a variable of this trigger is used by another trigger")                            \
-  X(Unsupported, "not supported by histd yet")
+  X(Unsupported, "not supported by histd yet")                                                   \
+  /* a command refused by a system failure (compiler, verifier, state directory) */              \
+  X(CommandFailed, "command failed")                                                              \
+  X(StateNotSaved, "applied, but the trigger state could not be saved")
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,

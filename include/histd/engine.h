@@ -140,6 +140,7 @@ class Engine {
   CommandResult apply_hist(EventState& ev, std::string_view text);
   CommandResult apply_hist_command(EventState& ev, std::string_view text);
   Status remove_trigger(EventState& ev, Trigger* going);
+  CommandResult truncate_all(EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   // The implicit field variables ("synthetic_<field>") that a command's
   // onmatch() params need on their matching event, created as triggers there.
@@ -156,7 +157,22 @@ class Engine {
   void refresh_enablers_of(const EventState& target);
   Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
   void release_slot(uint32_t slot);
-  void save_state();
+  // The state file. A change first reserves room for the state it will
+  // leave (reserve_state: the file system's blocks, taken before anything
+  // changes), so that a full or read-only state directory refuses the
+  // change instead of losing it at the next start; save_state then writes
+  // into the reservation. Without a reservation it writes a new file.
+  Status reserve_state(size_t command_size);
+  void drop_state_room();
+  Status save_state();
+  std::string state_text() const;
+  std::string state_tmp_path() const;
+  // Ends a command under the lock: a failure that has no diagnostic (the
+  // compiler, the verifier, the kernel, the state directory) is logged to
+  // error_log like the kernel's own errors and shown in the event's hist
+  // file; a success is saved, and a save that fails anyway is logged.
+  CommandResult finish_command(const std::string& location, std::string_view command, EventState* ev,
+                               CommandResult r);
   std::string pin_base(const plan::HistPlan& plan) const;
   std::string event_pin_base(const EventState& ev) const;
   // Removes pins nothing uses any more (left by a histd that died with
@@ -194,6 +210,7 @@ class Engine {
   Expected<std::map<std::string, uint32_t>> inlined_depths(const std::vector<Trigger*>& triggers) const;
   std::vector<codegen::SynthTarget> synth_targets(const plan::HistPlan& plan) const;
   CommandResult synth_error(Diagnostic d);
+  CommandResult apply_synthetic(std::string_view text);
   void consume_ring();
   void deliver(std::span<const uint8_t> notice);
 
@@ -211,6 +228,7 @@ class Engine {
   std::map<std::string, SynthState> synths_;
   uint32_t next_synth_id_ = 0xf000;
   runtime::Fd ring_;  // generated synthetic events, shared by every unit
+  runtime::Fd state_room_;  // the reserved next state file (see reserve_state)
   trace::TraceBuffer trace_{size_t{4} << 20, true};
   trace::TraceBuffer snapshot_{size_t{4} << 20, true};
   void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);

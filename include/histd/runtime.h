@@ -45,6 +45,8 @@ struct BpfPaths {
   std::filesystem::path include_dir;        // holds hist_helpers.bpf.h, hist_shared.h
   std::filesystem::path dispatcher_object;  // dispatcher.bpf.o
   std::filesystem::path system_include;     // multiarch dir with asm/ headers
+  // The compiler for generated units: the clang found at build time, or
+  // histd's --clang (a name is looked up in PATH).
   std::string clang = "clang";
 };
 
@@ -58,10 +60,14 @@ class Compiler {
  public:
   Compiler(BpfPaths paths, std::filesystem::path cache_dir);
   Expected<std::string> compile(const std::string& source) const;
+  // Drops the cached object of `source`: the kernel refused it, and the
+  // next compile (perhaps by a repaired compiler) must not find it again.
+  void evict(const std::string& source) const;
   const BpfPaths& paths() const { return paths_; }
 
  private:
   Expected<std::string> run_clang(const std::string& source) const;
+  std::filesystem::path cache_base(const std::string& source) const;
   BpfPaths paths_;
   std::filesystem::path cache_dir_;
 };
@@ -74,7 +80,8 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
 class EventProgram {
  public:
   // `maps` names every map of the unit the engine owns; the unit's own
-  // scratch maps are created by libbpf.
+  // scratch maps are created by libbpf. When the verifier refuses a
+  // program, the error carries the end of its log (where the reason is).
   static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps);
   EventProgram(EventProgram&&) noexcept;
   EventProgram& operator=(EventProgram&&) noexcept;

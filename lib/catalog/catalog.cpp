@@ -145,7 +145,56 @@ bool Catalog::contains(std::string_view system, std::string_view event) const {
   }
   auto it = std::partition_point(events_.begin(), events_.end(),
                                  [&](const EventId& id) { return less_than(id, system, event); });
-  return it != events_.end() && it->system == system && it->name == event;
+  if (it != events_.end() && it->system == system && it->name == event) return true;
+  return discover(EventId{std::string(system), std::string(event)});
+}
+
+bool Catalog::discover(const EventId& id) const {
+  // Only plain names reach the file system ("..", "a/b" never do).
+  auto plain = [](const std::string& name) {
+    return !name.empty() && name.size() < 256 && name != "." && name != ".." &&
+           name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+  };
+  if (root_.empty() || !plain(id.system) || !plain(id.name)) return false;
+  std::error_code ec;
+  const bool present = fs::is_regular_file(root_ / "events" / id.system / id.name / "format", ec);
+  std::lock_guard lock(*cache_mu_);
+  if (present) {
+    discovered_.insert(id);
+  } else if (discovered_.erase(id)) {
+    // Gone (a probe event deleted): a new event of that name may differ.
+    cache_.erase(id);
+  }
+  return present;
+}
+
+std::vector<EventId> Catalog::discovered_events() const {
+  std::lock_guard lock(*cache_mu_);
+  return std::vector<EventId>(discovered_.begin(), discovered_.end());
+}
+
+std::vector<std::string> Catalog::live_systems() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root_ / "events", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_directory(type_ec)) out.push_back(it->path().filename().string());
+  }
+  return out;
+}
+
+std::vector<std::string> Catalog::live_events(std::string_view system) const {
+  std::vector<std::string> out;
+  const std::string sys(system);
+  if (sys.empty() || sys == "." || sys == ".." || sys.find('/') != std::string::npos) return out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root_ / "events" / sys, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_directory(type_ec) && fs::is_regular_file(it->path() / "format", type_ec))
+      out.push_back(it->path().filename().string());
+  }
+  return out;
 }
 
 Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view system,
@@ -162,7 +211,15 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
 
   const fs::path path = root_ / "events" / id.system / id.name / "format";
   auto text = read_small_file(path);
-  if (!text) return unexpected(std::move(text).error());
+  if (!text) {
+    // Formats are read on first use: tracefs unmounted since start shows
+    // here, for events not read before.
+    Error e = std::move(text).error();
+    if (!has_events(root_))
+      e.context = "cannot read the format of " + id.system + ":" + id.name + ": tracefs is no longer mounted at " +
+                  root_.string() + " (" + e.context + ")";
+    return unexpected(std::move(e));
+  }
   auto parsed = parse_format(*text, system);
   if (!parsed) {
     Error e = std::move(parsed).error();

@@ -158,6 +158,20 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     ev.source.clear();
     return ok_status();
   }
+  // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
+  // histd runs their programs through the test entry as their records come.
+  const bool injected_only = ev.system == kSynthSystem || ev.system == "ftrace";
+  if (options_.attach && !injected_only && !ev.attachment) {
+    // kprobe and uprobe events (their records start with __probe_ip) take
+    // only kprobe-type BPF programs; the kernel refuses histd's tracepoint
+    // programs there with a bare EINVAL, after a compile: say why, first.
+    auto format = catalog_.event(ev.system, ev.event);
+    if (format && (*format)->find("__probe_ip"))
+      return fail(ErrorKind::Invalid, EINVAL,
+                  fmt::format("{}:{} is a kprobe or uprobe event: the kernel runs only kprobe programs on those, "
+                              "and histd attaches tracepoint programs",
+                              ev.system, ev.event));
+  }
   auto depths = inlined_depths(triggers);
   if (!depths) return unexpected(std::move(depths).error());
   // The synthetic events this unit runs the triggers of, numbered.
@@ -223,10 +237,10 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   auto object = compiler_.compile(source);
   if (!object) return unexpected(std::move(object).error());
   auto program = runtime::EventProgram::load(*object, maps);
-  if (!program) return unexpected(std::move(program).error());
-  // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
-  // histd runs their programs through the test entry as their records come.
-  const bool injected_only = ev.system == kSynthSystem || ev.system == "ftrace";
+  if (!program) {
+    compiler_.evict(source);
+    return unexpected(std::move(program).error());
+  }
   if (!options_.attach || injected_only) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
@@ -252,8 +266,38 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   EventState& ev = event_state(system, event);
+  const std::string location = fmt::format("hist:{}:{}", system, event);
+  if (auto room = reserve_state(text.size()); !room) {
+    ev.last_error.reset();
+    ++ev.generation;
+    return finish_command(location, text, &ev, system_failure(std::move(room).error()));
+  }
   CommandResult r = is_enable_command(text) ? apply_enable(ev, text) : apply_hist(ev, text);
-  if (r) save_state();
+  return finish_command(location, text, &ev, std::move(r));
+}
+
+CommandResult Engine::finish_command(const std::string& location, std::string_view command, EventState* ev,
+                                     CommandResult r) {
+  auto first_line = [](const std::string& text) { return text.substr(0, text.find('\n')); };
+  std::string cmd(command);
+  while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == ' ' || cmd.back() == '\t')) cmd.pop_back();
+  if (!r) {
+    drop_state_room();
+    if (!r.error().diagnostic) {
+      // The whole text (a verifier log, clang's output) goes back to the
+      // caller; error_log keeps tracefs's one-line shape.
+      Diagnostic d{ErrorCode::CommandFailed, Span{0, 0}, cmd, first_line(r.error().error.context)};
+      log_error(location, d);
+      if (ev) ev->last_error = std::move(d);
+    }
+    return r;
+  }
+  if (auto st = save_state(); !st) {
+    // Not expected once room was reserved; the change stays applied.
+    Diagnostic d{ErrorCode::StateNotSaved, Span{0, 0}, cmd, st.error().context};
+    log_error(location, d);
+    if (ev) ev->last_error = std::move(d);
+  }
   return r;
 }
 
@@ -419,6 +463,15 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   if (it == events_.end()) return Unit{};
   EventState& ev = *it->second;
   ++ev.generation;
+  if (ev.triggers.empty() && ev.enables.empty()) return Unit{};
+  // Opening the file with O_TRUNC is the command; the log shows it as such.
+  const std::string location = fmt::format("hist:{}:{}", system, event);
+  if (auto room = reserve_state(0); !room)
+    return finish_command(location, "(truncate)", &ev, system_failure(std::move(room).error()));
+  return finish_command(location, "(truncate)", &ev, truncate_all(ev));
+}
+
+CommandResult Engine::truncate_all(EventState& ev) {
   std::vector<const Trigger*> going;
   std::vector<uint64_t> uids;
   for (const auto& t : ev.triggers) {
@@ -439,7 +492,6 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
     (void)rebuild_generators(ev.event);
   }
   for (uint64_t uid : uids) remove_field_vars_of(uid);
-  save_state();
   return Unit{};
 }
 

@@ -182,13 +182,18 @@ CommandResult Engine::synth_error(Diagnostic d) {
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
-  // Like the kernel, one command per line; the first failing line stops,
-  // and the lines before it stay applied (and saved).
-  bool changed = false;
-  auto stop = [&](CommandResult r) {
-    if (changed) save_state();
-    return r;
-  };
+  if (auto room = reserve_state(text.size()); !room)
+    return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
+  CommandResult r = apply_synthetic(text);
+  // The lines before a failing one stay applied, as in the kernel: the
+  // state is saved either way.
+  if (r) return finish_command("synthetic_events", text, nullptr, std::move(r));
+  (void)finish_command("synthetic_events", text, nullptr, Unit{});
+  return finish_command("synthetic_events", text, nullptr, std::move(r));
+}
+
+CommandResult Engine::apply_synthetic(std::string_view text) {
+  // Like the kernel, one command per line; the first failing line stops.
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
@@ -198,31 +203,30 @@ CommandResult Engine::write_synthetic(std::string_view text) {
     auto parsed = synth::parse_synth_command(line);
     if (!parsed) {
       if (parsed.error().code == ErrorCode::EmptyCommand) continue;
-      return stop(synth_error(std::move(parsed).error()));
+      return synth_error(std::move(parsed).error());
     }
     const std::string& name = parsed->definition.name;
     if (parsed->remove) {
       auto it = synths_.find(name);
       if (it == synths_.end())
-        return stop(unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "no synthetic event " + name}}));
-      if (synth_in_use(name)) return stop(busy("synthetic event " + name + " is in use"));
+        return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "no synthetic event " + name}});
+      if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
       catalog_.remove_dynamic(kSynthSystem, name);
       release_slot(it->second.slot);
       release_slot(it->second.trace_slot);
       events_.erase(catalog::EventId{kSynthSystem, name});
       synths_.erase(it);
-      changed = true;
       continue;
     }
     if (synths_.count(name) || catalog_.contains(kSynthSystem, name))
-      return stop(synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
-                                         parsed->command, {}}));
+      return synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
+                                    parsed->command, {}});
     auto slot = allocate_slot();
-    if (!slot) return stop(system_failure(std::move(slot).error()));
+    if (!slot) return system_failure(std::move(slot).error());
     auto trace_slot = allocate_slot();
     if (!trace_slot) {
       release_slot(*slot);
-      return stop(system_failure(std::move(trace_slot).error()));
+      return system_failure(std::move(trace_slot).error());
     }
     SynthState s;
     s.def = parsed->definition;
@@ -234,13 +238,11 @@ CommandResult Engine::write_synthetic(std::string_view text) {
     if (!st) {
       release_slot(s.slot);
       release_slot(s.trace_slot);
-      return stop(system_failure(std::move(st).error()));
+      return system_failure(std::move(st).error());
     }
     catalog_.add_dynamic(synth::format_of(s.def, s.id));
     synths_[name] = std::move(s);
-    changed = true;
   }
-  if (changed) save_state();
   return Unit{};
 }
 
@@ -248,6 +250,9 @@ CommandResult Engine::truncate_synthetic() {
   std::lock_guard lock(mu_);
   for (const auto& [name, s] : synths_)
     if (synth_in_use(name)) return busy("synthetic event " + name + " is in use");
+  if (synths_.empty()) return Unit{};
+  if (auto room = reserve_state(0); !room)
+    return finish_command("synthetic_events", "(truncate)", nullptr, system_failure(std::move(room).error()));
   for (const auto& [name, s] : synths_) {
     catalog_.remove_dynamic(kSynthSystem, name);
     release_slot(s.slot);
@@ -255,8 +260,7 @@ CommandResult Engine::truncate_synthetic() {
     events_.erase(catalog::EventId{kSynthSystem, name});
   }
   synths_.clear();
-  save_state();
-  return Unit{};
+  return finish_command("synthetic_events", "(truncate)", nullptr, Unit{});
 }
 
 std::string Engine::read_synthetic() {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -105,8 +106,7 @@ Status Engine::pin_table(TableState& t) {
   return ok_status();
 }
 
-void Engine::save_state() {
-  if (options_.state_file.empty() || restoring_) return;
+std::string Engine::state_text() const {
   // Hist triggers in creation order: a trigger's $references need their
   // owners back first. Enables after them, oldest first per event.
   std::vector<std::pair<uint64_t, nlohmann::json>> hist;
@@ -125,17 +125,61 @@ void Engine::save_state() {
       list.push_back({{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}});
   nlohmann::json synthetic = nlohmann::json::array();
   for (const auto& [name, st] : synths_) synthetic.push_back(synth::list_line(st.def));
-  const std::string text =
-      nlohmann::json{{"version", 1}, {"synthetic_events", synthetic}, {"triggers", list}}.dump(2) + "\n";
-  // Written whole and renamed over the old one: a crash never leaves half a file.
-  const std::string tmp = options_.state_file.string() + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const bool synced = fsync(fd) == 0;
-  close(fd);
-  if (written && synced) rename(tmp.c_str(), options_.state_file.c_str());
-  else unlink(tmp.c_str());
+  return nlohmann::json{{"version", 1}, {"synthetic_events", synthetic}, {"triggers", list}}.dump(2) + "\n";
+}
+
+std::string Engine::state_tmp_path() const { return options_.state_file.string() + ".tmp"; }
+
+Status Engine::reserve_state(size_t command_size) {
+  drop_state_room();
+  if (options_.state_file.empty() || restoring_) return ok_status();
+  // Room for the state as it is now plus what one command can add: its
+  // text as the trigger file lists it (defaults spelled out), implicit
+  // field variables, and the JSON around them.
+  const size_t room = state_text().size() + 4 * command_size + 4096;
+  const std::string tmp = state_tmp_path();
+  const std::string dir = options_.state_file.parent_path().string();
+  runtime::Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) {
+    const int e = errno;
+    return fail(ErrorKind::System, e, fmt::format("cannot save triggers in {}: {}", dir, std::strerror(e)));
+  }
+  // Blocks taken now are the new file's to keep: the write after the
+  // change cannot run out of space.
+  if (int e = posix_fallocate(fd.get(), 0, static_cast<off_t>(room)); e != 0) {
+    unlink(tmp.c_str());
+    return fail(ErrorKind::System, e, fmt::format("cannot save triggers in {}: {}", dir, std::strerror(e)));
+  }
+  state_room_ = std::move(fd);
+  return ok_status();
+}
+
+void Engine::drop_state_room() {
+  if (!state_room_) return;
+  state_room_ = runtime::Fd();
+  unlink(state_tmp_path().c_str());
+}
+
+Status Engine::save_state() {
+  if (options_.state_file.empty() || restoring_) return ok_status();
+  const std::string text = state_text();
+  // Written whole and renamed over the old one: a crash never leaves half
+  // a file. Into the room reserved before the change when there is one.
+  const std::string tmp = state_tmp_path();
+  runtime::Fd fd = std::move(state_room_);
+  if (!fd) fd = runtime::Fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd) return fail_errno("cannot save triggers to " + tmp);
+  const bool written = pwrite(fd.get(), text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+                       ftruncate(fd.get(), static_cast<off_t>(text.size())) == 0 && fsync(fd.get()) == 0;
+  const int e = errno;
+  fd = runtime::Fd();
+  if (!written || rename(tmp.c_str(), options_.state_file.c_str()) != 0) {
+    const int why = written ? errno : e;
+    unlink(tmp.c_str());
+    return fail(ErrorKind::System, why,
+                fmt::format("cannot save triggers to {}: {}", options_.state_file.string(), std::strerror(why)));
+  }
+  return ok_status();
 }
 
 std::vector<std::string> Engine::restore() {
@@ -188,7 +232,9 @@ std::vector<std::string> Engine::restore() {
   std::lock_guard lock(mu_);
   install_restored(problems);
   restoring_ = false;
-  save_state();
+  // A state directory that cannot be written keeps the file as it was (the
+  // daemon warned at start); the next change is refused until it can.
+  (void)save_state();
   sweep_pins();
   return problems;
 }

@@ -30,6 +30,25 @@ int verbose_print(enum libbpf_print_level, const char* format, va_list args) {
   return vfprintf(stderr, format, args);
 }
 
+// The verifier's log of a refused program, cut to its last `max` bytes at a
+// line start: the reason for a refusal is at the end, after the walk of the
+// instructions that led there.
+std::string log_tail(const char* log, size_t max) {
+  std::string text(log);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  if (text.size() <= max) return text;
+  size_t cut = text.find('\n', text.size() - max);
+  if (cut == std::string::npos) cut = text.size() - max;
+  else ++cut;
+  return fmt::format("... ({} earlier bytes of the log left out)\n", cut) + text.substr(cut);
+}
+
+// Enough for the log of any program histd generates at level 1; a log that
+// does not fit is cut by the kernel (which keeps its end) and reported as
+// ENOSPC.
+constexpr size_t kVerifierLogSize = size_t{1} << 20;
+constexpr size_t kVerifierLogShown = 4096;
+
 }  // namespace
 
 Fd& Fd::operator=(Fd&& o) noexcept {
@@ -59,7 +78,11 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
 
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps) {
   EventProgram p;
-  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event");
+  // libbpf asks the kernel for a log only when a load fails, and then
+  // writes it here instead of printing it.
+  std::string log(kVerifierLogSize, '\0');
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
+              .kernel_log_size = log.size());
   p.obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
   if (!p.obj_) return bpf_fail(-errno, "opening generated object");
   for (const auto& [name, fd] : maps) {
@@ -72,7 +95,13 @@ Expected<EventProgram> EventProgram::load(const std::string& object, const std::
   bpf_program* test = bpf_object__find_program_by_name(p.obj_, "test_entry");
   if (test) bpf_program__set_autoattach(test, false);
   int err = bpf_object__load(p.obj_);
-  if (err) return bpf_fail(err, "loading generated object (verifier log above)");
+  if (err) {
+    const int e = err < 0 ? -err : EINVAL;
+    if (log[0] == '\0') return bpf_fail(err, "loading the generated object");
+    return fail(ErrorKind::Bpf, e,
+                fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}", std::strerror(e),
+                            log_tail(log.data(), kVerifierLogShown)));
+  }
   return p;
 }
 

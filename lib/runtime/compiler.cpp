@@ -45,6 +45,15 @@ bool write_file(const fs::path& p, const std::string& data) {
   return static_cast<bool>(out);
 }
 
+// A tool's output can be long (clang prints every error of a unit): the
+// message keeps its first `max` bytes, cut at a line end.
+std::string head_of(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t cut = text.rfind('\n', max);
+  if (cut == std::string::npos || cut == 0) cut = max;
+  return text.substr(0, cut) + fmt::format("\n... ({} more bytes of output)\n", text.size() - cut);
+}
+
 std::string kernel_release() {
   struct utsname u {};
   uname(&u);
@@ -80,12 +89,26 @@ Expected<BpfPaths> find_bpf_paths() {
 
 Compiler::Compiler(BpfPaths paths, fs::path cache_dir) : paths_(std::move(paths)), cache_dir_(std::move(cache_dir)) {}
 
-Expected<std::string> Compiler::compile(const std::string& source) const {
+fs::path Compiler::cache_base(const std::string& source) const {
   // The helper header is part of what the object depends on.
   const std::string helpers = read_file(paths_.include_dir / "hist_helpers.bpf.h") +
                               read_file(paths_.include_dir / "hist_shared.h");
   const uint64_t key = fnv1a(source, fnv1a(helpers, fnv1a(paths_.clang + "\n" + kernel_release())));
-  const fs::path base = cache_dir_ / fmt::format("{:016x}", key);
+  return cache_dir_ / fmt::format("{:016x}", key);
+}
+
+void Compiler::evict(const std::string& source) const {
+  if (cache_dir_.empty()) return;
+  const fs::path base = cache_base(source);
+  std::error_code ec;
+  fs::remove(base.string() + ".o", ec);
+  fs::remove(base.string() + ".c", ec);
+}
+
+Expected<std::string> Compiler::compile(const std::string& source) const {
+  const std::string helpers = read_file(paths_.include_dir / "hist_helpers.bpf.h") +
+                              read_file(paths_.include_dir / "hist_shared.h");
+  const fs::path base = cache_base(source);
   const fs::path cached_src = base.string() + ".c";
   const fs::path cached_obj = base.string() + ".o";
   std::error_code ec;
@@ -99,7 +122,13 @@ Expected<std::string> Compiler::compile(const std::string& source) const {
     // Write the object last under a temporary name so a crash never leaves a
     // source next to a truncated object.
     const fs::path tmp = base.string() + ".o.tmp";
-    if (write_file(cached_src, source + helpers) && write_file(tmp, *object)) fs::rename(tmp, cached_obj, ec);
+    // A full state directory only costs the cache: leave no partial file behind.
+    if (write_file(cached_src, source + helpers) && write_file(tmp, *object)) {
+      fs::rename(tmp, cached_obj, ec);
+    } else {
+      fs::remove(tmp, ec);
+      fs::remove(cached_src, ec);
+    }
   }
   return object;
 }
@@ -144,9 +173,18 @@ Expected<std::string> Compiler::run_clang(const std::string& source) const {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string out = read_file(log);
+    const std::string how = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                              : fmt::format("signal {}", WTERMSIG(status));
+    std::string out = head_of(read_file(log), 4096);
     cleanup();
-    return fail(ErrorKind::Compile, EINVAL, "clang failed on generated code (a histd bug):\n" + out);
+    return fail(ErrorKind::Compile, EINVAL,
+                fmt::format("{} failed on the generated unit ({}; a histd bug, or a broken compiler):\n{}",
+                            paths_.clang, how, out));
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(obj, ec)) {
+    cleanup();
+    return fail(ErrorKind::Compile, EINVAL, fmt::format("{} succeeded but wrote no object", paths_.clang));
   }
   std::string object = read_file(obj);
   cleanup();

@@ -19,14 +19,17 @@ cleanup() {
   if mountpoint -q "$MNT" 2>/dev/null || ! stat "$MNT" >/dev/null 2>&1; then
     fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
   fi
+  # A test's own undo (mounts it made, probe events), once histd is gone.
+  if declare -F test_cleanup >/dev/null; then test_cleanup || true; fi
   rm -rf "$WORK" "$PIN"
 }
 trap cleanup EXIT
 
+# histd_start [OPTION...]: extra options go to histd (--clang, --tracefs, ...).
 histd_start() {
   mkdir -p "$MNT" 2>/dev/null || true  # histd itself detaches a stale mount of a killed histd
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
-    --pin-dir "$PIN" >>"$WORK/histd.log" 2>&1 &
+    --pin-dir "$PIN" "$@" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!
   # HISTD_START_TIMEOUT (seconds, default 10): a restart restores every
   # trigger, a compile each, which takes longer on a loaded machine.

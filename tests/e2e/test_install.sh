@@ -19,6 +19,7 @@ mount = "$MNT"
 socket = "$WORK/histd.sock"
 state-dir = "$WORK/state"
 pin-dir = "$PIN"
+clang = "$(command -v clang)"
 CONF
 mkdir -p "$MNT"
 "$HISTD_BIN" --foreground --config "$WORK/histd.conf" >"$WORK/histd.log" 2>&1 &
@@ -30,4 +31,6 @@ child_go
 expect_eq "installed histd counts" "{ count:          3 } hitcount:          1" "$(rows "$MNT/events/syscalls/sys_enter_write/hist")"
 expect_eq "it uses the installed BPF support files" "histd: BPF support files from $(ls -d "$PREFIX"/lib*/histd/bpf)" \
   "$(grep 'BPF support files' "$WORK/histd.log")"
+expect_eq "and the compiler the config file names" "histd: compiler $(command -v clang)" \
+  "$(grep '^histd: compiler ' "$WORK/histd.log")"
 finish

@@ -1,6 +1,7 @@
 #include "histd/catalog.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -409,6 +410,53 @@ TEST(Catalog, UnknownEventIsNotFound) {
     EXPECT_NE(r.error().context.find(std::string(sys) + ":" + ev), std::string::npos)
         << r.error().context;
   }
+}
+
+// A probe event made after start is found by name, served while it exists,
+// and forgotten when it goes; a root that vanishes says so.
+TEST(Catalog, EventsMadeAfterOpenAreFoundByNameUntilTheyGo) {
+  const fs::path root = fs::temp_directory_path() / ("histd-catalog-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "events" / "sched" / "sched_switch");
+  fs::copy_file(kTree / "events" / "sched" / "sched_switch" / "format",
+                root / "events" / "sched" / "sched_switch" / "format");
+  auto cat = Catalog::open(root);
+  ASSERT_TRUE(cat.ok()) << cat.error().context;
+  EXPECT_FALSE(cat->contains("uprobes", "p1"));
+  const fs::path dir = root / "events" / "uprobes" / "p1";
+  fs::create_directories(dir);
+  std::ofstream(dir / "format") << "name: p1\nID: 2000\nformat:\n"
+                                   "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+                                   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+                                   "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+                                   "print fmt: \"(%lx)\", REC->__probe_ip\n";
+  EXPECT_TRUE(cat->contains("uprobes", "p1"));
+  auto f = cat->event("uprobes", "p1");
+  ASSERT_TRUE(f.ok()) << f.error().context;
+  EXPECT_NE((*f)->find("__probe_ip"), nullptr);
+  ASSERT_EQ(cat->discovered_events().size(), 1u);
+  EXPECT_EQ(cat->live_events("uprobes"), std::vector<std::string>{"p1"});
+  EXPECT_FALSE(cat->contains("uprobes", "../sched/sched_switch"));
+  fs::remove_all(dir);
+  EXPECT_FALSE(cat->contains("uprobes", "p1"));
+  EXPECT_TRUE(cat->discovered_events().empty());
+  EXPECT_FALSE(cat->event("uprobes", "p1").ok());
+  // Formats already read stay when the tree goes; others say it went.
+  ASSERT_TRUE(cat->event("sched", "sched_switch").ok());
+  fs::remove_all(root);
+  EXPECT_TRUE(cat->event("sched", "sched_switch").ok());
+  fs::create_directories(root);
+  fs::copy(kTree, root, fs::copy_options::recursive);
+  auto copy = Catalog::open(root);
+  ASSERT_TRUE(copy.ok()) << copy.error().context;
+  fs::remove_all(root);
+  auto r = copy->event("kmem", "kmalloc");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().err, ENOENT);
+  EXPECT_NE(r.error().context.find("cannot read the format of kmem:kmalloc: tracefs is no longer mounted at " +
+                                   root.string()),
+            std::string::npos)
+      << r.error().context;
 }
 
 TEST(Catalog, MissingRootIsNotFound) {
