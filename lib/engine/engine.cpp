@@ -283,7 +283,10 @@ CommandResult Engine::finish_command(const std::string& location, std::string_vi
   while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == ' ' || cmd.back() == '\t')) cmd.pop_back();
   if (!r) {
     drop_state_room();
-    if (!r.error().diagnostic) {
+    // ENOENT and EBUSY refusals (removing what is not there or still in
+    // use) are the kernel's silent ones: errno only, no error_log entry.
+    const ErrorKind kind = r.error().error.kind;
+    if (!r.error().diagnostic && kind != ErrorKind::NotFound && kind != ErrorKind::Busy) {
       // The whole text (a verifier log, clang's output) goes back to the
       // caller; error_log keeps tracefs's one-line shape.
       Diagnostic d{ErrorCode::CommandFailed, Span{0, 0}, cmd, first_line(r.error().error.context)};
