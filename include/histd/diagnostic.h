@@ -113,6 +113,9 @@ struct Span {
   X(SynthNotFound, "no such synthetic event")                                                     \
   X(SynthCycle, "synthetic events would generate each other in a loop")                          \
   X(VarBusy, "a variable of this trigger is used by another trigger")                            \
+  /* histd's own limits (EngineOptions), refused with ENOSPC */                                  \
+  X(TriggerLimit, "too many triggers")                                                            \
+  X(MapMemoryLimit, "hist trigger would exceed the map memory limit")                             \
   X(Unsupported, "not supported by histd yet")
 
 enum class ErrorCode : uint16_t {
