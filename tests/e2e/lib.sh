@@ -23,10 +23,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# histd_start [HISTD OPTION...]: the options are passed on to histd.
 histd_start() {
   mkdir -p "$MNT" 2>/dev/null || true  # histd itself detaches a stale mount of a killed histd
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
-    --pin-dir "$PIN" >>"$WORK/histd.log" 2>&1 &
+    --pin-dir "$PIN" "$@" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!
   for _ in $(seq 100); do
     [ -e "$MNT/events" ] && return 0
