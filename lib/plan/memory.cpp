@@ -1,7 +1,8 @@
 // The map-memory formula: what the kernel charges for the engine's maps of a
 // trigger. The constants are the kernel's struct sizes on 64-bit machines
 // (kernel/bpf/hashtab.c, arraymap.c), measured against fdinfo's memlock on
-// 6.x kernels; docs/design.md states the formula and its tolerance.
+// 6.18 (map_mem_usage, kernels 6.4+); docs/design.md states the formula and
+// its tolerance.
 #include <fmt/format.h>
 
 #include <bit>
