@@ -3,7 +3,7 @@
 // little-endian length and that many bytes.
 //
 // Request:  {"op": "add"|"remove"|"list"|"show"|"errors"|"clear_errors"|"source",
-//            "event": "system:event", "command": "..."}
+//            "event": "system:event", "command": "...", "json": bool (list, show)}
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,
 //            "command": "...", "caret": N}   (command/caret for diagnostics)
 #pragma once

@@ -56,6 +56,34 @@ std::optional<bool> bool_member(const json& req, const char* key) {
   return it->get<bool>();
 }
 
+json memory_json(const plan::MapMemory& m) {
+  return json{{"table", m.table}, {"stats", m.stats}, {"vars", m.vars}, {"total", m.total()}};
+}
+
+// `histctl list --json`: every trigger with its map memory, and the totals
+// against histd's limits.
+json list_json(engine::Engine& engine) {
+  json triggers = json::array();
+  for (const engine::TriggerInfo& t : engine.trigger_info()) {
+    json j{{"event", t.system + ":" + t.event}, {"trigger", t.line}, {"kind", t.hist ? "hist" : "enable"}};
+    if (t.hist) {
+      j["map_memory"] = memory_json(t.memory);
+      j["map_ids"] = {{"table", t.table_map_id}, {"stats", t.stats_map_id}, {"vars", t.vars_map_id}};
+      if (!t.shared_table.empty()) j["shared_table"] = t.shared_table;
+    }
+    triggers.push_back(std::move(j));
+  }
+  const engine::Usage u = engine.usage();
+  return json{{"triggers", std::move(triggers)},
+              {"usage",
+               {{"triggers", u.triggers},
+                {"max_triggers", u.max_triggers},
+                {"map_memory", u.map_memory},
+                {"max_map_memory", u.max_map_memory},
+                {"trace_buffer_size", u.trace_buffer_size},
+                {"possible_cpus", u.possible_cpus}}}};
+}
+
 bool mutates(const std::string& op) {
   return op == "add" || op == "remove" || op == "clear_errors" || op == "synth_add" || op == "synth_remove" ||
          op == "clear_trace";
@@ -196,6 +224,8 @@ void Server::handle(int fd) {
     }
   } else if (op == "source") {
     reply = success(engine_->event_source(ev->first, ev->second));
+  } else if (op == "list" && req.value("json", false)) {
+    reply = success(list_json(*engine_).dump(2) + "\n");
   } else if (op == "list") {
     std::string out;
     for (const std::string& line : engine_->list_triggers()) out += line + "\n";

@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
   bool json_out = false;
   show->add_flag("--json", json_out, "the tables as JSON (as hist.json in the tree)");
   auto* list = app.add_subcommand("list", "every trigger, one per line, with its event");
+  list->add_flag("--json", json_out, "with each trigger's BPF map memory and the totals against histd's limits");
   double interval = 1.0;
   int count = 0;
   auto* watch_cmd = app.add_subcommand("watch", "refresh an event's tables, with each value's change per interval");
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
   if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
   if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
   if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});
-  if (list->parsed()) return call(socket_path, {{"op", "list"}});
+  if (list->parsed()) return call(socket_path, {{"op", "list"}, {"json", json_out}});
   if (watch_cmd->parsed()) return watch(socket_path, event, interval, count);
   if (synth_add->parsed()) return call(socket_path, {{"op", "synth_add"}, {"command", definition}});
   if (synth_remove->parsed()) return call(socket_path, {{"op", "synth_remove"}, {"command", definition}});

@@ -34,6 +34,10 @@ struct Options {
   std::string pin_dir = "/sys/fs/bpf/histd";
   std::string group;  // may change triggers besides root
   std::string clang;  // default: the clang found at build time
+  // Limits (histd::engine::EngineOptions).
+  size_t max_triggers = 1024;
+  uint64_t max_map_memory = uint64_t{256} << 20;
+  uint64_t trace_buffer_size = uint64_t{4} << 20;
 };
 
 // bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
@@ -102,6 +106,9 @@ int run(const Options& opt) {
   engine::EngineOptions eopt;
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
+  eopt.max_triggers = opt.max_triggers;
+  eopt.max_map_memory = opt.max_map_memory;
+  eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   if (!opt.pin_dir.empty()) {
     if (ensure_bpffs(opt.pin_dir)) {
       eopt.pin_dir = opt.pin_dir;
@@ -170,6 +177,20 @@ int main(int argc, char** argv) {
   app.add_option("--group", opt.group, "a group whose members may change triggers too (default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_option("--clang", opt.clang, "the clang that compiles generated BPF units (default: the build's)");
+  app.add_option("--max-triggers", opt.max_triggers,
+                 fmt::format("triggers alive at once, across events (at most {})", histd::engine::kMaxTriggers))
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, histd::engine::kMaxTriggers));
+  app.add_option("--max-map-memory", opt.max_map_memory,
+                 "BPF map memory for the triggers' tables and variables, in bytes or with a suffix (64M, 1G)")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber);
+  app.add_option("--trace-buffer-size", opt.trace_buffer_size,
+                 "bytes of text the trace and snapshot buffers each hold (4096 or more; suffixes as above)")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 40));
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   // Every option can also come from a config file (key = value lines, the
   // option names without dashes), e.g. /etc/histd/histd.conf.

@@ -116,7 +116,10 @@ struct Span {
   X(Unsupported, "not supported by histd yet")                                                   \
   /* a command refused by a system failure (compiler, verifier, state directory) */              \
   X(CommandFailed, "command failed")                                                              \
-  X(StateNotSaved, "applied, but the trigger state could not be saved")
+  X(StateNotSaved, "applied, but the trigger state could not be saved")                          \
+  /* histd's own limits (EngineOptions), refused with ENOSPC */                                  \
+  X(TriggerLimit, "too many triggers")                                                            \
+  X(MapMemoryLimit, "hist trigger would exceed the map memory limit")
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,

@@ -52,6 +52,46 @@ struct EngineOptions {
   // A bpffs directory where tables are pinned, so that their counts outlive
   // histd (restart, crash); empty: not pinned.
   std::filesystem::path pin_dir;
+
+  // ---- limits: a command that would go past one is refused (ENOSPC, an
+  // error_log entry) before it creates anything.
+  // Triggers alive at once, across events: hist triggers (with the field
+  // variables histd makes for onmatch() params) and enable_hist/disable_hist.
+  // At most kMaxTriggers, the size of the BPF control array.
+  size_t max_triggers = 1024;
+  // Bytes of BPF map memory for the triggers' tables, stats and variable
+  // maps, as plan::map_memory() computes them (a shared named table counts
+  // once). The engine's fixed maps (control array, ring buffer) are outside it.
+  uint64_t max_map_memory = uint64_t{256} << 20;
+  // Bytes of text each of the trace and snapshot buffers holds.
+  size_t trace_buffer_size = size_t{4} << 20;
+};
+
+// The ceiling of EngineOptions::max_triggers (HISTD_MAX_TRIGGERS): synthetic
+// events take control slots from the same array.
+extern const size_t kMaxTriggers;
+
+// One trigger, as `histctl list --json` reports it.
+struct TriggerInfo {
+  std::string system;
+  std::string event;
+  std::string line;  // the trigger line with " [active]"/" [paused]", as list_triggers()
+  bool hist = true;  // false: enable_hist/disable_hist, which have no maps
+  plan::MapMemory memory;  // its maps by the formula (a shared table under each of its triggers)
+  std::string shared_table;  // the named table it shares; "" when its maps are its own
+  uint32_t table_map_id = 0;  // kernel ids of its maps (0: none)
+  uint32_t stats_map_id = 0;
+  uint32_t vars_map_id = 0;
+};
+
+// What is in use against the limits.
+struct Usage {
+  size_t triggers = 0;
+  size_t max_triggers = 0;
+  uint64_t map_memory = 0;  // shared tables once
+  uint64_t max_map_memory = 0;
+  size_t trace_buffer_size = 0;
+  uint32_t possible_cpus = 0;
 };
 
 class Engine {
@@ -81,6 +121,9 @@ class Engine {
   void clear_error_log();
   // "system:event <trigger line>" for every trigger, in event order.
   std::vector<std::string> list_triggers();
+  // The same triggers with their map memory, and the totals against the limits.
+  std::vector<TriggerInfo> trigger_info();
+  Usage usage();
   // The generated BPF C of an event as it is loaded now ("" without triggers).
   std::string event_source(const std::string& system, const std::string& event);
 
@@ -191,7 +234,15 @@ class Engine {
   void release_trigger(Trigger& t);
   EventState& event_state(const std::string& system, const std::string& event);
   void log_error(const std::string& location, const Diagnostic& d);
-  CommandResult user_error(EventState& ev, Diagnostic d);
+  CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
+  // Triggers alive (hist and enable), and map memory in use (shared tables once).
+  size_t trigger_count() const;
+  uint64_t map_memory_in_use() const;
+  // Refuses a command over the limits: `new_triggers` more triggers (the
+  // caret at `trigger_span`) and `needs` bytes more map memory (the caret at
+  // `memory_span`); nullopt when it fits.
+  std::optional<CommandResult> check_limits(EventState& ev, const std::string& command, size_t new_triggers,
+                                            Span trigger_span, uint64_t needs, Span memory_span);
 
   plan::Registry registry() const;
   // A trigger by uid, with its event; {nullptr, nullptr} when gone.
@@ -229,8 +280,9 @@ class Engine {
   uint32_t next_synth_id_ = 0xf000;
   runtime::Fd ring_;  // generated synthetic events, shared by every unit
   runtime::Fd state_room_;  // the reserved next state file (see reserve_state)
-  trace::TraceBuffer trace_{size_t{4} << 20, true};
-  trace::TraceBuffer snapshot_{size_t{4} << 20, true};
+  uint32_t possible_cpus_ = 1;  // per-CPU maps hold a value per possible CPU
+  trace::TraceBuffer trace_;
+  trace::TraceBuffer snapshot_;
   void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
   std::atomic<bool> stop_consumer_{false};
   std::atomic<uint64_t> delivered_{0};

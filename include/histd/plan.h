@@ -316,6 +316,34 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
 Result<TypedFilter, Diagnostic> plan_filter(const spec::Filter& filter, const catalog::EventFormat& format,
                                             std::string_view command);
 
+// ---- map memory ----------------------------------------------------------------
+
+// What the kernel charges for the BPF maps the engine creates for one
+// trigger (the `memlock` of fdinfo and `bpftool map show`), estimated from
+// the layout. The one formula histd uses, both to enforce
+// EngineOptions::max_map_memory and to report memory; docs/design.md states
+// it and tests/bpf/limits_test.cpp holds it against the kernel's figures.
+struct MapMemory {
+  uint64_t table = 0;  // the entries: a PERCPU_HASH, key -> one u64 per value
+  uint64_t stats = 0;  // hits/drops: a one-slot PERCPU_ARRAY
+  uint64_t vars = 0;   // the variable records: a HASH (0: the plan has none)
+  uint64_t total() const { return table + stats + vars; }
+  friend bool operator==(const MapMemory&, const MapMemory&) = default;
+};
+
+// A preallocated hash map of `max_entries` (per-CPU values when `per_cpu`),
+// on a machine with `possible_cpus` possible CPUs.
+uint64_t hash_map_bytes(uint32_t key_size, uint32_t value_size, uint32_t max_entries, bool per_cpu,
+                        uint32_t possible_cpus);
+// An array map (per-CPU values when `per_cpu`).
+uint64_t array_map_bytes(uint32_t value_size, uint32_t max_entries, bool per_cpu, uint32_t possible_cpus);
+// The maps of one trigger with this plan.
+MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus);
+// hist_debug's memory lines for one trigger; `shared_with` names the named
+// table whose maps it shares ("" when they are its own).
+std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t possible_cpus,
+                         const std::string& shared_with);
+
 // Human-readable dump of a plan, for `histctl explain`.
 std::string describe(const HistPlan& plan);
 

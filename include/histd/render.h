@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +34,8 @@ struct Section {
   std::string trigger_line;  // as in the trigger file, e.g. "hist:keys=...:size=2048 [active]"
   const table::Table* table = nullptr;
   std::string after_entries;  // between the entries and "Totals": the snapshot block
+  // The trigger's map memory (plan::map_memory): JSON only, never in the text.
+  std::optional<plan::MapMemory> memory;
 };
 
 // One table: "# event histogram\n#\n# trigger info: <line>\n#\n\n<rows>\nTotals:..."
@@ -59,7 +62,9 @@ namespace histd::render {
 
 // The same tables as JSON, one document per event:
 //   {"event": "sys:name", "tables": [{"trigger": "...", "totals": {"hits": N,
-//    "entries": N, "dropped": N}, "entries": [{"keys": {...}, "values": {...}}]}]}
+//    "entries": N, "dropped": N}, "entries": [{"keys": {...}, "values": {...}}],
+//    "map_memory": {"table": N, "stats": N, "vars": N, "total": N}}]}
+// (map_memory when the section carries it).
 // Keys and values are numbers (strings for string keys, frame lists for
 // stacks); where a modifier renders a key, "<name>.<modifier>" holds the
 // rendered form beside the raw number.

@@ -91,6 +91,7 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text) {
   if (found != ev.enables.end())
     return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
 
+  if (auto refused = check_limits(ev, cmd.command, 1, Span{0, 0}, 0, Span{0, 0})) return *refused;
   auto slot = allocate_slot();
   if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
   auto e = std::make_unique<EnableTrigger>();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "histd/codegen.h"
 #include "histd/pipeline.h"
@@ -35,17 +36,29 @@ std::string timestamp_prefix() {
 
 }  // namespace
 
+const size_t kMaxTriggers = HISTD_MAX_TRIGGERS;
+
 Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control)
     : catalog_(std::move(catalog)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
       control_(std::move(control)),
-      slot_used_(HISTD_MAX_TRIGGERS, false) {}
+      slot_used_(HISTD_MAX_TRIGGERS, false),
+      possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
+      trace_(options_.trace_buffer_size, true),
+      snapshot_(options_.trace_buffer_size, true) {}
 
 Engine::~Engine() { shutdown(); }
 
 Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runtime::Compiler compiler,
                                                  EngineOptions options) {
+  if (options.max_triggers == 0 || options.max_triggers > kMaxTriggers)
+    return fail(ErrorKind::Invalid, EINVAL,
+                fmt::format("the trigger limit must be from 1 to {}, not {}", kMaxTriggers, options.max_triggers));
+  if (options.max_map_memory == 0) return fail(ErrorKind::Invalid, EINVAL, "the map memory limit must not be 0");
+  if (options.trace_buffer_size < 4096)
+    return fail(ErrorKind::Invalid, EINVAL,
+                fmt::format("the trace buffer must hold at least 4096 bytes, not {}", options.trace_buffer_size));
   auto control = runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control),
                                      HISTD_MAX_TRIGGERS);
   if (!control) return unexpected(std::move(control).error());
@@ -73,10 +86,46 @@ void Engine::log_error(const std::string& location, const Diagnostic& d) {
   while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
 }
 
-CommandResult Engine::user_error(EventState& ev, Diagnostic d) {
+CommandResult Engine::user_error(EventState& ev, Diagnostic d, int err) {
   log_error(fmt::format("hist:{}:{}", ev.system, ev.event), d);
   ev.last_error = d;
-  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}});
+  return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
+}
+
+size_t Engine::trigger_count() const {
+  size_t n = 0;
+  for (const auto& [id, ev] : events_) n += ev->triggers.size() + ev->enables.size();
+  return n;
+}
+
+uint64_t Engine::map_memory_in_use() const {
+  std::set<const TableState*> tables;
+  uint64_t bytes = 0;
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers) {
+      const plan::MapMemory m = plan::map_memory(t->plan, possible_cpus_);
+      bytes += m.vars;
+      if (tables.insert(t->table.get()).second) bytes += m.table + m.stats;
+    }
+  return bytes;
+}
+
+std::optional<CommandResult> Engine::check_limits(EventState& ev, const std::string& command, size_t new_triggers,
+                                                  Span trigger_span, uint64_t needs, Span memory_span) {
+  const size_t triggers = trigger_count();
+  if (triggers + new_triggers > options_.max_triggers) {
+    std::string detail = fmt::format("the limit is {} and {} are in use", options_.max_triggers, triggers);
+    if (new_triggers > 1) detail += fmt::format("; this command needs {} with its field variables", new_triggers);
+    return user_error(ev, Diagnostic{ErrorCode::TriggerLimit, trigger_span, command, std::move(detail)}, ENOSPC);
+  }
+  const uint64_t in_use = map_memory_in_use();
+  if (needs > options_.max_map_memory || in_use + needs > options_.max_map_memory)
+    return user_error(ev,
+                      Diagnostic{ErrorCode::MapMemoryLimit, memory_span, command,
+                                 fmt::format("it needs {} bytes, {} of the {} bytes allowed are in use", needs,
+                                             in_use, options_.max_map_memory)},
+                      ENOSPC);
+  return std::nullopt;
 }
 
 Expected<uint32_t> Engine::allocate_slot() {
@@ -86,7 +135,7 @@ Expected<uint32_t> Engine::allocate_slot() {
       return i;
     }
   }
-  return fail(ErrorKind::Busy, ENOSPC, fmt::format("too many triggers (max {})", HISTD_MAX_TRIGGERS));
+  return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_MAX_TRIGGERS));
 }
 
 Status Engine::set_paused(uint32_t slot, bool paused) {
@@ -389,6 +438,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
     return user_error(ev, Diagnostic{ErrorCode::TriggerEnoentClear, Span{0, 0}, cmd.command, {}});
 
   // A new trigger. Named tables must agree with the table they join.
+  bool joins_table = false;
   if (plan.name) {
     auto it = named_tables_.find(*plan.name);
     if (it != named_tables_.end()) {
@@ -396,6 +446,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
       if (existing && !existing->layout.table_compatible(plan))
         return user_error(ev, Diagnostic{ErrorCode::NamedMismatch, cmd.name_span, cmd.command, {}});
       if (existing) plan.max_entries = existing->layout.max_entries;
+      joins_table = existing != nullptr;
     }
   }
   // Variable names are unique per event, across its triggers.
@@ -415,6 +466,12 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
         return user_error(ev, Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())},
                                          cmd.command, {}});
       }
+  // The limits, before any map exists: a trigger joining a named table
+  // needs only its variable map.
+  const plan::MapMemory memory = plan::map_memory(plan, possible_cpus_);
+  if (auto refused = check_limits(ev, cmd.command, 1, Span{0, 0}, joins_table ? memory.vars : memory.total(),
+                                  cmd.size ? cmd.size_span : Span{0, 0}))
+    return *refused;
   runtime::Fd vars;
   if (plan.has_var_map()) {
     auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
@@ -541,7 +598,8 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   }
   for (size_t i = 0; i < tables.size(); ++i) {
     const Trigger& t = *it->second->triggers[i];
-    render::Section section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i], {}};
+    render::Section section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i], {},
+                            plan::map_memory(t.plan, possible_cpus_)};
     if (t.snapshot) {
       for (const plan::ActionPlan& a : t.plan.actions)
         if (a.kind == spec::Action::Kind::Snapshot) {
@@ -595,6 +653,9 @@ std::string Engine::read_hist_debug(const std::string& system, const std::string
     bpf_obj_get_info_by_fd(t.table->map.get(), &info, &len);
     out += fmt::format("hist_data: {:016x}\n\n", info.id);
     out += plan::debug_fields(t.plan);
+    const bool shared = t.plan.name && t.table.use_count() > 1;
+    out += plan::debug_memory(t.plan, plan::map_memory(t.plan, possible_cpus_), possible_cpus_,
+                              shared ? *t.plan.name : std::string());
   }
   return out;
 }
@@ -621,6 +682,51 @@ std::vector<std::string> Engine::list_triggers() {
   for (const auto& [id, ev] : events_)
     for (const auto& e : ev->enables) out.push_back(fmt::format("{}:{} {}", id.system, id.name, enable_line(*e)));
   return out;
+}
+
+namespace {
+
+uint32_t map_id(int fd) {
+  if (fd < 0) return 0;
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
+}
+
+}  // namespace
+
+std::vector<TriggerInfo> Engine::trigger_info() {
+  std::lock_guard lock(mu_);
+  std::vector<TriggerInfo> out;
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers) {
+      TriggerInfo info;
+      info.system = id.system;
+      info.event = id.name;
+      info.line = t->plan.trigger_text() + (is_paused(t->slot) ? " [paused]" : " [active]");
+      info.memory = plan::map_memory(t->plan, possible_cpus_);
+      if (t->plan.name && t->table.use_count() > 1) info.shared_table = *t->plan.name;
+      info.table_map_id = map_id(t->table->map.get());
+      info.stats_map_id = map_id(t->table->stats.get());
+      info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
+      out.push_back(std::move(info));
+    }
+  for (const auto& [id, ev] : events_)
+    for (const auto& e : ev->enables) {
+      TriggerInfo info;
+      info.system = id.system;
+      info.event = id.name;
+      info.line = enable_line(*e);
+      info.hist = false;
+      out.push_back(std::move(info));
+    }
+  return out;
+}
+
+Usage Engine::usage() {
+  std::lock_guard lock(mu_);
+  return Usage{trigger_count(),   options_.max_triggers,      map_memory_in_use(),
+               options_.max_map_memory, options_.trace_buffer_size, possible_cpus_};
 }
 
 std::string Engine::event_source(const std::string& system, const std::string& event) {

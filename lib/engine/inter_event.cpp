@@ -380,11 +380,29 @@ CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, std:
         if (!model && !other->second->triggers.empty()) model = other->second->triggers.front().get();
       }
       if (!model) return fail(ErrorCode::HistNotFound, p.text);
+      // Room for this field variable's trigger and the command's own.
+      const uint32_t at = spec::errpos(cmd->command, p.text);
+      if (auto refused = check_limits(ev, cmd->command, 2, Span{at, at + uint32_t(p.text.size())}, 0, Span{0, 0})) {
+        for (uint64_t uid : created) remove_trigger_uid(uid);
+        created.clear();
+        return *refused;
+      }
       std::string command = "hist:keys=";
       for (size_t k = 0; k < model->plan.keys.size(); ++k) command += (k ? "," : "") + model->plan.keys[k].spec;
       command += ":" + name + "=" + field;
       if (!model->plan.filter_text.empty()) command += " if " + model->plan.filter_text;
       auto r = apply_hist_command(*other->second, command);
+      if (!r && r.error().error.err == ENOSPC && r.error().diagnostic) {
+        // Over a limit: say so on this event too, with the limit's own words.
+        for (uint64_t uid : created) remove_trigger_uid(uid);
+        created.clear();
+        const uint32_t pos = spec::errpos(cmd->command, p.text);
+        return user_error(ev,
+                          Diagnostic{r.error().diagnostic->code, Span{pos, pos + uint32_t(p.text.size())},
+                                     cmd->command, "the field variable for " + p.text + ": " +
+                                                       r.error().diagnostic->detail},
+                          ENOSPC);
+      }
       if (!r) return fail(ErrorCode::FieldVarCreateFail, p.text);
       created.push_back(other->second->triggers.back()->uid);
     }

@@ -87,9 +87,15 @@ std::string render_json(const std::string& event, const std::vector<Section>& se
       }
       entries.push_back(json{{"keys", std::move(keys)}, {"values", std::move(values)}});
     }
-    doc["tables"].push_back(json{{"trigger", s.trigger_line},
-                                 {"totals", {{"hits", t.hits}, {"entries", t.rows.size()}, {"dropped", t.drops}}},
-                                 {"entries", std::move(entries)}});
+    json table{{"trigger", s.trigger_line},
+               {"totals", {{"hits", t.hits}, {"entries", t.rows.size()}, {"dropped", t.drops}}},
+               {"entries", std::move(entries)}};
+    if (s.memory)
+      table["map_memory"] = {{"table", s.memory->table},
+                             {"stats", s.memory->stats},
+                             {"vars", s.memory->vars},
+                             {"total", s.memory->total()}};
+    doc["tables"].push_back(std::move(table));
   }
   return doc.dump(2) + "\n";
 }

@@ -19,7 +19,8 @@ std::string missing_capability() {
 
 namespace {
 
-std::unique_ptr<engine::Engine> make_engine(const std::filesystem::path& root, bool attach) {
+std::unique_ptr<engine::Engine> make_engine(const std::filesystem::path& root, bool attach,
+                                            engine::EngineOptions opt = {}) {
   runtime::init_libbpf(false);
   auto catalog = catalog::Catalog::open(root);
   EXPECT_TRUE(catalog.ok()) << (catalog.ok() ? "" : catalog.error().context);
@@ -27,7 +28,6 @@ std::unique_ptr<engine::Engine> make_engine(const std::filesystem::path& root, b
   auto paths = runtime::find_bpf_paths();
   EXPECT_TRUE(paths.ok()) << (paths.ok() ? "" : paths.error().context);
   if (!paths) return nullptr;
-  engine::EngineOptions opt;
   opt.attach = attach;
   auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, {}), opt);
   EXPECT_TRUE(eng.ok()) << (eng.ok() ? "" : eng.error().context);
@@ -56,8 +56,8 @@ std::string observable_state(engine::Engine& engine, const std::vector<std::stri
   return out;
 }
 
-std::unique_ptr<engine::Engine> fixture_engine() {
-  return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false);
+std::unique_ptr<engine::Engine> fixture_engine(engine::EngineOptions options) {
+  return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false, std::move(options));
 }
 
 std::unique_ptr<engine::Engine> real_engine() {

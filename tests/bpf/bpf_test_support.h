@@ -31,7 +31,7 @@ std::string missing_capability();
 
 // An engine over tests/unit/fixtures/tracefs that never attaches: records
 // reach its programs through the test entry only.
-std::unique_ptr<engine::Engine> fixture_engine();
+std::unique_ptr<engine::Engine> fixture_engine(engine::EngineOptions options = {});
 // An engine over the machine's real tracefs, attaching for real.
 std::unique_ptr<engine::Engine> real_engine();
 

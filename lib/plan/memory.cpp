@@ -1,0 +1,80 @@
+// The map-memory formula: what the kernel charges for the engine's maps of a
+// trigger. The constants are the kernel's struct sizes on 64-bit machines
+// (kernel/bpf/hashtab.c, arraymap.c), measured against fdinfo's memlock on
+// 6.18 (map_mem_usage, kernels 6.4+); docs/design.md states the formula and
+// its tolerance.
+#include <fmt/format.h>
+
+#include <bit>
+
+#include "hist_shared.h"
+#include "histd/plan.h"
+
+namespace histd::plan {
+
+namespace {
+
+// Every hash element starts with a header (its hash-list node, the per-CPU
+// value pointer or LRU node, the hash); keys and values follow, 8-aligned.
+constexpr uint64_t kHashElemHeader = 48;
+// One bucket per power of two at or above max_entries: list head and lock.
+constexpr uint64_t kHashBucket = 16;
+// The map's own struct, and its lock-depth counters: 8 ints per CPU.
+constexpr uint64_t kHashHeader = 832;
+constexpr uint64_t kHashHeaderPerCpu = 32;
+// struct bpf_array.
+constexpr uint64_t kArrayHeader = 312;
+
+uint64_t round8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+}  // namespace
+
+uint64_t hash_map_bytes(uint32_t key_size, uint32_t value_size, uint32_t max_entries, bool per_cpu,
+                        uint32_t possible_cpus) {
+  const uint64_t entries = max_entries, cpus = possible_cpus == 0 ? 1 : possible_cpus;
+  const uint64_t value = round8(value_size);
+  // A per-CPU element holds a pointer to its per-CPU values instead of the value.
+  const uint64_t elem = kHashElemHeader + round8(key_size) + (per_cpu ? 8 : value);
+  uint64_t bytes =
+      kHashHeader + kHashHeaderPerCpu * cpus + kHashBucket * std::bit_ceil(entries == 0 ? uint64_t{1} : entries);
+  if (per_cpu) {
+    bytes += entries * (elem + value * cpus);
+  } else {
+    // A shared hash preallocates one spare element per CPU (for updates of
+    // existing keys) and a per-CPU pointer to it.
+    bytes += (entries + cpus) * elem + 8 * cpus;
+  }
+  return bytes;
+}
+
+uint64_t array_map_bytes(uint32_t value_size, uint32_t max_entries, bool per_cpu, uint32_t possible_cpus) {
+  const uint64_t entries = max_entries, cpus = possible_cpus == 0 ? 1 : possible_cpus;
+  const uint64_t value = round8(value_size);
+  // A per-CPU array keeps a pointer per entry to that entry's per-CPU values.
+  return kArrayHeader + (per_cpu ? entries * (8 + value * cpus) : entries * value);
+}
+
+MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus) {
+  MapMemory m;
+  m.table = hash_map_bytes(plan.key_size, plan.value_size(), plan.max_entries, true, possible_cpus);
+  m.stats = array_map_bytes(sizeof(histd_table_stats), 1, true, possible_cpus);
+  if (plan.has_var_map())
+    m.vars = hash_map_bytes(plan.key_size, plan.var_record_size, plan.max_entries, false, possible_cpus);
+  return m;
+}
+
+std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t possible_cpus,
+                         const std::string& shared_with) {
+  std::string out;
+  if (plan.has_var_map())
+    out += fmt::format("  variables map: hash, max_entries: {}, key_size: {}, value_size: {}\n", plan.max_entries,
+                       plan.key_size, plan.var_record_size);
+  out += fmt::format("  map memory: {} bytes (table {}, stats {}, variables {}; {} possible CPUs)\n",
+                     memory.total(), memory.table, memory.stats, memory.vars, possible_cpus);
+  if (!shared_with.empty())
+    out += fmt::format("  table and stats shared with the other triggers of named table {}: counted once\n",
+                       shared_with);
+  return out;
+}
+
+}  // namespace histd::plan

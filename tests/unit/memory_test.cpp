@@ -1,0 +1,74 @@
+// The map-memory formula (plan::map_memory), as data. How close it is to the
+// kernel's own figures is tests/bpf/limits_test.cpp's business.
+#include <gtest/gtest.h>
+
+#include "histd/pipeline.h"
+#include "histd/plan.h"
+#include "test_support.h"
+
+namespace histd::plan {
+namespace {
+
+using histd::testing::field;
+
+catalog::EventFormat kmalloc() {
+  catalog::EventFormat f;
+  f.system = "kmem";
+  f.name = "kmalloc";
+  f.fields = {field("common_type", "unsigned short", 0, 2, false), field("common_pid", "int", 4, 4, true),
+              field("call_site", "unsigned long", 8, 8, false), field("bytes_req", "size_t", 24, 8, false),
+              field("comm", "char[16]", 52, 16, false, catalog::FieldKind::CharArray, 16)};
+  return f;
+}
+
+HistPlan plan_ok(const std::string& cmd) {
+  auto r = pipeline::plan_command(cmd, kmalloc());
+  EXPECT_TRUE(r.ok()) << cmd << ": " << (r.ok() ? "" : r.error().message());
+  return r.ok() ? r->plan : HistPlan{};
+}
+
+TEST(MapMemory, PerCpuHashIsElementsValuesPerCpuBucketsAndAHeader) {
+  // 2048 x (48 + 8 + 8) + 2048 x 8 x 2 CPUs + 2048 x 16 + 832 + 32 x 2
+  EXPECT_EQ(hash_map_bytes(8, 8, 2048, true, 2), 131072u + 32768u + 32768u + 896u);
+  // keys and values round up to 8; buckets to a power of two
+  EXPECT_EQ(hash_map_bytes(12, 12, 1000, true, 4),
+            1000u * (48 + 16 + 8) + 1000u * 16 * 4 + 1024u * 16 + 832 + 32 * 4);
+}
+
+TEST(MapMemory, SharedHashHasASpareElementPerCpu) {
+  EXPECT_EQ(hash_map_bytes(8, 24, 2048, false, 2), 2050u * (48 + 8 + 24) + 2u * 8 + 2048u * 16 + 896);
+}
+
+TEST(MapMemory, Arrays) {
+  EXPECT_EQ(array_map_bytes(16, 1, true, 2), 312u + 8 + 16 * 2);
+  EXPECT_EQ(array_map_bytes(8, 4096, false, 2), 312u + 4096 * 8);
+}
+
+TEST(MapMemory, ATriggerIsItsTableStatsAndVariables) {
+  const HistPlan plain = plan_ok("hist:keys=call_site:vals=bytes_req");
+  const MapMemory m = map_memory(plain, 2);
+  EXPECT_EQ(m.table, hash_map_bytes(8, 16, 2048, true, 2));
+  EXPECT_EQ(m.stats, array_map_bytes(16, 1, true, 2));
+  EXPECT_EQ(m.vars, 0u);
+  EXPECT_EQ(m.total(), m.table + m.stats);
+
+  const HistPlan vars = plan_ok("hist:keys=common_pid:ts0=common_timestamp:size=100");
+  ASSERT_TRUE(vars.has_var_map());
+  const MapMemory v = map_memory(vars, 2);
+  EXPECT_EQ(v.vars, hash_map_bytes(vars.key_size, vars.var_record_size, 128, false, 2));
+  // More CPUs cost per-CPU values only.
+  EXPECT_GT(map_memory(plain, 64).table, m.table);
+  EXPECT_EQ(map_memory(vars, 64).vars - v.vars, 62u * (48 + 8 + vars.var_record_size + 8 + 32));
+}
+
+TEST(MapMemory, HistDebugLines) {
+  const HistPlan p = plan_ok("hist:keys=call_site");
+  EXPECT_EQ(debug_memory(p, MapMemory{100, 20, 0}, 2, ""),
+            "  map memory: 120 bytes (table 100, stats 20, variables 0; 2 possible CPUs)\n");
+  EXPECT_EQ(debug_memory(p, MapMemory{100, 20, 0}, 2, "foo"),
+            "  map memory: 120 bytes (table 100, stats 20, variables 0; 2 possible CPUs)\n"
+            "  table and stats shared with the other triggers of named table foo: counted once\n");
+}
+
+}  // namespace
+}  // namespace histd::plan
