@@ -65,6 +65,8 @@ int run(const Options& opt) {
     return 1;
   }
   fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
+  fmt::print(stderr, "histd: resident compiler {}\n",
+             paths->cc_server.empty() ? "none (spawning clang)" : paths->cc_server.string());
   gid_t group = 0;
   if (!opt.group.empty()) {
     struct group* g = getgrnam(opt.group.c_str());
