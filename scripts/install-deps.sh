@@ -5,6 +5,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   clang                      # compiles BPF units at run time
+  llvm-14-dev libclang-14-dev libclang-cpp14-dev  # histd-cc, the resident compiler: LLVM's and clang's headers and libclang-cpp
   libclang-rt-dev            # ASan, UBSan and libFuzzer runtimes for the sanitized tests
   libbpf-dev bpftool         # loading BPF objects
   libfuse3-dev fuse3         # the tracefs-shaped tree

@@ -78,9 +78,14 @@ int run(const Options& opt) {
       return 1;
     }
     paths->clang = opt.clang;
+    // The resident compiler is the build's clang in process: a compiler
+    // chosen by name is run as it is.
+    paths->cc_server.clear();
   }
   fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
   fmt::print(stderr, "histd: compiler {}\n", paths->clang);
+  fmt::print(stderr, "histd: resident compiler {}\n",
+             paths->cc_server.empty() ? "none (spawning clang)" : paths->cc_server.string());
   gid_t group = 0;
   if (!opt.group.empty()) {
     struct group* g = getgrnam(opt.group.c_str());

@@ -103,6 +103,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   const catalog::Catalog& catalog() const { return catalog_; }
+  // Which compiler answered (tests); the engine started its server.
+  const runtime::Compiler& compiler() const { return compiler_; }
 
   // One write(2) to events/<system>/<event>/trigger.
   CommandResult write_trigger(const std::string& system, const std::string& event, std::string_view text);

@@ -4,6 +4,8 @@
 // kernel; libbpf's negative-errno convention is converted to Error here.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -48,28 +50,60 @@ struct BpfPaths {
   // The compiler for generated units: the clang found at build time, or
   // histd's --clang (a name is looked up in PATH).
   std::string clang = "clang";
+  // histd-cc, the resident compiler; empty: every compile spawns clang.
+  std::filesystem::path cc_server;
 };
 
 // HISTD_BPF_DIR if set, else the build tree (when run from it), else the
-// install prefix.
+// install prefix. histd-cc: HISTD_CC if set (empty: none), else the one next
+// to the running binary, else the installed one, else the build tree's.
 Expected<BpfPaths> find_bpf_paths();
 
-// Compiles generated units with clang. Objects are cached by content: the
-// source, the clang binary and the running kernel's release.
+class CcClient;
+
+// Compiles generated units. Objects are cached by content: the source, the
+// helper headers, the compilers (clang and histd-cc with the libraries it
+// runs, by path, size and modification time) and the kernel's release.
+//
+// A cache miss is compiled by histd-cc once start_server() has started it
+// (the engine does, when it starts), else by spawning clang: same flags, same
+// object, same diagnostics. A server that dies or goes missing is restarted
+// for the next compile, and the compile it failed spawns clang; after
+// kMaxServerFailures failures in a row without an answer, clang it is.
 class Compiler {
  public:
+  static constexpr int kMaxServerFailures = 3;
+  struct Stats {
+    uint64_t by_server = 0;  // compiles histd-cc answered
+    uint64_t by_clang = 0;   // compiles that spawned clang
+    uint64_t server_starts = 0;
+  };
+
   Compiler(BpfPaths paths, std::filesystem::path cache_dir);
+  Compiler(Compiler&&) noexcept;
+  Compiler& operator=(Compiler&&) noexcept;
+  ~Compiler();
+
+  // Starts histd-cc, if paths().cc_server names one, without waiting for it.
+  void start_server();
   Expected<std::string> compile(const std::string& source) const;
   // Drops the cached object of `source`: the kernel refused it, and the
   // next compile (perhaps by a repaired compiler) must not find it again.
   void evict(const std::string& source) const;
   const BpfPaths& paths() const { return paths_; }
+  // The server's pid (0: none running); for tests.
+  pid_t server_pid() const;
+  Stats stats() const;
 
  private:
+  struct Resident;
+  Expected<std::string> compile_uncached(const std::string& source) const;
   Expected<std::string> run_clang(const std::string& source) const;
   std::filesystem::path cache_base(const std::string& source) const;
   BpfPaths paths_;
   std::filesystem::path cache_dir_;
+  std::string compiler_identity_;
+  std::unique_ptr<Resident> resident_;  // its own lock; compile() stays const
 };
 
 Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,

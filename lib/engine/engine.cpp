@@ -67,6 +67,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   std::unique_ptr<Engine> engine(
       new Engine(std::move(catalog), std::move(compiler), std::move(options), std::move(*control)));
   engine->ring_ = std::move(*ring);
+  // The resident compiler loads its libraries now, not on the first command.
+  engine->compiler_.start_server();
   engine->consumer_ = std::thread([e = engine.get()] { e->consume_ring(); });
   return engine;
 }

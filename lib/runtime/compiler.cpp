@@ -7,12 +7,15 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <cstring>
+#include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "histd/runtime.h"
+#include "runtime/cc_client.h"
 
 extern char** environ;
 
@@ -60,6 +63,42 @@ std::string kernel_release() {
   return u.release;
 }
 
+// A program named without a slash, as the PATH search of posix_spawnp finds it.
+fs::path resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return name;
+}
+
+// What the cache key knows of a compiler file: where it really is, its size
+// and when it changed. A package upgrade or a rebuild changes one of them.
+std::string file_identity(const fs::path& p) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(p, ec);
+  if (ec) return p.string() + " (missing)\n";
+  const auto size = fs::file_size(real, ec);
+  const auto mtime = fs::last_write_time(real, ec).time_since_epoch().count();
+  return fmt::format("{} {} {}\n", real.string(), size, mtime);
+}
+
+// The driver arguments after argv[0], the same for clang and histd-cc.
+std::vector<std::string> clang_args(const BpfPaths& paths, const std::string& src, const std::string& obj) {
+  return {"-O2", "-g", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror", "-Wno-unused-function",
+          "-Wno-parentheses-equality", "-I" + paths.include_dir.string(), "-idirafter",
+          paths.system_include.string(), "-c", src, "-o", obj};
+}
+
+constexpr const char* kCompileFailed = "clang failed on generated code (a histd bug):\n";
+
 }  // namespace
 
 Expected<BpfPaths> find_bpf_paths() {
@@ -79,6 +118,22 @@ Expected<BpfPaths> find_bpf_paths() {
       p.dispatcher_object = dir / "dispatcher.bpf.o";
       p.system_include = HISTD_BPF_SYSTEM_INCLUDE;
       p.clang = HISTD_CLANG;
+      // histd-cc sits next to histd (bin/ of the build tree or of the
+      // prefix), like the BPF files are found from histd's own path.
+      if (const char* env = std::getenv("HISTD_CC")) {
+        p.cc_server = env;
+      } else {
+        std::vector<fs::path> servers;
+        if (!exe.empty()) servers.push_back(exe.parent_path() / "histd-cc");
+        servers.emplace_back(HISTD_CC_INSTALL_PATH);
+        servers.emplace_back(HISTD_CC_BUILD_PATH);
+        for (const fs::path& s : servers) {
+          if (access(s.c_str(), X_OK) == 0) {
+            p.cc_server = s;
+            break;
+          }
+        }
+      }
       return p;
     }
   }
@@ -87,13 +142,58 @@ Expected<BpfPaths> find_bpf_paths() {
                           HISTD_BPF_INSTALL_DIR));
 }
 
-Compiler::Compiler(BpfPaths paths, fs::path cache_dir) : paths_(std::move(paths)), cache_dir_(std::move(cache_dir)) {}
+// The server and what the compiles through it did; one compile at a time.
+struct Compiler::Resident {
+  explicit Resident(const fs::path& program) : client(program) {}
+  std::mutex mu;
+  CcClient client;
+  bool wanted = false;  // start_server() was called
+  int failures = 0;     // in a row, without an answer
+  Stats stats;
+};
+
+Compiler::Compiler(BpfPaths paths, fs::path cache_dir)
+    : paths_(std::move(paths)), cache_dir_(std::move(cache_dir)), resident_(std::make_unique<Resident>(paths_.cc_server)) {
+  compiler_identity_ = file_identity(resolve_program(paths_.clang));
+  if (!paths_.cc_server.empty()) {
+    compiler_identity_ += file_identity(paths_.cc_server);
+    // The clang and LLVM libraries histd-cc runs, as found when it was built.
+    std::string libs = HISTD_CC_LIBS;
+    for (size_t start = 0; start < libs.size();) {
+      size_t end = libs.find(':', start);
+      if (end == std::string::npos) end = libs.size();
+      compiler_identity_ += file_identity(libs.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+}
+
+Compiler::Compiler(Compiler&&) noexcept = default;
+Compiler& Compiler::operator=(Compiler&&) noexcept = default;
+Compiler::~Compiler() = default;
+
+void Compiler::start_server() {
+  if (paths_.cc_server.empty()) return;
+  std::lock_guard lock(resident_->mu);
+  resident_->wanted = true;
+  if (!resident_->client.running() && resident_->client.start()) ++resident_->stats.server_starts;
+}
+
+pid_t Compiler::server_pid() const {
+  std::lock_guard lock(resident_->mu);
+  return resident_->client.running() ? resident_->client.pid() : 0;
+}
+
+Compiler::Stats Compiler::stats() const {
+  std::lock_guard lock(resident_->mu);
+  return resident_->stats;
+}
 
 fs::path Compiler::cache_base(const std::string& source) const {
   // The helper header is part of what the object depends on.
   const std::string helpers = read_file(paths_.include_dir / "hist_helpers.bpf.h") +
                               read_file(paths_.include_dir / "hist_shared.h");
-  const uint64_t key = fnv1a(source, fnv1a(helpers, fnv1a(paths_.clang + "\n" + kernel_release())));
+  const uint64_t key = fnv1a(source, fnv1a(helpers, fnv1a(compiler_identity_ + kernel_release())));
   return cache_dir_ / fmt::format("{:016x}", key);
 }
 
@@ -115,7 +215,7 @@ Expected<std::string> Compiler::compile(const std::string& source) const {
   if (!cache_dir_.empty() && fs::exists(cached_obj, ec) && read_file(cached_src) == source + helpers)
     return read_file(cached_obj);
 
-  auto object = run_clang(source);
+  auto object = compile_uncached(source);
   if (!object) return object;
   if (!cache_dir_.empty()) {
     fs::create_directories(cache_dir_, ec);
@@ -131,6 +231,35 @@ Expected<std::string> Compiler::compile(const std::string& source) const {
     }
   }
   return object;
+}
+
+Expected<std::string> Compiler::compile_uncached(const std::string& source) const {
+  Resident& r = *resident_;
+  std::unique_lock lock(r.mu);
+  if (r.wanted && r.failures < kMaxServerFailures) {
+    bool up = r.client.running();
+    if (!up && (up = r.client.start())) ++r.stats.server_starts;
+    // The input name is what diagnostics show; the output is never written.
+    std::optional<CcClient::Reply> reply;
+    if (up) reply = r.client.request({clang_args(paths_, "unit.c", "unit.o"), "unit.c", source});
+    if (reply) {
+      r.failures = 0;
+      ++r.stats.by_server;
+      if (reply->status == cc::CcStatus::Object) return std::move(reply->payload);
+      return fail(ErrorKind::Compile, EINVAL, kCompileFailed + reply->payload);
+    }
+    // Lost (killed, crashed, missing): this unit is compiled by clang, which
+    // also tells a source that crashes the compiler from a dead server. The
+    // next server starts now, to be ready for the next unit.
+    const bool again = ++r.failures < kMaxServerFailures;
+    fmt::print(stderr, "histd: {} {}; clang compiles this unit{}\n", paths_.cc_server.string(),
+               up ? "stopped answering" : "cannot be started",
+               again ? "" : fmt::format(" and, after {} failures in a row, every next one", r.failures));
+    if (again && r.client.start()) ++r.stats.server_starts;
+  }
+  ++r.stats.by_clang;
+  lock.unlock();
+  return run_clang(source);
 }
 
 Expected<std::string> Compiler::run_clang(const std::string& source) const {
@@ -149,11 +278,8 @@ Expected<std::string> Compiler::run_clang(const std::string& source) const {
     return fail(ErrorKind::System, EIO, "cannot write " + src.string());
   }
 
-  const std::string inc = "-I" + paths_.include_dir.string();
-  const std::string sys = paths_.system_include.string();
-  std::vector<std::string> args = {paths_.clang, "-O2", "-g", "-target", "bpf", "-mcpu=v3",       "-Wall", "-Werror",
-                                   "-Wno-unused-function", "-Wno-parentheses-equality", inc,     "-idirafter", sys,     "-c",    src.string(),
-                                   "-o",                   obj.string()};
+  std::vector<std::string> args = clang_args(paths_, src.string(), obj.string());
+  args.insert(args.begin(), paths_.clang);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

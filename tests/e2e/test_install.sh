@@ -5,7 +5,8 @@ source "$(dirname "$0")/lib.sh"
 BUILD=$(cd "$(dirname "$HISTD_BIN")" && pwd)
 PREFIX=$WORK/prefix
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
-expect_eq "binaries installed" "yes" "$([ -x "$PREFIX/bin/histd" ] && [ -x "$PREFIX/bin/histctl" ] && echo yes || echo no)"
+expect_eq "binaries installed" "yes" \
+  "$([ -x "$PREFIX/bin/histd" ] && [ -x "$PREFIX/bin/histctl" ] && [ -x "$PREFIX/bin/histd-cc" ] && echo yes || echo no)"
 expect_eq "BPF support files installed" "yes" \
   "$(ls "$PREFIX"/lib*/histd/bpf/dispatcher.bpf.o "$PREFIX"/lib*/histd/bpf/hist_helpers.bpf.h >/dev/null 2>&1 && echo yes || echo no)"
 expect_eq "systemd unit is Type=notify and restarts on failure" "2" \
@@ -33,4 +34,6 @@ expect_eq "it uses the installed BPF support files" "histd: BPF support files fr
   "$(grep 'BPF support files' "$WORK/histd.log")"
 expect_eq "and the compiler the config file names" "histd: compiler $(command -v clang)" \
   "$(grep '^histd: compiler ' "$WORK/histd.log")"
+expect_eq "it compiles with the installed histd-cc" "histd: resident compiler $PREFIX/bin/histd-cc" \
+  "$(grep 'resident compiler' "$WORK/histd.log")"
 finish

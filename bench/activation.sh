@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Activation: how long a write of a new trigger to a running histd takes (the
+# write returns once the program is attached), with a cold object cache and
+# with the object cached. Each variant is a histd binary, optionally with
+# environment settings; every round runs each variant once in turn
+# (interleaved), each in a fresh histd given SETTLE seconds to start. Prints
+# medians (min..max) in ms.
+#   bash bench/activation.sh [name=binary[,VAR=value...] ...]
+#   (as root, from a built tree; ROUNDS=7 SETTLE=2 by default)
+# Default variants: histd (histd-cc) and histd with HISTD_CC= (spawning clang).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-7}
+SETTLE=${SETTLE:-2}
+B=$PWD/build
+if [ $# -eq 0 ]; then set -- "histd-cc=$B/histd" "clang=$B/histd,HISTD_CC="; fi
+WORK=$(mktemp -d /tmp/histd-activation.XXXXXX)
+HISTD=
+cleanup() {
+  if [ -n "$HISTD" ]; then kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+CMD='hist:keys=common_pid:vals=__syscall_nr'
+
+# Milliseconds one write of $2 to file $1 takes.
+timed_write() {
+  python3 - "$1" "$2" <<'PY'
+import sys, time
+t = time.perf_counter()
+with open(sys.argv[1], "w") as f:
+    f.write(sys.argv[2])
+print("%.2f" % ((time.perf_counter() - t) * 1e3))
+PY
+}
+
+# One round of one variant: prints "cold cached".
+run_once() {
+  local spec=$1 bin env=()
+  IFS=, read -r bin rest <<<"$spec"
+  if [ -n "${rest:-}" ]; then IFS=, read -ra env <<<"$rest"; fi
+  local W=$WORK/run
+  rm -rf "$W"
+  mkdir -p "$W/mnt"
+  env "${env[@]}" "$bin" --foreground --mount "$W/mnt" --socket "$W/sock" --state-dir "$W/state" --pin-dir "" \
+    >>"$WORK/histd.log" 2>&1 &
+  HISTD=$!
+  for _ in $(seq 100); do [ -e "$W/mnt/events" ] && break; sleep 0.1; done
+  sleep "$SETTLE"
+  local T=$W/mnt/events/syscalls/sys_enter_getppid/trigger
+  local cold cached
+  cold=$(timed_write "$T" "$CMD")
+  echo "!$CMD" >"$T"
+  cached=$(timed_write "$T" "$CMD")
+  echo "!$CMD" >"$T"
+  kill -TERM "$HISTD"
+  wait "$HISTD" 2>/dev/null || true
+  HISTD=
+  echo "$cold $cached"
+}
+
+declare -A COLD CACHED
+for r in $(seq "$ROUNDS"); do
+  for v in "$@"; do
+    name=${v%%=*}
+    read -r c k < <(run_once "${v#*=}")
+    COLD[$name]+="$c "
+    CACHED[$name]+="$k "
+  done
+  echo "round $r done (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+done
+
+stats() {
+  python3 -c 'import sys, statistics as s; v=[float(x) for x in sys.argv[1:]]; print("%.1f (%.1f..%.1f)" % (s.median(v), min(v), max(v)))' "$@"
+}
+printf '%-12s %-24s %-24s\n' variant "cold ms" "cached ms"
+for v in "$@"; do
+  name=${v%%=*}
+  # shellcheck disable=SC2086
+  printf '%-12s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})"
+done

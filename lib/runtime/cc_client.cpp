@@ -1,0 +1,91 @@
+#include "runtime/cc_client.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+// The pidfd calls go through syscall(): glibc 2.36's <sys/pidfd.h> declares
+// them without C linkage, so C++ cannot link them.
+
+namespace histd::runtime {
+
+CcClient::~CcClient() { stop(); }
+
+bool CcClient::start() {
+  stop();
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
+  Fd mine(sv[0]);
+  Fd theirs(sv[1]);
+
+  // The server's end becomes its fd 3 (dup2 clears close-on-exec); stdin is
+  // /dev/null; stderr stays histd's, for the server's own complaints.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Its own process group: a Ctrl-C meant for a foreground histd is
+  // histd's to handle. Default signals and an empty mask, whatever the
+  // spawning thread had blocked.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) sigaddset(&defaults, s);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+  std::string program = program_.string();
+  std::string fd_flag = "--fd";
+  std::string fd_num = "3";
+  std::vector<char*> argv{program.data(), fd_flag.data(), fd_num.data(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return false;
+  pid_ = pid;
+  pidfd_ = Fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  sock_ = std::move(mine);
+  return true;
+}
+
+std::optional<CcClient::Reply> CcClient::request(const cc::CcRequest& req) {
+  if (!sock_) return std::nullopt;
+  const std::string frame = cc::encode(req);
+  Reply reply{cc::CcStatus::Failed, {}};
+  if (!cc::write_all(sock_.get(), frame.data(), frame.size()) ||
+      !cc::read_response(sock_.get(), reply.status, reply.payload)) {
+    stop();
+    return std::nullopt;
+  }
+  return reply;
+}
+
+void CcClient::stop() {
+  sock_ = Fd();  // EOF: an idle server ends by itself
+  if (pid_ <= 0) return;
+  // Through the pidfd: if histd daemonized after starting the server, init
+  // reaps it, and a bare pid could by now name another process.
+  if (pidfd_) syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+  // ECHILD when histd daemonized after starting it: not ours to reap.
+  while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pidfd_ = Fd();
+  pid_ = 0;
+}
+
+}  // namespace histd::runtime

@@ -1,0 +1,48 @@
+// histd's end of histd-cc, the resident compiler (daemon/histd-cc): starts
+// it, sends it one request at a time, and reports a lost server as such so
+// the Compiler can fall back to spawning clang.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "histd/runtime.h"
+#include "runtime/cc_protocol.h"
+
+namespace histd::runtime {
+
+class CcClient {
+ public:
+  explicit CcClient(std::filesystem::path program) : program_(std::move(program)) {}
+  CcClient(const CcClient&) = delete;
+  CcClient& operator=(const CcClient&) = delete;
+  // Closes the socket (the server ends at EOF) and stops the server.
+  ~CcClient();
+
+  // Spawns the server, without waiting for it: it loads its libraries while
+  // histd goes on, and the first request waits for it if needed. False when
+  // it cannot be spawned.
+  bool start();
+  bool running() const { return static_cast<bool>(sock_); }
+  pid_t pid() const { return pid_; }
+
+  struct Reply {
+    cc::CcStatus status;
+    std::string payload;
+  };
+  // nullopt when the server is gone or broke the framing; it is then
+  // stopped and reaped, and start() may be called again.
+  std::optional<Reply> request(const cc::CcRequest& req);
+
+ private:
+  void stop();
+  std::filesystem::path program_;
+  Fd sock_;
+  Fd pidfd_;  // signals reach this server even after its pid was reused
+  pid_t pid_ = 0;
+};
+
+}  // namespace histd::runtime

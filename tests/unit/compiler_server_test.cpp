@@ -1,0 +1,171 @@
+// The resident compiler (histd-cc): the same programs and the same
+// diagnostics as clang; a lost server costs one compile by clang, never a
+// failure; and the object cache tells the compilers apart. No root needed.
+#include <gtest/gtest.h>
+
+#include <bpf/libbpf.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+
+#include "histd/pipeline.h"
+#include "histd/runtime.h"
+#include "test_support.h"
+
+namespace histd::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using histd::testing::sys_enter_write;
+
+const char* const kCommands[] = {
+    "hist:keys=fd:vals=count if count > 10 && __syscall_nr != -1",
+    "hist:keys=count.log2,comm:vals=hitcount",
+    "hist:keys=common_pid,cpu,fd.hex:vals=count.hex,buf:sort=count.descending,fd",
+};
+
+std::string unit(const std::string& cmd) {
+  auto r = pipeline::compile(cmd, sys_enter_write());
+  EXPECT_TRUE(r.ok()) << cmd;
+  return r.ok() ? r->source : "";
+}
+
+// A unit with a C error (generated code never has one: that is a histd bug).
+const std::string kBroken = "#include <linux/bpf.h>\nint f(void) { return undeclared_x + 1; }\n";
+
+BpfPaths paths_with(std::optional<fs::path> server = std::nullopt) {
+  auto p = find_bpf_paths();
+  EXPECT_TRUE(p.ok());
+  BpfPaths paths = p.ok() ? *p : BpfPaths{};
+  if (server) paths.cc_server = *server;
+  return paths;
+}
+
+// Every program's instructions, by name, as libbpf reads them (no load).
+std::map<std::string, std::string> programs(const std::string& object) {
+  std::map<std::string, std::string> out;
+  bpf_object* obj = bpf_object__open_mem(object.data(), object.size(), nullptr);
+  EXPECT_TRUE(obj != nullptr);
+  if (!obj) return out;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    out[bpf_program__name(prog)] = std::string(reinterpret_cast<const char*>(bpf_program__insns(prog)),
+                                               bpf_program__insn_cnt(prog) * sizeof(bpf_insn));
+  }
+  bpf_object__close(obj);
+  return out;
+}
+
+class CompilerServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(paths_with().cc_server.empty()) << "histd-cc not found next to the test or in the build tree";
+  }
+};
+
+TEST_F(CompilerServer, MakesTheProgramsClangMakes) {
+  Compiler server(paths_with(), {});
+  server.start_server();
+  Compiler clang(paths_with(fs::path()), {});
+  for (const char* cmd : kCommands) {
+    auto a = server.compile(unit(cmd));
+    auto b = clang.compile(unit(cmd));
+    ASSERT_TRUE(a.ok()) << cmd << "\n" << a.error().context;
+    ASSERT_TRUE(b.ok()) << cmd << "\n" << b.error().context;
+    auto pa = programs(*a);
+    EXPECT_FALSE(pa.empty());
+    EXPECT_EQ(pa, programs(*b)) << cmd;
+  }
+  EXPECT_EQ(server.stats().by_server, 3u);
+  EXPECT_EQ(server.stats().by_clang, 0u);
+  EXPECT_EQ(clang.stats().by_clang, 3u);
+}
+
+TEST_F(CompilerServer, ReturnsClangsDiagnostics) {
+  Compiler server(paths_with(), {});
+  server.start_server();
+  Compiler clang(paths_with(fs::path()), {});
+  auto a = server.compile(kBroken);
+  auto b = clang.compile(kBroken);
+  ASSERT_FALSE(a.ok());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(a.error().kind, ErrorKind::Compile);
+  EXPECT_EQ(a.error().context.rfind("clang failed on generated code (a histd bug):\nunit.c:2:22: error: ", 0), 0u)
+      << a.error().context;
+  // clang names its temporary file; the text is otherwise the same.
+  EXPECT_EQ(a.error().context, std::regex_replace(b.error().context, std::regex("/tmp/histd-cc-[^/]+/"), ""));
+  EXPECT_EQ(server.stats().by_server, 1u);
+  // An error is an answer: the server stays.
+  EXPECT_NE(server.server_pid(), 0);
+  EXPECT_TRUE(server.compile(unit(kCommands[0])).ok());
+  EXPECT_EQ(server.stats().by_server, 2u);
+}
+
+TEST_F(CompilerServer, KilledServerIsReplaced) {
+  Compiler c(paths_with(), {});
+  c.start_server();
+  ASSERT_TRUE(c.compile(unit(kCommands[0])).ok());
+  const pid_t first = c.server_pid();
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  // The unit the dead server cannot answer is compiled by clang...
+  auto obj = c.compile(unit(kCommands[1]));
+  ASSERT_TRUE(obj.ok()) << obj.error().context;
+  EXPECT_EQ(c.stats().by_clang, 1u);
+  // ...and a new server answers the next one.
+  EXPECT_NE(c.server_pid(), 0);
+  EXPECT_NE(c.server_pid(), first);
+  ASSERT_TRUE(c.compile(unit(kCommands[2])).ok());
+  EXPECT_EQ(c.stats().by_server, 2u);
+  EXPECT_EQ(c.stats().server_starts, 2u);
+}
+
+TEST_F(CompilerServer, MissingServerMeansClang) {
+  Compiler c(paths_with(fs::path("/nonexistent/histd-cc")), {});
+  c.start_server();
+  for (const char* cmd : kCommands) {
+    auto obj = c.compile(unit(cmd));
+    ASSERT_TRUE(obj.ok()) << obj.error().context;
+  }
+  auto bad = c.compile(kBroken);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().context.rfind("clang failed on generated code (a histd bug):\n/tmp/histd-cc-", 0), 0u);
+  EXPECT_EQ(c.stats().by_clang, 4u);
+  EXPECT_EQ(c.stats().by_server, 0u);
+  EXPECT_EQ(c.server_pid(), 0);
+}
+
+TEST_F(CompilerServer, CacheKeyChangesWithTheCompiler) {
+  char dir_template[] = "/tmp/histd-cc-test-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir_template));
+  const fs::path dir = dir_template;
+  auto objects = [&] {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir / "cache")) n += e.path().extension() == ".o";
+    return n;
+  };
+  const std::string src = unit(kCommands[0]);
+  {
+    Compiler c(paths_with(), dir / "cache");
+    ASSERT_TRUE(c.compile(src).ok());
+    ASSERT_TRUE(c.compile(src).ok());  // a hit
+    EXPECT_EQ(c.stats().by_clang + c.stats().by_server, 1u);
+  }
+  EXPECT_EQ(objects(), 1u);
+  // Another histd-cc (here: a copy elsewhere) is another compiler.
+  fs::copy_file(paths_with().cc_server, dir / "histd-cc");
+  {
+    Compiler c(paths_with(dir / "histd-cc"), dir / "cache");
+    c.start_server();
+    ASSERT_TRUE(c.compile(src).ok());
+    EXPECT_EQ(c.stats().by_server, 1u);
+  }
+  EXPECT_EQ(objects(), 2u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace histd::runtime
