@@ -2,7 +2,10 @@
 tracepoints (bench/workload.sh).
 
   progstats.py snap PID           -> {prog id: [run_time_ns, run_cnt]} as JSON
-  progstats.py delta A B CALLS    -> "<ns per call> <runs per call>"
+  progstats.py delta A B CALLS    -> "<ns per run> <runs per call>"
+
+Per run, not per call: other processes' getppid() calls run the same
+programs while the loop runs, and cost the same per run.
 
 Programs are found through `bpftool perf show` (tracepoint attachments and the
 process holding them), so programs of other processes on the machine never
@@ -35,7 +38,7 @@ def delta(before, after, calls):
         runs += n - n0
     if runs == 0:
         sys.exit("progstats: no run counted (are BPF statistics on?)")
-    return f"{ns / calls:.2f} {runs / calls:.3f}"
+    return f"{ns / runs:.2f} {runs / calls:.3f}"
 
 
 if __name__ == "__main__":

@@ -73,8 +73,10 @@ if data["overhead"]:
                    lambda v: [x[0] - base for x in data["overhead"][v]], "ns/call")
 
 if data["stats"]:
-    per_call_table("stats", "In-kernel: BPF run time per call (run_time_ns delta / calls)",
-                   lambda v: [x[0] for x in data["stats"][v]], "ns/call",
+    # Per run times the programs a call runs: 2 for the latency pair.
+    pair = {"floor2"} | {f"{k}_latency" for k in ("hand", "histd", "bpftrace")}
+    per_call_table("stats", "In-kernel: BPF run time per call (run_time_ns / run_cnt deltas x programs per call)",
+                   lambda v: [x[0] * (2 if v in pair else 1) for x in data["stats"][v]], "ns/call",
                    ("runs/call", lambda v: f"{med([x[1] for x in data['stats'][v]]):.2f}"))
 
 act = data["activation"]
