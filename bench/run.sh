@@ -77,14 +77,20 @@ bt_start() {  # bpftrace PROGRAM, output to $WORK/bt.log; returns once attached
   grep -q Attaching "$WORK/bt.log" || { cat "$WORK/bt.log" >&2; return 1; }
   sleep 0.5  # "Attaching" is printed before the probe is live
 }
-# bpftrace 0.17 sometimes stays running after a SIGINT (seen here once for
-# 14 minutes): the signal is repeated every second; BT_RESENT counts repeats.
+# bpftrace 0.17 sometimes ignores a SIGINT and runs on (seen here for 14
+# minutes, twice, both with hist()); a second one stops it. The signal is
+# repeated every second until it exits; BT_RESENT counts the repeats.
+bt_state() {  # the process state letter; Z once it has exited
+  local s
+  s=$(cut -d' ' -f3 "/proc/$BT/stat" 2>/dev/null) || true
+  echo "${s:-Z}"
+}
 bt_stop() {
   BT_RESENT=0
   kill -INT "$BT"
-  while :; do
+  while [ "$(bt_state)" != Z ]; do
     for _ in $(seq 10); do
-      [ "$(cut -d' ' -f3 "/proc/$BT/stat" 2>/dev/null)" = S ] || [ "$(cut -d' ' -f3 "/proc/$BT/stat" 2>/dev/null)" = R ] || break 2
+      [ "$(bt_state)" != Z ] || break 2
       sleep 0.1
     done
     BT_RESENT=$((BT_RESENT + 1)); kill -INT "$BT" 2>/dev/null || true
