@@ -27,6 +27,11 @@ else
   B=$PWD/build
 fi
 W=$PWD/bench/workload.sh
+# Another program on these tracepoints runs on every call of every variant.
+others=$(bpftool perf show -j | python3 -c 'import json, sys
+print(" ".join("%s:%s" % (p["pid"], p["tracepoint"]) for p in json.load(sys.stdin)
+               if p.get("tracepoint") in ("sys_enter_getppid", "sys_exit_getppid", "sys_enter_close")))')
+[ -z "$others" ] || echo "warning: already attached (pid:tracepoint), timings include them: $others" >&2
 WORK=$(mktemp -d /tmp/histd-bench.XXXXXX)
 export B CALLS WORK
 MNT=$WORK/mnt
@@ -34,11 +39,6 @@ mkdir -p "$MNT"
 "$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
   >"$WORK/histd.log" 2>&1 &
 HISTD=$!
-# Another program on these tracepoints runs on every call of every variant.
-others=$(bpftool perf show -j | python3 -c 'import json, sys
-print(" ".join(f"{p["pid"]}:{p["tracepoint"]}" for p in json.load(sys.stdin)
-               if p.get("tracepoint") in ("sys_enter_getppid", "sys_exit_getppid", "sys_enter_close")))')
-[ -z "$others" ] || echo "warning: already attached (pid:tracepoint), timings include them: $others" >&2
 BT=
 STATS=
 CLOSER=
