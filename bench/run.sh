@@ -1,103 +1,233 @@
 #!/usr/bin/env bash
-# Per-event overhead on syscalls:sys_enter_getppid: histd (through its tree)
-# side by side with bpftrace and the empty-program floor. Every variant runs
-# once per round, in a shuffled order; the table shows medians (min..max) of
-# the overhead over the untraced loop and the ratio to the floor.
-#   bash bench/run.sh            (as root; ROUNDS=7 CALLS=2000000 by default)
+# histd against the empty-program floor, hand-written BPF and bpftrace
+# (issue #7). Four sections, each in interleaved rounds with the variants in a
+# shuffled order; bench/report.py prints medians (min..max) and ratios.
+#   overhead    wall-clock ns per getppid() call over the untraced loop
+#   stats       in-kernel ns per call from the BPF run-time statistics
+#               (separate rounds: the statistics cost time themselves)
+#   activation  trigger write (cold and cached compile) / bpftrace start
+#               until tracing is live
+#   read        reading a 100k-entry table: histd's hist and hist.json,
+#               bpftrace printing its map at exit
+#   bash bench/run.sh     (as root; ROUNDS=7 CALLS=2000000 READ_KEYS=100000,
+#                          SECTIONS="overhead stats activation read",
+#                          HISTD_BUILD=dir: skip the build, use that one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-7}
 CALLS=${CALLS:-2000000}
+READ_KEYS=${READ_KEYS:-100000}
+SECTIONS=${SECTIONS:-overhead stats activation read}
 bash scripts/install-deps.sh >/dev/null
 command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
-bash scripts/build.sh >/dev/null
-B=$PWD/build
+if [ -n "${HISTD_BUILD:-}" ]; then
+  B=$(realpath "$HISTD_BUILD")  # an existing build directory, used as it is
+else
+  nice bash scripts/build.sh >/dev/null
+  B=$PWD/build
+fi
+W=$PWD/bench/workload.sh
+# Another program on these tracepoints runs on every call of every variant.
+others=$(bpftool perf show -j | python3 -c 'import json, sys
+print(" ".join("%s:%s" % (p["pid"], p["tracepoint"]) for p in json.load(sys.stdin)
+               if p.get("tracepoint") in ("sys_enter_getppid", "sys_exit_getppid", "sys_enter_close")))')
+[ -z "$others" ] || echo "warning: already attached (pid:tracepoint), timings include them: $others" >&2
 WORK=$(mktemp -d /tmp/histd-bench.XXXXXX)
+export B CALLS WORK
 MNT=$WORK/mnt
 mkdir -p "$MNT"
 "$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
   >"$WORK/histd.log" 2>&1 &
 HISTD=$!
 BT=
+STATS=
+CLOSER=
 cleanup() {
-  [ -n "$BT" ] && kill -INT "$BT" 2>/dev/null || true
+  exec 3>&-
+  for p in $BT $STATS $CLOSER; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   kill -TERM "$HISTD" 2>/dev/null || true
   wait "$HISTD" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+[ -e "$MNT/events" ] || { cat "$WORK/histd.log" >&2; exit 1; }
 EV=$MNT/events/syscalls/sys_enter_getppid
-TP=tracepoint:syscalls:sys_enter_getppid
-
 EXIT_EV=$MNT/events/syscalls/sys_exit_getppid
+CLOSE_EV=$MNT/events/syscalls/sys_enter_close
+TP=tracepoint:syscalls:sys_enter_getppid
 EXIT_TP=tracepoint:syscalls:sys_exit_getppid
+SAMPLES=$WORK/samples
+: >"$SAMPLES"
 
-loop() { "$B/histd_bench_loop" "$CALLS"; }
-# A latency chain: a variable on entry, referenced (read-once) on exit.
+# --- the traced loop ----------------------------------------------------------
+# Every variant runs $W while attached; the attacher's child finds its parent,
+# the others say whose programs to read (MODE=stats).
 histd_latency_run() {
   echo 'hist:keys=common_pid:ts0=common_timestamp' > "$EV/trigger"
   echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:vals=$lat' > "$EXIT_EV/trigger"
-  loop
+  OWNER=$HISTD "$W"
   : > "$EXIT_EV/trigger"
   : > "$EV/trigger"
 }
 histd_run() {
   echo "$1" > "$EV/trigger"
-  loop
+  OWNER=$HISTD "$W"
   : > "$EV/trigger"
 }
-bpftrace_run() {
-  bpftrace -e "$1" >"$WORK/bt.log" 2>&1 &
+bt_start() {  # bpftrace PROGRAM, output to $WORK/bt.log; returns once attached
+  "${@:2}" bpftrace -e "$1" >"$WORK/bt.log" 2>&1 &
   BT=$!
-  for _ in $(seq 200); do grep -q Attaching "$WORK/bt.log" && break; sleep 0.05; done
+  for _ in $(seq 600); do grep -q Attaching "$WORK/bt.log" && break; sleep 0.05; done
+  grep -q Attaching "$WORK/bt.log" || { cat "$WORK/bt.log" >&2; return 1; }
   sleep 0.5  # "Attaching" is printed before the probe is live
-  loop
-  kill -INT "$BT"; wait "$BT" 2>/dev/null || true; BT=
 }
-
+# bpftrace 0.17 sometimes ignores a SIGINT and runs on (seen here for 14
+# minutes, twice, both with hist()); a second one stops it. The signal is
+# repeated every second until it exits; BT_RESENT counts the repeats.
+bt_state() {  # the process state letter; Z once it has exited
+  local s
+  s=$(cut -d' ' -f3 "/proc/$BT/stat" 2>/dev/null) || true
+  echo "${s:-Z}"
+}
+bt_stop() {
+  BT_RESENT=0
+  kill -INT "$BT"
+  while [ "$(bt_state)" != Z ]; do
+    for _ in $(seq 10); do
+      [ "$(bt_state)" != Z ] || break 2
+      sleep 0.1
+    done
+    BT_RESENT=$((BT_RESENT + 1)); kill -INT "$BT" 2>/dev/null || true
+  done
+  wait "$BT" 2>/dev/null || true; BT=
+}
+bpftrace_run() {
+  bt_start "$1"
+  OWNER=$BT "$W"
+  bt_stop
+}
+ATTACH=$B/histd_bench_attach
+EMPTY=$B/bpf/empty.bpf.o
+HAND=$B/bpf/hand.bpf.o
+G=syscalls:sys_enter_getppid
+X=syscalls:sys_exit_getppid
 declare -A RUN=(
-  [none]="loop"
-  [floor]="$B/histd_bench_floor $B/bpf/empty.bpf.o syscalls sys_enter_getppid -- $B/histd_bench_loop $CALLS"
+  [none]="$W"
+  [floor]="$ATTACH $EMPTY empty:$G -- $W"
+  [hand_count]="$ATTACH $HAND hand_count:$G -- $W"
   [histd_count]="histd_run hist:keys=common_pid"
-  [histd_sum]="histd_run hist:keys=common_pid:vals=__syscall_nr"
-  [histd_log2]="histd_run hist:keys=__syscall_nr.log2"
   [bpftrace_count]="bpftrace_run '$TP { @[pid] = count(); }'"
+  [hand_sum]="$ATTACH $HAND hand_sum:$G -- $W"
+  [histd_sum]="histd_run hist:keys=common_pid:vals=__syscall_nr"
   [bpftrace_sum]="bpftrace_run '$TP { @[pid] = count(); @s[pid] = sum(args->__syscall_nr); }'"
-  [bpftrace_hist]="bpftrace_run '$TP { @ = hist(args->__syscall_nr); }'"
-  [floor2]="$B/histd_bench_floor $B/bpf/empty.bpf.o syscalls sys_enter_getppid -- $B/histd_bench_floor $B/bpf/empty.bpf.o syscalls sys_exit_getppid -- $B/histd_bench_loop $CALLS"
+  [hand_log2]="$ATTACH $HAND hand_log2:$G -- $W"
+  [histd_log2]="histd_run hist:keys=__syscall_nr.log2"
+  [bpftrace_log2]="bpftrace_run '$TP { @ = hist(args->__syscall_nr); }'"
+  [floor2]="$ATTACH $EMPTY empty:$G empty:$X -- $W"
+  [hand_latency]="$ATTACH $HAND hand_lat_enter:$G hand_lat_exit:$X -- $W"
   [histd_latency]="histd_latency_run"
   [bpftrace_latency]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @lat[pid] = sum(nsecs - @ts[tid]); delete(@ts[tid]); }'"
 )
-ORDER=(none floor histd_count bpftrace_count histd_sum bpftrace_sum histd_log2 bpftrace_hist floor2 histd_latency bpftrace_latency)
+ORDER=(none floor hand_count histd_count bpftrace_count hand_sum histd_sum bpftrace_sum
+       hand_log2 histd_log2 bpftrace_log2 floor2 hand_latency histd_latency bpftrace_latency)
 
-# Warm the compiled-object cache so rounds measure the running program.
-for v in histd_count histd_sum histd_log2 histd_latency; do eval "${RUN[$v]}" >/dev/null; done
+has() { [[ " $SECTIONS " == *" $1 "* ]]; }
+shuffled() { printf '%s\n' "$@" | shuf; }
 
-declare -A SAMPLES
-for r in $(seq "$ROUNDS"); do
-  for v in $(printf '%s\n' "${ORDER[@]}" | shuf); do
-    ns=$(eval "${RUN[$v]}" | tail -1)
-    SAMPLES[$v]+="$ns "
+if has overhead || has stats; then
+  # Warm the compiled-object cache so rounds measure the running program.
+  for v in histd_count histd_sum histd_log2 histd_latency; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
+fi
+
+if has overhead; then
+  export MODE=wall
+  for r in $(seq "$ROUNDS"); do
+    for v in $(shuffled "${ORDER[@]}"); do
+      eval "${RUN[$v]}" >"$WORK/out"  # not in $(...): BT must stay visible to cleanup
+      echo "overhead $v $(tail -1 "$WORK/out")" >>"$SAMPLES"
+    done
+    echo "overhead: round $r/$ROUNDS done" >&2
   done
-  echo "round $r/$ROUNDS done" >&2
-done
+fi
 
-python3 - "$CALLS" "$ROUNDS" <<PY
-import statistics, sys
-samples = {$(for v in "${ORDER[@]}"; do printf '"%s": [%s], ' "$v" "$(echo ${SAMPLES[$v]} | tr ' ' ',')"; done)}
-base = statistics.median(samples["none"])
-floor = statistics.median(samples["floor"]) - base
-print(f"syscalls:sys_enter_getppid, {sys.argv[1]} calls, {sys.argv[2]} interleaved rounds")
-print(f"untraced loop: {base:.1f} ns/call")
-print(f"{'variant':<16} {'ns/call over untraced':>24} {'(min..max)':>16} {'x floor':>8}")
-floor2 = statistics.median(samples["floor2"]) - base
-for v, xs in samples.items():
-    if v == "none":
-        continue
-    over = [x - base for x in xs]
-    m = statistics.median(over)
-    # the latency variants run two programs per call: against two floors
-    ref = floor2 if v in ("floor2", "histd_latency", "bpftrace_latency") else floor
-    print(f"{v:<16} {m:>24.1f} {f'({min(over):.0f}..{max(over):.0f})':>16} {m / ref:>8.2f}")
-PY
+if has stats; then
+  export MODE=stats
+  "$B/histd_bench_stats" >"$WORK/stats.on" &
+  STATS=$!
+  for _ in $(seq 100); do [ -s "$WORK/stats.on" ] && break; sleep 0.05; done
+  [ -s "$WORK/stats.on" ] || { echo "BPF statistics could not be turned on" >&2; exit 1; }
+  for r in $(seq "$ROUNDS"); do
+    for v in $(shuffled "${ORDER[@]:1}"); do
+      eval "${RUN[$v]}" >"$WORK/out"  # not in $(...): BT must stay visible to cleanup
+      echo "stats $v $(tail -1 "$WORK/out")" >>"$SAMPLES"
+    done
+    echo "stats: round $r/$ROUNDS done" >&2
+  done
+  kill -TERM "$STATS"; wait "$STATS" || true; STATS=
+fi
+
+# --- activation -----------------------------------------------------------------
+if has activation; then
+  histd_activate() {
+    "$B/histd_bench_activate" histd "$EV/trigger" "$EV/hist" 'hist:keys=common_pid'
+    : > "$EV/trigger"
+  }
+  for r in $(seq "$ROUNDS"); do
+    for v in $(shuffled histd_cold histd_cached bpftrace); do
+      case $v in
+        histd_cold) rm -rf "$WORK/state/cache"; s=$(histd_activate) ;;
+        histd_cached) histd_activate >/dev/null; s=$(histd_activate) ;;  # the first one fills the cache
+        bpftrace) s=$("$B/histd_bench_activate" bpftrace) ;;
+      esac
+      echo "activation $v $s" >>"$SAMPLES"
+    done
+    echo "activation: round $r/$ROUNDS done" >&2
+  done
+fi
+
+# --- reading a big table ---------------------------------------------------------
+# The workload waits on a fifo so that the trigger can filter on its pid.
+closer_start() {
+  rm -f "$WORK/go"; mkfifo "$WORK/go"
+  "$B/histd_bench_close" "$READ_KEYS" <"$WORK/go" >"$WORK/closer.pid" &
+  CLOSER=$!
+  exec 3>"$WORK/go"
+  for _ in $(seq 200); do [ -s "$WORK/closer.pid" ] && break; sleep 0.01; done
+  pid=$(cat "$WORK/closer.pid")
+}
+closer_go() {
+  echo >&3; exec 3>&-
+  wait "$CLOSER"; CLOSER=
+}
+us() { echo "${EPOCHREALTIME/./}"; }
+if has read; then
+  for r in $(seq "$ROUNDS"); do
+    for v in $(shuffled histd bpftrace); do
+      closer_start  # sets pid
+      if [ "$v" = histd ]; then
+        echo "hist:keys=fd:size=131072 if common_pid == $pid" > "$CLOSE_EV/trigger"
+        closer_go
+        t0=$(us); cat "$CLOSE_EV/hist" >/dev/null; t1=$(us)
+        cat "$CLOSE_EV/hist.json" >/dev/null; t2=$(us)
+        echo "read histd_hist $(( t1 - t0 ))" >>"$SAMPLES"
+        echo "read histd_json $(( t2 - t1 ))" >>"$SAMPLES"
+        [ "$r" -gt 1 ] || grep -q "Entries: $READ_KEYS\$" "$CLOSE_EV/hist" \
+          || { echo "histd's table does not hold $READ_KEYS entries" >&2; exit 1; }
+        : > "$CLOSE_EV/trigger"
+      else
+        bt_start "tracepoint:syscalls:sys_enter_close /pid == $pid/ { @[args->fd] = count(); }" \
+          env BPFTRACE_MAP_KEYS_MAX=131072
+        closer_go
+        t0=$(us); bt_stop; t1=$(us)
+        if [ "$BT_RESENT" = 0 ]; then echo "read bpftrace $(( t1 - t0 ))" >>"$SAMPLES"
+        else echo "read: bpftrace needed $BT_RESENT more SIGINTs; sample dropped" >&2; fi
+        n=$(grep -c '^@\[' "$WORK/bt.log" || true)
+        [ "$n" = "$READ_KEYS" ] || { echo "bpftrace printed $n entries, not $READ_KEYS" >&2; exit 1; }
+      fi
+    done
+    echo "read: round $r/$ROUNDS done" >&2
+  done
+fi
+
+python3 bench/report.py "$SAMPLES" "$CALLS" "$ROUNDS" "$READ_KEYS"

@@ -1,0 +1,22 @@
+// The workload of the big-table read: close() on N distinct invalid fds, so
+// that sys_enter_close sees N distinct fd values from one pid. Prints its pid
+// and waits for a line on stdin first, so that a filter on it can be set up.
+//   histd_bench_close N
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 100000;
+  printf("%d\n", (int)getpid());
+  fflush(stdout);
+  char go[2];
+  if (!fgets(go, sizeof(go), stdin))
+    return 1;
+  // Far above any fd this process has open: every call fails with EBADF.
+  const long base = 1 << 24;
+  for (long i = 0; i < n; i++)
+    syscall(SYS_close, base + i);
+  return 0;
+}

@@ -1,0 +1,154 @@
+// Hand-written equivalents of the traced variants, attached directly to the
+// tracepoints (no dispatcher, no tail call): what a person would write with
+// libbpf for the same table. histd's generated units additionally check the
+// trigger's pause flag and count hits and drops in a per-CPU stats array;
+// that is part of what the comparison measures, so none of it is here.
+// Offsets are those of the syscalls:sys_enter_getppid format
+// (__syscall_nr: offset 8, int).
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define EEXIST 17
+
+struct count_val {
+  __u64 hits;
+};
+struct sum_val {
+  __u64 hits;
+  __u64 sum;
+};
+
+// The same map shape histd plans for keys=common_pid (per-CPU hash, u64 key,
+// the kernel's default 2048 entries).
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, struct count_val);
+} counts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, struct sum_val);
+} sums SEC(".maps");
+
+// A log2 histogram: 64 slots in a per-CPU array, the usual hand-written form
+// (libbpf-tools) of what histd keeps in a per-CPU hash keyed by the slot.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 64);
+  __type(key, __u32);
+  __type(value, __u64);
+} log2_slots SEC(".maps");
+
+// Latency: entry timestamps by pid (shared, like histd's variable map), and
+// per-pid count and sum of the deltas.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, __u64);
+} starts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, struct sum_val);
+} lats SEC(".maps");
+
+static __always_inline __u64 current_pid(void) {
+  return (__u32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline __u64 syscall_nr(const void *ctx) {
+  return (__u64)(__s64) * (const __s32 *)((const char *)ctx + 8);
+}
+
+// Lookup, insert-if-missing (another CPU may win the race: EEXIST), lookup.
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *init) {
+  void *v = bpf_map_lookup_elem(map, key);
+  if (v)
+    return v;
+  long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+  if (err && err != -EEXIST)
+    return 0;
+  return bpf_map_lookup_elem(map, key);
+}
+
+// ilog2(roundup_pow_of_two(v)), the kernel's .log2 bucket (0 and 1 give 0).
+static __always_inline __u32 log2_slot(__u64 v) {
+  if (v <= 1)
+    return 0;
+  v -= 1;
+  __u32 r = 1;
+  if (v >> 32) { v >>= 32; r += 32; }
+  if (v >> 16) { v >>= 16; r += 16; }
+  if (v >> 8) { v >>= 8; r += 8; }
+  if (v >> 4) { v >>= 4; r += 4; }
+  if (v >> 2) { v >>= 2; r += 2; }
+  if (v >> 1) { r += 1; }
+  return r;
+}
+
+SEC("tracepoint")
+int hand_count(void *ctx) {
+  __u64 pid = current_pid();
+  struct count_val zero = {};
+  struct count_val *v = lookup_or_init(&counts, &pid, &zero);
+  if (v)
+    v->hits++;
+  return 0;
+}
+
+SEC("tracepoint")
+int hand_sum(void *ctx) {
+  __u64 pid = current_pid();
+  struct sum_val zero = {};
+  struct sum_val *v = lookup_or_init(&sums, &pid, &zero);
+  if (v) {
+    v->hits++;
+    v->sum += syscall_nr(ctx);
+  }
+  return 0;
+}
+
+SEC("tracepoint")
+int hand_log2(void *ctx) {
+  __u32 slot = log2_slot(syscall_nr(ctx));
+  if (slot > 63)
+    slot = 63;
+  __u64 *n = bpf_map_lookup_elem(&log2_slots, &slot);
+  if (n)
+    (*n)++;
+  return 0;
+}
+
+SEC("tracepoint")
+int hand_lat_enter(void *ctx) {
+  __u64 pid = current_pid();
+  __u64 ts = bpf_ktime_get_ns();
+  bpf_map_update_elem(&starts, &pid, &ts, BPF_ANY);
+  return 0;
+}
+
+SEC("tracepoint")
+int hand_lat_exit(void *ctx) {
+  __u64 pid = current_pid();
+  __u64 *start = bpf_map_lookup_elem(&starts, &pid);
+  if (!start)
+    return 0;
+  __u64 delta = bpf_ktime_get_ns() - *start;
+  bpf_map_delete_elem(&starts, &pid);
+  struct sum_val zero = {};
+  struct sum_val *v = lookup_or_init(&lats, &pid, &zero);
+  if (v) {
+    v->hits++;
+    v->sum += delta;
+  }
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
