@@ -21,6 +21,7 @@ GROUPS = [
     ("sum", "floor", "keys=common_pid:vals=__syscall_nr / count + sum"),
     ("log2", "floor", "keys=__syscall_nr.log2 / hist()"),
     ("latency", "floor2", "ts0 on enter, $lat on exit (two programs per call)"),
+    ("chain", "floor2", "ts0 on enter, onmatch() a synthetic event on exit, lat.log2 on it / hist()"),
 ]
 
 
@@ -46,12 +47,14 @@ def per_call_table(section, title, values, unit, extra=None):
     if extra:
         head += f" {extra[0]:>10}"
     print(head + f" {'x floor':>8} {'x hand':>8} {'x bpftrace':>10}")
+    shown = set()
     for group, floor, what in GROUPS:
         print(f"  {group}: {what}")
         ref = {k: med(values(k)) for k in (floor, f"hand_{group}", f"bpftrace_{group}") if k in present}
         for v in (floor, f"hand_{group}", f"histd_{group}", f"bpftrace_{group}"):
-            if v not in present or (v == floor and group != "count" and floor == "floor"):
+            if v not in present or v in shown:
                 continue
+            shown.add(v)
             xs = values(v)
             m = med(xs)
             row = f"{v:<18} {m:>12.1f} {spread(xs):>14}"
@@ -74,7 +77,7 @@ if data["overhead"]:
 
 if data["stats"]:
     # Per run times the programs a call runs: 2 for the latency pair.
-    pair = {"floor2"} | {f"{k}_latency" for k in ("hand", "histd", "bpftrace")}
+    pair = {"floor2"} | {f"{k}_{g}" for k in ("hand", "histd", "bpftrace") for g in ("latency", "chain")}
     per_call_table("stats", "In-kernel: BPF run time per call (run_time_ns / run_cnt deltas x programs per call)",
                    lambda v: [x[0] * (2 if v in pair else 1) for x in data["stats"][v]], "ns/call",
                    ("runs/call", lambda v: f"{med([x[1] for x in data['stats'][v]]):.2f}"))

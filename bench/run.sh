@@ -70,6 +70,20 @@ histd_latency_run() {
   : > "$EXIT_EV/trigger"
   : > "$EV/trigger"
 }
+# The full chain: a variable on entry, a synthetic event generated on exit
+# with the latency, and a log2 table on the synthetic event.
+histd_chain_run() {
+  echo 'getppid_lat u64 lat' > "$MNT/synthetic_events"
+  echo 'hist:keys=common_pid:ts0=common_timestamp' > "$EV/trigger"
+  echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:onmatch(syscalls.sys_enter_getppid).getppid_lat($lat)' \
+    > "$EXIT_EV/trigger"
+  echo 'hist:keys=lat.log2' > "$MNT/events/synthetic/getppid_lat/trigger"
+  OWNER=$HISTD "$W"
+  : > "$MNT/events/synthetic/getppid_lat/trigger"
+  : > "$EXIT_EV/trigger"
+  : > "$EV/trigger"
+  : > "$MNT/synthetic_events"
+}
 histd_run() {
   echo "$1" > "$EV/trigger"
   OWNER=$HISTD "$W"
@@ -128,16 +142,19 @@ declare -A RUN=(
   [hand_latency]="$ATTACH $HAND hand_lat_enter:$G hand_lat_exit:$X -- $W"
   [histd_latency]="histd_latency_run"
   [bpftrace_latency]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @lat[pid] = sum(nsecs - @ts[tid]); delete(@ts[tid]); }'"
+  [histd_chain]="histd_chain_run"
+  [bpftrace_chain]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @ = hist(nsecs - @ts[tid]); delete(@ts[tid]); }'"
 )
 ORDER=(none floor hand_count histd_count bpftrace_count hand_sum histd_sum bpftrace_sum
-       hand_log2 histd_log2 bpftrace_log2 floor2 hand_latency histd_latency bpftrace_latency)
+       hand_log2 histd_log2 bpftrace_log2 floor2 hand_latency histd_latency bpftrace_latency
+       histd_chain bpftrace_chain)
 
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 shuffled() { printf '%s\n' "$@" | shuf; }
 
 if has overhead || has stats; then
   # Warm the compiled-object cache so rounds measure the running program.
-  for v in histd_count histd_sum histd_log2 histd_latency; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
+  for v in histd_count histd_sum histd_log2 histd_latency histd_chain; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
 fi
 
 if has overhead; then

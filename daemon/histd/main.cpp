@@ -13,6 +13,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -23,6 +24,28 @@
 #include "histd/runtime.h"
 
 namespace {
+
+// A program named as on a command line (a path, or a name looked up in PATH).
+std::filesystem::path find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return name;
+}
+
+bool same_program(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(find_program(a), find_program(b), ec);
+}
+
 
 struct Options {
   bool foreground = false;
@@ -77,10 +100,10 @@ int run(const Options& opt) {
       fmt::print(stderr, "histd: --clang {}: {}\n", opt.clang, strerror(errno));
       return 1;
     }
+    // The resident compiler is the build's clang in process: another
+    // compiler is run as it is.
+    if (!same_program(opt.clang, paths->clang)) paths->cc_server.clear();
     paths->clang = opt.clang;
-    // The resident compiler is the build's clang in process: a compiler
-    // chosen by name is run as it is.
-    paths->cc_server.clear();
   }
   fmt::print(stderr, "histd: BPF support files from {}\n", paths->include_dir.string());
   fmt::print(stderr, "histd: compiler {}\n", paths->clang);
@@ -114,6 +137,7 @@ int run(const Options& opt) {
   eopt.max_triggers = opt.max_triggers;
   eopt.max_map_memory = opt.max_map_memory;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
+  eopt.defer_consumer = true;
   if (!opt.pin_dir.empty()) {
     if (ensure_bpffs(opt.pin_dir)) {
       eopt.pin_dir = opt.pin_dir;
@@ -137,7 +161,8 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: cannot daemonize\n");
     return 1;
   }
-  // Threads do not survive the fork in fuse_daemonize: start the server after it.
+  // Threads do not survive the fork in fuse_daemonize: start them after it.
+  (*eng)->start_consumer();
   auto server = control::Server::start(**eng, opt.socket, group);
   if (!server) {
     fmt::print(stderr, "histd: {}\n", server.error().context);

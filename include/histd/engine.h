@@ -52,6 +52,10 @@ struct EngineOptions {
   // A bpffs directory where tables are pinned, so that their counts outlive
   // histd (restart, crash); empty: not pinned.
   std::filesystem::path pin_dir;
+  // Leave the thread that drains the ring buffer to start_consumer(): a
+  // process that forks after creating the engine (daemonizing) starts it
+  // after the fork, since threads do not survive one.
+  bool defer_consumer = false;
 
   // ---- limits: a command that would go past one is refused (ENOSPC, an
   // error_log entry) before it creates anything.
@@ -157,6 +161,10 @@ class Engine {
   // Generated synthetic events delivered so far (each ran its event's
   // triggers and, if enabled, reached the trace buffer), and lost ones.
   uint64_t synthetic_delivered() const { return delivered_.load(); }
+
+  // Starts draining the ring buffer (trace lines, snapshots); create() does,
+  // unless options.defer_consumer.
+  void start_consumer();
 
   // Re-applies the triggers saved in the state file. What no longer applies
   // (an event gone, a command the catalog refuses) is returned, not fatal.

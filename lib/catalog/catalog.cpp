@@ -215,9 +215,11 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
     // Formats are read on first use: tracefs unmounted since start shows
     // here, for events not read before.
     Error e = std::move(text).error();
-    if (!has_events(root_))
+    if (!has_events(root_)) {
+      e.kind = ErrorKind::System;  // not a missing event: tracefs went away
       e.context = "cannot read the format of " + id.system + ":" + id.name + ": tracefs is no longer mounted at " +
                   root_.string() + " (" + e.context + ")";
+    }
     return unexpected(std::move(e));
   }
   auto parsed = parse_format(*text, system);

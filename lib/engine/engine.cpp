@@ -69,8 +69,12 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   engine->ring_ = std::move(*ring);
   // The resident compiler loads its libraries now, not on the first command.
   engine->compiler_.start_server();
-  engine->consumer_ = std::thread([e = engine.get()] { e->consume_ring(); });
+  if (!engine->options_.defer_consumer) engine->start_consumer();
   return engine;
+}
+
+void Engine::start_consumer() {
+  if (!consumer_.joinable()) consumer_ = std::thread([this] { consume_ring(); });
 }
 
 Engine::EventState& Engine::event_state(const std::string& system, const std::string& event) {

@@ -97,7 +97,10 @@ std::vector<std::string> clang_args(const BpfPaths& paths, const std::string& sr
           paths.system_include.string(), "-c", src, "-o", obj};
 }
 
-constexpr const char* kCompileFailed = "clang failed on generated code (a histd bug):\n";
+// The first line of every compile failure, from clang spawned or in histd-cc.
+std::string compile_failed(const std::string& compiler, const std::string& how) {
+  return fmt::format("{} failed on the generated unit ({}; a histd bug, or a broken compiler):\n", compiler, how);
+}
 
 }  // namespace
 
@@ -246,7 +249,7 @@ Expected<std::string> Compiler::compile_uncached(const std::string& source) cons
       r.failures = 0;
       ++r.stats.by_server;
       if (reply->status == cc::CcStatus::Object) return std::move(reply->payload);
-      return fail(ErrorKind::Compile, EINVAL, kCompileFailed + reply->payload);
+      return fail(ErrorKind::Compile, EINVAL, compile_failed(paths_.clang, "in histd-cc") + reply->payload);
     }
     // Lost (killed, crashed, missing): this unit is compiled by clang, which
     // also tells a source that crashes the compiler from a dead server. The
@@ -303,9 +306,7 @@ Expected<std::string> Compiler::run_clang(const std::string& source) const {
                                               : fmt::format("signal {}", WTERMSIG(status));
     std::string out = head_of(read_file(log), 4096);
     cleanup();
-    return fail(ErrorKind::Compile, EINVAL,
-                fmt::format("{} failed on the generated unit ({}; a histd bug, or a broken compiler):\n{}",
-                            paths_.clang, how, out));
+    return fail(ErrorKind::Compile, EINVAL, compile_failed(paths_.clang, how) + out);
   }
   std::error_code ec;
   if (!fs::is_regular_file(obj, ec)) {
