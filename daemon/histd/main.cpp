@@ -25,25 +25,10 @@
 
 namespace {
 
-// A program named as on a command line (a path, or a name looked up in PATH).
-std::filesystem::path find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return name;
-}
-
+// Whether two compiler names (paths, or names looked up in PATH) are one file.
 bool same_program(const std::string& a, const std::string& b) {
   std::error_code ec;
-  return std::filesystem::equivalent(find_program(a), find_program(b), ec);
+  return std::filesystem::equivalent(histd::runtime::resolve_program(a), histd::runtime::resolve_program(b), ec);
 }
 
 

@@ -54,6 +54,10 @@ struct BpfPaths {
   std::filesystem::path cc_server;
 };
 
+// A program named without a slash, as the PATH search of posix_spawnp
+// finds it; a path as it is.
+std::filesystem::path resolve_program(const std::string& name);
+
 // HISTD_BPF_DIR if set, else the build tree (when run from it), else the
 // install prefix. histd-cc: HISTD_CC if set (empty: none), else the one next
 // to the running binary, else the installed one, else the build tree's.

@@ -63,22 +63,6 @@ std::string kernel_release() {
   return u.release;
 }
 
-// A program named without a slash, as the PATH search of posix_spawnp finds it.
-fs::path resolve_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return name;
-}
-
 // What the cache key knows of a compiler file: where it really is, its size
 // and when it changed. A package upgrade or a rebuild changes one of them.
 std::string file_identity(const fs::path& p) {
@@ -103,6 +87,22 @@ std::string compile_failed(const std::string& compiler, const std::string& how) 
 }
 
 }  // namespace
+
+fs::path resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return name;
+}
+
 
 Expected<BpfPaths> find_bpf_paths() {
   std::vector<fs::path> candidates;
