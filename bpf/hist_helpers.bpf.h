@@ -137,11 +137,17 @@ static __always_inline struct histd_synbuf *histd_synth_begin(const struct histd
   b->n.kind = HISTD_NOTICE_SYNTH;
   b->n.size = size;
   b->n.ts = ts;
-  b->n.cpu = bpf_get_smp_processor_id();
-  histd_comm(c, b->n.comm, sizeof(b->n.comm));
   *(__u16 *)b->rec = (__u16)id;
   *(__s32 *)(b->rec + 4) = (__s32)c->pid;
   return b;
+}
+
+/* Only a traced record goes to histd: the notice's cpu and comm (a helper
+ * call each) are filled then. */
+static __always_inline void histd_synth_trace(const struct histd_common *c, struct histd_synbuf *b, __u32 size) {
+  b->n.cpu = bpf_get_smp_processor_id();
+  histd_comm(c, b->n.comm, sizeof(b->n.comm));
+  bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0);
 }
 
 static __always_inline struct histd_str *histd_str_buf(void) {

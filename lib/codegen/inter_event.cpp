@@ -130,8 +130,7 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
   }
   o += body;
   o += fmt::format("        if (!histd_paused({}u))\n", t.trace_slot);
-  o += fmt::format("          bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + {}u, 0);\n",
-                   t.record_size);
+  o += fmt::format("          histd_synth_trace(c, sb, {}u);\n", t.record_size);
   if (t.inlined >= 0)
     o += fmt::format(
         "        struct histd_common sc = histd_common_at(c, sb->n.ts);\n"

@@ -202,7 +202,7 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
     n = 0;
   *(__u32 *)(sb->rec + 16u) = ((__u32)(n & 0xffff) << 16) | 24u;
         if (!histd_paused(3u))
-          bpf_ringbuf_output(&histd_ring, sb, sizeof(struct histd_notice) + 280u, 0);
+          histd_synth_trace(c, sb, 280u);
         struct histd_common sc = histd_common_at(c, sb->n.ts);
         handle_s0(ctx, sb->rec, &sc);
       }
