@@ -67,3 +67,14 @@ child_go() { echo go > "$WORK/go"; wait "$CHILD" || true; }
 
 # The entry lines of a hist file's first table.
 rows() { awk '/^#/ {next} /^$/ {if (seen) exit; next} {seen=1; print}' "$1"; }
+
+# The fault tests' witness: writes of exactly $SIZE bytes (dd writes each block
+# once) counted on sys_enter_write. Sets W and SIZE; writes N makes N of them,
+# hits prints their count.
+counted_writes() {
+  W=$MNT/events/syscalls/sys_enter_write
+  SIZE=$((20000 + $$ % 40000))
+  echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
+}
+writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
+hits() { rows "$W/hist" | sed -n 's/.*hitcount: *\([0-9]*\)$/\1/p'; }

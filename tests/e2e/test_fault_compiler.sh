@@ -34,13 +34,7 @@ expect_eq "and says which" "1" "$(grep -c "^histd: --clang $WORK/no-such-clang: 
 
 histd_start --clang "$WORK/clang"
 expect_eq "histd names the compiler it uses" "1" "$(grep -c "compiler $WORK/clang\$" "$WORK/histd.log")"
-W=$MNT/events/syscalls/sys_enter_write
-# Writes of exactly $SIZE bytes are this test's (dd writes each block once).
-SIZE=$((20000 + $$ % 40000))
-writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
-hits() { rows "$W/hist" | sed -n 's/.*hitcount: *\([0-9]*\)$/\1/p'; }
-
-echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
+counted_writes
 writes 3
 expect_eq "the first trigger counts" "3" "$(hits)"
 triggers=$(cat "$W/trigger")

@@ -12,11 +12,7 @@ mount -t tmpfs -o size=256k,mode=0700 histd-test-state "$STATE"
 test_cleanup() { if mountpoint -q "$STATE"; then umount "$STATE"; fi; }
 
 histd_start
-W=$MNT/events/syscalls/sys_enter_write
-SIZE=$((20000 + $$ % 40000))
-writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
-hits() { rows "$W/hist" | sed -n 's/.*hitcount: *\([0-9]*\)$/\1/p'; }
-echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
+counted_writes
 writes 2
 triggers=$(cat "$W/trigger")
 state=$(cat "$STATE/triggers.json")

@@ -13,11 +13,7 @@ test_cleanup() { if mountpoint -q "$TFS"; then umount "$TFS"; fi; }
 HISTCTL=("$HISTCTL_BIN" --socket "$WORK/histd.sock")
 
 histd_start --tracefs "$TFS"
-W=$MNT/events/syscalls/sys_enter_write
-SIZE=$((20000 + $$ % 40000))
-writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
-hits() { rows "$W/hist" | sed -n 's/.*hitcount: *\([0-9]*\)$/\1/p'; }
-echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
+counted_writes
 writes 2
 expect_eq "counting with formats from the private tracefs" "2" "$(hits)"
 format=$(cat "$TFS/events/syscalls/sys_enter_write/format")

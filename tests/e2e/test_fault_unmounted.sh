@@ -7,11 +7,7 @@ source "$(dirname "$0")/lib.sh"
 HISTCTL=("$HISTCTL_BIN" --socket "$WORK/histd.sock")
 
 histd_start
-W=$MNT/events/syscalls/sys_enter_write
-SIZE=$((20000 + $$ % 40000))
-writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
-hits() { rows "$W/hist" | sed -n 's/.*hitcount: *\([0-9]*\)$/\1/p'; }
-echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
+counted_writes
 writes 2
 expect_eq "counting before" "2" "$(hits)"
 triggers=$(cat "$W/trigger")
