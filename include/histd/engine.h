@@ -266,6 +266,9 @@ class Engine {
   // Rebuilds every event whose programs run synthetic event `name`'s
   // triggers (directly or down a chain), after those changed.
   Status rebuild_generators(const std::string& name);
+  // After a trigger or enable of synthetic event `ev` went: its control word
+  // and the programs of the events generating it follow.
+  void after_synth_removal(EventState& ev);
   // The synthetic events `triggers` generate, directly or down a chain, with
   // their triggers to inline; fails when a chain is too deep.
   Expected<std::map<std::string, uint32_t>> inlined_depths(const std::vector<Trigger*>& triggers) const;

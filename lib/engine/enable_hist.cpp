@@ -82,10 +82,7 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text) {
     if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
     release_slot((*found)->slot);
     ev.enables.erase(found);
-    if (ev.system == kSynthSystem) {
-      (void)refresh_synth(ev.event);
-      (void)rebuild_generators(ev.event);
-    }
+    after_synth_removal(ev);
     return Unit{};
   }
   if (found != ev.enables.end())

@@ -368,10 +368,7 @@ Status Engine::remove_trigger(EventState& ev, Trigger* going) {
   release_trigger(*going);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
   refresh_enablers_of(ev);
-  if (ev.system == kSynthSystem) {
-    (void)refresh_synth(ev.event);
-    (void)rebuild_generators(ev.event);
-  }
+  after_synth_removal(ev);
   return ok_status();
 }
 
@@ -553,10 +550,7 @@ CommandResult Engine::truncate_all(EventState& ev) {
   for (auto& e : ev.enables) release_slot(e->slot);
   ev.enables.clear();
   refresh_enablers_of(ev);
-  if (ev.system == kSynthSystem) {
-    (void)refresh_synth(ev.event);
-    (void)rebuild_generators(ev.event);
-  }
+  after_synth_removal(ev);
   for (uint64_t uid : uids) remove_field_vars_of(uid);
   return Unit{};
 }

@@ -125,6 +125,13 @@ Status Engine::rebuild_generators(const std::string& name) {
   return ok_status();
 }
 
+void Engine::after_synth_removal(EventState& ev) {
+  if (ev.system != kSynthSystem) return;
+  (void)refresh_synth(ev.event);
+  // A smaller program than the one it replaces: failing here is not expected.
+  (void)rebuild_generators(ev.event);
+}
+
 Expected<std::map<std::string, uint32_t>> Engine::inlined_depths(const std::vector<Trigger*>& triggers) const {
   // A synthetic event's triggers run one level deeper than the deepest
   // trigger generating it: each level has its own record and key buffers.
