@@ -48,7 +48,7 @@ std::string render_event(const std::vector<Section>& sections, const Resolver& r
 std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver);
 
 // One entry line (without the trailing newline), exposed for tests.
-std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver);
+std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver);
 
 // What onmax()/onchange() keep for one entry, from its variable record (all
 // zero when the entry has none), as the kernel's track_data_print() shows

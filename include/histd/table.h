@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace histd::table {
@@ -55,28 +56,48 @@ struct SortColumn {
   friend bool operator==(const SortColumn&, const SortColumn&) = default;
 };
 
+// One entry of a Table: views into the table's flat arrays, valid until the
+// table changes.
 struct Row {
-  std::vector<uint8_t> key;     // Table::key_size bytes
-  std::vector<uint64_t> vals;   // one per ValColumn; vals[0] is the hitcount
-  std::string comm;             // for Execname keys: the comm captured at creation
-  std::string tracking;         // onmax/onchange: "\n\tmax: ..." and saved fields, printed after the values
+  std::span<const uint8_t> key;   // Table::key_size bytes
+  std::span<const uint64_t> vals; // one per ValColumn; vals[0] is the hitcount
+  std::string_view comm;          // for Execname keys: the comm captured at creation
+  std::string_view tracking;      // onmax/onchange: "\n\tmax: ..." and saved fields, printed after the values
 };
 
+// Entries are stored column-wise, one allocation per array rather than a few
+// per entry: a 100k-entry table is read, sorted and printed in tens of ms.
 struct Table {
   std::vector<KeyColumn> keys;
   std::vector<ValColumn> vals;  // vals[0] is "hitcount"
   std::vector<SortColumn> sort; // at most 2; empty means hitcount ascending
   uint32_t key_size = 0;
   bool nohitcount = false;      // do not print the hitcount column
-  std::vector<Row> rows;
   uint64_t hits = 0;
   uint64_t drops = 0;
+
+  size_t entries() const { return n_entries; }
+  Row row(size_t i) const;
+  // Appends an entry: key_size key bytes (shorter ones are zero-filled) and
+  // vals.size() values (missing ones are zero).
+  void add(std::span<const uint8_t> key, std::span<const uint64_t> values, std::string_view comm = {});
+  void reserve(size_t n);
+  void set_tracking(size_t i, std::string text);
+
+ private:
+  friend void sort_rows(Table& table);
+  size_t n_entries = 0;
+  std::vector<uint8_t> key_bytes;        // n_entries x key_size
+  std::vector<uint64_t> val_words;       // n_entries x vals.size()
+  std::vector<std::string> comms;        // per entry once any entry has a comm, else empty
+  std::vector<std::string> trackings;    // per entry once any entry has tracking text, else empty
 };
 
-// Sums per-CPU copies of a value struct of `n_vals` u64s. `buf` holds
-// `ncpus` copies, each rounded up to 8 bytes (libbpf's layout for per-CPU
-// map values).
-std::vector<uint64_t> merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus);
+// Adds up per-CPU copies of a value struct into `sum` (n_vals u64s). `buf`
+// holds `ncpus` copies `cpu_stride` bytes apart (libbpf's layout for per-CPU
+// map values: each copy rounded up to 8 bytes). Wraps like the kernel's u64 sums.
+void merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus, size_t cpu_stride,
+                  std::span<uint64_t> sum);
 
 // Sorts rows as the kernel does: by the sort columns in order (sort within a
 // sort), numbers compared with the key's signedness, strings with strcmp,

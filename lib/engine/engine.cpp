@@ -588,10 +588,10 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
     if (!table) return unexpected(std::move(table).error());
     if (t->vars && plan::tracks_values(t->plan)) {
       std::vector<uint8_t> record(t->plan.var_record_size);
-      for (table::Row& row : table->rows) {
+      for (size_t e = 0; e < table->entries(); ++e) {
         std::fill(record.begin(), record.end(), 0);
-        bpf_map_lookup_elem(t->vars.get(), row.key.data(), record.data());
-        row.tracking = render::render_tracking(t->plan, record);
+        bpf_map_lookup_elem(t->vars.get(), table->row(e).key.data(), record.data());
+        table->set_tracking(e, render::render_tracking(t->plan, record));
       }
     }
     tables.push_back(std::move(*table));
@@ -603,9 +603,9 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
     if (t.snapshot) {
       for (const plan::ActionPlan& a : t.plan.actions)
         if (a.kind == spec::Action::Kind::Snapshot) {
-          table::Row key_row;
-          key_row.key = t.snapshot->key;
-          key_row.key.resize(t.plan.key_size);
+          std::vector<uint8_t> key(t.snapshot->key);
+          key.resize(t.plan.key_size);
+          const table::Row key_row{key, {}, {}, {}};
           section.after_entries = fmt::format(
               "\nSnapshot taken (see tracing/snapshot).  Details:\n\ttriggering value {{ {}({}) }}: {:10}"
               "\ttriggered by event with key: {}\n",

@@ -51,7 +51,7 @@ void add_key(json& keys, const table::KeyColumn& k, const table::Row& r, const R
       keys[k.name + ".sym-offset"] = res.symbol_offset(v);
       break;
     case KeyDisplay::Execname:
-      keys[k.name + ".execname"] = r.comm;
+      keys[k.name + ".execname"] = std::string(r.comm);
       break;
     case KeyDisplay::Syscall: {
       const std::string s = res.syscall_name(v);
@@ -76,7 +76,8 @@ std::string render_json(const std::string& event, const std::vector<Section>& se
   for (const Section& s : sections) {
     const table::Table& t = *s.table;
     json entries = json::array();
-    for (const table::Row& r : t.rows) {
+    for (size_t e = 0; e < t.entries(); ++e) {
+      const table::Row r = t.row(e);
       json keys = json::object();
       for (const auto& k : t.keys) add_key(keys, k, r, resolver);
       json values = json::object();
@@ -88,7 +89,7 @@ std::string render_json(const std::string& event, const std::vector<Section>& se
       entries.push_back(json{{"keys", std::move(keys)}, {"values", std::move(values)}});
     }
     json table{{"trigger", s.trigger_line},
-               {"totals", {{"hits", t.hits}, {"entries", t.rows.size()}, {"dropped", t.drops}}},
+               {"totals", {{"hits", t.hits}, {"entries", t.entries()}, {"dropped", t.drops}}},
                {"entries", std::move(entries)}};
     if (s.memory)
       table["map_memory"] = {{"table", s.memory->table},

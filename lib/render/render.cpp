@@ -3,9 +3,10 @@
 #include "histd/render.h"
 
 #include <fmt/format.h>
-#include <fmt/printf.h>
+#include <fmt/compile.h>
 
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 namespace histd::render {
@@ -27,11 +28,13 @@ struct ColumnStats {
 
 ColumnStats column_stats(const table::Table& t) {
   ColumnStats s{std::vector<uint64_t>(t.vals.size(), 0), std::vector<uint64_t>(t.vals.size(), 0)};
-  for (const table::Row& r : t.rows)
+  for (size_t e = 0; e < t.entries(); ++e) {
+    const table::Row r = t.row(e);
     for (size_t i = 0; i < t.vals.size() && i < r.vals.size(); ++i) {
       s.total[i] += r.vals[i];
       s.max[i] = std::max(s.max[i], r.vals[i]);
     }
+  }
   return s;
 }
 
@@ -44,52 +47,65 @@ uint64_t key_u64(const table::Row& r, uint32_t offset) {
 // %ps / %pS of an address the resolver does not know: the raw address.
 std::string or_address(std::string s, uint64_t addr) { return s.empty() ? fmt::format("0x{:x}", addr) : s; }
 
+// The formats below are compiled fmt equivalents of the kernel's printf
+// formats quoted beside them: a big table is mostly these few lines.
+template <typename... Args>
+void put(std::string& out, const auto& format, const Args&... args) {
+  fmt::format_to(std::back_inserter(out), format, args...);
+}
+
+// "%<width>llu": the hot path of every table (keys, hitcounts, sums).
+void put_right(std::string& out, uint64_t v, size_t width) {
+  const fmt::format_int digits(v);
+  if (digits.size() < width) out.append(width - digits.size(), ' ');
+  out.append(digits.data(), digits.size());
+}
+
 void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r, const Resolver& res,
                 bool& multiline) {
-  const char* name = k.name.c_str();
+  const std::string_view name = k.name;
   const uint64_t v = key_u64(r, k.offset);
   switch (k.display) {
-    case table::KeyDisplay::Decimal:
-      out += fmt::sprintf("%s: %10llu", name, static_cast<unsigned long long>(v));
+    case table::KeyDisplay::Decimal:  // "%s: %10llu"
+      out += name;
+      out += ": ";
+      put_right(out, v, 10);
       return;
-    case table::KeyDisplay::Hex:
-      out += fmt::sprintf("%s: %llx", name, static_cast<unsigned long long>(v));
+    case table::KeyDisplay::Hex:  // "%s: %llx"
+      put(out, FMT_COMPILE("{}: {:x}"), name, v);
       return;
-    case table::KeyDisplay::Sym:
-      out += fmt::sprintf("%s: [%llx] %-45s", name, static_cast<unsigned long long>(v), or_address(res.symbol(v), v));
+    case table::KeyDisplay::Sym:  // "%s: [%llx] %-45s"
+      put(out, FMT_COMPILE("{}: [{:x}] {:<45}"), name, v, or_address(res.symbol(v), v));
       return;
-    case table::KeyDisplay::SymOffset:
-      out += fmt::sprintf("%s: [%llx] %-55s", name, static_cast<unsigned long long>(v),
-                          or_address(res.symbol_offset(v), v));
+    case table::KeyDisplay::SymOffset:  // "%s: [%llx] %-55s"
+      put(out, FMT_COMPILE("{}: [{:x}] {:<55}"), name, v, or_address(res.symbol_offset(v), v));
       return;
-    case table::KeyDisplay::Execname:
-      out += fmt::sprintf("%s: %-16s[%10llu]", name, r.comm, static_cast<unsigned long long>(v));
+    case table::KeyDisplay::Execname:  // "%s: %-16s[%10llu]"
+      put(out, FMT_COMPILE("{}: {:<16}[{:>10}]"), name, r.comm, v);
       return;
-    case table::KeyDisplay::Syscall: {
+    case table::KeyDisplay::Syscall: {  // "%s: %-30s[%3llu]"
       std::string sc = res.syscall_name(v);
-      out += fmt::sprintf("%s: %-30s[%3llu]", name, sc.empty() ? "unknown_syscall" : sc,
-                          static_cast<unsigned long long>(v));
+      put(out, FMT_COMPILE("{}: {:<30}[{:>3}]"), name, sc.empty() ? std::string_view("unknown_syscall") : sc, v);
       return;
     }
-    case table::KeyDisplay::Log2:
-      out += fmt::sprintf("%s: ~ 2^%-2llu", name, static_cast<unsigned long long>(v));
+    case table::KeyDisplay::Log2:  // "%s: ~ 2^%-2llu"
+      put(out, FMT_COMPILE("{}: ~ 2^{:<2}"), name, v);
       return;
-    case table::KeyDisplay::Buckets:
-      out += fmt::sprintf("%s: ~ %llu-%llu", name, static_cast<unsigned long long>(v),
-                          static_cast<unsigned long long>(v + k.buckets - 1));
+    case table::KeyDisplay::Buckets:  // "%s: ~ %llu-%llu"
+      put(out, FMT_COMPILE("{}: ~ {}-{}"), name, v, v + k.buckets - 1);
       return;
-    case table::KeyDisplay::String: {
+    case table::KeyDisplay::String: {  // "%s: %-50s"
       const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
       const char* s = reinterpret_cast<const char*>(r.key.data() + k.offset);
-      out += fmt::sprintf("%s: %-50s", name, std::string(s, strnlen(s, end - k.offset)));
+      put(out, FMT_COMPILE("{}: {:<50}"), name, std::string_view(s, strnlen(s, end - k.offset)));
       return;
     }
     case table::KeyDisplay::Stacktrace: {
-      out += fmt::format("{}:\n", k.name);
+      put(out, FMT_COMPILE("{}:\n"), name);
       for (uint32_t off = k.offset; off + 8 <= k.offset + k.size && off + 8 <= r.key.size(); off += 8) {
         const uint64_t frame = key_u64(r, off);
         if (!frame) break;
-        out += fmt::format("         {}\n", or_address(res.symbol_offset(frame), frame));
+        put(out, FMT_COMPILE("         {}\n"), or_address(res.symbol_offset(frame), frame));
       }
       multiline = true;
       return;
@@ -98,57 +114,64 @@ void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r
 }
 
 void append_value(std::string& out, const table::ValColumn& c, uint64_t v, uint64_t total, uint64_t max) {
-  const char* name = c.name.c_str();
+  const std::string_view name = c.name;
   switch (c.display) {
-    case table::ValDisplay::Decimal:
-      out += fmt::sprintf(" %s: %10llu", name, static_cast<unsigned long long>(v));
+    case table::ValDisplay::Decimal:  // " %s: %10llu"
+      out += ' ';
+      out += name;
+      out += ": ";
+      put_right(out, v, 10);
       return;
-    case table::ValDisplay::Hex:
-      out += fmt::sprintf(" %s: %10llx", name, static_cast<unsigned long long>(v));
+    case table::ValDisplay::Hex:  // " %s: %10llx"
+      put(out, FMT_COMPILE(" {}: {:>10x}"), name, v);
       return;
     case table::ValDisplay::Percent: {
       // The kernel's __get_percentage(): val * 10000 / total, ERROR when
       // the product overflows or the total is zero.
       if (total == 0 || v > std::numeric_limits<uint64_t>::max() / 10000) {
-        out += fmt::sprintf(" %s (%%):[ERROR]", name);
+        put(out, FMT_COMPILE(" {} (%):[ERROR]"), name);
         return;
       }
-      const uint64_t pc = v * 10000 / total;
-      out += fmt::sprintf(" %s (%%): %3u.%02u", name, static_cast<unsigned>(pc / 100), static_cast<unsigned>(pc % 100));
+      const uint64_t pc = v * 10000 / total;  // " %s (%%): %3u.%02u"
+      put(out, FMT_COMPILE(" {} (%): {:>3}.{:02}"), name, static_cast<unsigned>(pc / 100),
+          static_cast<unsigned>(pc % 100));
       return;
     }
-    case table::ValDisplay::Graph: {
+    case table::ValDisplay::Graph: {  // " %s: %20s"
       size_t len = 0;
       if (max != 0) len = static_cast<size_t>(static_cast<unsigned __int128>(v) * 20 / max);
-      out += fmt::sprintf(" %s: %20s", name, std::string(std::min<size_t>(len, 20), '#'));
+      len = std::min<size_t>(len, 20);
+      put(out, FMT_COMPILE(" {}: {:>20}"), name, std::string_view("####################", len));
       return;
     }
   }
 }
 
-std::string key_part(const table::Table& t, const table::Row& r, const Resolver& res) {
-  std::string out = "{ ";
+void append_key_part(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res) {
+  out += "{ ";
   bool multiline = false;
   for (size_t i = 0; i < t.keys.size(); ++i) {
     if (i) out += ", ";
     append_key(out, t.keys[i], r, res, multiline);
   }
   out += multiline ? "}" : " }";
-  return out;
 }
 
-std::string row_line(const table::Table& t, const table::Row& r, const Resolver& res, const ColumnStats& stats) {
-  std::string out = key_part(t, r, res);
+void append_row(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res,
+                const ColumnStats& stats) {
+  append_key_part(out, t, r, res);
   for (size_t i = 0; i < t.vals.size() && i < r.vals.size(); ++i) {
     if (i == 0) {
-      if (!t.nohitcount) out += fmt::sprintf(" hitcount: %10llu", static_cast<unsigned long long>(r.vals[0]));
+      if (!t.nohitcount) {  // " hitcount: %10llu"
+        out += " hitcount: ";
+        put_right(out, r.vals[0], 10);
+      }
       continue;
     }
     if (!t.vals[i].printed) continue;
     out += ' ';
     append_value(out, t.vals[i], r.vals[i], stats.total[i], stats.max[i]);
   }
-  return out;
 }
 
 }  // namespace
@@ -159,24 +182,31 @@ const Resolver& null_resolver() {
 }
 
 std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver) {
-  return key_part(table, row, resolver);
+  std::string out;
+  append_key_part(out, table, row, resolver);
+  return out;
 }
 
-std::string render_row(const table::Table& table, const table::Row& row, const Resolver& resolver) {
-  return row_line(table, row, resolver, column_stats(table));
+std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver) {
+  std::string out;
+  append_row(out, table, table.row(entry), resolver, column_stats(table));
+  return out;
 }
 
 std::string render_table(const Section& section, const Resolver& resolver) {
   const table::Table& t = *section.table;
   std::string out = "# event histogram\n#\n# trigger info: " + section.trigger_line + "\n#\n\n";
+  // A first guess of the size saves the copies of growing a multi-MB string.
+  out.reserve(out.size() + t.entries() * (24 + 22 * (t.keys.size() + t.vals.size())) + 128);
   const ColumnStats stats = column_stats(t);
-  for (const table::Row& r : t.rows) {
-    out += row_line(t, r, resolver, stats);
+  for (size_t e = 0; e < t.entries(); ++e) {
+    const table::Row r = t.row(e);
+    append_row(out, t, r, resolver, stats);
     out += r.tracking;
     out += '\n';
   }
   out += section.after_entries;
-  out += fmt::format("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n", t.hits, t.rows.size(), t.drops);
+  put(out, FMT_COMPILE("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n"), t.hits, t.entries(), t.drops);
   return out;
 }
 

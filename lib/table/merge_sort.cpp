@@ -1,36 +1,79 @@
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cstring>
 
 #include "histd/table.h"
 
 namespace histd::table {
 
-std::vector<uint64_t> merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus) {
-  std::vector<uint64_t> sum(n_vals, 0);
-  const size_t stride = ((n_vals * 8 + 7) / 8) * 8;
+Row Table::row(size_t i) const {
+  const size_t nv = vals.size();
+  return Row{std::span<const uint8_t>(key_bytes.data() + i * key_size, key_size),
+             std::span<const uint64_t>(val_words.data() + i * nv, nv),
+             comms.empty() ? std::string_view() : std::string_view(comms[i]),
+             trackings.empty() ? std::string_view() : std::string_view(trackings[i])};
+}
+
+void Table::reserve(size_t n) {
+  key_bytes.reserve(n * key_size);
+  val_words.reserve(n * vals.size());
+}
+
+void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, std::string_view comm) {
+  const size_t k = key_bytes.size();
+  key_bytes.resize(k + key_size, 0);
+  std::memcpy(key_bytes.data() + k, key.data(), std::min<size_t>(key.size(), key_size));
+  const size_t v = val_words.size();
+  val_words.resize(v + vals.size(), 0);
+  std::copy_n(values.begin(), std::min(values.size(), vals.size()), val_words.begin() + static_cast<ptrdiff_t>(v));
+  ++n_entries;
+  if (!comm.empty() || !comms.empty()) {
+    comms.resize(n_entries);
+    comms.back() = comm;
+  }
+  if (!trackings.empty()) trackings.resize(n_entries);
+}
+
+void Table::set_tracking(size_t i, std::string text) {
+  if (trackings.empty()) trackings.resize(n_entries);
+  trackings.at(i) = std::move(text);
+}
+
+void merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus, size_t cpu_stride,
+                  std::span<uint64_t> sum) {
+  std::fill(sum.begin(), sum.end(), 0);
+  n_vals = std::min(n_vals, sum.size());
   for (unsigned cpu = 0; cpu < ncpus; ++cpu) {
-    if ((cpu + 1) * stride > buf.size()) break;
+    if (cpu * cpu_stride + n_vals * 8 > buf.size()) break;
     for (size_t i = 0; i < n_vals; ++i) {
       uint64_t v = 0;
-      std::memcpy(&v, buf.data() + cpu * stride + i * 8, 8);
+      std::memcpy(&v, buf.data() + cpu * cpu_stride + i * 8, 8);
       sum[i] += v;  // u64 wrap-around, as the kernel's atomic64 sums
     }
   }
-  return sum;
 }
 
 namespace {
 
-uint64_t key_number(const Row& r, const KeyColumn& k) {
+uint64_t load_u64(std::span<const uint8_t> key, uint32_t offset) {
   uint64_t v = 0;
-  if (k.offset + 8 <= r.key.size()) std::memcpy(&v, r.key.data() + k.offset, 8);
+  if (offset + 8 <= key.size()) std::memcpy(&v, key.data() + offset, 8);
   return v;
+}
+
+// Up to 8 bytes from `p` as a big-endian number, so that comparing numbers
+// compares the bytes as memcmp does.
+uint64_t byte_order_word(const uint8_t* p, size_t n) {
+  uint64_t w = 0;
+  for (size_t i = 0; i < 8; ++i) w = (w << 8) | (i < n ? p[i] : 0);
+  return w;
 }
 
 // <0, 0, >0 like strcmp, for one sort column in ascending order.
 int compare_column(const Table& t, const SortColumn& c, const Row& a, const Row& b) {
   if (c.kind == SortColumn::Kind::Value) {
-    const uint64_t x = a.vals.at(c.index), y = b.vals.at(c.index);
+    const uint64_t x = a.vals[c.index], y = b.vals[c.index];
     return x < y ? -1 : x > y ? 1 : 0;
   }
   const KeyColumn& k = t.keys.at(c.index);
@@ -41,7 +84,7 @@ int compare_column(const Table& t, const SortColumn& c, const Row& a, const Row&
     return std::strncmp(x, y, end - k.offset);
   }
   if (k.display == KeyDisplay::Stacktrace) return 0;  // stacks are not comparable
-  const uint64_t x = key_number(a, k), y = key_number(b, k);
+  const uint64_t x = load_u64(a.key, k.offset), y = load_u64(b.key, k.offset);
   if (k.is_signed) {
     const auto sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
     return sx < sy ? -1 : sx > sy ? 1 : 0;
@@ -49,18 +92,126 @@ int compare_column(const Table& t, const SortColumn& c, const Row& a, const Row&
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+// A column's place in the order as one unsigned number: exact for numbers;
+// for strings only the first 8 bytes (to the NUL), so equal words still need
+// the full comparison.
+uint64_t order_word(const Table& t, const SortColumn& c, const Row& r) {
+  uint64_t w = 0;
+  if (c.kind == SortColumn::Kind::Value) {
+    w = r.vals[c.index];
+  } else {
+    const KeyColumn& k = t.keys.at(c.index);
+    if (k.display == KeyDisplay::String) {
+      const size_t room = std::min<size_t>(k.size, r.key.size() - std::min<size_t>(k.offset, r.key.size()));
+      const uint8_t* s = r.key.data() + k.offset;
+      w = byte_order_word(s, std::min<size_t>(strnlen(reinterpret_cast<const char*>(s), room), 8));
+    } else if (k.display != KeyDisplay::Stacktrace) {
+      w = load_u64(r.key, k.offset);
+      if (k.is_signed) w ^= uint64_t{1} << 63;  // two's complement order -> unsigned order
+    }
+  }
+  return c.descending ? ~w : w;
+}
+
+// The order of one entry, precomputed so that most comparisons touch only
+// this: the sort columns' words, then the first key bytes.
+struct OrderItem {
+  uint64_t word[3];
+  uint32_t index;
+};
+
+bool words_less(const OrderItem& a, const OrderItem& b) {
+  if (a.word[0] != b.word[0]) return a.word[0] < b.word[0];
+  if (a.word[1] != b.word[1]) return a.word[1] < b.word[1];
+  return a.word[2] < b.word[2];
+}
+
+// Ascending by the three words. Big tables go through an LSD radix sort
+// (byte digits, a digit all items share is skipped: hitcounts of 1, small
+// keys): a few ms for 100k entries, where comparison sorting took tens.
+void sort_by_words(std::vector<OrderItem>& items) {
+  if (items.size() < 1024) {
+    std::sort(items.begin(), items.end(), words_less);
+    return;
+  }
+  std::vector<OrderItem> sorted(items.size());
+  for (int w = 2; w >= 0; --w) {
+    // One read of the items counts all eight digits of the word.
+    std::array<std::array<size_t, 256>, 8> start{};
+    for (const OrderItem& i : items)
+      for (unsigned d = 0; d < 8; ++d) ++start[d][(i.word[w] >> (8 * d)) & 0xff];
+    for (unsigned d = 0; d < 8; ++d) {
+      if (std::find(start[d].begin(), start[d].end(), items.size()) != start[d].end()) continue;
+      size_t pos = 0;
+      for (size_t& s : start[d]) pos += std::exchange(s, pos);
+      for (const OrderItem& i : items) sorted[start[d][(i.word[w] >> (8 * d)) & 0xff]++] = i;
+      items.swap(sorted);
+    }
+  }
+}
+
 }  // namespace
 
 void sort_rows(Table& t) {
   std::vector<SortColumn> order = t.sort;
   if (order.empty()) order.push_back(SortColumn{SortColumn::Kind::Value, 0, false});
-  std::sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) {
+  order.resize(std::min<size_t>(order.size(), 2));
+  // A string column's word holds only its first 8 bytes: the words after it
+  // must not order what its full comparison has yet to decide.
+  int exact_words = 0;
+  for (const SortColumn& c : order) {
+    if (c.kind == SortColumn::Kind::Key && t.keys.at(c.index).display == KeyDisplay::String) break;
+    ++exact_words;
+  }
+  const size_t n = t.entries();
+  std::vector<OrderItem> items(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Row r = t.row(i);
+    OrderItem& it = items[i];
+    it.word[0] = order_word(t, order[0], r);
+    it.word[1] = exact_words > 0 && order.size() > 1 ? order_word(t, order[1], r) : 0;
+    it.word[2] = exact_words > static_cast<int>(order.size()) - 1
+                     ? byte_order_word(r.key.data(), std::min<size_t>(r.key.size(), 8))
+                     : 0;
+    it.index = static_cast<uint32_t>(i);
+  }
+  sort_by_words(items);
+  // Equal words leave ties that only the full comparison orders: strings
+  // longer than 8 bytes, keys longer than 8 bytes.
+  auto full = [&](const OrderItem& a, const OrderItem& b) {
+    const Row x = t.row(a.index), y = t.row(b.index);
     for (const SortColumn& c : order) {
-      const int r = compare_column(t, c, a, b);
+      const int r = compare_column(t, c, x, y);
       if (r != 0) return c.descending ? r > 0 : r < 0;
     }
-    return a.key < b.key;  // deterministic: never depends on hash order
-  });
+    return std::lexicographical_compare(x.key.begin(), x.key.end(), y.key.begin(), y.key.end());
+  };
+  for (auto run = items.begin(); run != items.end();) {
+    auto end = std::find_if(run, items.end(), [&](const OrderItem& i) {
+      return std::memcmp(i.word, run->word, sizeof(i.word)) != 0;
+    });
+    if (end - run > 1) std::sort(run, end, full);
+    run = end;
+  }
+
+  // Gather every array into the new order.
+  const size_t ks = t.key_size, nv = t.vals.size();
+  std::vector<uint8_t> keys(n * ks);
+  std::vector<uint64_t> vals(n * nv);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t from = items[i].index;
+    std::memcpy(keys.data() + i * ks, t.key_bytes.data() + from * ks, ks);
+    std::copy_n(t.val_words.begin() + static_cast<ptrdiff_t>(from * nv), nv,
+                vals.begin() + static_cast<ptrdiff_t>(i * nv));
+  }
+  t.key_bytes = std::move(keys);
+  t.val_words = std::move(vals);
+  for (std::vector<std::string>* strings : {&t.comms, &t.trackings}) {
+    if (strings->empty()) continue;
+    std::vector<std::string> sorted(n);
+    for (size_t i = 0; i < n; ++i) sorted[i] = std::move((*strings)[items[i].index]);
+    *strings = std::move(sorted);
+  }
 }
 
 }  // namespace histd::table

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "histd/table_reader.h"
@@ -48,7 +49,7 @@ Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
   const size_t cpu_stride = ((n_vals * 8 + (has_comm ? kCommSize : 0) + 7) / 8) * 8;
   const size_t value_stride = cpu_stride * ncpus;
   const size_t key_size = t.key_size;
-  std::vector<uint8_t> compact(n_vals * 8 * ncpus);
+  std::vector<uint64_t> sum(n_vals);
 
   // Batches of up to 4096 entries; the batch token of a hash map is a u32
   // bucket index, but libbpf sizes it by the key, so give it room for both.
@@ -65,17 +66,15 @@ Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
     const int e = err ? errno : 0;
     if (err && e != ENOENT) return fail(ErrorKind::Bpf, e, std::string("reading table: ") + std::strerror(e));
     for (uint32_t i = 0; i < count; ++i) {
-      Row row;
-      row.key.assign(keys.begin() + i * key_size, keys.begin() + (i + 1) * key_size);
       const uint8_t* value = values.data() + i * value_stride;
-      for (unsigned cpu = 0; cpu < ncpus; ++cpu) {
-        std::memcpy(compact.data() + cpu * n_vals * 8, value + cpu * cpu_stride, n_vals * 8);
-        // Only the CPU that created the entry holds its comm.
-        const char* comm = reinterpret_cast<const char*>(value + cpu * cpu_stride + n_vals * 8);
-        if (has_comm && row.comm.empty() && comm[0]) row.comm.assign(comm, strnlen(comm, kCommSize));
+      merge_percpu({value, value_stride}, n_vals, ncpus, cpu_stride, sum);
+      std::string_view comm;
+      // Only the CPU that created the entry holds its comm.
+      for (unsigned cpu = 0; has_comm && comm.empty() && cpu < ncpus; ++cpu) {
+        const char* c = reinterpret_cast<const char*>(value + cpu * cpu_stride + n_vals * 8);
+        comm = std::string_view(c, strnlen(c, kCommSize));
       }
-      row.vals = merge_percpu(compact, n_vals, ncpus);
-      t.rows.push_back(std::move(row));
+      t.add({keys.data() + i * key_size, key_size}, sum, comm);
     }
     if (e == ENOENT) break;
     token_in = token_out;

@@ -2,6 +2,8 @@
 // value display, ties, empty tables, several tables on one event.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "golden.h"
 
 #include <cstdlib>
@@ -18,7 +20,6 @@ namespace {
 
 using table::KeyColumn;
 using table::KeyDisplay;
-using table::Row;
 using table::Table;
 using table::ValColumn;
 using table::ValDisplay;
@@ -38,22 +39,27 @@ class FakeResolver : public Resolver {
   std::string syscall_name(uint64_t nr) const override { return nr == 1 ? "sys_write" : ""; }
 };
 
-Row row(std::vector<uint64_t> keys, std::vector<uint64_t> vals, std::string comm = "") {
-  Row r;
-  r.key.resize(keys.size() * 8);
-  std::memcpy(r.key.data(), keys.data(), r.key.size());
-  r.vals = std::move(vals);
-  r.comm = std::move(comm);
-  return r;
+// An entry as a test writes it: key words, values, comm.
+struct Entry {
+  std::vector<uint64_t> key;
+  std::vector<uint64_t> vals;
+  std::string comm;
+};
+
+Entry row(std::vector<uint64_t> keys, std::vector<uint64_t> vals, std::string comm = "") {
+  return Entry{std::move(keys), std::move(vals), std::move(comm)};
 }
 
-Table table_of(std::vector<KeyColumn> keys, std::vector<ValColumn> vals, std::vector<Row> rows) {
+Table table_of(std::vector<KeyColumn> keys, std::vector<ValColumn> vals, std::vector<Entry> rows) {
   Table t;
   t.keys = std::move(keys);
   t.vals = std::move(vals);
   t.key_size = static_cast<uint32_t>(t.keys.size() * 8);
-  t.rows = std::move(rows);
-  for (const Row& r : t.rows) t.hits += r.vals[0];
+  for (const Entry& e : rows) t.key_size = std::max<uint32_t>(t.key_size, static_cast<uint32_t>(e.key.size() * 8));
+  for (const Entry& e : rows) {
+    t.add({reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size() * 8}, e.vals, e.comm);
+    t.hits += e.vals[0];
+  }
   table::sort_rows(t);
   return t;
 }
@@ -76,7 +82,7 @@ TEST(Render, EveryKeyDisplay) {
   FakeResolver res;
   auto one = [&](KeyColumn k, uint64_t v, std::string comm = "") {
     Table t = table_of({k}, {{"hitcount"}}, {row({v}, {1}, comm)});
-    return render_row(t, t.rows[0], res);
+    return render_row(t, 0, res);
   };
   EXPECT_EQ(one({"call_site", 0, 8, false, KeyDisplay::Hex}, 0xffffffffa026b291),
             "{ call_site: ffffffffa026b291 } hitcount:          1");
@@ -105,19 +111,16 @@ TEST(Render, StringAndStackKeys) {
   t.keys = {{"comm", 0, 16, false, KeyDisplay::String}};
   t.vals = {{"hitcount"}};
   t.key_size = 16;
-  Row r;
-  r.key.assign(16, 0);
-  std::memcpy(r.key.data(), "bash", 4);
-  r.vals = {3};
-  t.rows = {r};
-  EXPECT_EQ(render_row(t, t.rows[0], null_resolver()),
+  const uint8_t bash[16] = {'b', 'a', 's', 'h'};
+  const uint64_t three = 3;
+  t.add(bash, {&three, 1});
+  EXPECT_EQ(render_row(t, 0, null_resolver()),
             "{ comm: bash                                               } hitcount:          3");
 
   FakeResolver res;
   Table s = table_of({{"common_stacktrace", 0, 24, false, KeyDisplay::Stacktrace}}, {{"hitcount"}},
                      {row({0xffffffff811ae721, 0xffffffff81001000, 0}, {2})});
-  s.key_size = 24;
-  EXPECT_EQ(render_row(s, s.rows[0], res),
+  EXPECT_EQ(render_row(s, 0, res),
             "{ common_stacktrace:\n"
             "         __kmalloc+0x191/0x1b0\n"
             "         do_one_initcall+0x0/0x200\n"
@@ -129,19 +132,19 @@ TEST(Render, ValueDisplays) {
                      {{"hitcount"}, {"runtime", ValDisplay::Percent}, {"runtime", ValDisplay::Graph},
                       {"len", ValDisplay::Hex}},
                      {row({1}, {1, 1, 1, 255}), row({2}, {3, 3, 3, 16})});
-  EXPECT_EQ(render_row(t, t.rows[0], null_resolver()),
+  EXPECT_EQ(render_row(t, 0, null_resolver()),
             "{ pid:          1 } hitcount:          1  runtime (%):  25.00  runtime:               ######  len:     "
             "    ff");
-  EXPECT_EQ(render_row(t, t.rows[1], null_resolver()),
+  EXPECT_EQ(render_row(t, 1, null_resolver()),
             "{ pid:          2 } hitcount:          3  runtime (%):  75.00  runtime: ####################  len:     "
             "    10");
   t.nohitcount = true;
   t.vals[1].printed = false;
-  EXPECT_EQ(render_row(t, t.rows[0], null_resolver()),
+  EXPECT_EQ(render_row(t, 0, null_resolver()),
             "{ pid:          1 }  runtime:               ######  len:         ff");  // two spaces, as the kernel
   Table zero = table_of({{"pid", 0, 8, false, KeyDisplay::Decimal}}, {{"hitcount"}, {"x", ValDisplay::Percent}},
                         {row({1}, {1, 0})});
-  EXPECT_EQ(render_row(zero, zero.rows[0], null_resolver()), "{ pid:          1 } hitcount:          1  x (%):[ERROR]");
+  EXPECT_EQ(render_row(zero, 0, null_resolver()), "{ pid:          1 } hitcount:          1  x (%):[ERROR]");
 }
 
 TEST(Render, SeveralTablesAndAnEmptyOne) {
@@ -164,16 +167,26 @@ namespace {
 TEST(Table, MergePerCpuWrapsLikeU64) {
   std::vector<uint64_t> buf = {1, 2, UINT64_MAX, 5, 3, 4, 1, 1};  // 4 CPUs x 2 values
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(buf.data()), buf.size() * 8);
-  EXPECT_EQ(merge_percpu(bytes, 2, 4), (std::vector<uint64_t>{4, 12}));
-  EXPECT_EQ(merge_percpu(bytes, 2, 1), (std::vector<uint64_t>{1, 2}));
+  std::vector<uint64_t> sum(2, 99);
+  merge_percpu(bytes, 2, 4, 16, sum);
+  EXPECT_EQ(sum, (std::vector<uint64_t>{4, 12}));
+  merge_percpu(bytes, 2, 1, 16, sum);
+  EXPECT_EQ(sum, (std::vector<uint64_t>{1, 2}));
+  // A wider stride (a comm after the values) skips the bytes between copies.
+  merge_percpu(bytes, 1, 2, 32, sum);
+  EXPECT_EQ(sum, (std::vector<uint64_t>{4, 0}));
 }
 
-Row key_row(int64_t key, uint64_t hits, uint64_t val) {
-  Row r;
-  r.key.resize(8);
-  std::memcpy(r.key.data(), &key, 8);
-  r.vals = {hits, val};
-  return r;
+struct KeyRow {
+  int64_t key;
+  uint64_t hits, val;
+};
+
+void fill(Table& t, const std::vector<KeyRow>& rows) {
+  for (const KeyRow& r : rows) {
+    const uint64_t vals[2] = {r.hits, r.val};
+    t.add({reinterpret_cast<const uint8_t*>(&r.key), 8}, vals);
+  }
 }
 
 TEST(Table, SortOrders) {
@@ -181,12 +194,13 @@ TEST(Table, SortOrders) {
   t.keys = {{"k", 0, 8, true, KeyDisplay::Decimal}};
   t.vals = {{"hitcount"}, {"v"}};
   t.key_size = 8;
-  t.rows = {key_row(5, 2, 10), key_row(-1, 2, 30), key_row(3, 1, 30), key_row(0, 2, 10)};
+  const std::vector<KeyRow> rows = {{5, 2, 10}, {-1, 2, 30}, {3, 1, 30}, {0, 2, 10}};
+  fill(t, rows);
   auto keys = [&] {
     std::vector<int64_t> out;
-    for (const Row& r : t.rows) {
+    for (size_t i = 0; i < t.entries(); ++i) {
       int64_t k;
-      std::memcpy(&k, r.key.data(), 8);
+      std::memcpy(&k, t.row(i).key.data(), 8);
       out.push_back(k);
     }
     return out;
@@ -199,9 +213,104 @@ TEST(Table, SortOrders) {
   t.sort = {{SortColumn::Kind::Value, 1, true}, {SortColumn::Kind::Key, 0, true}};
   sort_rows(t);  // sort within a sort
   EXPECT_EQ(keys(), (std::vector<int64_t>{3, -1, 5, 0}));
-  std::reverse(t.rows.begin(), t.rows.end());
+  Table reversed;
+  reversed.keys = t.keys;
+  reversed.vals = t.vals;
+  reversed.sort = t.sort;
+  reversed.key_size = 8;
+  fill(reversed, {rows.rbegin(), rows.rend()});
+  t = reversed;
   sort_rows(t);  // independent of the input order
   EXPECT_EQ(keys(), (std::vector<int64_t>{3, -1, 5, 0}));
+}
+
+// Strings that agree in their first 8 bytes, and keys that agree in theirs,
+// are still ordered by the rest (the sort compares precomputed words first).
+TEST(Table, SortOrdersBeyondTheFirstEightBytes) {
+  Table t;
+  t.keys = {{"comm", 0, 16, false, KeyDisplay::String}, {"n", 16, 8, false, KeyDisplay::Decimal}};
+  t.vals = {{"hitcount"}};
+  t.key_size = 24;
+  auto add = [&](const char* comm, uint64_t n, uint64_t hits) {
+    uint8_t key[24] = {};
+    std::memcpy(key, comm, std::strlen(comm));
+    std::memcpy(key + 16, &n, 8);
+    t.add(key, {&hits, 1});
+  };
+  add("kworker/1:2", 1, 5);
+  add("kworker/1:10", 2, 5);
+  add("kworker/1:2", 0, 5);
+  add("kworker", 3, 5);
+  auto order = [&] {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < t.entries(); ++i) {
+      const Row r = t.row(i);
+      uint64_t n;
+      std::memcpy(&n, r.key.data() + 16, 8);
+      out.push_back(std::string(reinterpret_cast<const char*>(r.key.data())) + "/" + std::to_string(n));
+    }
+    return out;
+  };
+  t.sort = {{SortColumn::Kind::Key, 0, false}};
+  sort_rows(t);  // strcmp order, then the key bytes (n) on equal strings
+  EXPECT_EQ(order(), (std::vector<std::string>{"kworker/3", "kworker/1:10/2", "kworker/1:2/0", "kworker/1:2/1"}));
+  t.sort = {{SortColumn::Kind::Key, 0, true}};
+  sort_rows(t);  // descending strings; ties still ascending by key bytes
+  EXPECT_EQ(order(), (std::vector<std::string>{"kworker/1:2/0", "kworker/1:2/1", "kworker/1:10/2", "kworker/3"}));
+  t.sort = {};
+  sort_rows(t);  // equal hitcounts: the key bytes decide, past the first 8
+  EXPECT_EQ(order(), (std::vector<std::string>{"kworker/3", "kworker/1:10/2", "kworker/1:2/0", "kworker/1:2/1"}));
+}
+
+// Big tables take the radix path: every adjacent pair must still be in the
+// documented order, for each kind of sort column.
+TEST(Table, BigTablesSortLikeSmallOnes) {
+  std::mt19937_64 rng(7);
+  for (const std::vector<SortColumn>& sort : std::vector<std::vector<SortColumn>>{
+           {},
+           {{SortColumn::Kind::Key, 0, false}},
+           {{SortColumn::Kind::Key, 1, true}},
+           {{SortColumn::Kind::Value, 1, true}, {SortColumn::Kind::Key, 2, false}}}) {
+    Table t;
+    t.keys = {{"n", 0, 8, true, KeyDisplay::Decimal}, {"s", 8, 16, false, KeyDisplay::String},
+              {"m", 24, 8, false, KeyDisplay::Decimal}};
+    t.vals = {{"hitcount"}, {"v"}};
+    t.key_size = 32;
+    t.sort = sort;
+    for (int i = 0; i < 5000; ++i) {
+      uint8_t key[32] = {};
+      const int64_t n = static_cast<int64_t>(rng() % 7) - 3;
+      std::memcpy(key, &n, 8);
+      const std::string s = "name-" + std::to_string(rng() % 5) + "-" + std::to_string(rng() % 40);
+      std::memcpy(key + 8, s.data(), std::min<size_t>(s.size(), 15));
+      const uint64_t m = i;  // keys stay distinct
+      std::memcpy(key + 24, &m, 8);
+      const uint64_t vals[2] = {rng() % 3, rng() % 4};
+      t.add(key, vals);
+    }
+    sort_rows(t);
+    auto column = [&](const Row& r, const SortColumn& c) -> std::pair<int64_t, std::string> {
+      if (c.kind == SortColumn::Kind::Value) return {static_cast<int64_t>(r.vals[c.index]), ""};
+      const KeyColumn& k = t.keys[c.index];
+      if (k.display == KeyDisplay::String) return {0, std::string(reinterpret_cast<const char*>(r.key.data() + k.offset))};
+      int64_t v;
+      std::memcpy(&v, r.key.data() + k.offset, 8);
+      return {v, ""};
+    };
+    std::vector<SortColumn> order = sort.empty() ? std::vector<SortColumn>{{SortColumn::Kind::Value, 0, false}} : sort;
+    for (size_t i = 1; i < t.entries(); ++i) {
+      const Row a = t.row(i - 1), b = t.row(i);
+      int cmp = 0;
+      for (const SortColumn& c : order) {
+        const auto x = column(a, c), y = column(b, c);
+        cmp = x < y ? -1 : y < x ? 1 : 0;
+        if (c.descending) cmp = -cmp;
+        if (cmp) break;
+      }
+      if (!cmp) cmp = std::memcmp(a.key.data(), b.key.data(), 32) < 0 ? -1 : 1;
+      ASSERT_LT(cmp, 0) << "sort of " << sort.size() << " columns: entries " << i - 1 << " and " << i << " out of order: " << column(a, order[0]).first << "/" << column(a, order[0]).second << " vs " << column(b, order[0]).first << "/" << column(b, order[0]).second;
+    }
+  }
 }
 
 }  // namespace
