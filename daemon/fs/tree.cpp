@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -115,6 +116,11 @@ struct Tree::Context {
   gid_t group = 0;  // may change triggers besides root
   std::mutex waiters_mu;
   std::vector<Waiter> waiters;
+  // When to hand freed heap back to the kernel (steady-clock ns, 0: nothing
+  // to hand back): the allocator keeps what a big read freed, so that the
+  // next read does not fault it all in again (see histd's main), until reads
+  // have stopped for a while.
+  std::atomic<int64_t> trim_at{0};
   std::map<std::string, std::set<std::string>> systems;  // system -> events
 
   Node resolve(const char* path) const {
@@ -494,8 +500,21 @@ int op_poll(const char* path, struct fuse_file_info* fi, struct fuse_pollhandle*
   return 0;
 }
 
+// Big contents (a large table's hist) count as a read whose heap is kept
+// for a few seconds.
+constexpr size_t kBigContent = 1 << 20;
+constexpr std::chrono::seconds kKeepHeapAfterRead{5};
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 int op_release(const char*, struct fuse_file_info* fi) {
-  delete reinterpret_cast<OpenFile*>(fi->fh);
+  auto* file = reinterpret_cast<OpenFile*>(fi->fh);
+  if (file && file->content.size() >= kBigContent)
+    context().trim_at = steady_ns() + std::chrono::nanoseconds(kKeepHeapAfterRead).count();
+  delete file;
   fi->fh = 0;
   return 0;
 }
@@ -581,6 +600,9 @@ void Tree::watch_pollers() {
       ctx_->waiters.insert(ctx_->waiters.end(), std::make_move_iterator(still.begin()),
                            std::make_move_iterator(still.end()));
     }
+    int64_t trim_at = ctx_->trim_at;
+    if (trim_at != 0 && steady_ns() >= trim_at && ctx_->trim_at.compare_exchange_strong(trim_at, 0))
+      malloc_trim(0);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

@@ -193,9 +193,13 @@ std::string render_row(const table::Table& table, size_t entry, const Resolver& 
   return out;
 }
 
-std::string render_table(const Section& section, const Resolver& resolver) {
+namespace {
+
+void append_table(std::string& out, const Section& section, const Resolver& resolver) {
   const table::Table& t = *section.table;
-  std::string out = "# event histogram\n#\n# trigger info: " + section.trigger_line + "\n#\n\n";
+  out += "# event histogram\n#\n# trigger info: ";
+  out += section.trigger_line;
+  out += "\n#\n\n";
   // A first guess of the size saves the copies of growing a multi-MB string.
   out.reserve(out.size() + t.entries() * (24 + 22 * (t.keys.size() + t.vals.size())) + 128);
   const ColumnStats stats = column_stats(t);
@@ -207,6 +211,13 @@ std::string render_table(const Section& section, const Resolver& resolver) {
   }
   out += section.after_entries;
   put(out, FMT_COMPILE("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n"), t.hits, t.entries(), t.drops);
+}
+
+}  // namespace
+
+std::string render_table(const Section& section, const Resolver& resolver) {
+  std::string out;
+  append_table(out, section, resolver);
   return out;
 }
 
@@ -214,7 +225,7 @@ std::string render_event(const std::vector<Section>& sections, const Resolver& r
   std::string out;
   for (size_t n = 0; n < sections.size(); ++n) {
     if (n > 0) out += "\n\n";
-    out += render_table(sections[n], resolver);
+    append_table(out, sections[n], resolver);
   }
   return out;
 }
