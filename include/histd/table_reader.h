@@ -7,11 +7,20 @@
 
 namespace histd::table {
 
+// The table map: a hash keyed by the entries' key bytes, or an array of
+// slots whose index is the only key's number (plan::TableMap::Log2Slots),
+// where a slot with a zero hitcount is no entry.
+struct MapShape {
+  enum class Kind { Hash, Slots } kind = Kind::Hash;
+  uint32_t key_size = 0;  // of the map: the key struct's, or 4 for slots
+  uint32_t entries = 0;   // of the map
+};
+
 // `columns` is the layout (HistPlan::columns()); rows and totals are filled
 // in and sorted.
-Expected<Table> read_table(int table_fd, int stats_fd, Table columns);
+Expected<Table> read_table(int table_fd, int stats_fd, MapShape shape, Table columns);
 
 // Empties the table and zeroes its Hits/Dropped counters.
-Status clear_table(int table_fd, int stats_fd, uint32_t key_size);
+Status clear_table(int table_fd, int stats_fd, MapShape shape);
 
 }  // namespace histd::table

@@ -235,10 +235,16 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   if (p.saves_comm()) out += fmt::format("  char comm[{}];\n", plan::HistPlan::kCommSize);
   out += "};\n";
   out += fmt::format("_Static_assert(sizeof(struct histd_val{}) == {}, \"value size\");\n", i, p.value_size());
-  out += fmt::format(
-      "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, {});\n"
-      "  __type(key, struct histd_key{});\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
-      p.max_entries, i, i, table_map_name(i));
+  if (p.table_map == plan::TableMap::Log2Slots)
+    out += fmt::format(
+        "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, {});\n"
+        "  __type(key, __u32);\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
+        p.table_map_entries(), i, table_map_name(i));
+  else
+    out += fmt::format(
+        "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, {});\n"
+        "  __type(key, struct histd_key{});\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
+        p.max_entries, i, i, table_map_name(i));
   out += fmt::format(
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, 1);\n"
       "  __type(key, __u32);\n  __type(value, struct histd_table_stats);\n}} {} SEC(\".maps\");\n\n",
@@ -297,12 +303,19 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested) {
   }
   out += detail::emit_ref_reads(i, p);
   out += detail::emit_var_values(p);
-  // The initial value is only built on a miss: most events update an entry.
-  out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
-  out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
-  if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
-  out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
-                     table_map_name(i));
+  if (p.table_map == plan::TableMap::Log2Slots) {
+    // Every slot exists: the lookup is a bounds check.
+    out += fmt::format("  __u32 slot = (__u32)key->k0;\n  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &slot);\n"
+                       "  if (!v)\n    return;\n",
+                       i, table_map_name(i));
+  } else {
+    // The initial value is only built on a miss: most events update an entry.
+    out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
+    out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
+    if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
+    out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
+                       table_map_name(i));
+  }
   for (size_t k = 0; k < p.vals.size(); ++k) {
     std::string value = p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p)
                                        : load_expr(p.vals[k].access, timestamp_expr(p));

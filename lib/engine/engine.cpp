@@ -190,8 +190,8 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
     if (plan.name) named_tables_[*plan.name] = t;
     return t;
   }
-  auto map = runtime::create_map(BPF_MAP_TYPE_PERCPU_HASH, "histd_table", plan.key_size, plan.value_size(),
-                                 plan.max_entries);
+  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(), plan.value_size(),
+                                 plan.table_map_entries());
   if (!map) return unexpected(std::move(map).error());
   auto stats = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1);
   if (!stats) return unexpected(std::move(stats).error());
@@ -429,7 +429,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
         return Unit{};
       }
       case spec::Control::Clear: {
-        auto st = table::clear_table(t.table->map.get(), t.table->stats.get(), t.plan.key_size);
+        auto st = table::clear_table(t.table->map.get(), t.table->stats.get(), table_shape(t.plan));
         if (!st) return system_failure(std::move(st).error());
         return Unit{};
       }
@@ -584,7 +584,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   tables.reserve(it->second->triggers.size());
   std::vector<render::Section> sections;
   for (const auto& t : it->second->triggers) {
-    auto table = table::read_table(t->table->map.get(), t->table->stats.get(), t->plan.columns());
+    auto table = table::read_table(t->table->map.get(), t->table->stats.get(), table_shape(t->plan), t->plan.columns());
     if (!table) return unexpected(std::move(table).error());
     if (t->vars && plan::tracks_values(t->plan)) {
       std::vector<uint8_t> record(t->plan.var_record_size);

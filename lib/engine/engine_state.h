@@ -1,6 +1,8 @@
 // The engine's private state types, shared by its .cpp files.
 #pragma once
 
+#include <linux/bpf.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,10 +13,21 @@
 #include "histd/plan.h"
 #include "histd/runtime.h"
 #include "histd/spec.h"
+#include "histd/table_reader.h"
 
 namespace histd::engine {
 
 inline constexpr const char* kSynthSystem = "synthetic";
+
+// The BPF map behind a plan's table (plan::TableMap).
+inline bpf_map_type table_map_type(const plan::HistPlan& p) {
+  return p.table_map == plan::TableMap::Log2Slots ? BPF_MAP_TYPE_PERCPU_ARRAY : BPF_MAP_TYPE_PERCPU_HASH;
+}
+
+inline table::MapShape table_shape(const plan::HistPlan& p) {
+  return {p.table_map == plan::TableMap::Log2Slots ? table::MapShape::Kind::Slots : table::MapShape::Kind::Hash,
+          p.table_map_key_size(), p.table_map_entries()};
+}
 
 // A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
 inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }

@@ -35,8 +35,12 @@ std::string debug_fields(const HistPlan& p) {
     field_block(out, n_vals + i, "HIST_FIELD_FL_KEY", k.access, k.name, k.size, k.access.is_signed);
     out += fmt::format("      key offset: {}\n", k.offset);
   }
-  out += fmt::format("\n  map: percpu_hash, max_entries: {}, key_size: {}, value_size: {}\n", p.max_entries,
-                     p.key_size, p.value_size());
+  if (p.table_map == TableMap::Log2Slots)
+    out += fmt::format("\n  map: percpu_array of the {} log2 slots, key_size: 4, value_size: {}\n",
+                       p.table_map_entries(), p.value_size());
+  else
+    out += fmt::format("\n  map: percpu_hash, max_entries: {}, key_size: {}, value_size: {}\n", p.max_entries,
+                       p.key_size, p.value_size());
   return out;
 }
 

@@ -56,7 +56,9 @@ uint64_t array_map_bytes(uint32_t value_size, uint32_t max_entries, bool per_cpu
 
 MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus) {
   MapMemory m;
-  m.table = hash_map_bytes(plan.key_size, plan.value_size(), plan.max_entries, true, possible_cpus);
+  m.table = plan.table_map == TableMap::Log2Slots
+                ? array_map_bytes(plan.value_size(), plan.table_map_entries(), true, possible_cpus)
+                : hash_map_bytes(plan.key_size, plan.value_size(), plan.max_entries, true, possible_cpus);
   m.stats = array_map_bytes(sizeof(histd_table_stats), 1, true, possible_cpus);
   if (plan.has_var_map())
     m.vars = hash_map_bytes(plan.key_size, plan.var_record_size, plan.max_entries, false, possible_cpus);

@@ -41,15 +41,17 @@ constexpr size_t kCommSize = 16;
 
 }  // namespace
 
-Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
+Expected<Table> read_table(int table_fd, int stats_fd, MapShape shape, Table t) {
   const unsigned ncpus = possible_cpus();
   const size_t n_vals = t.vals.size();
   const bool has_comm = saves_comm(t);
   // Each CPU's copy of a value: the u64 columns, then the comm if kept.
   const size_t cpu_stride = ((n_vals * 8 + (has_comm ? kCommSize : 0) + 7) / 8) * 8;
   const size_t value_stride = cpu_stride * ncpus;
-  const size_t key_size = t.key_size;
+  const bool slots = shape.kind == MapShape::Kind::Slots;
+  const size_t key_size = shape.key_size;
   std::vector<uint64_t> sum(n_vals);
+  std::vector<uint8_t> slot_key(t.key_size);
 
   // Batches of up to 4096 entries; the batch token of a hash map is a u32
   // bucket index, but libbpf sizes it by the key, so give it room for both.
@@ -74,7 +76,17 @@ Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
         const char* c = reinterpret_cast<const char*>(value + cpu * cpu_stride + n_vals * 8);
         comm = std::string_view(c, strnlen(c, kCommSize));
       }
-      t.add({keys.data() + i * key_size, key_size}, sum, comm);
+      if (!slots) {
+        t.add({keys.data() + i * key_size, key_size}, sum, comm);
+        continue;
+      }
+      // A slot is an entry once counted; its key is the slot's number.
+      if (n_vals == 0 || sum[0] == 0) continue;
+      uint32_t index = 0;
+      std::memcpy(&index, keys.data() + i * key_size, sizeof(index));
+      const uint64_t number = index;
+      std::memcpy(slot_key.data(), &number, std::min<size_t>(sizeof(number), slot_key.size()));
+      t.add(slot_key, sum, comm);
     }
     if (e == ENOENT) break;
     token_in = token_out;
@@ -86,12 +98,26 @@ Expected<Table> read_table(int table_fd, int stats_fd, Table t) {
   return t;
 }
 
-Status clear_table(int table_fd, int stats_fd, uint32_t key_size) {
-  std::vector<uint8_t> next(key_size);
-  // Deleting while walking restarts from the beginning each time: keys may be
-  // added concurrently, and get_next_key on a deleted key restarts anyway.
-  while (bpf_map_get_next_key(table_fd, nullptr, next.data()) == 0) {
-    if (bpf_map_delete_elem(table_fd, next.data()) != 0 && errno != ENOENT) return fail_errno("clearing table");
+Status clear_table(int table_fd, int stats_fd, MapShape shape) {
+  if (shape.kind == MapShape::Kind::Slots) {
+    // Array slots cannot be deleted: zeroed, they are no entries.
+    bpf_map_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(table_fd, &info, &len) != 0) return fail_errno("clearing table");
+    const size_t value_size = (info.value_size + 7) / 8 * 8;
+    std::vector<uint32_t> keys(shape.entries);
+    for (uint32_t i = 0; i < shape.entries; ++i) keys[i] = i;
+    std::vector<uint8_t> zeros(value_size * possible_cpus() * shape.entries);
+    uint32_t count = shape.entries;
+    if (bpf_map_update_batch(table_fd, keys.data(), zeros.data(), &count, nullptr) != 0)
+      return fail_errno("clearing table");
+  } else {
+    std::vector<uint8_t> next(shape.key_size);
+    // Deleting while walking restarts from the beginning each time: keys may be
+    // added concurrently, and get_next_key on a deleted key restarts anyway.
+    while (bpf_map_get_next_key(table_fd, nullptr, next.data()) == 0) {
+      if (bpf_map_delete_elem(table_fd, next.data()) != 0 && errno != ENOENT) return fail_errno("clearing table");
+    }
   }
   const unsigned ncpus = possible_cpus();
   std::vector<histd_table_stats> zeros(ncpus);

@@ -130,6 +130,51 @@ TEST_F(InjectTest, Log2BucketsAndHex) {
             "    Dropped: 0\n");
 }
 
+// A lone .log2 key is kept in a 65-slot array (plan::TableMap::Log2Slots):
+// the same table as the hash would hold, down to the extreme slots, sums,
+// sorting, clear and the map memory.
+TEST_F(InjectTest, Log2SlotsHoldTheSameTableAsAHash) {
+  add("hist:keys=count.log2:vals=fd:sort=count.descending");
+  for (uint64_t c : {uint64_t{0}, uint64_t{1}, uint64_t{2}, (uint64_t{1} << 63) + 1, ~uint64_t{0}, uint64_t{1} << 40})
+    inject(write_record(1, 3, c));
+  const std::string expected =
+      "# event histogram\n"
+      "#\n"
+      "# trigger info: hist:keys=count.log2:vals=hitcount,fd:sort=count.log2.descending:size=2048 [active]\n"
+      "#\n"
+      "\n"
+      "{ count: ~ 2^64 } hitcount:          2  fd:          6\n"
+      "{ count: ~ 2^40 } hitcount:          1  fd:          3\n"
+      "{ count: ~ 2^1  } hitcount:          1  fd:          3\n"
+      "{ count: ~ 2^0  } hitcount:          2  fd:          6\n"
+      "\n"
+      "Totals:\n"
+      "    Hits: 6\n"
+      "    Entries: 4\n"
+      "    Dropped: 0\n";
+  EXPECT_EQ(hist(), expected);
+  const std::string debug = engine_->read_hist_debug("syscalls", "sys_enter_write");
+  EXPECT_NE(debug.find("map: percpu_array of the 65 log2 slots, key_size: 4, value_size: 16"), std::string::npos)
+      << debug;
+
+  add("hist:keys=count.log2:vals=fd:sort=count.descending:clear");
+  EXPECT_NE(hist().find("\n\nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n"), std::string::npos) << hist();
+  inject(write_record(1, 3, 5));
+  EXPECT_NE(hist().find("{ count: ~ 2^3  } hitcount:          1  fd:          3\n\nTotals:\n    Hits: 1\n"),
+            std::string::npos)
+      << hist();
+}
+
+// With a variable, or beside another key, .log2 stays in the hash.
+TEST_F(InjectTest, Log2WithVariablesOrOtherKeysKeepsTheHash) {
+  add("hist:keys=count.log2:x=fd");
+  add("hist:keys=count.log2,fd");
+  const std::string debug = engine_->read_hist_debug("syscalls", "sys_enter_write");
+  EXPECT_EQ(debug.find("log2 slots"), std::string::npos) << debug;
+  inject(write_record(1, 3, 4));
+  EXPECT_NE(hist().find("{ count: ~ 2^2  } hitcount:          1\n"), std::string::npos) << hist();
+}
+
 TEST_F(InjectTest, FullTableDropsNewKeysAndKeepsCounting) {
   add("hist:keys=count:size=100");  // rounded up to 128
   for (uint64_t c = 0; c < 130; ++c) inject(write_record(1, 1, c));

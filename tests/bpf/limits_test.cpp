@@ -232,6 +232,7 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
   add("hist:keys=fd");                                  // the default: 2048 entries, 8-byte key
   add("hist:keys=common_pid,fd:vals=count:size=100");   // 16-byte key, two values, 128 buckets
   add("hist:keys=common_stacktrace:size=512");          // 128-byte key
+  add("hist:keys=count.log2:vals=fd");                  // the 65-slot per-CPU array
   ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking",
                                      "hist:keys=comm:ts0=common_timestamp:onmax($ts0).save(prio)")
                   .ok());  // a variable map too
@@ -259,7 +260,7 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 4u * 2 + 1);
+  EXPECT_EQ(checked, 5u * 2 + 1);
 }
 
 TEST_F(LimitsTest, TheTraceBufferHoldsWhatItWasGiven) {
