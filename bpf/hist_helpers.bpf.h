@@ -282,7 +282,8 @@ static __always_inline __u64 histd_log2(__u64 v) {
     return 0;                                                                  \
   }
 
-/* The tracepoint entry the dispatcher tail-calls. */
+/* The tracepoint entry the dispatcher tail-calls. common_pid comes from the
+ * helper: the verifier refuses reads of the record's common fields. */
 #define HISTD_EVENT_ENTRY(handler, needs_ts)                                   \
   SEC("tracepoint")                                                            \
   int event_prog(void *ctx) {                                                  \
