@@ -152,3 +152,41 @@ int hand_lat_exit(void *ctx) {
 }
 
 char LICENSE[] SEC("license") = "GPL";
+
+// Per-CPU or shared (bench/shared.sh): a count by __syscall_nr, one key that
+// every CPU updates, in a per-CPU hash (a plain add on the CPU's own copy)
+// and in a shared hash (an atomic add on the one copy, whose cache line moves
+// between CPUs that update it).
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, struct count_val);
+} nr_percpu SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, struct count_val);
+} nr_shared SEC(".maps");
+
+SEC("tracepoint")
+int hand_nr_percpu(void *ctx) {
+  __u64 nr = syscall_nr(ctx);
+  struct count_val zero = {};
+  struct count_val *v = lookup_or_init(&nr_percpu, &nr, &zero);
+  if (v)
+    v->hits++;
+  return 0;
+}
+
+SEC("tracepoint")
+int hand_nr_shared(void *ctx) {
+  __u64 nr = syscall_nr(ctx);
+  struct count_val zero = {};
+  struct count_val *v = lookup_or_init(&nr_shared, &nr, &zero);
+  if (v)
+    __sync_fetch_and_add(&v->hits, 1);
+  return 0;
+}
