@@ -46,6 +46,7 @@ struct Options {
   // Limits (histd::engine::EngineOptions).
   size_t max_triggers = 1024;
   uint64_t max_map_memory = uint64_t{256} << 20;
+  uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
 };
 
@@ -122,6 +123,7 @@ int run(const Options& opt) {
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
   eopt.max_triggers = opt.max_triggers;
   eopt.max_map_memory = opt.max_map_memory;
+  eopt.percpu_table_limit = opt.percpu_table_limit;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.defer_consumer = true;
   if (!opt.pin_dir.empty()) {
@@ -211,6 +213,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, histd::engine::kMaxTriggers));
   app.add_option("--max-map-memory", opt.max_map_memory,
                  "BPF map memory for the triggers' tables and variables, in bytes or with a suffix (64M, 1G)")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber);
+  app.add_option("--percpu-table-limit", opt.percpu_table_limit,
+                 "a table that would take more bytes than this as a per-CPU hash is one hash shared by all CPUs "
+                 "(atomic adds)")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::PositiveNumber);

@@ -67,6 +67,10 @@ struct EngineOptions {
   // maps, as plan::map_memory() computes them (a shared named table counts
   // once). The engine's fixed maps (control array, ring buffer) are outside it.
   uint64_t max_map_memory = uint64_t{256} << 20;
+  // A table that as a per-CPU hash would take more than this many bytes is
+  // kept in one hash shared by all CPUs
+  // (plan::TableMap::SharedHash; docs/design.md, "Per-CPU or shared").
+  uint64_t percpu_table_limit = uint64_t{16} << 20;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;
 };

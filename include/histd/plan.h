@@ -158,11 +158,34 @@ struct RegisteredVar {
   TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 
+// How a trigger's entries are kept in BPF, chosen by the planner.
+enum class TableMap {
+  // A per-CPU hash keyed by the key struct, max_entries entries.
+  PerCpuHash,
+  // A lone .log2 key has only 65 possible values (histd_log2: 0..64): a
+  // per-CPU array indexed by it, an entry being a slot with a hitcount. An
+  // array lookup is a bounds check and an add, where a hash lookup hashes
+  // and compares the key (bench: log2 1.5x the hand-written array before).
+  Log2Slots,
+  // A hash shared by all CPUs, values added atomically: a table that as a
+  // per-CPU hash would take more than TablePolicy::percpu_limit bytes. Every CPU that updates an entry moves
+  // its cache line (bench/shared.sh: 2.4x the per-CPU cost with 2 CPUs on
+  // one key), so it is the exception, for many CPUs x big tables.
+  SharedHash,
+};
+
+// What the per-CPU or shared choice depends on besides the plan.
+struct TablePolicy {
+  uint32_t possible_cpus = 1;
+  uint64_t percpu_limit = uint64_t{16} << 20;
+};
+
 // What planning a trigger may consult besides its event's format.
 struct Registry {
   std::vector<RegisteredVar> vars;
   std::vector<synth::SynthDefinition> synths;
   const catalog::Catalog* catalog = nullptr;  // onmatch(system.event) must name an event
+  TablePolicy tables;
 };
 
 // A value an action writes into a synthetic event's field.
@@ -253,17 +276,6 @@ struct TypedFilter {
   friend bool operator==(const TypedFilter&, const TypedFilter&) = default;
 };
 
-// How a trigger's entries are kept in BPF, chosen by the planner.
-enum class TableMap {
-  // A per-CPU hash keyed by the key struct, max_entries entries.
-  PerCpuHash,
-  // A lone .log2 key has only 65 possible values (histd_log2: 0..64): a
-  // per-CPU array indexed by it, an entry being a slot with a hitcount. An
-  // array lookup is a bounds check and an add, where a hash lookup hashes
-  // and compares the key (bench: log2 1.5x the hand-written array before).
-  Log2Slots,
-};
-
 struct HistPlan {
   std::string system;
   std::string event;
@@ -307,7 +319,8 @@ struct HistPlan {
   bool uses_timestamp() const;
   static constexpr uint32_t kCommSize = 16;
   uint32_t value_size() const { return static_cast<uint32_t>(vals.size() * 8) + (saves_comm() ? kCommSize : 0); }
-  // The BPF map's key size and entries (the hash's are the key struct's and
+  bool per_cpu_table() const { return table_map != TableMap::SharedHash; }
+  // The BPF map's key size and entries (the hashes' are the key struct's and
   // max_entries; Log2Slots' a u32 index and kLog2Slots).
   uint32_t table_map_key_size() const { return table_map == TableMap::Log2Slots ? 4 : key_size; }
   uint32_t table_map_entries() const { return table_map == TableMap::Log2Slots ? kLog2Slots : max_entries; }
@@ -356,6 +369,10 @@ uint64_t hash_map_bytes(uint32_t key_size, uint32_t value_size, uint32_t max_ent
 uint64_t array_map_bytes(uint32_t value_size, uint32_t max_entries, bool per_cpu, uint32_t possible_cpus);
 // The maps of one trigger with this plan.
 MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus);
+
+// The planner's choice of TableMap (HistPlan::table_map) for a plan whose
+// keys, values, size, variables and actions are final.
+TableMap choose_table_map(const HistPlan& plan, const TablePolicy& policy);
 // hist_debug's memory lines for one trigger; `shared_with` names the named
 // table whose maps it shares ("" when they are its own).
 std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t possible_cpus,

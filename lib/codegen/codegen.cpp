@@ -242,9 +242,10 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
         p.table_map_entries(), i, table_map_name(i));
   else
     out += fmt::format(
-        "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, {});\n"
+        "struct {{\n  __uint(type, {});\n  __uint(max_entries, {});\n"
         "  __type(key, struct histd_key{});\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
-        p.max_entries, i, i, table_map_name(i));
+        p.per_cpu_table() ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", p.max_entries, i, i,
+        table_map_name(i));
   out += fmt::format(
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, 1);\n"
       "  __type(key, __u32);\n  __type(value, struct histd_table_stats);\n}} {} SEC(\".maps\");\n\n",
@@ -320,7 +321,11 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested) {
     std::string value = p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p)
                                        : load_expr(p.vals[k].access, timestamp_expr(p));
     if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
-    out += fmt::format("  v->v[{}] += {};\n", k, value);
+    // A shared table's entry is updated by every CPU at once.
+    if (p.per_cpu_table())
+      out += fmt::format("  v->v[{}] += {};\n", k, value);
+    else
+      out += fmt::format("  __sync_fetch_and_add(&v->v[{}], {});\n", k, value);
   }
   out += "  st->hits++;\n";
   out += detail::emit_var_store_and_actions(i, in);

@@ -448,7 +448,10 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
       auto existing = it->second.lock();
       if (existing && !existing->layout.table_compatible(plan))
         return user_error(ev, Diagnostic{ErrorCode::NamedMismatch, cmd.name_span, cmd.command, {}});
-      if (existing) plan.max_entries = existing->layout.max_entries;
+      if (existing) {
+        plan.max_entries = existing->layout.max_entries;
+        plan.table_map = existing->layout.table_map;
+      }
       joins_table = existing != nullptr;
     }
   }

@@ -21,12 +21,20 @@ inline constexpr const char* kSynthSystem = "synthetic";
 
 // The BPF map behind a plan's table (plan::TableMap).
 inline bpf_map_type table_map_type(const plan::HistPlan& p) {
-  return p.table_map == plan::TableMap::Log2Slots ? BPF_MAP_TYPE_PERCPU_ARRAY : BPF_MAP_TYPE_PERCPU_HASH;
+  switch (p.table_map) {
+    case plan::TableMap::PerCpuHash:
+      break;
+    case plan::TableMap::Log2Slots:
+      return BPF_MAP_TYPE_PERCPU_ARRAY;
+    case plan::TableMap::SharedHash:
+      return BPF_MAP_TYPE_HASH;
+  }
+  return BPF_MAP_TYPE_PERCPU_HASH;
 }
 
 inline table::MapShape table_shape(const plan::HistPlan& p) {
   return {p.table_map == plan::TableMap::Log2Slots ? table::MapShape::Kind::Slots : table::MapShape::Kind::Hash,
-          p.table_map_key_size(), p.table_map_entries()};
+          p.table_map_key_size(), p.table_map_entries(), p.per_cpu_table()};
 }
 
 // A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).

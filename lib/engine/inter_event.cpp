@@ -37,6 +37,7 @@ CommandResult busy(std::string what) {
 plan::Registry Engine::registry() const {
   plan::Registry reg;
   reg.catalog = &catalog_;
+  reg.tables = {possible_cpus_, options_.percpu_table_limit};
   for (const auto& [id, ev] : events_)
     for (const auto& t : ev->triggers)
       for (const plan::Variable& v : t->plan.vars) {

@@ -39,7 +39,8 @@ std::string debug_fields(const HistPlan& p) {
     out += fmt::format("\n  map: percpu_array of the {} log2 slots, key_size: 4, value_size: {}\n",
                        p.table_map_entries(), p.value_size());
   else
-    out += fmt::format("\n  map: percpu_hash, max_entries: {}, key_size: {}, value_size: {}\n", p.max_entries,
+    out += fmt::format("\n  map: {}, max_entries: {}, key_size: {}, value_size: {}\n",
+                       p.per_cpu_table() ? "percpu_hash" : "hash (shared by all CPUs, atomic adds)", p.max_entries,
                        p.key_size, p.value_size());
   return out;
 }

@@ -58,11 +58,25 @@ MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus) {
   MapMemory m;
   m.table = plan.table_map == TableMap::Log2Slots
                 ? array_map_bytes(plan.value_size(), plan.table_map_entries(), true, possible_cpus)
-                : hash_map_bytes(plan.key_size, plan.value_size(), plan.max_entries, true, possible_cpus);
+                : hash_map_bytes(plan.key_size, plan.value_size(), plan.max_entries, plan.per_cpu_table(),
+                                 possible_cpus);
   m.stats = array_map_bytes(sizeof(histd_table_stats), 1, true, possible_cpus);
   if (plan.has_var_map())
     m.vars = hash_map_bytes(plan.key_size, plan.var_record_size, plan.max_entries, false, possible_cpus);
   return m;
+}
+
+TableMap choose_table_map(const HistPlan& p, const TablePolicy& policy) {
+  // A lone .log2 key fits a 65-slot array, which no size can overflow (the
+  // smallest is 128). Triggers with variables or actions, and named tables,
+  // keep a hash: their variable records and sharers are keyed by the key
+  // struct.
+  const bool lone_log2 = p.keys.size() == 1 && p.keys[0].transform == KeyTransform::Log2;
+  if (lone_log2 && !p.has_var_map() && p.actions.empty() && !p.name && !p.saves_comm() &&
+      p.max_entries >= HistPlan::kLog2Slots)
+    return TableMap::Log2Slots;
+  const uint64_t per_cpu = hash_map_bytes(p.key_size, p.value_size(), p.max_entries, true, policy.possible_cpus);
+  return per_cpu > policy.percpu_limit ? TableMap::SharedHash : TableMap::PerCpuHash;
 }
 
 std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t possible_cpus,

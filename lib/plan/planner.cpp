@@ -162,18 +162,6 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
 
 // Numeric constant of a filter predicate, checked and truncated the way the
 // kernel's filter parser does (kstrtoll for signed fields, kstrtoull else).
-// A lone .log2 key fits a 65-slot array, which no size can overflow (the
-// smallest is 128). Triggers with variables or actions, and named tables,
-// keep the hash: their variable records and sharers are keyed by the key
-// struct.
-TableMap choose_table_map(const HistPlan& p) {
-  const bool lone_log2 = p.keys.size() == 1 && p.keys[0].transform == KeyTransform::Log2;
-  if (!lone_log2 || p.has_var_map() || !p.actions.empty() || p.name || p.saves_comm() ||
-      p.max_entries < HistPlan::kLog2Slots)
-    return TableMap::PerCpuHash;
-  return TableMap::Log2Slots;
-}
-
 Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAccess& field,
                                              const spec::Literal& lit) {
   if (lit.kind != spec::Literal::Kind::Number || (lit.negative && !field.is_signed))
@@ -428,7 +416,7 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
     plan.filter = std::move(*filter);
     plan.filter_text = cmd.filter->text;
   }
-  plan.table_map = choose_table_map(plan);
+  plan.table_map = choose_table_map(plan, registry.tables);
   return plan;
 }
 

@@ -42,7 +42,7 @@ constexpr size_t kCommSize = 16;
 }  // namespace
 
 Expected<Table> read_table(int table_fd, int stats_fd, MapShape shape, Table t) {
-  const unsigned ncpus = possible_cpus();
+  const unsigned ncpus = shape.per_cpu ? possible_cpus() : 1;
   const size_t n_vals = t.vals.size();
   const bool has_comm = saves_comm(t);
   // Each CPU's copy of a value: the u64 columns, then the comm if kept.

@@ -263,6 +263,41 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
   EXPECT_EQ(checked, 5u * 2 + 1);
 }
 
+// Over --percpu-table-limit a table is one shared hash (atomic adds): the same
+// table, the same clear, and the formula still the kernel's memlock.
+TEST_F(LimitsTest, TablesOverThePerCpuLimitAreSharedAndCountTheSame) {
+  engine::EngineOptions opt;
+  opt.percpu_table_limit = 64 << 10;  // the default 2048-entry table is 193 KiB per-CPU on 2 CPUs
+  start(opt);
+  add("hist:keys=fd:vals=count:size=128");    // 10 KiB: per-CPU
+  add("hist:keys=fd,common_pid:vals=count");  // shared
+  add("hist:keys=common_pid.execname");       // shared, with the comm kept in the value
+  for (int i = 0; i < 3; ++i) {
+    testing::Record r(40);
+    r.pid(77).set<int32_t>(8, 1).set<uint64_t>(16, 5).set<uint64_t>(32, 10 + i);
+    ASSERT_TRUE(engine_->inject(kSys, kEvent, r.bytes()).ok());
+  }
+  auto hist = engine_->read_hist(kSys, kEvent);
+  ASSERT_TRUE(hist.ok());
+  for (const char* row : {"{ fd:          5 } hitcount:          3  count:         33\n",
+                          "{ fd:          5, common_pid:         77 } hitcount:          3  count:         33\n",
+                          "[        77] } hitcount:          3\n"})  // .execname: this test's comm
+    EXPECT_NE(hist->find(row), std::string::npos) << row << "\nin\n" << *hist;
+  const std::string debug = engine_->read_hist_debug(kSys, kEvent);
+  size_t shared = 0;
+  for (size_t at = 0; (at = debug.find("map: hash (shared by all CPUs, atomic adds)", at)) != std::string::npos; ++at)
+    ++shared;
+  EXPECT_EQ(shared, 2u) << debug;
+  for (const engine::TriggerInfo& t : engine_->trigger_info()) {
+    const uint64_t kernel = memlock_of_map_id(t.table_map_id);
+    EXPECT_EQ(t.memory.table, kernel) << t.line;
+  }
+  add("hist:keys=fd,common_pid:vals=count:clear");
+  hist = engine_->read_hist(kSys, kEvent);
+  ASSERT_TRUE(hist.ok());
+  EXPECT_EQ(hist->find("common_pid:         77 } hitcount"), std::string::npos) << *hist;
+}
+
 TEST_F(LimitsTest, TheTraceBufferHoldsWhatItWasGiven) {
   engine::EngineOptions opt;
   opt.trace_buffer_size = 4096;

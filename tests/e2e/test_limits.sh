@@ -12,7 +12,7 @@ expect_eq "--max-triggers above the control array is refused" "1 1" \
 rc=0; out=$("$HISTD_BIN" --foreground --mount "$WORK/never" --max-map-memory lots 2>&1) || rc=$?
 expect_eq "a size that is not one is refused" "1" "$([ "$rc" -ne 0 ] && echo 1)"
 
-printf 'max-map-memory = 1M\ntrace-buffer-size = 64K\n' >"$WORK/histd.conf"
+printf 'max-map-memory = 1M\ntrace-buffer-size = 64K\npercpu-table-limit = 64K\n' >"$WORK/histd.conf"
 histd_start --max-triggers 2 --config "$WORK/histd.conf"
 export HISTD_SOCKET=$WORK/histd.sock
 W=$MNT/events/syscalls/sys_enter_write
@@ -49,6 +49,8 @@ expect_eq "list --json: one trigger, its memory is the total in use" "1 True" \
   "$(json 'd["usage"]["triggers"], d["usage"]["map_memory"] == d["triggers"][0]["map_memory"]["total"] > 0' <<<"$list")"
 total=$(json 'd["triggers"][0]["map_memory"]["total"]' <<<"$list")
 expect_eq "hist_debug shows the same figure" "1" "$(grep -c "^  map memory: $total bytes " "$W/hist_debug")"
+expect_eq "and, over percpu-table-limit, one shared hash" "1" \
+  "$(grep -c '^  map: hash (shared by all CPUs, atomic adds), max_entries: 2048' "$W/hist_debug")"
 expect_eq "show --json carries it per table" "$total" \
   "$("$HISTCTL_BIN" show --json syscalls:sys_enter_write | json 'd["tables"][0]["map_memory"]["total"]')"
 # (only its ERROR: lines, about the last command, quote the bytes in use)

@@ -61,6 +61,28 @@ TEST(MapMemory, ATriggerIsItsTableStatsAndVariables) {
   EXPECT_EQ(map_memory(vars, 64).vars - v.vars, 62u * (48 + 8 + vars.var_record_size + 8 + 32));
 }
 
+// The per-CPU or shared choice: per-CPU until the per-CPU hash would pass the
+// policy's limit; a lone .log2 key in slots whatever the CPUs.
+TEST(TableMapChoice, PerCpuUntilTheLimitThenShared) {
+  const TablePolicy two{2, uint64_t{16} << 20}, many{64, uint64_t{16} << 20};
+  const HistPlan small = plan_ok("hist:keys=call_site");
+  EXPECT_EQ(choose_table_map(small, two), TableMap::PerCpuHash);
+  EXPECT_EQ(choose_table_map(small, many), TableMap::PerCpuHash);  // 1.16 MiB on 64 CPUs
+  HistPlan big = plan_ok("hist:keys=call_site:vals=bytes_req:size=131072");
+  EXPECT_EQ(choose_table_map(big, two), TableMap::PerCpuHash);   // 12.6 MiB
+  EXPECT_EQ(choose_table_map(big, many), TableMap::SharedHash);  // 141 MiB per-CPU, 10.5 MiB shared
+  big.table_map = TableMap::SharedHash;
+  const MapMemory shared = map_memory(big, 64);
+  big.table_map = TableMap::PerCpuHash;
+  EXPECT_LT(shared.table * 10, map_memory(big, 64).table);
+  EXPECT_EQ(choose_table_map(big, TablePolicy{2, 1 << 20}), TableMap::SharedHash);  // the limit is the user's
+  EXPECT_EQ(choose_table_map(plan_ok("hist:keys=bytes_req.log2:size=131072"), many), TableMap::Log2Slots);
+  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2").table_map, TableMap::Log2Slots);
+  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2,call_site").table_map, TableMap::PerCpuHash);
+  EXPECT_EQ(plan_ok("hist:name=t:keys=bytes_req.log2").table_map, TableMap::PerCpuHash);
+  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2:x=call_site").table_map, TableMap::PerCpuHash);
+}
+
 TEST(MapMemory, HistDebugLines) {
   const HistPlan p = plan_ok("hist:keys=call_site");
   EXPECT_EQ(debug_memory(p, MapMemory{100, 20, 0}, 2, ""),
