@@ -1,6 +1,15 @@
+// hist.json, written directly: building a JSON tree per entry took 0.5 s for
+// 100k entries. The text is what nlohmann::json's dump(2) prints for the same
+// document (members sorted by name, two-space indents); render_test checks
+// that against nlohmann itself.
+#include <fmt/compile.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <map>
 
 #include "histd/render.h"
 
@@ -8,7 +17,23 @@ namespace histd::render {
 
 namespace {
 
-using nlohmann::json;
+using table::KeyDisplay;
+
+// A JSON string; bytes that are not UTF-8 (a comm, a string field) become
+// U+FFFD instead of failing the whole document.
+std::string json_string(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void put_number(std::string& out, uint64_t v, bool is_signed) {
+  if (is_signed) {
+    const fmt::format_int digits(static_cast<int64_t>(v));
+    out.append(digits.data(), digits.size());
+  } else {
+    const fmt::format_int digits(v);
+    out.append(digits.data(), digits.size());
+  }
+}
 
 uint64_t key_u64(const table::Row& r, uint32_t offset) {
   uint64_t v = 0;
@@ -16,89 +41,178 @@ uint64_t key_u64(const table::Row& r, uint32_t offset) {
   return v;
 }
 
-void add_key(json& keys, const table::KeyColumn& k, const table::Row& r, const Resolver& res) {
-  using table::KeyDisplay;
+// One member of an entry's "keys": a key's raw number (or string, or
+// frames), or the form a modifier renders it in ("<name>.<modifier>").
+struct KeyMember {
+  const table::KeyColumn* column = nullptr;
+  bool rendered = false;
+};
+
+const char* modifier_suffix(KeyDisplay d) {
+  switch (d) {
+    case KeyDisplay::Hex: return ".hex";
+    case KeyDisplay::Sym: return ".sym";
+    case KeyDisplay::SymOffset: return ".sym-offset";
+    case KeyDisplay::Execname: return ".execname";
+    case KeyDisplay::Syscall: return ".syscall";
+    case KeyDisplay::Log2: return ".log2";
+    case KeyDisplay::Buckets: return ".buckets";
+    case KeyDisplay::Decimal:
+    case KeyDisplay::String:
+    case KeyDisplay::Stacktrace:
+      break;
+  }
+  return nullptr;
+}
+
+// Members by name, as a JSON object orders them; a repeated name keeps the
+// last column, as assigning it twice would.
+template <typename T>
+std::vector<std::pair<std::string, T>> by_name(std::vector<std::pair<std::string, T>> members) {
+  std::map<std::string, T> sorted;
+  for (auto& [name, m] : members) sorted.insert_or_assign(name, m);
+  return {sorted.begin(), sorted.end()};
+}
+
+void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Resolver& res) {
+  const table::KeyColumn& k = *m.column;
   if (k.display == KeyDisplay::String) {
     const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
     const char* s = reinterpret_cast<const char*>(r.key.data() + k.offset);
-    keys[k.name] = std::string(s, strnlen(s, end - k.offset));
+    out += json_string(std::string_view(s, strnlen(s, end - k.offset)));
     return;
   }
   if (k.display == KeyDisplay::Stacktrace) {
-    json frames = json::array();
+    std::vector<std::string> frames;
     for (uint32_t off = k.offset; off + 8 <= k.offset + k.size && off + 8 <= r.key.size(); off += 8) {
       const uint64_t f = key_u64(r, off);
       if (!f) break;
       const std::string s = res.symbol_offset(f);
-      frames.push_back(s.empty() ? json(f) : json(s));
+      frames.push_back(s.empty() ? fmt::format_int(f).str() : json_string(s));
     }
-    keys[k.name] = std::move(frames);
+    if (frames.empty()) {
+      out += "[]";
+      return;
+    }
+    out += "[\n";
+    for (size_t i = 0; i < frames.size(); ++i) {
+      out += "              ";
+      out += frames[i];
+      out += i + 1 < frames.size() ? ",\n" : "\n";
+    }
+    out += "            ]";
     return;
   }
   const uint64_t v = key_u64(r, k.offset);
-  keys[k.name] = k.is_signed ? json(static_cast<int64_t>(v)) : json(v);
+  if (!m.rendered) {
+    put_number(out, v, k.is_signed);
+    return;
+  }
   switch (k.display) {
-    case KeyDisplay::Hex: {
-      char buf[32];
-      snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-      keys[k.name + ".hex"] = buf;
-      break;
-    }
+    case KeyDisplay::Hex:
+      out += fmt::format(FMT_COMPILE("\"{:x}\""), v);
+      return;
     case KeyDisplay::Sym:
-      keys[k.name + ".sym"] = res.symbol(v);
-      break;
+      out += json_string(res.symbol(v));
+      return;
     case KeyDisplay::SymOffset:
-      keys[k.name + ".sym-offset"] = res.symbol_offset(v);
-      break;
+      out += json_string(res.symbol_offset(v));
+      return;
     case KeyDisplay::Execname:
-      keys[k.name + ".execname"] = std::string(r.comm);
-      break;
+      out += json_string(r.comm);
+      return;
     case KeyDisplay::Syscall: {
       const std::string s = res.syscall_name(v);
-      keys[k.name + ".syscall"] = s.empty() ? "unknown_syscall" : s;
-      break;
+      out += json_string(s.empty() ? "unknown_syscall" : s);
+      return;
     }
     case KeyDisplay::Log2:
-      keys[k.name + ".log2"] = "2^" + std::to_string(v);
-      break;
+      out += fmt::format(FMT_COMPILE("\"2^{}\""), v);
+      return;
     case KeyDisplay::Buckets:
-      keys[k.name + ".buckets"] = std::to_string(v) + "-" + std::to_string(v + k.buckets - 1);
-      break;
-    default:
+      out += fmt::format(FMT_COMPILE("\"{}-{}\""), v, v + k.buckets - 1);
+      return;
+    case KeyDisplay::Decimal:
+    case KeyDisplay::String:
+    case KeyDisplay::Stacktrace:
       break;
   }
+}
+
+void put_table(std::string& out, const Section& s, const Resolver& res) {
+  const table::Table& t = *s.table;
+  std::vector<std::pair<std::string, KeyMember>> keys;
+  for (const table::KeyColumn& k : t.keys) {
+    keys.emplace_back(k.name, KeyMember{&k, false});
+    if (const char* suffix = modifier_suffix(k.display)) keys.emplace_back(k.name + suffix, KeyMember{&k, true});
+  }
+  keys = by_name(std::move(keys));
+  std::vector<std::pair<std::string, size_t>> values;
+  for (size_t i = 0; i < t.vals.size(); ++i) {
+    if (i == 0 ? t.nohitcount : !t.vals[i].printed) continue;
+    values.emplace_back(t.vals[i].name, i);
+  }
+  values = by_name(std::move(values));
+  std::vector<std::string> key_names, value_names;  // quoted once, not per entry
+  for (const auto& [name, m] : keys) key_names.push_back("            " + json_string(name) + ": ");
+  for (const auto& [name, i] : values) value_names.push_back("            " + json_string(name) + ": ");
+
+  out += "    {\n      \"entries\": ";
+  if (t.entries() == 0) out += "[]";
+  else {
+    out += "[\n";
+    out.reserve(out.size() + t.entries() * (64 + 32 * (keys.size() + values.size())));
+    for (size_t e = 0; e < t.entries(); ++e) {
+      const table::Row r = t.row(e);
+      out += "        {\n          \"keys\": {\n";
+      for (size_t i = 0; i < keys.size(); ++i) {
+        out += key_names[i];
+        put_key(out, keys[i].second, r, res);
+        out += i + 1 < keys.size() ? ",\n" : "\n";
+      }
+      out += "          },\n          \"values\": ";
+      if (values.empty()) {
+        out += "{}\n";
+      } else {
+        out += "{\n";
+        for (size_t i = 0; i < values.size(); ++i) {
+          out += value_names[i];
+          put_number(out, r.vals[values[i].second], false);
+          out += i + 1 < values.size() ? ",\n" : "\n";
+        }
+        out += "          }\n";
+      }
+      out += e + 1 < t.entries() ? "        },\n" : "        }\n";
+    }
+    out += "      ]";
+  }
+  out += ",\n";
+  if (s.memory)
+    out += fmt::format(
+        "      \"map_memory\": {{\n        \"stats\": {},\n        \"table\": {},\n        \"total\": {},\n"
+        "        \"vars\": {}\n      }},\n",
+        s.memory->stats, s.memory->table, s.memory->total(), s.memory->vars);
+  out += fmt::format(
+      "      \"totals\": {{\n        \"dropped\": {},\n        \"entries\": {},\n        \"hits\": {}\n      }},\n",
+      t.drops, t.entries(), t.hits);
+  out += "      \"trigger\": " + json_string(s.trigger_line) + "\n    }";
 }
 
 }  // namespace
 
 std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver) {
-  json doc{{"event", event}, {"tables", json::array()}};
-  for (const Section& s : sections) {
-    const table::Table& t = *s.table;
-    json entries = json::array();
-    for (size_t e = 0; e < t.entries(); ++e) {
-      const table::Row r = t.row(e);
-      json keys = json::object();
-      for (const auto& k : t.keys) add_key(keys, k, r, resolver);
-      json values = json::object();
-      for (size_t i = 0; i < t.vals.size() && i < r.vals.size(); ++i) {
-        if (i == 0 && t.nohitcount) continue;
-        if (i > 0 && !t.vals[i].printed) continue;
-        values[t.vals[i].name] = r.vals[i];
-      }
-      entries.push_back(json{{"keys", std::move(keys)}, {"values", std::move(values)}});
-    }
-    json table{{"trigger", s.trigger_line},
-               {"totals", {{"hits", t.hits}, {"entries", t.entries()}, {"dropped", t.drops}}},
-               {"entries", std::move(entries)}};
-    if (s.memory)
-      table["map_memory"] = {{"table", s.memory->table},
-                             {"stats", s.memory->stats},
-                             {"vars", s.memory->vars},
-                             {"total", s.memory->total()}};
-    doc["tables"].push_back(std::move(table));
+  std::string out = "{\n  \"event\": " + json_string(event) + ",\n  \"tables\": ";
+  if (sections.empty()) {
+    out += "[]\n}\n";
+    return out;
   }
-  return doc.dump(2) + "\n";
+  out += "[\n";
+  for (size_t i = 0; i < sections.size(); ++i) {
+    put_table(out, sections[i], resolver);
+    out += i + 1 < sections.size() ? ",\n" : "\n";
+  }
+  out += "  ]\n}\n";
+  return out;
 }
 
 }  // namespace histd::render

@@ -2,6 +2,7 @@
 // value display, ties, empty tables, several tables on one event.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "golden.h"
@@ -318,6 +319,51 @@ TEST(Table, BigTablesSortLikeSmallOnes) {
 
 namespace histd::render {
 namespace {
+
+// The writer prints what nlohmann::json's dump(2) would for the same
+// document: parsing and re-dumping every shape gives the same text back.
+TEST(RenderJson, TextIsNlohmannsPrettyPrint) {
+  FakeResolver res;
+  Table stacks = table_of({{"common_stacktrace", 0, 24, false, KeyDisplay::Stacktrace}}, {{"hitcount"}},
+                          {row({0xffffffff811ae721, 0x1234, 0}, {2}), row({0, 0, 0}, {1})});
+  Table every = table_of({{"call_site", 0, 8, false, KeyDisplay::Sym}, {"off", 8, 8, false, KeyDisplay::SymOffset},
+                          {"id", 16, 8, false, KeyDisplay::Syscall}, {"len", 24, 8, false, KeyDisplay::Log2},
+                          {"b", 32, 8, false, KeyDisplay::Buckets, 10}, {"h", 40, 8, false, KeyDisplay::Hex},
+                          {"n", 48, 8, true, KeyDisplay::Decimal}},
+                         {{"hitcount"}, {"runtime", ValDisplay::Percent}, {"runtime", ValDisplay::Graph},
+                          {"hidden", ValDisplay::Decimal, false}},
+                         {row({0xffffffffa00bf6fe, 0xffffffff811ae721, 1, 7, 20, 255, static_cast<uint64_t>(-5)},
+                              {3, 9, 9, 1}),
+                          row({1, 2, 999, 0, 0, 0, 0}, {1, 1, 1, 1})});
+  Table strings;
+  strings.keys = {{"comm", 0, 16, false, KeyDisplay::String}, {"pid", 16, 8, true, KeyDisplay::Execname}};
+  strings.vals = {{"hitcount"}};
+  strings.key_size = 24;
+  strings.nohitcount = true;
+  for (const char* name : {"a\"b\\c", "tab\there", "\xff\xfe bad utf-8", "\u00e9t\u00e9"}) {
+    uint8_t key[24] = {};
+    std::memcpy(key, name, std::min<size_t>(std::strlen(name), 15));
+    const uint64_t one = 1;
+    strings.add(key, {&one, 1}, name);
+  }
+  Table empty = table_of({{"pid", 0, 8, false, KeyDisplay::Decimal}}, {{"hitcount"}}, {});
+  const std::string json =
+      render_json("sys:\"ev\"", {{"hist:keys=common_stacktrace [active]", &stacks, {}, plan::MapMemory{1, 2, 3}},
+                                  {"hist:keys=... [paused]", &every},
+                                  {"hist:keys=comm,pid.execname:nohitcount [active]", &strings},
+                                  {"hist:keys=pid [active]", &empty}},
+                  res);
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  EXPECT_EQ(doc["tables"][0]["entries"][1]["keys"]["common_stacktrace"],
+            nlohmann::json::parse(R"(["__kmalloc+0x191/0x1b0", 4660])"));
+  EXPECT_EQ(doc["tables"][1]["entries"][1]["keys"]["n"], -5);  // hitcount 3: after the other entry
+  EXPECT_EQ(doc["tables"][1]["entries"][1]["keys"]["b.buckets"], "20-29");
+  EXPECT_FALSE(doc["tables"][1]["entries"][1]["values"].contains("hidden"));
+  EXPECT_EQ(doc["tables"][2]["entries"][0]["values"], nlohmann::json::object());
+  EXPECT_EQ(doc["tables"][3]["entries"], nlohmann::json::array());
+  EXPECT_EQ(render_json("a:b", {}, res), "{\n  \"event\": \"a:b\",\n  \"tables\": []\n}\n");
+}
 
 TEST(RenderJson, NumbersAndRenderedFormsSideBySide) {
   FakeResolver res;
