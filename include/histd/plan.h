@@ -137,6 +137,7 @@ struct VarRef {
   uint32_t slot = 0;            // in the owner's variable record
   uint32_t owner_key_size = 0;  // the owner's key, which this key must match
   uint32_t owner_record_size = 0;  // bytes of the owner's variable record
+  uint32_t owner_record_offset = 0;  // where it starts in the owner's map value
   bool read_once = false;       // an operand of an expression: consumed when read
   friend bool operator==(const VarRef&, const VarRef&) = default;
 };
@@ -155,6 +156,7 @@ struct RegisteredVar {
   uint32_t slot = 0;
   uint32_t key_size = 0;
   uint32_t record_size = 0;
+  uint32_t record_offset = 0;  // in the owner's map value (HistPlan::record_offset)
   TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 
@@ -172,6 +174,13 @@ enum class TableMap {
   // its cache line (bench/shared.sh: 2.4x the per-CPU cost with 2 CPUs on
   // one key), so it is the exception, for many CPUs x big tables.
   SharedHash,
+  // A trigger with variables (or onmax/onchange tracking) keeps each entry's
+  // variable record after its values, in one hash shared by all CPUs (the
+  // record must be, decision 6): one lookup per event finds both, as the
+  // kernel keeps both in one tracing_map element, and clearing the table
+  // clears the variables as the kernel's does. Named tables, which other
+  // triggers share, keep their records in a map of their own.
+  SharedWithRecords,
 };
 
 // What the per-CPU or shared choice depends on besides the plan.
@@ -319,7 +328,17 @@ struct HistPlan {
   bool uses_timestamp() const;
   static constexpr uint32_t kCommSize = 16;
   uint32_t value_size() const { return static_cast<uint32_t>(vals.size() * 8) + (saves_comm() ? kCommSize : 0); }
-  bool per_cpu_table() const { return table_map != TableMap::SharedHash; }
+  bool per_cpu_table() const { return table_map != TableMap::SharedHash && table_map != TableMap::SharedWithRecords; }
+  bool records_in_table() const { return table_map == TableMap::SharedWithRecords; }
+  // Variable records in a hash of their own (the "var<i>" map).
+  bool separate_var_map() const { return has_var_map() && !records_in_table(); }
+  // Where the variable record starts in its map's value: after the values
+  // in the table's entry, at 0 in a map of its own.
+  uint32_t record_offset() const { return records_in_table() ? (value_size() + 7) / 8 * 8 : 0; }
+  // The table map's value: the values (and comm), then the record when kept there.
+  uint32_t table_value_size() const {
+    return records_in_table() ? record_offset() + (var_record_size + 7) / 8 * 8 : value_size();
+  }
   // The BPF map's key size and entries (the hashes' are the key struct's and
   // max_entries; Log2Slots' a u32 index and kLog2Slots).
   uint32_t table_map_key_size() const { return table_map == TableMap::Log2Slots ? 4 : key_size; }

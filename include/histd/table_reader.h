@@ -15,6 +15,7 @@ struct MapShape {
   uint32_t key_size = 0;  // of the map: the key struct's, or 4 for slots
   uint32_t entries = 0;   // of the map
   bool per_cpu = true;    // a copy of each value per possible CPU, summed on reading
+  uint32_t value_size = 0;  // of the map: the values (and comm), perhaps more after them
 };
 
 // `columns` is the layout (HistPlan::columns()); rows and totals are filled

@@ -233,8 +233,9 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
                        k, p.keys[k].offset);
   out += fmt::format("struct histd_val{} {{\n  __u64 v[{}];\n", i, p.vals.size());
   if (p.saves_comm()) out += fmt::format("  char comm[{}];\n", plan::HistPlan::kCommSize);
+  if (p.records_in_table()) out += fmt::format("  __u64 rec[{}];\n", (p.var_record_size + 7) / 8);
   out += "};\n";
-  out += fmt::format("_Static_assert(sizeof(struct histd_val{}) == {}, \"value size\");\n", i, p.value_size());
+  out += fmt::format("_Static_assert(sizeof(struct histd_val{}) == {}, \"value size\");\n", i, p.table_value_size());
   if (p.table_map == plan::TableMap::Log2Slots)
     out += fmt::format(
         "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, {});\n"

@@ -149,8 +149,9 @@ std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p) {
 
 void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p) {
   std::string out;
-  if (p.has_var_map()) {
+  if (p.has_var_map())
     out += fmt::format("struct histd_vrec{} {{\n  __u64 w[{}];\n}};\n", i, words(p.var_record_size));
+  if (p.separate_var_map()) {
     out += fmt::format(
         "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, {});\n"
         "  __type(key, struct histd_key{});\n  __type(value, struct histd_vrec{});\n}} {} SEC(\".maps\");\n",
@@ -160,7 +161,11 @@ void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p
     const plan::VarRef& r = p.refs[k];
     if (r.self) continue;
     out += fmt::format("struct histd_xk{}_{} {{\n  __u8 b[{}];\n}};\n", i, k, r.owner_key_size);
-    out += fmt::format("struct histd_xr{}_{} {{\n  __u64 w[{}];\n}};\n", i, k, words(r.owner_record_size));
+    // The owner's map value: the record, after the owner's values when its
+    // table holds it.
+    out += fmt::format("struct histd_xr{}_{} {{\n", i, k);
+    if (r.owner_record_offset) out += fmt::format("  __u64 values[{}];\n", r.owner_record_offset / 8);
+    out += fmt::format("  __u64 w[{}];\n}};\n", words(r.owner_record_size));
     out += fmt::format(
         "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, 1);\n"
         "  __type(key, struct histd_xk{0}_{1});\n  __type(value, struct histd_xr{0}_{1});\n}} {2} SEC(\".maps\");\n",
@@ -208,10 +213,15 @@ std::string emit_var_values(const plan::HistPlan& p) {
 std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
   const plan::HistPlan& p = *in.plan;
   std::string o;
-  if (p.has_var_map()) {
+  if (p.records_in_table()) {
+    // The record is in the entry the table update just found (`v`).
+    o += fmt::format("  struct histd_vrec{0} *vr = (struct histd_vrec{0} *)v->rec;\n", i);
+  } else if (p.has_var_map()) {
     o += fmt::format("  struct histd_vrec{} *vr = bpf_map_lookup_elem(&{}, key);\n  if (!vr) {{\n", i, var_map_name(i));
     o += fmt::format("    struct histd_vrec{} vinit;\n    __builtin_memset(&vinit, 0, sizeof(vinit));\n", i);
     o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st);\n    if (!vr)\n      return;\n  }}\n", var_map_name(i));
+  }
+  if (p.has_var_map()) {
     uint64_t mask = 0;
     for (const plan::Variable& v : p.vars) {
       o += fmt::format("  vr->w[{}] = vv{};\n", 1 + v.slot, v.slot);

@@ -190,7 +190,7 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
     if (plan.name) named_tables_[*plan.name] = t;
     return t;
   }
-  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(), plan.value_size(),
+  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(), plan.table_value_size(),
                                  plan.table_map_entries());
   if (!map) return unexpected(std::move(map).error());
   auto stats = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1);
@@ -283,9 +283,9 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
       const plan::VarRef& r = t.plan.refs[k];
       if (r.self) continue;
       const Trigger* owner = find_trigger(r.owner).second;
-      if (!owner || !owner->vars)
+      if (!owner || owner->record_map() < 0)
         return fail(ErrorKind::Invalid, ENOENT, fmt::format("the owner of ${} is gone", r.name));
-      maps[codegen::ref_map_name(i, k)] = owner->vars.get();
+      maps[codegen::ref_map_name(i, k)] = owner->record_map();
     }
   }
   std::string source = codegen::generate_event_unit(inputs, enable_inputs, inlined);
@@ -479,7 +479,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
                                   cmd.size ? cmd.size_span : Span{0, 0}))
     return *refused;
   runtime::Fd vars;
-  if (plan.has_var_map()) {
+  if (plan.separate_var_map()) {
     auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
                                  plan.max_entries);
     if (!m) return system_failure(std::move(m).error());
@@ -589,12 +589,14 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   for (const auto& t : it->second->triggers) {
     auto table = table::read_table(t->table->map.get(), t->table->stats.get(), table_shape(t->plan), t->plan.columns());
     if (!table) return unexpected(std::move(table).error());
-    if (t->vars && plan::tracks_values(t->plan)) {
-      std::vector<uint8_t> record(t->plan.var_record_size);
+    if (t->record_map() >= 0 && plan::tracks_values(t->plan)) {
+      // The record alone, or the table's entry with the record after the values.
+      const uint32_t offset = t->plan.record_offset();
+      std::vector<uint8_t> value(offset + t->plan.var_record_size);
       for (size_t e = 0; e < table->entries(); ++e) {
-        std::fill(record.begin(), record.end(), 0);
-        bpf_map_lookup_elem(t->vars.get(), table->row(e).key.data(), record.data());
-        table->set_tracking(e, render::render_tracking(t->plan, record));
+        std::fill(value.begin(), value.end(), 0);
+        bpf_map_lookup_elem(t->record_map(), table->row(e).key.data(), value.data());
+        table->set_tracking(e, render::render_tracking(t->plan, std::span(value).subspan(offset)));
       }
     }
     tables.push_back(std::move(*table));

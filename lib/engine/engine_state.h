@@ -27,6 +27,7 @@ inline bpf_map_type table_map_type(const plan::HistPlan& p) {
     case plan::TableMap::Log2Slots:
       return BPF_MAP_TYPE_PERCPU_ARRAY;
     case plan::TableMap::SharedHash:
+    case plan::TableMap::SharedWithRecords:
       return BPF_MAP_TYPE_HASH;
   }
   return BPF_MAP_TYPE_PERCPU_HASH;
@@ -34,7 +35,7 @@ inline bpf_map_type table_map_type(const plan::HistPlan& p) {
 
 inline table::MapShape table_shape(const plan::HistPlan& p) {
   return {p.table_map == plan::TableMap::Log2Slots ? table::MapShape::Kind::Slots : table::MapShape::Kind::Hash,
-          p.table_map_key_size(), p.table_map_entries(), p.per_cpu_table()};
+          p.table_map_key_size(), p.table_map_entries(), p.per_cpu_table(), p.table_value_size()};
 }
 
 // A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
@@ -52,7 +53,10 @@ struct Engine::Trigger {
   uint64_t uid = 0;  // what other triggers' $references name it by
   uint64_t field_var_of = 0;  // made to carry a field to that trigger's onmatch() (0: the user's own)
   std::shared_ptr<TableState> table;
-  runtime::Fd vars;  // its variable records, when the plan has variables or tracks values
+  runtime::Fd vars;  // its variable records in a map of their own (plan.separate_var_map())
+  // The map holding its variable records (-1: none): the table's when the
+  // records follow the values there (plan::TableMap::SharedWithRecords).
+  int record_map() const { return plan.records_in_table() ? table->map.get() : vars ? vars.get() : -1; }
   // The last snapshot() it took: the triggering value and the entry's key.
   struct Snapshot {
     uint64_t value = 0;

@@ -49,6 +49,7 @@ plan::Registry Engine::registry() const {
         rv.slot = v.slot;
         rv.key_size = t->plan.key_size;
         rv.record_size = t->plan.var_record_size;
+        rv.record_offset = t->plan.record_offset();
         rv.type = v.expr;
         rv.type.ops.clear();
         rv.type.root = -1;

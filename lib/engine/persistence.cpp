@@ -84,7 +84,7 @@ void Engine::sweep_pins() {
 bool Engine::adopt_pinned(TableState& t) {
   if (t.pin_base.empty()) return false;
   runtime::Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
-                                t.layout.value_size(), t.layout.table_map_entries());
+                                t.layout.table_value_size(), t.layout.table_map_entries());
   runtime::Fd stats =
       open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
   if (!map || !stats) return false;

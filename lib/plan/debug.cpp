@@ -40,8 +40,10 @@ std::string debug_fields(const HistPlan& p) {
                        p.table_map_entries(), p.value_size());
   else
     out += fmt::format("\n  map: {}, max_entries: {}, key_size: {}, value_size: {}\n",
-                       p.per_cpu_table() ? "percpu_hash" : "hash (shared by all CPUs, atomic adds)", p.max_entries,
-                       p.key_size, p.value_size());
+                       p.records_in_table() ? "hash (shared by all CPUs, atomic adds; the variable record after the values)"
+                       : p.per_cpu_table() ? "percpu_hash"
+                                           : "hash (shared by all CPUs, atomic adds)",
+                       p.max_entries, p.key_size, p.table_value_size());
   return out;
 }
 

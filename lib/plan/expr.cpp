@@ -251,6 +251,7 @@ class Typer {
     ref.slot = found->slot;
     ref.owner_key_size = found->key_size;
     ref.owner_record_size = found->record_size;
+    ref.owner_record_offset = found->record_offset;
     return reference(ref, found->type, n, use);
   }
 

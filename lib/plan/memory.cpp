@@ -58,10 +58,10 @@ MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus) {
   MapMemory m;
   m.table = plan.table_map == TableMap::Log2Slots
                 ? array_map_bytes(plan.value_size(), plan.table_map_entries(), true, possible_cpus)
-                : hash_map_bytes(plan.key_size, plan.value_size(), plan.max_entries, plan.per_cpu_table(),
+                : hash_map_bytes(plan.key_size, plan.table_value_size(), plan.max_entries, plan.per_cpu_table(),
                                  possible_cpus);
   m.stats = array_map_bytes(sizeof(histd_table_stats), 1, true, possible_cpus);
-  if (plan.has_var_map())
+  if (plan.separate_var_map())
     m.vars = hash_map_bytes(plan.key_size, plan.var_record_size, plan.max_entries, false, possible_cpus);
   return m;
 }
@@ -75,6 +75,7 @@ TableMap choose_table_map(const HistPlan& p, const TablePolicy& policy) {
   if (lone_log2 && !p.has_var_map() && p.actions.empty() && !p.name && !p.saves_comm() &&
       p.max_entries >= HistPlan::kLog2Slots)
     return TableMap::Log2Slots;
+  if (p.has_var_map() && !p.name) return TableMap::SharedWithRecords;
   const uint64_t per_cpu = hash_map_bytes(p.key_size, p.value_size(), p.max_entries, true, policy.possible_cpus);
   return per_cpu > policy.percpu_limit ? TableMap::SharedHash : TableMap::PerCpuHash;
 }
@@ -82,7 +83,7 @@ TableMap choose_table_map(const HistPlan& p, const TablePolicy& policy) {
 std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t possible_cpus,
                          const std::string& shared_with) {
   std::string out;
-  if (plan.has_var_map())
+  if (plan.separate_var_map())
     out += fmt::format("  variables map: hash, max_entries: {}, key_size: {}, value_size: {}\n", plan.max_entries,
                        plan.key_size, plan.var_record_size);
   out += fmt::format("  map memory: {} bytes (table {}, stats {}, variables {}; {} possible CPUs)\n",

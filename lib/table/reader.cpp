@@ -45,8 +45,9 @@ Expected<Table> read_table(int table_fd, int stats_fd, MapShape shape, Table t) 
   const unsigned ncpus = shape.per_cpu ? possible_cpus() : 1;
   const size_t n_vals = t.vals.size();
   const bool has_comm = saves_comm(t);
-  // Each CPU's copy of a value: the u64 columns, then the comm if kept.
-  const size_t cpu_stride = ((n_vals * 8 + (has_comm ? kCommSize : 0) + 7) / 8) * 8;
+  // Each CPU's copy of a value: the u64 columns, then the comm if kept (then
+  // the variable record, which is not read here).
+  const size_t cpu_stride = ((std::max<size_t>(shape.value_size, n_vals * 8 + (has_comm ? kCommSize : 0)) + 7) / 8) * 8;
   const size_t value_stride = cpu_stride * ncpus;
   const bool slots = shape.kind == MapShape::Kind::Slots;
   const size_t key_size = shape.key_size;

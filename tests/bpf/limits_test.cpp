@@ -235,7 +235,9 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
   add("hist:keys=count.log2:vals=fd");                  // the 65-slot per-CPU array
   ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking",
                                      "hist:keys=comm:ts0=common_timestamp:onmax($ts0).save(prio)")
-                  .ok());  // a variable map too
+                  .ok());  // variable records after the values
+  ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking", "hist:name=w:keys=pid:t1=common_timestamp").ok());
+  // a named table's variables: a map of their own
   size_t checked = 0;
   for (const engine::TriggerInfo& t : engine_->trigger_info()) {
     struct Part {
@@ -260,7 +262,7 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 5u * 2 + 1);
+  EXPECT_EQ(checked, 6u * 2 + 1);
 }
 
 // Over --percpu-table-limit a table is one shared hash (atomic adds): the same

@@ -88,6 +88,7 @@ InterEventUnit inter_event_unit() {
   rv.owner = 1;
   rv.key_size = u.owner.key_size;
   rv.record_size = u.owner.var_record_size;
+  rv.record_offset = u.owner.record_offset();  // after the owner's values in its table
   rv.type = u.owner.vars[0].expr;
   rv.type.ops.clear();
   reg.vars.push_back(rv);

@@ -52,13 +52,23 @@ TEST(MapMemory, ATriggerIsItsTableStatsAndVariables) {
   EXPECT_EQ(m.vars, 0u);
   EXPECT_EQ(m.total(), m.table + m.stats);
 
+  // Variables: the record follows the values in one shared hash.
   const HistPlan vars = plan_ok("hist:keys=common_pid:ts0=common_timestamp:size=100");
   ASSERT_TRUE(vars.has_var_map());
+  ASSERT_TRUE(vars.records_in_table());
+  EXPECT_EQ(vars.record_offset(), 8u);
+  EXPECT_EQ(vars.table_value_size(), 8u + vars.var_record_size);
   const MapMemory v = map_memory(vars, 2);
-  EXPECT_EQ(v.vars, hash_map_bytes(vars.key_size, vars.var_record_size, 128, false, 2));
-  // More CPUs cost per-CPU values only.
+  EXPECT_EQ(v.table, hash_map_bytes(vars.key_size, 8 + vars.var_record_size, 128, false, 2));
+  EXPECT_EQ(v.vars, 0u);
+  // More CPUs cost per-CPU values, and a shared hash's spare element per CPU.
   EXPECT_GT(map_memory(plain, 64).table, m.table);
-  EXPECT_EQ(map_memory(vars, 64).vars - v.vars, 62u * (48 + 8 + vars.var_record_size + 8 + 32));
+  EXPECT_EQ(map_memory(vars, 64).table - v.table, 62u * (48 + 8 + 8 + vars.var_record_size + 8 + 32));
+
+  // A named table's triggers keep their records in a map of their own.
+  const HistPlan named = plan_ok("hist:name=t:keys=common_pid:ts0=common_timestamp:size=100");
+  ASSERT_TRUE(named.separate_var_map());
+  EXPECT_EQ(map_memory(named, 2).vars, hash_map_bytes(named.key_size, named.var_record_size, 128, false, 2));
 }
 
 // The per-CPU or shared choice: per-CPU until the per-CPU hash would pass the
@@ -80,7 +90,7 @@ TEST(TableMapChoice, PerCpuUntilTheLimitThenShared) {
   EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2").table_map, TableMap::Log2Slots);
   EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2,call_site").table_map, TableMap::PerCpuHash);
   EXPECT_EQ(plan_ok("hist:name=t:keys=bytes_req.log2").table_map, TableMap::PerCpuHash);
-  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2:x=call_site").table_map, TableMap::PerCpuHash);
+  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2:x=call_site").table_map, TableMap::SharedWithRecords);
 }
 
 TEST(MapMemory, HistDebugLines) {

@@ -9,10 +9,11 @@ _Static_assert(sizeof(struct histd_key0) == 8, "key size");
 _Static_assert(__builtin_offsetof(struct histd_key0, k0) == 0, "key offset");
 struct histd_val0 {
   __u64 v[1];
+  __u64 rec[7];
 };
-_Static_assert(sizeof(struct histd_val0) == 8, "value size");
+_Static_assert(sizeof(struct histd_val0) == 64, "value size");
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 2048);
   __type(key, struct histd_key0);
   __type(value, struct histd_val0);
@@ -27,12 +28,6 @@ struct {
 struct histd_vrec0 {
   __u64 w[7];
 };
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 2048);
-  __type(key, struct histd_key0);
-  __type(value, struct histd_vrec0);
-} var0 SEC(".maps");
 
 struct histd_key1 {
   __u64 k0;
@@ -41,10 +36,11 @@ _Static_assert(sizeof(struct histd_key1) == 8, "key size");
 _Static_assert(__builtin_offsetof(struct histd_key1, k0) == 0, "key offset");
 struct histd_val1 {
   __u64 v[1];
+  __u64 rec[2];
 };
-_Static_assert(sizeof(struct histd_val1) == 8, "value size");
+_Static_assert(sizeof(struct histd_val1) == 24, "value size");
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 2048);
   __type(key, struct histd_key1);
   __type(value, struct histd_val1);
@@ -59,16 +55,11 @@ struct {
 struct histd_vrec1 {
   __u64 w[2];
 };
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 2048);
-  __type(key, struct histd_key1);
-  __type(value, struct histd_vrec1);
-} var1 SEC(".maps");
 struct histd_xk1_0 {
   __u8 b[8];
 };
 struct histd_xr1_0 {
+  __u64 values[1];
   __u64 w[7];
 };
 struct {
@@ -124,16 +115,9 @@ static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, cons
     if (!v)
       return;
   }
-  v->v[0] += 1;
+  __sync_fetch_and_add(&v->v[0], 1);
   st->hits++;
-  struct histd_vrec0 *vr = bpf_map_lookup_elem(&var0, key);
-  if (!vr) {
-    struct histd_vrec0 vinit;
-    __builtin_memset(&vinit, 0, sizeof(vinit));
-    vr = histd_insert(&var0, key, &vinit, st);
-    if (!vr)
-      return;
-  }
+  struct histd_vrec0 *vr = (struct histd_vrec0 *)v->rec;
   vr->w[1] = vv0;
   __sync_fetch_and_or(&vr->w[0], 0x1ULL);
   if (vv0 > vr->w[2]) {
@@ -177,16 +161,9 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
     if (!v)
       return;
   }
-  v->v[0] += 1;
+  __sync_fetch_and_add(&v->v[0], 1);
   st->hits++;
-  struct histd_vrec1 *vr = bpf_map_lookup_elem(&var1, key);
-  if (!vr) {
-    struct histd_vrec1 vinit;
-    __builtin_memset(&vinit, 0, sizeof(vinit));
-    vr = histd_insert(&var1, key, &vinit, st);
-    if (!vr)
-      return;
-  }
+  struct histd_vrec1 *vr = (struct histd_vrec1 *)v->rec;
   vr->w[1] = vv0;
   __sync_fetch_and_or(&vr->w[0], 0x1ULL);
   {
