@@ -1,5 +1,6 @@
 // The kernel's hist_trigger_show() and hist_trigger_entry_print(), byte for
-// byte: the printf formats are the kernel's.
+// byte: each format is the equivalent of the kernel's printf format quoted
+// beside it.
 #include "histd/render.h"
 
 #include <fmt/format.h>
@@ -200,10 +201,13 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
   out += "# event histogram\n#\n# trigger info: ";
   out += section.trigger_line;
   out += "\n#\n\n";
-  // A first guess of the size saves the copies of growing a multi-MB string.
-  out.reserve(out.size() + t.entries() * (24 + 22 * (t.keys.size() + t.vals.size())) + 128);
+  const size_t before = out.size();
   const ColumnStats stats = column_stats(t);
   for (size_t e = 0; e < t.entries(); ++e) {
+    // Room for every line at the first line's length (+1/8): growing a
+    // multi-MB string copies it, and reserving much more than it needs
+    // takes fresh pages where the memory the sort just freed would do.
+    if (e == 1) out.reserve(out.size() + (out.size() - before) * (t.entries() + t.entries() / 8) + 256);
     const table::Row r = t.row(e);
     append_row(out, t, r, resolver, stats);
     out += r.tracking;
