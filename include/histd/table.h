@@ -86,11 +86,15 @@ struct Table {
 
  private:
   friend void sort_rows(Table& table);
+  size_t stored_at(size_t i) const;  // where entry i of the order is stored
   size_t n_entries = 0;
   std::vector<uint8_t> key_bytes;        // n_entries x key_size
   std::vector<uint64_t> val_words;       // n_entries x vals.size()
   std::vector<std::string> comms;        // per entry once any entry has a comm, else empty
   std::vector<std::string> trackings;    // per entry once any entry has tracking text, else empty
+  // The sorted order: entry i is stored at order[i] (empty: as added).
+  // Sorting only writes this; the arrays stay where reading put them.
+  std::vector<uint32_t> order;
 };
 
 // Adds up per-CPU copies of a value struct into `sum` (n_vals u64s). `buf`

@@ -7,12 +7,14 @@
 
 namespace histd::table {
 
+size_t Table::stored_at(size_t i) const { return order.empty() ? i : order[i]; }
+
 Row Table::row(size_t i) const {
-  const size_t nv = vals.size();
-  return Row{std::span<const uint8_t>(key_bytes.data() + i * key_size, key_size),
-             std::span<const uint64_t>(val_words.data() + i * nv, nv),
-             comms.empty() ? std::string_view() : std::string_view(comms[i]),
-             trackings.empty() ? std::string_view() : std::string_view(trackings[i])};
+  const size_t at = stored_at(i), nv = vals.size();
+  return Row{std::span<const uint8_t>(key_bytes.data() + at * key_size, key_size),
+             std::span<const uint64_t>(val_words.data() + at * nv, nv),
+             comms.empty() ? std::string_view() : std::string_view(comms[at]),
+             trackings.empty() ? std::string_view() : std::string_view(trackings[at])};
 }
 
 void Table::reserve(size_t n) {
@@ -28,6 +30,7 @@ void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, 
   val_words.resize(v + vals.size(), 0);
   std::copy_n(values.begin(), std::min(values.size(), vals.size()), val_words.begin() + static_cast<ptrdiff_t>(v));
   ++n_entries;
+  if (!order.empty()) order.push_back(static_cast<uint32_t>(n_entries - 1));
   if (!comm.empty() || !comms.empty()) {
     comms.resize(n_entries);
     comms.back() = comm;
@@ -37,7 +40,7 @@ void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, 
 
 void Table::set_tracking(size_t i, std::string text) {
   if (trackings.empty()) trackings.resize(n_entries);
-  trackings.at(i) = std::move(text);
+  trackings.at(stored_at(i)) = std::move(text);
 }
 
 void merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus, size_t cpu_stride,
@@ -194,24 +197,10 @@ void sort_rows(Table& t) {
     run = end;
   }
 
-  // Gather every array into the new order.
-  const size_t ks = t.key_size, nv = t.vals.size();
-  std::vector<uint8_t> keys(n * ks);
-  std::vector<uint64_t> vals(n * nv);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t from = items[i].index;
-    std::memcpy(keys.data() + i * ks, t.key_bytes.data() + from * ks, ks);
-    std::copy_n(t.val_words.begin() + static_cast<ptrdiff_t>(from * nv), nv,
-                vals.begin() + static_cast<ptrdiff_t>(i * nv));
-  }
-  t.key_bytes = std::move(keys);
-  t.val_words = std::move(vals);
-  for (std::vector<std::string>* strings : {&t.comms, &t.trackings}) {
-    if (strings->empty()) continue;
-    std::vector<std::string> sorted(n);
-    for (size_t i = 0; i < n; ++i) sorted[i] = std::move((*strings)[items[i].index]);
-    *strings = std::move(sorted);
-  }
+  // Entries stay where they are; rows are found through the order.
+  std::vector<uint32_t> sorted(n);
+  for (size_t i = 0; i < n; ++i) sorted[i] = static_cast<uint32_t>(t.stored_at(items[i].index));
+  t.order = std::move(sorted);
 }
 
 }  // namespace histd::table

@@ -53,6 +53,9 @@ Expected<Table> read_table(int table_fd, int stats_fd, MapShape shape, Table t) 
   const size_t key_size = shape.key_size;
   std::vector<uint64_t> sum(n_vals);
   std::vector<uint8_t> slot_key(t.key_size);
+  // Room for a full table up front: growing would copy the arrays into fresh
+  // pages; what stays unused is never touched.
+  t.reserve(shape.entries);
 
   // Batches of up to 4096 entries; the batch token of a hash map is a u32
   // bucket index, but libbpf sizes it by the key, so give it room for both.
