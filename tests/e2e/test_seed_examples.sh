@@ -35,8 +35,11 @@ expect_eq "examples clean up after themselves" "" "$("$HISTCTL_BIN" --socket "$W
 out=$(bash "$EXAMPLES/wakeup_latency.sh" 10)
 wpid=$(grep -oE '^workload pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
 wakeups=$(grep -oE '^wakeups: [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
-expect_eq "wakeup latency example: one event per wakeup" "$wakeups" \
-  "$(grep -E "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" <<<"$out" | grep -oE 'hitcount: +[0-9]+' | awk '{s += $2} END {print s + 0}')"
+# (as in test_inter_event.sh: a wakeup racing with the task still going to
+# sleep switches nothing in; at most 2 of those)
+events=$(grep -E "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" <<<"$out" | grep -oE 'hitcount: +[0-9]+' | awk '{s += $2} END {print s + 0}')
+expect_eq "wakeup latency example: one event per wakeup (at most 2 wakeups without a switch)" "yes" \
+  "$([ "$events" -le "${wakeups:-0}" ] && [ "$events" -ge $((${wakeups:-0} - 2)) ] && echo yes || echo "no: $events events, $wakeups wakeups")"
 expect_eq "wakeup latency example: at least one wakeup per sleep" "yes" "$([ "${wakeups:-0}" -ge 10 ] && echo yes || echo no)"
 
 # trace_marker latency through histctl and the tree's trace_marker.
