@@ -9,23 +9,7 @@
 namespace histd::plan {
 namespace {
 
-using histd::testing::field;
-
-catalog::EventFormat kmalloc() {
-  catalog::EventFormat f;
-  f.system = "kmem";
-  f.name = "kmalloc";
-  f.fields = {field("common_type", "unsigned short", 0, 2, false), field("common_pid", "int", 4, 4, true),
-              field("call_site", "unsigned long", 8, 8, false), field("bytes_req", "size_t", 24, 8, false),
-              field("comm", "char[16]", 52, 16, false, catalog::FieldKind::CharArray, 16)};
-  return f;
-}
-
-HistPlan plan_ok(const std::string& cmd) {
-  auto r = pipeline::plan_command(cmd, kmalloc());
-  EXPECT_TRUE(r.ok()) << cmd << ": " << (r.ok() ? "" : r.error().message());
-  return r.ok() ? r->plan : HistPlan{};
-}
+using histd::testing::plan_ok;
 
 TEST(MapMemory, PerCpuHashIsElementsValuesPerCpuBucketsAndAHeader) {
   // 2048 x (48 + 8 + 8) + 2048 x 8 x 2 CPUs + 2048 x 16 + 832 + 32 x 2

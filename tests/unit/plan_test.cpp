@@ -12,31 +12,8 @@ namespace {
 
 using histd::testing::field;
 
-// kmem:kmalloc as this kernel describes it, plus a char[16] to test strings.
-catalog::EventFormat kmalloc() {
-  catalog::EventFormat f;
-  f.system = "kmem";
-  f.name = "kmalloc";
-  f.id = 658;
-  f.fields = {field("common_type", "unsigned short", 0, 2, false),
-              field("common_flags", "unsigned char", 2, 1, false),
-              field("common_preempt_count", "unsigned char", 3, 1, false),
-              field("common_pid", "int", 4, 4, true),
-              field("call_site", "unsigned long", 8, 8, false),
-              field("ptr", "const void *", 16, 8, false),
-              field("bytes_req", "size_t", 24, 8, false),
-              field("bytes_alloc", "size_t", 32, 8, false),
-              field("gfp_flags", "unsigned long", 40, 8, false),
-              field("node", "int", 48, 4, true),
-              field("comm", "char[16]", 52, 16, false, catalog::FieldKind::CharArray, 16)};
-  return f;
-}
-
-HistPlan plan_ok(const std::string& cmd) {
-  auto r = pipeline::plan_command(cmd, kmalloc());
-  EXPECT_TRUE(r.ok()) << cmd << ": " << (r.ok() ? "" : r.error().message());
-  return r.ok() ? r->plan : HistPlan{};
-}
+using histd::testing::kmalloc;
+using histd::testing::plan_ok;
 
 // Expects `marked` (with one '^') to fail with `code` at the caret.
 void expect_error(std::string marked, ErrorCode code) {

@@ -1,4 +1,4 @@
-// Shared by the parser and planner tests: format fields by hand, and the
+// Shared by the parser, planner and map-memory tests: format fields by hand, and the
 // kernel selftests' inline-caret notation ('^' marks the byte the caret
 // must point at; it is removed before parsing).
 #pragma once
@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "histd/catalog.h"
+#include "histd/pipeline.h"
+#include "histd/plan.h"
 #include "histd/spec.h"
 
 namespace histd::testing {
@@ -62,6 +64,33 @@ inline void expect_parse_error(const std::string& marked, ErrorCode code) {
   EXPECT_EQ(error_name(r.error().code), error_name(code)) << text;
   EXPECT_EQ(r.error().span.begin, caret) << text;
   EXPECT_LE(r.error().span.begin, r.error().command.size()) << text;
+}
+
+// kmem:kmalloc as this kernel describes it, plus a char[16] to test strings.
+inline catalog::EventFormat kmalloc() {
+  catalog::EventFormat f;
+  f.system = "kmem";
+  f.name = "kmalloc";
+  f.id = 658;
+  f.fields = {field("common_type", "unsigned short", 0, 2, false),
+              field("common_flags", "unsigned char", 2, 1, false),
+              field("common_preempt_count", "unsigned char", 3, 1, false),
+              field("common_pid", "int", 4, 4, true),
+              field("call_site", "unsigned long", 8, 8, false),
+              field("ptr", "const void *", 16, 8, false),
+              field("bytes_req", "size_t", 24, 8, false),
+              field("bytes_alloc", "size_t", 32, 8, false),
+              field("gfp_flags", "unsigned long", 40, 8, false),
+              field("node", "int", 48, 4, true),
+              field("comm", "char[16]", 52, 16, false, catalog::FieldKind::CharArray, 16)};
+  return f;
+}
+
+// parse -> plan against kmalloc(), which must succeed.
+inline plan::HistPlan plan_ok(const std::string& cmd) {
+  auto r = pipeline::plan_command(cmd, kmalloc());
+  EXPECT_TRUE(r.ok()) << cmd << ": " << (r.ok() ? "" : r.error().message());
+  return r.ok() ? r->plan : plan::HistPlan{};
 }
 
 }  // namespace histd::testing
