@@ -63,6 +63,8 @@ struct Row {
   std::span<const uint64_t> vals; // one per ValColumn; vals[0] is the hitcount
   std::string_view comm;          // for Execname keys: the comm captured at creation
   std::string_view tracking;      // onmax/onchange: "\n\tmax: ..." and saved fields, printed after the values
+  // The key's u64 at `offset` (numbers, stack frames); 0 past the key's end.
+  uint64_t key_number(uint32_t offset) const;
 };
 
 // Entries are stored column-wise, one allocation per array rather than a few

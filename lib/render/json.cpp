@@ -35,12 +35,6 @@ void put_number(std::string& out, uint64_t v, bool is_signed) {
   }
 }
 
-uint64_t key_u64(const table::Row& r, uint32_t offset) {
-  uint64_t v = 0;
-  if (offset + 8 <= r.key.size()) std::memcpy(&v, r.key.data() + offset, 8);
-  return v;
-}
-
 // One member of an entry's "keys": a key's raw number (or string, or
 // frames), or the form a modifier renders it in ("<name>.<modifier>").
 struct KeyMember {
@@ -85,7 +79,7 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
   if (k.display == KeyDisplay::Stacktrace) {
     std::vector<std::string> frames;
     for (uint32_t off = k.offset; off + 8 <= k.offset + k.size && off + 8 <= r.key.size(); off += 8) {
-      const uint64_t f = key_u64(r, off);
+      const uint64_t f = r.key_number(off);
       if (!f) break;
       const std::string s = res.symbol_offset(f);
       frames.push_back(s.empty() ? fmt::format_int(f).str() : json_string(s));
@@ -103,7 +97,7 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
     out += "            ]";
     return;
   }
-  const uint64_t v = key_u64(r, k.offset);
+  const uint64_t v = r.key_number(k.offset);
   if (!m.rendered) {
     put_number(out, v, k.is_signed);
     return;

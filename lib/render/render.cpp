@@ -39,12 +39,6 @@ ColumnStats column_stats(const table::Table& t) {
   return s;
 }
 
-uint64_t key_u64(const table::Row& r, uint32_t offset) {
-  uint64_t v = 0;
-  if (offset + 8 <= r.key.size()) std::memcpy(&v, r.key.data() + offset, 8);
-  return v;
-}
-
 // %ps / %pS of an address the resolver does not know: the raw address.
 std::string or_address(std::string s, uint64_t addr) { return s.empty() ? fmt::format("0x{:x}", addr) : s; }
 
@@ -65,7 +59,7 @@ void put_right(std::string& out, uint64_t v, size_t width) {
 void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r, const Resolver& res,
                 bool& multiline) {
   const std::string_view name = k.name;
-  const uint64_t v = key_u64(r, k.offset);
+  const uint64_t v = r.key_number(k.offset);
   switch (k.display) {
     case table::KeyDisplay::Decimal:  // "%s: %10llu"
       out += name;
@@ -104,7 +98,7 @@ void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r
     case table::KeyDisplay::Stacktrace: {
       put(out, FMT_COMPILE("{}:\n"), name);
       for (uint32_t off = k.offset; off + 8 <= k.offset + k.size && off + 8 <= r.key.size(); off += 8) {
-        const uint64_t frame = key_u64(r, off);
+        const uint64_t frame = r.key_number(off);
         if (!frame) break;
         put(out, FMT_COMPILE("         {}\n"), or_address(res.symbol_offset(frame), frame));
       }

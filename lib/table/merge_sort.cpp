@@ -7,6 +7,12 @@
 
 namespace histd::table {
 
+uint64_t Row::key_number(uint32_t offset) const {
+  uint64_t v = 0;
+  if (offset + 8 <= key.size()) std::memcpy(&v, key.data() + offset, 8);
+  return v;
+}
+
 size_t Table::stored_at(size_t i) const { return order.empty() ? i : order[i]; }
 
 Row Table::row(size_t i) const {
@@ -59,12 +65,6 @@ void merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus, s
 
 namespace {
 
-uint64_t load_u64(std::span<const uint8_t> key, uint32_t offset) {
-  uint64_t v = 0;
-  if (offset + 8 <= key.size()) std::memcpy(&v, key.data() + offset, 8);
-  return v;
-}
-
 // Up to 8 bytes from `p` as a big-endian number, so that comparing numbers
 // compares the bytes as memcmp does.
 uint64_t byte_order_word(const uint8_t* p, size_t n) {
@@ -87,7 +87,7 @@ int compare_column(const Table& t, const SortColumn& c, const Row& a, const Row&
     return std::strncmp(x, y, end - k.offset);
   }
   if (k.display == KeyDisplay::Stacktrace) return 0;  // stacks are not comparable
-  const uint64_t x = load_u64(a.key, k.offset), y = load_u64(b.key, k.offset);
+  const uint64_t x = a.key_number(k.offset), y = b.key_number(k.offset);
   if (k.is_signed) {
     const auto sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
     return sx < sy ? -1 : sx > sy ? 1 : 0;
@@ -109,7 +109,7 @@ uint64_t order_word(const Table& t, const SortColumn& c, const Row& r) {
       const uint8_t* s = r.key.data() + k.offset;
       w = byte_order_word(s, std::min<size_t>(strnlen(reinterpret_cast<const char*>(s), room), 8));
     } else if (k.display != KeyDisplay::Stacktrace) {
-      w = load_u64(r.key, k.offset);
+      w = r.key_number(k.offset);
       if (k.is_signed) w ^= uint64_t{1} << 63;  // two's complement order -> unsigned order
     }
   }
