@@ -48,6 +48,7 @@ struct Options {
   uint64_t max_map_memory = uint64_t{256} << 20;
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
+  bool raw_syscalls = true;
 };
 
 // bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
@@ -124,6 +125,7 @@ int run(const Options& opt) {
   eopt.max_triggers = opt.max_triggers;
   eopt.max_map_memory = opt.max_map_memory;
   eopt.percpu_table_limit = opt.percpu_table_limit;
+  eopt.raw_syscalls = opt.raw_syscalls;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.defer_consumer = true;
   if (!opt.pin_dir.empty()) {
@@ -227,6 +229,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 40));
+  app.add_option("--raw-syscalls", opt.raw_syscalls,
+                 "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
+                 "rebuilt exactly (cheaper per call); false: on their own tracepoints")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   // Every option can also come from a config file (key = value lines, the
   // option names without dashes), e.g. /etc/histd/histd.conf.

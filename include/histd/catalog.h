@@ -109,6 +109,20 @@ class Catalog {
   std::shared_ptr<std::mutex> cache_mu_ = std::make_shared<std::mutex>();
 };
 
+// A syscalls:sys_enter_<name> or sys_exit_<name> event whose record can be
+// rebuilt exactly from the registers at the raw sys_enter / sys_exit
+// tracepoint: the classic layout (__syscall_nr at 8, then 8-byte arguments
+// from 16, or `long ret` at 16) and a name libseccomp knows as a native
+// system call under the same number both ways. Only on x86_64, whose
+// pt_regs layout the generated entry reads (docs/design.md, "Syscall events").
+struct SyscallEvent {
+  bool exit = false;
+  int nr = 0;
+  uint32_t args = 0;  // sys_enter: how many argument registers the record holds
+  friend bool operator==(const SyscallEvent&, const SyscallEvent&) = default;
+};
+std::optional<SyscallEvent> syscall_event(const EventFormat& format);
+
 // The tracefs root on this machine: /sys/kernel/tracing, mounting tracefs
 // there if nothing is mounted; falls back to /sys/kernel/debug/tracing.
 Expected<std::filesystem::path> find_tracefs();

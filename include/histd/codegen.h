@@ -68,11 +68,21 @@ struct InlinedEvent {
   std::vector<EnableInput> enables;
 };
 
+// How the dispatcher enters the unit's event program: from the classic
+// tracepoint, whose record it is handed, or from the raw sys_enter / sys_exit
+// tracepoint, where it rebuilds the classic record of a syscall event from
+// the registers (catalog::SyscallEvent; the dispatcher checked the number).
+struct EventEntry {
+  enum class Kind { Tracepoint, SyscallEnter, SyscallExit };
+  Kind kind = Kind::Tracepoint;
+  uint32_t syscall_args = 0;  // SyscallEnter: argument registers in the record
+};
+
 // All triggers of one event, in order, then those of the synthetic events
 // inlined into it: hist trigger n (counting the inlined ones after the
 // event's own) has table map tbl<n> and stats map st<n>.
 std::string generate_event_unit(const std::vector<TriggerInput>& triggers,
                                 const std::vector<EnableInput>& enables = {},
-                                const std::vector<InlinedEvent>& inlined = {});
+                                const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {});
 
 }  // namespace histd::codegen

@@ -71,6 +71,11 @@ struct EngineOptions {
   // kept in one hash shared by all CPUs
   // (plan::TableMap::SharedHash; docs/design.md, "Per-CPU or shared").
   uint64_t percpu_table_limit = uint64_t{16} << 20;
+  // Attach syscalls:sys_enter_* / sys_exit_* events through the raw
+  // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
+  // (catalog::syscall_event): cheaper per call than the classic syscall
+  // tracepoints. Off: every event on its own tracepoint.
+  bool raw_syscalls = true;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;
 };
@@ -231,7 +236,10 @@ class Engine {
   CommandResult finish_command(const std::string& location, std::string_view command, EventState* ev,
                                CommandResult r);
   std::string pin_base(const plan::HistPlan& plan) const;
-  std::string event_pin_base(const EventState& ev) const;
+  std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
+  // The system call to attach `ev` through on the raw sys_enter / sys_exit
+  // tracepoint, when it is a syscall event that can be (and that is allowed).
+  std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
   // Removes pins nothing uses any more (left by a histd that died with
   // triggers the state file no longer names).
   void sweep_pins();

@@ -25,7 +25,28 @@ class Resolver {
   virtual std::string symbol_offset(uint64_t addr) const = 0;
   // "sys_write", or "" when unknown.
   virtual std::string syscall_name(uint64_t nr) const = 0;
+  // True for a frame of a BPF program or of the loop that runs programs on a
+  // raw tracepoint. A stack taken on a raw tracepoint (syscall events, see
+  // docs/design.md) begins with such frames; the kernel's stacks begin at the
+  // function that fired the event, so leading ones are not shown.
+  virtual bool is_tracing_frame(uint64_t addr) const {
+    (void)addr;
+    return false;
+  }
 };
+
+// The frames of a stack as the kernel shows them: from the first one that is
+// not a tracing frame, up to the first zero.
+template <typename Frame>
+void for_each_shown_frame(const Resolver& res, size_t count, Frame frame_at, auto&& visit) {
+  size_t i = 0;
+  while (i < count && frame_at(i) && res.is_tracing_frame(frame_at(i))) ++i;
+  for (; i < count; ++i) {
+    const uint64_t f = frame_at(i);
+    if (!f) break;
+    visit(f);
+  }
+}
 
 // A resolver that knows nothing: symbols print as hex, syscalls as unknown.
 const Resolver& null_resolver();

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "histd/catalog.h"
 #include "histd/result.h"
 
 struct bpf_object;
@@ -138,10 +139,14 @@ class EventProgram {
 // installed program, and the next histd adopts both instead of attaching
 // again. Destroying an Attachment (a clean removal or shutdown) unpins and
 // detaches.
+// With `syscall`, the dispatcher runs on the raw sys_enter or sys_exit
+// tracepoint for that one system call, and the event program installed must
+// be a unit generated for that entry (codegen::EventEntry).
 class Attachment {
  public:
   static Expected<Attachment> attach(const BpfPaths& paths, const std::string& system, const std::string& event,
-                                     const std::string& pin_base = {});
+                                     const std::string& pin_base = {},
+                                     const std::optional<catalog::SyscallEvent>& syscall = std::nullopt);
   Attachment(Attachment&&) noexcept;
   Attachment& operator=(Attachment&&) noexcept;
   ~Attachment();

@@ -40,6 +40,10 @@ class KernelSymbols {
 // "name [module]" (%ps) or "name+0xoff/0xsize [module]" (%pS); "" if unknown.
 std::string format_symbol(const std::optional<Lookup>& l, bool with_offset);
 
+// A BPF program ([bpf]) or the loop that runs programs on a raw tracepoint
+// (bpf_trace_run<n>, __bpf_trace_<tp>, __traceiter_<tp>).
+bool is_tracing_frame(const std::optional<Lookup>& l);
+
 class SystemResolver : public render::Resolver {
  public:
   // Reads /proc/kallsyms on the first symbol lookup (most tables never need
@@ -48,6 +52,7 @@ class SystemResolver : public render::Resolver {
   std::string symbol(uint64_t addr) const override;
   std::string symbol_offset(uint64_t addr) const override;
   std::string syscall_name(uint64_t nr) const override;
+  bool is_tracing_frame(uint64_t addr) const override;
 
  private:
   const KernelSymbols& kallsyms() const;

@@ -203,12 +203,20 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
   return t;
 }
 
+std::optional<catalog::SyscallEvent> Engine::raw_syscall(const EventState& ev) const {
+  if (!options_.raw_syscalls) return std::nullopt;
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format) return std::nullopt;
+  return catalog::syscall_event(**format);
+}
+
 // Compiles and loads one program holding `triggers`, then swaps it into the
 // event's dispatcher. Nothing observable changes unless every step succeeds.
 Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
                        const std::vector<EnableTrigger*>& enables) {
   if (triggers.empty() && enables.empty()) {
     ev.attachment.reset();
+    ev.syscall.reset();
     ev.program.reset();
     ev.source.clear();
     return ok_status();
@@ -288,7 +296,16 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
       maps[codegen::ref_map_name(i, k)] = owner->record_map();
     }
   }
-  std::string source = codegen::generate_event_unit(inputs, enable_inputs, inlined);
+  const bool attaches = options_.attach && !injected_only;
+  const std::optional<catalog::SyscallEvent> syscall = ev.attachment ? ev.syscall
+                                                       : attaches    ? raw_syscall(ev)
+                                                                     : std::nullopt;
+  codegen::EventEntry entry;
+  if (syscall) {
+    entry.kind = syscall->exit ? codegen::EventEntry::Kind::SyscallExit : codegen::EventEntry::Kind::SyscallEnter;
+    entry.syscall_args = syscall->args;
+  }
+  std::string source = codegen::generate_event_unit(inputs, enable_inputs, inlined, entry);
   auto object = compiler_.compile(source);
   if (!object) return unexpected(std::move(object).error());
   auto program = runtime::EventProgram::load(*object, maps);
@@ -296,16 +313,18 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     compiler_.evict(source);
     return unexpected(std::move(program).error());
   }
-  if (!options_.attach || injected_only) {
+  if (!attaches) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
-    auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev));
+    auto attachment =
+        runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev, syscall), syscall);
     if (!attachment) return unexpected(std::move(attachment).error());
     if (!restoring_) {
       auto st = attachment->install(program->event_fd());
       if (!st) return st;
     }
     ev.attachment = std::move(*attachment);
+    ev.syscall = syscall;
   } else if (!restoring_) {
     auto st = ev.attachment->install(program->event_fd());
     if (!st) return st;
@@ -661,6 +680,12 @@ std::string Engine::read_hist_debug(const std::string& system, const std::string
     const bool shared = t.plan.name && t.table.use_count() > 1;
     out += plan::debug_memory(t.plan, plan::map_memory(t.plan, possible_cpus_), possible_cpus_,
                               shared ? *t.plan.name : std::string());
+    const EventState& ev = *it->second;
+    if (ev.syscall)
+      out += fmt::format("  attached: raw tracepoint {}, system call {} (the record rebuilt from the registers)\n",
+                         ev.syscall->exit ? "sys_exit" : "sys_enter", ev.syscall->nr);
+    else if (ev.attachment)
+      out += fmt::format("  attached: tracepoint {}:{}\n", ev.system, ev.event);
   }
   return out;
 }

@@ -78,6 +78,9 @@ struct Engine::EventState {
   std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
   std::vector<std::unique_ptr<EnableTrigger>> enables;  // newest first, as the kernel lists them
   std::optional<runtime::Attachment> attachment;
+  // Set with `attachment` when it is on the raw sys_enter / sys_exit
+  // tracepoint: the event program must then be generated for that entry.
+  std::optional<catalog::SyscallEvent> syscall;
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
   // The last rejected command, shown in the hist file until the next command.

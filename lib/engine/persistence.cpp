@@ -55,9 +55,13 @@ std::string Engine::pin_base(const plan::HistPlan& plan) const {
   return (options_.pin_dir / fmt::format("{:016x}", fnv1a(id))).string();
 }
 
-std::string Engine::event_pin_base(const EventState& ev) const {
+// A raw-tracepoint attachment pins under its own name: a histd restarted
+// with the other kind attaches afresh, and sweep_pins() drops the old pair.
+std::string Engine::event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const {
   if (options_.pin_dir.empty()) return {};
-  return (options_.pin_dir / fmt::format("event-{:016x}", fnv1a(ev.system + ":" + ev.event))).string();
+  return (options_.pin_dir /
+          fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : ""))
+      .string();
 }
 
 void Engine::sweep_pins() {

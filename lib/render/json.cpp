@@ -78,12 +78,11 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
   }
   if (k.display == KeyDisplay::Stacktrace) {
     std::vector<std::string> frames;
-    for (uint32_t off = k.offset; off + 8 <= k.offset + k.size && off + 8 <= r.key.size(); off += 8) {
-      const uint64_t f = r.key_number(off);
-      if (!f) break;
-      const std::string s = res.symbol_offset(f);
-      frames.push_back(s.empty() ? fmt::format_int(f).str() : json_string(s));
-    }
+    for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
+                         [&](uint64_t f) {
+                           const std::string s = res.symbol_offset(f);
+                           frames.push_back(s.empty() ? fmt::format_int(f).str() : json_string(s));
+                         });
     if (frames.empty()) {
       out += "[]";
       return;

@@ -97,11 +97,10 @@ void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r
     }
     case table::KeyDisplay::Stacktrace: {
       put(out, FMT_COMPILE("{}:\n"), name);
-      for (uint32_t off = k.offset; off + 8 <= k.offset + k.size && off + 8 <= r.key.size(); off += 8) {
-        const uint64_t frame = r.key_number(off);
-        if (!frame) break;
-        put(out, FMT_COMPILE("         {}\n"), or_address(res.symbol_offset(frame), frame));
-      }
+      for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
+                           [&](uint64_t frame) {
+                             put(out, FMT_COMPILE("         {}\n"), or_address(res.symbol_offset(frame), frame));
+                           });
       multiline = true;
       return;
     }

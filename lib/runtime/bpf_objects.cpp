@@ -125,7 +125,8 @@ int EventProgram::event_fd() const {
 int EventProgram::test_fd() const { return bpf_program__fd(bpf_object__find_program_by_name(obj_, "test_entry")); }
 
 Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event,
-                                        const std::string& pin_base) {
+                                        const std::string& pin_base,
+                                        const std::optional<catalog::SyscallEvent>& syscall) {
   Attachment a;
   if (!pin_base.empty()) {
     const std::string link_path = pin_base + "_link", slots_path = pin_base + "_slots";
@@ -150,11 +151,29 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   if (!a.obj_) return bpf_fail(-errno, "opening " + paths.dispatcher_object.string());
   int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(a.obj_, "slots"), a.slots_.get());
   if (err) return bpf_fail(err, "reusing the dispatcher's program array");
+  const char* wanted = !syscall ? "dispatch" : syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter";
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, a.obj_) {
+    bpf_program__set_autoload(prog, std::strcmp(bpf_program__name(prog), wanted) == 0);
+  }
+  if (syscall) {
+    bpf_map* rodata = bpf_object__find_map_by_name(a.obj_, ".rodata");
+    const long nr = syscall->nr;
+    err = rodata ? bpf_map__set_initial_value(rodata, &nr, sizeof(nr)) : -ENOENT;
+    if (err) return bpf_fail(err, "setting the dispatcher's system call number");
+  }
   err = bpf_object__load(a.obj_);
   if (err) return bpf_fail(err, "loading the dispatcher");
-  bpf_program* prog = bpf_object__find_program_by_name(a.obj_, "dispatch");
-  a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
-  if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
+  prog = bpf_object__find_program_by_name(a.obj_, wanted);
+  if (syscall) {
+    a.link_ = bpf_program__attach(prog);
+    if (!a.link_)
+      return bpf_fail(-errno, fmt::format("attaching to the raw tracepoint {} for {}:{}",
+                                          syscall->exit ? "sys_exit" : "sys_enter", system, event));
+  } else {
+    a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
+    if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
+  }
   if (!pin_base.empty()) {
     // Without a pin the event is simply not counted while histd is down.
     if (bpf_link__pin(a.link_, (pin_base + "_link").c_str()) == 0) {

@@ -95,6 +95,15 @@ std::string SystemResolver::symbol_offset(uint64_t addr) const {
   return format_symbol(kallsyms().lookup(addr), true);
 }
 
+bool is_tracing_frame(const std::optional<Lookup>& l) {
+  if (!l) return false;
+  const std::string& name = l->symbol->name;
+  return l->symbol->module == "bpf" || name.starts_with("bpf_trace_run") || name.starts_with("__bpf_trace_") ||
+         name.starts_with("__traceiter_");
+}
+
+bool SystemResolver::is_tracing_frame(uint64_t addr) const { return symbols::is_tracing_frame(kallsyms().lookup(addr)); }
+
 std::string SystemResolver::syscall_name(uint64_t nr) const {
   if (nr > 0xffff) return {};
   char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, static_cast<int>(nr));

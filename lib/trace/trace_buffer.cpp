@@ -85,11 +85,15 @@ void append_stack(std::string& out, const synth::SynthField& f, std::span<const 
   out += "=STACK:\n";
   const auto loc = data_loc(rec, f.offset);
   if (!loc) return;
-  // Element 0 holds the frame count; the kernel prints the rest, zeros too.
+  // Element 0 holds the frame count; the kernel prints the rest, zeros too,
+  // but not the leading frames of the BPF machinery (Resolver::is_tracing_frame).
+  bool leading = true;
   for (size_t j = 1; j < loc->len / kStackEntry; ++j) {
     const size_t at = loc->offset + j * kStackEntry;
     if (at > rec.size() || rec.size() - at < kStackEntry) break;
     const uint64_t addr = read_le(rec, at, kStackEntry);
+    if (leading && addr && resolver && resolver->is_tracing_frame(addr)) continue;
+    leading = false;
     std::string sym = resolver ? resolver->symbol_offset(addr) : std::string();
     if (sym.empty()) sym = fmt::format("0x{:x}", addr);
     out += "=> ";

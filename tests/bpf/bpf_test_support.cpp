@@ -60,11 +60,11 @@ std::unique_ptr<engine::Engine> fixture_engine(engine::EngineOptions options) {
   return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false, std::move(options));
 }
 
-std::unique_ptr<engine::Engine> real_engine() {
+std::unique_ptr<engine::Engine> real_engine(engine::EngineOptions options) {
   auto root = catalog::find_tracefs();
   EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().context);
   if (!root) return nullptr;
-  return make_engine(*root, true);
+  return make_engine(*root, true, std::move(options));
 }
 
 }  // namespace histd::testing

@@ -33,7 +33,7 @@ std::string missing_capability();
 // reach its programs through the test entry only.
 std::unique_ptr<engine::Engine> fixture_engine(engine::EngineOptions options = {});
 // An engine over the machine's real tracefs, attaching for real.
-std::unique_ptr<engine::Engine> real_engine();
+std::unique_ptr<engine::Engine> real_engine(engine::EngineOptions options = {});
 
 // A record laid out as an event's format says, little-endian.
 class Record {

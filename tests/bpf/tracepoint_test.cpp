@@ -1,7 +1,13 @@
 // Real tracepoints driven by the test's own syscalls, filtered on its own pid.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
 
 #include "bpf_test_support.h"
 
@@ -48,6 +54,99 @@ TEST(Tracepoint, OwnWritesAreCountedExactly) {
   close(a);
   close(b);
   engine->shutdown();
+}
+
+
+// Syscall events attach through the raw sys_enter / sys_exit tracepoints
+// (the record rebuilt from the registers) unless raw_syscalls is off. Both
+// must give the same rows, argument by argument. The engine's own calls on
+// this thread (mmap from malloc, say) add other rows: only ours are compared.
+struct SyscallRun {
+  std::string hist;   // every event's hist, one after the other
+  std::string debug;  // and hist_debug
+  std::vector<std::string> expected;  // our rows, as they must appear
+};
+
+SyscallRun trace_own_syscalls(bool raw) {
+  SyscallRun out;
+  engine::EngineOptions options;
+  options.raw_syscalls = raw;
+  auto engine = real_engine(options);
+  EXPECT_TRUE(engine);
+  if (!engine) return out;
+  const std::string mine = " if common_pid == " + std::to_string(getpid());
+  const std::vector<std::pair<std::string, std::string>> triggers = {
+      {"sys_enter_write", "hist:keys=fd:vals=count"},
+      {"sys_exit_write", "hist:keys=ret:vals=hitcount"},
+      {"sys_enter_getppid", "hist:keys=__syscall_nr:vals=hitcount"},
+      {"sys_exit_getppid", "hist:keys=__syscall_nr:vals=ret"},
+      // all six argument registers: di, si, dx, r10, r8, r9
+      {"sys_enter_mmap", "hist:keys=fd:vals=addr,len"},
+      {"sys_enter_mmap", "hist:keys=fd:vals=prot,flags"},
+      {"sys_enter_mmap", "hist:keys=fd,off"},
+  };
+  for (const auto& [event, cmd] : triggers) {
+    auto r = engine->write_trigger("syscalls", event, cmd + mine);
+    EXPECT_TRUE(r.ok()) << event << ": " << (r.ok() ? "" : r.error().message());
+  }
+  const int null = open("/dev/null", O_WRONLY);
+  const int zero = open("/dev/zero", O_RDONLY);
+  EXPECT_GE(null, 0);
+  EXPECT_GE(zero, 0);
+  char buf[64] = {};
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(write(null, buf, 5), 5);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(write(null, buf, 40), 40);
+  EXPECT_EQ(write(-1, buf, 1), -1);
+  for (int i = 0; i < 4; ++i) getppid();
+  for (int i = 1; i <= 2; ++i) {
+    void* p = mmap(reinterpret_cast<void*>(0x10000000000), 8192, PROT_READ, MAP_PRIVATE, zero, 4096 * i);
+    EXPECT_NE(p, MAP_FAILED);
+    if (p != MAP_FAILED) munmap(p, 8192);
+  }
+  close(null);
+  close(zero);
+  for (const char* event : {"sys_enter_write", "sys_exit_write", "sys_enter_getppid", "sys_exit_getppid",
+                            "sys_enter_mmap"}) {
+    auto h = engine->read_hist("syscalls", event);
+    EXPECT_TRUE(h.ok()) << event;
+    if (h) out.hist += *h;
+    out.debug += engine->read_hist_debug("syscalls", event) + "\n";
+  }
+  engine->shutdown();
+  auto row = [](const std::string& key, const std::string& vals) {
+    return fmt::format("{{ {} }} hitcount: {}\n", key, vals);
+  };
+  out.expected = {
+      row(fmt::format("fd: {:>10}", null), fmt::format("{:>10}  count: {:>10}", 5, 3 * 5 + 2 * 40)),
+      row(fmt::format("ret: {:>10}", 5), fmt::format("{:>10}", 3)),
+      row(fmt::format("ret: {:>10}", 40), fmt::format("{:>10}", 2)),
+      row(fmt::format("ret: {:>10}", static_cast<uint64_t>(-EBADF)), fmt::format("{:>10}", 1)),
+      row(fmt::format("__syscall_nr: {:>10}", SYS_getppid), fmt::format("{:>10}", 4)),
+      row(fmt::format("__syscall_nr: {:>10}", SYS_getppid), fmt::format("{:>10}  ret: {:>10}", 4, 4 * getppid())),
+      row(fmt::format("fd: {:>10}", zero),
+          fmt::format("{:>10}  addr: {:>10}  len: {:>10}", 2, 2 * 0x10000000000ULL, 2 * 8192)),
+      row(fmt::format("fd: {:>10}", zero),
+          fmt::format("{:>10}  prot: {:>10}  flags: {:>10}", 2, 2 * PROT_READ, 2 * MAP_PRIVATE)),
+      row(fmt::format("fd: {:>10}, off: {:>10}", zero, 4096), fmt::format("{:>10}", 1)),
+      row(fmt::format("fd: {:>10}, off: {:>10}", zero, 8192), fmt::format("{:>10}", 1)),
+  };
+  return out;
+}
+
+TEST(Tracepoint, SyscallEventsOnRawTracepointsCountLikeOnTheirOwn) {
+  HISTD_REQUIRE_BPF();
+  for (const bool raw : {true, false}) {
+    const SyscallRun run = trace_own_syscalls(raw);
+    for (const std::string& row : run.expected)
+      EXPECT_NE(run.hist.find(row), std::string::npos) << (raw ? "raw" : "classic") << ": " << row << "in\n" << run.hist;
+    for (const char* kind : {"sys_enter", "sys_exit"}) {
+      const std::string line = raw ? fmt::format("  attached: raw tracepoint {}, system call ", kind)
+                                   : fmt::format("  attached: tracepoint syscalls:{}_", kind);
+      EXPECT_NE(run.debug.find(line), std::string::npos) << line << "in\n" << run.debug;
+    }
+    const std::string other = raw ? "  attached: tracepoint " : "  attached: raw tracepoint ";
+    EXPECT_EQ(run.debug.find(other), std::string::npos) << run.debug;
+  }
 }
 
 }  // namespace

@@ -50,6 +50,30 @@ TEST(Codegen, GeneratedUnitsCompile) {
   }
 }
 
+TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
+  auto planned = pipeline::compile("hist:keys=fd:vals=count:ts=common_timestamp", sys_enter_write());
+  ASSERT_TRUE(planned.ok()) << planned.error().message();
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  using Kind = codegen::EventEntry::Kind;
+  const std::vector<std::pair<codegen::EventEntry, std::string>> entries = {
+      {{Kind::Tracepoint, 0}, "HISTD_EVENT_ENTRY(handle, 1)\n"},
+      {{Kind::SyscallEnter, 3}, "HISTD_SYSCALL_ENTER_ENTRY(handle, 1, 3)\n"},
+      {{Kind::SyscallExit, 0}, "HISTD_SYSCALL_EXIT_ENTRY(handle, 1)\n"},
+  };
+  for (const auto& [entry, line] : entries) {
+    const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry);
+    EXPECT_NE(src.find(line), std::string::npos) << line;
+    size_t entries_n = 0;
+    for (size_t at = src.find("_ENTRY("); at != std::string::npos; at = src.find("_ENTRY(", at + 1)) ++entries_n;
+    EXPECT_EQ(entries_n, 2u) << "the event entry and the test entry: " << line;
+    EXPECT_NE(src.find("HISTD_TEST_ENTRY(handle, 1)\n"), std::string::npos);  // injection is the same for all
+    auto obj = compiler.compile(src);
+    ASSERT_TRUE(obj.ok()) << line << obj.error().context;
+  }
+}
+
 TEST(Codegen, UserTextNeverReachesTheSource) {
   // Names, filter text and the table name appear nowhere in the unit:
   // only synthesized identifiers and re-printed numbers do.

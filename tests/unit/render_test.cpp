@@ -38,6 +38,7 @@ class FakeResolver : public Resolver {
     return "";
   }
   std::string syscall_name(uint64_t nr) const override { return nr == 1 ? "sys_write" : ""; }
+  bool is_tracing_frame(uint64_t a) const override { return a >= 0xffffffffc0000000; }
 };
 
 // An entry as a test writes it: key words, values, comm.
@@ -126,6 +127,18 @@ TEST(Render, StringAndStackKeys) {
             "         __kmalloc+0x191/0x1b0\n"
             "         do_one_initcall+0x0/0x200\n"
             "} hitcount:          2");
+
+  // A stack taken on a raw tracepoint begins in BPF: those frames are not
+  // shown (a later one is, and a stack of nothing else is empty).
+  Table raw = table_of({{"common_stacktrace", 0, 40, false, KeyDisplay::Stacktrace}}, {{"hitcount"}},
+                       {row({0xffffffffc0001000, 0xffffffffc0002000, 0xffffffff811ae721, 0xffffffffc0003000, 0}, {2}),
+                        row({0xffffffffc0001000, 0, 0, 0, 0}, {1})});
+  EXPECT_EQ(render_row(raw, 1, res),
+            "{ common_stacktrace:\n"
+            "         __kmalloc+0x191/0x1b0\n"
+            "         0xffffffffc0003000\n"
+            "} hitcount:          2");
+  EXPECT_EQ(render_row(raw, 0, res), "{ common_stacktrace:\n} hitcount:          1");
 }
 
 TEST(Render, ValueDisplays) {

@@ -25,6 +25,21 @@ TEST(Symbols, LooksUpTheEnclosingTextSymbol) {
   EXPECT_EQ(format_symbol(ks.lookup(0x1000), false), "");
 }
 
+TEST(Symbols, TracingFramesAreBpfProgramsAndTheRawTracepointLoop) {
+  const KernelSymbols k = KernelSymbols::parse(
+      "ffffffff81100000 T bpf_trace_run2\n"
+      "ffffffff81100200 t __bpf_trace_sys_enter\n"
+      "ffffffff81100300 T __traceiter_sys_enter\n"
+      "ffffffff81100400 T syscall_trace_enter\n"
+      "ffffffff81100600 T bpf_map_lookup_elem\n"
+      "ffffffffc0001000 t bpf_prog_6581cca134347b01_trigger_0\t[bpf]\n"
+      "ffffffffc0002000 t hidraw_send_report\t[hid]\n");
+  for (uint64_t a : {0xffffffff81100010ULL, 0xffffffff81100210ULL, 0xffffffff81100310ULL, 0xffffffffc0001010ULL})
+    EXPECT_TRUE(is_tracing_frame(k.lookup(a))) << std::hex << a;
+  for (uint64_t a : {0xffffffff81100410ULL, 0xffffffff81100610ULL, 0xffffffffc0002010ULL, 0x1000ULL})
+    EXPECT_FALSE(is_tracing_frame(k.lookup(a))) << std::hex << a;
+}
+
 TEST(Symbols, SyscallNamesLikeTheKernel) {
   SystemResolver r;
   EXPECT_EQ(r.syscall_name(1), "sys_write");
