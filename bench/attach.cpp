@@ -69,7 +69,10 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (const auto& a : wanted) {
     bpf_program* p = bpf_object__find_program_by_name(obj, a.program.c_str());
-    bpf_link* link = p ? bpf_program__attach_tracepoint(p, a.system.c_str(), a.event.c_str()) : nullptr;
+    // "raw" stands for the BTF-typed raw tracepoint the program's section names.
+    bpf_link* link = !p                  ? nullptr
+                     : a.system == "raw" ? bpf_program__attach(p)
+                                         : bpf_program__attach_tracepoint(p, a.system.c_str(), a.event.c_str());
     if (!link) {
       std::fprintf(stderr, "attaching %s to %s:%s: %s\n", a.program.c_str(), a.system.c_str(), a.event.c_str(),
                    p ? std::strerror(errno) : "no such program");

@@ -5,4 +5,28 @@
 SEC("tracepoint")
 int empty(void *ctx) { return 0; }
 
+// The raw floor: BTF-typed raw tracepoints on every system call's entry and
+// exit that check the number is getppid's (110 on x86_64), as histd's raw
+// dispatchers do, and do nothing else.
+#define GETPPID 110
+
+struct pt_regs___bench {
+  unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/sys_enter")
+int empty_raw(__u64 *ctx) {
+  if (ctx[1] != GETPPID)
+    return 0;
+  return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int empty_raw_exit(__u64 *ctx) {
+  struct pt_regs___bench *regs = (void *)ctx[0];
+  if (regs->orig_ax != GETPPID)
+    return 0;
+  return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

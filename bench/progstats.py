@@ -1,22 +1,27 @@
 """BPF run-time statistics of the programs a process attached to the getppid
-tracepoints (bench/workload.sh).
+tracepoints, or to the raw sys_enter / sys_exit tracepoints (bench/workload.sh).
 
   progstats.py snap PID           -> {prog id: [run_time_ns, run_cnt]} as JSON
-  progstats.py delta A B CALLS    -> "<ns per run> <runs per call>"
+  progstats.py delta A B CALLS    -> "<ns per call> <runs per call>"
 
-Per run, not per call: other processes' getppid() calls run the same
-programs while the loop runs, and cost the same per run.
+Per call of the loop: all the run time of the programs while the loop ran,
+divided by its calls. A program on a raw tracepoint runs on every system
+call and returns at once on the others: that time is part of its cost, and
+an average per run would hide the matching runs among those. Other
+processes' calls during the loop count too (few on an idle machine).
 
-Programs are found through `bpftool perf show` (tracepoint attachments and the
-process holding them), so programs of other processes on the machine never
-count. A tail call runs inside its caller: the dispatcher's figures include
-the event program it jumps to.
+Programs are found through `bpftool perf show` (tracepoint attachments) and
+`bpftool link show` (raw tracepoint links), with the process holding them, so
+programs of other processes on the machine never count. A tail call runs
+inside its caller: the dispatcher's figures include the event program it
+jumps to.
 """
 import json
 import subprocess
 import sys
 
 EVENTS = ("sys_enter_getppid", "sys_exit_getppid")
+RAW = ("sys_enter", "sys_exit")
 
 
 def bpftool(*args):
@@ -25,8 +30,11 @@ def bpftool(*args):
 
 def snap(pid):
     ids = {p["prog_id"] for p in bpftool("perf", "show") if p.get("pid") == pid and p.get("tracepoint") in EVENTS}
+    ids |= {l["prog_id"] for l in bpftool("link", "show")
+            if l.get("type") == "raw_tracepoint" and l.get("tp_name") in RAW
+            and any(p.get("pid") == pid for p in l.get("pids", []))}
     if not ids:
-        sys.exit(f"progstats: process {pid} has no program attached to {' or '.join(EVENTS)}")
+        sys.exit(f"progstats: process {pid} has no program attached to {' or '.join(EVENTS + RAW)}")
     return {str(p["id"]): [p.get("run_time_ns", 0), p.get("run_cnt", 0)] for p in bpftool("prog", "show") if p["id"] in ids}
 
 
@@ -38,7 +46,7 @@ def delta(before, after, calls):
         runs += n - n0
     if runs == 0:
         sys.exit("progstats: no run counted (are BPF statistics on?)")
-    return f"{ns / runs:.2f} {runs / calls:.3f}"
+    return f"{ns / calls:.2f} {runs / calls:.3f}"
 
 
 if __name__ == "__main__":

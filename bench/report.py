@@ -51,7 +51,8 @@ def per_call_table(section, title, values, unit, extra=None):
     for group, floor, what in GROUPS:
         print(f"  {group}: {what}")
         ref = {k: med(values(k)) for k in (floor, f"hand_{group}", f"bpftrace_{group}") if k in present}
-        for v in (floor, f"hand_{group}", f"histd_{group}", f"bpftrace_{group}"):
+        for v in (floor, f"{floor}_raw", f"hand_{group}", f"histd_{group}", f"histd_tp_{group}",
+                  f"bpftrace_{group}"):
             if v not in present or v in shown:
                 continue
             shown.add(v)
@@ -67,7 +68,10 @@ def per_call_table(section, title, values, unit, extra=None):
     print()
 
 
-print(f"syscalls:sys_enter_getppid, {calls} calls per run, {rounds} interleaved rounds per section\n")
+print(f"syscalls:sys_enter_getppid, {calls} calls per run, {rounds} interleaved rounds per section")
+print("  floor: empty program on the tracepoint(s); floor_raw: on the raw sys_enter (and sys_exit) tracepoint,")
+print("  checking the number; histd: syscall events on the raw tracepoints (the default); histd_tp: histd")
+print("  --raw-syscalls=false, on the classic tracepoints like hand and bpftrace; x floor: over the classic floor\n")
 
 if data["overhead"]:
     base = med([x[0] for x in data["overhead"]["none"]])
@@ -76,10 +80,8 @@ if data["overhead"]:
                    lambda v: [x[0] - base for x in data["overhead"][v]], "ns/call")
 
 if data["stats"]:
-    # Per run times the programs a call runs: 2 for the latency pair.
-    pair = {"floor2"} | {f"{k}_{g}" for k in ("hand", "histd", "bpftrace") for g in ("latency", "chain")}
-    per_call_table("stats", "In-kernel: BPF run time per call (run_time_ns / run_cnt deltas x programs per call)",
-                   lambda v: [x[0] * (2 if v in pair else 1) for x in data["stats"][v]], "ns/call",
+    per_call_table("stats", "In-kernel: BPF run time per call (run_time_ns delta / calls of the loop)",
+                   lambda v: [x[0] for x in data["stats"][v]], "ns/call",
                    ("runs/call", lambda v: f"{med([x[1] for x in data['stats'][v]]):.2f}"))
 
 act = data["activation"]

@@ -39,19 +39,27 @@ mkdir -p "$MNT"
 "$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
   >"$WORK/histd.log" 2>&1 &
 HISTD=$!
+# A second histd with syscall events on their own (classic) tracepoints: the
+# histd_tp_* variants, to show what the raw sys_enter/sys_exit attachment gains.
+MNT_TP=$WORK/mnt-tp
+mkdir -p "$MNT_TP"
+"$B/histd" --foreground --mount "$MNT_TP" --socket "$WORK/sock-tp" --state-dir "$WORK/state-tp" --pin-dir "" \
+  --raw-syscalls=false >"$WORK/histd-tp.log" 2>&1 &
+HISTD_TP=$!
 BT=
 STATS=
 CLOSER=
 cleanup() {
   exec 3>&-
   for p in $BT $STATS $CLOSER; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  kill -TERM "$HISTD" 2>/dev/null || true
-  wait "$HISTD" 2>/dev/null || true
+  kill -TERM "$HISTD" "$HISTD_TP" 2>/dev/null || true
+  wait "$HISTD" "$HISTD_TP" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -e "$MNT/events" ] && [ -e "$MNT_TP/events" ] && break; sleep 0.1; done
 [ -e "$MNT/events" ] || { cat "$WORK/histd.log" >&2; exit 1; }
+[ -e "$MNT_TP/events" ] || { cat "$WORK/histd-tp.log" >&2; exit 1; }
 EV=$MNT/events/syscalls/sys_enter_getppid
 EXIT_EV=$MNT/events/syscalls/sys_exit_getppid
 CLOSE_EV=$MNT/events/syscalls/sys_enter_close
@@ -63,31 +71,42 @@ SAMPLES=$WORK/samples
 # --- the traced loop ----------------------------------------------------------
 # Every variant runs $W while attached; the attacher's child finds its parent,
 # the others say whose programs to read (MODE=stats).
+# TP=1: the histd on classic tracepoints.
+histd_at() {  # sets M (its tree) and OWNER (its pid)
+  if [ "${TP:-}" = 1 ]; then M=$MNT_TP; OWNER=$HISTD_TP; else M=$MNT; OWNER=$HISTD; fi
+  export OWNER
+}
 histd_latency_run() {
-  echo 'hist:keys=common_pid:ts0=common_timestamp' > "$EV/trigger"
-  echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:vals=$lat' > "$EXIT_EV/trigger"
-  OWNER=$HISTD "$W"
-  : > "$EXIT_EV/trigger"
-  : > "$EV/trigger"
+  histd_at
+  local ev=$M/events/syscalls/sys_enter_getppid exit_ev=$M/events/syscalls/sys_exit_getppid
+  echo 'hist:keys=common_pid:ts0=common_timestamp' > "$ev/trigger"
+  echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:vals=$lat' > "$exit_ev/trigger"
+  "$W"
+  : > "$exit_ev/trigger"
+  : > "$ev/trigger"
 }
 # The full chain: a variable on entry, a synthetic event generated on exit
 # with the latency, and a log2 table on the synthetic event.
 histd_chain_run() {
-  echo 'getppid_lat u64 lat' > "$MNT/synthetic_events"
-  echo 'hist:keys=common_pid:ts0=common_timestamp' > "$EV/trigger"
+  histd_at
+  local ev=$M/events/syscalls/sys_enter_getppid exit_ev=$M/events/syscalls/sys_exit_getppid
+  echo 'getppid_lat u64 lat' > "$M/synthetic_events"
+  echo 'hist:keys=common_pid:ts0=common_timestamp' > "$ev/trigger"
   echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:onmatch(syscalls.sys_enter_getppid).getppid_lat($lat)' \
-    > "$EXIT_EV/trigger"
-  echo 'hist:keys=lat.log2' > "$MNT/events/synthetic/getppid_lat/trigger"
-  OWNER=$HISTD "$W"
-  : > "$MNT/events/synthetic/getppid_lat/trigger"
-  : > "$EXIT_EV/trigger"
-  : > "$EV/trigger"
-  : > "$MNT/synthetic_events"
+    > "$exit_ev/trigger"
+  echo 'hist:keys=lat.log2' > "$M/events/synthetic/getppid_lat/trigger"
+  "$W"
+  : > "$M/events/synthetic/getppid_lat/trigger"
+  : > "$exit_ev/trigger"
+  : > "$ev/trigger"
+  : > "$M/synthetic_events"
 }
 histd_run() {
-  echo "$1" > "$EV/trigger"
-  OWNER=$HISTD "$W"
-  : > "$EV/trigger"
+  histd_at
+  local ev=$M/events/syscalls/sys_enter_getppid
+  echo "$1" > "$ev/trigger"
+  "$W"
+  : > "$ev/trigger"
 }
 bt_start() {  # bpftrace PROGRAM, output to $WORK/bt.log; returns once attached
   "${@:2}" bpftrace -e "$1" >"$WORK/bt.log" 2>&1 &
@@ -129,32 +148,40 @@ X=syscalls:sys_exit_getppid
 declare -A RUN=(
   [none]="$W"
   [floor]="$ATTACH $EMPTY empty:$G -- $W"
+  [floor_raw]="$ATTACH $EMPTY empty_raw:raw:sys_enter -- $W"
+  [floor2_raw]="$ATTACH $EMPTY empty_raw:raw:sys_enter empty_raw_exit:raw:sys_exit -- $W"
   [hand_count]="$ATTACH $HAND hand_count:$G -- $W"
   [histd_count]="histd_run hist:keys=common_pid"
+  [histd_tp_count]="TP=1 histd_run hist:keys=common_pid"
   [bpftrace_count]="bpftrace_run '$TP { @[pid] = count(); }'"
   [hand_sum]="$ATTACH $HAND hand_sum:$G -- $W"
   [histd_sum]="histd_run hist:keys=common_pid:vals=__syscall_nr"
+  [histd_tp_sum]="TP=1 histd_run hist:keys=common_pid:vals=__syscall_nr"
   [bpftrace_sum]="bpftrace_run '$TP { @[pid] = count(); @s[pid] = sum(args->__syscall_nr); }'"
   [hand_log2]="$ATTACH $HAND hand_log2:$G -- $W"
   [histd_log2]="histd_run hist:keys=__syscall_nr.log2"
+  [histd_tp_log2]="TP=1 histd_run hist:keys=__syscall_nr.log2"
   [bpftrace_log2]="bpftrace_run '$TP { @ = hist(args->__syscall_nr); }'"
   [floor2]="$ATTACH $EMPTY empty:$G empty:$X -- $W"
   [hand_latency]="$ATTACH $HAND hand_lat_enter:$G hand_lat_exit:$X -- $W"
   [histd_latency]="histd_latency_run"
+  [histd_tp_latency]="TP=1 histd_latency_run"
   [bpftrace_latency]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @lat[pid] = sum(nsecs - @ts[tid]); delete(@ts[tid]); }'"
   [histd_chain]="histd_chain_run"
+  [histd_tp_chain]="TP=1 histd_chain_run"
   [bpftrace_chain]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @ = hist(nsecs - @ts[tid]); delete(@ts[tid]); }'"
 )
-ORDER=(none floor hand_count histd_count bpftrace_count hand_sum histd_sum bpftrace_sum
-       hand_log2 histd_log2 bpftrace_log2 floor2 hand_latency histd_latency bpftrace_latency
-       histd_chain bpftrace_chain)
+ORDER=(none floor floor_raw hand_count histd_count histd_tp_count bpftrace_count
+       hand_sum histd_sum histd_tp_sum bpftrace_sum hand_log2 histd_log2 histd_tp_log2 bpftrace_log2
+       floor2 floor2_raw hand_latency histd_latency histd_tp_latency bpftrace_latency
+       histd_chain histd_tp_chain bpftrace_chain)
 
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 shuffled() { printf '%s\n' "$@" | shuf; }
 
 if has overhead || has stats; then
   # Warm the compiled-object cache so rounds measure the running program.
-  for v in histd_count histd_sum histd_log2 histd_latency histd_chain; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
+  for v in histd_{,tp_}{count,sum,log2,latency,chain}; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
 fi
 
 if has overhead; then
