@@ -48,7 +48,7 @@ struct Options {
   uint64_t max_map_memory = uint64_t{256} << 20;
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
-  bool raw_syscalls = true;
+  bool raw_syscalls = false;
 };
 
 // bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 40));
   app.add_option("--raw-syscalls", opt.raw_syscalls,
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
-                 "rebuilt exactly (cheaper per call); false: on their own tracepoints")
+                 "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   // Every option can also come from a config file (key = value lines, the
