@@ -11,12 +11,13 @@ an average per run would hide the matching runs among those. Other
 processes' calls during the loop count too (few on an idle machine).
 
 Programs are found through `bpftool perf show` (tracepoint attachments) and
-`bpftool link show` (raw tracepoint links), with the process holding them, so
+the process's fdinfo (raw tracepoint links), with the process holding them, so
 programs of other processes on the machine never count. A tail call runs
 inside its caller: the dispatcher's figures include the event program it
 jumps to.
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -28,11 +29,25 @@ def bpftool(*args):
     return json.loads(subprocess.run(["bpftool", *args, "-j"], check=True, capture_output=True, text=True).stdout)
 
 
+def raw_tracepoint_programs(pid):
+    """Programs of the raw tracepoint links the process holds (its fdinfo:
+    bpftool lists a link's holders only when built with that support)."""
+    ids = set()
+    fds = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fds):
+        try:
+            with open(os.path.join(fds, fd)) as f:
+                info = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        except OSError:
+            continue  # closed meanwhile
+        if info.get("link_type") == "raw_tracepoint" and info.get("tp_name") in RAW:
+            ids.add(int(info["prog_id"]))
+    return ids
+
+
 def snap(pid):
     ids = {p["prog_id"] for p in bpftool("perf", "show") if p.get("pid") == pid and p.get("tracepoint") in EVENTS}
-    ids |= {l["prog_id"] for l in bpftool("link", "show")
-            if l.get("type") == "raw_tracepoint" and l.get("tp_name") in RAW
-            and any(p.get("pid") == pid for p in l.get("pids", []))}
+    ids |= raw_tracepoint_programs(pid)
     if not ids:
         sys.exit(f"progstats: process {pid} has no program attached to {' or '.join(EVENTS + RAW)}")
     return {str(p["id"]): [p.get("run_time_ns", 0), p.get("run_cnt", 0)] for p in bpftool("prog", "show") if p["id"] in ids}

@@ -51,7 +51,7 @@ def per_call_table(section, title, values, unit, extra=None):
     for group, floor, what in GROUPS:
         print(f"  {group}: {what}")
         ref = {k: med(values(k)) for k in (floor, f"hand_{group}", f"bpftrace_{group}") if k in present}
-        for v in (floor, f"{floor}_raw", f"hand_{group}", f"histd_{group}", f"histd_tp_{group}",
+        for v in (floor, f"{floor}_raw", f"hand_{group}", f"histd_{group}", f"histd_raw_{group}",
                   f"bpftrace_{group}"):
             if v not in present or v in shown:
                 continue
@@ -70,14 +70,26 @@ def per_call_table(section, title, values, unit, extra=None):
 
 print(f"syscalls:sys_enter_getppid, {calls} calls per run, {rounds} interleaved rounds per section")
 print("  floor: empty program on the tracepoint(s); floor_raw: on the raw sys_enter (and sys_exit) tracepoint,")
-print("  checking the number; histd: syscall events on the raw tracepoints (the default); histd_tp: histd")
-print("  --raw-syscalls=false, on the classic tracepoints like hand and bpftrace; x floor: over the classic floor\n")
+print("  checking the number; histd: on the classic tracepoints, like hand and bpftrace (the default);")
+print("  histd_raw: histd --raw-syscalls=true, on the raw tracepoints; x floor: over the classic floor\n")
 
 if data["overhead"]:
     base = med([x[0] for x in data["overhead"]["none"]])
     print(f"untraced loop: {base:.1f} ns/call")
     per_call_table("overhead", "Wall-clock overhead: ns per call over the untraced loop",
                    lambda v: [x[0] - base for x in data["overhead"][v]], "ns/call")
+
+other = data["overhead"]
+if other.get("other_none"):
+    base = med([x[0] for x in other["other_none"]])
+    print(f"What tracing getppid costs other calls: a getpid() loop ({base:.1f} ns/call untraced), ns per call over it")
+    print(f"{'variant':<24} {'ns/call':>8} {'(min..max)':>14}")
+    for v in ("other_floor", "other_floor_raw", "other_histd_count", "other_histd_raw_count"):
+        if v in other:
+            xs = [x[0] - base for x in other[v]]
+            print(f"{v:<24} {med(xs):>8.1f} {spread(xs):>14}")
+    print("  a program on the raw sys_enter tracepoint runs on every system call; the classic syscall")
+    print("  tracepoints test a bitmap of enabled calls first\n")
 
 if data["stats"]:
     per_call_table("stats", "In-kernel: BPF run time per call (run_time_ns delta / calls of the loop)",
@@ -89,7 +101,7 @@ if act:
     print("Activation, ms from the request")
     print(f"{'variant':<14} {'ready':>8} {'(min..max)':>16} {'live':>8} {'(min..max)':>16} {'live x bpftrace':>16}")
     bt_live = med([x[1] for x in act["bpftrace"]]) if act.get("bpftrace") else None
-    for v in ("histd_cold", "histd_cached", "bpftrace"):
+    for v in ("histd_cold", "histd_cached", "histd_raw_cold", "histd_raw_cached", "bpftrace"):
         if v not in act:
             continue
         ready = [x[0] for x in act[v]]

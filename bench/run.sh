@@ -39,27 +39,27 @@ mkdir -p "$MNT"
 "$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
   >"$WORK/histd.log" 2>&1 &
 HISTD=$!
-# A second histd with syscall events on their own (classic) tracepoints: the
-# histd_tp_* variants, to show what the raw sys_enter/sys_exit attachment gains.
-MNT_TP=$WORK/mnt-tp
-mkdir -p "$MNT_TP"
-"$B/histd" --foreground --mount "$MNT_TP" --socket "$WORK/sock-tp" --state-dir "$WORK/state-tp" --pin-dir "" \
-  --raw-syscalls=false >"$WORK/histd-tp.log" 2>&1 &
-HISTD_TP=$!
+# A second histd with syscall events on the raw sys_enter/sys_exit
+# tracepoints (--raw-syscalls=true): the histd_raw_* variants.
+MNT_RAW=$WORK/mnt-raw
+mkdir -p "$MNT_RAW"
+"$B/histd" --foreground --mount "$MNT_RAW" --socket "$WORK/sock-raw" --state-dir "$WORK/state-raw" --pin-dir "" \
+  --raw-syscalls=true >"$WORK/histd-raw.log" 2>&1 &
+HISTD_RAW=$!
 BT=
 STATS=
 CLOSER=
 cleanup() {
   exec 3>&-
   for p in $BT $STATS $CLOSER; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  kill -TERM "$HISTD" "$HISTD_TP" 2>/dev/null || true
-  wait "$HISTD" "$HISTD_TP" 2>/dev/null || true
+  kill -TERM "$HISTD" "$HISTD_RAW" 2>/dev/null || true
+  wait "$HISTD" "$HISTD_RAW" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -e "$MNT/events" ] && [ -e "$MNT_TP/events" ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -e "$MNT/events" ] && [ -e "$MNT_RAW/events" ] && break; sleep 0.1; done
 [ -e "$MNT/events" ] || { cat "$WORK/histd.log" >&2; exit 1; }
-[ -e "$MNT_TP/events" ] || { cat "$WORK/histd-tp.log" >&2; exit 1; }
+[ -e "$MNT_RAW/events" ] || { cat "$WORK/histd-raw.log" >&2; exit 1; }
 EV=$MNT/events/syscalls/sys_enter_getppid
 EXIT_EV=$MNT/events/syscalls/sys_exit_getppid
 CLOSE_EV=$MNT/events/syscalls/sys_enter_close
@@ -71,17 +71,16 @@ SAMPLES=$WORK/samples
 # --- the traced loop ----------------------------------------------------------
 # Every variant runs $W while attached; the attacher's child finds its parent,
 # the others say whose programs to read (MODE=stats).
-# TP=1: the histd on classic tracepoints.
-histd_at() {  # sets M (its tree) and OWNER (its pid)
-  if [ "${TP:-}" = 1 ]; then M=$MNT_TP; OWNER=$HISTD_TP; else M=$MNT; OWNER=$HISTD; fi
-  export OWNER
+# RAW=1: the histd on the raw tracepoints.
+histd_at() {  # sets M (its tree) and HP (its pid, the workload's OWNER)
+  if [ "${RAW:-}" = 1 ]; then M=$MNT_RAW; HP=$HISTD_RAW; else M=$MNT; HP=$HISTD; fi
 }
 histd_latency_run() {
   histd_at
   local ev=$M/events/syscalls/sys_enter_getppid exit_ev=$M/events/syscalls/sys_exit_getppid
   echo 'hist:keys=common_pid:ts0=common_timestamp' > "$ev/trigger"
   echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:vals=$lat' > "$exit_ev/trigger"
-  "$W"
+  OWNER=$HP "$W"
   : > "$exit_ev/trigger"
   : > "$ev/trigger"
 }
@@ -95,7 +94,7 @@ histd_chain_run() {
   echo 'hist:keys=common_pid:lat=common_timestamp-$ts0:onmatch(syscalls.sys_enter_getppid).getppid_lat($lat)' \
     > "$exit_ev/trigger"
   echo 'hist:keys=lat.log2' > "$M/events/synthetic/getppid_lat/trigger"
-  "$W"
+  OWNER=$HP "$W"
   : > "$M/events/synthetic/getppid_lat/trigger"
   : > "$exit_ev/trigger"
   : > "$ev/trigger"
@@ -105,7 +104,7 @@ histd_run() {
   histd_at
   local ev=$M/events/syscalls/sys_enter_getppid
   echo "$1" > "$ev/trigger"
-  "$W"
+  OWNER=$HP "$W"
   : > "$ev/trigger"
 }
 bt_start() {  # bpftrace PROGRAM, output to $WORK/bt.log; returns once attached
@@ -152,42 +151,49 @@ declare -A RUN=(
   [floor2_raw]="$ATTACH $EMPTY empty_raw:raw:sys_enter empty_raw_exit:raw:sys_exit -- $W"
   [hand_count]="$ATTACH $HAND hand_count:$G -- $W"
   [histd_count]="histd_run hist:keys=common_pid"
-  [histd_tp_count]="TP=1 histd_run hist:keys=common_pid"
+  [histd_raw_count]="RAW=1 histd_run hist:keys=common_pid"
   [bpftrace_count]="bpftrace_run '$TP { @[pid] = count(); }'"
   [hand_sum]="$ATTACH $HAND hand_sum:$G -- $W"
   [histd_sum]="histd_run hist:keys=common_pid:vals=__syscall_nr"
-  [histd_tp_sum]="TP=1 histd_run hist:keys=common_pid:vals=__syscall_nr"
+  [histd_raw_sum]="RAW=1 histd_run hist:keys=common_pid:vals=__syscall_nr"
   [bpftrace_sum]="bpftrace_run '$TP { @[pid] = count(); @s[pid] = sum(args->__syscall_nr); }'"
   [hand_log2]="$ATTACH $HAND hand_log2:$G -- $W"
   [histd_log2]="histd_run hist:keys=__syscall_nr.log2"
-  [histd_tp_log2]="TP=1 histd_run hist:keys=__syscall_nr.log2"
+  [histd_raw_log2]="RAW=1 histd_run hist:keys=__syscall_nr.log2"
   [bpftrace_log2]="bpftrace_run '$TP { @ = hist(args->__syscall_nr); }'"
   [floor2]="$ATTACH $EMPTY empty:$G empty:$X -- $W"
   [hand_latency]="$ATTACH $HAND hand_lat_enter:$G hand_lat_exit:$X -- $W"
   [histd_latency]="histd_latency_run"
-  [histd_tp_latency]="TP=1 histd_latency_run"
+  [histd_raw_latency]="RAW=1 histd_latency_run"
   [bpftrace_latency]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @lat[pid] = sum(nsecs - @ts[tid]); delete(@ts[tid]); }'"
   [histd_chain]="histd_chain_run"
-  [histd_tp_chain]="TP=1 histd_chain_run"
+  [histd_raw_chain]="RAW=1 histd_chain_run"
   [bpftrace_chain]="bpftrace_run '$TP { @ts[tid] = nsecs; } $EXIT_TP /@ts[tid]/ { @ = hist(nsecs - @ts[tid]); delete(@ts[tid]); }'"
 )
-ORDER=(none floor floor_raw hand_count histd_count histd_tp_count bpftrace_count
-       hand_sum histd_sum histd_tp_sum bpftrace_sum hand_log2 histd_log2 histd_tp_log2 bpftrace_log2
-       floor2 floor2_raw hand_latency histd_latency histd_tp_latency bpftrace_latency
-       histd_chain histd_tp_chain bpftrace_chain)
+# What tracing getppid costs the machine's other calls: a getpid() loop.
+RUN[other_none]="LOOP=other $W"
+RUN[other_floor]="$ATTACH $EMPTY empty:$G -- env LOOP=other $W"
+RUN[other_floor_raw]="$ATTACH $EMPTY empty_raw:raw:sys_enter -- env LOOP=other $W"
+RUN[other_histd_count]="LOOP=other histd_run hist:keys=common_pid"
+RUN[other_histd_raw_count]="LOOP=other RAW=1 histd_run hist:keys=common_pid"
+ORDER=(none floor floor_raw hand_count histd_count histd_raw_count bpftrace_count
+       hand_sum histd_sum histd_raw_sum bpftrace_sum hand_log2 histd_log2 histd_raw_log2 bpftrace_log2
+       floor2 floor2_raw hand_latency histd_latency histd_raw_latency bpftrace_latency
+       histd_chain histd_raw_chain bpftrace_chain)
+OTHER=(other_none other_floor other_floor_raw other_histd_count other_histd_raw_count)
 
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 shuffled() { printf '%s\n' "$@" | shuf; }
 
 if has overhead || has stats; then
   # Warm the compiled-object cache so rounds measure the running program.
-  for v in histd_{,tp_}{count,sum,log2,latency,chain}; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
+  for v in histd_{,raw_}{count,sum,log2,latency,chain}; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
 fi
 
 if has overhead; then
   export MODE=wall
   for r in $(seq "$ROUNDS"); do
-    for v in $(shuffled "${ORDER[@]}"); do
+    for v in $(shuffled "${ORDER[@]}" "${OTHER[@]}"); do
       eval "${RUN[$v]}" >"$WORK/out"  # not in $(...): BT must stay visible to cleanup
       echo "overhead $v $(tail -1 "$WORK/out")" >>"$SAMPLES"
     done
@@ -213,15 +219,19 @@ fi
 
 # --- activation -----------------------------------------------------------------
 if has activation; then
-  histd_activate() {
-    "$B/histd_bench_activate" histd "$EV/trigger" "$EV/hist" 'hist:keys=common_pid'
-    : > "$EV/trigger"
+  histd_activate() {  # RAW=1: the histd on raw tracepoints
+    histd_at
+    local ev=$M/events/syscalls/sys_enter_getppid
+    "$B/histd_bench_activate" histd "$ev/trigger" "$ev/hist" 'hist:keys=common_pid'
+    : > "$ev/trigger"
   }
   for r in $(seq "$ROUNDS"); do
-    for v in $(shuffled histd_cold histd_cached bpftrace); do
+    for v in $(shuffled histd_cold histd_cached histd_raw_cold histd_raw_cached bpftrace); do
       case $v in
         histd_cold) rm -rf "$WORK/state/cache"; s=$(histd_activate) ;;
         histd_cached) histd_activate >/dev/null; s=$(histd_activate) ;;  # the first one fills the cache
+        histd_raw_cold) rm -rf "$WORK/state-raw/cache"; s=$(RAW=1 histd_activate) ;;
+        histd_raw_cached) RAW=1 histd_activate >/dev/null; s=$(RAW=1 histd_activate) ;;
         bpftrace) s=$("$B/histd_bench_activate" bpftrace) ;;
       esac
       echo "activation $v $s" >>"$SAMPLES"

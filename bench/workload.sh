@@ -3,11 +3,12 @@
 # environment). MODE=wall: prints the loop's ns/call. MODE=stats: also reads
 # the BPF run-time statistics of the programs OWNER (default: the parent, the
 # attacher) has attached to the getppid tracepoints, before and after the
-# loop, and prints "<in-kernel ns per program run> <program runs per call>".
+# loop, and prints "<in-kernel ns per call> <program runs per call>".
+# LOOP=other: the loop calls getpid() instead (the cost on other calls).
 set -euo pipefail
 : "${MODE:?}" "${B:?}" "${CALLS:?}" "${WORK:?}"
 if [ "$MODE" = wall ]; then
-  exec "$B/histd_bench_loop" "$CALLS"
+  exec "$B/histd_bench_loop" "$CALLS" ${LOOP:-}
 fi
 owner=${OWNER:-$PPID}
 here=$(dirname "$0")
