@@ -12,6 +12,7 @@
 #include <map>
 
 #include "histd/render.h"
+#include "histd/huge_pages.h"
 
 namespace histd::render {
 
@@ -155,6 +156,7 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
   else {
     out += "[\n";
     out.reserve(out.size() + t.entries() * (64 + 32 * (keys.size() + values.size())));
+    prefer_huge_pages(out.data(), out.capacity());
     for (size_t e = 0; e < t.entries(); ++e) {
       const table::Row r = t.row(e);
       out += "        {\n          \"keys\": {\n";

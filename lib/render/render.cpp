@@ -2,6 +2,7 @@
 // byte: each format is the equivalent of the kernel's printf format quoted
 // beside it.
 #include "histd/render.h"
+#include "histd/huge_pages.h"
 
 #include <fmt/format.h>
 #include <fmt/compile.h>
@@ -200,7 +201,10 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
     // Room for every line at the first line's length (+1/8): growing a
     // multi-MB string copies it, and reserving much more than it needs
     // takes fresh pages where the memory the sort just freed would do.
-    if (e == 1) out.reserve(out.size() + (out.size() - before) * (t.entries() + t.entries() / 8) + 256);
+    if (e == 1) {
+      out.reserve(out.size() + (out.size() - before) * (t.entries() + t.entries() / 8) + 256);
+      prefer_huge_pages(out.data(), out.capacity());
+    }
     const table::Row r = t.row(e);
     append_row(out, t, r, resolver, stats);
     out += r.tracking;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "histd/table.h"
+#include "histd/huge_pages.h"
 
 namespace histd::table {
 
@@ -26,6 +27,8 @@ Row Table::row(size_t i) const {
 void Table::reserve(size_t n) {
   key_bytes.reserve(n * key_size);
   val_words.reserve(n * vals.size());
+  prefer_huge_pages(key_bytes.data(), key_bytes.capacity());
+  prefer_huge_pages(val_words.data(), val_words.capacity() * sizeof(uint64_t));
 }
 
 void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, std::string_view comm) {
@@ -137,7 +140,10 @@ void sort_by_words(std::vector<OrderItem>& items) {
     std::sort(items.begin(), items.end(), words_less);
     return;
   }
-  std::vector<OrderItem> sorted(items.size());
+  std::vector<OrderItem> sorted;
+  sorted.reserve(items.size());
+  prefer_huge_pages(sorted.data(), items.size() * sizeof(OrderItem));
+  sorted.resize(items.size());
   for (int w = 2; w >= 0; --w) {
     // One read of the items counts all eight digits of the word.
     std::array<std::array<size_t, 256>, 8> start{};
@@ -167,7 +173,10 @@ void sort_rows(Table& t) {
     ++exact_words;
   }
   const size_t n = t.entries();
-  std::vector<OrderItem> items(n);
+  std::vector<OrderItem> items;
+  items.reserve(n);
+  prefer_huge_pages(items.data(), n * sizeof(OrderItem));
+  items.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const Row r = t.row(i);
     OrderItem& it = items[i];
@@ -198,7 +207,10 @@ void sort_rows(Table& t) {
   }
 
   // Entries stay where they are; rows are found through the order.
-  std::vector<uint32_t> sorted(n);
+  std::vector<uint32_t> sorted;
+  sorted.reserve(n);
+  prefer_huge_pages(sorted.data(), n * sizeof(uint32_t));
+  sorted.resize(n);
   for (size_t i = 0; i < n; ++i) sorted[i] = static_cast<uint32_t>(t.stored_at(items[i].index));
   t.order = std::move(sorted);
 }
