@@ -47,6 +47,7 @@ class Fd {
 struct BpfPaths {
   std::filesystem::path include_dir;        // holds hist_helpers.bpf.h, hist_shared.h
   std::filesystem::path dispatcher_object;  // dispatcher.bpf.o
+  std::filesystem::path syscall_dispatcher_object;  // syscall_dispatcher.bpf.o (raw sys_enter/sys_exit)
   std::filesystem::path system_include;     // multiarch dir with asm/ headers
   // The compiler for generated units: the clang found at build time, or
   // histd's --clang (a name is looked up in PATH).

@@ -147,8 +147,9 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   auto slots = create_map(BPF_MAP_TYPE_PROG_ARRAY, "histd_slots", 4, 4, 1);
   if (!slots) return unexpected(std::move(slots).error());
   a.slots_ = std::move(*slots);
-  a.obj_ = bpf_object__open_file(paths.dispatcher_object.c_str(), nullptr);
-  if (!a.obj_) return bpf_fail(-errno, "opening " + paths.dispatcher_object.string());
+  const std::filesystem::path& object = syscall ? paths.syscall_dispatcher_object : paths.dispatcher_object;
+  a.obj_ = bpf_object__open_file(object.c_str(), nullptr);
+  if (!a.obj_) return bpf_fail(-errno, "opening " + object.string());
   int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(a.obj_, "slots"), a.slots_.get());
   if (err) return bpf_fail(err, "reusing the dispatcher's program array");
   const char* wanted = !syscall ? "dispatch" : syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter";

@@ -115,10 +115,12 @@ Expected<BpfPaths> find_bpf_paths() {
   candidates.emplace_back(HISTD_BPF_BUILD_DIR);
   candidates.emplace_back(HISTD_BPF_INSTALL_DIR);
   for (const fs::path& dir : candidates) {
-    if (fs::exists(dir / "hist_helpers.bpf.h", ec) && fs::exists(dir / "dispatcher.bpf.o", ec)) {
+    if (fs::exists(dir / "hist_helpers.bpf.h", ec) && fs::exists(dir / "dispatcher.bpf.o", ec) &&
+        fs::exists(dir / "syscall_dispatcher.bpf.o", ec)) {
       BpfPaths p;
       p.include_dir = dir;
       p.dispatcher_object = dir / "dispatcher.bpf.o";
+      p.syscall_dispatcher_object = dir / "syscall_dispatcher.bpf.o";
       p.system_include = HISTD_BPF_SYSTEM_INCLUDE;
       p.clang = HISTD_CLANG;
       // histd-cc sits next to histd (bin/ of the build tree or of the

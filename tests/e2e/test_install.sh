@@ -8,7 +8,7 @@ cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 expect_eq "binaries installed" "yes" \
   "$([ -x "$PREFIX/bin/histd" ] && [ -x "$PREFIX/bin/histctl" ] && [ -x "$PREFIX/bin/histd-cc" ] && echo yes || echo no)"
 expect_eq "BPF support files installed" "yes" \
-  "$(ls "$PREFIX"/lib*/histd/bpf/dispatcher.bpf.o "$PREFIX"/lib*/histd/bpf/hist_helpers.bpf.h >/dev/null 2>&1 && echo yes || echo no)"
+  "$(ls "$PREFIX"/lib*/histd/bpf/dispatcher.bpf.o "$PREFIX"/lib*/histd/bpf/syscall_dispatcher.bpf.o "$PREFIX"/lib*/histd/bpf/hist_helpers.bpf.h >/dev/null 2>&1 && echo yes || echo no)"
 expect_eq "systemd unit is Type=notify and restarts on failure" "2" \
   "$(grep -cE '^(Type=notify|Restart=on-failure)$' "$PREFIX/lib/systemd/system/histd.service")"
 
