@@ -4,14 +4,35 @@
 
 #include <cstdint>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older headers lack it
+#endif
+
 namespace histd {
 
+namespace {
+
+constexpr size_t kBig = size_t{1} << 20;
+constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+constexpr uintptr_t kPage = 4096;
+
+}  // namespace
+
 void prefer_huge_pages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (!data || bytes < (size_t{1} << 20)) return;
+  if (!data || bytes < kBig) return;
   const auto begin = reinterpret_cast<uintptr_t>(data) & ~(kHuge - 1);
   const auto end = (reinterpret_cast<uintptr_t>(data) + bytes + kHuge - 1) & ~(kHuge - 1);
   madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+void populate_now(const void* data, size_t bytes) {
+  if (!data || bytes < kBig) return;
+  prefer_huge_pages(data, bytes);
+  // Whole pages inside the buffer only: the ones at its ends may be shared
+  // with other allocations, which get touched when used anyway.
+  const auto begin = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kPage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 }
 
 }  // namespace histd

@@ -156,7 +156,7 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
   else {
     out += "[\n";
     out.reserve(out.size() + t.entries() * (64 + 32 * (keys.size() + values.size())));
-    prefer_huge_pages(out.data(), out.capacity());
+    populate_now(out.data() + out.size(), out.capacity() - out.size());
     for (size_t e = 0; e < t.entries(); ++e) {
       const table::Row r = t.row(e);
       out += "        {\n          \"keys\": {\n";

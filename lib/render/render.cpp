@@ -203,7 +203,7 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
     // takes fresh pages where the memory the sort just freed would do.
     if (e == 1) {
       out.reserve(out.size() + (out.size() - before) * (t.entries() + t.entries() / 8) + 256);
-      prefer_huge_pages(out.data(), out.capacity());
+      populate_now(out.data() + out.size(), out.capacity() - out.size());
     }
     const table::Row r = t.row(e);
     append_row(out, t, r, resolver, stats);

@@ -142,7 +142,7 @@ void sort_by_words(std::vector<OrderItem>& items) {
   }
   std::vector<OrderItem> sorted;
   sorted.reserve(items.size());
-  prefer_huge_pages(sorted.data(), items.size() * sizeof(OrderItem));
+  populate_now(sorted.data(), items.size() * sizeof(OrderItem));
   sorted.resize(items.size());
   for (int w = 2; w >= 0; --w) {
     // One read of the items counts all eight digits of the word.
@@ -175,7 +175,7 @@ void sort_rows(Table& t) {
   const size_t n = t.entries();
   std::vector<OrderItem> items;
   items.reserve(n);
-  prefer_huge_pages(items.data(), n * sizeof(OrderItem));
+  populate_now(items.data(), n * sizeof(OrderItem));
   items.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const Row r = t.row(i);
@@ -209,7 +209,7 @@ void sort_rows(Table& t) {
   // Entries stay where they are; rows are found through the order.
   std::vector<uint32_t> sorted;
   sorted.reserve(n);
-  prefer_huge_pages(sorted.data(), n * sizeof(uint32_t));
+  populate_now(sorted.data(), n * sizeof(uint32_t));
   sorted.resize(n);
   for (size_t i = 0; i < n; ++i) sorted[i] = static_cast<uint32_t>(t.stored_at(items[i].index));
   t.order = std::move(sorted);
