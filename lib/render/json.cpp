@@ -12,7 +12,7 @@
 #include <map>
 
 #include "histd/render.h"
-#include "histd/huge_pages.h"
+#include "histd/populate.h"
 
 namespace histd::render {
 

@@ -2,7 +2,7 @@
 // byte: each format is the equivalent of the kernel's printf format quoted
 // beside it.
 #include "histd/render.h"
-#include "histd/huge_pages.h"
+#include "histd/populate.h"
 
 #include <fmt/format.h>
 #include <fmt/compile.h>

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "histd/table.h"
-#include "histd/huge_pages.h"
+#include "histd/populate.h"
 
 namespace histd::table {
 
@@ -27,8 +27,6 @@ Row Table::row(size_t i) const {
 void Table::reserve(size_t n) {
   key_bytes.reserve(n * key_size);
   val_words.reserve(n * vals.size());
-  prefer_huge_pages(key_bytes.data(), key_bytes.capacity());
-  prefer_huge_pages(val_words.data(), val_words.capacity() * sizeof(uint64_t));
 }
 
 void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, std::string_view comm) {

@@ -1,4 +1,4 @@
-#include "histd/huge_pages.h"
+#include "histd/populate.h"
 
 #include <sys/mman.h>
 
@@ -10,24 +10,9 @@
 
 namespace histd {
 
-namespace {
-
-constexpr size_t kBig = size_t{1} << 20;
-constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-constexpr uintptr_t kPage = 4096;
-
-}  // namespace
-
-void prefer_huge_pages(const void* data, size_t bytes) {
-  if (!data || bytes < kBig) return;
-  const auto begin = reinterpret_cast<uintptr_t>(data) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(data) + bytes + kHuge - 1) & ~(kHuge - 1);
-  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
 void populate_now(const void* data, size_t bytes) {
-  if (!data || bytes < kBig) return;
-  prefer_huge_pages(data, bytes);
+  constexpr uintptr_t kPage = 4096;
+  if (!data || bytes < (size_t{1} << 20)) return;
   // Whole pages inside the buffer only: the ones at its ends may be shared
   // with other allocations, which get touched when used anyway.
   const auto begin = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
