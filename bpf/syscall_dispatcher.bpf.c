@@ -3,15 +3,7 @@
 // event's program array. A separate object, because its BTF-typed programs
 // and CO-RE reads make libbpf parse the kernel's BTF at load: the classic
 // dispatcher's load must not pay for that.
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, __u32);
-} slots SEC(".maps");
+#include "dispatch_slots.bpf.h"
 
 /* Attached to the BTF-typed raw sys_enter / sys_exit tracepoints
  * (docs/design.md, "Syscall events"), they run on every system call and go on only for the event's own number, set before load.
