@@ -283,11 +283,15 @@ static __always_inline __u64 histd_log2(__u64 v) {
   }
 
 /* The tracepoint entry the dispatcher tail-calls. common_pid comes from the
- * helper: the verifier refuses reads of the record's common fields. */
-#define HISTD_EVENT_ENTRY(handler, needs_ts)                                   \
+ * helper: the verifier refuses reads of the record's common fields. A helper
+ * call costs as much as a per-CPU table update, so the entry makes only the
+ * calls its triggers read (needs_ts, needs_pid: 0 or 1). */
+#define HISTD_EVENT_ENTRY(handler, needs_ts, needs_pid)                        \
   SEC("tracepoint")                                                            \
   int event_prog(void *ctx) {                                                  \
-    struct histd_common c = {.pid = (__u32)bpf_get_current_pid_tgid()};        \
+    struct histd_common c = {0};                                               \
+    if (needs_pid)                                                             \
+      c.pid = (__u32)bpf_get_current_pid_tgid();                               \
     if (needs_ts)                                                              \
       c.ts = bpf_ktime_get_ns();                                               \
     handler(ctx, ctx, &c);                                                     \
@@ -310,22 +314,24 @@ static __always_inline __u64 histd_log2(__u64 v) {
 #define HISTD_REG_ORIG_AX 120
 #define HISTD_REG(regs, off) (*(const __u64 *)((const char *)(regs) + (off)))
 
-#define HISTD_SYSCALL_ENTRY_BEGIN(needs_ts)                                    \
+#define HISTD_SYSCALL_ENTRY_BEGIN(needs_ts, needs_pid)                         \
   __u32 zero = 0;                                                              \
   struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero);   \
   if (!buf)                                                                    \
     return 0;                                                                  \
   __u64 *rec = (__u64 *)buf->data;                                             \
   const void *regs = (const void *)ctx[0];                                     \
-  struct histd_common c = {.pid = (__u32)bpf_get_current_pid_tgid()};          \
+  struct histd_common c = {0};                                                 \
+  if (needs_pid)                                                               \
+    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
   if (needs_ts)                                                                \
     c.ts = bpf_ktime_get_ns();                                                 \
   rec[0] = 0
 
-#define HISTD_SYSCALL_ENTER_ENTRY(handler, needs_ts, nargs)                    \
+#define HISTD_SYSCALL_ENTER_ENTRY(handler, needs_ts, needs_pid, nargs)         \
   SEC("tp_btf/sys_enter")                                                      \
   int event_prog(__u64 *ctx) {                                                 \
-    HISTD_SYSCALL_ENTRY_BEGIN(needs_ts);                                       \
+    HISTD_SYSCALL_ENTRY_BEGIN(needs_ts, needs_pid);                            \
     rec[1] = (__u32)ctx[1];                                                    \
     if ((nargs) > 0)                                                           \
       rec[2] = HISTD_REG(regs, HISTD_REG_DI);                                  \
@@ -345,10 +351,10 @@ static __always_inline __u64 histd_log2(__u64 v) {
 
 /* The exit record: the number from the dispatcher's check, the return value
  * from ax, as the classic path takes them (not the tracepoint's `ret`). */
-#define HISTD_SYSCALL_EXIT_ENTRY(handler, needs_ts)                            \
+#define HISTD_SYSCALL_EXIT_ENTRY(handler, needs_ts, needs_pid)                 \
   SEC("tp_btf/sys_exit")                                                       \
   int event_prog(__u64 *ctx) {                                                 \
-    HISTD_SYSCALL_ENTRY_BEGIN(needs_ts);                                       \
+    HISTD_SYSCALL_ENTRY_BEGIN(needs_ts, needs_pid);                            \
     rec[1] = (__u32)HISTD_REG(regs, HISTD_REG_ORIG_AX);                                    \
     rec[2] = HISTD_REG(regs, HISTD_REG_AX);                                    \
     handler(ctx, rec, &c);                                                     \

@@ -346,6 +346,17 @@ void emit_enable(Emitter& em, size_t i, const EnableInput& in) {
   out += "}\n\n";
 }
 
+// Whether the unit's code reads common_pid, so that its entry asks the
+// kernel for it: every read is load_expr's `c->pid`, or the header of a
+// generated synthetic record (histd_synth_begin), whose triggers see it
+// through histd_common_at.
+bool reads_common_pid(const Emitter& em) {
+  for (const std::string* code : {&em.helpers, &em.body})
+    if (code->find("c->pid") != std::string::npos || code->find("histd_synth_begin(") != std::string::npos)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 std::string table_map_name(size_t trigger_index) { return fmt::format("tbl{}", trigger_index); }
@@ -402,15 +413,16 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
   for (const TriggerInput& t : triggers)
     needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
   const int ts = needs_ts ? 1 : 0;
+  const int pid = reads_common_pid(em) ? 1 : 0;
   switch (entry.kind) {
     case EventEntry::Kind::Tracepoint:
-      out += fmt::format("HISTD_EVENT_ENTRY(handle, {})\n", ts);
+      out += fmt::format("HISTD_EVENT_ENTRY(handle, {}, {})\n", ts, pid);
       break;
     case EventEntry::Kind::SyscallEnter:
-      out += fmt::format("HISTD_SYSCALL_ENTER_ENTRY(handle, {}, {})\n", ts, entry.syscall_args);
+      out += fmt::format("HISTD_SYSCALL_ENTER_ENTRY(handle, {}, {}, {})\n", ts, pid, entry.syscall_args);
       break;
     case EventEntry::Kind::SyscallExit:
-      out += fmt::format("HISTD_SYSCALL_EXIT_ENTRY(handle, {})\n", ts);
+      out += fmt::format("HISTD_SYSCALL_EXIT_ENTRY(handle, {}, {})\n", ts, pid);
       break;
   }
   out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);

@@ -1,5 +1,6 @@
 // Codegen: the generated unit compiles (clang, no root needed), never
 // contains user text, and matches a few goldens.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "golden.h"
@@ -58,9 +59,9 @@ TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
   runtime::Compiler compiler(*paths, {});
   using Kind = codegen::EventEntry::Kind;
   const std::vector<std::pair<codegen::EventEntry, std::string>> entries = {
-      {{Kind::Tracepoint, 0}, "HISTD_EVENT_ENTRY(handle, 1)\n"},
-      {{Kind::SyscallEnter, 3}, "HISTD_SYSCALL_ENTER_ENTRY(handle, 1, 3)\n"},
-      {{Kind::SyscallExit, 0}, "HISTD_SYSCALL_EXIT_ENTRY(handle, 1)\n"},
+      {{Kind::Tracepoint, 0}, "HISTD_EVENT_ENTRY(handle, 1, 0)\n"},
+      {{Kind::SyscallEnter, 3}, "HISTD_SYSCALL_ENTER_ENTRY(handle, 1, 0, 3)\n"},
+      {{Kind::SyscallExit, 0}, "HISTD_SYSCALL_EXIT_ENTRY(handle, 1, 0)\n"},
   };
   for (const auto& [entry, line] : entries) {
     const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry);
@@ -157,6 +158,30 @@ TEST(Codegen, InterEventNamesNeverReachTheSource) {
   ASSERT_FALSE(u.source.empty());
   for (const char* word : {"evil_var_x", "evil_synth_x", "comm", "count", "buf", "lat", "name"})
     EXPECT_FALSE(std::regex_search(u.source, std::regex(std::string("\\b") + word + "\\b"))) << word;
+}
+
+// A helper call per event costs about as much as a table update: the entry
+// asks for common_pid only when something in the unit reads it.
+TEST(Codegen, TheEntryAsksForCommonPidOnlyWhenRead) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"hist:keys=fd", false},
+      {"hist:keys=count.log2:vals=count", false},
+      {"hist:keys=fd if comm == \"bash\"", false},
+      {"hist:keys=common_pid", true},
+      {"hist:keys=fd:vals=common_pid", true},
+      {"hist:keys=fd if common_pid != 1", true},
+      {"hist:keys=fd:p=common_pid", true},
+      {"hist:keys=fd:m=count:onmax($m).save(common_pid)", true},
+  };
+  for (const auto& [cmd, reads] : cases) {
+    const std::string src = compile_ok(cmd);
+    const std::string entry = fmt::format("HISTD_EVENT_ENTRY(handle, 0, {})\n", reads ? 1 : 0);
+    EXPECT_NE(src.find(entry), std::string::npos) << cmd << ": expected " << entry;
+  }
+  // A generated synthetic record carries the task's pid.
+  const std::string synth = inter_event_unit().source;
+  EXPECT_NE(synth.find("histd_synth_begin("), std::string::npos);
+  EXPECT_NE(synth.find(", 1)\nHISTD_TEST_ENTRY"), std::string::npos) << synth;
 }
 
 }  // namespace

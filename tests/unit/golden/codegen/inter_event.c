@@ -223,5 +223,5 @@ static __always_inline void handle(void *ctx, const void *rec, const struct hist
   (void)c;
 }
 
-HISTD_EVENT_ENTRY(handle, 0)
+HISTD_EVENT_ENTRY(handle, 0, 1)
 HISTD_TEST_ENTRY(handle, 0)
