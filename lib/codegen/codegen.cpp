@@ -254,13 +254,14 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   detail::emit_inter_event_types(out, i, p);
 }
 
-void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested) {
+// `alone`: the unit's only trigger, inlined into the entry (a BPF-to-BPF
+// call costs a few ns per event; with one trigger there is no frame to share).
+void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bool alone) {
   const plan::HistPlan& p = *in.plan;
   std::string& out = em.body;
   const std::string filter = p.filter ? em.filter_expr(*p.filter, p.filter->root) : "";
-  out += fmt::format(
-      "static __attribute__((noinline)) void trigger_{}(void *ctx, const void *rec, const struct histd_common *c) {{\n",
-      i);
+  out += fmt::format("static {} void trigger_{}(void *ctx, const void *rec, const struct histd_common *c) {{\n",
+                     alone ? "__always_inline" : "__attribute__((noinline))", i);
   out += "  (void)ctx;\n  (void)rec;\n  (void)c;\n";
   out += fmt::format("  if (histd_paused({}u))\n    return;\n", in.control_slot);
   if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
@@ -363,7 +364,8 @@ std::string table_map_name(size_t trigger_index) { return fmt::format("tbl{}", t
 std::string stats_map_name(size_t trigger_index) { return fmt::format("st{}", trigger_index); }
 
 // Each trigger is its own BPF subprogram: frames are reused across calls,
-// so several triggers' keys never add up against the 512-byte stack.
+// so several triggers' keys never add up against the 512-byte stack. A
+// unit's only trigger is inlined instead: it has no sibling to share with.
 std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const std::vector<EnableInput>& enables,
                                 const std::vector<InlinedEvent>& inlined, EventEntry entry) {
   std::string out =
@@ -386,7 +388,8 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
         "static __always_inline void handle_s{}(void *ctx, const void *rec, const struct histd_common *c);\n", j);
   if (nested) out += "\n";
   Emitter em;
-  for (size_t i = 0; i < all.size(); ++i) emit_handler(em, i, *all[i], nested);
+  const bool alone = all.size() == 1 && all_enables.empty();
+  for (size_t i = 0; i < all.size(); ++i) emit_handler(em, i, *all[i], nested, alone);
   for (size_t i = 0; i < all_enables.size(); ++i) emit_enable(em, i, *all_enables[i]);
   out += em.helpers;
   out += em.body;

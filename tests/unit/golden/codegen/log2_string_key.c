@@ -26,7 +26,7 @@ struct {
   __type(value, struct histd_table_stats);
 } st0 SEC(".maps");
 
-static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
+static __always_inline void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
