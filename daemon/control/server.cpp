@@ -57,7 +57,7 @@ std::optional<bool> bool_member(const json& req, const char* key) {
 }
 
 json memory_json(const plan::MapMemory& m) {
-  return json{{"table", m.table}, {"stats", m.stats}, {"vars", m.vars}, {"total", m.total()}};
+  return json{{"table", m.table}, {"stats", m.stats}, {"vars", m.vars}, {"hot", m.hot}, {"total", m.total()}};
 }
 
 // `histctl list --json`: every trigger with its map memory, and the totals
@@ -68,7 +68,8 @@ json list_json(engine::Engine& engine) {
     json j{{"event", t.system + ":" + t.event}, {"trigger", t.line}, {"kind", t.hist ? "hist" : "enable"}};
     if (t.hist) {
       j["map_memory"] = memory_json(t.memory);
-      j["map_ids"] = {{"table", t.table_map_id}, {"stats", t.stats_map_id}, {"vars", t.vars_map_id}};
+      j["map_ids"] = {
+          {"table", t.table_map_id}, {"stats", t.stats_map_id}, {"vars", t.vars_map_id}, {"hot", t.hot_map_id}};
       if (!t.shared_table.empty()) j["shared_table"] = t.shared_table;
     }
     triggers.push_back(std::move(j));

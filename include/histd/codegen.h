@@ -44,6 +44,7 @@ inline constexpr const char* kTestProgram = "test_entry";
 inline constexpr const char* kControlMap = "histd_ctl";
 std::string table_map_name(size_t trigger_index);  // "tbl<i>"
 std::string stats_map_name(size_t trigger_index);  // "st<i>"
+std::string hot_map_name(size_t trigger_index);    // "hot<i>": plan::HistPlan::hot_slots
 // The trigger's variable record map ("var<i>"), and the owner's variable
 // map a $reference reads ("xv<i>_<ref>").
 std::string var_map_name(size_t trigger_index);

@@ -96,6 +96,7 @@ struct TriggerInfo {
   uint32_t table_map_id = 0;  // kernel ids of its maps (0: none)
   uint32_t stats_map_id = 0;
   uint32_t vars_map_id = 0;
+  uint32_t hot_map_id = 0;
 };
 
 // What is in use against the limits.

@@ -84,7 +84,7 @@ namespace histd::render {
 // The same tables as JSON, one document per event:
 //   {"event": "sys:name", "tables": [{"trigger": "...", "totals": {"hits": N,
 //    "entries": N, "dropped": N}, "entries": [{"keys": {...}, "values": {...}}],
-//    "map_memory": {"table": N, "stats": N, "vars": N, "total": N}}]}
+//    "map_memory": {"hot": N, "stats": N, "table": N, "total": N, "vars": N}}]}
 // (map_memory when the section carries it).
 // Keys and values are numbers (strings for string keys, frame lists for
 // stacks); where a modifier renders a key, "<name>.<modifier>" holds the

@@ -83,6 +83,8 @@ struct Table {
   // Appends an entry: key_size key bytes (shorter ones are zero-filled) and
   // vals.size() values (missing ones are zero).
   void add(std::span<const uint8_t> key, std::span<const uint64_t> values, std::string_view comm = {});
+  // Adds `values` to entry i's (u64 wrap-around, as the kernel's sums).
+  void add_values(size_t i, std::span<const uint64_t> values);
   void reserve(size_t n);
   void set_tracking(size_t i, std::string text);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "codegen/emit.h"
 
 namespace histd::codegen {
@@ -216,7 +218,9 @@ std::string string_key(size_t k, const plan::KeyField& key) {
 }
 
 void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
-  out += fmt::format("struct histd_key{} {{\n", i);
+  // Hot slots compare and copy the key as u64 words, and the verifier
+  // refuses misaligned stack access: a key of strings alone must be aligned.
+  out += fmt::format("struct {}histd_key{} {{\n", p.hot_slots > 0 ? "__attribute__((aligned(8))) " : "", i);
   for (size_t k = 0; k < p.keys.size(); ++k) {
     const plan::KeyField& key = p.keys[k];
     if (key.display == table::KeyDisplay::String)
@@ -251,7 +255,52 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, 1);\n"
       "  __type(key, __u32);\n  __type(value, struct histd_table_stats);\n}} {} SEC(\".maps\");\n\n",
       stats_map_name(i));
+  if (p.hot_slots > 0) {
+    out += fmt::format("struct histd_hot{} {{\n  __u64 key[{}];\n  __u64 v[{}];\n  __u64 score;\n}};\n", i,
+                       p.key_size / 8, p.vals.size());
+    out += fmt::format("_Static_assert(sizeof(struct histd_hot{}) == {}, \"hot slot size\");\n", i,
+                       p.hot_value_size());
+    out += fmt::format(
+        "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, {});\n"
+        "  __type(key, __u32);\n  __type(value, struct histd_hot{});\n}} {} SEC(\".maps\");\n\n",
+        p.hot_slots, i, hot_map_name(i));
+  }
   detail::emit_inter_event_types(out, i, p);
+}
+
+// Hot slots (plan::HistPlan::hot_slots): the event's key owns its slot on
+// this CPU, so its values are added there and the hash is not touched. Runs
+// where the hash lookup would; returns from the handler on a hit.
+std::string hot_hit(size_t i, const plan::HistPlan& p, const std::vector<std::string>& values) {
+  const uint32_t words = p.key_size / 8;
+  std::string o = "  __u64 hot_h = 0;\n";
+  for (uint32_t w = 0; w < words; ++w)
+    o += fmt::format("  hot_h = (hot_h ^ ((const __u64 *)key)[{}]) * 0x{:x}ULL;\n", w, plan::kHotHashMultiplier);
+  o += fmt::format("  __u32 hot_idx = (__u32)(hot_h >> {});\n", 64 - std::countr_zero(p.hot_slots));
+  o += fmt::format("  struct histd_hot{} *hot = bpf_map_lookup_elem(&{}, &hot_idx);\n", i, hot_map_name(i));
+  std::string same;
+  for (uint32_t w = 0; w < words; ++w) same += fmt::format(" && hot->key[{}] == ((const __u64 *)key)[{}]", w, w);
+  o += fmt::format("  if (hot && hot->score{}) {{\n", same);
+  o += fmt::format("    if (hot->score < {}u)\n      hot->score++;\n", plan::kHotMax);
+  for (size_t k = 0; k < values.size(); ++k) o += fmt::format("    hot->v[{}] += {};\n", k, values[k]);
+  o += "    st->hits++;\n    return;\n  }\n";
+  return o;
+}
+
+// After the hash took the event: claim a free slot, or take one step of
+// the resident's standing and, when it runs out, move its values to its
+// entry in the hash and take the slot (the hash already holds this key).
+std::string hot_claim(size_t i, const plan::HistPlan& p) {
+  const uint32_t words = p.key_size / 8;
+  std::string o = "  if (hot) {\n    if (hot->score && --hot->score == 0) {\n";
+  o += fmt::format("      struct histd_val{} *old = bpf_map_lookup_elem(&{}, hot->key);\n      if (old) {{\n", i,
+                   table_map_name(i));
+  for (size_t k = 0; k < p.vals.size(); ++k) o += fmt::format("        old->v[{}] += hot->v[{}];\n", k, k);
+  o += "      }\n    }\n    if (!hot->score) {\n";
+  for (uint32_t w = 0; w < words; ++w) o += fmt::format("      hot->key[{}] = ((const __u64 *)key)[{}];\n", w, w);
+  for (size_t k = 0; k < p.vals.size(); ++k) o += fmt::format("      hot->v[{}] = 0;\n", k);
+  o += fmt::format("      hot->score = {}u;\n    }}\n  }}\n", plan::kHotStart);
+  return o;
 }
 
 // `alone`: the unit's only trigger, inlined into the entry (a BPF-to-BPF
@@ -306,6 +355,14 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
   }
   out += detail::emit_ref_reads(i, p);
   out += detail::emit_var_values(p);
+  std::vector<std::string> values;
+  for (size_t k = 0; k < p.vals.size(); ++k) {
+    std::string value = p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p)
+                                       : load_expr(p.vals[k].access, timestamp_expr(p));
+    if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
+    values.push_back(std::move(value));
+  }
+  if (p.hot_slots > 0) out += hot_hit(i, p, values);
   if (p.table_map == plan::TableMap::Log2Slots) {
     // Every slot exists: the lookup is a bounds check.
     out += fmt::format("  __u32 slot = (__u32)key->k0;\n  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &slot);\n"
@@ -319,17 +376,15 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
     out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                        table_map_name(i));
   }
-  for (size_t k = 0; k < p.vals.size(); ++k) {
-    std::string value = p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p)
-                                       : load_expr(p.vals[k].access, timestamp_expr(p));
-    if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
+  for (size_t k = 0; k < values.size(); ++k) {
     // A shared table's entry is updated by every CPU at once.
     if (p.per_cpu_table())
-      out += fmt::format("  v->v[{}] += {};\n", k, value);
+      out += fmt::format("  v->v[{}] += {};\n", k, values[k]);
     else
-      out += fmt::format("  __sync_fetch_and_add(&v->v[{}], {});\n", k, value);
+      out += fmt::format("  __sync_fetch_and_add(&v->v[{}], {});\n", k, values[k]);
   }
   out += "  st->hits++;\n";
+  if (p.hot_slots > 0) out += hot_claim(i, p);
   out += detail::emit_var_store_and_actions(i, in);
   out += "}\n\n";
 }
@@ -362,6 +417,7 @@ bool reads_common_pid(const Emitter& em) {
 
 std::string table_map_name(size_t trigger_index) { return fmt::format("tbl{}", trigger_index); }
 std::string stats_map_name(size_t trigger_index) { return fmt::format("st{}", trigger_index); }
+std::string hot_map_name(size_t trigger_index) { return fmt::format("hot{}", trigger_index); }
 
 // Each trigger is its own BPF subprogram: frames are reused across calls,
 // so several triggers' keys never add up against the 512-byte stack. A

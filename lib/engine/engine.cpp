@@ -111,7 +111,7 @@ uint64_t Engine::map_memory_in_use() const {
     for (const auto& t : ev->triggers) {
       const plan::MapMemory m = plan::map_memory(t->plan, possible_cpus_);
       bytes += m.vars;
-      if (tables.insert(t->table.get()).second) bytes += m.table + m.stats;
+      if (tables.insert(t->table.get()).second) bytes += m.table + m.stats + m.hot;
     }
   return bytes;
 }
@@ -168,10 +168,9 @@ void Engine::release_trigger(Trigger& t) {
   release_slot(t.slot);
   // The last trigger of a pinned table unpins it, except at shutdown: then
   // the pins keep the counts for the next start.
-  if (t.table && t.table.use_count() == 1 && !t.table->pin_base.empty() && !shutting_down_) {
+  if (t.table && t.table.use_count() == 1 && !shutting_down_) {
     std::error_code ec;
-    std::filesystem::remove(t.table->pin_base + "_table", ec);
-    std::filesystem::remove(t.table->pin_base + "_stats", ec);
+    for (const std::string& path : t.table->pin_paths()) std::filesystem::remove(path, ec);
   }
   t.table.reset();
 }
@@ -197,6 +196,11 @@ Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::
   if (!stats) return unexpected(std::move(stats).error());
   t->map = std::move(*map);
   t->stats = std::move(*stats);
+  if (plan.hot_slots > 0) {
+    auto hot = create_hot_slots(plan);
+    if (!hot) return unexpected(std::move(hot).error());
+    t->hot = std::move(*hot);
+  }
   auto pinned = pin_table(*t);
   if (!pinned) return unexpected(std::move(pinned).error());
   if (plan.name) named_tables_[*plan.name] = t;
@@ -286,6 +290,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     const Trigger& t = *numbered[i];
     maps[codegen::table_map_name(i)] = t.table->map.get();
     maps[codegen::stats_map_name(i)] = t.table->stats.get();
+    if (t.table->hot) maps[codegen::hot_map_name(i)] = t.table->hot.get();
     if (t.vars) maps[codegen::var_map_name(i)] = t.vars.get();
     for (size_t k = 0; k < t.plan.refs.size(); ++k) {
       const plan::VarRef& r = t.plan.refs[k];
@@ -448,7 +453,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
         return Unit{};
       }
       case spec::Control::Clear: {
-        auto st = table::clear_table(t.table->map.get(), t.table->stats.get(), table_shape(t.plan));
+        auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
         if (!st) return system_failure(std::move(st).error());
         return Unit{};
       }
@@ -606,7 +611,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   tables.reserve(it->second->triggers.size());
   std::vector<render::Section> sections;
   for (const auto& t : it->second->triggers) {
-    auto table = table::read_table(t->table->map.get(), t->table->stats.get(), table_shape(t->plan), t->plan.columns());
+    auto table = table::read_table(t->table->fds(), table_shape(t->plan), t->plan.columns());
     if (!table) return unexpected(std::move(table).error());
     if (t->record_map() >= 0 && plan::tracks_values(t->plan)) {
       // The record alone, or the table's entry with the record after the values.
@@ -739,6 +744,7 @@ std::vector<TriggerInfo> Engine::trigger_info() {
       info.table_map_id = map_id(t->table->map.get());
       info.stats_map_id = map_id(t->table->stats.get());
       info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
+      info.hot_map_id = t->table->hot ? map_id(t->table->hot.get()) : 0;
       out.push_back(std::move(info));
     }
   for (const auto& [id, ev] : events_)

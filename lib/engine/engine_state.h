@@ -35,7 +35,12 @@ inline bpf_map_type table_map_type(const plan::HistPlan& p) {
 
 inline table::MapShape table_shape(const plan::HistPlan& p) {
   return {p.table_map == plan::TableMap::Log2Slots ? table::MapShape::Kind::Slots : table::MapShape::Kind::Hash,
-          p.table_map_key_size(), p.table_map_entries(), p.per_cpu_table(), p.table_value_size()};
+          p.table_map_key_size(), p.table_map_entries(), p.per_cpu_table(), p.table_value_size(), p.hot_slots};
+}
+
+// The hot slots in front of a plan's table (plan::HistPlan::hot_slots > 0).
+inline Expected<runtime::Fd> create_hot_slots(const plan::HistPlan& p) {
+  return runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_hot", 4, p.hot_value_size(), p.hot_slots);
 }
 
 // A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
@@ -45,7 +50,16 @@ struct Engine::TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
   runtime::Fd map;
   runtime::Fd stats;
-  std::string pin_base;  // "<pin_dir>/<id>" (+ "_table" / "_stats": bpffs refuses dots); empty when not pinned
+  runtime::Fd hot;  // the hot slots in front of the map (layout.hot_slots > 0)
+  std::string pin_base;  // "<pin_dir>/<id>" (+ "_table" / "_stats" / "_hot": bpffs refuses dots); empty when not pinned
+  table::TableMaps fds() const { return {map.get(), stats.get(), hot ? hot.get() : -1}; }
+  // Where its maps are pinned (empty when not pinned).
+  std::vector<std::string> pin_paths() const {
+    if (pin_base.empty()) return {};
+    std::vector<std::string> paths{pin_base + "_table", pin_base + "_stats"};
+    if (layout.hot_slots > 0) paths.push_back(pin_base + "_hot");
+    return paths;
+  }
 };
 
 struct Engine::Trigger {

@@ -72,11 +72,8 @@ void Engine::sweep_pins() {
       used.insert(ev->attachment->pin_base() + "_link");
       used.insert(ev->attachment->pin_base() + "_slots");
     }
-    for (const auto& t : ev->triggers) {
-      if (t->table->pin_base.empty()) continue;
-      used.insert(t->table->pin_base + "_table");
-      used.insert(t->table->pin_base + "_stats");
-    }
+    for (const auto& t : ev->triggers)
+      for (const std::string& path : t->table->pin_paths()) used.insert(path);
   }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(options_.pin_dir, ec)) {
@@ -92,8 +89,24 @@ bool Engine::adopt_pinned(TableState& t) {
   runtime::Fd stats =
       open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
   if (!map || !stats) return false;
+  runtime::Fd hot;
+  if (t.layout.hot_slots > 0) {
+    hot = open_pinned(t.pin_base + "_hot", BPF_MAP_TYPE_PERCPU_ARRAY, 4, t.layout.hot_value_size(),
+                      t.layout.hot_slots);
+    if (!hot) {
+      // Pinned by a histd without hot slots (or with others): the table's
+      // counts are all in the hash and stats; the slots start empty.
+      auto fresh = create_hot_slots(t.layout);
+      if (!fresh) return false;
+      hot = std::move(*fresh);
+      std::error_code ec;
+      std::filesystem::remove(t.pin_base + "_hot", ec);
+      if (bpf_obj_pin(hot.get(), (t.pin_base + "_hot").c_str()) != 0) return false;
+    }
+  }
   t.map = std::move(map);
   t.stats = std::move(stats);
+  t.hot = std::move(hot);
   return true;
 }
 
@@ -102,10 +115,10 @@ Status Engine::pin_table(TableState& t) {
   std::error_code ec;
   std::filesystem::create_directories(options_.pin_dir, ec);
   // A stale pin of another shape is replaced.
-  std::filesystem::remove(t.pin_base + "_table", ec);
-  std::filesystem::remove(t.pin_base + "_stats", ec);
+  for (const std::string& path : t.pin_paths()) std::filesystem::remove(path, ec);
   if (bpf_obj_pin(t.map.get(), (t.pin_base + "_table").c_str()) != 0 ||
-      bpf_obj_pin(t.stats.get(), (t.pin_base + "_stats").c_str()) != 0)
+      bpf_obj_pin(t.stats.get(), (t.pin_base + "_stats").c_str()) != 0 ||
+      (t.hot && bpf_obj_pin(t.hot.get(), (t.pin_base + "_hot").c_str()) != 0))
     return fail_errno("pinning a table under " + options_.pin_dir.string());
   return ok_status();
 }

@@ -135,6 +135,7 @@ std::string describe(const HistPlan& p) {
   for (size_t i = 0; i < p.vals.size(); ++i)
     s += fmt::format("val {}: {} <- {}\n", i, p.vals[i].spec, source(p.vals[i].access));
   for (const SortKey& k : p.sort) s += fmt::format("sort: {}\n", k.spec);
+  if (p.hot_slots > 0) s += fmt::format("hot slots: {} per CPU, in front of the table\n", p.hot_slots);
   if (p.filter) s += fmt::format("filter: {} ({} terms)\n", p.filter_text, p.filter->terms.size());
   return s;
 }

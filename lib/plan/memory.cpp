@@ -5,7 +5,9 @@
 // its tolerance.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "hist_shared.h"
 #include "histd/plan.h"
@@ -63,6 +65,7 @@ MapMemory map_memory(const HistPlan& plan, uint32_t possible_cpus) {
   m.stats = array_map_bytes(sizeof(histd_table_stats), 1, true, possible_cpus);
   if (plan.separate_var_map())
     m.vars = hash_map_bytes(plan.key_size, plan.var_record_size, plan.max_entries, false, possible_cpus);
+  if (plan.hot_slots > 0) m.hot = array_map_bytes(plan.hot_value_size(), plan.hot_slots, true, possible_cpus);
   return m;
 }
 
@@ -80,14 +83,40 @@ TableMap choose_table_map(const HistPlan& p, const TablePolicy& policy) {
   return per_cpu > policy.percpu_limit ? TableMap::SharedHash : TableMap::PerCpuHash;
 }
 
+uint32_t choose_hot_slots(const HistPlan& p) {
+  // Named tables are shared by other triggers' programs, and a trigger with
+  // variables, references or actions reads or writes more than the values
+  // per event: those keep the plain path.
+  if (p.table_map != TableMap::PerCpuHash || p.name || p.has_var_map() || !p.refs.empty() || !p.actions.empty() ||
+      p.key_size == 0 || p.key_size > kHotKeyMax || p.key_size % 8 != 0)
+    return 0;
+  return std::min(p.max_entries, kHotSlotsMax);
+}
+
+uint32_t hot_slot_index(std::span<const uint8_t> key, uint32_t slots) {
+  uint64_t h = 0;
+  for (size_t at = 0; at + 8 <= key.size(); at += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, key.data() + at, sizeof(word));
+    h = (h ^ word) * kHotHashMultiplier;
+  }
+  // The top bits: a multiplicative hash mixes the low bits of the key up there.
+  const int bits = std::countr_zero(slots);
+  return bits == 0 ? 0 : static_cast<uint32_t>(h >> (64 - bits));
+}
+
 std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t possible_cpus,
                          const std::string& shared_with) {
   std::string out;
   if (plan.separate_var_map())
     out += fmt::format("  variables map: hash, max_entries: {}, key_size: {}, value_size: {}\n", plan.max_entries,
                        plan.key_size, plan.var_record_size);
-  out += fmt::format("  map memory: {} bytes (table {}, stats {}, variables {}; {} possible CPUs)\n",
-                     memory.total(), memory.table, memory.stats, memory.vars, possible_cpus);
+  if (plan.hot_slots > 0)
+    out += fmt::format("  hot slots: percpu_array, max_entries: {}, key_size: 4, value_size: {}\n", plan.hot_slots,
+                       plan.hot_value_size());
+  out += fmt::format("  map memory: {} bytes (table {}, stats {}, variables {}{}; {} possible CPUs)\n",
+                     memory.total(), memory.table, memory.stats, memory.vars,
+                     memory.hot > 0 ? fmt::format(", hot slots {}", memory.hot) : std::string(), possible_cpus);
   if (!shared_with.empty())
     out += fmt::format("  table and stats shared with the other triggers of named table {}: counted once\n",
                        shared_with);

@@ -417,6 +417,7 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
     plan.filter_text = cmd.filter->text;
   }
   plan.table_map = choose_table_map(plan, registry.tables);
+  plan.hot_slots = choose_hot_slots(plan);
   return plan;
 }
 

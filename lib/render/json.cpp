@@ -184,9 +184,9 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
   out += ",\n";
   if (s.memory)
     out += fmt::format(
-        "      \"map_memory\": {{\n        \"stats\": {},\n        \"table\": {},\n        \"total\": {},\n"
-        "        \"vars\": {}\n      }},\n",
-        s.memory->stats, s.memory->table, s.memory->total(), s.memory->vars);
+        "      \"map_memory\": {{\n        \"hot\": {},\n        \"stats\": {},\n        \"table\": {},\n"
+        "        \"total\": {},\n        \"vars\": {}\n      }},\n",
+        s.memory->hot, s.memory->stats, s.memory->table, s.memory->total(), s.memory->vars);
   out += fmt::format(
       "      \"totals\": {{\n        \"dropped\": {},\n        \"entries\": {},\n        \"hits\": {}\n      }},\n",
       t.drops, t.entries(), t.hits);

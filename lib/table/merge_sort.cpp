@@ -45,6 +45,11 @@ void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, 
   if (!trackings.empty()) trackings.resize(n_entries);
 }
 
+void Table::add_values(size_t i, std::span<const uint64_t> values) {
+  const size_t at = stored_at(i), nv = vals.size();
+  for (size_t k = 0; k < std::min(nv, values.size()); ++k) val_words[at * nv + k] += values[k];
+}
+
 void Table::set_tracking(size_t i, std::string text) {
   if (trackings.empty()) trackings.resize(n_entries);
   trackings.at(stored_at(i)) = std::move(text);

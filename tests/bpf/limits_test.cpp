@@ -145,7 +145,8 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
   EXPECT_EQ(r.error().diagnostic->code, ErrorCode::MapMemoryLimit);
   // The caret sits under size=.
   const uint64_t needs = plan::hash_map_bytes(8, 8, 131072, true, cpus()) +
-                         plan::array_map_bytes(kStatsSize, 1, true, cpus());
+                         plan::array_map_bytes(kStatsSize, 1, true, cpus()) +
+                         plan::array_map_bytes(8 + 8 + 8, 256, true, cpus());  // the hot slots
   EXPECT_EQ(last_error(),
             "hist:syscalls:sys_enter_write: error: hist trigger would exceed the map memory limit: it needs " +
                 std::to_string(needs) + " bytes, " + std::to_string(in_use) + " of the 1048576 bytes allowed are "
@@ -165,7 +166,8 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
 TEST_F(LimitsTest, TablesFillTheMemoryLimitAndRemovingOneFreesRoom) {
   // Room for exactly two default tables (8-byte key, hitcount).
   const plan::MapMemory one{plan::hash_map_bytes(8, 8, 2048, true, cpus()),
-                            plan::array_map_bytes(kStatsSize, 1, true, cpus()), 0};
+                            plan::array_map_bytes(kStatsSize, 1, true, cpus()), 0,
+                            plan::array_map_bytes(8 + 8 + 8, 256, true, cpus())};
   engine::EngineOptions opt;
   opt.max_map_memory = 2 * one.total() + one.total() / 2;
   start(opt);
@@ -246,7 +248,8 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
       uint32_t id;
     } parts[] = {{"table", t.memory.table, t.table_map_id},
                  {"stats", t.memory.stats, t.stats_map_id},
-                 {"vars", t.memory.vars, t.vars_map_id}};
+                 {"vars", t.memory.vars, t.vars_map_id},
+                 {"hot", t.memory.hot, t.hot_map_id}};
     for (const Part& p : parts) {
       if (p.id == 0) {
         EXPECT_EQ(p.formula, 0u) << t.line << " " << p.name;
@@ -262,7 +265,7 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 6u * 2 + 1);
+  EXPECT_EQ(checked, 6u * 2 + 1 + 2);  // hot slots: keys=fd and keys=common_pid,fd
 }
 
 // Over --percpu-table-limit a table is one shared hash (atomic adds): the same

@@ -14,6 +14,11 @@ before=$(cat "$W/trigger")
 counted=$(printf '%s\n%s' "{ count:          3 } hitcount:          3" "{ count: ~ 2^2  } hitcount:          3")
 expect_eq "counted before the restart" "$counted" "$(grep "^{" "$W/hist")"
 expect_eq "state file is private" "600" "$(stat -c %a "$WORK/state/triggers.json")"
+# keys=count keeps its repeats in hot slots (the first event makes the entry,
+# the next ones add in the slot), pinned beside the table: the counts below
+# hold only if the slots come back too.
+expect_eq "hot slots for keys=count and keys=fd, pinned" "2 2" \
+  "$(grep -c '^  hot slots: percpu_array' "$W/hist_debug") $(ls "$PIN" | grep -c '_hot$')"
 
 kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
 histd_start

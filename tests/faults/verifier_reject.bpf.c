@@ -20,8 +20,16 @@ struct histd_any_stats {
   __type(key, __u32);
   __type(value, struct histd_table_stats);
 };
+/* Both triggers' tables have hot slots (plan::choose_hot_slots). */
+struct histd_any_hot {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+};
 struct histd_any_table tbl0 SEC(".maps"), tbl1 SEC(".maps");
 struct histd_any_stats st0 SEC(".maps"), st1 SEC(".maps");
+struct histd_any_hot hot0 SEC(".maps"), hot1 SEC(".maps");
 
 SEC("tracepoint")
 int event_prog(void *ctx) {

@@ -2,6 +2,10 @@
 // kernel's own figures is tests/bpf/limits_test.cpp's business.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <set>
+#include <vector>
+
 #include "histd/pipeline.h"
 #include "histd/plan.h"
 #include "test_support.h"
@@ -34,7 +38,10 @@ TEST(MapMemory, ATriggerIsItsTableStatsAndVariables) {
   EXPECT_EQ(m.table, hash_map_bytes(8, 16, 2048, true, 2));
   EXPECT_EQ(m.stats, array_map_bytes(16, 1, true, 2));
   EXPECT_EQ(m.vars, 0u);
-  EXPECT_EQ(m.total(), m.table + m.stats);
+  // Hot slots: 256 per CPU of {key, hitcount, bytes_req, standing}.
+  ASSERT_EQ(plain.hot_slots, 256u);
+  EXPECT_EQ(m.hot, array_map_bytes(8 + 16 + 8, 256, true, 2));
+  EXPECT_EQ(m.total(), m.table + m.stats + m.hot);
 
   // Variables: the record follows the values in one shared hash.
   const HistPlan vars = plan_ok("hist:keys=common_pid:ts0=common_timestamp:size=100");
@@ -77,13 +84,58 @@ TEST(TableMapChoice, PerCpuUntilTheLimitThenShared) {
   EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2:x=call_site").table_map, TableMap::SharedWithRecords);
 }
 
+// Hot slots go in front of per-CPU hash tables whose events touch nothing
+// but their values: at most 256 (never more than the table's size), keys of
+// at most 64 bytes.
+TEST(HotSlotChoice, PerCpuHashTablesOfTheirOwnWithSmallKeys) {
+  EXPECT_EQ(plan_ok("hist:keys=call_site").hot_slots, 256u);
+  EXPECT_EQ(plan_ok("hist:keys=call_site:size=128").hot_slots, 128u);
+  EXPECT_EQ(plan_ok("hist:keys=call_site,bytes_req:vals=bytes_alloc:size=131072").hot_slots, 256u);
+  EXPECT_EQ(plan_ok("hist:keys=comm").hot_slots, 256u);  // 16 bytes
+  EXPECT_EQ(plan_ok("hist:keys=common_stacktrace").hot_slots, 0u);  // 128 bytes
+  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2").hot_slots, 0u);  // the log2 slots are an array already
+  EXPECT_EQ(plan_ok("hist:name=t:keys=call_site").hot_slots, 0u);  // other triggers' programs share it
+  EXPECT_EQ(plan_ok("hist:keys=call_site:ts0=common_timestamp").hot_slots, 0u);  // variable records
+  HistPlan shared = plan_ok("hist:keys=call_site");
+  shared.table_map = TableMap::SharedHash;
+  EXPECT_EQ(choose_hot_slots(shared), 0u);
+  HistPlan refs = plan_ok("hist:keys=call_site");
+  refs.refs.push_back(VarRef{});
+  EXPECT_EQ(choose_hot_slots(refs), 0u);
+}
+
+// The slot of a key: a multiplicative hash of its u64 words, top bits.
+TEST(HotSlotChoice, SlotIndexIsTheTopBitsOfTheWordHash) {
+  const uint64_t pid = 4242;
+  std::vector<uint8_t> key(8);
+  std::memcpy(key.data(), &pid, 8);
+  EXPECT_EQ(hot_slot_index(key, 256), static_cast<uint32_t>((pid * kHotHashMultiplier) >> 56));
+  EXPECT_EQ(hot_slot_index(key, 128), static_cast<uint32_t>((pid * kHotHashMultiplier) >> 57));
+  std::vector<uint8_t> two(16);
+  const uint64_t words[2] = {7, 9};
+  std::memcpy(two.data(), words, 16);
+  EXPECT_EQ(hot_slot_index(two, 256),
+            static_cast<uint32_t>((((7 * kHotHashMultiplier) ^ 9) * kHotHashMultiplier) >> 56));
+  // Consecutive pids spread over the slots.
+  std::set<uint32_t> used;
+  for (uint64_t p = 1000; p < 1256; ++p) {
+    std::memcpy(key.data(), &p, 8);
+    used.insert(hot_slot_index(key, 256));
+  }
+  EXPECT_GT(used.size(), 150u);
+}
+
 TEST(MapMemory, HistDebugLines) {
-  const HistPlan p = plan_ok("hist:keys=call_site");
+  const HistPlan p = plan_ok("hist:keys=call_site:ts0=common_timestamp");
   EXPECT_EQ(debug_memory(p, MapMemory{100, 20, 0}, 2, ""),
             "  map memory: 120 bytes (table 100, stats 20, variables 0; 2 possible CPUs)\n");
   EXPECT_EQ(debug_memory(p, MapMemory{100, 20, 0}, 2, "foo"),
             "  map memory: 120 bytes (table 100, stats 20, variables 0; 2 possible CPUs)\n"
             "  table and stats shared with the other triggers of named table foo: counted once\n");
+  const HistPlan hot = plan_ok("hist:keys=call_site:vals=bytes_req");
+  EXPECT_EQ(debug_memory(hot, MapMemory{100, 20, 0, 7}, 2, ""),
+            "  hot slots: percpu_array, max_entries: 256, key_size: 4, value_size: 32\n"
+            "  map memory: 127 bytes (table 100, stats 20, variables 0, hot slots 7; 2 possible CPUs)\n");
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <linux/bpf.h>
 #include "hist_helpers.bpf.h"
 
-struct histd_key0 {
+struct __attribute__((aligned(8))) histd_key0 {
   __u64 k0;
 };
 _Static_assert(sizeof(struct histd_key0) == 8, "key size");
@@ -24,6 +24,19 @@ struct {
   __type(value, struct histd_table_stats);
 } st0 SEC(".maps");
 
+struct histd_hot0 {
+  __u64 key[1];
+  __u64 v[2];
+  __u64 score;
+};
+_Static_assert(sizeof(struct histd_hot0) == 32, "hot slot size");
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 256);
+  __type(key, __u32);
+  __type(value, struct histd_hot0);
+} hot0 SEC(".maps");
+
 static __always_inline void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
@@ -39,6 +52,18 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   struct histd_key0 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
   key->k0 = HISTD_LOAD_U64(rec, 16u);
+  __u64 hot_h = 0;
+  hot_h = (hot_h ^ ((const __u64 *)key)[0]) * 0x9e3779b97f4a7c15ULL;
+  __u32 hot_idx = (__u32)(hot_h >> 56);
+  struct histd_hot0 *hot = bpf_map_lookup_elem(&hot0, &hot_idx);
+  if (hot && hot->score && hot->key[0] == ((const __u64 *)key)[0]) {
+    if (hot->score < 8u)
+      hot->score++;
+    hot->v[0] += 1;
+    hot->v[1] += HISTD_LOAD_U64(rec, 32u);
+    st->hits++;
+    return;
+  }
   struct histd_val0 *v = bpf_map_lookup_elem(&tbl0, key);
   if (!v) {
     struct histd_val0 init;
@@ -50,6 +75,21 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   v->v[0] += 1;
   v->v[1] += HISTD_LOAD_U64(rec, 32u);
   st->hits++;
+  if (hot) {
+    if (hot->score && --hot->score == 0) {
+      struct histd_val0 *old = bpf_map_lookup_elem(&tbl0, hot->key);
+      if (old) {
+        old->v[0] += hot->v[0];
+        old->v[1] += hot->v[1];
+      }
+    }
+    if (!hot->score) {
+      hot->key[0] = ((const __u64 *)key)[0];
+      hot->v[0] = 0;
+      hot->v[1] = 0;
+      hot->score = 2u;
+    }
+  }
 }
 
 static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {

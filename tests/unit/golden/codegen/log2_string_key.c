@@ -2,7 +2,7 @@
 #include <linux/bpf.h>
 #include "hist_helpers.bpf.h"
 
-struct histd_key0 {
+struct __attribute__((aligned(8))) histd_key0 {
   __u64 k0;
   char k1[24];
 };
@@ -26,6 +26,19 @@ struct {
   __type(value, struct histd_table_stats);
 } st0 SEC(".maps");
 
+struct histd_hot0 {
+  __u64 key[4];
+  __u64 v[1];
+  __u64 score;
+};
+_Static_assert(sizeof(struct histd_hot0) == 48, "hot slot size");
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 256);
+  __type(key, __u32);
+  __type(value, struct histd_hot0);
+} hot0 SEC(".maps");
+
 static __always_inline void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
@@ -40,6 +53,20 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   __builtin_memset(key, 0, sizeof(*key));
   key->k0 = histd_log2(HISTD_LOAD_U64(rec, 32u));
   __builtin_memcpy(key->k1, (const char *)rec + 40u, 16u);
+  __u64 hot_h = 0;
+  hot_h = (hot_h ^ ((const __u64 *)key)[0]) * 0x9e3779b97f4a7c15ULL;
+  hot_h = (hot_h ^ ((const __u64 *)key)[1]) * 0x9e3779b97f4a7c15ULL;
+  hot_h = (hot_h ^ ((const __u64 *)key)[2]) * 0x9e3779b97f4a7c15ULL;
+  hot_h = (hot_h ^ ((const __u64 *)key)[3]) * 0x9e3779b97f4a7c15ULL;
+  __u32 hot_idx = (__u32)(hot_h >> 56);
+  struct histd_hot0 *hot = bpf_map_lookup_elem(&hot0, &hot_idx);
+  if (hot && hot->score && hot->key[0] == ((const __u64 *)key)[0] && hot->key[1] == ((const __u64 *)key)[1] && hot->key[2] == ((const __u64 *)key)[2] && hot->key[3] == ((const __u64 *)key)[3]) {
+    if (hot->score < 8u)
+      hot->score++;
+    hot->v[0] += 1;
+    st->hits++;
+    return;
+  }
   struct histd_val0 *v = bpf_map_lookup_elem(&tbl0, key);
   if (!v) {
     struct histd_val0 init;
@@ -50,6 +77,22 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   }
   v->v[0] += 1;
   st->hits++;
+  if (hot) {
+    if (hot->score && --hot->score == 0) {
+      struct histd_val0 *old = bpf_map_lookup_elem(&tbl0, hot->key);
+      if (old) {
+        old->v[0] += hot->v[0];
+      }
+    }
+    if (!hot->score) {
+      hot->key[0] = ((const __u64 *)key)[0];
+      hot->key[1] = ((const __u64 *)key)[1];
+      hot->key[2] = ((const __u64 *)key)[2];
+      hot->key[3] = ((const __u64 *)key)[3];
+      hot->v[0] = 0;
+      hot->score = 2u;
+    }
+  }
 }
 
 static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {
