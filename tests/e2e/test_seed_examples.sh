@@ -45,8 +45,10 @@ expect_eq "wakeup latency example: at least one wakeup per sleep" "yes" "$([ "${
 # trace_marker latency through histctl and the tree's trace_marker.
 out=$(bash "$EXAMPLES/trace_marker_latency.sh" "$MNT" 3)
 writer=$(grep -oE '^writer pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+# (summed: on a quiet machine two of the ~11 ms sleeps can take the same
+# number of microseconds, and then share an entry)
 expect_eq "trace_marker example: three start/end pairs of the writer" "3" \
-  "$(grep -cE "^\{ lat: +[0-9]+, common_pid: +$writer \} hitcount: +1$" <<<"$out")"
+  "$(grep -E "^\{ lat: +[0-9]+, common_pid: +$writer \} hitcount: +[0-9]+$" <<<"$out" | grep -oE '[0-9]+$' | awk '{s += $1} END {print s + 0}')"
 expect_eq "inter-event examples clean up after themselves" "" \
   "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)$("$HISTCTL_BIN" --socket "$WORK/histd.sock" synth list)"
 
