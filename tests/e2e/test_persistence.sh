@@ -42,6 +42,21 @@ expect_eq "and the writes made while histd was down were counted" "1" \
   "$(grep -c '{ count:       4321 } hitcount:          3' "$W/hist")"
 expect_eq "nothing reported as unrestorable" "0" "$(grep -c 'could not restore' "$WORK/histd.log")"
 
+# A table pinned without hot slots (by a histd before them: every count in
+# the hash) is adopted, and gets fresh slots, pinned again. One event: it
+# makes the entry in the hash, its slot is taken empty.
+echo "hist:keys=count:vals=hitcount if count == 4322" >> "$W/trigger"
+python3 -c 'import os; os.write(os.open("/dev/null", os.O_WRONLY), b"x" * 4322)'
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+hot_pins=$(ls "$PIN" | grep -c '_hot$')
+rm -f "$PIN"/*_hot
+histd_start
+expect_eq "a table without its hot slots adopted, with its count" "1" \
+  "$(grep -c '{ count:       4322 } hitcount:          1' "$W/hist")"
+expect_eq "and fresh slots pinned for every table that has them" "$hot_pins" "$(ls "$PIN" | grep -c '_hot$')"
+for _ in 1 2; do python3 -c 'import os; os.write(os.open("/dev/null", os.O_WRONLY), b"x" * 4322)'; done
+expect_eq "which count on" "1" "$(grep -c '{ count:       4322 } hitcount:          3' "$W/hist")"
+
 # Removing a trigger unpins its table: re-adding starts from zero.
 echo "!hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
 echo "hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
