@@ -191,6 +191,28 @@ TEST(Table, MergePerCpuWrapsLikeU64) {
   EXPECT_EQ(sum, (std::vector<uint64_t>{4, 0}));
 }
 
+// What a hot slot held is added to its key's entry, wrapping like u64,
+// before or after sorting (entry i of the current order).
+TEST(Table, AddValuesToAnEntry) {
+  Table t;
+  t.key_size = 8;
+  t.vals = {{"hitcount"}, {"bytes"}};
+  t.sort = {{SortColumn::Kind::Value, 0, false}};
+  for (uint64_t key : {7u, 3u}) {
+    const uint64_t vals[2] = {key, UINT64_MAX};
+    t.add({reinterpret_cast<const uint8_t*>(&key), 8}, vals);
+  }
+  const uint64_t more[2] = {10, 2};
+  t.add_values(0, more);  // key 7
+  EXPECT_EQ(t.row(0).vals[0], 17u);
+  EXPECT_EQ(t.row(0).vals[1], 1u);
+  sort_rows(t);  // hitcount ascending: key 3 first
+  t.add_values(0, more);
+  EXPECT_EQ(t.row(0).key_number(0), 3u);
+  EXPECT_EQ(t.row(0).vals[0], 13u);
+  EXPECT_EQ(t.row(1).vals[0], 17u);
+}
+
 struct KeyRow {
   int64_t key;
   uint64_t hits, val;
