@@ -1,5 +1,6 @@
 """BPF run-time statistics of the programs a process attached to the getppid
-tracepoints, or to the raw sys_enter / sys_exit tracepoints (bench/workload.sh).
+(or sys_enter_close) tracepoints, or to the raw sys_enter / sys_exit
+tracepoints (bench/workload.sh, bench/hot_slots.sh).
 
   progstats.py snap PID           -> {prog id: [run_time_ns, run_cnt]} as JSON
   progstats.py delta A B CALLS    -> "<ns per call> <runs per call>"
@@ -21,7 +22,7 @@ import os
 import subprocess
 import sys
 
-EVENTS = ("sys_enter_getppid", "sys_exit_getppid")
+EVENTS = ("sys_enter_getppid", "sys_exit_getppid", "sys_enter_close")
 RAW = ("sys_enter", "sys_exit")
 
 

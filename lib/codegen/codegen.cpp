@@ -290,9 +290,11 @@ std::string hot_hit(size_t i, const plan::HistPlan& p, const std::vector<std::st
 // After the hash took the event: claim a free slot, or take one step of
 // the resident's standing and, when it runs out, move its values to its
 // entry in the hash and take the slot (the hash already holds this key).
+// A resident that never had a hit there has nothing to move: keys that do
+// not repeat cost no second lookup.
 std::string hot_claim(size_t i, const plan::HistPlan& p) {
   const uint32_t words = p.key_size / 8;
-  std::string o = "  if (hot) {\n    if (hot->score && --hot->score == 0) {\n";
+  std::string o = "  if (hot) {\n    if (hot->score && --hot->score == 0 && hot->v[0]) {\n";
   o += fmt::format("      struct histd_val{} *old = bpf_map_lookup_elem(&{}, hot->key);\n      if (old) {{\n", i,
                    table_map_name(i));
   for (size_t k = 0; k < p.vals.size(); ++k) o += fmt::format("        old->v[{}] += hot->v[{}];\n", k, k);

@@ -78,7 +78,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   v->v[0] += 1;
   st->hits++;
   if (hot) {
-    if (hot->score && --hot->score == 0) {
+    if (hot->score && --hot->score == 0 && hot->v[0]) {
       struct histd_val0 *old = bpf_map_lookup_elem(&tbl0, hot->key);
       if (old) {
         old->v[0] += hot->v[0];
