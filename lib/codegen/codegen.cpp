@@ -117,13 +117,31 @@ class Emitter {
   std::string helpers;
   std::string body;
 
+  // The operands of a run of `kind` terms, left to right, joined by `op`
+  // (both operators are associative, and C evaluates the flat chain in the
+  // same order as the nested one).
+  void chain(const plan::TypedFilter& f, int index, plan::FilterTerm::Kind kind, const char* op, std::string& out) {
+    const plan::FilterTerm& t = f.terms.at(static_cast<size_t>(index));
+    if (t.kind != kind) {
+      if (!out.empty()) out += op;
+      out += filter_expr(f, index);
+      return;
+    }
+    chain(f, t.lhs, kind, op, out);
+    chain(f, t.rhs, kind, op, out);
+  }
+
   std::string filter_expr(const plan::TypedFilter& f, int index) {
     const plan::FilterTerm& t = f.terms.at(static_cast<size_t>(index));
     switch (t.kind) {
       case plan::FilterTerm::Kind::And:
-        return fmt::format("({} && {})", filter_expr(f, t.lhs), filter_expr(f, t.rhs));
-      case plan::FilterTerm::Kind::Or:
-        return fmt::format("({} || {})", filter_expr(f, t.lhs), filter_expr(f, t.rhs));
+      case plan::FilterTerm::Kind::Or: {
+        // A chain of one operator is one flat parenthesis: a page of
+        // `a && b && ...` nested pair by pair passes clang's bracket limit (256).
+        std::string out;
+        chain(f, index, t.kind, t.kind == plan::FilterTerm::Kind::And ? " && " : " || ", out);
+        return "(" + out + ")";
+      }
       case plan::FilterTerm::Kind::Not:
         return fmt::format("(!{})", filter_expr(f, t.lhs));
       case plan::FilterTerm::Kind::Compare:

@@ -51,6 +51,23 @@ TEST(Codegen, GeneratedUnitsCompile) {
   }
 }
 
+// A page of `&&` (or `||`) terms is one flat chain: nested pair by pair it
+// passed clang's bracket limit of 256, and a command the parser accepts
+// failed to compile (found restoring a 4095-byte saved trigger).
+TEST(Codegen, APageOfFilterTermsCompiles) {
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  for (const char* op : {" && ", " || "}) {
+    std::string cmd = "hist:keys=fd if fd != 1";
+    for (int n = 2; cmd.size() < 4000; ++n) cmd += fmt::format("{}(fd != {} && !(count == {}))", op, n, n);
+    const std::string src = compile_ok(cmd);
+    ASSERT_FALSE(src.empty());
+    auto obj = compiler.compile(src);
+    ASSERT_TRUE(obj.ok()) << op << "\n" << obj.error().context.substr(0, 2000);
+  }
+}
+
 TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
   auto planned = pipeline::compile("hist:keys=fd:vals=count:ts=common_timestamp", sys_enter_write());
   ASSERT_TRUE(planned.ok()) << planned.error().message();
