@@ -25,8 +25,10 @@ struct Compiled {
 };
 
 // parse -> plan.
+// parse -> plan; `max_bytes` as spec::parse_trigger.
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
-                                         const plan::Registry& registry = {});
+                                         const plan::Registry& registry = {},
+                                         size_t max_bytes = spec::kMaxCommandBytes);
 
 // parse -> plan -> codegen (control slot 0), for offline checks and explain.
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format);

@@ -219,12 +219,22 @@ struct EnableHistCommand {
 // Everything a trigger file accepts.
 using TriggerCommand = std::variant<HistCommand, EnableHistCommand>;
 
+// A command must be shorter than this: tracefs takes at most a page per
+// write(2), and the socket and `histctl check` take the same.
+inline constexpr size_t kMaxCommandBytes = 4096;
+// A trigger line as histd prints it (the kernel's form, defaults spelled
+// out) can be longer than the command that made it. Lines histd printed
+// itself come back longer than a page when a saved trigger is restored or
+// a listed line names a trigger to remove: those take up to this.
+inline constexpr size_t kMaxPrintedCommandBytes = 16 * kMaxCommandBytes;
+
 // Parses "[!]enable_hist:..." / "[!]disable_hist:...".
-Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line);
+Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line,
+                                                        size_t max_bytes = kMaxCommandBytes);
 
 // Parses one line written to a trigger file (trailing newline and
-// surrounding white space allowed).
-Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line);
+// surrounding white space allowed), shorter than `max_bytes`.
+Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line, size_t max_bytes = kMaxCommandBytes);
 
 // Parses a hist command ("[!]hist:..." with optional " if <filter>").
 Result<HistCommand, Diagnostic> parse_hist(std::string_view line);

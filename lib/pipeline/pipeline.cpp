@@ -5,8 +5,8 @@
 namespace histd::pipeline {
 
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
-                                         const plan::Registry& registry) {
-  auto parsed = spec::parse_trigger(text);
+                                         const plan::Registry& registry, size_t max_bytes) {
+  auto parsed = spec::parse_trigger(text, max_bytes);
   if (!parsed) return unexpected(std::move(parsed).error());
   auto* hist = std::get_if<spec::HistCommand>(&*parsed);
   if (!hist) {

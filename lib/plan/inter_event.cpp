@@ -1,6 +1,8 @@
 // Variables and actions: what makes a trigger talk to other events.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "plan/fields.h"
 #include "plan/inter_event.h"
 
@@ -44,15 +46,17 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
   spec::ExprNode n;
   n.text = p.text;
   n.span = p.span;
-  std::string_view t = p.text;
+  // "$system.event.var" (the kernel's printed spelling) is "system.event.$var".
+  const bool printed_ref = p.text.starts_with("$") && std::count(p.text.begin(), p.text.end(), '.') == 2;
+  std::string_view t = printed_ref ? std::string_view(p.text).substr(1) : std::string_view(p.text);
   std::string system, event;
   const size_t d1 = t.find('.');
   const size_t d2 = d1 == std::string_view::npos ? d1 : t.find('.', d1 + 1);
-  std::string_view leaf = t;
+  std::string leaf(t);
   if (d2 != std::string_view::npos) {
     system = std::string(t.substr(0, d1));
     event = std::string(t.substr(d1 + 1, d2 - d1 - 1));
-    leaf = t.substr(d2 + 1);
+    leaf = std::string(printed_ref ? "$" : "") + std::string(t.substr(d2 + 1));
   }
   const bool names_here = system.empty() || (system == ctx.format.system && event == ctx.format.name);
   if (leaf.starts_with("$")) {

@@ -337,10 +337,9 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
       const ExprOp& root = typed->ops.at(static_cast<size_t>(typed->root));
       val.spec = typed->text;
       val.name = typed->text;
-      if (root.kind == ExprOp::Kind::Ref) {
-        const VarRef& r = plan.refs.at(static_cast<size_t>(root.ref));
-        val.name = r.self || r.system.empty() ? r.name : r.system + "." + r.event + "." + r.name;
-      }
+      // A variable's value is named as the kernel's hist_field_name() names
+      // it: qualified only when written qualified ("$sys.event.var").
+      if (root.kind == ExprOp::Kind::Ref && val.spec.starts_with("$")) val.name = val.spec.substr(1);
       val.access.type = typed->type;
       val.expr = std::move(*typed);
       plan.vals.push_back(std::move(val));
@@ -384,7 +383,8 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
       found = true;
     }
     for (uint32_t i = 1; !found && i < plan.vals.size(); ++i) {
-      if (plan.vals[i].name == s.name) {
+      // "$name" (as the kernel prints a variable's value in sort=) or the name.
+      if (plan.vals[i].name == s.name || (s.name.starts_with("$") && plan.vals[i].spec == s.name)) {
         key.column = {table::SortColumn::Kind::Value, i, s.descending};
         key.spec = plan.vals[i].spec;
         found = true;

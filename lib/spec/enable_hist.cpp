@@ -18,10 +18,9 @@ bool is_name(std::string_view s) {
 
 }  // namespace
 
-Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line) {
+Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line, size_t max_bytes) {
   EnableHistCommand cmd;
-  if (line.size() >= 4096)
-    return unexpected(Diagnostic{ErrorCode::CommandTooLong, Span{4095, 4096}, std::string(line.substr(0, 4096)), {}});
+  if (line.size() >= max_bytes) return unexpected(too_long(line, max_bytes));
   std::string_view text = trim(line);
   if (!text.empty() && text.front() == '!') {
     cmd.remove = true;

@@ -135,19 +135,27 @@ class ExprParser {
       n.constant = *v;
       return add(std::move(n), p);
     }
-    // $var or system.event.$var
-    std::string_view var = p.text;
-    const size_t first_dot = p.text.find('.');
-    if (first_dot != std::string_view::npos) {
-      const size_t second_dot = p.text.find('.', first_dot + 1);
-      if (second_dot != std::string_view::npos && p.text.substr(second_dot + 1).starts_with("$")) {
-        n.system = std::string(p.text.substr(0, first_dot));
-        n.event = std::string(p.text.substr(first_dot + 1, second_dot - first_dot - 1));
-        var = p.text.substr(second_dot + 1);
-      }
+    // $var or system.event.$var; also $system.event.var, the spelling the
+    // kernel prints a qualified reference in (hist_field_name), so that a
+    // printed trigger line parses back.
+    std::string_view var = p.text;  // "$name", or "name" in the printed spelling
+    const bool dollar_first = p.text.starts_with("$");
+    const std::string_view qualified = dollar_first ? p.text.substr(1) : p.text;
+    const size_t first_dot = qualified.find('.');
+    const size_t second_dot = first_dot == std::string_view::npos ? first_dot : qualified.find('.', first_dot + 1);
+    bool is_ref = dollar_first;
+    bool printed_spelling = false;  // $system.event.var: no '$' before the name
+    if (second_dot != std::string_view::npos &&
+        (dollar_first || qualified.substr(second_dot + 1).starts_with("$"))) {
+      n.system = std::string(qualified.substr(0, first_dot));
+      n.event = std::string(qualified.substr(first_dot + 1, second_dot - first_dot - 1));
+      var = qualified.substr(second_dot + 1);
+      is_ref = true;
+      printed_spelling = dollar_first;
     }
-    if (var.starts_with("$")) {
-      var.remove_prefix(1);
+    if (is_ref) {
+      if (var.starts_with("$") == printed_spelling) return fail(ErrorCode::VarNotFound, p.text);
+      if (!printed_spelling) var.remove_prefix(1);
       if (var.empty() || !is_ident_start(var.front())) return fail(ErrorCode::VarNotFound, p.text);
       for (char c : var)
         if (!is_ident(c)) return fail(ErrorCode::VarNotFound, p.text);

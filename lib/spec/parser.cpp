@@ -192,7 +192,14 @@ class HistParser {
       if (cmd_.sort.size() == 2) return fail(ErrorCode::TooManySortFields, item.span());
       SortKey k;
       k.span = item.span();
-      const size_t dot = item.text.find('.');
+      // A variable's value sorts under the name the kernel prints it with,
+      // "$name" or "$system.event.name": its dots are not modifiers.
+      size_t dot = item.text.find('.');
+      if (item.text.starts_with("$")) {
+        dot = std::string_view::npos;
+        for (std::string_view dir : {".descending", ".ascending"})
+          if (item.text.ends_with(dir)) dot = item.text.size() - dir.size();
+      }
       k.name = std::string(item.text.substr(0, dot));
       if (k.name.empty()) return fail(ErrorCode::EmptySortField, item.span());
       if (dot != std::string_view::npos) {
@@ -300,15 +307,12 @@ Result<HistCommand, Diagnostic> parse_hist(std::string_view line) {
   return cmd;
 }
 
-Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line) {
-  // tracefs takes at most a page per write; the socket and histctl check
-  // get the same limit.
-  if (line.size() >= 4096)
-    return unexpected(Diagnostic{ErrorCode::CommandTooLong, Span{4095, 4096}, std::string(line.substr(0, 4096)), {}});
+Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line, size_t max_bytes) {
+  if (line.size() >= max_bytes) return unexpected(too_long(line, max_bytes));
   std::string_view t = trim(line);
   if (!t.empty() && t.front() == '!') t = trim(t.substr(1));
   if (t.starts_with("enable_hist:") || t.starts_with("disable_hist:")) {
-    auto e = parse_enable_hist(line);
+    auto e = parse_enable_hist(line, max_bytes);
     if (!e) return unexpected(std::move(e).error());
     return TriggerCommand{std::move(*e)};
   }
