@@ -66,7 +66,9 @@ json list_json(engine::Engine& engine) {
   json triggers = json::array();
   for (const engine::TriggerInfo& t : engine.trigger_info()) {
     json j{{"event", t.system + ":" + t.event}, {"trigger", t.line}, {"kind", t.hist ? "hist" : "enable"}};
-    if (t.hist) {
+    if (!t.not_restored.empty()) {
+      j["not_restored"] = t.not_restored;
+    } else if (t.hist) {
       j["map_memory"] = memory_json(t.memory);
       j["map_ids"] = {
           {"table", t.table_map_id}, {"stats", t.stats_map_id}, {"vars", t.vars_map_id}, {"hot", t.hot_map_id}};
@@ -87,7 +89,43 @@ json list_json(engine::Engine& engine) {
 
 bool mutates(const std::string& op) {
   return op == "add" || op == "remove" || op == "clear_errors" || op == "synth_add" || op == "synth_remove" ||
-         op == "clear_trace";
+         op == "clear_trace" || op == "restore";
+}
+
+json not_restored_json(const std::vector<engine::NotRestored>& list) {
+  json out = json::array();
+  for (const engine::NotRestored& n : list)
+    out.push_back({{"event", n.event}, {"command", n.command}, {"reason", n.reason}});
+  return out;
+}
+
+std::string not_restored_text(const std::vector<engine::NotRestored>& list) {
+  std::string out = fmt::format("not restored: {}\n", list.size());
+  for (const engine::NotRestored& n : list) out += fmt::format("  {} {}\n    {}\n", n.event, n.command, n.reason);
+  return out;
+}
+
+// `histctl status`: what histd holds against its limits, and what it
+// could not restore. Text for people, JSON for tools.
+json status_reply(engine::Engine& engine, bool as_json) {
+  const engine::Usage u = engine.usage();
+  const engine::RestoreReport r = engine.restore_report();
+  if (as_json) {
+    json j{{"triggers", u.triggers},
+           {"max_triggers", u.max_triggers},
+           {"map_memory", u.map_memory},
+           {"max_map_memory", u.max_map_memory},
+           {"trace_buffer_size", u.trace_buffer_size},
+           {"possible_cpus", u.possible_cpus},
+           {"not_restored", not_restored_json(r.not_restored)},
+           {"state_file_problem", r.state_file_problem}};
+    return success(j.dump(2) + "\n");
+  }
+  std::string out = fmt::format("triggers: {} of {}\nmap memory: {} of {} bytes\n", u.triggers, u.max_triggers,
+                                u.map_memory, u.max_map_memory);
+  if (!r.state_file_problem.empty()) out += "state file: " + r.state_file_problem + "\n";
+  out += not_restored_text(r.not_restored);
+  return success(out);
 }
 
 }  // namespace
@@ -201,20 +239,24 @@ void Server::handle(int fd) {
   if (needs_event && !ev) {
     reply = failure(EINVAL, "expected SYSTEM:EVENT, got '" + event + "'");
   } else if (op == "add" || op == "remove") {
-    std::string text = op == "remove" && command.rfind('!', 0) != 0 ? "!" + command : command;
-    // The kernel takes the removal of a trigger that is not there silently;
-    // histctl's user asked for one by name and is told it was not found.
-    const std::string before = op == "remove" ? engine_->read_trigger(ev->first, ev->second) : "";
-    auto r = engine_->write_trigger(ev->first, ev->second, text);
+    // A removal names its trigger as added or as listed. The kernel takes
+    // the removal of a trigger that is not there silently; histctl's user
+    // asked for one by name and is told it was not found (ENOENT).
+    auto r = op == "remove" ? engine_->remove_listed(ev->first, ev->second, command)
+                            : engine_->write_trigger(ev->first, ev->second, command);
     if (!r) {
       if (!r.error().diagnostic) fmt::print(stderr, "histd: {}: {}\n", event, r.error().message());
       reply = command_failure(r.error());
-    } else if (op == "remove" && engine_->read_trigger(ev->first, ev->second) == before) {
-      reply = command_failure(engine::CommandFailure{
-          Diagnostic{ErrorCode::TriggerNotFound, Span{0, 0}, text.substr(1), {}}, Error{ErrorKind::NotFound, ENOENT, {}}});
     } else {
       reply = success();
     }
+  } else if (op == "status") {
+    const std::optional<bool> as_json = bool_member(req, "json");
+    reply = as_json ? status_reply(*engine_, *as_json) : failure(EINVAL, "\"json\" must be a boolean");
+  } else if (op == "restore") {
+    const std::vector<engine::NotRestored> left = engine_->retry_restore();
+    reply = left.empty() ? success("every saved trigger is restored\n")
+                         : failure(EAGAIN, not_restored_text(left));
   } else if (op == "show") {
     const std::optional<bool> as_json = bool_member(req, "json");
     if (!as_json) {

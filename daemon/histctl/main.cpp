@@ -187,6 +187,9 @@ int main(int argc, char** argv) {
   watch_cmd->add_option("--interval", interval, "seconds between refreshes")->capture_default_str()->check(
       CLI::PositiveNumber);
   watch_cmd->add_option("--count", count, "stop after this many refreshes (0: until interrupted)");
+  auto* status = app.add_subcommand("status", "triggers and map memory against the limits, and what did not restore");
+  status->add_flag("--json", json_out, "as JSON");
+  auto* restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
   auto* errors = app.add_subcommand("errors", "the error log");
   bool clear_errors = false;
   errors->add_flag("--clear", clear_errors, "empty the error log");
@@ -224,6 +227,8 @@ int main(int argc, char** argv) {
   if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
   if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});
   if (list->parsed()) return call(socket_path, {{"op", "list"}, {"json", json_out}});
+  if (status->parsed()) return call(socket_path, {{"op", "status"}, {"json", json_out}});
+  if (restore->parsed()) return call(socket_path, {{"op", "restore"}});
   if (watch_cmd->parsed()) return watch(socket_path, event, interval, count);
   if (synth_add->parsed()) return call(socket_path, {{"op", "synth_add"}, {"command", definition}});
   if (synth_remove->parsed()) return call(socket_path, {{"op", "synth_remove"}, {"command", definition}});

@@ -141,7 +141,7 @@ int run(const Options& opt) {
     return 1;
   }
   for (const std::string& problem : (*eng)->restore())
-    fmt::print(stderr, "histd: could not restore a trigger: {}\n", problem);
+    fmt::print(stderr, "histd: could not restore: {}\n", problem);
   auto tree = fs::Tree::mount(**eng, opt.mount, group);
   if (!tree) {
     fmt::print(stderr, "histd: {}\n", tree.error().context);

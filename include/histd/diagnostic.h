@@ -117,6 +117,8 @@ struct Span {
   /* a command refused by a system failure (compiler, verifier, state directory) */              \
   X(CommandFailed, "command failed")                                                              \
   X(StateNotSaved, "applied, but the trigger state could not be saved")                          \
+  X(NotRestored, "saved trigger not restored (kept saved, retried by histctl restore)")            \
+  X(StateFileUnreadable, "saved state unreadable, kept aside")                                    \
   /* histd's own limits (EngineOptions), refused with ENOSPC */                                  \
   X(TriggerLimit, "too many triggers")                                                            \
   X(MapMemoryLimit, "hist trigger would exceed the map memory limit")

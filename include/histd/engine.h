@@ -97,6 +97,23 @@ struct TriggerInfo {
   uint32_t stats_map_id = 0;
   uint32_t vars_map_id = 0;
   uint32_t hot_map_id = 0;
+  std::string not_restored;  // saved but not restored: why (the trigger has no maps then)
+};
+
+// A saved trigger, synthetic event or enable state that did not restore.
+// It stays in the state file as it was saved, the pinned tables are kept,
+// and it is tried again at the next start and by Engine::retry_restore().
+struct NotRestored {
+  std::string event;    // "system:event"; "synthetic_events" for a definition
+  std::string command;  // the saved line ("enable" for a synthetic event's enable state)
+  std::string reason;
+};
+
+// What restoring the state found, for `histctl status`.
+struct RestoreReport {
+  std::vector<NotRestored> not_restored;
+  // A state file that could not be read, and where it was kept ("" if none).
+  std::string state_file_problem;
 };
 
 // What is in use against the limits.
@@ -136,7 +153,8 @@ class Engine {
   std::string read_hist_debug(const std::string& system, const std::string& event);
   std::string read_error_log();
   void clear_error_log();
-  // "system:event <trigger line>" for every trigger, in event order.
+  // "system:event <trigger line>" for every trigger, in event order; saved
+  // triggers that did not restore last, with " [not restored: <reason>]".
   std::vector<std::string> list_triggers();
   // The same triggers with their map memory, and the totals against the limits.
   std::vector<TriggerInfo> trigger_info();
@@ -178,8 +196,19 @@ class Engine {
   void start_consumer();
 
   // Re-applies the triggers saved in the state file. What no longer applies
-  // (an event gone, a command the catalog refuses) is returned, not fatal.
+  // (an event gone, a command the catalog refuses, a limit, the compiler)
+  // is returned for the log, listed by restore_report(), kept in the state
+  // file and its pins kept: nothing saved is lost because it failed to load.
+  // A state file that cannot be read is kept aside (triggers.json.corrupt-<time>).
   std::vector<std::string> restore();
+  // Tries the saved entries that did not restore again (histctl restore);
+  // returns those that still fail.
+  std::vector<NotRestored> retry_restore();
+  RestoreReport restore_report();
+  // Removes the trigger that `line` names as `histctl list` and the trigger
+  // file print it (" [active]", " [paused]" or " [not restored: ...]" may
+  // follow): ENOENT when none matches.
+  CommandResult remove_listed(const std::string& system, const std::string& event, std::string_view line);
 
   // Detaches every program. Pinned tables stay pinned (their counts are
   // kept for the next start); the others are freed.
@@ -190,6 +219,17 @@ class Engine {
   struct Trigger;
   struct EnableTrigger;
   struct EventState;
+  // One entry of the state file that has not been restored (yet).
+  struct SavedEntry {
+    enum class Kind { Synthetic, Trigger, Enabled };
+    Kind kind = Kind::Trigger;
+    std::string event;    // "system:event" (Trigger), the synthetic event's name (Enabled)
+    std::string command;  // the saved line
+    bool paused = false;
+    std::string raw;      // the entry as saved (JSON), written back when it cannot be read
+    std::string reason;
+    bool applying = false;  // being retried: its own save must not list it twice
+  };
   struct SynthState {
     synth::SynthDefinition def;
     uint32_t id = 0;    // its records' common_type
@@ -201,17 +241,22 @@ class Engine {
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
 
   Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json);
-  CommandResult apply_hist(EventState& ev, std::string_view text);
-  CommandResult apply_hist_command(EventState& ev, std::string_view text);
+  // The command paths take lines shorter than `max_bytes`: a page for what
+  // users write, more for lines histd printed (spec::kMaxPrintedCommandBytes).
+  CommandResult write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
+                                     size_t max_bytes);
+  CommandResult apply_hist(EventState& ev, std::string_view text, size_t max_bytes);
+  CommandResult apply_hist_command(EventState& ev, std::string_view text, size_t max_bytes);
   Status remove_trigger(EventState& ev, Trigger* going);
   CommandResult truncate_all(EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   // The implicit field variables ("synthetic_<field>") that a command's
   // onmatch() params need on their matching event, created as triggers there.
-  CommandResult add_field_vars(EventState& ev, std::string_view text, std::vector<uint64_t>& created);
+  CommandResult add_field_vars(EventState& ev, std::string_view text, size_t max_bytes,
+                               std::vector<uint64_t>& created);
   // Removes the field-variable triggers made for trigger `uid`, once unused.
   void remove_field_vars_of(uint64_t uid);
-  CommandResult apply_enable(EventState& ev, std::string_view text);
+  CommandResult apply_enable(EventState& ev, std::string_view text, size_t max_bytes);
   static bool is_enable_command(std::string_view text);
   std::string enable_line(const EnableTrigger& e) const;
   std::vector<EnableTrigger*> enables_of(EventState& ev);
@@ -230,6 +275,18 @@ class Engine {
   void drop_state_room();
   Status save_state();
   std::string state_text() const;
+  // Applies one saved entry under the lock, as a command.
+  CommandResult apply_saved(const SavedEntry& e);
+  // Reads the state file into entries; a file that cannot be read is kept aside.
+  std::vector<SavedEntry> read_state(std::vector<std::string>& problems);
+  void keep_corrupt_state(const std::string& why, std::vector<std::string>& problems);
+  // Applies `entries` in order; those that fail go to not_restored_.
+  void apply_saved_entries(std::vector<SavedEntry> entries, std::vector<std::string>& problems);
+  // Whether pins nobody uses may go: never while a saved trigger is not
+  // restored or a corrupt state file is kept aside.
+  bool may_sweep_pins() const;
+  CommandResult write_synthetic_locked(std::string_view text);
+  CommandResult set_enabled_locked(const std::string& event, bool on);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
   // compiler, the verifier, the kernel, the state directory) is logged to
@@ -255,7 +312,9 @@ class Engine {
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   Status set_paused(uint32_t slot, bool paused);
   Expected<uint32_t> allocate_slot();
-  void release_trigger(Trigger& t);
+  // Removed by a command, or undone because the command that made it failed.
+  enum class Release { Removed, Undo };
+  void release_trigger(Trigger& t, Release how = Release::Removed);
   EventState& event_state(const std::string& system, const std::string& event);
   void log_error(const std::string& location, const Diagnostic& d);
   CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
@@ -307,6 +366,8 @@ class Engine {
   uint32_t next_synth_id_ = 0xf000;
   runtime::Fd ring_;  // generated synthetic events, shared by every unit
   runtime::Fd state_room_;  // the reserved next state file (see reserve_state)
+  std::vector<SavedEntry> not_restored_;  // in the state file's order
+  std::string state_file_problem_;
   uint32_t possible_cpus_ = 1;  // per-CPU maps hold a value per possible CPU
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;

@@ -52,10 +52,10 @@ void Engine::refresh_enablers_of(const EventState& target) {
   }
 }
 
-CommandResult Engine::apply_enable(EventState& ev, std::string_view text) {
+CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t max_bytes) {
   ev.last_error.reset();
   ++ev.generation;
-  auto parsed = spec::parse_enable_hist(text);
+  auto parsed = spec::parse_enable_hist(text, max_bytes);
   if (!parsed) return user_error(ev, std::move(parsed).error());
   spec::EnableHistCommand& cmd = *parsed;
   if (!catalog_.contains(cmd.system, cmd.event))

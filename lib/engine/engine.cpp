@@ -164,11 +164,13 @@ bool Engine::is_paused(uint32_t slot) const {
   return c.paused != 0;
 }
 
-void Engine::release_trigger(Trigger& t) {
+void Engine::release_trigger(Trigger& t, Release how) {
   release_slot(t.slot);
   // The last trigger of a pinned table unpins it, except at shutdown: then
-  // the pins keep the counts for the next start.
-  if (t.table && t.table.use_count() == 1 && !shutting_down_) {
+  // the pins keep the counts for the next start; nor when a command that
+  // adopted a previous histd's table fails: the counts stay for a retry.
+  const bool keep = shutting_down_ || (how == Release::Undo && t.table && t.table->adopted);
+  if (t.table && t.table.use_count() == 1 && !keep) {
     std::error_code ec;
     for (const std::string& path : t.table->pin_paths()) std::filesystem::remove(path, ec);
   }
@@ -342,6 +344,11 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
 
 CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text) {
   std::lock_guard lock(mu_);
+  return write_trigger_locked(system, event, text, spec::kMaxCommandBytes);
+}
+
+CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event,
+                                           std::string_view text, size_t max_bytes) {
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   EventState& ev = event_state(system, event);
@@ -351,7 +358,7 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
     ++ev.generation;
     return finish_command(location, text, &ev, system_failure(std::move(room).error()));
   }
-  CommandResult r = is_enable_command(text) ? apply_enable(ev, text) : apply_hist(ev, text);
+  CommandResult r = is_enable_command(text) ? apply_enable(ev, text, max_bytes) : apply_hist(ev, text, max_bytes);
   return finish_command(location, text, &ev, std::move(r));
 }
 
@@ -396,14 +403,14 @@ Status Engine::remove_trigger(EventState& ev, Trigger* going) {
   return ok_status();
 }
 
-CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
+CommandResult Engine::apply_hist(EventState& ev, std::string_view text, size_t max_bytes) {
   // onmatch() params naming fields of the matching event need the kernel's
   // implicit field variables there first; they go again if this fails.
   std::vector<uint64_t> field_vars;
-  auto made = add_field_vars(ev, text, field_vars);
+  auto made = add_field_vars(ev, text, max_bytes, field_vars);
   if (!made) return made;
   const size_t before = ev.triggers.size();
-  CommandResult r = apply_hist_command(ev, text);
+  CommandResult r = apply_hist_command(ev, text, max_bytes);
   const bool created = r && ev.triggers.size() > before;
   for (uint64_t uid : field_vars) {
     if (!created) {
@@ -415,13 +422,13 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text) {
   return r;
 }
 
-CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) {
+CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, size_t max_bytes) {
   ev.last_error.reset();
   ++ev.generation;
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return system_failure(std::move(format).error());
   const plan::Registry reg = registry();
-  auto planned = pipeline::plan_command(text, **format, reg);
+  auto planned = pipeline::plan_command(text, **format, reg, max_bytes);
   if (!planned) return user_error(ev, std::move(planned).error());
   const spec::HistCommand& cmd = planned->command;
   plan::HistPlan& plan = planned->plan;
@@ -526,7 +533,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
   all.push_back(trigger.get());
   if (st) st = rebuild(ev, all, enables_of(ev));
   if (!st) {
-    release_trigger(*trigger);
+    release_trigger(*trigger, Release::Undo);
     return system_failure(std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));
@@ -538,7 +545,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text) 
       ev.triggers.pop_back();
       (void)rebuild(ev, triggers_of(ev), enables_of(ev));
       (void)rebuild_generators(ev.event);
-      release_trigger(*added);
+      release_trigger(*added, Release::Undo);
       return system_failure(std::move(generators).error());
     }
   }
@@ -716,6 +723,9 @@ std::vector<std::string> Engine::list_triggers() {
                                 is_paused(t->slot) ? " [paused]" : " [active]"));
   for (const auto& [id, ev] : events_)
     for (const auto& e : ev->enables) out.push_back(fmt::format("{}:{} {}", id.system, id.name, enable_line(*e)));
+  for (const SavedEntry& e : not_restored_)
+    if (e.kind == SavedEntry::Kind::Trigger)
+      out.push_back(fmt::format("{} {} [not restored: {}]", e.event, e.command, e.reason));
   return out;
 }
 
@@ -756,6 +766,17 @@ std::vector<TriggerInfo> Engine::trigger_info() {
       info.hist = false;
       out.push_back(std::move(info));
     }
+  for (const SavedEntry& e : not_restored_) {
+    if (e.kind != SavedEntry::Kind::Trigger) continue;
+    TriggerInfo info;
+    const size_t colon = e.event.find(':');
+    info.system = e.event.substr(0, colon);
+    info.event = colon == std::string::npos ? std::string() : e.event.substr(colon + 1);
+    info.line = e.command;
+    info.hist = !e.command.starts_with("enable_hist") && !e.command.starts_with("disable_hist");
+    info.not_restored = e.reason;
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

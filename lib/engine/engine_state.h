@@ -52,6 +52,10 @@ struct Engine::TableState {
   runtime::Fd stats;
   runtime::Fd hot;  // the hot slots in front of the map (layout.hot_slots > 0)
   std::string pin_base;  // "<pin_dir>/<id>" (+ "_table" / "_stats" / "_hot": bpffs refuses dots); empty when not pinned
+  // Opened from pins a previous histd left: a command that fails after
+  // adopting it (a restore whose compile fails) must leave the pins, and
+  // with them the saved counts, for the next try.
+  bool adopted = false;
   table::TableMaps fds() const { return {map.get(), stats.get(), hot ? hot.get() : -1}; }
   // Where its maps are pinned (empty when not pinned).
   std::vector<std::string> pin_paths() const {

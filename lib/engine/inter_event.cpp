@@ -191,6 +191,10 @@ CommandResult Engine::synth_error(Diagnostic d) {
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
+  return write_synthetic_locked(text);
+}
+
+CommandResult Engine::write_synthetic_locked(std::string_view text) {
   if (auto room = reserve_state(text.size()); !room)
     return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
   CommandResult r = apply_synthetic(text);
@@ -288,12 +292,27 @@ std::vector<std::string> Engine::synthetic_names() {
 
 CommandResult Engine::set_enabled(const std::string& system, const std::string& event, bool on) {
   std::lock_guard lock(mu_);
-  auto s = system == kSynthSystem ? synths_.find(event) : synths_.end();
-  if (s == synths_.end())
+  if (system != kSynthSystem || !synths_.count(event))
     return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "only synthetic events are traced"}});
+  // Saved like a command: a restart keeps tracing what was enabled.
+  const std::string location = fmt::format("{}:{}/enable", kSynthSystem, event);
+  const std::string_view command = on ? "1" : "0";
+  if (auto room = reserve_state(0); !room)
+    return finish_command(location, command, nullptr, system_failure(std::move(room).error()));
+  return finish_command(location, command, nullptr, set_enabled_locked(event, on));
+}
+
+CommandResult Engine::set_enabled_locked(const std::string& event, bool on) {
+  auto s = synths_.find(event);
+  if (s == synths_.end())
+    return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "no synthetic event " + event}});
+  const bool was = s->second.enabled;
   s->second.enabled = on;
   auto st = refresh_synth(event);
-  if (!st) return system_failure(std::move(st).error());
+  if (!st) {
+    s->second.enabled = was;
+    return system_failure(std::move(st).error());
+  }
   return Unit{};
 }
 
@@ -352,8 +371,9 @@ void Engine::remove_field_vars_of(uint64_t uid) {
   for (uint64_t m : made) remove_trigger_uid(m);
 }
 
-CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, std::vector<uint64_t>& created) {
-  auto parsed = spec::parse_trigger(text);
+CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, size_t max_bytes,
+                                     std::vector<uint64_t>& created) {
+  auto parsed = spec::parse_trigger(text, max_bytes);
   if (!parsed) return Unit{};  // the command's own path reports it
   const auto* cmd = std::get_if<spec::HistCommand>(&*parsed);
   if (!cmd || cmd->remove || cmd->control != spec::Control::None) return Unit{};
@@ -400,7 +420,7 @@ CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, std:
       for (size_t k = 0; k < model->plan.keys.size(); ++k) command += (k ? "," : "") + model->plan.keys[k].spec;
       command += ":" + name + "=" + field;
       if (!model->plan.filter_text.empty()) command += " if " + model->plan.filter_text;
-      auto r = apply_hist_command(*other->second, command);
+      auto r = apply_hist_command(*other->second, command, spec::kMaxPrintedCommandBytes);
       if (!r && r.error().error.err == ENOSPC && r.error().diagnostic) {
         // Over a limit: say so on this event too, with the limit's own words.
         for (uint64_t uid : created) remove_trigger_uid(uid);

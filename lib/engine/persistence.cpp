@@ -107,6 +107,7 @@ bool Engine::adopt_pinned(TableState& t) {
   t.map = std::move(map);
   t.stats = std::move(stats);
   t.hot = std::move(hot);
+  t.adopted = true;
   return true;
 }
 
@@ -125,7 +126,9 @@ Status Engine::pin_table(TableState& t) {
 
 std::string Engine::state_text() const {
   // Hist triggers in creation order: a trigger's $references need their
-  // owners back first. Enables after them, oldest first per event.
+  // owners back first. Enables after them, oldest first per event. Entries
+  // that did not restore follow as they were saved, in their order: what
+  // they depend on is either restored (before them) or among them.
   std::vector<std::pair<uint64_t, nlohmann::json>> hist;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, ev] : events_) {
@@ -141,11 +144,53 @@ std::string Engine::state_text() const {
     for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it)
       list.push_back({{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}});
   nlohmann::json synthetic = nlohmann::json::array();
-  for (const auto& [name, st] : synths_) synthetic.push_back(synth::list_line(st.def));
-  return nlohmann::json{{"version", 1}, {"synthetic_events", synthetic}, {"triggers", list}}.dump(2) + "\n";
+  nlohmann::json enabled = nlohmann::json::array();
+  for (const auto& [name, st] : synths_) {
+    synthetic.push_back(synth::list_line(st.def));
+    if (st.enabled) enabled.push_back(name);
+  }
+  for (const SavedEntry& e : not_restored_) {
+    if (e.applying) continue;
+    nlohmann::json raw = nlohmann::json::parse(e.raw, nullptr, false);
+    switch (e.kind) {
+      case SavedEntry::Kind::Synthetic:
+        synthetic.push_back(std::move(raw));
+        break;
+      case SavedEntry::Kind::Trigger:
+        list.push_back(std::move(raw));
+        break;
+      case SavedEntry::Kind::Enabled:
+        enabled.push_back(std::move(raw));
+        break;
+    }
+  }
+  return nlohmann::json{{"version", 1},
+                        {"synthetic_events", synthetic},
+                        {"enabled_synthetic_events", enabled},
+                        {"triggers", list}}
+             .dump(2) +
+         "\n";
 }
 
 std::string Engine::state_tmp_path() const { return options_.state_file.string() + ".tmp"; }
+
+namespace {
+
+// The next state file, created afresh: whatever is at its path (a file of
+// a run that died, or a symlink someone planted to make root write through
+// it) is unlinked, never followed.
+runtime::Fd create_state_tmp(const std::string& tmp) {
+  unlink(tmp.c_str());
+  return runtime::Fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+}
+
+// A rename is durable once the directory holding it is on disk.
+bool sync_dir(const std::filesystem::path& dir) {
+  runtime::Fd fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return fd && fsync(fd.get()) == 0;
+}
+
+}  // namespace
 
 Status Engine::reserve_state(size_t command_size) {
   drop_state_room();
@@ -156,7 +201,7 @@ Status Engine::reserve_state(size_t command_size) {
   const size_t room = state_text().size() + 4 * command_size + 4096;
   const std::string tmp = state_tmp_path();
   const std::string dir = options_.state_file.parent_path().string();
-  runtime::Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  runtime::Fd fd = create_state_tmp(tmp);
   if (!fd) {
     const int e = errno;
     return fail(ErrorKind::System, e, fmt::format("cannot save triggers in {}: {}", dir, std::strerror(e)));
@@ -180,11 +225,13 @@ void Engine::drop_state_room() {
 Status Engine::save_state() {
   if (options_.state_file.empty() || restoring_) return ok_status();
   const std::string text = state_text();
-  // Written whole and renamed over the old one: a crash never leaves half
-  // a file. Into the room reserved before the change when there is one.
+  // Written whole, synced, renamed over the old one and the directory
+  // synced: a crash or power loss leaves the old file or the new one,
+  // never half of one. Into the room reserved before the change when
+  // there is one.
   const std::string tmp = state_tmp_path();
   runtime::Fd fd = std::move(state_room_);
-  if (!fd) fd = runtime::Fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd) fd = create_state_tmp(tmp);
   if (!fd) return fail_errno("cannot save triggers to " + tmp);
   const bool written = pwrite(fd.get(), text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
                        ftruncate(fd.get(), static_cast<off_t>(text.size())) == 0 && fsync(fd.get()) == 0;
@@ -196,64 +243,9 @@ Status Engine::save_state() {
     return fail(ErrorKind::System, why,
                 fmt::format("cannot save triggers to {}: {}", options_.state_file.string(), std::strerror(why)));
   }
+  if (!sync_dir(options_.state_file.parent_path()))
+    return fail_errno("cannot sync the state directory " + options_.state_file.parent_path().string());
   return ok_status();
-}
-
-std::vector<std::string> Engine::restore() {
-  std::vector<std::string> problems;
-  if (options_.state_file.empty()) return problems;
-  std::ifstream in(options_.state_file);
-  if (!in) {  // first start
-    std::lock_guard lock(mu_);
-    sweep_pins();
-    return problems;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto doc = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (doc.is_discarded() || !doc.contains("triggers") || !doc["triggers"].is_array()) {
-    problems.push_back(options_.state_file.string() + ": not a histd state file, ignored");
-    return problems;
-  }
-  {
-    std::lock_guard lock(mu_);
-    restoring_ = true;
-  }
-  if (doc.contains("synthetic_events") && doc["synthetic_events"].is_array())
-    for (const auto& d : doc["synthetic_events"]) {
-      const std::string line = d.is_string() ? d.get<std::string>() : std::string();
-      auto r = write_synthetic(line);
-      if (!r) problems.push_back(fmt::format("synthetic event {}: {}", line, r.error().message()));
-    }
-  for (const auto& t : doc["triggers"]) {
-    const std::string event = t.value("event", "");
-    const std::string command = t.value("command", "");
-    const size_t colon = event.find(':');
-    if (colon == std::string::npos) {
-      problems.push_back("bad entry in " + options_.state_file.string() + ": " + t.dump());
-      continue;
-    }
-    const std::string system = event.substr(0, colon), name = event.substr(colon + 1);
-    auto r = write_trigger(system, name, command);
-    if (!r) {
-      problems.push_back(fmt::format("{}: {}: {}", event, command, r.error().message()));
-      continue;
-    }
-    if (t.value("paused", false)) {
-      std::lock_guard lock(mu_);
-      auto ev = events_.find(catalog::EventId{system, name});
-      if (ev != events_.end() && !ev->second->triggers.empty())
-        (void)set_paused(ev->second->triggers.back()->slot, true);
-    }
-  }
-  std::lock_guard lock(mu_);
-  install_restored(problems);
-  restoring_ = false;
-  // A state directory that cannot be written keeps the file as it was (the
-  // daemon warned at start); the next change is refused until it can.
-  (void)save_state();
-  sweep_pins();
-  return problems;
 }
 
 // Triggers come back one at a time, each rebuilding its event, but none of
