@@ -47,7 +47,8 @@ echo 1 >"$MNT/events/synthetic/write_lat/enable"
 # sort= on a variable's value: printed sort=$l2.
 echo "hist:keys=common_pid:l2=count*2:vals=\$l2:sort=l2 if $F" >>"$S/sys_enter_read/trigger"
 echo "hist:keys=fd:vals=count:pause if $F" >>"$S/sys_enter_read/trigger"
-echo 'enable_hist:syscalls:sys_enter_read' >>"$S/sys_enter_getppid/trigger"
+# Filtered: any getppid() on the machine (every bash start) would continue the paused trigger.
+echo "enable_hist:syscalls:sys_enter_read if $F" >>"$S/sys_enter_getppid/trigger"
 # A command of exactly a page less one byte: its printed line is longer
 # than a page.
 long="hist:keys=fd if $F"
