@@ -8,6 +8,8 @@
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,
 //            "command": "...", "caret": N,   (command/caret for diagnostics)
 //            "denied": true}                 (the peer may not use the socket)
+// histd drops a client that has not sent its whole request within 5 s, or
+// not read its whole reply within 10 s (control::ServerLimits).
 #pragma once
 
 #include <nlohmann/json.hpp>

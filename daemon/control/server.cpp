@@ -85,7 +85,14 @@ void Server::serve() {
     }
     if (!(fds[2].revents & POLLIN)) continue;
     runtime::Fd conn(accept4(socket_->fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (conn) spawn(std::move(conn));
+    if (conn) {
+      spawn(std::move(conn));
+    } else if (errno == EMFILE || errno == ENFILE) {
+      // Out of descriptors, the connection stays queued and the socket
+      // readable: pause rather than spin until some are closed.
+      pollfd stop{stop_.get(), POLLIN, 0};
+      poll(&stop, 1, 100);
+    }
   }
 }
 

@@ -91,7 +91,8 @@ Status clear_stale(int dir, const std::string& name, const fs::path& path) {
     return errno == ENOENT ? ok_status() : fail_errno("checking " + path.string());
   if (!S_ISSOCK(st.st_mode))
     return fail(ErrorKind::Exists, EEXIST,
-                fmt::format("{} exists and is {}: histd replaces only a stale socket", path.string(), kind(st.st_mode)));
+                fmt::format("{} exists and is {}: histd replaces only a stale socket", path.string(),
+                            kind(st.st_mode)));
   runtime::Fd node(openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   runtime::Fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!node || !probe) return fail_errno("probing " + path.string());
@@ -158,7 +159,8 @@ Expected<std::unique_ptr<SocketFile>> SocketFile::create(const fs::path& path, g
   unlinkat(s->dir_.get(), tmp.c_str(), AT_REMOVEDIR);
   if (!st) return unexpected(std::move(st).error());
   struct stat sst {};
-  if (fstatat(s->dir_.get(), s->name_.c_str(), &sst, AT_SYMLINK_NOFOLLOW) != 0) return fail_errno("checking " + path.string());
+  if (fstatat(s->dir_.get(), s->name_.c_str(), &sst, AT_SYMLINK_NOFOLLOW) != 0)
+    return fail_errno("checking " + path.string());
   s->dev_ = sst.st_dev;
   s->ino_ = sst.st_ino;
   return s;

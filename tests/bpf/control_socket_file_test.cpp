@@ -80,7 +80,8 @@ TEST_F(ControlSocketFile, WhatIsNotAStaleSocketIsRefusedAndLeftAsItIs) {
     auto l = start(socket_);
     ASSERT_FALSE(l.ok()) << "took the path of a symbolic link to " << to;
     EXPECT_EQ(l.error().err, EEXIST);
-    EXPECT_EQ(l.error().context, socket_.string() + " exists and is a symbolic link: histd replaces only a stale socket");
+    EXPECT_EQ(l.error().context,
+              socket_.string() + " exists and is a symbolic link: histd replaces only a stale socket");
     EXPECT_TRUE(fs::is_symlink(socket_));
     EXPECT_EQ(fs::read_symlink(socket_), to);
     EXPECT_FALSE(fs::exists(dir_ / "nowhere"));
@@ -136,7 +137,8 @@ TEST_F(ControlSocketFile, ADirectoryOthersMayChangeIsRefused) {
   const std::vector<Case> cases = {
       {"writable by others", dir_ / "a", 0757, 0, p(dir_ / "a") + " is writable by group or others (mode 0757)"},
       {"writable by group", dir_ / "b", 0775, 0, p(dir_ / "b") + " is writable by group or others (mode 0775)"},
-      {"sticky and writable by all", dir_ / "c", 01777, 0, p(dir_ / "c") + " is writable by group or others (mode 1777)"},
+      {"sticky and writable by all", dir_ / "c", 01777, 0,
+       p(dir_ / "c") + " is writable by group or others (mode 1777)"},
       {"owned by another user", dir_ / "d", 0755, 65534, p(dir_ / "d") + " is owned by uid 65534, not root"},
       {"below a directory anyone may change", open_dir / "e", 0755, 0,
        p(open_dir) + " is writable by group or others (mode 0777)"},

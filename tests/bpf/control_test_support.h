@@ -78,7 +78,8 @@ class Client {
         const size_t len = h[0] | (h[1] << 8) | (h[2] << 16) | (size_t{h[3]} << 24);
         if (got.size() >= 4 + len) return nlohmann::json::parse(got.substr(4, len), nullptr, false);
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       pollfd p{fd_, POLLIN, 0};
       if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) != 1) return std::nullopt;
       char buf[65536];
