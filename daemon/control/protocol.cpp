@@ -37,33 +37,46 @@ Status read_all(int fd, char* data, size_t size) {
 
 }  // namespace
 
-Status write_frame(int fd, const nlohmann::json& message) {
+std::string encode_frame(const nlohmann::json& message) {
   // Output may carry bytes that are not UTF-8 (a task's comm, a command cut
   // at a page): replaced with U+FFFD rather than dump() throwing.
-  const std::string body = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const uint32_t len = static_cast<uint32_t>(body.size());
-  const char header[4] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
-                          static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
-  auto st = write_all(fd, header, 4);
-  if (!st) return st;
-  return write_all(fd, body.data(), body.size());
+  std::string frame = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const uint32_t len = static_cast<uint32_t>(frame.size());
+  const char header[kFrameHeader] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
+                                     static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
+  frame.insert(0, header, kFrameHeader);
+  return frame;
 }
 
-Expected<nlohmann::json> read_frame(int fd) {
-  unsigned char header[4];
-  auto st = read_all(fd, reinterpret_cast<char*>(header), 4);
-  if (!st) return unexpected(std::move(st).error());
+Expected<uint32_t> frame_length(const unsigned char (&header)[kFrameHeader]) {
   const uint32_t len = header[0] | (header[1] << 8) | (header[2] << 16) | (uint32_t{header[3]} << 24);
   if (len > kMaxFrame) return fail(ErrorKind::Invalid, EMSGSIZE, "control frame too large");
-  std::string body(len, '\0');
-  st = read_all(fd, body.data(), len);
-  if (!st) return unexpected(std::move(st).error());
+  return len;
+}
+
+Expected<nlohmann::json> decode_body(const std::string& body) {
   // A raw NUL is never JSON, but nlohmann's parser takes it for the end of
   // the input: "{...}\0junk" would pass.
   if (body.find('\0') != std::string::npos) return fail(ErrorKind::Invalid, EINVAL, "malformed control frame");
   auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return fail(ErrorKind::Invalid, EINVAL, "malformed control frame");
   return j;
+}
+
+Status write_frame(int fd, const nlohmann::json& message) {
+  const std::string frame = encode_frame(message);
+  return write_all(fd, frame.data(), frame.size());
+}
+
+Expected<nlohmann::json> read_frame(int fd) {
+  unsigned char header[kFrameHeader];
+  auto st = read_all(fd, reinterpret_cast<char*>(header), kFrameHeader);
+  if (!st) return unexpected(std::move(st).error());
+  const uint32_t len = HISTD_TRY(frame_length(header));
+  std::string body(len, '\0');
+  st = read_all(fd, body.data(), len);
+  if (!st) return unexpected(std::move(st).error());
+  return decode_body(body);
 }
 
 std::optional<std::pair<std::string, std::string>> split_event(const std::string& event) {

@@ -6,7 +6,10 @@
 //                  "synth_add"|"synth_remove"|"synth_list"|"trace"|"clear_trace",
 //            "event": "system:event", "command": "...", "json": bool (list, show, status)}
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,
-//            "command": "...", "caret": N}   (command/caret for diagnostics)
+//            "command": "...", "caret": N,   (command/caret for diagnostics)
+//            "denied": true}                 (the peer may not use the socket)
+// histd drops a client that has not sent its whole request within 5 s, or
+// not read its whole reply within 10 s (control::ServerLimits).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,9 +22,20 @@
 namespace histd::control {
 
 inline constexpr size_t kMaxFrame = 16 << 20;
+inline constexpr size_t kFrameHeader = 4;
 
+// Blocking I/O of one frame (histctl's side).
 Status write_frame(int fd, const nlohmann::json& message);
 Expected<nlohmann::json> read_frame(int fd);
+
+// The pieces of a frame, for callers that do their own I/O (histd's side,
+// under deadlines). A message's frame: header and body; bytes that are not
+// UTF-8 are replaced with U+FFFD.
+std::string encode_frame(const nlohmann::json& message);
+// The body length a header announces: EMSGSIZE past kMaxFrame.
+Expected<uint32_t> frame_length(const unsigned char (&header)[kFrameHeader]);
+// A body as a request or reply object: EINVAL when it is not one.
+Expected<nlohmann::json> decode_body(const std::string& body);
 
 // Splits "system:event"; nullopt when malformed.
 std::optional<std::pair<std::string, std::string>> split_event(const std::string& event);

@@ -1,38 +1,76 @@
 // histd's side of the control socket: a thread that accepts histctl
-// connections and turns each request into one engine call. Changes need
-// root (peer credentials); reads are open to anyone who can connect.
+// connections and serves each on a thread of its own, a bounded number at
+// once, each request one engine call. Only root and members of the group
+// may use the socket, to read as to change (its file mode, and the peer's
+// credentials checked for every request).
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <list>
 #include <memory>
 #include <thread>
 
+#include "control/ops.h"
+#include "control/socket_file.h"
 #include "histd/engine.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
 
 namespace histd::control {
 
+// How much the server serves at once, and for how long. A stuck client holds
+// one connection's place until a deadline ends it; the others keep being
+// served.
+struct ServerLimits {
+  // Connections served at once. Further ones wait in the listen backlog
+  // until one ends (each ends within the deadlines below, plus its engine
+  // call), then are served in turn.
+  size_t max_connections = 16;
+  std::chrono::milliseconds request_deadline{5000};  // the whole request, from accept
+  std::chrono::milliseconds reply_deadline{10000};   // the whole reply
+};
+
 class Server {
  public:
-  // Root, and members of `group` (0: none), may change triggers.
+  // The socket file (control::SocketFile: refusals, mode), listening but not
+  // yet answering: connections wait in the backlog until start(). Root, and
+  // members of `group` (0: none), may use it.
+  static Expected<std::unique_ptr<Server>> open(const std::filesystem::path& socket_path, gid_t group = 0,
+                                                ServerLimits limits = {});
+  // Answers from now on, on threads of its own (start them after any fork).
+  void start(engine::Engine& engine);
+  // open() then start().
   static Expected<std::unique_ptr<Server>> start(engine::Engine& engine, const std::filesystem::path& socket_path,
-                                                 gid_t group = 0);
+                                                 gid_t group = 0, ServerLimits limits = {});
+  // Ends every connection at once (a request already in the engine ends
+  // first), then removes the socket file.
   ~Server();
 
  private:
+  // One connection's thread; `done` once it has closed the connection.
+  struct Worker {
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
   Server() = default;
   void serve();
+  void spawn(runtime::Fd conn);
+  void reap();
   void handle(int fd);
 
-  bool may_change(int fd) const;
   engine::Engine* engine_ = nullptr;
-  gid_t group_ = 0;
-  std::filesystem::path path_;
-  runtime::Fd listen_;
-  runtime::Fd stop_;  // eventfd that ends serve()
+  Access access_;
+  ServerLimits limits_;
+  std::unique_ptr<SocketFile> socket_;
+  runtime::Fd stop_;   // eventfd, written once: ends serve() and every wait of every connection
+  runtime::Fd freed_;  // eventfd: a connection ended, so serve() may accept again
+  std::atomic<size_t> active_{0};
+  std::list<Worker> workers_;  // serve()'s thread only (and the destructor after it)
   std::thread thread_;
 };
 

@@ -1,6 +1,8 @@
 // histctl: the command-line front end of histd. Talks to histd's control
 // socket, except `check`, which runs the pipeline offline.
+#include <grp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -75,24 +77,52 @@ int explain_event(const std::string& event, const std::string& command, const st
   return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true);
 }
 
-// Sends one request and returns the reply, or prints why not.
-std::optional<json> request(const std::string& socket_path, const json& req) {
+// Exit codes: a command histd refused; histd unreachable or the arguments
+// wrong; the caller may not use histd's socket.
+constexpr int kRefused = 1;
+constexpr int kUnreachable = 2;
+constexpr int kDenied = 3;
+
+// The message for a caller the socket's mode keeps out: its group, if it
+// has one, is the --group histd was given.
+std::string denied_message(const std::string& socket_path) {
+  struct stat st {};
+  if (stat(socket_path.c_str(), &st) == 0 && st.st_gid != 0 && (st.st_mode & S_IRWXG)) {
+    const struct group* g = getgrgid(st.st_gid);
+    return "histd's control socket needs root or membership of group " +
+           (g ? std::string(g->gr_name) : std::to_string(st.st_gid));
+  }
+  return "histd's control socket needs root";
+}
+
+// Sends one request and returns the reply, or prints why not and sets
+// `rc` to the exit code.
+std::optional<json> request(const std::string& socket_path, const json& req, int& rc) {
   histd::runtime::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  rc = kUnreachable;
   if (!fd || connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (errno == EACCES || errno == EPERM) {
+      fmt::print(stderr, "histctl: {} ({}: {})\n", denied_message(socket_path), socket_path, std::strerror(errno));
+      rc = kDenied;
+      return std::nullopt;
+    }
     fmt::print(stderr, "histctl: cannot connect to histd at {}: {}\n", socket_path, std::strerror(errno));
     return std::nullopt;
   }
+  // A request histd would not take (it has answered and closed) fails to
+  // send; its answer may still be there to read.
   auto st = histd::control::write_frame(fd.get(), req);
-  if (!st) {
-    fmt::print(stderr, "histctl: {}\n", st.error().context);
-    return std::nullopt;
-  }
   auto reply = histd::control::read_frame(fd.get());
   if (!reply) {
-    fmt::print(stderr, "histctl: {}\n", reply.error().context);
+    fmt::print(stderr, "histctl: {}\n", st ? reply.error().context : st.error().context);
+    return std::nullopt;
+  }
+  if (reply->value("denied", false)) {
+    fmt::print(stderr, "histctl: {}\n", reply->value("error", "permission denied"));
+    rc = kDenied;
     return std::nullopt;
   }
   return *reply;
@@ -104,11 +134,12 @@ int watch(const std::string& socket_path, const std::string& event, double inter
   std::map<std::string, json> previous;  // table index + keys -> values
   for (int i = 0; count <= 0 || i < count; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-    auto reply = request(socket_path, {{"op", "show"}, {"event", event}, {"json", true}});
-    if (!reply) return 2;
+    int rc = 0;
+    auto reply = request(socket_path, {{"op", "show"}, {"event", event}, {"json", true}}, rc);
+    if (!reply) return rc;
     if (!reply->value("ok", false)) {
       fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
-      return 1;
+      return kRefused;
     }
     auto doc = json::parse(reply->value("output", "{}"), nullptr, false);
     if (doc.is_discarded()) return 2;
@@ -144,10 +175,11 @@ int watch(const std::string& socket_path, const std::string& event, double inter
 }
 
 // One request to histd; prints the output or the error. Exit code: 0 ok,
-// 1 refused command, 2 cannot talk to histd.
+// 1 refused command, 2 cannot talk to histd, 3 not allowed to.
 int call(const std::string& socket_path, const json& req) {
-  auto reply = request(socket_path, req);
-  if (!reply) return 2;
+  int rc = 0;
+  auto reply = request(socket_path, req, rc);
+  if (!reply) return rc;
   if (reply->value("ok", false)) {
     fmt::print("{}", reply->value("output", ""));
     return 0;
@@ -155,7 +187,7 @@ int call(const std::string& socket_path, const json& req) {
   fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
   if (reply->contains("command"))
     fmt::print(stderr, "{}", caret_block(reply->value("command", ""), reply->value("caret", 0u)));
-  return 1;
+  return kRefused;
 }
 
 }  // namespace

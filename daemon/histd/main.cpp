@@ -106,6 +106,14 @@ int run(const Options& opt) {
     }
     group = g->gr_gid;
   }
+  // The control socket before anything else is touched: a refused path (a
+  // live histd there, a file that is not a stale socket, a directory others
+  // may change) stops histd at once. It answers from start(), after the fork.
+  auto server = control::Server::open(opt.socket, group);
+  if (!server) {
+    fmt::print(stderr, "histd: {}\n", server.error().context);
+    return 1;
+  }
   std::error_code ec;
   std::filesystem::create_directories(opt.state_dir, ec);
   // Saved triggers and compiled objects are histd's alone.
@@ -153,11 +161,7 @@ int run(const Options& opt) {
   }
   // Threads do not survive the fork in fuse_daemonize: start them after it.
   (*eng)->start_consumer();
-  auto server = control::Server::start(**eng, opt.socket, group);
-  if (!server) {
-    fmt::print(stderr, "histd: {}\n", server.error().context);
-    return 1;
-  }
+  (*server)->start(**eng);
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
   sd_notify(0, "READY=1");
@@ -206,7 +210,7 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
   app.add_option("--pin-dir", opt.pin_dir, "bpffs directory where tables are pinned (empty: none)")
       ->capture_default_str();
-  app.add_option("--group", opt.group, "a group whose members may change triggers too (default: root only)");
+  app.add_option("--group", opt.group, "a group whose members may use the control socket and change triggers too (default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_option("--clang", opt.clang, "the clang that compiles generated BPF units (default: the build's)");
   app.add_option("--max-triggers", opt.max_triggers,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -22,17 +23,12 @@
 #include "bpf_test_support.h"
 #include "control/protocol.h"
 #include "control/server.h"
+#include "control_test_support.h"
 
 namespace histd::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string header(uint32_t len) {
-  return std::string{static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
-                     static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
-}
-std::string frame(const std::string& body) { return header(static_cast<uint32_t>(body.size())) + body; }
 
 struct Reply {
   bool closed = false;  // the server closed the connection without a reply
@@ -49,16 +45,6 @@ struct Case {
 };
 
 const std::string kWrite = "syscalls:sys_enter_write";
-
-json request(const std::string& op, const std::string& event = {}, const std::string& command = {}) {
-  json j{{"op", op}};
-  if (!event.empty()) j["event"] = event;
-  if (!command.empty()) j["command"] = command;
-  return j;
-}
-std::string req(const std::string& op, const std::string& event = {}, const std::string& command = {}) {
-  return frame(request(op, event, command).dump());
-}
 
 std::vector<Case> cases() {
   const std::string malformed = "malformed control frame";
@@ -149,7 +135,7 @@ class BadControl : public EngineTest {
     char tmpl[] = "/tmp/histd-bad-control-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    // The unprivileged caller of MutatingOpsNeedRoot must reach the socket.
+    // The unprivileged callers of the access tests must reach the socket.
     std::filesystem::permissions(dir_, std::filesystem::perms(0755));
     socket_ = dir_ / "control.sock";
     ASSERT_TRUE(engine_->write_synthetic("lat_ev u64 lat; pid_t pid").ok());
@@ -267,8 +253,8 @@ TEST_F(BadControl, ClientsThatGoAwayMidFrameLeaveTheServerServing) {
   EXPECT_EQ(state(), before);
 }
 
-// A client that stalls mid-frame is dropped after the server's read timeout
-// (5 s) with EAGAIN, and the next client is served.
+// A client that stalls mid-frame is dropped at the request deadline (5 s)
+// with EAGAIN, and the next client is served.
 TEST_F(BadControl, AStalledClientTimesOut) {
   Reply r = exchange(header(100) + "{", /*close_write=*/false);
   ASSERT_FALSE(r.closed);
@@ -276,62 +262,84 @@ TEST_F(BadControl, AStalledClientTimesOut) {
   expect_serving("after a stalled client");
 }
 
-// Peer credentials decide who may change anything: nobody (uid 65534) may
-// read, and is refused every mutating op with EPERM.
-TEST_F(BadControl, MutatingOpsNeedRoot) {
+// Every op, reads included: tables and traces carry kernel addresses.
+std::vector<std::string> every_op() {
+  return {req("add", kWrite, "hist:keys=count"),
+          req("remove", kWrite, "hist:keys=fd:vals=count"),
+          req("show", kWrite),
+          frame(json{{"op", "show"}, {"event", kWrite}, {"json", true}}.dump()),
+          req("source", kWrite),
+          req("list"),
+          req("status"),
+          req("restore"),
+          req("synth_add", "", "ev u64 a"),
+          req("synth_remove", "", "lat_ev"),
+          req("synth_list"),
+          req("trace"),
+          req("clear_trace"),
+          req("errors"),
+          req("clear_errors"),
+          req("nosuch"),
+          frame("not JSON")};
+}
+
+// Reads need root too (#18): without --group the socket is 0600 root:root,
+// so nobody (uid 65534) cannot connect. Were its mode loosened, the server
+// still refuses every op from the peer's credentials, reads as changes.
+TEST_F(BadControl, EveryOpNeedsRoot) {
   const std::string before = state();
-  const std::vector<std::pair<std::string, std::string>> mutating = {
-      {req("add", kWrite, "hist:keys=count"), "changing triggers needs root"},
-      {req("remove", kWrite, "hist:keys=fd:vals=count"), "changing triggers needs root"},
-      {req("synth_add", "", "ev u64 a"), "changing triggers needs root"},
-      {req("synth_remove", "", "lat_ev"), "changing triggers needs root"},
-      {req("clear_errors"), "changing triggers needs root"},
-      {req("clear_trace"), "changing triggers needs root"},
-  };
-  auto as_nobody = [&](const std::string& bytes) -> json {
-    int out[2];
-    EXPECT_EQ(pipe(out), 0);
-    const std::string path = socket_.string();
-    pid_t child = fork();
-    if (child == 0) {
-      // Only raw system calls here: the parent has threads.
-      close(out[0]);
-      if (syscall(SYS_setresgid, 65534, 65534, 65534) != 0 || syscall(SYS_setresuid, 65534, 65534, 65534) != 0) _exit(2);
-      int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-      sockaddr_un addr{};
-      addr.sun_family = AF_UNIX;
-      std::memcpy(addr.sun_path, path.data(), path.size());
-      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) _exit(3);
-      if (write(fd, bytes.data(), bytes.size()) != ssize_t(bytes.size())) _exit(4);
-      char buf[4096];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof(buf))) > 0)
-        if (write(out[1], buf, size_t(n)) != n) _exit(5);
-      _exit(0);
-    }
-    close(out[1]);
-    std::string got;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(out[0], buf, sizeof(buf))) > 0) got.append(buf, size_t(n));
-    close(out[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-    if (got.size() < 4) return json();
-    return json::parse(got.substr(4), nullptr, false);
-  };
-  for (const auto& [bytes, error] : mutating) {
-    json b = as_nobody(bytes);
-    EXPECT_EQ(b.value("ok", true), false) << bytes;
-    EXPECT_EQ(b.value("errno", 0), EPERM) << bytes;
-    EXPECT_EQ(b.value("error", ""), error) << bytes;
+  struct stat st {};
+  ASSERT_EQ(stat(socket_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_gid, 0u);
+  const Identity nobody;
+  EXPECT_EQ(as_user(nobody, socket_, req("list")).connect_errno, EACCES);
+  ASSERT_EQ(chmod(socket_.c_str(), 0666), 0);
+  for (const std::string& bytes : every_op()) {
+    const UserReply r = as_user(nobody, socket_, bytes);
+    ASSERT_EQ(r.connect_errno, 0) << bytes;
+    EXPECT_EQ(r.body.value("ok", true), false) << bytes;
+    EXPECT_EQ(r.body.value("errno", 0), EACCES) << bytes << ": " << r.body.dump();
+    EXPECT_EQ(r.body.value("error", ""), "histd's control socket needs root") << bytes;
+    EXPECT_EQ(r.body.value("denied", false), true) << bytes;
+    EXPECT_FALSE(r.body.contains("output")) << bytes;
     EXPECT_EQ(state(), before) << bytes;
   }
-  // Reading needs nothing.
-  json list = as_nobody(req("list"));
-  EXPECT_EQ(list.value("ok", false), true) << list.dump();
   expect_serving("after refused callers");
+}
+
+// With a group: the socket is 0660 root:group, and members (by primary or
+// supplementary group) read and change; everyone else is kept out by the
+// mode and, were it loosened, by the server.
+TEST_F(BadControl, RootAndTheGroupMayUseTheSocket) {
+  const gid_t group = 4242;
+  server_.reset();
+  auto s = control::Server::start(*engine_, socket_, group);
+  ASSERT_TRUE(s.ok()) << s.error().context;
+  server_ = std::move(*s);
+  struct stat st {};
+  ASSERT_EQ(stat(socket_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_gid, group);
+  std::string expected_list;
+  for (const std::string& line : engine_->list_triggers()) expected_list += line + "\n";
+  for (const Identity& member : {Identity{65534, 65534, {group}}, Identity{65534, group, {}}}) {
+    const UserReply r = as_user(member, socket_, req("list"));
+    ASSERT_EQ(r.connect_errno, 0);
+    EXPECT_EQ(r.body.value("output", ""), expected_list) << r.body.dump();
+  }
+  const Identity member{65534, 65534, {100, group}};
+  EXPECT_EQ(as_user(member, socket_, req("synth_add", "", "grp_ev u64 a")).body.value("ok", false), true);
+  EXPECT_EQ(as_user(member, socket_, req("synth_remove", "", "grp_ev")).body.value("ok", false), true);
+  const Identity other{65534, 65534, {100}};
+  EXPECT_EQ(as_user(other, socket_, req("list")).connect_errno, EACCES);
+  ASSERT_EQ(chmod(socket_.c_str(), 0666), 0);
+  const UserReply r = as_user(other, socket_, req("list"));
+  ASSERT_EQ(r.connect_errno, 0);
+  EXPECT_EQ(r.body.value("errno", 0), EACCES);
+  EXPECT_EQ(r.body.value("error", ""), "histd's control socket needs root or membership of group 4242");
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+#include "control/connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "control/protocol.h"
+
+namespace histd::control {
+
+std::string describe(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? fmt::format("{} s", d.count() / 1000) : fmt::format("{} ms", d.count());
+}
+
+bool Connection::wait(short events, Clock::time_point deadline, bool& stopped) const {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fds[2] = {{fd_, events, 0}, {stop_fd_, POLLIN, 0}};
+    const int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno != EINTR) return false;
+    if (fds[1].revents) {
+      stopped = true;
+      return false;
+    }
+    // A hang-up or error is "ready" too: the next recv() or send() says it.
+    if (n > 0 && fds[0].revents) return true;
+  }
+}
+
+// Appends `size` bytes to `out`. The buffer grows with what arrives, not
+// with what the header announces: 16 clients announcing 16 MB each and
+// sending nothing cost nothing.
+Status Connection::read_exact(std::string& out, size_t size, Clock::time_point deadline,
+                              std::chrono::milliseconds within) {
+  const size_t target = out.size() + size;
+  while (out.size() < target) {
+    const size_t had = out.size();
+    out.resize(had + std::min<size_t>(target - had, 64 << 10));
+    const ssize_t n = recv(fd_, out.data() + had, out.size() - had, MSG_DONTWAIT);
+    out.resize(had + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+    if (n > 0) continue;
+    if (n == 0) return fail(ErrorKind::System, EPIPE, "control socket closed early");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return fail_errno("reading from the control socket");
+    bool stopped = false;
+    if (!wait(POLLIN, deadline, stopped)) {
+      if (stopped) return fail(ErrorKind::System, ECANCELED, "histd is stopping");
+      return fail(ErrorKind::Busy, EAGAIN, "no complete request within " + describe(within));
+    }
+  }
+  return ok_status();
+}
+
+Expected<nlohmann::json> Connection::receive(std::chrono::milliseconds within) {
+  const Clock::time_point deadline = Clock::now() + within;
+  std::string header;
+  HISTD_TRY(read_exact(header, kFrameHeader, deadline, within));
+  unsigned char bytes[kFrameHeader];
+  std::copy(header.begin(), header.end(), bytes);
+  const uint32_t len = HISTD_TRY(frame_length(bytes));
+  std::string body;
+  HISTD_TRY(read_exact(body, len, deadline, within));
+  return decode_body(body);
+}
+
+Status Connection::send(const nlohmann::json& message, std::chrono::milliseconds within) {
+  const Clock::time_point deadline = Clock::now() + within;
+  const std::string frame = encode_frame(message);
+  size_t sent = 0;
+  while (sent < frame.size()) {
+    // MSG_NOSIGNAL: a peer that went away is EPIPE here, not a SIGPIPE
+    // that kills the process.
+    const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return fail_errno("writing to the control socket");
+    bool stopped = false;
+    if (!wait(POLLOUT, deadline, stopped)) {
+      if (stopped) return fail(ErrorKind::System, ECANCELED, "histd is stopping");
+      return fail(ErrorKind::Busy, ETIMEDOUT,
+                  fmt::format("the client read {} of {} bytes of its reply within {}", sent, frame.size(),
+                              describe(within)));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace histd::control

@@ -1,0 +1,53 @@
+// What histd does with one control request: the peer's access is checked,
+// then the request's op is looked up in a table of small functions, each one
+// engine call.
+#pragma once
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "histd/engine.h"
+
+namespace histd::control {
+
+// Who is on the other end of a connection, as the kernel recorded it at
+// connect(): the process cannot change it afterwards. Also the seam for
+// #18's kptr_restrict work: an op that renders kernel addresses gets the
+// reader here.
+struct Peer {
+  pid_t pid = 0;
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  std::vector<gid_t> groups;  // supplementary groups
+};
+
+// The peer of a connected unix socket; one whose credentials cannot be read
+// keeps uid and gid -1, which no access rule admits.
+Peer peer_of(int fd);
+
+// Who may use the control socket at all, reads and changes alike: root, and
+// members of `group` (0: no group). Reads are not open to everyone: tables
+// and traces carry kernel text and heap addresses that tracefs shows to root
+// only.
+struct Access {
+  gid_t group = 0;
+  std::string group_name;  // for the refusal's text
+
+  bool allows(const Peer& peer) const;
+  // The reply to anyone else: EACCES, with "denied": true for histctl.
+  nlohmann::json refusal() const;
+};
+
+// {"ok": false, "errno": err, "error": message}
+nlohmann::json failure(int err, const std::string& message);
+
+// Answers one request from `peer`: access, the members' types, then the op.
+// A bad request gets an error reply; nothing a client sends throws.
+nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, const Peer& peer,
+                        const Access& access);
+
+}  // namespace histd::control
