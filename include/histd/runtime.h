@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -69,16 +70,25 @@ class CcClient;
 
 // Compiles generated units. Objects are cached by content: the source, the
 // helper headers, the compilers (clang and histd-cc with the libraries it
-// runs, by path, size and modification time) and the kernel's release.
+// runs, by path, size and modification time) and the kernel's release. A
+// cached object is loaded only if it is histd's own and its SHA-256 is the
+// one recorded when it was written (runtime::ObjectCache, in lib/runtime).
 //
 // A cache miss is compiled by histd-cc once start_server() has started it
 // (the engine does, when it starts), else by spawning clang: same flags, same
-// object, same diagnostics. A server that dies or goes missing is restarted
-// for the next compile, and the compile it failed spawns clang; after
-// kMaxServerFailures failures in a row without an answer, clang it is.
+// object, same diagnostics. A server that dies, does not answer within
+// kServerTimeout or fails on its own (anything but the unit's diagnostics)
+// is replaced for the next compile, and the compile it failed spawns clang;
+// after kMaxServerFailures failures in a row, clang it is. With
+// watch_server(), a server that dies between compiles is reaped and
+// replaced at once.
 class Compiler {
  public:
   static constexpr int kMaxServerFailures = 3;
+  // Generous: a generated unit takes histd-cc tens of ms, the largest about
+  // a second on a loaded machine; a write to a trigger file waits this long
+  // for a hung server before clang is asked.
+  static constexpr std::chrono::milliseconds kServerTimeout{20000};
   struct Stats {
     uint64_t by_server = 0;  // compiles histd-cc answered
     uint64_t by_clang = 0;   // compiles that spawned clang
@@ -92,6 +102,13 @@ class Compiler {
 
   // Starts histd-cc, if paths().cc_server names one, without waiting for it.
   void start_server();
+  // Starts a thread that reaps a server that exits between compiles (a
+  // kill, a crash: no zombie is left) and starts the next one. Threads do
+  // not survive fork(): call it after daemonizing (the engine's
+  // start_consumer() does).
+  void watch_server();
+  // How long a compile waits for histd-cc's answer (tests shorten it).
+  void set_server_timeout(std::chrono::milliseconds timeout);
   Expected<std::string> compile(const std::string& source) const;
   // Drops the cached object of `source`: the kernel refused it, and the
   // next compile (perhaps by a repaired compiler) must not find it again.
@@ -105,9 +122,9 @@ class Compiler {
   struct Resident;
   Expected<std::string> compile_uncached(const std::string& source) const;
   Expected<std::string> run_clang(const std::string& source) const;
-  std::filesystem::path cache_base(const std::string& source) const;
+  std::string cache_name(const std::string& source, const std::string& helpers) const;
   BpfPaths paths_;
-  std::filesystem::path cache_dir_;
+  std::filesystem::path cache_dir_;  // runtime::ObjectCache
   std::string compiler_identity_;
   std::unique_ptr<Resident> resident_;  // its own lock; compile() stays const
 };

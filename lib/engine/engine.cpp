@@ -75,6 +75,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
 
 void Engine::start_consumer() {
   if (!consumer_.joinable()) consumer_ = std::thread([this] { consume_ring(); });
+  // A thread too, so after daemonizing as well.
+  compiler_.watch_server();
 }
 
 Engine::EventState& Engine::event_state(const std::string& system, const std::string& event) {
