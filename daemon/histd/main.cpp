@@ -20,6 +20,9 @@
 
 #include "control/server.h"
 #include "fs/tree.h"
+#include "histd/instance.h"
+#include "histd/options.h"
+#include "histd/startup.h"
 #include "histd/catalog.h"
 #include "histd/engine.h"
 #include "histd/runtime.h"
@@ -33,35 +36,24 @@ bool same_program(const std::string& a, const std::string& b) {
 }
 
 
-struct Options {
-  bool foreground = false;
-  bool verbose = false;
-  std::string mount = "/run/histd/tracing";
-  std::string socket = "/run/histd/histd.sock";
-  std::string state_dir = "/var/lib/histd";
-  std::string tracefs;  // default: find it (mounting tracefs if needed)
-  std::string pin_dir = "/sys/fs/bpf/histd";
-  std::string group;  // may change triggers besides root
-  std::string clang;  // default: the clang found at build time
-  // Limits (histd::engine::EngineOptions).
-  size_t max_triggers = 1024;
-  uint64_t max_map_memory = uint64_t{256} << 20;
-  uint64_t percpu_table_limit = uint64_t{16} << 20;
-  uint64_t trace_buffer_size = uint64_t{4} << 20;
-  bool raw_syscalls = false;
-};
-
-// bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
-bool ensure_bpffs(const std::filesystem::path& pin_dir) {
-  struct statfs st {};
-  if (statfs(pin_dir.parent_path().c_str(), &st) == 0 && st.f_type == BPF_FS_MAGIC) return true;
-  if (pin_dir.parent_path() != "/sys/fs/bpf") return false;
-  return mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) == 0;
-}
+using histd::daemon::Options;
 
 int run(const Options& opt) {
   using namespace histd;
   runtime::init_libbpf(opt.verbose);
+  // Every check and every claim before anything is mounted, bound or pinned:
+  // a refused histd changes nothing (another one's tree, socket and pins
+  // included).
+  gid_t group = 0;
+  if (auto ok = daemon::check_options(opt, group); !ok) {
+    fmt::print(stderr, "histd: {}\n", ok.error().context);
+    return 1;
+  }
+  auto instance = daemon::Instance::claim(opt);
+  if (!instance) {
+    fmt::print(stderr, "histd: {}\n", instance.error().context);
+    return 1;
+  }
 
   std::filesystem::path tracefs_root = opt.tracefs;
   if (tracefs_root.empty()) {
@@ -82,6 +74,13 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: {}\n", paths.error().context);
     return 1;
   }
+  // Nothing histd does depends on where it was started (every path is
+  // absolute by now): a working directory deleted under a foreground histd
+  // used to break every compile, clang and histd-cc inheriting it.
+  if (chdir("/") != 0) {
+    fmt::print(stderr, "histd: chdir /: {}\n", strerror(errno));
+    return 1;
+  }
   if (!opt.clang.empty()) {
     // A path is checked now; a bare name is looked up in PATH at each compile.
     if (opt.clang.find('/') != std::string::npos && access(opt.clang.c_str(), X_OK) != 0) {
@@ -97,27 +96,11 @@ int run(const Options& opt) {
   fmt::print(stderr, "histd: compiler {}\n", paths->clang);
   fmt::print(stderr, "histd: resident compiler {}\n",
              paths->cc_server.empty() ? "none (spawning clang)" : paths->cc_server.string());
-  gid_t group = 0;
-  if (!opt.group.empty()) {
-    struct group* g = getgrnam(opt.group.c_str());
-    if (!g) {
-      fmt::print(stderr, "histd: no group {}\n", opt.group);
-      return 1;
-    }
-    group = g->gr_gid;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(opt.state_dir, ec);
-  // Saved triggers and compiled objects are histd's alone.
-  std::filesystem::permissions(opt.state_dir, std::filesystem::perms::owner_all, ec);
   // Every change is saved before it is kept: say at once when none can be.
   if (access(opt.state_dir.c_str(), W_OK) != 0)
     fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
                opt.state_dir, strerror(errno));
-  // A previous histd that died (kill -9) leaves its FUSE mount behind,
-  // disconnected: detach it before mounting again.
-  struct stat mst {};
-  if (stat(opt.mount.c_str(), &mst) != 0 && errno == ENOTCONN) umount2(opt.mount.c_str(), MNT_DETACH);
+  std::error_code ec;
   std::filesystem::create_directories(opt.mount, ec);
   engine::EngineOptions eopt;
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
@@ -128,13 +111,7 @@ int run(const Options& opt) {
   eopt.raw_syscalls = opt.raw_syscalls;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.defer_consumer = true;
-  if (!opt.pin_dir.empty()) {
-    if (ensure_bpffs(opt.pin_dir)) {
-      eopt.pin_dir = opt.pin_dir;
-    } else {
-      fmt::print(stderr, "histd: no bpffs for {}: tables will not outlive histd\n", opt.pin_dir);
-    }
-  }
+  eopt.pin_dir = opt.pin_dir;
   auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
   if (!eng) {
     fmt::print(stderr, "histd: {}\n", eng.error().context);

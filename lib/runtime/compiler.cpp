@@ -112,10 +112,11 @@ fs::path resolve_program(const std::string& name) {
 
 Expected<BpfPaths> find_bpf_paths() {
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("HISTD_BPF_DIR")) candidates.emplace_back(env);
+  // Absolute: histd moves to / after finding them, and histd-cc runs there.
+  std::error_code ec;
+  if (const char* env = std::getenv("HISTD_BPF_DIR")) candidates.push_back(fs::absolute(env, ec));
   // An installed histd finds its files next to itself: <prefix>/bin/histd
   // and <prefix>/<libdir>/histd/bpf, wherever the prefix was put.
-  std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back(exe.parent_path().parent_path() / HISTD_BPF_RELATIVE_DIR);
   candidates.emplace_back(HISTD_BPF_BUILD_DIR);
@@ -132,7 +133,7 @@ Expected<BpfPaths> find_bpf_paths() {
       // histd-cc sits next to histd (bin/ of the build tree or of the
       // prefix), like the BPF files are found from histd's own path.
       if (const char* env = std::getenv("HISTD_CC")) {
-        p.cc_server = env;
+        if (*env) p.cc_server = fs::absolute(env, ec);
       } else {
         std::vector<fs::path> servers;
         if (!exe.empty()) servers.push_back(exe.parent_path() / "histd-cc");
