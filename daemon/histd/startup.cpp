@@ -44,7 +44,7 @@ Status check_pin_dir(const fs::path& pin_dir) {
   struct stat st {};
   while (lstat(existing.c_str(), &st) != 0) {
     // bpffs answers a lookup of a name with a '.' with EPERM.
-    const bool dotted = errno == EPERM && existing.filename().string().find('.') != std::string::npos;
+    const bool dotted = errno == EPERM && existing.string().find('.') != std::string::npos;
     if (errno != ENOENT && !dotted) return refuse(fmt::format("--pin-dir {}: {}: {}", pin_dir.string(), existing.string(), strerror(errno)));
     missing.insert(missing.begin(), existing.filename().string());
     existing = existing.parent_path();
