@@ -6,12 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <linux/magic.h>
 #include <malloc.h>
-#include <sys/mount.h>
-#include <grp.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,58 +31,18 @@ bool same_program(const std::string& a, const std::string& b) {
   return std::filesystem::equivalent(histd::runtime::resolve_program(a), histd::runtime::resolve_program(b), ec);
 }
 
-
 using histd::daemon::Options;
 
-int run(const Options& opt) {
+// The BPF support files and the compilers, as found and as --clang says.
+histd::Expected<histd::runtime::BpfPaths> compilers(const Options& opt) {
   using namespace histd;
-  runtime::init_libbpf(opt.verbose);
-  // Every check and every claim before anything is mounted, bound or pinned:
-  // a refused histd changes nothing (another one's tree, socket and pins
-  // included).
-  gid_t group = 0;
-  if (auto ok = daemon::check_options(opt, group); !ok) {
-    fmt::print(stderr, "histd: {}\n", ok.error().context);
-    return 1;
-  }
-  auto instance = daemon::Instance::claim(opt);
-  if (!instance) {
-    fmt::print(stderr, "histd: {}\n", instance.error().context);
-    return 1;
-  }
-
-  std::filesystem::path tracefs_root = opt.tracefs;
-  if (tracefs_root.empty()) {
-    auto found = catalog::find_tracefs();
-    if (!found) {
-      fmt::print(stderr, "histd: {}\n", found.error().context);
-      return 1;
-    }
-    tracefs_root = *found;
-  }
-  auto catalog = catalog::Catalog::open(tracefs_root);
-  if (!catalog) {
-    fmt::print(stderr, "histd: {}\n", catalog.error().context);
-    return 1;
-  }
   auto paths = runtime::find_bpf_paths();
-  if (!paths) {
-    fmt::print(stderr, "histd: {}\n", paths.error().context);
-    return 1;
-  }
+  if (!paths) return paths;
   // Nothing histd does depends on where it was started (every path is
   // absolute by now): a working directory deleted under a foreground histd
   // used to break every compile, clang and histd-cc inheriting it.
-  if (chdir("/") != 0) {
-    fmt::print(stderr, "histd: chdir /: {}\n", strerror(errno));
-    return 1;
-  }
+  if (chdir("/") != 0) return fail_errno("chdir /");
   if (!opt.clang.empty()) {
-    // A path is checked now; a bare name is looked up in PATH at each compile.
-    if (opt.clang.find('/') != std::string::npos && access(opt.clang.c_str(), X_OK) != 0) {
-      fmt::print(stderr, "histd: --clang {}: {}\n", opt.clang, strerror(errno));
-      return 1;
-    }
     // The resident compiler is the build's clang in process: another
     // compiler is run as it is.
     if (!same_program(opt.clang, paths->clang)) paths->cc_server.clear();
@@ -96,13 +52,11 @@ int run(const Options& opt) {
   fmt::print(stderr, "histd: compiler {}\n", paths->clang);
   fmt::print(stderr, "histd: resident compiler {}\n",
              paths->cc_server.empty() ? "none (spawning clang)" : paths->cc_server.string());
-  // Every change is saved before it is kept: say at once when none can be.
-  if (access(opt.state_dir.c_str(), W_OK) != 0)
-    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
-               opt.state_dir, strerror(errno));
-  std::error_code ec;
-  std::filesystem::create_directories(opt.mount, ec);
-  engine::EngineOptions eopt;
+  return paths;
+}
+
+histd::engine::EngineOptions engine_options(const Options& opt) {
+  histd::engine::EngineOptions eopt;
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
   eopt.max_triggers = opt.max_triggers;
@@ -112,25 +66,20 @@ int run(const Options& opt) {
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.defer_consumer = true;
   eopt.pin_dir = opt.pin_dir;
-  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
-  if (!eng) {
-    fmt::print(stderr, "histd: {}\n", eng.error().context);
-    return 1;
-  }
-  for (const std::string& problem : (*eng)->restore())
-    fmt::print(stderr, "histd: could not restore: {}\n", problem);
-  auto tree = fs::Tree::mount(**eng, opt.mount, group);
-  if (!tree) {
-    fmt::print(stderr, "histd: {}\n", tree.error().context);
-    return 1;
-  }
+  return eopt;
+}
+
+// From a mounted tree to the end: daemonize, listen, serve until a signal
+// or until the tree goes away, then detach and unmount.
+int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd::fs::Tree> tree, gid_t group) {
+  using namespace histd;
   if (fuse_daemonize(opt.foreground ? 1 : 0) != 0) {
     fmt::print(stderr, "histd: cannot daemonize\n");
     return 1;
   }
   // Threads do not survive the fork in fuse_daemonize: start them after it.
-  (*eng)->start_consumer();
-  auto server = control::Server::start(**eng, opt.socket, group);
+  eng.start_consumer();
+  auto server = control::Server::start(eng, opt.socket, group);
   if (!server) {
     fmt::print(stderr, "histd: {}\n", server.error().context);
     return 1;
@@ -138,7 +87,7 @@ int run(const Options& opt) {
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
   sd_notify(0, "READY=1");
-  const int rc = (*tree)->run();
+  const int rc = tree->run();
   // The loop ends on SIGTERM/SIGINT/SIGHUP (libfuse returns the signal's
   // number) with the tree still mounted, or because the tree went away
   // under histd (umount, umount -l: the kernel ends the FUSE session). A
@@ -146,7 +95,7 @@ int run(const Options& opt) {
   // so that systemd (Restart=on-failure) starts it again and mounts a new
   // tree. Triggers are in the state file after every change and pinned
   // tables keep their counts, so the restart loses nothing.
-  const bool unmounted = !(*tree)->still_mounted();
+  const bool unmounted = !tree->still_mounted();
   sd_notify(0, unmounted ? "STOPPING=1\nSTATUS=the tree was unmounted under histd" : "STOPPING=1");
   if (unmounted)
     fmt::print(stderr, "histd: the tree at {} was unmounted under histd (the FUSE session ended): exiting\n",
@@ -155,9 +104,49 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
   server->reset();
   // Detach every program before the tree goes away, then unmount.
-  (*eng)->shutdown();
-  tree->reset();
+  eng.shutdown();
+  tree.reset();
   return unmounted || rc < 0 ? 1 : 0;
+}
+
+int run(const Options& opt) {
+  using namespace histd;
+  runtime::init_libbpf(opt.verbose);
+  auto failed = [](const Error& e) {
+    fmt::print(stderr, "histd: {}\n", e.context);
+    return 1;
+  };
+  // Every check and every claim before anything is mounted, bound or pinned:
+  // a refused histd changes nothing (another one's tree, socket and pins
+  // included).
+  gid_t group = 0;
+  if (auto ok = daemon::check_options(opt, group); !ok) return failed(ok.error());
+  auto instance = daemon::Instance::claim(opt);
+  if (!instance) return failed(instance.error());
+  std::filesystem::path tracefs_root = opt.tracefs;
+  if (tracefs_root.empty()) {
+    auto found = catalog::find_tracefs();
+    if (!found) return failed(found.error());
+    tracefs_root = *found;
+  }
+  auto catalog = catalog::Catalog::open(tracefs_root);
+  if (!catalog) return failed(catalog.error());
+  auto paths = compilers(opt);
+  if (!paths) return failed(paths.error());
+  // Every change is saved before it is kept: say at once when none can be.
+  if (access(opt.state_dir.c_str(), W_OK) != 0)
+    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
+               opt.state_dir, strerror(errno));
+  std::error_code ec;
+  std::filesystem::create_directories(opt.mount, ec);
+  const engine::EngineOptions eopt = engine_options(opt);
+  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
+  if (!eng) return failed(eng.error());
+  for (const std::string& problem : (*eng)->restore())
+    fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  auto tree = fs::Tree::mount(**eng, opt.mount, group);
+  if (!tree) return failed(tree.error());
+  return serve(opt, **eng, std::move(*tree), group);
 }
 
 // Reading a big table allocates tens of MB (entries, sort order, text) and

@@ -82,6 +82,9 @@ Status check_options(const Options& opt, gid_t& group) {
       return refuse(fmt::format("{} {} is inside --mount {}: the tree would hide it", name, path, opt.mount));
   if (!opt.pin_dir.empty())
     if (auto ok = check_pin_dir(opt.pin_dir); !ok) return ok;
+  // A path is checked now; a bare name is looked up in PATH at each compile.
+  if (opt.clang.find('/') != std::string::npos && access(opt.clang.c_str(), X_OK) != 0)
+    return refuse(fmt::format("--clang {}: {}", opt.clang, strerror(errno)));
   group = 0;
   if (!opt.group.empty()) {
     struct group* g = getgrnam(opt.group.c_str());

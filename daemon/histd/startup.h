@@ -18,7 +18,8 @@ namespace histd::daemon {
 // will be made) and holds neither the socket nor the state directory;
 // --pin-dir is on bpffs (or will be: /sys/fs/bpf, mounted when empty) and
 // none of the directories histd would make there has a '.', which bpffs
-// refuses; --group names a group (its gid in `group`, 0 when none given).
+// refuses; a --clang path can be run; --group names a group (its gid in
+// `group`, 0 when none given).
 // Looks, changes nothing.
 Status check_options(const Options& opt, gid_t& group);
 
