@@ -112,7 +112,8 @@ Status check_socket(const std::string& path) {
 // bpffs where the pin directory lives: an empty /sys/fs/bpf gets one.
 Status ensure_bpffs(const fs::path& pin_dir) {
   fs::path existing = pin_dir;
-  while (!fs::exists(existing) && existing.has_parent_path() && existing != existing.root_path())
+  std::error_code ec;
+  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.root_path())
     existing = existing.parent_path();
   struct statfs st {};
   if (statfs(existing.c_str(), &st) == 0 && st.f_type == BPF_FS_MAGIC) return ok_status();
