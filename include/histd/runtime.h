@@ -119,7 +119,7 @@ class Compiler {
   Stats stats() const;
 
  private:
-  struct Resident;
+  class Resident;
   Expected<std::string> compile_uncached(const std::string& source) const;
   Expected<std::string> run_clang(const std::string& source) const;
   std::string cache_name(const std::string& source, const std::string& helpers) const;
