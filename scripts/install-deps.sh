@@ -14,6 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev         # the control protocol, JSON output
   libsystemd-dev             # sd_notify for the systemd service
   libseccomp-dev             # syscall names for .syscall
+  libssl-dev                 # libcrypto: SHA-256 of cached objects, checked before loading
   python3                    # tests: poll() and packet helpers
 )
 missing=()

@@ -64,8 +64,13 @@ struct Answer {
 // path of a clang binary: the one of the library this server links.
 constexpr const char* kClangPath = HISTD_CC_CLANG_PATH;
 
+// Everything before cc1 runs is the server's own business: a failure there
+// (the arguments, the driver, the file system) is not the unit's, and
+// histd answers it by spawning clang (CcStatus::ServerError). Only cc1's
+// diagnostics are the unit's (CcStatus::Failed).
 Answer compile(const CcRequest& req) {
   Answer answer;
+  answer.status = CcStatus::ServerError;
   llvm::raw_string_ostream diag_out(answer.payload);
 
   // The source, in memory, where the arguments name it.
@@ -111,6 +116,7 @@ Answer compile(const CcRequest& req) {
     diag_out.flush();
     return answer;
   }
+  answer.status = CcStatus::Failed;  // from here on, what goes wrong is the unit's
   // Diagnostics go to a string: no colours even when histd's stderr is a
   // terminal (clang would see its log file there).
   ci.getDiagnosticOpts().ShowColors = false;
@@ -199,6 +205,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Nothing is read relative to the working directory (the unit is in
+  // memory, the include paths absolute), but the driver resolves the unit's
+  // name against it: a directory deleted under histd made every compile
+  // fail. / is always there.
+  if (chdir("/") != 0) std::perror("histd-cc: chdir /");
   // As clang's cc1 does.
   llvm::InitializeAllTargets();
   llvm::InitializeAllTargetMCs();

@@ -6,12 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <linux/magic.h>
 #include <malloc.h>
-#include <sys/mount.h>
-#include <grp.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -20,6 +16,9 @@
 
 #include "control/server.h"
 #include "fs/tree.h"
+#include "histd/instance.h"
+#include "histd/options.h"
+#include "histd/startup.h"
 #include "histd/catalog.h"
 #include "histd/engine.h"
 #include "histd/runtime.h"
@@ -32,62 +31,18 @@ bool same_program(const std::string& a, const std::string& b) {
   return std::filesystem::equivalent(histd::runtime::resolve_program(a), histd::runtime::resolve_program(b), ec);
 }
 
+using histd::daemon::Options;
 
-struct Options {
-  bool foreground = false;
-  bool verbose = false;
-  std::string mount = "/run/histd/tracing";
-  std::string socket = "/run/histd/histd.sock";
-  std::string state_dir = "/var/lib/histd";
-  std::string tracefs;  // default: find it (mounting tracefs if needed)
-  std::string pin_dir = "/sys/fs/bpf/histd";
-  std::string group;  // may change triggers besides root
-  std::string clang;  // default: the clang found at build time
-  // Limits (histd::engine::EngineOptions).
-  size_t max_triggers = 1024;
-  uint64_t max_map_memory = uint64_t{256} << 20;
-  uint64_t percpu_table_limit = uint64_t{16} << 20;
-  uint64_t trace_buffer_size = uint64_t{4} << 20;
-  bool raw_syscalls = false;
-};
-
-// bpffs where the pin directory lives, mounted at /sys/fs/bpf when nothing is.
-bool ensure_bpffs(const std::filesystem::path& pin_dir) {
-  struct statfs st {};
-  if (statfs(pin_dir.parent_path().c_str(), &st) == 0 && st.f_type == BPF_FS_MAGIC) return true;
-  if (pin_dir.parent_path() != "/sys/fs/bpf") return false;
-  return mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) == 0;
-}
-
-int run(const Options& opt) {
+// The BPF support files and the compilers, as found and as --clang says.
+histd::Expected<histd::runtime::BpfPaths> compilers(const Options& opt) {
   using namespace histd;
-  runtime::init_libbpf(opt.verbose);
-
-  std::filesystem::path tracefs_root = opt.tracefs;
-  if (tracefs_root.empty()) {
-    auto found = catalog::find_tracefs();
-    if (!found) {
-      fmt::print(stderr, "histd: {}\n", found.error().context);
-      return 1;
-    }
-    tracefs_root = *found;
-  }
-  auto catalog = catalog::Catalog::open(tracefs_root);
-  if (!catalog) {
-    fmt::print(stderr, "histd: {}\n", catalog.error().context);
-    return 1;
-  }
   auto paths = runtime::find_bpf_paths();
-  if (!paths) {
-    fmt::print(stderr, "histd: {}\n", paths.error().context);
-    return 1;
-  }
+  if (!paths) return paths;
+  // Nothing histd does depends on where it was started (every path is
+  // absolute by now): a working directory deleted under a foreground histd
+  // used to break every compile, clang and histd-cc inheriting it.
+  if (chdir("/") != 0) return fail_errno("chdir /");
   if (!opt.clang.empty()) {
-    // A path is checked now; a bare name is looked up in PATH at each compile.
-    if (opt.clang.find('/') != std::string::npos && access(opt.clang.c_str(), X_OK) != 0) {
-      fmt::print(stderr, "histd: --clang {}: {}\n", opt.clang, strerror(errno));
-      return 1;
-    }
     // The resident compiler is the build's clang in process: another
     // compiler is run as it is.
     if (!same_program(opt.clang, paths->clang)) paths->cc_server.clear();
@@ -97,37 +52,11 @@ int run(const Options& opt) {
   fmt::print(stderr, "histd: compiler {}\n", paths->clang);
   fmt::print(stderr, "histd: resident compiler {}\n",
              paths->cc_server.empty() ? "none (spawning clang)" : paths->cc_server.string());
-  gid_t group = 0;
-  if (!opt.group.empty()) {
-    struct group* g = getgrnam(opt.group.c_str());
-    if (!g) {
-      fmt::print(stderr, "histd: no group {}\n", opt.group);
-      return 1;
-    }
-    group = g->gr_gid;
-  }
-  // The control socket before anything else is touched: a refused path (a
-  // live histd there, a file that is not a stale socket, a directory others
-  // may change) stops histd at once. It answers from start(), after the fork.
-  auto server = control::Server::open(opt.socket, group);
-  if (!server) {
-    fmt::print(stderr, "histd: {}\n", server.error().context);
-    return 1;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(opt.state_dir, ec);
-  // Saved triggers and compiled objects are histd's alone.
-  std::filesystem::permissions(opt.state_dir, std::filesystem::perms::owner_all, ec);
-  // Every change is saved before it is kept: say at once when none can be.
-  if (access(opt.state_dir.c_str(), W_OK) != 0)
-    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
-               opt.state_dir, strerror(errno));
-  // A previous histd that died (kill -9) leaves its FUSE mount behind,
-  // disconnected: detach it before mounting again.
-  struct stat mst {};
-  if (stat(opt.mount.c_str(), &mst) != 0 && errno == ENOTCONN) umount2(opt.mount.c_str(), MNT_DETACH);
-  std::filesystem::create_directories(opt.mount, ec);
-  engine::EngineOptions eopt;
+  return paths;
+}
+
+histd::engine::EngineOptions engine_options(const Options& opt) {
+  histd::engine::EngineOptions eopt;
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
   eopt.max_triggers = opt.max_triggers;
@@ -136,36 +65,26 @@ int run(const Options& opt) {
   eopt.raw_syscalls = opt.raw_syscalls;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.defer_consumer = true;
-  if (!opt.pin_dir.empty()) {
-    if (ensure_bpffs(opt.pin_dir)) {
-      eopt.pin_dir = opt.pin_dir;
-    } else {
-      fmt::print(stderr, "histd: no bpffs for {}: tables will not outlive histd\n", opt.pin_dir);
-    }
-  }
-  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
-  if (!eng) {
-    fmt::print(stderr, "histd: {}\n", eng.error().context);
-    return 1;
-  }
-  for (const std::string& problem : (*eng)->restore())
-    fmt::print(stderr, "histd: could not restore: {}\n", problem);
-  auto tree = fs::Tree::mount(**eng, opt.mount, group);
-  if (!tree) {
-    fmt::print(stderr, "histd: {}\n", tree.error().context);
-    return 1;
-  }
+  eopt.pin_dir = opt.pin_dir;
+  return eopt;
+}
+
+// From a mounted tree to the end: daemonize, listen, serve until a signal
+// or until the tree goes away, then detach and unmount.
+int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd::fs::Tree> tree,
+          std::unique_ptr<histd::control::Server> server) {
+  using namespace histd;
   if (fuse_daemonize(opt.foreground ? 1 : 0) != 0) {
     fmt::print(stderr, "histd: cannot daemonize\n");
     return 1;
   }
   // Threads do not survive the fork in fuse_daemonize: start them after it.
-  (*eng)->start_consumer();
-  (*server)->start(**eng);
+  eng.start_consumer();
+  server->start(eng);
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
   sd_notify(0, "READY=1");
-  const int rc = (*tree)->run();
+  const int rc = tree->run();
   // The loop ends on SIGTERM/SIGINT/SIGHUP (libfuse returns the signal's
   // number) with the tree still mounted, or because the tree went away
   // under histd (umount, umount -l: the kernel ends the FUSE session). A
@@ -173,7 +92,7 @@ int run(const Options& opt) {
   // so that systemd (Restart=on-failure) starts it again and mounts a new
   // tree. Triggers are in the state file after every change and pinned
   // tables keep their counts, so the restart loses nothing.
-  const bool unmounted = !(*tree)->still_mounted();
+  const bool unmounted = !tree->still_mounted();
   sd_notify(0, unmounted ? "STOPPING=1\nSTATUS=the tree was unmounted under histd" : "STOPPING=1");
   if (unmounted)
     fmt::print(stderr, "histd: the tree at {} was unmounted under histd (the FUSE session ended): exiting\n",
@@ -182,9 +101,54 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
   server->reset();
   // Detach every program before the tree goes away, then unmount.
-  (*eng)->shutdown();
-  tree->reset();
+  eng.shutdown();
+  tree.reset();
   return unmounted || rc < 0 ? 1 : 0;
+}
+
+int run(const Options& opt) {
+  using namespace histd;
+  runtime::init_libbpf(opt.verbose);
+  auto failed = [](const Error& e) {
+    fmt::print(stderr, "histd: {}\n", e.context);
+    return 1;
+  };
+  // Every check and every claim before anything is mounted, bound or pinned:
+  // a refused histd changes nothing (another one's tree, socket and pins
+  // included).
+  gid_t group = 0;
+  if (auto ok = daemon::check_options(opt, group); !ok) return failed(ok.error());
+  auto instance = daemon::Instance::claim(opt);
+  if (!instance) return failed(instance.error());
+  // The control socket before anything is mounted: a refused path (a file
+  // that is not a stale socket, a directory others may change) stops histd
+  // here. It answers from start(), after the fork.
+  auto server = control::Server::open(opt.socket, group);
+  if (!server) return failed(server.error());
+  std::filesystem::path tracefs_root = opt.tracefs;
+  if (tracefs_root.empty()) {
+    auto found = catalog::find_tracefs();
+    if (!found) return failed(found.error());
+    tracefs_root = *found;
+  }
+  auto catalog = catalog::Catalog::open(tracefs_root);
+  if (!catalog) return failed(catalog.error());
+  auto paths = compilers(opt);
+  if (!paths) return failed(paths.error());
+  // Every change is saved before it is kept: say at once when none can be.
+  if (access(opt.state_dir.c_str(), W_OK) != 0)
+    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
+               opt.state_dir, strerror(errno));
+  std::error_code ec;
+  std::filesystem::create_directories(opt.mount, ec);
+  const engine::EngineOptions eopt = engine_options(opt);
+  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
+  if (!eng) return failed(eng.error());
+  for (const std::string& problem : (*eng)->restore())
+    fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  auto tree = fs::Tree::mount(**eng, opt.mount, group);
+  if (!tree) return failed(tree.error());
+  return serve(opt, **eng, std::move(*tree), std::move(*server));
 }
 
 // Reading a big table allocates tens of MB (entries, sort order, text) and
@@ -210,7 +174,9 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
   app.add_option("--pin-dir", opt.pin_dir, "bpffs directory where tables are pinned (empty: none)")
       ->capture_default_str();
-  app.add_option("--group", opt.group, "a group whose members may use the control socket and change triggers too (default: root only)");
+  app.add_option("--group", opt.group,
+                 "a group whose members may read the tree, use the control socket and change triggers too "
+                 "(default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_option("--clang", opt.clang, "the clang that compiles generated BPF units (default: the build's)");
   app.add_option("--max-triggers", opt.max_triggers,

@@ -191,7 +191,8 @@ class Engine {
   // triggers and, if enabled, reached the trace buffer), and lost ones.
   uint64_t synthetic_delivered() const { return delivered_.load(); }
 
-  // Starts draining the ring buffer (trace lines, snapshots); create() does,
+  // Starts draining the ring buffer (trace lines, snapshots) and watching
+  // the resident compiler (runtime::Compiler::watch_server); create() does,
   // unless options.defer_consumer.
   void start_consumer();
 

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -69,16 +70,25 @@ class CcClient;
 
 // Compiles generated units. Objects are cached by content: the source, the
 // helper headers, the compilers (clang and histd-cc with the libraries it
-// runs, by path, size and modification time) and the kernel's release.
+// runs, by path, size and modification time) and the kernel's release. A
+// cached object is loaded only if it is histd's own and its SHA-256 is the
+// one recorded when it was written (runtime::ObjectCache, in lib/runtime).
 //
 // A cache miss is compiled by histd-cc once start_server() has started it
 // (the engine does, when it starts), else by spawning clang: same flags, same
-// object, same diagnostics. A server that dies or goes missing is restarted
-// for the next compile, and the compile it failed spawns clang; after
-// kMaxServerFailures failures in a row without an answer, clang it is.
+// object, same diagnostics. A server that dies, does not answer within
+// kServerTimeout or fails on its own (anything but the unit's diagnostics)
+// is replaced for the next compile, and the compile it failed spawns clang;
+// after kMaxServerFailures failures in a row, clang it is. With
+// watch_server(), a server that dies between compiles is reaped and
+// replaced at once.
 class Compiler {
  public:
   static constexpr int kMaxServerFailures = 3;
+  // Generous: a generated unit takes histd-cc tens of ms, the largest about
+  // a second on a loaded machine; a write to a trigger file waits this long
+  // for a hung server before clang is asked.
+  static constexpr std::chrono::milliseconds kServerTimeout{20000};
   struct Stats {
     uint64_t by_server = 0;  // compiles histd-cc answered
     uint64_t by_clang = 0;   // compiles that spawned clang
@@ -92,6 +102,13 @@ class Compiler {
 
   // Starts histd-cc, if paths().cc_server names one, without waiting for it.
   void start_server();
+  // Starts a thread that reaps a server that exits between compiles (a
+  // kill, a crash: no zombie is left) and starts the next one. Threads do
+  // not survive fork(): call it after daemonizing (the engine's
+  // start_consumer() does).
+  void watch_server();
+  // How long a compile waits for histd-cc's answer (tests shorten it).
+  void set_server_timeout(std::chrono::milliseconds timeout);
   Expected<std::string> compile(const std::string& source) const;
   // Drops the cached object of `source`: the kernel refused it, and the
   // next compile (perhaps by a repaired compiler) must not find it again.
@@ -102,12 +119,12 @@ class Compiler {
   Stats stats() const;
 
  private:
-  struct Resident;
+  class Resident;
   Expected<std::string> compile_uncached(const std::string& source) const;
   Expected<std::string> run_clang(const std::string& source) const;
-  std::filesystem::path cache_base(const std::string& source) const;
+  std::string cache_name(const std::string& source, const std::string& helpers) const;
   BpfPaths paths_;
-  std::filesystem::path cache_dir_;
+  std::filesystem::path cache_dir_;  // runtime::ObjectCache
   std::string compiler_identity_;
   std::unique_ptr<Resident> resident_;  // its own lock; compile() stays const
 };
@@ -139,7 +156,7 @@ class EventProgram {
 // "<base>_slots"): if histd dies, the event keeps being counted by the last
 // installed program, and the next histd adopts both instead of attaching
 // again. Destroying an Attachment (a clean removal or shutdown) unpins and
-// detaches.
+// detaches; with a pin, the kernel finishes the detach in the background.
 // With `syscall`, the dispatcher runs on the raw sys_enter or sys_exit
 // tracepoint for that one system call, and the event program installed must
 // be a unit generated for that entry (codegen::EventEntry).
@@ -153,6 +170,12 @@ class Attachment {
   ~Attachment();
   // Atomically replaces the event program the dispatcher runs.
   Status install(int prog_fd);
+  // Destroying an Attachment empties the dispatcher's slot before the
+  // detach, which the kernel may finish later (see ~Attachment), so that the
+  // program counts nothing meanwhile. A caller that has paused every trigger
+  // of the program already (shutdown) may skip that step: emptying a slot is
+  // a text poke of the dispatcher, ~15 ms per event.
+  void keep_program_until_detached() { slots_ = Fd(); }
   const std::string& pin_base() const { return pin_base_; }
   // True when it took over a link a previous histd left pinned.
   bool adopted() const { return adopted_; }

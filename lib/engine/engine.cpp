@@ -75,6 +75,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
 
 void Engine::start_consumer() {
   if (!consumer_.joinable()) consumer_ = std::thread([this] { consume_ring(); });
+  // A thread too, so after daemonizing as well.
+  compiler_.watch_server();
 }
 
 Engine::EventState& Engine::event_state(const std::string& system, const std::string& event) {
@@ -808,12 +810,18 @@ void Engine::shutdown() {
   if (consumer_.joinable()) consumer_.join();
   std::lock_guard lock(mu_);
   shutting_down_ = true;
+  // Every slot paused first: a program still attached while the kernel
+  // finishes its detach (runtime::Attachment) then counts and fires nothing,
+  // so the dispatchers need not be emptied one by one.
   for (auto& [id, ev] : events_) {
+    for (auto& t : ev->triggers) release_trigger(*t);
+    for (auto& e : ev->enables) release_slot(e->slot);
+  }
+  for (auto& [id, ev] : events_) {
+    if (ev->attachment) ev->attachment->keep_program_until_detached();
     ev->attachment.reset();
     ev->program.reset();
-    for (auto& t : ev->triggers) release_trigger(*t);
     ev->triggers.clear();
-    for (auto& e : ev->enables) release_slot(e->slot);
     ev->enables.clear();
   }
   events_.clear();

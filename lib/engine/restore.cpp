@@ -2,6 +2,7 @@
 // in the state file as it was saved and its pins are kept (nothing saved is
 // lost because it failed to load once), it is listed with its reason, and
 // it is tried again at the next start or on request (histctl restore).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -9,8 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
+#include <cstring>
 
 #include "engine/engine_state.h"
 #include "histd/engine.h"
@@ -58,11 +58,29 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 
 std::vector<Engine::SavedEntry> Engine::read_state(std::vector<std::string>& problems) {
   std::vector<SavedEntry> entries;
-  std::ifstream in(options_.state_file);
-  if (!in) return entries;  // the first start
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const json doc = json::parse(ss.str(), nullptr, false);
+  // Never through a symlink: root would read (and later replace) whatever
+  // file it names. What is not a plain file is set aside like a corrupt one.
+  runtime::Fd fd(open(options_.state_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd && errno == ENOENT) return entries;  // the first start
+  struct stat st {};
+  if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    keep_corrupt_state(!fd && errno == ELOOP ? "a symbolic link (not followed)"
+                       : !fd                 ? std::strerror(errno)
+                                             : "not a regular file",
+                       problems);
+    return entries;
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (ssize_t n; (n = read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      keep_corrupt_state(std::strerror(errno), problems);
+      return entries;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("triggers") || !doc["triggers"].is_array()) {
     keep_corrupt_state("not a histd state file", problems);
     return entries;

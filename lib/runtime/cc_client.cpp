@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -21,7 +23,7 @@ namespace histd::runtime {
 
 CcClient::~CcClient() { stop(); }
 
-bool CcClient::start() {
+bool CcClient::start(std::chrono::milliseconds timeout) {
   stop();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
@@ -34,6 +36,9 @@ bool CcClient::start() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Not histd's working directory, which may be deleted under it (histd-cc
+  // also moves to / itself).
+  posix_spawn_file_actions_addchdir_np(&actions, "/");
   // Its own process group: a Ctrl-C meant for a foreground histd is
   // histd's to handle. Default signals and an empty mask, whatever the
   // spawning thread had blocked.
@@ -59,6 +64,12 @@ bool CcClient::start() {
   if (rc != 0) return false;
   pid_ = pid;
   pidfd_ = Fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  // A hung server costs one compile this long, then clang is asked.
+  struct timeval tv {};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
+  setsockopt(mine.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(mine.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   sock_ = std::move(mine);
   return true;
 }
@@ -67,25 +78,35 @@ std::optional<CcClient::Reply> CcClient::request(const cc::CcRequest& req) {
   if (!sock_) return std::nullopt;
   const std::string frame = cc::encode(req);
   Reply reply{cc::CcStatus::Failed, {}};
+  errno = 0;
   if (!cc::write_all(sock_.get(), frame.data(), frame.size()) ||
       !cc::read_response(sock_.get(), reply.status, reply.payload)) {
-    stop();
+    const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
+    const std::string how = stop();
+    failure_ = timed_out ? "did not answer in time"
+               : how.empty() ? "stopped answering"
+                             : "stopped answering (" + how + ")";
     return std::nullopt;
   }
   return reply;
 }
 
-void CcClient::stop() {
+std::string CcClient::stop() {
   sock_ = Fd();  // EOF: an idle server ends by itself
-  if (pid_ <= 0) return;
+  if (pid_ <= 0) return {};
   // Through the pidfd: if histd daemonized after starting the server, init
   // reaps it, and a bare pid could by now name another process.
   if (pidfd_) syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
   // ECHILD when histd daemonized after starting it: not ours to reap.
-  while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  int status = 0;
+  pid_t got = -1;
+  while ((got = waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
   pidfd_ = Fd();
   pid_ = 0;
+  if (got <= 0) return {};
+  return WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
+                             : fmt::format("exit status {}", WEXITSTATUS(status));
 }
 
 }  // namespace histd::runtime

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,22 +25,33 @@ class CcClient {
 
   // Spawns the server, without waiting for it: it loads its libraries while
   // histd goes on, and the first request waits for it if needed. False when
-  // it cannot be spawned.
-  bool start();
+  // it cannot be spawned. Its working directory is /, whatever histd's is.
+  // A request whose answer (or a part of it) takes longer than `timeout`
+  // fails.
+  bool start(std::chrono::milliseconds timeout);
   bool running() const { return static_cast<bool>(sock_); }
   pid_t pid() const { return pid_; }
+  // Readable once the server has exited (-1: none).
+  int pidfd() const { return pidfd_.get(); }
 
   struct Reply {
     cc::CcStatus status;
     std::string payload;
   };
-  // nullopt when the server is gone or broke the framing; it is then
-  // stopped and reaped, and start() may be called again.
+  // nullopt when the server is gone, broke the framing or did not answer
+  // in time (failure() says which); it is then stopped and reaped, and
+  // start() may be called again.
   std::optional<Reply> request(const cc::CcRequest& req);
+  const std::string& failure() const { return failure_; }
+
+  // Stops the server (SIGKILL if it still runs) and reaps it; how it ended:
+  // "signal 9", "exit status 1", or "" when it was not histd's child to reap
+  // (histd daemonized after starting it) or there was none.
+  std::string stop();
 
  private:
-  void stop();
   std::filesystem::path program_;
+  std::string failure_;
   Fd sock_;
   Fd pidfd_;  // signals reach this server even after its pid was reused
   pid_t pid_ = 0;

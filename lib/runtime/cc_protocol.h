@@ -7,8 +7,10 @@
 //             excluded, naming `input` as the source and an output file that
 //             is never written; (len, bytes) input, the source's file name;
 //             (len, bytes) the source text
-//   response: status, (len, bytes): the object (CcStatus::Object) or the
-//             diagnostics, exactly what clang would print (CcStatus::Failed)
+//   response: status, (len, bytes): the object (CcStatus::Object), the
+//             diagnostics of compiling the unit, exactly what clang would
+//             print (CcStatus::Failed), or why the server could not compile
+//             at all (CcStatus::ServerError: histd then asks clang)
 // A server that cannot answer (it crashed, was killed, got a malformed
 // request) closes the socket; histd then compiles by spawning clang.
 #pragma once
@@ -23,7 +25,7 @@
 
 namespace histd::runtime::cc {
 
-enum class CcStatus : uint32_t { Object = 0, Failed = 1 };
+enum class CcStatus : uint32_t { Object = 0, Failed = 1, ServerError = 2 };
 
 // Larger frames are malformed: a generated unit is tens of KiB.
 inline constexpr uint32_t kMaxFrame = 64u << 20;
@@ -104,7 +106,7 @@ inline bool write_response(int fd, CcStatus status, const std::string& payload) 
 
 inline bool read_response(int fd, CcStatus& status, std::string& payload) {
   uint32_t s = 0;
-  if (!get_u32(fd, s) || s > static_cast<uint32_t>(CcStatus::Failed)) return false;
+  if (!get_u32(fd, s) || s > static_cast<uint32_t>(CcStatus::ServerError)) return false;
   status = static_cast<CcStatus>(s);
   return get_bytes(fd, payload);
 }

@@ -9,13 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <vector>
 
 #include "histd/runtime.h"
 #include "runtime/cc_client.h"
+#include "runtime/object_cache.h"
+#include "runtime/resident.h"
 
 extern char** environ;
 
@@ -46,6 +47,11 @@ bool write_file(const fs::path& p, const std::string& data) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << data;
   return static_cast<bool>(out);
+}
+
+// The helper headers every unit includes: part of what an object depends on.
+std::string helper_text(const BpfPaths& paths) {
+  return read_file(paths.include_dir / "hist_helpers.bpf.h") + read_file(paths.include_dir / "hist_shared.h");
 }
 
 // A tool's output can be long (clang prints every error of a unit): the
@@ -106,10 +112,11 @@ fs::path resolve_program(const std::string& name) {
 
 Expected<BpfPaths> find_bpf_paths() {
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("HISTD_BPF_DIR")) candidates.emplace_back(env);
+  // Absolute: histd moves to / after finding them, and histd-cc runs there.
+  std::error_code ec;
+  if (const char* env = std::getenv("HISTD_BPF_DIR")) candidates.push_back(fs::absolute(env, ec));
   // An installed histd finds its files next to itself: <prefix>/bin/histd
   // and <prefix>/<libdir>/histd/bpf, wherever the prefix was put.
-  std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back(exe.parent_path().parent_path() / HISTD_BPF_RELATIVE_DIR);
   candidates.emplace_back(HISTD_BPF_BUILD_DIR);
@@ -126,7 +133,7 @@ Expected<BpfPaths> find_bpf_paths() {
       // histd-cc sits next to histd (bin/ of the build tree or of the
       // prefix), like the BPF files are found from histd's own path.
       if (const char* env = std::getenv("HISTD_CC")) {
-        p.cc_server = env;
+        if (*env) p.cc_server = fs::absolute(env, ec);
       } else {
         std::vector<fs::path> servers;
         if (!exe.empty()) servers.push_back(exe.parent_path() / "histd-cc");
@@ -147,16 +154,6 @@ Expected<BpfPaths> find_bpf_paths() {
                           HISTD_BPF_INSTALL_DIR));
 }
 
-// The server and what the compiles through it did; one compile at a time.
-struct Compiler::Resident {
-  explicit Resident(const fs::path& program) : client(program) {}
-  std::mutex mu;
-  CcClient client;
-  bool wanted = false;  // start_server() was called
-  int failures = 0;     // in a row, without an answer
-  Stats stats;
-};
-
 Compiler::Compiler(BpfPaths paths, fs::path cache_dir)
     : paths_(std::move(paths)), cache_dir_(std::move(cache_dir)), resident_(std::make_unique<Resident>(paths_.cc_server)) {
   compiler_identity_ = file_identity(resolve_program(paths_.clang));
@@ -173,97 +170,31 @@ Compiler::Compiler(BpfPaths paths, fs::path cache_dir)
   }
 }
 
-Compiler::Compiler(Compiler&&) noexcept = default;
-Compiler& Compiler::operator=(Compiler&&) noexcept = default;
-Compiler::~Compiler() = default;
-
-void Compiler::start_server() {
-  if (paths_.cc_server.empty()) return;
-  std::lock_guard lock(resident_->mu);
-  resident_->wanted = true;
-  if (!resident_->client.running() && resident_->client.start()) ++resident_->stats.server_starts;
-}
-
-pid_t Compiler::server_pid() const {
-  std::lock_guard lock(resident_->mu);
-  return resident_->client.running() ? resident_->client.pid() : 0;
-}
-
-Compiler::Stats Compiler::stats() const {
-  std::lock_guard lock(resident_->mu);
-  return resident_->stats;
-}
-
-fs::path Compiler::cache_base(const std::string& source) const {
-  // The helper header is part of what the object depends on.
-  const std::string helpers = read_file(paths_.include_dir / "hist_helpers.bpf.h") +
-                              read_file(paths_.include_dir / "hist_shared.h");
-  const uint64_t key = fnv1a(source, fnv1a(helpers, fnv1a(compiler_identity_ + kernel_release())));
-  return cache_dir_ / fmt::format("{:016x}", key);
+std::string Compiler::cache_name(const std::string& source, const std::string& helpers) const {
+  return fmt::format("{:016x}", fnv1a(source, fnv1a(helpers, fnv1a(compiler_identity_ + kernel_release()))));
 }
 
 void Compiler::evict(const std::string& source) const {
-  if (cache_dir_.empty()) return;
-  const fs::path base = cache_base(source);
-  std::error_code ec;
-  fs::remove(base.string() + ".o", ec);
-  fs::remove(base.string() + ".c", ec);
+  ObjectCache(cache_dir_).evict(cache_name(source, helper_text(paths_)));
 }
 
 Expected<std::string> Compiler::compile(const std::string& source) const {
-  const std::string helpers = read_file(paths_.include_dir / "hist_helpers.bpf.h") +
-                              read_file(paths_.include_dir / "hist_shared.h");
-  const fs::path base = cache_base(source);
-  const fs::path cached_src = base.string() + ".c";
-  const fs::path cached_obj = base.string() + ".o";
-  std::error_code ec;
-  if (!cache_dir_.empty() && fs::exists(cached_obj, ec) && read_file(cached_src) == source + helpers)
-    return read_file(cached_obj);
-
+  const std::string helpers = helper_text(paths_);
+  const std::string name = cache_name(source, helpers);
+  const ObjectCache cache(cache_dir_);
+  if (auto hit = cache.find(name, source + helpers)) return std::move(*hit);
   auto object = compile_uncached(source);
-  if (!object) return object;
-  if (!cache_dir_.empty()) {
-    fs::create_directories(cache_dir_, ec);
-    // Write the object last under a temporary name so a crash never leaves a
-    // source next to a truncated object.
-    const fs::path tmp = base.string() + ".o.tmp";
-    // A full state directory only costs the cache: leave no partial file behind.
-    if (write_file(cached_src, source + helpers) && write_file(tmp, *object)) {
-      fs::rename(tmp, cached_obj, ec);
-    } else {
-      fs::remove(tmp, ec);
-      fs::remove(cached_src, ec);
-    }
-  }
+  if (object) cache.store(name, source + helpers, *object);
   return object;
 }
 
 Expected<std::string> Compiler::compile_uncached(const std::string& source) const {
-  Resident& r = *resident_;
-  std::unique_lock lock(r.mu);
-  if (r.wanted && r.failures < kMaxServerFailures) {
-    bool up = r.client.running();
-    if (!up && (up = r.client.start())) ++r.stats.server_starts;
-    // The input name is what diagnostics show; the output is never written.
-    std::optional<CcClient::Reply> reply;
-    if (up) reply = r.client.request({clang_args(paths_, "unit.c", "unit.o"), "unit.c", source});
-    if (reply) {
-      r.failures = 0;
-      ++r.stats.by_server;
-      if (reply->status == cc::CcStatus::Object) return std::move(reply->payload);
-      return fail(ErrorKind::Compile, EINVAL, compile_failed(paths_.clang, "in histd-cc") + reply->payload);
-    }
-    // Lost (killed, crashed, missing): this unit is compiled by clang, which
-    // also tells a source that crashes the compiler from a dead server. The
-    // next server starts now, to be ready for the next unit.
-    const bool again = ++r.failures < kMaxServerFailures;
-    fmt::print(stderr, "histd: {} {}; clang compiles this unit{}\n", paths_.cc_server.string(),
-               up ? "stopped answering" : "cannot be started",
-               again ? "" : fmt::format(" and, after {} failures in a row, every next one", r.failures));
-    if (again && r.client.start()) ++r.stats.server_starts;
+  // The input name is what diagnostics show; the output is never written.
+  if (auto reply = resident_->ask({clang_args(paths_, "unit.c", "unit.o"), "unit.c", source})) {
+    if (reply->status == cc::CcStatus::Object) return std::move(reply->payload);
+    return fail(ErrorKind::Compile, EINVAL, compile_failed(paths_.clang, "in histd-cc") + reply->payload);
   }
-  ++r.stats.by_clang;
-  lock.unlock();
+  resident_->count_clang();
   return run_clang(source);
 }
 

@@ -11,15 +11,13 @@
 #include <regex>
 #include <string>
 
-#include "histd/pipeline.h"
+#include "compiler_support.h"
 #include "histd/runtime.h"
-#include "test_support.h"
 
 namespace histd::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-using histd::testing::sys_enter_write;
 
 const char* const kCommands[] = {
     "hist:keys=fd:vals=count if count > 10 && __syscall_nr != -1",
@@ -27,22 +25,8 @@ const char* const kCommands[] = {
     "hist:keys=common_pid,cpu,fd.hex:vals=count.hex,buf:sort=count.descending,fd",
 };
 
-std::string unit(const std::string& cmd) {
-  auto r = pipeline::compile(cmd, sys_enter_write());
-  EXPECT_TRUE(r.ok()) << cmd;
-  return r.ok() ? r->source : "";
-}
-
 // A unit with a C error (generated code never has one: that is a histd bug).
 const std::string kBroken = "#include <linux/bpf.h>\nint f(void) { return undeclared_x + 1; }\n";
-
-BpfPaths paths_with(std::optional<fs::path> server = std::nullopt) {
-  auto p = find_bpf_paths();
-  EXPECT_TRUE(p.ok());
-  BpfPaths paths = p.ok() ? *p : BpfPaths{};
-  if (server) paths.cc_server = *server;
-  return paths;
-}
 
 // Every program's instructions, by name, as libbpf reads them (no load).
 std::map<std::string, std::string> programs(const std::string& object) {

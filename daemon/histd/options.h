@@ -1,0 +1,29 @@
+// histd's options, as its command line and config file give them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace histd::daemon {
+
+struct Options {
+  bool foreground = false;
+  bool verbose = false;
+  // Paths are absolute once main() has read them.
+  std::string mount = "/run/histd/tracing";
+  std::string socket = "/run/histd/histd.sock";
+  std::string state_dir = "/var/lib/histd";
+  std::string tracefs;  // default: find it (mounting tracefs if needed)
+  std::string pin_dir = "/sys/fs/bpf/histd";
+  std::string group;  // may change triggers besides root
+  std::string clang;  // default: the clang found at build time
+  // Limits (histd::engine::EngineOptions).
+  size_t max_triggers = 1024;
+  uint64_t max_map_memory = uint64_t{256} << 20;
+  uint64_t percpu_table_limit = uint64_t{16} << 20;
+  uint64_t trace_buffer_size = uint64_t{4} << 20;
+  bool raw_syscalls = false;
+};
+
+}  // namespace histd::daemon

@@ -1,0 +1,156 @@
+#include "runtime/resident.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace histd::runtime {
+
+Compiler::Resident::Resident(const std::filesystem::path& program)
+    : program_(program), client_(program), wake_(eventfd(0, EFD_CLOEXEC)) {}
+
+Compiler::Resident::~Resident() {
+  if (watcher_.joinable()) {
+    stopping_ = true;
+    const uint64_t one = 1;
+    (void)!write(wake_.get(), &one, sizeof one);
+    watcher_.join();
+  }
+}
+
+bool Compiler::Resident::start_locked() {
+  if (!client_.start(timeout_)) return false;
+  ++stats_.server_starts;
+  const uint64_t one = 1;
+  (void)!write(wake_.get(), &one, sizeof one);
+  return true;
+}
+
+void Compiler::Resident::start() {
+  std::lock_guard lock(mu_);
+  wanted_ = true;
+  if (!client_.running()) start_locked();
+}
+
+void Compiler::Resident::set_timeout(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(mu_);
+  timeout_ = timeout;
+  if (client_.running()) start_locked();  // the timeout is set at start
+}
+
+void Compiler::Resident::watch() {
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { watch_loop(); });
+}
+
+pid_t Compiler::Resident::pid() {
+  std::lock_guard lock(mu_);
+  return client_.running() ? client_.pid() : 0;
+}
+
+Compiler::Stats Compiler::Resident::stats() {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void Compiler::Resident::count_clang() {
+  std::lock_guard lock(mu_);
+  ++stats_.by_clang;
+}
+
+void Compiler::Resident::failed_locked(const std::string& what, bool compiling) {
+  const bool again = ++failures_ < kMaxServerFailures;
+  std::string next = compiling ? "clang compiles this unit" : "starting another";
+  if (!again)
+    next = fmt::format("clang compiles {} every unit from now on ({} failures in a row)", compiling ? "this and" : "",
+                       failures_);
+  fmt::print(stderr, "histd: {} {}; {}\n", program_.string(), what, next);
+  if (again) start_locked();
+}
+
+std::optional<CcClient::Reply> Compiler::Resident::ask(const cc::CcRequest& req) {
+  std::lock_guard lock(mu_);
+  if (!wanted_ || failures_ >= kMaxServerFailures) return std::nullopt;
+  if (!client_.running() && !start_locked()) {
+    failed_locked("cannot be started", true);
+    return std::nullopt;
+  }
+  std::optional<CcClient::Reply> reply = client_.request(req);
+  if (!reply) {
+    // Lost (killed, crashed, hung): clang compiles this unit, which also
+    // tells a source that crashes the compiler from a dead server.
+    failed_locked(client_.failure(), true);
+    return std::nullopt;
+  }
+  if (reply->status == cc::CcStatus::ServerError) {
+    // The server could not compile at all (histd-cc's own error, not the
+    // unit's): clang, spawned afresh, may well.
+    std::string why = reply->payload.substr(0, reply->payload.find('\n'));
+    client_.stop();
+    failed_locked("failed on its own (" + why + ")", true);
+    return std::nullopt;
+  }
+  failures_ = 0;
+  ++stats_.by_server;
+  return reply;
+}
+
+// Between compiles nobody asks the server anything: without this thread a
+// killed server stayed a zombie until the next compile found it gone.
+void Compiler::Resident::watch_loop() {
+  for (;;) {
+    pid_t pid = 0;
+    Fd pidfd;
+    {
+      std::lock_guard lock(mu_);
+      if (client_.running() && client_.pidfd() >= 0) {
+        pid = client_.pid();
+        pidfd = Fd(fcntl(client_.pidfd(), F_DUPFD_CLOEXEC, 0));
+      }
+    }
+    pollfd fds[2] = {{wake_.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};  // poll skips fd -1
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (stopping_) return;
+    if (fds[0].revents & POLLIN) {
+      uint64_t n = 0;
+      (void)!read(wake_.get(), &n, sizeof n);
+      continue;
+    }
+    if (!(fds[1].revents & (POLLIN | POLLHUP))) continue;
+    std::lock_guard lock(mu_);
+    // A compile may have replaced it meanwhile (and reaped it).
+    if (!client_.running() || client_.pid() != pid) continue;
+    const std::string how = client_.stop();
+    failed_locked(fmt::format("(pid {}) ended{} between compiles", pid, how.empty() ? "" : " with " + how), false);
+  }
+}
+
+// ---- the Compiler's side ----
+
+void Compiler::start_server() {
+  if (!paths_.cc_server.empty()) resident_->start();
+}
+
+void Compiler::watch_server() {
+  if (!paths_.cc_server.empty()) resident_->watch();
+}
+
+void Compiler::set_server_timeout(std::chrono::milliseconds timeout) { resident_->set_timeout(timeout); }
+
+pid_t Compiler::server_pid() const { return resident_->pid(); }
+
+Compiler::Stats Compiler::stats() const { return resident_->stats(); }
+
+Compiler::Compiler(Compiler&&) noexcept = default;
+Compiler& Compiler::operator=(Compiler&&) noexcept = default;
+Compiler::~Compiler() = default;
+
+}  // namespace histd::runtime

@@ -1,0 +1,58 @@
+// The Compiler's resident compiler (histd-cc): starting it, asking it, and
+// replacing it when it fails. Private to lib/runtime.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "histd/runtime.h"
+#include "runtime/cc_client.h"
+
+namespace histd::runtime {
+
+class Compiler::Resident {
+ public:
+  explicit Resident(const std::filesystem::path& program);
+  // Stops the watcher, then the server.
+  ~Resident();
+  Resident(const Resident&) = delete;
+  Resident& operator=(const Resident&) = delete;
+
+  void start();
+  void watch();
+  void set_timeout(std::chrono::milliseconds timeout);
+  // The server's answer: an object, or the unit's diagnostics. nullopt: the
+  // server failed (lost, hung, failed on its own, or given up on after
+  // kMaxServerFailures): clang must compile this unit; the failure is logged
+  // and the next server started.
+  std::optional<CcClient::Reply> ask(const cc::CcRequest& req);
+  void count_clang();
+  pid_t pid();
+  Stats stats();
+
+ private:
+  // Starts a server and tells the watcher to watch it; under mu_.
+  bool start_locked();
+  // One failure in a row more, logged; the next server, unless it was the
+  // last try. `compiling`: the failure cost a compile (clang does it).
+  void failed_locked(const std::string& what, bool compiling);
+  void watch_loop();
+
+  std::filesystem::path program_;
+  std::mutex mu_;
+  CcClient client_;
+  bool wanted_ = false;  // start() was called
+  int failures_ = 0;     // in a row, without an answer
+  std::chrono::milliseconds timeout_ = kServerTimeout;
+  Stats stats_;
+  Fd wake_;  // eventfd: a new server to watch, or stop
+  std::atomic<bool> stopping_{false};
+  std::thread watcher_;
+};
+
+}  // namespace histd::runtime

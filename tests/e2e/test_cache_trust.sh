@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The object cache (issue #18, point 6): histd loads a cached object only if
+# its bytes hash to what histd recorded when it wrote it. An object planted
+# in place of another (a working BPF program that counts something else), a
+# byte changed, a symlink to a good copy: each is refused, removed and
+# compiled again, and the trigger counts what it says.
+source "$(dirname "$0")/lib.sh"
+CACHE=$WORK/state/cache
+
+# The cache entry of the unit holding `count == N` (its name without .c).
+entry_of() { grep -l "== $(printf 0x%x "$1")ULL)" "$CACHE"/*.c | sed 's/\.c$//'; }
+stop() { kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true; }
+restart() {
+  : >"$WORK/histd.log"
+  histd_start
+}
+
+histd_start
+counted_writes
+mine=$SIZE
+other=$((SIZE + 1))
+# A unit counting `count == other`, compiled and cached: the object to plant.
+echo "!hist:keys=count:vals=hitcount if count == $mine" >>"$W/trigger"
+echo "hist:keys=count:vals=hitcount if count == $other" >>"$W/trigger"
+planted=$(entry_of "$other").o
+echo "!hist:keys=count:vals=hitcount if count == $other" >>"$W/trigger"
+echo "hist:keys=count:vals=hitcount if count == $mine" >>"$W/trigger"
+target=$(entry_of "$mine")
+expect_eq "both units are cached" "yes" "$([ -f "$planted" ] && [ -f "$target.o" ] && [ -f "$target.sha256" ] && echo yes)"
+expect_eq "each with the SHA-256 of its object" "$(sha256sum <"$target.o" | cut -d' ' -f1)" "$(cat "$target.sha256")"
+
+# check WHAT: after a restart (the trigger restored from the cache), the
+# tampered object was refused and the trigger counts writes of $mine only.
+check() {
+  expect_eq "$1: histd says it refused the object" "1" \
+    "$(grep -c "^histd: refusing the cached object $target.o (" "$WORK/histd.log")"
+  expect_eq "$1: the object was compiled again" "$(cat "$target.sha256")" "$(sha256sum <"$target.o" | cut -d' ' -f1)"
+  expect_eq "$1: the trigger is back" "1" "$(grep -c "count == $mine" "$W/trigger")"
+  local before; before=$(hits)
+  SIZE=$other writes 2
+  SIZE=$mine writes 3
+  expect_eq "$1: it counts what it says" "$((${before:-0} + 3))" "$(hits)"
+}
+
+stop
+cp "$planted" "$target.o"
+restart
+check "another unit's object planted in its place"
+
+stop
+printf 'X' | dd of="$target.o" bs=1 seek=200 conv=notrunc status=none
+restart
+check "one byte of the object changed"
+
+stop
+cp "$target.o" "$WORK/good-copy.o"
+good=$(sha256sum <"$WORK/good-copy.o")
+rm "$target.o"
+ln -s "$WORK/good-copy.o" "$target.o"
+restart
+check "a symlink to a good copy"
+expect_eq "the symlink was replaced, not written through" "no:$good" \
+  "$([ -L "$target.o" ] && echo yes || echo no):$(sha256sum <"$WORK/good-copy.o")"
+finish
