@@ -99,7 +99,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd:
                opt.mount);
   else if (rc < 0)
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
-  server->reset();
+  server.reset();
   // Detach every program before the tree goes away, then unmount.
   eng.shutdown();
   tree.reset();
