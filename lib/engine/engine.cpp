@@ -654,7 +654,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   if (json) return render::render_json(system + ":" + event, sections, resolver_);
   std::string out = render::render_event(sections, resolver_);
   if (const auto& e = it->second->last_error)
-    out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->command);
+    out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->printable_command());
   return out;
 }
 
