@@ -81,6 +81,8 @@ json list_json(engine::Engine& engine) {
               {"usage",
                {{"triggers", u.triggers},
                 {"max_triggers", u.max_triggers},
+                {"synthetic_events", u.synthetic_events},
+                {"max_synthetic_events", u.max_synthetic_events},
                 {"map_memory", u.map_memory},
                 {"max_map_memory", u.max_map_memory},
                 {"trace_buffer_size", u.trace_buffer_size},

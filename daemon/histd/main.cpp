@@ -45,6 +45,7 @@ struct Options {
   std::string clang;  // default: the clang found at build time
   // Limits (histd::engine::EngineOptions).
   size_t max_triggers = 1024;
+  size_t max_synthetic_events = 1024;
   uint64_t max_map_memory = uint64_t{256} << 20;
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
@@ -123,6 +124,7 @@ int run(const Options& opt) {
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
   eopt.max_triggers = opt.max_triggers;
+  eopt.max_synthetic_events = opt.max_synthetic_events;
   eopt.max_map_memory = opt.max_map_memory;
   eopt.percpu_table_limit = opt.percpu_table_limit;
   eopt.raw_syscalls = opt.raw_syscalls;
@@ -213,6 +215,10 @@ int main(int argc, char** argv) {
                  fmt::format("triggers alive at once, across events (at most {})", histd::engine::kMaxTriggers))
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, histd::engine::kMaxTriggers));
+  app.add_option("--max-synthetic-events", opt.max_synthetic_events,
+                 fmt::format("synthetic events defined at once (at most {})", histd::engine::kMaxSyntheticEvents))
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, histd::engine::kMaxSyntheticEvents));
   app.add_option("--max-map-memory", opt.max_map_memory,
                  "BPF map memory for the triggers' tables and variables, in bytes or with a suffix (64M, 1G)")
       ->capture_default_str()

@@ -122,7 +122,9 @@ struct Span {
   X(StateFileUnreadable, "saved state unreadable, kept aside")                                    \
   /* histd's own limits (EngineOptions), refused with ENOSPC */                                  \
   X(TriggerLimit, "too many triggers")                                                            \
-  X(MapMemoryLimit, "hist trigger would exceed the map memory limit")
+  X(MapMemoryLimit, "hist trigger would exceed the map memory limit")                            \
+  X(SyntheticLimit, "too many synthetic events")                                                  \
+  X(ProgramMapLimit, "too many maps in one event's program")
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,

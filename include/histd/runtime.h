@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "histd/catalog.h"
 #include "histd/result.h"
@@ -111,6 +112,11 @@ class Compiler {
   std::string compiler_identity_;
   std::unique_ptr<Resident> resident_;  // its own lock; compile() stays const
 };
+
+// The most maps any program of a compiled object uses (its own section's
+// and those of the subprograms in .text), read from its relocations without
+// loading anything: the kernel refuses a program using more than 64.
+Expected<size_t> maps_used_per_program(std::string_view object);
 
 Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
                         uint32_t max_entries);

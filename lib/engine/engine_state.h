@@ -101,6 +101,7 @@ struct Engine::EventState {
   std::optional<catalog::SyscallEvent> syscall;
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
+  size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
   // The last rejected command, shown in the hist file until the next command.
   std::optional<Diagnostic> last_error;
   uint64_t generation = 0;  // bumped by every command, so pollers see clears

@@ -184,9 +184,10 @@ std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& pl
 
 CommandResult Engine::synth_error(Diagnostic d) {
   log_error("synthetic_events", d);
-  // As __create_synth_event(): an existing name is EEXIST, the rest EINVAL.
-  const int err = d.code == ErrorCode::SynthEventExists ? EEXIST : EINVAL;
-  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, err, {}}});
+  // As __create_synth_event(): an existing name is EEXIST, the rest EINVAL;
+  // histd's own limit is ENOSPC, as its other limits.
+  const int err = d.code == ErrorCode::SynthEventExists ? EEXIST : d.code == ErrorCode::SyntheticLimit ? ENOSPC : EINVAL;
+  return unexpected(CommandFailure{std::move(d), Error{err == ENOSPC ? ErrorKind::Busy : ErrorKind::Invalid, err, {}}});
 }
 
 CommandResult Engine::write_synthetic(std::string_view text) {
@@ -234,6 +235,13 @@ CommandResult Engine::apply_synthetic(std::string_view text) {
     if (synths_.count(name) || catalog_.contains(kSynthSystem, name))
       return synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
                                     parsed->command, {}});
+    // Counted apart from triggers, against a limit of their own: each takes
+    // two control slots, which once ran out for triggers with a bare ENOSPC.
+    if (synths_.size() >= options_.max_synthetic_events)
+      return synth_error(Diagnostic{ErrorCode::SyntheticLimit, Span{0, static_cast<uint32_t>(name.size())},
+                                    parsed->command,
+                                    fmt::format("the limit is {} and {} are defined", options_.max_synthetic_events,
+                                                synths_.size())});
     auto slot = allocate_slot();
     if (!slot) return system_failure(std::move(slot).error());
     auto trace_slot = allocate_slot();

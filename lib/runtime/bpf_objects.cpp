@@ -76,32 +76,64 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
   return Fd(fd);
 }
 
+namespace {
+
+// The kernel's BPF_LOG_STATS: only the verifier's own messages (the reason
+// for a refusal among them) and its statistics, not the walk of every
+// instruction that level 1 prints.
+constexpr uint32_t kLogStatsOnly = 4;
+
+// Opens `object` with the engine's maps and loads it; on failure the kernel's
+// log is in `log`. `log_level` 0: libbpf asks for a level-1 log only when a
+// load fails (and retries with it).
+Expected<bpf_object*> open_and_load(const std::string& object, const std::map<std::string, int>& maps,
+                                    std::string& log, uint32_t log_level) {
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
+              .kernel_log_size = log.size(), .kernel_log_level = log_level);
+  bpf_object* obj = bpf_object__open_mem(object.data(), object.size(), &opts);
+  if (!obj) return bpf_fail(-errno, "opening generated object");
+  auto failed = [&](Unexpected<Error> e) {
+    bpf_object__close(obj);
+    return e;
+  };
+  for (const auto& [name, fd] : maps) {
+    bpf_map* m = bpf_object__find_map_by_name(obj, name.c_str());
+    if (!m) return failed(fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name));
+    int err = bpf_map__reuse_fd(m, fd);
+    if (err) return failed(bpf_fail(err, "reusing map " + name));
+  }
+  // The test entry is loaded but never attached.
+  bpf_program* test = bpf_object__find_program_by_name(obj, "test_entry");
+  if (test) bpf_program__set_autoattach(test, false);
+  int err = bpf_object__load(obj);
+  if (err) {
+    const int e = err < 0 ? -err : EINVAL;
+    if (log[0] == '\0') return failed(bpf_fail(err, "loading the generated object"));
+    return failed(fail(ErrorKind::Bpf, e,
+                       fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}",
+                                   std::strerror(e), log_tail(log.data(), kVerifierLogShown))));
+  }
+  return obj;
+}
+
+}  // namespace
+
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps) {
-  EventProgram p;
   // libbpf asks the kernel for a log only when a load fails, and then
   // writes it here instead of printing it.
   std::string log(kVerifierLogSize, '\0');
-  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
-              .kernel_log_size = log.size());
-  p.obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
-  if (!p.obj_) return bpf_fail(-errno, "opening generated object");
-  for (const auto& [name, fd] : maps) {
-    bpf_map* m = bpf_object__find_map_by_name(p.obj_, name.c_str());
-    if (!m) return fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name);
-    int err = bpf_map__reuse_fd(m, fd);
-    if (err) return bpf_fail(err, "reusing map " + name);
+  auto obj = open_and_load(object, maps, log, 0);
+  if (!obj && obj.error().err == ENOSPC && log[0] != '\0') {
+    // ENOSPC with a log says only that the log did not fit (the kernel
+    // reports a cut log instead of the refusal, whatever it was: a program
+    // too complex to verify, with string filters, once showed as "No space
+    // left on device"). Once more with the verifier's messages alone.
+    std::fill(log.begin(), log.end(), '\0');
+    obj = open_and_load(object, maps, log, kLogStatsOnly);
   }
-  // The test entry is loaded but never attached.
-  bpf_program* test = bpf_object__find_program_by_name(p.obj_, "test_entry");
-  if (test) bpf_program__set_autoattach(test, false);
-  int err = bpf_object__load(p.obj_);
-  if (err) {
-    const int e = err < 0 ? -err : EINVAL;
-    if (log[0] == '\0') return bpf_fail(err, "loading the generated object");
-    return fail(ErrorKind::Bpf, e,
-                fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}", std::strerror(e),
-                            log_tail(log.data(), kVerifierLogShown)));
-  }
+  if (!obj) return unexpected(std::move(obj).error());
+  EventProgram p;
+  p.obj_ = *obj;
   return p;
 }
 
