@@ -112,9 +112,20 @@ std::string not_restored_text(const std::vector<engine::NotRestored>& list) {
 json status_reply(engine::Engine& engine, bool as_json) {
   const engine::Usage u = engine.usage();
   const engine::RestoreReport r = engine.restore_report();
+  const std::vector<engine::EventMissed> missed = engine.missed();
+  uint64_t missed_total = 0;
+  json missed_json = json::array();
+  for (const engine::EventMissed& m : missed) {
+    missed_total += m.missed;
+    missed_json.push_back({{"event", m.system + ":" + m.event}, {"missed", m.missed}});
+  }
   if (as_json) {
     json j{{"triggers", u.triggers},
            {"max_triggers", u.max_triggers},
+           {"synthetic_events", u.synthetic_events},
+           {"max_synthetic_events", u.max_synthetic_events},
+           {"missed_events", missed_total},
+           {"missed_by_event", std::move(missed_json)},
            {"map_memory", u.map_memory},
            {"max_map_memory", u.max_map_memory},
            {"trace_buffer_size", u.trace_buffer_size},
@@ -123,8 +134,14 @@ json status_reply(engine::Engine& engine, bool as_json) {
            {"state_file_problem", r.state_file_problem}};
     return success(j.dump(2) + "\n");
   }
-  std::string out = fmt::format("triggers: {} of {}\nmap memory: {} of {} bytes\n", u.triggers, u.max_triggers,
+  std::string out = fmt::format("triggers: {} of {}\nsynthetic events: {} of {}\nmap memory: {} of {} bytes\n",
+                                u.triggers, u.max_triggers, u.synthetic_events, u.max_synthetic_events,
                                 u.map_memory, u.max_map_memory);
+  // Events the kernel ran none of histd's programs for (its BPF recursion
+  // guard), which its own hist triggers would have counted.
+  out += fmt::format("missed events: {}\n", missed_total);
+  for (const engine::EventMissed& m : missed)
+    if (m.missed) out += fmt::format("  {}:{} {}\n", m.system, m.event, m.missed);
   if (!r.state_file_problem.empty()) out += "state file: " + r.state_file_problem + "\n";
   out += not_restored_text(r.not_restored);
   return success(out);

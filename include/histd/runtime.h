@@ -134,6 +134,8 @@ class EventProgram {
   ~EventProgram();
   int event_fd() const;
   int test_fd() const;
+  // The kernel's recursion_misses of its programs (see Attachment::missed).
+  uint64_t missed() const;
 
  private:
   EventProgram() = default;
@@ -162,10 +164,17 @@ class Attachment {
   const std::string& pin_base() const { return pin_base_; }
   // True when it took over a link a previous histd left pinned.
   bool adopted() const { return adopted_; }
+  // Events the dispatcher did not run for: the kernel skips a tracepoint's
+  // BPF programs when another BPF program is already running on that CPU
+  // (its recursion guard; on a raw tracepoint, when the same program is),
+  // counting them in struct bpf_prog_info.recursion_misses. Since the
+  // dispatcher was attached, by whichever histd.
+  uint64_t missed() const;
 
  private:
   Attachment() = default;
   Fd slots_;
+  Fd prog_;  // the attached dispatcher program (through the link: adopted ones too)
   std::string pin_base_;
   bool adopted_ = false;
   bpf_object* obj_ = nullptr;

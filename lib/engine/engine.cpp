@@ -476,6 +476,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
       case spec::Control::Clear: {
         auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
         if (!st) return system_failure(std::move(st).error());
+        t.missed_base = event_missed(ev);  // Hits start over: so does Missed
         return Unit{};
       }
       case spec::Control::None:
@@ -545,10 +546,11 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   std::vector<Trigger*> all;
   for (auto& t : ev.triggers) all.push_back(t.get());
   all.push_back(trigger.get());
+  trigger->missed_base = event_missed(ev);
   if (st) st = rebuild(ev, all, enables_of(ev));
   if (!st) {
     release_trigger(*trigger, Release::Undo);
-    return system_failure(std::move(st).error());
+    return rebuild_failure(ev, cmd.command, std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));
   if (ev.system == kSynthSystem) {
@@ -649,7 +651,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   for (size_t i = 0; i < tables.size(); ++i) {
     const Trigger& t = *it->second->triggers[i];
     render::Section section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i], {},
-                            plan::map_memory(t.plan, possible_cpus_)};
+                            plan::map_memory(t.plan, possible_cpus_), trigger_missed(*it->second, t)};
     if (t.snapshot) {
       for (const plan::ActionPlan& a : t.plan.actions)
         if (a.kind == spec::Action::Kind::Snapshot) {
@@ -712,6 +714,12 @@ std::string Engine::read_hist_debug(const std::string& system, const std::string
                          ev.syscall->exit ? "sys_exit" : "sys_enter", ev.syscall->nr);
     else if (ev.attachment)
       out += fmt::format("  attached: tracepoint {}:{}\n", ev.system, ev.event);
+    out += fmt::format("  program maps: {} of the {} one BPF program may use (all triggers of the event)\n",
+                       ev.maps_used, kMaxMapsPerProgram);
+    if (ev.attachment)
+      out += fmt::format("  missed: {} events since this trigger began ({} since the event was attached: the "
+                         "kernel's BPF recursion guard)\n",
+                         trigger_missed(ev, t), event_missed(ev));
   }
   return out;
 }

@@ -82,6 +82,9 @@ struct Engine::Trigger {
   };
   std::optional<Snapshot> snapshot;
   uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
+  // Its event's missed count (Engine::event_missed) when it was created or
+  // last cleared: it missed what came after. Saved with it.
+  uint64_t missed_base = 0;
 };
 
 struct Engine::EnableTrigger {

@@ -19,9 +19,14 @@ cp "$(command -v perl)" "$WORK/cyclictest"
 wpid=$("$WORK/cyclictest" -e 'print "$$\n"; select(undef, undef, undef, 0.01) for 1..20')
 sleep 0.5
 out=$(cat "$T/events/synthetic/wakeup_latency/hist")
-wakeups=$(awk '/^\{/ {s += $NF} END {print s + 0}' "$T/events/sched/sched_waking/hist")
+waking=$(cat "$T/events/sched/sched_waking/hist")
+wakeups=$(awk '/^\{/ {s += $NF} END {print s + 0}' <<<"$waking")
+# Wakeups the kernel ran no BPF program for (another program was running on
+# that CPU) are reported as missed: only a shortfall they cover is accepted.
+missed=$(awk '/^    Missed: / {s += $2} END {print s + 0}' <<<"$waking")
 total=$(grep -oE 'hitcount: +[0-9]+' <<<"$out" | awk '{s += $2} END {print s + 0}')
-expect_eq "wakeup latency: the workload woke at least once per sleep" "yes" "$([ "$wakeups" -ge 20 ] && echo yes || echo no)"
+expect_eq "wakeup latency: the workload woke at least once per sleep (seen or reported missed)" "yes" \
+  "$([ $((wakeups + missed)) -ge 20 ] && echo yes || echo "no: $wakeups wakeups, $missed missed")"
 # One latency event per wakeup that switched the workload in. A wakeup that
 # races with the task still going to sleep (it is still current) is traced
 # by sched_waking but switches nothing in: the kernel shows the same. Allow
