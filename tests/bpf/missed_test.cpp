@@ -11,6 +11,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -37,6 +39,11 @@ class MissedTest : public ::testing::Test {
  protected:
   void SetUp() override {
     HISTD_REQUIRE_BPF();
+    // Misses are the event's, whoever provoked them: two of these tests at
+    // once (ctest -j) would each count the other's. One at a time.
+    lock_ = open("/tmp/histd-missed-test.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    ASSERT_GE(lock_, 0) << std::strerror(errno);
+    ASSERT_EQ(flock(lock_, LOCK_EX), 0) << std::strerror(errno);
     obj_ = bpf_object__open_file(HISTD_TEST_OBJECTS "/nested_printk.bpf.o", nullptr);
     ASSERT_NE(obj_, nullptr) << std::strerror(errno);
     ASSERT_EQ(bpf_object__load(obj_), 0);
@@ -45,6 +52,7 @@ class MissedTest : public ::testing::Test {
     engine_.reset();
     bpf_object__close(obj_);
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    if (lock_ >= 0) close(lock_);  // releases the lock
   }
   void start(engine::EngineOptions opt = {}) {
     engine_ = real_engine(std::move(opt));
@@ -97,6 +105,7 @@ class MissedTest : public ::testing::Test {
   std::string filter() const { return " if common_pid == " + std::to_string(getpid()); }
 
   bpf_object* obj_ = nullptr;
+  int lock_ = -1;
   std::filesystem::path dir_;
   std::unique_ptr<engine::Engine> engine_;
 };
