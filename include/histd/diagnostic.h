@@ -115,6 +115,7 @@ struct Span {
   X(VarBusy, "a variable of this trigger is used by another trigger")                            \
   X(Unsupported, "not supported by histd yet")                                                   \
   X(FilterControlChar, "a filter may not hold a newline or NUL byte")                            \
+  X(NameControlChar, "a table name may not hold a newline or NUL byte")                          \
   /* a command refused by a system failure (compiler, verifier, state directory) */              \
   X(CommandFailed, "command failed")                                                              \
   X(StateNotSaved, "applied, but the trigger state could not be saved")                          \

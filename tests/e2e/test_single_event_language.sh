@@ -122,7 +122,8 @@ forge='hist:keys=fd if common_comm == "x\nhist:keys=common_pid:vals=hitcount:sor
 : > "$MNT/error_log"
 echo 'hist:keys=count' > "$W/trigger"
 before=$(cat "$W/trigger")
-for bad in "$forge" 'hist:keys=fd if common_comm == "x\0y"' 'hist:keys=fd if fd == 1\n|| fd == 2'; do
+for bad in "$forge" 'hist:keys=fd if common_comm == "x\0y"' 'hist:keys=fd if fd == 1\n|| fd == 2' \
+  'hist:keys=fd:name=x\nhist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 [active]'; do
   if write_once "$W/trigger" "$bad" 2>/dev/null; then
     expect_eq "refused in one write: $bad" refused accepted
   else
@@ -136,8 +137,9 @@ expect_eq "the trigger file is unchanged" "$before" "$(cat "$W/trigger")"
 expect_eq "histctl list shows the one real trigger" \
   "syscalls:sys_enter_write hist:keys=count:vals=hitcount:sort=hitcount:size=2048 [active]" \
   "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)"
-expect_eq "error_log holds one line per part of each entry (4 refusals, 3 lines each)" "12" \
+expect_eq "error_log holds one line per part of each entry (5 refusals, 3 lines each)" "15" \
   "$(wc -l < "$MNT/error_log")"
-expect_eq "error_log names the fault" "4" "$(grep -c 'error: a filter may not hold a newline or NUL byte$' "$MNT/error_log")"
+expect_eq "error_log names the fault" "4 1" \
+  "$(grep -c 'error: a filter may not hold a newline or NUL byte$' "$MNT/error_log") $(grep -c 'error: a table name may not hold a newline or NUL byte$' "$MNT/error_log")"
 : > "$W/trigger"
 finish

@@ -193,9 +193,10 @@ TEST(Filter, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_TRUE(parse_filter(std::string(60, '(') + "a == 1" + std::string(60, ')'), 0, "").ok());
 }
 
-// A newline or NUL in a filter would be printed back verbatim (trigger file,
-// histctl list, state file) and forge lines there: refused, quoted or bare,
-// on hist and enable_hist commands, the caret at the byte.
+// A newline or NUL in a filter (or a table name) would be printed back
+// verbatim (trigger file, histctl list, state file) and forge lines there:
+// refused, quoted or bare, on hist and enable_hist commands, the caret at
+// the byte.
 TEST(Filter, NewlineOrNulIsRefusedWhereverItIs) {
   for (const char c : {'\n', '\r', '\0'}) {
     const std::string b(1, c);
@@ -207,6 +208,9 @@ TEST(Filter, NewlineOrNulIsRefusedWhereverItIs) {
     expect_error("enable_hist:a:b if comm == \"x^" + b + "\"", ErrorCode::FilterControlChar);
     EXPECT_FALSE(parse_trigger("!hist:keys=a if comm == \"x" + b + "\"").ok());
   }
+  // A table name is printed back as written too.
+  for (const char c : {'\n', '\r', '\0'})
+    expect_error("hist:keys=a:name=x^" + std::string(1, c) + "hist:keys=b", ErrorCode::NameControlChar);
   // The newline that ends a write is not part of the command.
   EXPECT_TRUE(parse_trigger("hist:keys=a if comm == \"x\"\n").ok());
   EXPECT_TRUE(parse_trigger("enable_hist:a:b if comm == x\n").ok());
