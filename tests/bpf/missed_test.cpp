@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include "bpf_test_support.h"
@@ -116,6 +117,7 @@ TEST_F(MissedTest, HitsPlusMissedAreTheEventsAndEveryViewShowsThem) {
   EXPECT_EQ(hist().find("Missed"), std::string::npos) << "none missed yet: the kernel's text";
   const uint64_t missed = nested(200);
   ASSERT_GT(missed, 0u);
+  std::cout << "[missed] 200 ms of CPU-clock samples: " << missed << " nested prints, each a miss\n";
   direct(40);
   const std::string text = hist();
   const std::string totals = "\nTotals:\n    Hits: 40\n    Entries: 1\n    Dropped: 0\n    Missed: " +
