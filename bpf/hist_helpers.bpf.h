@@ -16,7 +16,7 @@
  * every event unit (bpf_map__reuse_fd). */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, HISTD_MAX_TRIGGERS);
+  __uint(max_entries, HISTD_CONTROL_SLOTS);
   __type(key, __u32);
   __type(value, struct histd_trigger_control);
 } histd_ctl SEC(".maps");

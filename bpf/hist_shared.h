@@ -51,8 +51,16 @@ struct histd_notice {
 /* The largest synthetic event record: header fields, 256-byte strings. */
 #define HISTD_SYNTH_MAX 8192
 
-/* Maximum number of triggers alive at once: the size of the control array. */
+/* Maximum number of triggers alive at once. */
 #define HISTD_MAX_TRIGGERS 4096
+
+/* Maximum number of synthetic events defined at once; each takes two
+ * control slots (whether anything wants its records, whether it is traced). */
+#define HISTD_MAX_SYNTHETIC 2048
+
+/* The control array has room for both ceilings at once, so that neither
+ * kind can run the other out of slots. */
+#define HISTD_CONTROL_SLOTS (HISTD_MAX_TRIGGERS + 2 * HISTD_MAX_SYNTHETIC)
 
 /* The test entry copies at most this many bytes of an injected record. */
 #define HISTD_MAX_RECORD 4096

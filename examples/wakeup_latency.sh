@@ -28,5 +28,9 @@ trap cleanup EXIT
 cp "$(command -v perl)" "$WORK/cyclictest"
 "$WORK/cyclictest" -e 'print "workload pid $$\n"; select(undef, undef, undef, 0.01) for 1..$ARGV[0]' "$SLEEPS"
 sleep 0.5  # generated events reach their triggers through histd's ring buffer
-echo "wakeups: $("$HISTCTL" show sched:sched_waking | awk '/^\{/ {s += $NF} END {print s + 0}')"
+waking=$("$HISTCTL" show sched:sched_waking)
+echo "wakeups: $(awk '/^\{/ {s += $NF} END {print s + 0}' <<<"$waking")"
+# Wakeups the kernel ran no BPF program for (another BPF program was running
+# on that CPU: its recursion guard), of every task: histd could not see them.
+echo "missed wakeups: $(awk '/^    Missed: / {s += $2} END {print s + 0}' <<<"$waking")"
 "$HISTCTL" show synthetic:wakeup_latency

@@ -50,6 +50,8 @@ json memory_json(const plan::MapMemory& m) {
 json usage_json(const engine::Usage& u) {
   return json{{"triggers", u.triggers},
               {"max_triggers", u.max_triggers},
+              {"synthetic_events", u.synthetic_events},
+              {"max_synthetic_events", u.max_synthetic_events},
               {"map_memory", u.map_memory},
               {"max_map_memory", u.max_map_memory},
               {"trace_buffer_size", u.trace_buffer_size},
@@ -114,19 +116,39 @@ json change_trigger(Call& c, bool remove) {
 json op_add(Call& c) { return change_trigger(c, false); }
 json op_remove(Call& c) { return change_trigger(c, true); }
 
-// `histctl status`: what histd holds against its limits, and what it could
-// not restore. Text for people, JSON for tools.
+// Events the kernel ran none of histd's programs for (its BPF recursion
+// guard), which its own hist triggers would have counted: a total and the
+// events that had any.
+std::pair<uint64_t, json> missed_events(engine::Engine& engine) {
+  uint64_t total = 0;
+  json by_event = json::array();
+  for (const engine::EventMissed& m : engine.missed()) {
+    total += m.missed;
+    by_event.push_back({{"event", m.system + ":" + m.event}, {"missed", m.missed}});
+  }
+  return {total, std::move(by_event)};
+}
+
+// `histctl status`: what histd holds against its limits, what it could not
+// restore, and what the kernel kept from it. Text for people, JSON for tools.
 json op_status(Call& c) {
   const engine::Usage u = c.engine.usage();
   const engine::RestoreReport r = c.engine.restore_report();
+  auto [missed, missed_by_event] = missed_events(c.engine);
   if (c.as_json) {
     json j = usage_json(u);
+    j["missed_events"] = missed;
+    j["missed_by_event"] = missed_by_event;
     j["not_restored"] = not_restored_json(r.not_restored);
     j["state_file_problem"] = r.state_file_problem;
     return success(j.dump(2) + "\n");
   }
-  std::string out = fmt::format("triggers: {} of {}\nmap memory: {} of {} bytes\n", u.triggers, u.max_triggers,
+  std::string out = fmt::format("triggers: {} of {}\nsynthetic events: {} of {}\nmap memory: {} of {} bytes\n",
+                                u.triggers, u.max_triggers, u.synthetic_events, u.max_synthetic_events,
                                 u.map_memory, u.max_map_memory);
+  out += fmt::format("missed events: {}\n", missed);
+  for (const json& m : missed_by_event)
+    if (m["missed"].get<uint64_t>()) out += fmt::format("  {} {}\n", m["event"].get<std::string>(), m["missed"].get<uint64_t>());
   if (!r.state_file_problem.empty()) out += "state file: " + r.state_file_problem + "\n";
   return success(out + not_restored_text(r.not_restored));
 }

@@ -627,16 +627,10 @@ int Tree::run() {
 
 bool Tree::still_mounted() const {
   if (mount_id_ < 0) return true;  // not found at mount: cannot tell, assume so
-  const std::string id = std::to_string(mount_id_) + " ";
-  FILE* f = std::fopen("/proc/self/mountinfo", "re");
-  if (!f) return true;
-  bool found = false;
-  char* line = nullptr;
-  size_t cap = 0;
-  while (!found && getline(&line, &cap, f) > 0) found = std::strncmp(line, id.c_str(), id.size()) == 0;
-  std::free(line);
-  std::fclose(f);
-  return found;
+  // Its id at its mount point: a mount id is reused at once, and a mount
+  // made elsewhere right after a umount -l (another histd's, a test's) took
+  // this one's, which then read as still mounted.
+  return find_mount_id(mountpoint_) == mount_id_;
 }
 
 Tree::~Tree() {

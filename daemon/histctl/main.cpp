@@ -163,8 +163,10 @@ int watch(const std::string& socket_path, const std::string& event, double inter
         current[id] = e["values"];
       }
       const json& totals = t["totals"];
-      screen += fmt::format("Hits: {}  Entries: {}  Dropped: {}\n", totals.value("hits", 0ull),
+      screen += fmt::format("Hits: {}  Entries: {}  Dropped: {}", totals.value("hits", 0ull),
                             totals.value("entries", 0ull), totals.value("dropped", 0ull));
+      if (const uint64_t missed = totals.value("missed", 0ull)) screen += fmt::format("  Missed: {}", missed);
+      screen += "\n";
       ++table_index;
     }
     fmt::print("{}", screen);

@@ -60,6 +60,7 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
   eopt.max_triggers = opt.max_triggers;
+  eopt.max_synthetic_events = opt.max_synthetic_events;
   eopt.max_map_memory = opt.max_map_memory;
   eopt.percpu_table_limit = opt.percpu_table_limit;
   eopt.raw_syscalls = opt.raw_syscalls;
@@ -183,6 +184,10 @@ int main(int argc, char** argv) {
                  fmt::format("triggers alive at once, across events (at most {})", histd::engine::kMaxTriggers))
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, histd::engine::kMaxTriggers));
+  app.add_option("--max-synthetic-events", opt.max_synthetic_events,
+                 fmt::format("synthetic events defined at once (at most {})", histd::engine::kMaxSyntheticEvents))
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, histd::engine::kMaxSyntheticEvents));
   app.add_option("--max-map-memory", opt.max_map_memory,
                  "BPF map memory for the triggers' tables and variables, in bytes or with a suffix (64M, 1G)")
       ->capture_default_str()

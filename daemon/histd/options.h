@@ -16,10 +16,11 @@ struct Options {
   std::string state_dir = "/var/lib/histd";
   std::string tracefs;  // default: find it (mounting tracefs if needed)
   std::string pin_dir = "/sys/fs/bpf/histd";
-  std::string group;  // may change triggers besides root
+  std::string group;  // may read the tree, use the socket and change triggers besides root
   std::string clang;  // default: the clang found at build time
   // Limits (histd::engine::EngineOptions).
   size_t max_triggers = 1024;
+  size_t max_synthetic_events = 1024;
   uint64_t max_map_memory = uint64_t{256} << 20;
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;

@@ -114,6 +114,8 @@ struct Span {
   X(SynthCycle, "synthetic events would generate each other in a loop")                          \
   X(VarBusy, "a variable of this trigger is used by another trigger")                            \
   X(Unsupported, "not supported by histd yet")                                                   \
+  X(FilterControlChar, "a filter may not hold a newline or NUL byte")                            \
+  X(NameControlChar, "a table name may not hold a newline or NUL byte")                          \
   /* a command refused by a system failure (compiler, verifier, state directory) */              \
   X(CommandFailed, "command failed")                                                              \
   X(StateNotSaved, "applied, but the trigger state could not be saved")                          \
@@ -121,7 +123,9 @@ struct Span {
   X(StateFileUnreadable, "saved state unreadable, kept aside")                                    \
   /* histd's own limits (EngineOptions), refused with ENOSPC */                                  \
   X(TriggerLimit, "too many triggers")                                                            \
-  X(MapMemoryLimit, "hist trigger would exceed the map memory limit")
+  X(MapMemoryLimit, "hist trigger would exceed the map memory limit")                            \
+  X(SyntheticLimit, "too many synthetic events")                                                  \
+  X(ProgramMapLimit, "too many maps in one event's program")
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,
@@ -140,6 +144,10 @@ struct Diagnostic {
   std::string detail;    // optional extra words after the text (histd-only)
 
   std::string message() const;  // error_text(code) + (detail.empty() ? "" : ": " + detail)
+  // `command` as logged: a newline or NUL in it (refused commands can hold
+  // them) shows as a blank, so that it cannot forge lines of error_log or of
+  // a hist file's "Last command:"; the caret's column stays the same.
+  std::string printable_command() const;
 };
 
 // The tracefs error_log entry body without the timestamp prefix:

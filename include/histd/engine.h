@@ -61,8 +61,11 @@ struct EngineOptions {
   // error_log entry) before it creates anything.
   // Triggers alive at once, across events: hist triggers (with the field
   // variables histd makes for onmatch() params) and enable_hist/disable_hist.
-  // At most kMaxTriggers, the size of the BPF control array.
+  // At most kMaxTriggers.
   size_t max_triggers = 1024;
+  // Synthetic events defined at once (each takes two control slots, apart
+  // from the triggers'). At most kMaxSyntheticEvents.
+  size_t max_synthetic_events = 1024;
   // Bytes of BPF map memory for the triggers' tables, stats and variable
   // maps, as plan::map_memory() computes them (a shared named table counts
   // once). The engine's fixed maps (control array, ring buffer) are outside it.
@@ -81,9 +84,14 @@ struct EngineOptions {
   size_t trace_buffer_size = size_t{4} << 20;
 };
 
-// The ceiling of EngineOptions::max_triggers (HISTD_MAX_TRIGGERS): synthetic
-// events take control slots from the same array.
+// The ceilings of EngineOptions::max_triggers (HISTD_MAX_TRIGGERS) and
+// max_synthetic_events (HISTD_MAX_SYNTHETIC); the BPF control array has
+// room for both at once.
 extern const size_t kMaxTriggers;
+extern const size_t kMaxSyntheticEvents;
+// Maps the kernel lets one BPF program use (MAX_USED_MAPS): all triggers of
+// an event are one program (docs/design.md, "Limits and map memory").
+extern const size_t kMaxMapsPerProgram;
 
 // One trigger, as `histctl list --json` reports it.
 struct TriggerInfo {
@@ -116,10 +124,21 @@ struct RestoreReport {
   std::string state_file_problem;
 };
 
+// Events an attached event's programs did not run for (the kernel's BPF
+// recursion guard: another BPF program was running on that CPU), since
+// histd attached it.
+struct EventMissed {
+  std::string system;
+  std::string event;
+  uint64_t missed = 0;
+};
+
 // What is in use against the limits.
 struct Usage {
   size_t triggers = 0;
   size_t max_triggers = 0;
+  size_t synthetic_events = 0;
+  size_t max_synthetic_events = 0;
   uint64_t map_memory = 0;  // shared tables once
   uint64_t max_map_memory = 0;
   size_t trace_buffer_size = 0;
@@ -159,6 +178,8 @@ class Engine {
   // The same triggers with their map memory, and the totals against the limits.
   std::vector<TriggerInfo> trigger_info();
   Usage usage();
+  // Every attached event with the events its programs missed.
+  std::vector<EventMissed> missed();
   // The generated BPF C of an event as it is loaded now ("" without triggers).
   std::string event_source(const std::string& system, const std::string& event);
 
@@ -227,6 +248,7 @@ class Engine {
     std::string event;    // "system:event" (Trigger), the synthetic event's name (Enabled)
     std::string command;  // the saved line
     bool paused = false;
+    uint64_t missed_base = 0;  // Trigger::missed_base as saved
     std::string raw;      // the entry as saved (JSON), written back when it cannot be read
     std::string reason;
     bool applying = false;  // being retried: its own save must not list it twice
@@ -310,6 +332,13 @@ class Engine {
   bool shutting_down_ = false;
   bool restoring_ = false;
   bool is_paused(uint32_t slot) const;
+  // The events `ev`'s programs missed since its dispatcher was attached
+  // (0 for an event without one), and what a trigger on it shows.
+  uint64_t event_missed(const EventState& ev) const;
+  uint64_t trigger_missed(const EventState& ev, const Trigger& t) const;
+  // A rebuild refused because the event's program would use more maps than
+  // the kernel allows: the command's refusal names the limit (ENOSPC).
+  CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   Status set_paused(uint32_t slot, bool paused);
   Expected<uint32_t> allocate_slot();

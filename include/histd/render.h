@@ -57,6 +57,12 @@ struct Section {
   std::string after_entries;  // between the entries and "Totals": the snapshot block
   // The trigger's map memory (plan::map_memory): JSON only, never in the text.
   std::optional<plan::MapMemory> memory;
+  // Events of the trigger's event that the kernel's BPF recursion guard kept
+  // from histd's programs since the trigger was created or cleared (the
+  // kernel's own hist triggers would have counted them): a "    Missed: N"
+  // line after the Totals when N > 0, so that the text stays the kernel's
+  // otherwise; always in the JSON totals.
+  uint64_t missed = 0;
 };
 
 // One table: "# event histogram\n#\n# trigger info: <line>\n#\n\n<rows>\nTotals:..."
@@ -83,7 +89,7 @@ namespace histd::render {
 
 // The same tables as JSON, one document per event:
 //   {"event": "sys:name", "tables": [{"trigger": "...", "totals": {"hits": N,
-//    "entries": N, "dropped": N}, "entries": [{"keys": {...}, "values": {...}}],
+//    "entries": N, "dropped": N, "missed": N}, "entries": [{"keys": {...}, "values": {...}}],
 //    "map_memory": {"hot": N, "stats": N, "table": N, "total": N, "vars": N}}]}
 // (map_memory when the section carries it).
 // Keys and values are numbers (strings for string keys, frame lists for

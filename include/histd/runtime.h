@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "histd/catalog.h"
 #include "histd/result.h"
@@ -129,6 +130,11 @@ class Compiler {
   std::unique_ptr<Resident> resident_;  // its own lock; compile() stays const
 };
 
+// The most maps any program of a compiled object uses (its own section's
+// and those of the subprograms in .text), read from its relocations without
+// loading anything: the kernel refuses a program using more than 64.
+Expected<size_t> maps_used_per_program(std::string_view object);
+
 Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
                         uint32_t max_entries);
 
@@ -145,6 +151,8 @@ class EventProgram {
   ~EventProgram();
   int event_fd() const;
   int test_fd() const;
+  // The kernel's recursion_misses of its programs (see Attachment::missed).
+  uint64_t missed() const;
 
  private:
   EventProgram() = default;
@@ -179,10 +187,17 @@ class Attachment {
   const std::string& pin_base() const { return pin_base_; }
   // True when it took over a link a previous histd left pinned.
   bool adopted() const { return adopted_; }
+  // Events the dispatcher did not run for: the kernel skips a tracepoint's
+  // BPF programs when another BPF program is already running on that CPU
+  // (its recursion guard; on a raw tracepoint, when the same program is),
+  // counting them in struct bpf_prog_info.recursion_misses. Since the
+  // dispatcher was attached, by whichever histd.
+  uint64_t missed() const;
 
  private:
   Attachment() = default;
   Fd slots_;
+  Fd prog_;  // the attached dispatcher program (through the link: adopted ones too)
   std::string pin_base_;
   bool adopted_ = false;
   bpf_object* obj_ = nullptr;

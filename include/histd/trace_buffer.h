@@ -71,6 +71,12 @@ class TraceBuffer {
   // Only the lines.
   std::string lines() const;
   void clear();  // truncating `trace`; counters restart
+  // The kernel's snapshot: the two buffers trade places, lines and counters,
+  // in O(1) whatever they hold ("Ftrace swaps the current buffer with a spare
+  // buffer, and tracing continues in the new current (=previous spare)
+  // buffer", ftrace.rst). Nothing is copied and nothing is cleared.
+  // Capacities and modes stay with their objects (both are equal in use).
+  void swap(TraceBuffer& other);
   // trace_pipe: waits up to `timeout` for lines, then removes and returns
   // whole lines totalling at most `max_bytes` (at least one line, even if
   // longer); nullopt when none arrived.

@@ -36,13 +36,20 @@ std::string Diagnostic::message() const {
   return text;
 }
 
+std::string Diagnostic::printable_command() const {
+  std::string out(command);
+  for (char& c : out)
+    if (c == '\n' || c == '\r' || c == '\0') c = ' ';
+  return out;
+}
+
 std::string format_error_log_entry(std::string_view location, const Diagnostic& d) {
   std::string out;
   out += location;
   out += ": error: ";
   out += d.message();
   out += "\n  Command: ";
-  out += d.command;
+  out += d.printable_command();
   out += "\n";
   // The caret sits under the first byte of the offending token; "  Command: "
   // is 11 characters wide, as in tracefs.

@@ -103,7 +103,7 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t
   auto st = rebuild(ev, triggers_of(ev), all);
   if (!st) {
     release_slot(e->slot);
-    return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
+    return rebuild_failure(ev, e->cmd.command, std::move(st).error());
   }
   ev.enables.insert(ev.enables.begin(), std::move(e));
   if (ev.system == kSynthSystem) {
@@ -115,7 +115,7 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t
       (void)rebuild(ev, triggers_of(ev), enables_of(ev));
       (void)rebuild_generators(ev.event);
       release_slot(added->slot);
-      return unexpected(CommandFailure{std::nullopt, std::move(generators).error()});
+      return rebuild_failure(ev, added->cmd.command, std::move(generators).error());
     }
     (void)refresh_synth(ev.event);
   }

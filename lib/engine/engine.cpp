@@ -37,13 +37,14 @@ std::string timestamp_prefix() {
 }  // namespace
 
 const size_t kMaxTriggers = HISTD_MAX_TRIGGERS;
+const size_t kMaxSyntheticEvents = HISTD_MAX_SYNTHETIC;
 
 Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control)
     : catalog_(std::move(catalog)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
       control_(std::move(control)),
-      slot_used_(HISTD_MAX_TRIGGERS, false),
+      slot_used_(HISTD_CONTROL_SLOTS, false),
       possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
       trace_(options_.trace_buffer_size, true),
       snapshot_(options_.trace_buffer_size, true) {}
@@ -55,12 +56,16 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   if (options.max_triggers == 0 || options.max_triggers > kMaxTriggers)
     return fail(ErrorKind::Invalid, EINVAL,
                 fmt::format("the trigger limit must be from 1 to {}, not {}", kMaxTriggers, options.max_triggers));
+  if (options.max_synthetic_events == 0 || options.max_synthetic_events > kMaxSyntheticEvents)
+    return fail(ErrorKind::Invalid, EINVAL,
+                fmt::format("the synthetic event limit must be from 1 to {}, not {}", kMaxSyntheticEvents,
+                            options.max_synthetic_events));
   if (options.max_map_memory == 0) return fail(ErrorKind::Invalid, EINVAL, "the map memory limit must not be 0");
   if (options.trace_buffer_size < 4096)
     return fail(ErrorKind::Invalid, EINVAL,
                 fmt::format("the trace buffer must hold at least 4096 bytes, not {}", options.trace_buffer_size));
   auto control = runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control),
-                                     HISTD_MAX_TRIGGERS);
+                                     HISTD_CONTROL_SLOTS);
   if (!control) return unexpected(std::move(control).error());
   auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
   if (!ring) return unexpected(std::move(ring).error());
@@ -143,7 +148,7 @@ Expected<uint32_t> Engine::allocate_slot() {
       return i;
     }
   }
-  return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_MAX_TRIGGERS));
+  return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_CONTROL_SLOTS));
 }
 
 Status Engine::set_paused(uint32_t slot, bool paused) {
@@ -227,6 +232,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     ev.syscall.reset();
     ev.program.reset();
     ev.source.clear();
+    ev.maps_used = 0;
     return ok_status();
   }
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
@@ -317,6 +323,13 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   std::string source = codegen::generate_event_unit(inputs, enable_inputs, inlined, entry);
   auto object = compiler_.compile(source);
   if (!object) return unexpected(std::move(object).error());
+  // The kernel would refuse it with a bare E2BIG, after loading began.
+  auto maps_used = runtime::maps_used_per_program(*object);
+  if (!maps_used) return unexpected(std::move(maps_used).error());
+  if (*maps_used > kMaxMapsPerProgram)
+    return fail(ErrorKind::Busy, ENOSPC,
+                fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
+                            numbered.size() + enables.size(), ev.system, ev.event, *maps_used, kMaxMapsPerProgram));
   auto program = runtime::EventProgram::load(*object, maps);
   if (!program) {
     compiler_.evict(source);
@@ -341,6 +354,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   // While restoring, the program waits for install_restored(): see there.
   ev.program = std::move(*program);
   ev.source = std::move(source);
+  ev.maps_used = *maps_used;
   return ok_status();
 }
 
@@ -464,6 +478,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
       case spec::Control::Clear: {
         auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
         if (!st) return system_failure(std::move(st).error());
+        t.missed_base = event_missed(ev);  // Hits start over: so does Missed
         return Unit{};
       }
       case spec::Control::None:
@@ -533,10 +548,11 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   std::vector<Trigger*> all;
   for (auto& t : ev.triggers) all.push_back(t.get());
   all.push_back(trigger.get());
+  trigger->missed_base = event_missed(ev);
   if (st) st = rebuild(ev, all, enables_of(ev));
   if (!st) {
     release_trigger(*trigger, Release::Undo);
-    return system_failure(std::move(st).error());
+    return rebuild_failure(ev, cmd.command, std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));
   if (ev.system == kSynthSystem) {
@@ -548,7 +564,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
       (void)rebuild(ev, triggers_of(ev), enables_of(ev));
       (void)rebuild_generators(ev.event);
       release_trigger(*added, Release::Undo);
-      return system_failure(std::move(generators).error());
+      return rebuild_failure(ev, cmd.command, std::move(generators).error());
     }
   }
   refresh_enablers_of(ev);
@@ -637,7 +653,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   for (size_t i = 0; i < tables.size(); ++i) {
     const Trigger& t = *it->second->triggers[i];
     render::Section section{t.plan.trigger_text() + (is_paused(t.slot) ? " [paused]" : " [active]"), &tables[i], {},
-                            plan::map_memory(t.plan, possible_cpus_)};
+                            plan::map_memory(t.plan, possible_cpus_), trigger_missed(*it->second, t)};
     if (t.snapshot) {
       for (const plan::ActionPlan& a : t.plan.actions)
         if (a.kind == spec::Action::Kind::Snapshot) {
@@ -656,7 +672,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   if (json) return render::render_json(system + ":" + event, sections, resolver_);
   std::string out = render::render_event(sections, resolver_);
   if (const auto& e = it->second->last_error)
-    out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->command);
+    out += fmt::format("\nERROR: {}\n  Last command: {}\n\n", e->message(), e->printable_command());
   return out;
 }
 
@@ -700,6 +716,12 @@ std::string Engine::read_hist_debug(const std::string& system, const std::string
                          ev.syscall->exit ? "sys_exit" : "sys_enter", ev.syscall->nr);
     else if (ev.attachment)
       out += fmt::format("  attached: tracepoint {}:{}\n", ev.system, ev.event);
+    out += fmt::format("  program maps: {} of the {} one BPF program may use (all triggers of the event)\n",
+                       ev.maps_used, kMaxMapsPerProgram);
+    if (ev.attachment)
+      out += fmt::format("  missed: {} events since this trigger began ({} since the event was attached: the "
+                         "kernel's BPF recursion guard)\n",
+                         trigger_missed(ev, t), event_missed(ev));
   }
   return out;
 }
@@ -784,8 +806,16 @@ std::vector<TriggerInfo> Engine::trigger_info() {
 
 Usage Engine::usage() {
   std::lock_guard lock(mu_);
-  return Usage{trigger_count(),   options_.max_triggers,      map_memory_in_use(),
-               options_.max_map_memory, options_.trace_buffer_size, possible_cpus_};
+  Usage u;
+  u.triggers = trigger_count();
+  u.max_triggers = options_.max_triggers;
+  u.synthetic_events = synths_.size();
+  u.max_synthetic_events = options_.max_synthetic_events;
+  u.map_memory = map_memory_in_use();
+  u.max_map_memory = options_.max_map_memory;
+  u.trace_buffer_size = options_.trace_buffer_size;
+  u.possible_cpus = possible_cpus_;
+  return u;
 }
 
 std::string Engine::event_source(const std::string& system, const std::string& event) {

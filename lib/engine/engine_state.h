@@ -82,6 +82,9 @@ struct Engine::Trigger {
   };
   std::optional<Snapshot> snapshot;
   uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
+  // Its event's missed count (Engine::event_missed) when it was created or
+  // last cleared: it missed what came after. Saved with it.
+  uint64_t missed_base = 0;
 };
 
 struct Engine::EnableTrigger {
@@ -101,6 +104,7 @@ struct Engine::EventState {
   std::optional<catalog::SyscallEvent> syscall;
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
+  size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
   // The last rejected command, shown in the hist file until the next command.
   std::optional<Diagnostic> last_error;
   uint64_t generation = 0;  // bumped by every command, so pollers see clears

@@ -1,5 +1,5 @@
 // The engine's inter-event side: the variable registry planning consults,
-// synthetic events (definitions, control, delivery of generated records),
+// synthetic events (definitions, control; delivery is in delivery.cpp),
 // the trace buffer and trace_marker.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -184,9 +184,10 @@ std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& pl
 
 CommandResult Engine::synth_error(Diagnostic d) {
   log_error("synthetic_events", d);
-  // As __create_synth_event(): an existing name is EEXIST, the rest EINVAL.
-  const int err = d.code == ErrorCode::SynthEventExists ? EEXIST : EINVAL;
-  return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, err, {}}});
+  // As __create_synth_event(): an existing name is EEXIST, the rest EINVAL;
+  // histd's own limit is ENOSPC, as its other limits.
+  const int err = d.code == ErrorCode::SynthEventExists ? EEXIST : d.code == ErrorCode::SyntheticLimit ? ENOSPC : EINVAL;
+  return unexpected(CommandFailure{std::move(d), Error{err == ENOSPC ? ErrorKind::Busy : ErrorKind::Invalid, err, {}}});
 }
 
 CommandResult Engine::write_synthetic(std::string_view text) {
@@ -234,6 +235,13 @@ CommandResult Engine::apply_synthetic(std::string_view text) {
     if (synths_.count(name) || catalog_.contains(kSynthSystem, name))
       return synth_error(Diagnostic{ErrorCode::SynthEventExists, Span{0, static_cast<uint32_t>(name.size())},
                                     parsed->command, {}});
+    // Counted apart from triggers, against a limit of their own: each takes
+    // two control slots, which once ran out for triggers with a bare ENOSPC.
+    if (synths_.size() >= options_.max_synthetic_events)
+      return synth_error(Diagnostic{ErrorCode::SyntheticLimit, Span{0, static_cast<uint32_t>(name.size())},
+                                    parsed->command,
+                                    fmt::format("the limit is {} and {} are defined", options_.max_synthetic_events,
+                                                synths_.size())});
     auto slot = allocate_slot();
     if (!slot) return system_failure(std::move(slot).error());
     auto trace_slot = allocate_slot();
@@ -320,16 +328,6 @@ bool Engine::enabled(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   auto s = system == kSynthSystem ? synths_.find(event) : synths_.end();
   return s != synths_.end() && s->second.enabled;
-}
-
-std::string Engine::read_trace() {
-  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
-}
-
-void Engine::clear_trace() { trace_.clear(); }
-
-std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes) {
-  return trace_.consume(timeout, max_bytes);
 }
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
@@ -437,84 +435,6 @@ CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, size
     }
   }
   return Unit{};
-}
-
-std::string Engine::read_snapshot() {
-  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
-}
-
-void Engine::clear_snapshot() { snapshot_.clear(); }
-
-// The kernel's conditional snapshot: onmax() takes one when its value beats
-// the trigger's global maximum, onchange() on every change.
-void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
-  bool onmax = false;
-  for (const plan::ActionPlan& a : t.plan.actions)
-    if (a.kind == spec::Action::Kind::Snapshot) onmax = a.handler == spec::Action::Handler::OnMax;
-  if (onmax && t.snapshot && value <= t.snapshot->value) return;
-  t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
-  snapshot_.clear();
-  const std::string lines = trace_.lines();
-  size_t start = 0;
-  while (start < lines.size()) {
-    size_t end = lines.find('\n', start);
-    end = end == std::string::npos ? lines.size() : end + 1;
-    snapshot_.append(lines.substr(start, end - start));
-    start = end;
-  }
-}
-
-void Engine::deliver(std::span<const uint8_t> notice) {
-  if (notice.size() < sizeof(histd_notice)) return;
-  histd_notice n;
-  std::memcpy(&n, notice.data(), sizeof(n));
-  const std::span<const uint8_t> rec =
-      notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
-  if (n.kind == HISTD_NOTICE_SNAPSHOT) {
-    if (rec.size() < 8) return;
-    uint64_t value = 0;
-    std::memcpy(&value, rec.data(), 8);
-    for (auto& [id, ev] : events_)
-      for (auto& t : ev->triggers)
-        if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
-    return;
-  }
-  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second.id == n.id; });
-  if (found == synths_.end()) return;
-  // The generating program already ran the event's triggers: a record comes
-  // here only to be traced.
-  const SynthState* s = &found->second;
-  if (s->enabled) {
-    int32_t pid = 0;
-    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
-    const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
-    trace_.append(trace::format_line(trace::LineHeader{comm, uint32_t(pid), n.cpu, n.ts}, s->def.name,
-                                     trace::synth_event_body(s->def, rec, &resolver_)));
-  }
-}
-
-void Engine::consume_ring() {
-  std::vector<std::vector<uint8_t>> batch;
-  auto on_notice = [](void* ctx, void* data, size_t size) -> int {
-    auto* b = static_cast<std::vector<std::vector<uint8_t>>*>(ctx);
-    const auto* p = static_cast<const uint8_t*>(data);
-    b->emplace_back(p, p + size);
-    return 0;
-  };
-  ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
-  if (!rb) return;
-  while (!stop_consumer_) {
-    const int n = ring_buffer__poll(rb, 100);
-    if (n < 0 && n != -EINTR) break;
-    if (batch.empty()) continue;
-    std::lock_guard lock(mu_);
-    for (const auto& notice : batch) {
-      deliver(notice);
-      ++delivered_;
-    }
-    batch.clear();
-  }
-  ring_buffer__free(rb);
 }
 
 }  // namespace histd::engine

@@ -133,10 +133,12 @@ std::string Engine::state_text() const {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, ev] : events_) {
     const std::string event = id.system + ":" + id.name;
-    for (const auto& t : ev->triggers)
-      hist.emplace_back(t->uid, nlohmann::json{{"event", event},
-                                               {"command", t->plan.trigger_text()},
-                                               {"paused", is_paused(t->slot)}});
+    for (const auto& t : ev->triggers) {
+      nlohmann::json entry{{"event", event}, {"command", t->plan.trigger_text()}, {"paused", is_paused(t->slot)}};
+      // Where its Missed count starts on the pinned dispatcher's counter.
+      if (t->missed_base) entry["missed_base"] = t->missed_base;
+      hist.emplace_back(t->uid, std::move(entry));
+    }
   }
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, entry] : hist) list.push_back(std::move(entry));

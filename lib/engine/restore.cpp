@@ -10,7 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "engine/engine_state.h"
 #include "histd/engine.h"
@@ -98,6 +101,8 @@ std::vector<Engine::SavedEntry> Engine::read_state(std::vector<std::string>& pro
     if (kind == SavedEntry::Kind::Trigger && raw.is_object()) {
       auto paused = raw.find("paused");
       e.paused = paused != raw.end() && paused->is_boolean() && paused->get<bool>();
+      auto base = raw.find("missed_base");
+      if (base != raw.end() && base->is_number_unsigned()) e.missed_base = base->get<uint64_t>();
     }
     entries.push_back(std::move(e));
   };
@@ -162,9 +167,16 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   auto it = events_.find(catalog::EventId{system, name});
   const size_t before = it == events_.end() ? 0 : it->second->triggers.size();
   CommandResult r = write_trigger_locked(system, name, e.command, spec::kMaxPrintedCommandBytes);
-  if (!r || !e.paused) return r;
+  if (!r) return r;
   it = events_.find(catalog::EventId{system, name});
-  if (it != events_.end() && it->second->triggers.size() > before) {
+  const bool added = it != events_.end() && it->second->triggers.size() > before;
+  // A saved Missed base counts on the dispatcher a previous histd pinned,
+  // adopted by now; a dispatcher attached afresh (its counter below the
+  // base) counts the trigger's misses from its start.
+  if (added)
+    it->second->triggers.back()->missed_base = std::min(e.missed_base, event_missed(*it->second));
+  if (!e.paused) return r;
+  if (added) {
     auto st = set_paused(it->second->triggers.back()->slot, true);
     if (!st) return system_failure(std::move(st).error());
     (void)save_state();

@@ -188,8 +188,9 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
         "        \"total\": {},\n        \"vars\": {}\n      }},\n",
         s.memory->hot, s.memory->stats, s.memory->table, s.memory->total(), s.memory->vars);
   out += fmt::format(
-      "      \"totals\": {{\n        \"dropped\": {},\n        \"entries\": {},\n        \"hits\": {}\n      }},\n",
-      t.drops, t.entries(), t.hits);
+      "      \"totals\": {{\n        \"dropped\": {},\n        \"entries\": {},\n        \"hits\": {},\n"
+      "        \"missed\": {}\n      }},\n",
+      t.drops, t.entries(), t.hits, s.missed);
   out += "      \"trigger\": " + json_string(s.trigger_line) + "\n    }";
 }
 

@@ -212,6 +212,7 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
   }
   out += section.after_entries;
   put(out, FMT_COMPILE("\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n"), t.hits, t.entries(), t.drops);
+  if (section.missed > 0) put(out, FMT_COMPILE("    Missed: {}\n"), section.missed);
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -49,6 +50,21 @@ std::string log_tail(const char* log, size_t max) {
 constexpr size_t kVerifierLogSize = size_t{1} << 20;
 constexpr size_t kVerifierLogShown = 4096;
 
+uint64_t recursion_misses(int prog_fd) {
+  if (prog_fd < 0) return 0;
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  return bpf_obj_get_info_by_fd(prog_fd, &info, &len) == 0 ? info.recursion_misses : 0;
+}
+
+// The program a link runs, as an fd of its own.
+Fd linked_program(bpf_link* link) {
+  bpf_link_info info{};
+  uint32_t len = sizeof(info);
+  if (!link || bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len) != 0) return Fd();
+  return Fd(bpf_prog_get_fd_by_id(info.prog_id));
+}
+
 }  // namespace
 
 Fd& Fd::operator=(Fd&& o) noexcept {
@@ -76,32 +92,64 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
   return Fd(fd);
 }
 
+namespace {
+
+// The kernel's BPF_LOG_STATS: only the verifier's own messages (the reason
+// for a refusal among them) and its statistics, not the walk of every
+// instruction that level 1 prints.
+constexpr uint32_t kLogStatsOnly = 4;
+
+// Opens `object` with the engine's maps and loads it; on failure the kernel's
+// log is in `log`. `log_level` 0: libbpf asks for a level-1 log only when a
+// load fails (and retries with it).
+Expected<bpf_object*> open_and_load(const std::string& object, const std::map<std::string, int>& maps,
+                                    std::string& log, uint32_t log_level) {
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
+              .kernel_log_size = log.size(), .kernel_log_level = log_level);
+  bpf_object* obj = bpf_object__open_mem(object.data(), object.size(), &opts);
+  if (!obj) return bpf_fail(-errno, "opening generated object");
+  auto failed = [&](Unexpected<Error> e) {
+    bpf_object__close(obj);
+    return e;
+  };
+  for (const auto& [name, fd] : maps) {
+    bpf_map* m = bpf_object__find_map_by_name(obj, name.c_str());
+    if (!m) return failed(fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name));
+    int err = bpf_map__reuse_fd(m, fd);
+    if (err) return failed(bpf_fail(err, "reusing map " + name));
+  }
+  // The test entry is loaded but never attached.
+  bpf_program* test = bpf_object__find_program_by_name(obj, "test_entry");
+  if (test) bpf_program__set_autoattach(test, false);
+  int err = bpf_object__load(obj);
+  if (err) {
+    const int e = err < 0 ? -err : EINVAL;
+    if (log[0] == '\0') return failed(bpf_fail(err, "loading the generated object"));
+    return failed(fail(ErrorKind::Bpf, e,
+                       fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}",
+                                   std::strerror(e), log_tail(log.data(), kVerifierLogShown))));
+  }
+  return obj;
+}
+
+}  // namespace
+
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps) {
-  EventProgram p;
   // libbpf asks the kernel for a log only when a load fails, and then
   // writes it here instead of printing it.
   std::string log(kVerifierLogSize, '\0');
-  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
-              .kernel_log_size = log.size());
-  p.obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
-  if (!p.obj_) return bpf_fail(-errno, "opening generated object");
-  for (const auto& [name, fd] : maps) {
-    bpf_map* m = bpf_object__find_map_by_name(p.obj_, name.c_str());
-    if (!m) return fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name);
-    int err = bpf_map__reuse_fd(m, fd);
-    if (err) return bpf_fail(err, "reusing map " + name);
+  auto obj = open_and_load(object, maps, log, 0);
+  if (!obj && obj.error().err == ENOSPC && log[0] != '\0') {
+    // ENOSPC with a log says only that the log did not fit (the kernel
+    // reports a cut log instead of the refusal, whatever it was: a program
+    // too complex to verify, with string filters, once showed as "No space
+    // left on device"). Once more with the verifier's messages alone.
+    std::fill(log.begin(), log.end(), '\0');
+    obj = open_and_load(object, maps, log, kLogStatsOnly);
   }
-  // The test entry is loaded but never attached.
-  bpf_program* test = bpf_object__find_program_by_name(p.obj_, "test_entry");
-  if (test) bpf_program__set_autoattach(test, false);
-  int err = bpf_object__load(p.obj_);
-  if (err) {
-    const int e = err < 0 ? -err : EINVAL;
-    if (log[0] == '\0') return bpf_fail(err, "loading the generated object");
-    return fail(ErrorKind::Bpf, e,
-                fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}", std::strerror(e),
-                            log_tail(log.data(), kVerifierLogShown)));
-  }
+  if (!obj) return unexpected(std::move(obj).error());
+  EventProgram p;
+  p.obj_ = *obj;
   return p;
 }
 
@@ -124,6 +172,13 @@ int EventProgram::event_fd() const {
 
 int EventProgram::test_fd() const { return bpf_program__fd(bpf_object__find_program_by_name(obj_, "test_entry")); }
 
+// Tail-called and test-run programs pass no recursion guard of their own
+// today (their dispatcher's counts); read anyway, so that a kernel that
+// guards them too is not missed.
+uint64_t EventProgram::missed() const { return recursion_misses(event_fd()) + recursion_misses(test_fd()); }
+
+uint64_t Attachment::missed() const { return recursion_misses(prog_.get()); }
+
 Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event,
                                         const std::string& pin_base,
                                         const std::optional<catalog::SyscallEvent>& syscall) {
@@ -137,6 +192,7 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
     if (link && slots) {
       a.link_ = link;
       a.slots_ = std::move(slots);
+      a.prog_ = linked_program(link);
       a.pin_base_ = pin_base;
       a.adopted_ = true;
       return a;
@@ -177,6 +233,10 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
     a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
     if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
   }
+  a.prog_ = linked_program(a.link_);
+  // A perf event attachment without a BPF link (older kernels) has no link
+  // info: the loaded program is the same one.
+  if (!a.prog_) a.prog_ = Fd(fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 0));
   if (!pin_base.empty()) {
     // Without a pin the event is simply not counted while histd is down.
     if (bpf_link__pin(a.link_, (pin_base + "_link").c_str()) == 0) {
@@ -189,6 +249,7 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
 
 Attachment::Attachment(Attachment&& o) noexcept
     : slots_(std::move(o.slots_)),
+      prog_(std::move(o.prog_)),
       pin_base_(std::move(o.pin_base_)),
       adopted_(o.adopted_),
       obj_(o.obj_),
@@ -200,6 +261,7 @@ Attachment::Attachment(Attachment&& o) noexcept
 
 Attachment& Attachment::operator=(Attachment&& o) noexcept {
   std::swap(slots_, o.slots_);
+  std::swap(prog_, o.prog_);
   std::swap(pin_base_, o.pin_base_);
   std::swap(adopted_, o.adopted_);
   std::swap(obj_, o.obj_);

@@ -24,6 +24,12 @@ class FilterParser {
 
   Result<Filter, Diagnostic> parse() {
     Filter f;
+    // The filter is kept as written and printed back in the trigger file,
+    // `histctl list` and the state file: a newline in it would forge lines
+    // there. A NUL ends the kernel's copy of the command (it would never
+    // store what follows). Refused wherever they are, quoted or not.
+    if (const size_t bad = text_.find_first_of(std::string_view("\n\r\0", 3)); bad != std::string_view::npos)
+      return fail(ErrorCode::FilterControlChar, bad, bad + 1);
     skip_space();
     if (pos_ == text_.size()) return fail(ErrorCode::FilterNoFilter, 0, 0);
     auto root = parse_or();

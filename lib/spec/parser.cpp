@@ -108,6 +108,9 @@ class HistParser {
     }
     if (key == "name") {
       if (cmd_.name) return fail(ErrorCode::DuplicateAttribute, t.span());
+      // Printed back as written (name=X), like a filter: no forged lines.
+      if (const size_t bad = value.text.find_first_of(std::string_view("\n\r\0", 3)); bad != std::string_view::npos)
+        return fail(ErrorCode::NameControlChar, value.sub(bad, 1).span());
       cmd_.name = std::string(value.text);
       cmd_.name_span = t.span();
       return Unit{};

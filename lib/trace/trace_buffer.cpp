@@ -204,6 +204,20 @@ void TraceBuffer::clear() {
   overruns_ = 0;
 }
 
+void TraceBuffer::swap(TraceBuffer& other) {
+  if (&other == this) return;
+  {
+    std::scoped_lock lock(mu_, other.mu_);
+    lines_.swap(other.lines_);
+    std::swap(bytes_, other.bytes_);
+    std::swap(written_, other.written_);
+    std::swap(overruns_, other.overruns_);
+  }
+  // A trace_pipe reader waiting on an empty buffer may now have lines.
+  cv_.notify_all();
+  other.cv_.notify_all();
+}
+
 std::optional<std::string> TraceBuffer::consume(std::chrono::milliseconds timeout, size_t max_bytes) {
   std::unique_lock lock(mu_);
   if (!cv_.wait_for(lock, timeout, [this] { return !lines_.empty(); })) return std::nullopt;

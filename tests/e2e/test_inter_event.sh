@@ -19,9 +19,14 @@ cp "$(command -v perl)" "$WORK/cyclictest"
 wpid=$("$WORK/cyclictest" -e 'print "$$\n"; select(undef, undef, undef, 0.01) for 1..20')
 sleep 0.5
 out=$(cat "$T/events/synthetic/wakeup_latency/hist")
-wakeups=$(awk '/^\{/ {s += $NF} END {print s + 0}' "$T/events/sched/sched_waking/hist")
+waking=$(cat "$T/events/sched/sched_waking/hist")
+wakeups=$(awk '/^\{/ {s += $NF} END {print s + 0}' <<<"$waking")
+# Wakeups the kernel ran no BPF program for (another program was running on
+# that CPU) are reported as missed: only a shortfall they cover is accepted.
+missed=$(awk '/^    Missed: / {s += $2} END {print s + 0}' <<<"$waking")
 total=$(grep -oE 'hitcount: +[0-9]+' <<<"$out" | awk '{s += $2} END {print s + 0}')
-expect_eq "wakeup latency: the workload woke at least once per sleep" "yes" "$([ "$wakeups" -ge 20 ] && echo yes || echo no)"
+expect_eq "wakeup latency: the workload woke at least once per sleep (seen or reported missed)" "yes" \
+  "$([ $((wakeups + missed)) -ge 20 ] && echo yes || echo "no: $wakeups wakeups, $missed missed")"
 # One latency event per wakeup that switched the workload in. A wakeup that
 # races with the task still going to sleep (it is still current) is traced
 # by sched_waking but switches nothing in: the kernel shows the same. Allow
@@ -98,7 +103,7 @@ expect_eq "waking+marker: every wakeup ended by a marker write" "10" \
 : > "$T/events/sched/sched_waking/trigger"
 echo '!latency' >> "$T/synthetic_events"
 
-# --- onmax().snapshot(): the trace copied, the block in the hist file
+# --- onmax().snapshot(): the buffers swapped, the block in the hist file
 echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' > "$T/events/sched/sched_waking/trigger"
 echo 'hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmax($lat).snapshot() if next_comm=="cyclictest"' > "$T/events/sched/sched_switch/trigger"
 printf 'before the snapshot' > "$T/trace_marker"
@@ -108,7 +113,11 @@ hist=$(cat "$T/events/sched/sched_switch/hist")
 expect_eq "snapshot: block in hist" "1" "$(grep -c '^Snapshot taken (see tracing/snapshot).  Details:$' <<<"$hist")"
 expect_eq "snapshot: triggering value and key" "1" \
   "$(grep -cE '^	triggering value \{ onmax\(\$lat\) \}: +[0-9]+	triggered by event with key: \{ next_pid: +[0-9]+ \}$' <<<"$hist")"
-expect_eq "snapshot: the trace was copied" "1" "$(grep -c 'tracing_mark_write: before the snapshot$' "$T/snapshot")"
+# Each new maximum swaps the trace and snapshot buffers, as the kernel does:
+# after an odd number of them the line is in the snapshot, else back in the
+# trace; never lost, never in both.
+expect_eq "snapshot: the buffers were swapped, the line kept once" "1" \
+  "$(cat "$T/trace" "$T/snapshot" | grep -c 'tracing_mark_write: before the snapshot$')"
 : > "$T/events/sched/sched_switch/trigger"
 : > "$T/events/sched/sched_waking/trigger"
 echo 0 > "$T/snapshot"

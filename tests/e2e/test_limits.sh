@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # histd's limits through the mounted tree: --max-triggers on the command
-# line, --max-map-memory from the config file. A command over a limit
-# changes nothing, fails the writer's write(2) with ENOSPC and leaves an
-# error_log entry; `histctl list --json` and hist_debug report map memory.
+# line, --max-map-memory and --max-synthetic-events from the config file. A
+# command over a limit changes nothing, fails the writer's write(2) with
+# ENOSPC and leaves an error_log entry; `histctl list --json` and
+# hist_debug report map memory.
 source "$(dirname "$0")/lib.sh"
 
 # Out-of-range limits stop histd before it mounts anything.
 rc=0; out=$("$HISTD_BIN" --foreground --mount "$WORK/never" --max-triggers 5000 2>&1) || rc=$?
 expect_eq "--max-triggers above the control array is refused" "1 1" \
   "$([ "$rc" -ne 0 ] && echo 1) $(grep -c -- '--max-triggers' <<<"$out")"
+rc=0; out=$("$HISTD_BIN" --foreground --mount "$WORK/never" --max-synthetic-events 2049 2>&1) || rc=$?
+expect_eq "--max-synthetic-events above its ceiling is refused" "1 1" \
+  "$([ "$rc" -ne 0 ] && echo 1) $(grep -c -- '--max-synthetic-events' <<<"$out")"
 rc=0; out=$("$HISTD_BIN" --foreground --mount "$WORK/never" --max-map-memory lots 2>&1) || rc=$?
 expect_eq "a size that is not one is refused" "1" "$([ "$rc" -ne 0 ] && echo 1)"
 
-printf 'max-map-memory = 1M\ntrace-buffer-size = 64K\npercpu-table-limit = 64K\n' >"$WORK/histd.conf"
+printf 'max-map-memory = 1M\ntrace-buffer-size = 64K\npercpu-table-limit = 64K\nmax-synthetic-events = 2\n' >"$WORK/histd.conf"
 histd_start --max-triggers 2 --config "$WORK/histd.conf"
 export HISTD_SOCKET=$WORK/histd.sock
 W=$MNT/events/syscalls/sys_enter_write
@@ -40,6 +44,22 @@ expect_eq "the caret is under size=" "$(printf '%*s^' 32 '')" "$(tail -1 "$MNT/e
 expect_eq "only the first trigger is left" "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]" "$(cat "$W/trigger")"
 rc=0; out=$("$HISTCTL_BIN" add syscalls:sys_enter_write 'hist:keys=common_pid:size=131072' 2>&1) || rc=$?
 expect_eq "histctl add is refused the same way" "1 1" "$rc $(grep -c 'would exceed the map memory limit' <<<"$out")"
+
+# --- the synthetic event limit (from the config file), apart from triggers --
+echo 'one u64 a' >>"$MNT/synthetic_events"
+"$HISTCTL_BIN" synth add 'two u64 a'
+rc=0; err=$( { echo 'three u64 a' >>"$MNT/synthetic_events"; } 2>&1 ) || rc=$?
+expect_eq "the third synthetic event fails the write with ENOSPC" "1 No space left on device" \
+  "$rc $(grep -o 'No space left on device' <<<"$err")"
+expect_eq "error_log names the limit" "too many synthetic events: the limit is 2 and 2 are defined" "$(last_error)"
+rc=0; out=$("$HISTCTL_BIN" synth add 'three u64 a' 2>&1) || rc=$?
+expect_eq "histctl synth add is refused the same way" "1 1" "$rc $(grep -c 'too many synthetic events' <<<"$out")"
+expect_eq "the definitions are unchanged" "$(printf 'one\tu64 a\ntwo\tu64 a')" "$(cat "$MNT/synthetic_events")"
+expect_eq "status shows both counts" "triggers: 1 of 2
+synthetic events: 2 of 2" "$("$HISTCTL_BIN" status | head -2)"
+expect_eq "list --json: the synthetic events against their limit" "2 2" \
+  "$("$HISTCTL_BIN" list --json | json 'd["usage"]["synthetic_events"], d["usage"]["max_synthetic_events"]')"
+echo '!one' >>"$MNT/synthetic_events"; echo '!two' >>"$MNT/synthetic_events"
 
 # --- what is reported ------------------------------------------------------
 list=$("$HISTCTL_BIN" list --json)

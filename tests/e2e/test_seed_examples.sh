@@ -35,12 +35,17 @@ expect_eq "examples clean up after themselves" "" "$("$HISTCTL_BIN" --socket "$W
 out=$(bash "$EXAMPLES/wakeup_latency.sh" 10)
 wpid=$(grep -oE '^workload pid [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
 wakeups=$(grep -oE '^wakeups: [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+missed=$(grep -oE '^missed wakeups: [0-9]+' <<<"$out" | grep -oE '[0-9]+$')
 # (as in test_inter_event.sh: a wakeup racing with the task still going to
 # sleep switches nothing in; at most 2 of those)
 events=$(grep -E "^\{ pid: +$wpid, prio: +[0-9]+, lat: +[0-9]+ \} hitcount: +[0-9]+$" <<<"$out" | grep -oE 'hitcount: +[0-9]+' | awk '{s += $2} END {print s + 0}')
 expect_eq "wakeup latency example: one event per wakeup (at most 2 wakeups without a switch)" "yes" \
   "$([ "$events" -le "${wakeups:-0}" ] && [ "$events" -ge $((${wakeups:-0} - 2)) ] && echo yes || echo "no: $events events, $wakeups wakeups")"
-expect_eq "wakeup latency example: at least one wakeup per sleep" "yes" "$([ "${wakeups:-0}" -ge 10 ] && echo yes || echo no)"
+# A wakeup from an interrupt that came while another BPF program ran on that
+# CPU (the load test's, a bench) reaches no BPF program: histd reports it as
+# missed, and only a shortfall those misses cover is accepted.
+expect_eq "wakeup latency example: at least one wakeup per sleep (seen or reported missed)" "yes" \
+  "$([ $((${wakeups:-0} + ${missed:-0})) -ge 10 ] && echo yes || echo "no: $wakeups wakeups, $missed missed")"
 
 # trace_marker latency through histctl and the tree's trace_marker.
 out=$(bash "$EXAMPLES/trace_marker_latency.sh" "$MNT" 3)
@@ -61,7 +66,8 @@ import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
 for _ in range(3): s.sendto(b"x" * 100, s.getsockname())
 PY
-  a=$(sed 1,4d "$E/net/netif_receive_skb/hist"); b=$(sed 1,4d "$E/net/netif_rx/hist")
+  # (each event's own Missed line aside: the table is shared, the misses are the event's)
+  a=$(sed '1,4d; /^    Missed: /d' "$E/net/netif_receive_skb/hist"); b=$(sed '1,4d; /^    Missed: /d' "$E/net/netif_rx/hist")
   expect_eq "named table: both hist files show the same data" "$a" "$b"
   expect_eq "named table: both trigger lines name it" "hist:name=foo:keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 [active]" \
     "$(cat "$E/net/netif_rx/trigger")"

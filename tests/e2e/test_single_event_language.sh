@@ -108,4 +108,38 @@ check_error 'hist:keys=fd:^vals=' "Empty assignment"
 check_error 'hist:keys=fd if ^nosuch == 1' "Field not found"
 check_error 'hist:keys=fd if fd ^= 1' "Invalid operator"
 check_error 'hist:keys=fd if fd == ^count' "Illegal integer value"
+
+# --- a newline or NUL in a filter cannot forge lines ----------------------
+# Before: the quoted newline was stored, and the trigger file, histctl list
+# and the state file showed a second, made-up trigger line.
+# write_once FILE TEXT: TEXT (printf escapes: \n, \0) in one write(2).
+write_once() {
+  python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+try: os.write(fd, sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
+except OSError: sys.exit(1)' "$1" "$2"
+}
+forge='hist:keys=fd if common_comm == "x\nhist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 [active]"'
+: > "$MNT/error_log"
+echo 'hist:keys=count' > "$W/trigger"
+before=$(cat "$W/trigger")
+for bad in "$forge" 'hist:keys=fd if common_comm == "x\0y"' 'hist:keys=fd if fd == 1\n|| fd == 2' \
+  'hist:keys=fd:name=x\nhist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 [active]'; do
+  if write_once "$W/trigger" "$bad" 2>/dev/null; then
+    expect_eq "refused in one write: $bad" refused accepted
+  else
+    expect_eq "refused in one write: $bad" refused refused
+  fi
+done
+out=$("$HISTCTL_BIN" --socket "$WORK/histd.sock" add syscalls:sys_enter_write "$(printf "$forge")" 2>&1) && rc=0 || rc=$?
+expect_eq "a newline in a quoted filter is refused (histctl)" "1" "$rc"
+expect_eq "histctl says why" "1" "$(grep -c '^error: a filter may not hold a newline or NUL byte$' <<<"$out")"
+expect_eq "the trigger file is unchanged" "$before" "$(cat "$W/trigger")"
+expect_eq "histctl list shows the one real trigger" \
+  "syscalls:sys_enter_write hist:keys=count:vals=hitcount:sort=hitcount:size=2048 [active]" \
+  "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list)"
+expect_eq "error_log holds one line per part of each entry (5 refusals, 3 lines each)" "15" \
+  "$(wc -l < "$MNT/error_log")"
+expect_eq "error_log names the fault" "4 1" \
+  "$(grep -c 'error: a filter may not hold a newline or NUL byte$' "$MNT/error_log") $(grep -c 'error: a table name may not hold a newline or NUL byte$' "$MNT/error_log")"
+: > "$W/trigger"
 finish

@@ -428,12 +428,31 @@ TEST(RenderJson, NumbersAndRenderedFormsSideBySide) {
             "      \"totals\": {\n"
             "        \"dropped\": 0,\n"
             "        \"entries\": 1,\n"
-            "        \"hits\": 5\n"
+            "        \"hits\": 5,\n"
+            "        \"missed\": 0\n"
             "      },\n"
             "      \"trigger\": \"hist:keys=... [active]\"\n"
             "    }\n"
             "  ]\n"
             "}\n");
+}
+
+// Events the kernel's BPF recursion guard kept from histd's programs: one
+// line after the kernel's Totals, only when there are any, so that the text
+// is the kernel's byte for byte otherwise; always in the JSON totals.
+TEST(Render, MissedEventsFollowTheTotalsOnlyWhenThereAreAny) {
+  FakeResolver res;
+  Table t = table_of({{"fd", 0, 8, false, KeyDisplay::Decimal}}, {{"hitcount"}}, {row({3}, {5})});
+  t.hits = 5;
+  Section s{"hist:keys=fd [active]", &t};
+  const std::string none = render_table(s, res);
+  EXPECT_TRUE(none.ends_with("\nTotals:\n    Hits: 5\n    Entries: 1\n    Dropped: 0\n")) << none;
+  s.missed = 7;
+  const std::string some = render_table(s, res);
+  EXPECT_EQ(some, none + "    Missed: 7\n");
+  const auto doc = nlohmann::json::parse(render_json("a:b", {s}, res));
+  EXPECT_EQ(doc["tables"][0]["totals"]["missed"], 7);
+  EXPECT_EQ(doc["tables"][0]["totals"]["hits"], 5);
 }
 
 }  // namespace

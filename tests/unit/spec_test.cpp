@@ -193,6 +193,36 @@ TEST(Filter, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_TRUE(parse_filter(std::string(60, '(') + "a == 1" + std::string(60, ')'), 0, "").ok());
 }
 
+// A newline or NUL in a filter (or a table name) would be printed back
+// verbatim (trigger file, histctl list, state file) and forge lines there:
+// refused, quoted or bare, on hist and enable_hist commands, the caret at
+// the byte.
+TEST(Filter, NewlineOrNulIsRefusedWhereverItIs) {
+  for (const char c : {'\n', '\r', '\0'}) {
+    const std::string b(1, c);
+    expect_error("hist:keys=a if comm == \"x^" + b + "hist:keys=b [active]\"", ErrorCode::FilterControlChar);
+    expect_error("hist:keys=a if comm == 'x^" + b + "y'", ErrorCode::FilterControlChar);
+    expect_error("hist:keys=a if comm == x^" + b + "y", ErrorCode::FilterControlChar);
+    expect_error("hist:keys=a if a == 1^" + b + "|| a == 2", ErrorCode::FilterControlChar);
+    expect_error("hist:keys=a if comm ~ \"^" + b + "*\"", ErrorCode::FilterControlChar);
+    expect_error("enable_hist:a:b if comm == \"x^" + b + "\"", ErrorCode::FilterControlChar);
+    EXPECT_FALSE(parse_trigger("!hist:keys=a if comm == \"x" + b + "\"").ok());
+  }
+  // A table name is printed back as written too.
+  for (const char c : {'\n', '\r', '\0'})
+    expect_error("hist:keys=a:name=x^" + std::string(1, c) + "hist:keys=b", ErrorCode::NameControlChar);
+  // The newline that ends a write is not part of the command.
+  EXPECT_TRUE(parse_trigger("hist:keys=a if comm == \"x\"\n").ok());
+  EXPECT_TRUE(parse_trigger("enable_hist:a:b if comm == x\n").ok());
+  // The refused command is logged without the line it would have forged.
+  auto r = parse_trigger("hist:keys=a if comm == \"x\nhist:keys=b [active]\"");
+  ASSERT_FALSE(r.ok());
+  const std::string entry = format_error_log_entry("hist:s:e", r.error());
+  EXPECT_EQ(entry, "hist:s:e: error: a filter may not hold a newline or NUL byte\n"
+                   "  Command: hist:keys=a if comm == \"x hist:keys=b [active]\"\n" +
+                       std::string(11 + 25, ' ') + "^\n");
+}
+
 TEST(Spec, NeverCrashesOnJunk) {
   const std::string alphabet("hist:keys=,.!&|()\"' if~=<>0x-ab\n\t\0", 34);
   uint64_t state = 12345;

@@ -1,0 +1,109 @@
+// The trace buffer's side of the engine: what reaches histd through the ring
+// (trace lines of enabled synthetic events, snapshot() notices), and the
+// trace and snapshot files.
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/engine_state.h"
+#include "hist_shared.h"
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+namespace {
+
+// Ring notices handled per hold of the engine lock (see consume_ring()).
+constexpr size_t kNoticesPerLock = 256;
+
+}  // namespace
+
+std::string Engine::read_trace() {
+  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+}
+
+void Engine::clear_trace() { trace_.clear(); }
+
+std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes) {
+  return trace_.consume(timeout, max_bytes);
+}
+
+std::string Engine::read_snapshot() {
+  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+}
+
+void Engine::clear_snapshot() { snapshot_.clear(); }
+
+// The kernel's conditional snapshot: onmax() takes one when its value beats
+// the trigger's global maximum, onchange() on every change. As the kernel's
+// update_max_tr(), it swaps the live buffer with the snapshot buffer: O(1)
+// under the engine lock whatever the buffers hold (copying a full buffer
+// here, on every change, once held the lock for minutes).
+void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
+  bool onmax = false;
+  for (const plan::ActionPlan& a : t.plan.actions)
+    if (a.kind == spec::Action::Kind::Snapshot) onmax = a.handler == spec::Action::Handler::OnMax;
+  if (onmax && t.snapshot && value <= t.snapshot->value) return;
+  t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
+  trace_.swap(snapshot_);
+}
+
+void Engine::deliver(std::span<const uint8_t> notice) {
+  if (notice.size() < sizeof(histd_notice)) return;
+  histd_notice n;
+  std::memcpy(&n, notice.data(), sizeof(n));
+  const std::span<const uint8_t> rec =
+      notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
+  if (n.kind == HISTD_NOTICE_SNAPSHOT) {
+    if (rec.size() < 8) return;
+    uint64_t value = 0;
+    std::memcpy(&value, rec.data(), 8);
+    for (auto& [id, ev] : events_)
+      for (auto& t : ev->triggers)
+        if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
+    return;
+  }
+  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second.id == n.id; });
+  if (found == synths_.end()) return;
+  // The generating program already ran the event's triggers: a record comes
+  // here only to be traced.
+  const SynthState* s = &found->second;
+  if (s->enabled) {
+    int32_t pid = 0;
+    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+    const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
+    trace_.append(trace::format_line(trace::LineHeader{comm, uint32_t(pid), n.cpu, n.ts}, s->def.name,
+                                     trace::synth_event_body(s->def, rec, &resolver_)));
+  }
+}
+
+void Engine::consume_ring() {
+  std::vector<std::vector<uint8_t>> batch;
+  auto on_notice = [](void* ctx, void* data, size_t size) -> int {
+    auto* b = static_cast<std::vector<std::vector<uint8_t>>*>(ctx);
+    const auto* p = static_cast<const uint8_t*>(data);
+    b->emplace_back(p, p + size);
+    return 0;
+  };
+  ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
+  if (!rb) return;
+  while (!stop_consumer_) {
+    const int n = ring_buffer__poll(rb, 100);
+    if (n < 0 && n != -EINTR) break;
+    // A poll drains the whole ring (4 MiB: tens of thousands of notices).
+    // The lock that trigger writes and reads take is held for one chunk at
+    // a time, so they wait for at most one chunk's work, and a shutdown
+    // for at most one chunk too.
+    for (size_t done = 0; done < batch.size() && !stop_consumer_; done += kNoticesPerLock) {
+      std::lock_guard lock(mu_);
+      const size_t end = std::min(batch.size(), done + kNoticesPerLock);
+      for (size_t i = done; i < end; ++i) deliver(batch[i]);
+      delivered_ += end - done;
+    }
+    batch.clear();
+  }
+  ring_buffer__free(rb);
+}
+
+}  // namespace histd::engine
