@@ -147,8 +147,10 @@ json op_status(Call& c) {
                                 u.triggers, u.max_triggers, u.synthetic_events, u.max_synthetic_events,
                                 u.map_memory, u.max_map_memory);
   out += fmt::format("missed events: {}\n", missed);
-  for (const json& m : missed_by_event)
-    if (m["missed"].get<uint64_t>()) out += fmt::format("  {} {}\n", m["event"].get<std::string>(), m["missed"].get<uint64_t>());
+  for (const json& m : missed_by_event) {
+    const uint64_t n = m["missed"].get<uint64_t>();
+    if (n) out += fmt::format("  {} {}\n", m["event"].get<std::string>(), n);
+  }
   if (!r.state_file_problem.empty()) out += "state file: " + r.state_file_problem + "\n";
   return success(out + not_restored_text(r.not_restored));
 }
