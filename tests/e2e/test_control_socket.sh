@@ -46,7 +46,7 @@ expect_eq "nothing is made there" "" "$(ls -A "$WORK/open")"
 histd_start
 try_histd --socket "$SOCK"
 expect_eq "another histd's live socket: histd exits 1" "1" "$rc"
-expect_eq "saying why" "histd: $SOCK is live: another histd listens there" "$(tail -1 "$WORK/refused.log")"
+expect_eq "saying why, naming it" "histd: another histd (pid $HISTD_PID) listens on $SOCK" "$(tail -1 "$WORK/refused.log")"
 expect_eq "nothing is mounted" "no" "$(mounted)"
 expect_eq "and the first histd still answers" "" "$("${HISTCTL[@]}" list 2>&1)"
 
