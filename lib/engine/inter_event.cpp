@@ -21,6 +21,8 @@ namespace histd::engine {
 namespace {
 
 constexpr uint32_t kDynamicStringRoom = 256;
+// How a trace line reads for a reader who may not see kernel addresses.
+constexpr render::Options kHidden{true};
 
 uint64_t monotonic_ns() {
   struct timespec ts {};
@@ -322,14 +324,15 @@ bool Engine::enabled(const std::string& system, const std::string& event) {
   return s != synths_.end() && s->second.enabled;
 }
 
-std::string Engine::read_trace() {
-  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+std::string Engine::read_trace(const render::Options& options) {
+  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), options.hide_kernel_addresses);
 }
 
 void Engine::clear_trace() { trace_.clear(); }
 
-std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes) {
-  return trace_.consume(timeout, max_bytes);
+std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                                 const render::Options& options) {
+  return trace_.consume(timeout, max_bytes, options.hide_kernel_addresses);
 }
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
@@ -439,8 +442,9 @@ CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, size
   return Unit{};
 }
 
-std::string Engine::read_snapshot() {
-  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+std::string Engine::read_snapshot(const render::Options& options) {
+  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)),
+                            options.hide_kernel_addresses);
 }
 
 void Engine::clear_snapshot() { snapshot_.clear(); }
@@ -453,15 +457,7 @@ void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> 
     if (a.kind == spec::Action::Kind::Snapshot) onmax = a.handler == spec::Action::Handler::OnMax;
   if (onmax && t.snapshot && value <= t.snapshot->value) return;
   t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
-  snapshot_.clear();
-  const std::string lines = trace_.lines();
-  size_t start = 0;
-  while (start < lines.size()) {
-    size_t end = lines.find('\n', start);
-    end = end == std::string::npos ? lines.size() : end + 1;
-    snapshot_.append(lines.substr(start, end - start));
-    start = end;
-  }
+  snapshot_.assign_lines(trace_);
 }
 
 void Engine::deliver(std::span<const uint8_t> notice) {
@@ -488,8 +484,10 @@ void Engine::deliver(std::span<const uint8_t> notice) {
     int32_t pid = 0;
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
     const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
-    trace_.append(trace::format_line(trace::LineHeader{comm, uint32_t(pid), n.cpu, n.ts}, s->def.name,
-                                     trace::synth_event_body(s->def, rec, &resolver_)));
+    const trace::LineHeader header{comm, uint32_t(pid), n.cpu, n.ts};
+    // Both forms are made now: the record is gone once read.
+    trace_.append(trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
+                  trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_, kHidden)));
   }
 }
 
