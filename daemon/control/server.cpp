@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "control/protocol.h"
+#include "histd/symbols.h"
 
 namespace histd::control {
 
@@ -39,6 +40,16 @@ json command_failure(const engine::CommandFailure& f) {
 }
 
 json success(std::string output = {}) { return json{{"ok", true}, {"output", std::move(output)}}; }
+
+// How the peer is shown kernel addresses: as the tree's readers are
+// (kptr_restrict, symbols::may_see_kernel_addresses).
+render::Options peer_options(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  const bool see = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+                   symbols::may_see_kernel_addresses(cred.uid, cred.pid);
+  return render::Options{!see};
+}
 
 // A request member: absent is "" (or `fallback`), present with another JSON
 // type is an error, never an exception (nlohmann's value() throws there).
@@ -262,7 +273,9 @@ void Server::handle(int fd) {
     if (!as_json) {
       reply = failure(EINVAL, "\"json\" must be a boolean");
     } else {
-      auto h = *as_json ? engine_->read_hist_json(ev->first, ev->second) : engine_->read_hist(ev->first, ev->second);
+      const render::Options shown = peer_options(fd);
+      auto h = *as_json ? engine_->read_hist_json(ev->first, ev->second, shown)
+                        : engine_->read_hist(ev->first, ev->second, shown);
       reply = h ? success(*h) : failure(h.error().err, h.error().context);
     }
   } else if (op == "source") {
@@ -281,7 +294,7 @@ void Server::handle(int fd) {
   } else if (op == "synth_list") {
     reply = success(engine_->read_synthetic());
   } else if (op == "trace") {
-    reply = success(engine_->read_trace());
+    reply = success(engine_->read_trace(peer_options(fd)));
   } else if (op == "clear_trace") {
     engine_->clear_trace();
     reply = success();
