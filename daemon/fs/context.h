@@ -56,7 +56,7 @@ struct Tree::Context {
   std::atomic<int64_t> trim_at{0};
 
   // The node an inode names now (Kind::None once it is gone).
-  Node node_of(fuse_ino_t ino, std::string* path = nullptr) const;
+  Node node_of(fuse_ino_t ino) const;
   // st_mode, st_nlink, owner (root, group) of `n`, numbered `ino`.
   void fill_stat(const Node& n, fuse_ino_t ino, struct stat* st) const;
 };

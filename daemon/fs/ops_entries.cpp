@@ -103,8 +103,7 @@ struct Listing {
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   Tree::Context& ctx = context_of(req);
-  std::string path;
-  const Node n = ctx.node_of(ino, &path);
+  const Node n = ctx.node_of(ino);
   if (n.kind == Node::Kind::None) {
     fuse_reply_err(req, ENOENT);
     return;
@@ -115,8 +114,10 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   }
   auto listing = std::make_unique<Listing>();
   listing->entries = {{".", true}, {"..", true}};
+  // Systems and events are directories; in the root only "events" is.
+  const bool children_are_dirs = n.kind == Node::Kind::EventsDir || n.kind == Node::Kind::SystemDir;
   for (std::string& name : ctx.ns.list(n)) {
-    const bool dir = ctx.ns.resolve(InodeTable::child(path, name)).is_dir();
+    const bool dir = children_are_dirs || (n.kind == Node::Kind::Root && name == "events");
     listing->entries.emplace_back(std::move(name), dir);
   }
   fi->fh = reinterpret_cast<uint64_t>(listing.release());
@@ -151,11 +152,9 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
 
 }  // namespace
 
-Node Tree::Context::node_of(fuse_ino_t ino, std::string* path) const {
+Node Tree::Context::node_of(fuse_ino_t ino) const {
   auto p = inodes.path(ino);
-  if (!p) return Node{};
-  if (path) *path = *p;
-  return ns.resolve(*p);
+  return p ? ns.resolve(*p) : Node{};
 }
 
 void Tree::Context::fill_stat(const Node& n, fuse_ino_t ino, struct stat* st) const {
