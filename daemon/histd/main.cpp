@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", opt.state_dir, "compiled-object cache and saved state")->capture_default_str();
   app.add_option("--pin-dir", opt.pin_dir, "bpffs directory where tables are pinned (empty: none)")
       ->capture_default_str();
-  app.add_option("--group", opt.group, "a group whose members may change triggers too (default: root only)");
+  app.add_option("--group", opt.group, "a group whose members may read the tree and change triggers too (default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_option("--clang", opt.clang, "the clang that compiles generated BPF units (default: the build's)");
   app.add_option("--max-triggers", opt.max_triggers,
