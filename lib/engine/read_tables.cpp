@@ -22,6 +22,30 @@ namespace {
 // be removed meanwhile, closing its own fd (and a new map may get the number).
 runtime::Fd dup_fd(int fd) { return runtime::Fd(fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
 
+// The block an onmax()/onchange() .snapshot() adds below the entries, for
+// the last snapshot taken: its value and the key of the entry that took it.
+std::string snapshot_block(const plan::HistPlan& plan, uint64_t value, std::span<const uint8_t> key_bytes,
+                           const table::Table& table, const render::Resolver& resolver,
+                           const render::Options& options) {
+  std::string out;
+  for (const plan::ActionPlan& a : plan.actions) {
+    if (a.kind != spec::Action::Kind::Snapshot) continue;
+    std::vector<uint8_t> key(key_bytes.begin(), key_bytes.end());
+    key.resize(plan.key_size);
+    const table::Row key_row{key, {}, {}, {}};
+    // The tracked variable's value, hidden as its type says.
+    const table::AddressKind kind = a.track_var >= 0 && size_t(a.track_var) < plan.vars.size()
+                                        ? table::address_kind(plan.vars[size_t(a.track_var)].expr.type)
+                                        : table::AddressKind::None;
+    out = fmt::format(
+        "\nSnapshot taken (see tracing/snapshot).  Details:\n\ttriggering value {{ {}({}) }}: {:10}"
+        "\ttriggered by event with key: {}\n",
+        a.handler == spec::Action::Handler::OnMax ? "onmax" : "onchange", a.track_text,
+        render::shown(value, kind, options), render::render_key(table, key_row, resolver, options));
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<std::string> Engine::read_hist(const std::string& system, const std::string& event,
@@ -84,19 +108,8 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
     const Read& r = reads[i];
     render::Section section{r.plan.trigger_text() + (r.paused ? " [paused]" : " [active]"), &tables[i], {},
                             plan::map_memory(r.plan, possible_cpus_)};
-    if (r.snapshot) {
-      for (const plan::ActionPlan& a : r.plan.actions)
-        if (a.kind == spec::Action::Kind::Snapshot) {
-          std::vector<uint8_t> key(r.snapshot->key);
-          key.resize(r.plan.key_size);
-          const table::Row key_row{key, {}, {}, {}};
-          section.after_entries = fmt::format(
-              "\nSnapshot taken (see tracing/snapshot).  Details:\n\ttriggering value {{ {}({}) }}: {:10}"
-              "\ttriggered by event with key: {}\n",
-              a.handler == spec::Action::Handler::OnMax ? "onmax" : "onchange", a.track_text, r.snapshot->value,
-              render::render_key(tables[i], key_row, resolver_, options));
-        }
-    }
+    if (r.snapshot)
+      section.after_entries = snapshot_block(r.plan, r.snapshot->value, r.snapshot->key, tables[i], resolver_, options);
     sections.push_back(std::move(section));
   }
   if (json) return render::render_json(system + ":" + event, sections, resolver_, options);
