@@ -114,8 +114,12 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
     context_of(req).pipe.read(req, size, file->nonblock, file->options);
     return;
   }
+  // Held until the reply is out: the reader may close the file once the
+  // kernel has the reply, and its release may run on another worker while
+  // this one is still returning from writev.
+  const Text text = file->content;
   const std::string empty;
-  const std::string& content = file->content ? *file->content : empty;
+  const std::string& content = text ? *text : empty;
   const size_t offset = static_cast<size_t>(off);
   if (offset >= content.size()) {
     fuse_reply_buf(req, nullptr, 0);
