@@ -33,8 +33,9 @@ std::string mountinfo_escape(const std::string& path) {
   return out;
 }
 
-// The id of the newest histd FUSE mount at `mountpoint` (-1: none).
-int find_mount_id(const std::filesystem::path& mountpoint) {
+// The id of the newest histd FUSE mount at `mountpoint` (-1: none); with
+// `id` >= 0, `id` if that mount is still there.
+int find_mount_id(const std::filesystem::path& mountpoint, int id = -1) {
   const std::string want = mountinfo_escape(mountpoint.string());
   int found = -1;
   FILE* f = std::fopen("/proc/self/mountinfo", "re");
@@ -43,11 +44,12 @@ int find_mount_id(const std::filesystem::path& mountpoint) {
   size_t cap = 0;
   while (getline(&line, &cap, f) > 0) {
     // "<id> <parent> <major:minor> <root> <mount point> <options> [tags] - <fstype> ..."
-    int id = -1;
+    int line_id = -1;
     char point[4096];
-    if (std::sscanf(line, "%d %*d %*s %*s %4095s", &id, point) != 2) continue;
+    if (std::sscanf(line, "%d %*d %*s %*s %4095s", &line_id, point) != 2) continue;
     const char* sep = std::strstr(line, " - ");
-    if (want == point && sep && std::strncmp(sep + 3, "fuse.histd ", 11) == 0) found = id;
+    if (want == point && sep && std::strncmp(sep + 3, "fuse.histd ", 11) == 0 && (id < 0 || line_id == id))
+      found = line_id;
   }
   std::free(line);
   std::fclose(f);
@@ -161,16 +163,8 @@ int Tree::run() {
 
 bool Tree::still_mounted() const {
   if (mount_id_ < 0) return true;  // not found at mount: cannot tell, assume so
-  const std::string id = std::to_string(mount_id_) + " ";
-  FILE* f = std::fopen("/proc/self/mountinfo", "re");
-  if (!f) return true;
-  bool found = false;
-  char* line = nullptr;
-  size_t cap = 0;
-  while (!found && getline(&line, &cap, f) > 0) found = std::strncmp(line, id.c_str(), id.size()) == 0;
-  std::free(line);
-  std::fclose(f);
-  return found;
+  // The id and the place: an id freed by the unmount is soon another mount's.
+  return find_mount_id(mountpoint_, mount_id_) == mount_id_;
 }
 
 Tree::~Tree() {
