@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "control/protocol.h"
+#include "histd/symbols.h"
 
 namespace histd::control {
 
@@ -160,12 +161,16 @@ json op_restore(Call& c) {
   return left.empty() ? success("every saved trigger is restored\n") : failure(EAGAIN, not_restored_text(left));
 }
 
-// The kptr_restrict seam (#18, point 5): c.peer is the reader. The engine
-// renders the same text for every reader allowed in until the renderer hides
-// kernel addresses from readers who may not see them.
+// How the peer is shown kernel addresses: as the tree's readers are
+// (kptr_restrict, symbols::may_see_kernel_addresses).
+render::Options shown_to(const Peer& peer) {
+  return render::Options{!symbols::may_see_kernel_addresses(peer.uid, peer.pid)};
+}
+
 json op_show(Call& c) {
-  auto h = c.as_json ? c.engine.read_hist_json(c.system_name, c.event_name)
-                     : c.engine.read_hist(c.system_name, c.event_name);
+  const render::Options shown = shown_to(c.peer);
+  auto h = c.as_json ? c.engine.read_hist_json(c.system_name, c.event_name, shown)
+                     : c.engine.read_hist(c.system_name, c.event_name, shown);
   return h ? success(*h) : failure(h.error().err, h.error().context);
 }
 
@@ -187,7 +192,7 @@ json change_synthetic(Call& c, bool remove) {
 json op_synth_add(Call& c) { return change_synthetic(c, false); }
 json op_synth_remove(Call& c) { return change_synthetic(c, true); }
 json op_synth_list(Call& c) { return success(c.engine.read_synthetic()); }
-json op_trace(Call& c) { return success(c.engine.read_trace()); }
+json op_trace(Call& c) { return success(c.engine.read_trace(shown_to(c.peer))); }
 json op_clear_trace(Call& c) {
   c.engine.clear_trace();
   return success();

@@ -1,8 +1,11 @@
 // The tracefs-shaped FUSE tree histd mounts:
-//   <mount>/README available_events error_log
-//           events/<system>/<event>/{format,id,trigger,hist}
+//   <mount>/README available_events error_log synthetic_events trace
+//           trace_pipe trace_marker snapshot
+//           events/<system>/<event>/{format,id,trigger,hist,hist.json,hist_debug}
 // Every file is generated on open (like a seq_file) and served with
 // direct_io, so sizes read as 0 as in tracefs. Writes go to the engine.
+// Served with libfuse's low-level API: no request holds a worker thread
+// while it waits (a trace_pipe read without lines is parked, TracePipe).
 #pragma once
 
 #include <sys/types.h>
@@ -15,18 +18,25 @@
 #include "histd/engine.h"
 #include "histd/result.h"
 
-struct fuse;
+struct fuse_session;
 
 namespace histd::fs {
 
 class Tree {
  public:
-  // Mounts at `mountpoint`. The engine must outlive the tree. Members of
-  // `group` (0: nobody but root) may write trigger files.
+  // Bytes of hist/hist.json texts open files may pin before new opens share
+  // the newest text of their file (Renderings).
+  static constexpr size_t kReaderMemory = size_t{32} << 20;
+
+  // Mounts at `mountpoint`. The engine must outlive the tree. Only root, or
+  // members of `group` (0: nobody but root), may read or write the tree;
+  // the group's readers are shown kernel addresses as the kernel's
+  // kptr_restrict decides for them.
   static Expected<std::unique_ptr<Tree>> mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
                                                gid_t group = 0);
   ~Tree();
-  // Serves requests until unmounted or a SIGINT/SIGTERM/SIGHUP arrives.
+  // Serves requests until unmounted or a SIGINT/SIGTERM/SIGHUP arrives;
+  // then answers the trace_pipe reads still waiting (end of file).
   int run();
   // Whether the mount made by mount() is still in this mount namespace:
   // false once it was unmounted under histd (umount, umount -l), which
@@ -41,7 +51,8 @@ class Tree {
   void watch_pollers();
   std::unique_ptr<Context> ctx_;
   std::atomic<bool> stop_watch_{false};
-  struct fuse* fuse_ = nullptr;
+  struct fuse_session* session_ = nullptr;
+  bool mounted_ = false;
   std::filesystem::path mountpoint_;
   int mount_id_ = -1;  // in /proc/self/mountinfo
 };

@@ -160,7 +160,9 @@ int run(const Options& opt) {
 void keep_freed_heap() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
-  mallopt(M_ARENA_MAX, 1);  // FUSE threads take turns on the engine anyway
+  // One arena: renders run on several FUSE threads at once now, but a big
+  // read is rare and one heap keeps idle RSS low (the tree trims it).
+  mallopt(M_ARENA_MAX, 1);
 }
 
 }  // namespace

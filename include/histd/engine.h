@@ -23,6 +23,7 @@
 #include "histd/codegen.h"
 #include "histd/diagnostic.h"
 #include "histd/plan.h"
+#include "histd/render.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
 #include "histd/symbols.h"
@@ -163,11 +164,17 @@ class Engine {
   CommandResult truncate_triggers(const std::string& system, const std::string& event);
 
   std::string read_trigger(const std::string& system, const std::string& event);
-  Expected<std::string> read_hist(const std::string& system, const std::string& event);
+  // Reads take the lock only to copy what they need: the maps are read and
+  // the text rendered outside it. `options` says how the reader is shown
+  // kernel addresses (render::Options).
+  Expected<std::string> read_hist(const std::string& system, const std::string& event,
+                                  const render::Options& options = {});
   // The same tables as JSON (render::render_json).
-  Expected<std::string> read_hist_json(const std::string& system, const std::string& event);
+  Expected<std::string> read_hist_json(const std::string& system, const std::string& event,
+                                       const render::Options& options = {});
   // Changes whenever the event's tables may have changed (hits, drops,
-  // commands): what poll() on a hist file waits for.
+  // commands, a trigger paused or continued by enable_hist/disable_hist):
+  // what poll() on a hist file waits for.
   uint64_t version(const std::string& system, const std::string& event);
   std::string read_hist_debug(const std::string& system, const std::string& event);
   std::string read_error_log();
@@ -198,13 +205,14 @@ class Engine {
   // events/synthetic/<name>/enable: whether the event's records are traced.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
   bool enabled(const std::string& system, const std::string& event);
-  std::string read_trace();
+  std::string read_trace(const render::Options& options = {});
   void clear_trace();
   // The copy of the trace buffer the last snapshot() action took.
-  std::string read_snapshot();
+  std::string read_snapshot(const render::Options& options = {});
   void clear_snapshot();
   // trace_pipe: waits up to `timeout` for lines and takes them out.
-  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes);
+  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                           const render::Options& options = {});
   // One write(2) to trace_marker by task `pid` (`comm`): a trace line, and a
   // record of ftrace:print through that event's triggers.
   CommandResult write_marker(std::string_view text, uint32_t pid, const std::string& comm);
@@ -263,7 +271,8 @@ class Engine {
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
 
-  Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json);
+  Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json,
+                                    const render::Options& options);
   // The command paths take lines shorter than `max_bytes`: a page for what
   // users write, more for lines histd printed (spec::kMaxPrintedCommandBytes).
   CommandResult write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,

@@ -51,6 +51,32 @@ void for_each_shown_frame(const Resolver& res, size_t count, Frame frame_at, aut
 // A resolver that knows nothing: symbols print as hex, syscalls as unknown.
 const Resolver& null_resolver();
 
+// How one reader is shown a table.
+struct Options {
+  // For a reader the kernel would not show kernel addresses to
+  // (kptr_restrict; symbols::may_see_kernel_addresses): they print as 0, as
+  // kallsyms and %pK print them. Symbol names stay, as kallsyms shows them.
+  // A key, a saved or tracked value or a stack frame that may be an address
+  // (table::AddressKind) is hidden when it lies in the kernel half; a sum of
+  // pointers always, a sum of unsigned longs when it lies in the kernel half
+  // (a sum of a few kernel addresses does).
+  bool hide_kernel_addresses = false;
+};
+
+// The kernel half of the address space: bit 63 set. On x86_64 kernel
+// addresses start at 0xffff800000000000 (0xff00000000000000 with 5-level
+// paging) and user ones end below 0x0100000000000000, with nothing
+// canonical between; arm64 splits the same way.
+constexpr bool in_kernel_half(uint64_t v) { return (v >> 63) != 0; }
+
+// What a reader is shown of `v`, a number of AddressKind `kind`: a single
+// value (a key, a frame, a saved field) or, with `sum`, a column's sum.
+constexpr uint64_t shown(uint64_t v, table::AddressKind kind, const Options& o, bool sum = false) {
+  if (!o.hide_kernel_addresses || kind == table::AddressKind::None) return v;
+  if (sum && kind == table::AddressKind::Pointer) return 0;
+  return in_kernel_half(v) ? 0 : v;
+}
+
 struct Section {
   std::string trigger_line;  // as in the trigger file, e.g. "hist:keys=...:size=2048 [active]"
   const table::Table* table = nullptr;
@@ -66,22 +92,26 @@ struct Section {
 };
 
 // One table: "# event histogram\n#\n# trigger info: <line>\n#\n\n<rows>\nTotals:..."
-std::string render_table(const Section& section, const Resolver& resolver);
+std::string render_table(const Section& section, const Resolver& resolver, const Options& options = {});
 
 // Every table of an event, separated as the kernel separates them ("\n\n").
-std::string render_event(const std::vector<Section>& sections, const Resolver& resolver);
+std::string render_event(const std::vector<Section>& sections, const Resolver& resolver,
+                         const Options& options = {});
 
 // An entry's key as the entry line starts: "{ next_pid:       2255 }".
-std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver);
+std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver,
+                       const Options& options = {});
 
 // One entry line (without the trailing newline), exposed for tests.
-std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver);
+std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver,
+                       const Options& options = {});
 
 // What onmax()/onchange() keep for one entry, from its variable record (all
 // zero when the entry has none), as the kernel's track_data_print() shows
 // it: "\n\tmax: %10llu" or "\n\tchanged: %10llu", then every saved field
 // ("  name: %10llu", strings "  name: %-32s"), except for snapshot().
-std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record);
+std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record,
+                            const Options& options = {});
 
 }  // namespace histd::render
 
@@ -95,12 +125,7 @@ namespace histd::render {
 // Keys and values are numbers (strings for string keys, frame lists for
 // stacks); where a modifier renders a key, "<name>.<modifier>" holds the
 // rendered form beside the raw number.
-std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver);
-
-// What onmax()/onchange() keep for one entry, from its variable record (all
-// zero when the entry has none), as the kernel's track_data_print() shows
-// it: "\n\tmax: %10llu" or "\n\tchanged: %10llu", then every saved field
-// ("  name: %10llu", strings "  name: %-32s"), except for snapshot().
-std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record);
+std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver,
+                        const Options& options = {});
 
 }  // namespace histd::render

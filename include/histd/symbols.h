@@ -44,6 +44,20 @@ std::string format_symbol(const std::optional<Lookup>& l, bool with_offset);
 // (bpf_trace_run<n>, __bpf_trace_<tp>, __traceiter_<tp>).
 bool is_tracing_frame(const std::optional<Lookup>& l);
 
+// Whether the kernel shows kernel addresses to a reader, as its
+// kallsyms_show_value() decides: kptr_restrict 0, when perf_event_paranoid
+// is at most 1 or the reader has CAP_SYSLOG; 1, only with CAP_SYSLOG; 2 (or
+// more), never. Pure.
+bool show_kernel_addresses(int kptr_restrict, int perf_event_paranoid, bool cap_syslog);
+
+// The same for a reader of histd's files or socket: root (uid 0) always
+// sees them (the kernel's tracefs is root's alone); another user as
+// show_kernel_addresses() decides from /proc/sys/kernel/kptr_restrict,
+// /proc/sys/kernel/perf_event_paranoid and whether task `pid` has CAP_SYSLOG
+// (in its effective set, in histd's user namespace). Anything that cannot
+// be read hides them.
+bool may_see_kernel_addresses(uint32_t uid, int32_t pid);
+
 class SystemResolver : public render::Resolver {
  public:
   // Reads /proc/kallsyms on the first symbol lookup (most tables never need

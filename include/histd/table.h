@@ -26,6 +26,23 @@ enum class KeyDisplay {
   Stacktrace,  // "%s:\n" then frames
 };
 
+// Whether a column may hold kernel addresses, which a reader who may not see
+// them (render::Options::hide_kernel_addresses) is shown as 0.
+enum class AddressKind {
+  None,
+  // unsigned long: what the kernel's events keep code addresses in
+  // (call_site, ip), but also flags and counts (gfp_flags, nr_pages): an
+  // address only when its value lies in the kernel half.
+  Word,
+  // A pointer, a stack frame, a .sym/.sym-offset key: an address whatever
+  // its value, so a sum of them is hidden too.
+  Pointer,
+};
+
+// The AddressKind of a field of C type `c_type` as a format file spells it
+// ("unsigned long", "const void *", "struct sk_buff *"); None for the rest.
+AddressKind address_kind(std::string_view c_type);
+
 struct KeyColumn {
   std::string name;        // as printed: "call_site", "common_pid"
   uint32_t offset = 0;     // in Row::key
@@ -33,6 +50,7 @@ struct KeyColumn {
   bool is_signed = false;  // numbers: compare as signed when sorting on this key
   KeyDisplay display = KeyDisplay::Decimal;
   uint64_t buckets = 0;    // for Buckets
+  AddressKind address = AddressKind::None;
 };
 
 enum class ValDisplay {
@@ -46,6 +64,7 @@ struct ValColumn {
   std::string name;  // "hitcount", "bytes_req"
   ValDisplay display = ValDisplay::Decimal;
   bool printed = true;  // variables and expressions are summed but not printed
+  AddressKind address = AddressKind::None;
 };
 
 struct SortColumn {

@@ -15,11 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "histd/render.h"
 #include "histd/synth.h"
-
-namespace histd::render {
-class Resolver;
-}
 
 namespace histd::trace {
 
@@ -54,22 +51,28 @@ std::string format_line(const LineHeader& h, std::string_view event, std::string
 //              kernel keeps the frame count there); no separator follows.
 //              Addresses resolve through `resolver` (hex "0x..." without one
 //              or when unknown).
+// With options.hide_kernel_addresses, integers of an address type
+// (table::address_kind) in the kernel half and unresolved frames print 0.
 // Never reads outside `record`: integer bytes past its end read as zero,
 // text and frames are cut at its end, an out-of-range __data_loc prints
 // nothing.
 std::string synth_event_body(const synth::SynthDefinition& def, std::span<const uint8_t> record,
-                             const render::Resolver* resolver = nullptr);
+                             const render::Resolver* resolver = nullptr, const render::Options& options = {});
 
 class TraceBuffer {
  public:
   TraceBuffer(size_t capacity_bytes, bool overwrite);
 
-  void append(std::string line);  // one formatted line, '\n' included
+  // One formatted line, '\n' included, and the same line as a reader who may
+  // not see kernel addresses reads it ("": the same text). Only `line`
+  // counts against the capacity (the other is never longer).
+  void append(std::string line, std::string hidden = {});
   // What reading `trace` shows: the kernel's "# tracer: nop" header with the
-  // entries-in-buffer/entries-written counts and #P:<cpus>, then the lines.
-  std::string contents(unsigned cpus) const;
+  // entries-in-buffer/entries-written counts and #P:<cpus>, then the lines
+  // (with `hide`, as appended for readers who may not see kernel addresses).
+  std::string contents(unsigned cpus, bool hide = false) const;
   // Only the lines.
-  std::string lines() const;
+  std::string lines(bool hide = false) const;
   void clear();  // truncating `trace`; counters restart
   // The kernel's snapshot: the two buffers trade places, lines and counters,
   // in O(1) whatever they hold ("Ftrace swaps the current buffer with a spare
@@ -80,7 +83,7 @@ class TraceBuffer {
   // trace_pipe: waits up to `timeout` for lines, then removes and returns
   // whole lines totalling at most `max_bytes` (at least one line, even if
   // longer); nullopt when none arrived.
-  std::optional<std::string> consume(std::chrono::milliseconds timeout, size_t max_bytes);
+  std::optional<std::string> consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide = false);
 
   uint64_t entries() const;   // lines in the buffer now
   uint64_t written() const;   // lines ever appended since the last clear
@@ -90,7 +93,13 @@ class TraceBuffer {
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> lines_;
+  struct Line {
+    std::string text;
+    std::string hidden;  // "": the same as text
+    const std::string& as(bool hide) const { return hide && !hidden.empty() ? hidden : text; }
+  };
+  void push_locked(Line line);
+  std::deque<Line> lines_;
   size_t capacity_;
   bool overwrite_;
   size_t bytes_ = 0;

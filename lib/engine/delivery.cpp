@@ -17,20 +17,25 @@ namespace {
 // Ring notices handled per hold of the engine lock (see consume_ring()).
 constexpr size_t kNoticesPerLock = 256;
 
+// A trace line as readers who may not see kernel addresses read it.
+constexpr render::Options kHidden{true};
+
 }  // namespace
 
-std::string Engine::read_trace() {
-  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+std::string Engine::read_trace(const render::Options& options) {
+  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), options.hide_kernel_addresses);
 }
 
 void Engine::clear_trace() { trace_.clear(); }
 
-std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes) {
-  return trace_.consume(timeout, max_bytes);
+std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                                 const render::Options& options) {
+  return trace_.consume(timeout, max_bytes, options.hide_kernel_addresses);
 }
 
-std::string Engine::read_snapshot() {
-  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)));
+std::string Engine::read_snapshot(const render::Options& options) {
+  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)),
+                            options.hide_kernel_addresses);
 }
 
 void Engine::clear_snapshot() { snapshot_.clear(); }
@@ -73,8 +78,10 @@ void Engine::deliver(std::span<const uint8_t> notice) {
     int32_t pid = 0;
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
     const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
-    trace_.append(trace::format_line(trace::LineHeader{comm, uint32_t(pid), n.cpu, n.ts}, s->def.name,
-                                     trace::synth_event_body(s->def, rec, &resolver_)));
+    const trace::LineHeader header{comm, uint32_t(pid), n.cpu, n.ts};
+    // Both forms are made now: the record is gone once read.
+    trace_.append(trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
+                  trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_, kHidden)));
   }
 }
 

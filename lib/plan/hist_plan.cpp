@@ -57,6 +57,13 @@ table::Table HistPlan::columns() const {
     c.is_signed = k.access.is_signed && k.transform == KeyTransform::None;
     c.display = k.display;
     c.buckets = k.buckets;
+    // A stack, or a code address shown as a symbol, is a kernel address
+    // whatever its field's type; a log2 of one is not.
+    if (k.access.source == Source::Stacktrace || k.display == table::KeyDisplay::Sym ||
+        k.display == table::KeyDisplay::SymOffset)
+      c.address = table::AddressKind::Pointer;
+    else if (k.transform == KeyTransform::None || k.transform == KeyTransform::Buckets)
+      c.address = table::address_kind(k.access.type);
     t.keys.push_back(std::move(c));
   }
   for (const ValField& v : vals) {
@@ -64,7 +71,8 @@ table::Table HistPlan::columns() const {
     // variable's value is.
     const bool printed = !v.expr || v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Ref ||
                          v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Field;
-    t.vals.push_back(table::ValColumn{v.name, v.display, printed});
+    t.vals.push_back(table::ValColumn{v.name, v.display, printed,
+                                      table::address_kind(v.expr ? v.expr->type : v.access.type)});
   }
   for (const SortKey& s : sort) t.sort.push_back(s.column);
   t.key_size = key_size;

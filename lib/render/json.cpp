@@ -69,7 +69,7 @@ std::vector<std::pair<std::string, T>> by_name(std::vector<std::pair<std::string
   return {sorted.begin(), sorted.end()};
 }
 
-void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Resolver& res) {
+void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Resolver& res, const Options& opt) {
   const table::KeyColumn& k = *m.column;
   if (k.display == KeyDisplay::String) {
     const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
@@ -82,7 +82,8 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
     for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
                          [&](uint64_t f) {
                            const std::string s = res.symbol_offset(f);
-                           frames.push_back(s.empty() ? fmt::format_int(f).str() : json_string(s));
+                           frames.push_back(s.empty() ? fmt::format_int(shown(f, k.address, opt)).str()
+                                                      : json_string(s));
                          });
     if (frames.empty()) {
       out += "[]";
@@ -97,7 +98,9 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
     out += "            ]";
     return;
   }
-  const uint64_t v = r.key_number(k.offset);
+  // Symbols resolve from the address; what is printed of it is `v`.
+  const uint64_t addr = r.key_number(k.offset);
+  const uint64_t v = shown(addr, k.address, opt);
   if (!m.rendered) {
     put_number(out, v, k.is_signed);
     return;
@@ -107,10 +110,10 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
       out += fmt::format(FMT_COMPILE("\"{:x}\""), v);
       return;
     case KeyDisplay::Sym:
-      out += json_string(res.symbol(v));
+      out += json_string(res.symbol(addr));
       return;
     case KeyDisplay::SymOffset:
-      out += json_string(res.symbol_offset(v));
+      out += json_string(res.symbol_offset(addr));
       return;
     case KeyDisplay::Execname:
       out += json_string(r.comm);
@@ -133,7 +136,7 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
   }
 }
 
-void put_table(std::string& out, const Section& s, const Resolver& res) {
+void put_table(std::string& out, const Section& s, const Resolver& res, const Options& opt) {
   const table::Table& t = *s.table;
   std::vector<std::pair<std::string, KeyMember>> keys;
   for (const table::KeyColumn& k : t.keys) {
@@ -162,7 +165,7 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
       out += "        {\n          \"keys\": {\n";
       for (size_t i = 0; i < keys.size(); ++i) {
         out += key_names[i];
-        put_key(out, keys[i].second, r, res);
+        put_key(out, keys[i].second, r, res, opt);
         out += i + 1 < keys.size() ? ",\n" : "\n";
       }
       out += "          },\n          \"values\": ";
@@ -172,7 +175,8 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
         out += "{\n";
         for (size_t i = 0; i < values.size(); ++i) {
           out += value_names[i];
-          put_number(out, r.vals[values[i].second], false);
+          const size_t col = values[i].second;
+          put_number(out, shown(r.vals[col], t.vals[col].address, opt, true), false);
           out += i + 1 < values.size() ? ",\n" : "\n";
         }
         out += "          }\n";
@@ -196,7 +200,8 @@ void put_table(std::string& out, const Section& s, const Resolver& res) {
 
 }  // namespace
 
-std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver) {
+std::string render_json(const std::string& event, const std::vector<Section>& sections, const Resolver& resolver,
+                        const Options& options) {
   std::string out = "{\n  \"event\": " + json_string(event) + ",\n  \"tables\": ";
   if (sections.empty()) {
     out += "[]\n}\n";
@@ -204,7 +209,7 @@ std::string render_json(const std::string& event, const std::vector<Section>& se
   }
   out += "[\n";
   for (size_t i = 0; i < sections.size(); ++i) {
-    put_table(out, sections[i], resolver);
+    put_table(out, sections[i], resolver, options);
     out += i + 1 < sections.size() ? ",\n" : "\n";
   }
   out += "  ]\n}\n";

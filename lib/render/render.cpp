@@ -58,9 +58,11 @@ void put_right(std::string& out, uint64_t v, size_t width) {
 }
 
 void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r, const Resolver& res,
-                bool& multiline) {
+                const Options& opt, bool& multiline) {
   const std::string_view name = k.name;
-  const uint64_t v = r.key_number(k.offset);
+  // Symbols resolve from the address; what is printed of it is `v`.
+  const uint64_t addr = r.key_number(k.offset);
+  const uint64_t v = shown(addr, k.address, opt);
   switch (k.display) {
     case table::KeyDisplay::Decimal:  // "%s: %10llu"
       out += name;
@@ -71,10 +73,10 @@ void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r
       put(out, FMT_COMPILE("{}: {:x}"), name, v);
       return;
     case table::KeyDisplay::Sym:  // "%s: [%llx] %-45s"
-      put(out, FMT_COMPILE("{}: [{:x}] {:<45}"), name, v, or_address(res.symbol(v), v));
+      put(out, FMT_COMPILE("{}: [{:x}] {:<45}"), name, v, or_address(res.symbol(addr), v));
       return;
     case table::KeyDisplay::SymOffset:  // "%s: [%llx] %-55s"
-      put(out, FMT_COMPILE("{}: [{:x}] {:<55}"), name, v, or_address(res.symbol_offset(v), v));
+      put(out, FMT_COMPILE("{}: [{:x}] {:<55}"), name, v, or_address(res.symbol_offset(addr), v));
       return;
     case table::KeyDisplay::Execname:  // "%s: %-16s[%10llu]"
       put(out, FMT_COMPILE("{}: {:<16}[{:>10}]"), name, r.comm, v);
@@ -100,7 +102,8 @@ void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r
       put(out, FMT_COMPILE("{}:\n"), name);
       for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
                            [&](uint64_t frame) {
-                             put(out, FMT_COMPILE("         {}\n"), or_address(res.symbol_offset(frame), frame));
+                             put(out, FMT_COMPILE("         {}\n"),
+                                 or_address(res.symbol_offset(frame), shown(frame, k.address, opt)));
                            });
       multiline = true;
       return;
@@ -142,19 +145,20 @@ void append_value(std::string& out, const table::ValColumn& c, uint64_t v, uint6
   }
 }
 
-void append_key_part(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res) {
+void append_key_part(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res,
+                     const Options& opt) {
   out += "{ ";
   bool multiline = false;
   for (size_t i = 0; i < t.keys.size(); ++i) {
     if (i) out += ", ";
-    append_key(out, t.keys[i], r, res, multiline);
+    append_key(out, t.keys[i], r, res, opt, multiline);
   }
   out += multiline ? "}" : " }";
 }
 
 void append_row(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res,
-                const ColumnStats& stats) {
-  append_key_part(out, t, r, res);
+                const Options& opt, const ColumnStats& stats) {
+  append_key_part(out, t, r, res, opt);
   for (size_t i = 0; i < t.vals.size() && i < r.vals.size(); ++i) {
     if (i == 0) {
       if (!t.nohitcount) {  // " hitcount: %10llu"
@@ -165,7 +169,7 @@ void append_row(std::string& out, const table::Table& t, const table::Row& r, co
     }
     if (!t.vals[i].printed) continue;
     out += ' ';
-    append_value(out, t.vals[i], r.vals[i], stats.total[i], stats.max[i]);
+    append_value(out, t.vals[i], shown(r.vals[i], t.vals[i].address, opt, true), stats.total[i], stats.max[i]);
   }
 }
 
@@ -176,21 +180,22 @@ const Resolver& null_resolver() {
   return r;
 }
 
-std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver) {
+std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver,
+                       const Options& options) {
   std::string out;
-  append_key_part(out, table, row, resolver);
+  append_key_part(out, table, row, resolver, options);
   return out;
 }
 
-std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver) {
+std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver, const Options& options) {
   std::string out;
-  append_row(out, table, table.row(entry), resolver, column_stats(table));
+  append_row(out, table, table.row(entry), resolver, options, column_stats(table));
   return out;
 }
 
 namespace {
 
-void append_table(std::string& out, const Section& section, const Resolver& resolver) {
+void append_table(std::string& out, const Section& section, const Resolver& resolver, const Options& opt) {
   const table::Table& t = *section.table;
   out += "# event histogram\n#\n# trigger info: ";
   out += section.trigger_line;
@@ -206,7 +211,7 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
       populate_now(out.data() + out.size(), out.capacity() - out.size());
     }
     const table::Row r = t.row(e);
-    append_row(out, t, r, resolver, stats);
+    append_row(out, t, r, resolver, opt, stats);
     out += r.tracking;
     out += '\n';
   }
@@ -217,17 +222,17 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
 
 }  // namespace
 
-std::string render_table(const Section& section, const Resolver& resolver) {
+std::string render_table(const Section& section, const Resolver& resolver, const Options& options) {
   std::string out;
-  append_table(out, section, resolver);
+  append_table(out, section, resolver, options);
   return out;
 }
 
-std::string render_event(const std::vector<Section>& sections, const Resolver& resolver) {
+std::string render_event(const std::vector<Section>& sections, const Resolver& resolver, const Options& options) {
   std::string out;
   for (size_t n = 0; n < sections.size(); ++n) {
     if (n > 0) out += "\n\n";
-    append_table(out, sections[n], resolver);
+    append_table(out, sections[n], resolver, options);
   }
   return out;
 }

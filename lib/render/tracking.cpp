@@ -24,7 +24,7 @@ std::string string_at(std::span<const uint8_t> rec, uint32_t offset, uint32_t si
 
 }  // namespace
 
-std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record) {
+std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record, const Options& options) {
   // Saved fields belong to the trigger, whichever action saved them.
   std::vector<const plan::SavedField*> saves;
   for (const plan::ActionPlan& a : plan.actions)
@@ -32,14 +32,22 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
   std::string out;
   for (const plan::ActionPlan& a : plan.actions) {
     if (a.handler == spec::Action::Handler::OnMatch) continue;
-    const auto v = static_cast<unsigned long long>(word_at(record, a.track_offset));
+    // The tracked maximum or last value is one value of its variable.
+    const table::AddressKind kind =
+        a.track_var >= 0 && static_cast<size_t>(a.track_var) < plan.vars.size()
+            ? table::address_kind(plan.vars[static_cast<size_t>(a.track_var)].expr.type)
+            : table::AddressKind::None;
+    const auto v = static_cast<unsigned long long>(shown(word_at(record, a.track_offset), kind, options));
     out += fmt::sprintf(a.handler == spec::Action::Handler::OnMax ? "\n\tmax: %10llu" : "\n\tchanged: %10llu", v);
     if (a.kind == spec::Action::Kind::Snapshot) continue;
     for (const plan::SavedField* f : saves) {
       if (f->is_string)
         out += fmt::sprintf("  %s: %-32s", f->name, string_at(record, f->offset, f->size));
       else
-        out += fmt::sprintf("  %s: %10llu", f->name, static_cast<unsigned long long>(word_at(record, f->offset)));
+        out += fmt::sprintf(
+            "  %s: %10llu", f->name,
+            static_cast<unsigned long long>(
+                shown(word_at(record, f->offset), table::address_kind(f->access.type), options)));
     }
   }
   return out;

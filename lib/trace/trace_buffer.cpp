@@ -57,9 +57,10 @@ std::optional<DataLoc> data_loc(std::span<const uint8_t> rec, size_t off) {
   return DataLoc{loc & 0xffff, loc >> 16};
 }
 
-void append_integer(std::string& out, const synth::SynthField& f, std::span<const uint8_t> rec, bool last) {
+void append_integer(std::string& out, const synth::SynthField& f, std::span<const uint8_t> rec, bool last,
+                    const render::Options& opt) {
   const size_t size = (f.size == 1 || f.size == 2 || f.size == 4) ? f.size : 8;
-  const uint64_t v = read_le(rec, f.offset, size);
+  const uint64_t v = render::shown(read_le(rec, f.offset, size), table::address_kind(f.type), opt);
   const std::string_view sep = last ? "" : " ";
   if (f.type == "gfp_t") {
     // "%s=%x%s" and then " (flags)": the separator lands before the flags.
@@ -80,7 +81,7 @@ void append_integer(std::string& out, const synth::SynthField& f, std::span<cons
 }
 
 void append_stack(std::string& out, const synth::SynthField& f, std::span<const uint8_t> rec,
-                  const render::Resolver* resolver) {
+                  const render::Resolver* resolver, const render::Options& opt) {
   out += f.name;
   out += "=STACK:\n";
   const auto loc = data_loc(rec, f.offset);
@@ -95,7 +96,7 @@ void append_stack(std::string& out, const synth::SynthField& f, std::span<const 
     if (leading && addr && resolver && resolver->is_tracing_frame(addr)) continue;
     leading = false;
     std::string sym = resolver ? resolver->symbol_offset(addr) : std::string();
-    if (sym.empty()) sym = fmt::format("0x{:x}", addr);
+    if (sym.empty()) sym = fmt::format("0x{:x}", render::shown(addr, table::AddressKind::Pointer, opt));
     out += "=> ";
     out += sym;
     out += '\n';
@@ -105,14 +106,14 @@ void append_stack(std::string& out, const synth::SynthField& f, std::span<const 
 }  // namespace
 
 std::string synth_event_body(const synth::SynthDefinition& def, std::span<const uint8_t> record,
-                             const render::Resolver* resolver) {
+                             const render::Resolver* resolver, const render::Options& options) {
   std::string out;
   for (size_t i = 0; i < def.fields.size(); ++i) {
     const synth::SynthField& f = def.fields[i];
     const bool last = i + 1 == def.fields.size();
     switch (f.kind) {
       case synth::SynthField::Kind::Integer:
-        append_integer(out, f, record, last);
+        append_integer(out, f, record, last, options);
         break;
       case synth::SynthField::Kind::StaticString:
         out += f.name;
@@ -130,7 +131,7 @@ std::string synth_event_body(const synth::SynthDefinition& def, std::span<const 
         break;
       }
       case synth::SynthField::Kind::Stack:
-        append_stack(out, f, record, resolver);
+        append_stack(out, f, record, resolver, options);
         break;
     }
   }
@@ -152,47 +153,53 @@ std::string format_line(const LineHeader& h, std::string_view event, std::string
 
 TraceBuffer::TraceBuffer(size_t capacity_bytes, bool overwrite) : capacity_(capacity_bytes), overwrite_(overwrite) {}
 
-void TraceBuffer::append(std::string line) {
+void TraceBuffer::append(std::string line, std::string hidden) {
+  if (hidden == line) hidden.clear();
   {
     std::lock_guard lock(mu_);
-    ++written_;
-    // A line larger than the whole buffer can never be stored; evicting
-    // everything for it would lose data and still not make room.
-    if (line.size() > capacity_) {
-      ++overruns_;
-      return;
-    }
-    if (overwrite_) {
-      while (bytes_ + line.size() > capacity_) {
-        bytes_ -= lines_.front().size();
-        lines_.pop_front();
-        ++overruns_;
-      }
-    } else if (bytes_ + line.size() > capacity_) {
-      ++overruns_;
-      return;
-    }
-    bytes_ += line.size();
-    lines_.push_back(std::move(line));
+    push_locked(Line{std::move(line), std::move(hidden)});
   }
   cv_.notify_all();
 }
 
-std::string TraceBuffer::contents(unsigned cpus) const {
+void TraceBuffer::push_locked(Line line) {
+  ++written_;
+  // A line larger than the whole buffer can never be stored; evicting
+  // everything for it would lose data and still not make room.
+  const size_t size = line.text.size();
+  if (size > capacity_) {
+    ++overruns_;
+    return;
+  }
+  if (overwrite_) {
+    while (bytes_ + size > capacity_) {
+      bytes_ -= lines_.front().text.size();
+      lines_.pop_front();
+      ++overruns_;
+    }
+  } else if (bytes_ + size > capacity_) {
+    ++overruns_;
+    return;
+  }
+  bytes_ += size;
+  lines_.push_back(std::move(line));
+}
+
+std::string TraceBuffer::contents(unsigned cpus, bool hide) const {
   std::lock_guard lock(mu_);
   std::string out = fmt::format("# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n",
                                 lines_.size(), written_, cpus);
   out.reserve(out.size() + kHelpHeader.size() + bytes_);
   out += kHelpHeader;
-  for (const auto& l : lines_) out += l;
+  for (const auto& l : lines_) out += l.as(hide);
   return out;
 }
 
-std::string TraceBuffer::lines() const {
+std::string TraceBuffer::lines(bool hide) const {
   std::lock_guard lock(mu_);
   std::string out;
   out.reserve(bytes_);
-  for (const auto& l : lines_) out += l;
+  for (const auto& l : lines_) out += l.as(hide);
   return out;
 }
 
@@ -218,15 +225,15 @@ void TraceBuffer::swap(TraceBuffer& other) {
   other.cv_.notify_all();
 }
 
-std::optional<std::string> TraceBuffer::consume(std::chrono::milliseconds timeout, size_t max_bytes) {
+std::optional<std::string> TraceBuffer::consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide) {
   std::unique_lock lock(mu_);
   if (!cv_.wait_for(lock, timeout, [this] { return !lines_.empty(); })) return std::nullopt;
   std::string out;
   do {
-    out += lines_.front();
-    bytes_ -= lines_.front().size();
+    out += lines_.front().as(hide);
+    bytes_ -= lines_.front().text.size();
     lines_.pop_front();
-  } while (!lines_.empty() && out.size() + lines_.front().size() <= max_bytes);
+  } while (!lines_.empty() && out.size() + lines_.front().as(hide).size() <= max_bytes);
   return out;
 }
 

@@ -1,0 +1,74 @@
+// The tree's state, shared by its low-level FUSE operations (ops_*.cpp).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fs/fuse_ll.h"
+#include "fs/inodes.h"
+#include "fs/nodes.h"
+#include "fs/renderings.h"
+#include "fs/trace_pipe.h"
+#include "fs/tree.h"
+#include "histd/engine.h"
+#include "histd/render.h"
+
+namespace histd::fs {
+
+// An open file: its content made at open time (hist and hist.json shared
+// between readers, see Renderings).
+struct OpenFile {
+  Text content;          // null for write-only opens and trace_pipe
+  uint64_t version = 0;  // hist files: the event's version of `content`
+  bool pipe = false;     // trace_pipe: each read takes lines out of the buffer
+  bool nonblock = false;
+  render::Options options;  // how this reader is shown kernel addresses
+};
+
+// A poll() waiting for an event's tables to change.
+struct Waiter {
+  std::string system;
+  std::string event;
+  uint64_t version = 0;
+  struct fuse_pollhandle* handle = nullptr;
+};
+
+struct Tree::Context {
+  Context(engine::Engine& engine, gid_t group_, size_t reader_memory)
+      : ns(engine), group(group_), renderings(engine, reader_memory), pipe(engine) {}
+
+  Namespace ns;
+  gid_t group = 0;  // may read, and change triggers, besides root
+  InodeTable inodes;
+  Renderings renderings;
+  TracePipe pipe;
+  std::mutex waiters_mu;
+  std::vector<Waiter> waiters;
+  // When to hand freed heap back to the kernel (steady-clock ns, 0: nothing
+  // to hand back): the allocator keeps what a big read freed, so that the
+  // next read does not fault it all in again (see histd's main), until reads
+  // have stopped for a while.
+  std::atomic<int64_t> trim_at{0};
+
+  // The node an inode names now (Kind::None once it is gone).
+  Node node_of(fuse_ino_t ino) const;
+  // st_mode, st_nlink, owner (root, group) of `n`, numbered `ino`.
+  void fill_stat(const Node& n, fuse_ino_t ino, struct stat* st) const;
+};
+
+inline Tree::Context& context_of(fuse_req_t req) { return *static_cast<Tree::Context*>(fuse_req_userdata(req)); }
+
+// The operations, by file (each adds its own to `ops`).
+void add_entry_ops(fuse_lowlevel_ops& ops);
+void add_file_ops(fuse_lowlevel_ops& ops);
+
+// Truncating a writable file (O_TRUNC or truncate(2)), as tracefs does; a
+// negative errno on failure.
+int truncate_file(Tree::Context& ctx, const Node& n);
+
+}  // namespace histd::fs

@@ -1,0 +1,226 @@
+#include "fs/nodes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace histd::fs {
+
+namespace {
+
+constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
+constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",   "synthetic_events",
+                                     "trace",      "trace_pipe",       "trace_marker", "snapshot"};
+constexpr const char* kSynthSystem = "synthetic";
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : path) {
+    if (c == '/') {
+      if (!cur.empty()) parts.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) parts.push_back(std::move(cur));
+  return parts;
+}
+
+std::string readme() {
+  return "histd: the kernel's hist trigger language on eBPF.\n\n"
+         "  events/<system>/<event>/trigger  write hist commands here\n"
+         "  events/<system>/<event>/hist     the event's histograms\n"
+         "  error_log                        rejected commands, with a caret at the fault\n"
+         "  synthetic_events                 define synthetic events: name type field[; type field]...\n"
+         "  trace, trace_pipe                synthetic events that are enabled, and trace_marker text\n"
+         "  trace_marker                     text written here is a ftrace:print event\n\n"
+         "hist trigger syntax:\n"
+         "  hist:keys=<field1[,field2,...]>[:values=<field1[,field2,...]>]\n"
+         "    [:sort=<field1[,field2,...]>][:size=#entries][:pause][:continue]\n"
+         "    [:clear][:name=histname1][:nohitcount] [if <filter>]\n";
+}
+
+}  // namespace
+
+bool writable(const Node& n) {
+  return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
+         n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot";
+}
+
+mode_t node_mode(const Node& n, gid_t group) {
+  if (n.is_dir()) return S_IFDIR | (group ? 0750 : 0700);
+  const mode_t owner = writable(n) ? 0600 : 0400;
+  return S_IFREG | owner | (group ? owner >> 3 : 0);
+}
+
+Namespace::Namespace(engine::Engine& engine) : engine_(&engine) {
+  for (const catalog::EventId& id : engine.catalog().events()) systems_[id.system].insert(id.name);
+}
+
+Node Namespace::resolve(std::string_view path) const {
+  const auto parts = split_path(path);
+  Node n;
+  if (parts.empty()) {
+    n.kind = Node::Kind::Root;
+    return n;
+  }
+  if (parts.size() == 1) {
+    if (parts[0] == "events") {
+      n.kind = Node::Kind::EventsDir;
+      return n;
+    }
+    for (const char* f : kRootFiles)
+      if (parts[0] == f) {
+        n.kind = Node::Kind::File;
+        n.file = f;
+      }
+    return n;
+  }
+  if (parts[0] != "events" || parts.size() > 4) return n;
+  if (!has_system(parts[1])) return n;
+  n.system = parts[1];
+  if (parts.size() == 2) {
+    n.kind = Node::Kind::SystemDir;
+    return n;
+  }
+  if (!has_event(parts[1], parts[2])) return n;
+  n.event = parts[2];
+  if (parts.size() == 3) {
+    n.kind = Node::Kind::EventDir;
+    return n;
+  }
+  for (const char* f : kEventFiles)
+    if (parts[3] == f) {
+      n.kind = Node::Kind::File;
+      n.file = f;
+    }
+  if (parts[3] == "enable" && n.system == kSynthSystem) {
+    n.kind = Node::Kind::File;
+    n.file = "enable";
+  }
+  return n;
+}
+
+std::vector<std::string> Namespace::list(const Node& dir) const {
+  std::vector<std::string> out;
+  switch (dir.kind) {
+    case Node::Kind::Root:
+      for (const char* f : kRootFiles) out.emplace_back(f);
+      out.emplace_back("events");
+      break;
+    case Node::Kind::EventsDir: {
+      std::set<std::string> names;
+      for (const auto& [sys, events] : systems_) names.insert(sys);
+      for (std::string& sys : engine_->catalog().live_systems()) names.insert(std::move(sys));
+      if (has_system(kSynthSystem)) names.insert(kSynthSystem);
+      out.assign(names.begin(), names.end());
+      break;
+    }
+    case Node::Kind::SystemDir: {
+      const auto events = events_of(dir.system);
+      out.assign(events.begin(), events.end());
+      break;
+    }
+    case Node::Kind::EventDir:
+      for (const char* f : kEventFiles) out.emplace_back(f);
+      if (dir.system == kSynthSystem) out.emplace_back("enable");
+      break;
+    case Node::Kind::None:
+    case Node::Kind::File:
+      break;
+  }
+  return out;
+}
+
+// An event that still has triggers stays reachable, so that they can be
+// read and removed.
+bool Namespace::has_system(const std::string& system) const {
+  if (system == kSynthSystem) return !engine_->synthetic_names().empty();
+  if (systems_.count(system) > 0) return true;
+  const auto live = engine_->catalog().live_systems();
+  return std::find(live.begin(), live.end(), system) != live.end() || !engine_events_of(system).empty();
+}
+
+bool Namespace::has_event(const std::string& system, const std::string& event) const {
+  if (system == kSynthSystem) return engine_->catalog().contains(system, event);
+  auto sys = systems_.find(system);
+  if (sys != systems_.end() && sys->second.count(event) > 0) return true;
+  return engine_->catalog().contains(system, event) || engine_events_of(system).count(event) > 0;
+}
+
+std::set<std::string> Namespace::events_of(const std::string& system) const {
+  if (system == kSynthSystem) {
+    auto names = engine_->synthetic_names();
+    return std::set<std::string>(names.begin(), names.end());
+  }
+  auto sys = systems_.find(system);
+  std::set<std::string> out = sys == systems_.end() ? std::set<std::string>() : sys->second;
+  for (std::string& ev : engine_->catalog().live_events(system)) out.insert(std::move(ev));
+  out.merge(engine_events_of(system));
+  return out;
+}
+
+// Events of `system` that have triggers in the engine.
+std::set<std::string> Namespace::engine_events_of(const std::string& system) const {
+  std::set<std::string> out;
+  for (const std::string& line : engine_->list_triggers()) {
+    const size_t colon = line.find(':'), space = line.find(' ');
+    if (colon != std::string::npos && space != std::string::npos && colon < space &&
+        line.compare(0, colon, system) == 0)
+      out.insert(line.substr(colon + 1, space - colon - 1));
+  }
+  return out;
+}
+
+std::string Namespace::available_events() const {
+  std::set<std::pair<std::string, std::string>> all;
+  for (const auto& [sys, events] : systems_)
+    for (const auto& ev : events) all.emplace(sys, ev);
+  for (const catalog::EventId& id : engine_->catalog().discovered_events()) all.emplace(id.system, id.name);
+  std::string out;
+  for (const auto& [sys, ev] : all) out += sys + ":" + ev + "\n";
+  for (const std::string& ev : engine_->synthetic_names()) out += std::string(kSynthSystem) + ":" + ev + "\n";
+  return out;
+}
+
+int Namespace::generate(const Node& n, const render::Options& options, std::string& out) const {
+  engine::Engine& engine = *engine_;
+  if (n.system.empty()) {
+    if (n.file == "README") out = readme();
+    else if (n.file == "available_events") out = available_events();
+    else if (n.file == "error_log") out = engine.read_error_log();
+    else if (n.file == "synthetic_events") out = engine.read_synthetic();
+    else if (n.file == "trace") out = engine.read_trace(options);
+    else if (n.file == "snapshot") out = engine.read_snapshot(options);
+    return 0;
+  }
+  if (n.file == "enable") {
+    out = engine.enabled(n.system, n.event) ? "1\n" : "0\n";
+    return 0;
+  }
+  if (n.file == "trigger") {
+    out = engine.read_trigger(n.system, n.event);
+    return 0;
+  }
+  if (n.file == "hist" || n.file == "hist.json") {
+    auto text = n.file == "hist" ? engine.read_hist(n.system, n.event, options)
+                                 : engine.read_hist_json(n.system, n.event, options);
+    if (!text) return -text.error().err;
+    out = std::move(*text);
+    return 0;
+  }
+  if (n.file == "hist_debug") {
+    // The kernel's hist_debug prints the hist_data pointer; histd's prints
+    // the table map's id there, so it holds no kernel address to hide.
+    out = engine.read_hist_debug(n.system, n.event);
+    return 0;
+  }
+  auto format = engine.catalog().event(n.system, n.event);
+  if (!format) return -format.error().err;
+  out = n.file == "format" ? (*format)->text : fmt::format("{}\n", (*format)->id);
+  return 0;
+}
+
+}  // namespace histd::fs

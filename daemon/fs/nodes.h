@@ -1,0 +1,68 @@
+// What the tree's paths name, and what its files hold:
+//   /README available_events error_log synthetic_events trace trace_pipe
+//    trace_marker snapshot
+//   /events/<system>/<event>/{format,hist,hist.json,hist_debug,id,trigger}
+//   /events/synthetic/<name>/enable
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "histd/engine.h"
+#include "histd/render.h"
+
+namespace histd::fs {
+
+struct Node {
+  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, File };
+  Kind kind = Kind::None;
+  std::string system;
+  std::string event;
+  std::string file;  // README, format, trigger, ...
+  bool is_dir() const { return kind != Kind::None && kind != Kind::File; }
+};
+
+// Files that take writes (trigger, error_log, trace_marker, ...).
+bool writable(const Node& n);
+
+// The mode a node is shown with, which the kernel enforces
+// (default_permissions). Reads are as private as writes, as tracefs (0700,
+// root) is: root alone, or with a group (--group) its members too, read
+// everything; the group writes what root writes.
+mode_t node_mode(const Node& n, gid_t group);
+
+class Namespace {
+ public:
+  // The kernel's events are those tracefs had at mount, plus any created
+  // since (kprobe and uprobe events), found by name; synthetic events are
+  // asked of the engine at every lookup.
+  explicit Namespace(engine::Engine& engine);
+
+  // `path` is "/" or "/events/sched/sched_switch/hist".
+  Node resolve(std::string_view path) const;
+  // A directory's entries, without "." and "..".
+  std::vector<std::string> list(const Node& dir) const;
+  // The content of a readable file other than hist and hist.json (which the
+  // tree's Renderings share between readers), or a negative errno.
+  int generate(const Node& n, const render::Options& options, std::string& out) const;
+
+  engine::Engine& engine() const { return *engine_; }
+
+ private:
+  bool has_system(const std::string& system) const;
+  bool has_event(const std::string& system, const std::string& event) const;
+  std::set<std::string> events_of(const std::string& system) const;
+  std::set<std::string> engine_events_of(const std::string& system) const;
+  std::string available_events() const;
+
+  engine::Engine* engine_;
+  std::map<std::string, std::set<std::string>> systems_;  // at mount: system -> events
+};
+
+}  // namespace histd::fs

@@ -1,0 +1,45 @@
+#include "fs/renderings.h"
+
+namespace histd::fs {
+
+Renderings::Renderings(engine::Engine& engine, size_t cap)
+    : engine_(&engine), cap_(cap), pinned_(std::make_shared<std::atomic<size_t>>(0)) {}
+
+Text Renderings::share(std::string text) {
+  // Counted at its capacity: what the heap holds for it.
+  const size_t bytes = text.capacity();
+  *pinned_ += bytes;
+  return Text(new std::string(std::move(text)), [pinned = pinned_, bytes](const std::string* s) {
+    *pinned -= bytes;
+    delete s;
+  });
+}
+
+Expected<Rendering> Renderings::open(const Node& n, const render::Options& options) {
+  const Key key{n.system, n.event, n.file == "hist.json", options.hide_kernel_addresses};
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mu_);
+    // Slots of files nobody has open (and nobody is opening) go.
+    for (auto it = slots_.begin(); it != slots_.end();)
+      it = it->second.use_count() == 1 && it->second->text.expired() ? slots_.erase(it) : std::next(it);
+    auto& s = slots_[key];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+  }
+  std::lock_guard rendering(slot->rendering);
+  // Read after waiting: a rendering that finished meanwhile is as new.
+  const uint64_t version = engine_->version(n.system, n.event);
+  if (Text text = slot->text.lock()) {
+    if (slot->version == version || *pinned_ >= cap_) return Rendering{text, version};
+  }
+  auto text = key.json ? engine_->read_hist_json(n.system, n.event, options)
+                       : engine_->read_hist(n.system, n.event, options);
+  if (!text) return unexpected(std::move(text).error());
+  Text shared = share(std::move(*text));
+  slot->version = version;
+  slot->text = shared;
+  return Rendering{shared, version};
+}
+
+}  // namespace histd::fs
