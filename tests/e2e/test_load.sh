@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Exact accounting under load (issue 6). Workers call getppid() as fast as
+# Exact accounting under load (issue 6), with hostile clients (issue 18).
+# Workers call getppid() as fast as
 # they can for HISTD_LOAD_SECONDS (default 30), counting every call, while a
 # churn loop adds, pauses, continues, clears and removes other triggers on
 # the same events and on sched_switch (through the trigger files and
 # through histctl), and histd is killed with SIGKILL and restarted mid-load.
+# Meanwhile 8 readers block on trace_pipe, 100 fds stay open on a hist file
+# and two clients stall on the control socket, and a probe checks that the
+# control path answers within a second whenever histd is up.
 # Afterwards every trigger set up before the load must account for exactly
 # the calls the workers made: Hits + Dropped == calls, Σ hitcount == Hits.
 #
@@ -24,9 +28,12 @@ fi
 
 WORKER_PIDS=()
 CHURN_PID=
+PROBE_PID=
+HOSTILE_PIDS=()
 load_cleanup() {
   [ -n "$CHURN_PID" ] && kill -KILL "$CHURN_PID" 2>/dev/null || true
-  for p in "${WORKER_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  [ -n "$PROBE_PID" ] && kill -KILL "$PROBE_PID" 2>/dev/null || true
+  for p in "${WORKER_PIDS[@]}" "${HOSTILE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   cleanup
 }
 trap load_cleanup EXIT
@@ -35,6 +42,41 @@ histd_start
 SYS=$MNT/events/syscalls
 ENTER=$SYS/sys_enter_getppid
 EXIT=$SYS/sys_exit_getppid
+
+# What careless and hostile users do meanwhile (issue 18), started again
+# after each restart: 8 readers blocked on trace_pipe, 100 fds held open on
+# a hist file whose tables change all the time, and a silent and a
+# trickling client on the control socket (tests/e2e/stuck_clients.py).
+start_hostiles() {
+  local i ready
+  for i in $(seq 8); do
+    cat "$MNT/trace_pipe" >/dev/null 2>&1 &
+    HOSTILE_PIDS+=($!)
+  done
+  coproc STUCK { exec python3 "$(dirname "$0")/stuck_clients.py" "$WORK/histd.sock" "$ENTER/hist" 100 2>>"$WORK/stuck.log"; }
+  HOSTILE_PIDS+=("$STUCK_PID")
+  read -r -t 30 ready <&"${STUCK[0]}" || true
+  [ "$ready" = ready ] || { echo "FAIL: the stuck clients did not start"; cat "$WORK/stuck.log"; exit 1; }
+}
+stop_hostiles() {
+  for p in "${HOSTILE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${HOSTILE_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  HOSTILE_PIDS=()
+}
+# The control path, probed every 0.2 s: a histctl list and a read of a
+# trigger file, each probe's start, end and success in $WORK/probe. Probes
+# during a restart (between the kill and one second after the new histd's
+# tree is up, in $WORK/down) do not count.
+probe() {
+  local t0 ok
+  while [ ! -e "$WORK/stop" ]; do
+    t0=$(date +%s.%N); ok=0
+    "$HISTCTL_BIN" --socket "$WORK/histd.sock" list >/dev/null 2>&1 && cat "$ENTER/trigger" >/dev/null 2>&1 && ok=1
+    echo "$t0 $(date +%s.%N) $ok" >>"$WORK/probe"
+    sleep 0.2
+  done
+}
+: >"$WORK/down"
 
 # The workers wait on a fifo: their pids go into the filters first.
 mkfifo "$WORK/go"
@@ -99,6 +141,9 @@ churn() {
 
 churn &
 CHURN_PID=$!
+start_hostiles
+probe &
+PROBE_PID=$!
 start=$(date +%s.%N)
 # One byte per worker; the fifo stays open so that none sees it closed early.
 exec 3<>"$WORK/go"
@@ -115,8 +160,11 @@ for r in $(seq "$NRESTARTS"); do
     'BEGIN { t = a + s * r / (n + 1) - now; print (t > 0 ? t : 0) }')"
   killed=$(date +%s.%N)
   kill -KILL "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true
+  stop_hostiles
   sleep 1
   histd_start
+  echo "$killed $(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 1 }')" >>"$WORK/down"
+  start_hostiles
   RESTARTS=$((RESTARTS + 1))
   echo "restart $RESTARTS: histd down for $(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
 done
@@ -126,6 +174,7 @@ end=$(date +%s.%N)
 exec 3>&-
 touch "$WORK/stop"
 wait "$CHURN_PID"; CHURN_PID=
+wait "$PROBE_PID"; PROBE_PID=
 WORKER_PIDS=()
 
 read -r ops failed rounds <"$WORK/churn"
@@ -165,6 +214,22 @@ done
 overflowed=$(table "$ENTER/hist" 'keys=common_timestamp' | cut -d' ' -f3)
 expect_eq "the table keyed by timestamp overflowed" "1" "$([ "${overflowed:-0}" -gt 0 ] && echo 1)"
 expect_eq "nothing reported as unrestorable" "0" "$(grep -c 'could not restore' "$WORK/histd.log")"
+# The control path answered within a second whenever histd was up, with
+# every hostile client in place.
+read -r probes slow failed_probes slowest < <(awk '
+  NR == FNR { from[NR] = $1; to[NR] = $2; n = NR; next }
+  { for (i = 1; i <= n; i++) if ($1 <= to[i] && $2 >= from[i]) next
+    probes++; d = $2 - $1; if (d > slowest) slowest = d
+    if (!$3) failed++; else if (d >= 1) slow++ }
+  END { printf "%d %d %d %.3f\n", probes, slow, failed, slowest }' "$WORK/down" "$WORK/probe")
+echo "control path: $probes probes while histd was up, slowest $slowest s"
+expect_eq "the control path was probed" "1" "$([ "$probes" -gt 10 ] && echo 1)"
+expect_eq "every probe answered while histd was up" "0" "$failed_probes"
+expect_eq "every probe answered within a second" "0" "$slow"
+expect_eq "histd is still up with the hostile clients" "1" "$(kill -0 "$HISTD_PID" 2>/dev/null && echo 1)"
+alive=0; for p in "${HOSTILE_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+expect_eq "the 8 trace_pipe readers and the stuck clients were there to the end" "9" "$alive"
+stop_hostiles
 if [ "$rate" -lt "$MIN_RATE" ]; then
   echo "FAIL: workload reached $rate calls/s, below $MIN_RATE"; FAILURES=$((FAILURES + 1))
 fi
