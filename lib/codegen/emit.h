@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "histd/codegen.h"
 #include "histd/plan.h"
@@ -24,5 +25,10 @@ std::string emit_var_values(const plan::HistPlan& p);
 std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p);
 // After the table update: the variable record store and the actions.
 std::string emit_var_store_and_actions(size_t i, const TriggerInput& in);
+
+// Hot slots (hot_slots.cpp): on a hit in the event's slot, add there and
+// return from the handler; after the hash took the event, claim the slot.
+std::string hot_hit(size_t i, const plan::HistPlan& p, const std::vector<std::string>& values);
+std::string hot_claim(size_t i, const plan::HistPlan& p);
 
 }  // namespace histd::codegen::detail
