@@ -21,8 +21,6 @@ namespace histd::engine {
 namespace {
 
 constexpr uint32_t kDynamicStringRoom = 256;
-// How a trace line reads for a reader who may not see kernel addresses.
-constexpr render::Options kHidden{true};
 
 uint64_t monotonic_ns() {
   struct timespec ts {};
