@@ -15,44 +15,18 @@
 #include <vector>
 
 #include "fs/context.h"
+#include "histd/mountinfo.h"
 
 namespace histd::fs {
 
 namespace {
 
-// Mount points in /proc/self/mountinfo escape space, tab, newline and
-// backslash as octal.
-std::string mountinfo_escape(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\\')
-      out += fmt::format("\\{:03o}", static_cast<unsigned char>(c));
-    else
-      out += c;
-  }
-  return out;
-}
-
 // The id of the newest histd FUSE mount at `mountpoint` (-1: none); with
 // `id` >= 0, `id` if that mount is still there.
 int find_mount_id(const std::filesystem::path& mountpoint, int id = -1) {
-  const std::string want = mountinfo_escape(mountpoint.string());
   int found = -1;
-  FILE* f = std::fopen("/proc/self/mountinfo", "re");
-  if (!f) return -1;
-  char* line = nullptr;
-  size_t cap = 0;
-  while (getline(&line, &cap, f) > 0) {
-    // "<id> <parent> <major:minor> <root> <mount point> <options> [tags] - <fstype> ..."
-    int line_id = -1;
-    char point[4096];
-    if (std::sscanf(line, "%d %*d %*s %*s %4095s", &line_id, point) != 2) continue;
-    const char* sep = std::strstr(line, " - ");
-    if (want == point && sep && std::strncmp(sep + 3, "fuse.histd ", 11) == 0 && (id < 0 || line_id == id))
-      found = line_id;
-  }
-  std::free(line);
-  std::fclose(f);
+  for (const MountEntry& m : mounts_at(mountpoint))
+    if (m.fstype == "fuse.histd" && (id < 0 || m.id == id)) found = m.id;
   return found;
 }
 

@@ -1,4 +1,5 @@
 #include "histd/instance.h"
+#include "histd/mountinfo.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -43,35 +44,10 @@ std::string describe(pid_t pid) {
   return comm == "histd" ? fmt::format("histd (pid {})", pid) : fmt::format("process (pid {}, {})", pid, comm);
 }
 
-// Mount points in /proc/self/mountinfo escape space, tab, newline and
-// backslash as octal.
-std::string mountinfo_escape(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\\')
-      out += fmt::format("\\{:03o}", static_cast<unsigned char>(c));
-    else
-      out += c;
-  }
-  return out;
-}
-
 // The file system type of the topmost mount at `point` ("" when none).
 std::string mounted_at(const std::string& point) {
-  std::ifstream in("/proc/self/mountinfo");
-  const std::string want = mountinfo_escape(point);
-  std::string line, found;
-  while (std::getline(in, line)) {
-    // "<id> <parent> <major:minor> <root> <mount point> <options> [tags] - <fstype> ..."
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, mount_point;
-    fields >> id >> parent >> dev >> root >> mount_point;
-    const size_t sep = line.find(" - ");
-    if (mount_point != want || sep == std::string::npos) continue;
-    std::istringstream rest(line.substr(sep + 3));
-    rest >> found;
-  }
-  return found;
+  const std::vector<MountEntry> mounts = mounts_at(point);
+  return mounts.empty() ? std::string() : mounts.back().fstype;
 }
 
 Expected<runtime::Fd> lock_dir(const fs::path& dir, const char* what, bool parents) {
