@@ -114,6 +114,22 @@ struct {
   __uint(max_entries, 1 << 22);
 } histd_ring SEC(".maps");
 
+/* Notices the ring had no room for (HISTD_LOST_*), per CPU; shared by every
+ * unit like the ring. A full ring is histd falling behind: nothing in the
+ * kernel counts what bpf_ringbuf_output() or _reserve() turn away. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, HISTD_LOST_SLOTS);
+  __type(key, __u32);
+  __type(value, __u64);
+} histd_lost SEC(".maps");
+
+static __always_inline void histd_count_lost(__u32 kind) {
+  __u64 *n = bpf_map_lookup_elem(&histd_lost, &kind);
+  if (n)
+    __sync_fetch_and_add(n, 1);
+}
+
 /* The kernel's u64 division of hist expressions: by zero gives -1. */
 static __always_inline __u64 histd_div(__u64 a, __u64 b) {
   return b ? a / b : ~0ULL;
@@ -147,7 +163,8 @@ static __always_inline struct histd_synbuf *histd_synth_begin(const struct histd
 static __always_inline void histd_synth_trace(const struct histd_common *c, struct histd_synbuf *b, __u32 size) {
   b->n.cpu = bpf_get_smp_processor_id();
   histd_comm(c, b->n.comm, sizeof(b->n.comm));
-  bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0);
+  if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
+    histd_count_lost(HISTD_LOST_TRACE);
 }
 
 static __always_inline struct histd_str *histd_str_buf(void) {

@@ -1,10 +1,12 @@
 #include "control/ops.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string_view>
 
@@ -130,30 +132,92 @@ std::pair<uint64_t, json> missed_events(engine::Engine& engine) {
   return {total, std::move(by_event)};
 }
 
-// `histctl status`: what histd holds against its limits, what it could not
-// restore, and what the kernel kept from it. Text for people, JSON for tools.
-json op_status(Call& c) {
-  const engine::Usage u = c.engine.usage();
-  const engine::RestoreReport r = c.engine.restore_report();
-  auto [missed, missed_by_event] = missed_events(c.engine);
-  if (c.as_json) {
-    json j = usage_json(u);
-    j["missed_events"] = missed;
-    j["missed_by_event"] = missed_by_event;
-    j["not_restored"] = not_restored_json(r.not_restored);
-    j["state_file_problem"] = r.state_file_problem;
-    return success(j.dump(2) + "\n");
-  }
-  std::string out = fmt::format("triggers: {} of {}\nsynthetic events: {} of {}\nmap memory: {} of {} bytes\n",
-                                u.triggers, u.max_triggers, u.synthetic_events, u.max_synthetic_events,
-                                u.map_memory, u.max_map_memory);
-  out += fmt::format("missed events: {}\n", missed);
-  for (const json& m : missed_by_event) {
+// "3d 4h 5m 6s", leading zero units left out ("42s").
+std::string duration_text(std::chrono::seconds d) {
+  const int64_t s = d.count();
+  const int64_t parts[] = {s / 86400, s / 3600 % 24, s / 60 % 60};
+  const char* units[] = {"d", "h", "m"};
+  std::string out;
+  for (size_t i = 0; i < 3; ++i)
+    if (!out.empty() || parts[i] > 0) out += fmt::format("{}{} ", parts[i], units[i]);
+  return out + fmt::format("{}s", s % 60);
+}
+
+// The resident compiler: running, between servers, given up on, or none.
+const char* compiler_state(const runtime::Compiler::Stats& s) {
+  if (!s.resident) return "none";
+  if (s.given_up) return "given up";
+  return s.server_pid ? "running" : "stopped";
+}
+
+json compiler_json(const runtime::Compiler::Stats& s) {
+  return json{{"state", compiler_state(s)},
+              {"pid", s.server_pid},
+              {"starts", s.server_starts},
+              {"restarts", s.server_starts > 0 ? s.server_starts - 1 : 0},
+              {"failures_in_row", s.failures_in_row},
+              {"compiles_served", s.by_server},
+              {"clang_compiles", s.by_clang}};
+}
+
+std::string compiler_text(const runtime::Compiler::Stats& s) {
+  std::string state;
+  if (!s.resident)
+    state = "clang (no resident compiler)";
+  else if (s.given_up)
+    state = fmt::format("histd-cc given up after {} failures in a row: clang compiles every unit", s.failures_in_row);
+  else if (s.server_pid)
+    state = fmt::format("histd-cc running (pid {})", s.server_pid);
+  else
+    state = "histd-cc not running (started again for the next compile)";
+  return fmt::format("compiler: {}\n  {} restarts, {} compiles served by histd-cc, {} by clang\n", state,
+                     s.server_starts > 0 ? s.server_starts - 1 : 0, s.by_server, s.by_clang);
+}
+
+// What a whole ring (histd falling behind) turned away since histd started.
+json ring_lost_json(const engine::RingLost& l) {
+  return json{{"trace_records", l.trace_records}, {"snapshot_notices", l.snapshot_notices}};
+}
+
+// The text of `histctl status`, from its JSON.
+std::string status_text(const json& j, const engine::RestoreReport& r, const runtime::Compiler::Stats& cc) {
+  auto u64 = [&](const char* key) { return j[key].get<uint64_t>(); };
+  std::string out = fmt::format("histd {} (pid {}), up {}\n", j["version"].get<std::string>(), j["pid"].get<int>(),
+                                duration_text(std::chrono::seconds(j["uptime_seconds"].get<int64_t>())));
+  out += fmt::format("triggers: {} of {}\nsynthetic events: {} of {}\nmap memory: {} of {} bytes\n", u64("triggers"),
+                     u64("max_triggers"), u64("synthetic_events"), u64("max_synthetic_events"), u64("map_memory"),
+                     u64("max_map_memory"));
+  out += fmt::format("missed events: {}\n", u64("missed_events"));
+  for (const json& m : j["missed_by_event"]) {
     const uint64_t n = m["missed"].get<uint64_t>();
     if (n) out += fmt::format("  {} {}\n", m["event"].get<std::string>(), n);
   }
+  const json& lost = j["ring_lost"];
+  out += fmt::format("lost in the ring buffer: {} trace records, {} snapshot notices\n",
+                     lost["trace_records"].get<uint64_t>(), lost["snapshot_notices"].get<uint64_t>());
+  out += compiler_text(cc);
   if (!r.state_file_problem.empty()) out += "state file: " + r.state_file_problem + "\n";
-  return success(out + not_restored_text(r.not_restored));
+  return out + not_restored_text(r.not_restored);
+}
+
+// `histctl status`: which histd, what it holds against its limits, what it
+// could not restore, what the kernel kept from it, what it lost, and how it
+// compiles. Text for people, JSON for tools.
+json op_status(Call& c) {
+  const engine::RestoreReport r = c.engine.restore_report();
+  auto [missed, missed_by_event] = missed_events(c.engine);
+  json j = usage_json(c.engine.usage());
+  j["version"] = HISTD_VERSION;
+  j["pid"] = static_cast<int>(getpid());
+  j["uptime_seconds"] = std::chrono::duration_cast<std::chrono::seconds>(c.engine.uptime()).count();
+  j["missed_events"] = missed;
+  j["missed_by_event"] = missed_by_event;
+  j["ring_lost"] = ring_lost_json(c.engine.ring_lost());
+  const runtime::Compiler::Stats cc = c.engine.compiler().stats();
+  j["compiler"] = compiler_json(cc);
+  j["not_restored"] = not_restored_json(r.not_restored);
+  j["state_file_problem"] = r.state_file_problem;
+  return success(c.as_json ? j.dump(2) + "\n" : status_text(j, r, cc));
 }
 
 json op_restore(Call& c) {

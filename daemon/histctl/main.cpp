@@ -28,6 +28,22 @@ namespace {
 
 using nlohmann::json;
 
+// Exit codes, as kExitStatus documents them (so do docs/histctl.md and the
+// man page: the doc-test compares the first with `histctl --help`).
+constexpr int kRefused = 1;
+constexpr int kUnreachable = 2;
+constexpr int kBadArguments = 2;
+constexpr int kDenied = 3;
+
+constexpr const char* kExitStatus =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  the command was refused: histd's error is printed, with a caret under the fault\n"
+    "     (restore: some saved entries still do not restore; check, explain: the command does not compile)\n"
+    "  2  histd could not be reached, or the arguments were wrong (an unknown command or option,\n"
+    "     a missing argument, a format file that cannot be read)\n"
+    "  3  the caller may not use histd's control socket (root, or histd's --group, only)\n";
+
 // The command with a caret under the offending byte.
 std::string caret_block(const std::string& command, size_t caret) {
   return fmt::format("  {}\n  {}^\n", command, std::string(caret, ' '));
@@ -37,20 +53,20 @@ int check(const std::string& command, const std::string& format_path, const std:
   std::ifstream in(format_path);
   if (!in) {
     fmt::print(stderr, "histctl: cannot read {}\n", format_path);
-    return 2;
+    return kBadArguments;
   }
   std::stringstream ss;
   ss << in.rdbuf();
   auto format = histd::catalog::parse_format(ss.str(), system);
   if (!format) {
     fmt::print(stderr, "histctl: {}: {}\n", format_path, format.error().context);
-    return 2;
+    return kBadArguments;
   }
   auto compiled = histd::pipeline::compile(command, *format);
   if (!compiled) {
     const histd::Diagnostic& d = compiled.error();
     fmt::print(stderr, "error: {}\n{}", d.message(), caret_block(d.command, d.span.begin));
-    return 1;
+    return kRefused;
   }
   fmt::print("{}\n", compiled->plan.trigger_text());
   if (explain) fmt::print("\n{}\n{}", histd::plan::describe(compiled->plan), compiled->source);
@@ -63,25 +79,19 @@ int explain_event(const std::string& event, const std::string& command, const st
   auto ev = histd::control::split_event(event);
   if (!ev) {
     fmt::print(stderr, "histctl: expected SYSTEM:EVENT, got '{}'\n", event);
-    return 2;
+    return kBadArguments;
   }
   std::filesystem::path root = tracefs;
   if (root.empty()) {
     auto found = histd::catalog::find_tracefs();
     if (!found) {
       fmt::print(stderr, "histctl: {}\n", found.error().context);
-      return 2;
+      return kBadArguments;
     }
     root = *found;
   }
   return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true);
 }
-
-// Exit codes: a command histd refused; histd unreachable or the arguments
-// wrong; the caller may not use histd's socket.
-constexpr int kRefused = 1;
-constexpr int kUnreachable = 2;
-constexpr int kDenied = 3;
 
 // The message for a caller the socket's mode keeps out: its group, if it
 // has one, is the --group histd was given.
@@ -142,7 +152,7 @@ int watch(const std::string& socket_path, const std::string& event, double inter
       return kRefused;
     }
     auto doc = json::parse(reply->value("output", "{}"), nullptr, false);
-    if (doc.is_discarded()) return 2;
+    if (doc.is_discarded()) return kUnreachable;
     std::string screen = isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "";
     screen += fmt::format("{} every {}s (refresh {})\n", event, interval, i + 1);
     std::map<std::string, json> current;
@@ -176,8 +186,7 @@ int watch(const std::string& socket_path, const std::string& event, double inter
   return 0;
 }
 
-// One request to histd; prints the output or the error. Exit code: 0 ok,
-// 1 refused command, 2 cannot talk to histd, 3 not allowed to.
+// One request to histd; prints the output or the error; the exit code (kExitStatus).
 int call(const std::string& socket_path, const json& req) {
   int rc = 0;
   auto reply = request(socket_path, req, rc);
@@ -197,6 +206,7 @@ int call(const std::string& socket_path, const json& req) {
 int main(int argc, char** argv) {
   CLI::App app{"histctl: drive histd, the kernel's hist triggers on eBPF"};
   app.require_subcommand(1);
+  app.footer(kExitStatus);
   std::string socket_path = "/run/histd/histd.sock";
   if (const char* env = std::getenv("HISTD_SOCKET")) socket_path = env;
   app.add_option("--socket", socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();
@@ -221,7 +231,8 @@ int main(int argc, char** argv) {
   watch_cmd->add_option("--interval", interval, "seconds between refreshes")->capture_default_str()->check(
       CLI::PositiveNumber);
   watch_cmd->add_option("--count", count, "stop after this many refreshes (0: until interrupted)");
-  auto* status = app.add_subcommand("status", "triggers and map memory against the limits, and what did not restore");
+  auto* status = app.add_subcommand(
+      "status", "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
   status->add_flag("--json", json_out, "as JSON");
   auto* restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
   auto* errors = app.add_subcommand("errors", "the error log");
@@ -254,7 +265,13 @@ int main(int argc, char** argv) {
   expl->add_option("command", command, "the hist command")->required();
   expl->add_option("--tracefs", tracefs, "tracefs root (default: this machine's)");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (106 for a missing argument, ...) are not histctl's:
+    // --help is a success, every wrong argument kBadArguments.
+    return app.exit(e) == 0 ? 0 : kBadArguments;
+  }
   if (expl->parsed()) return explain_event(event, command, tracefs);
   if (chk->parsed()) return check(command, format_path, system, explain);
   if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
@@ -269,5 +286,5 @@ int main(int argc, char** argv) {
   if (synth_list->parsed()) return call(socket_path, {{"op", "synth_list"}});
   if (trace->parsed()) return call(socket_path, {{"op", clear_trace ? "clear_trace" : "trace"}});
   if (errors->parsed()) return call(socket_path, {{"op", clear_errors ? "clear_errors" : "errors"}});
-  return 2;
+  return kBadArguments;
 }

@@ -51,6 +51,8 @@ std::string var_map_name(size_t trigger_index);
 std::string ref_map_name(size_t trigger_index, size_t ref_index);
 // The ring buffer generated synthetic events travel through to histd.
 inline constexpr const char* kRingMap = "histd_ring";
+// What the ring had no room for, per CPU (HISTD_LOST_*).
+inline constexpr const char* kLostMap = "histd_lost";
 
 // An enable_hist/disable_hist trigger: when it fires (filter, count), it
 // sets the paused flag of every hist trigger of its target.

@@ -146,6 +146,13 @@ struct Usage {
   uint32_t possible_cpus = 0;
 };
 
+// Notices the ring buffer to histd had no room for, since histd started
+// (histd fell behind by a whole ring), summed over CPUs (HISTD_LOST_*).
+struct RingLost {
+  uint64_t trace_records = 0;     // records of enabled synthetic events: trace lines lost
+  uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
+};
+
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
@@ -187,6 +194,9 @@ class Engine {
   Usage usage();
   // Every attached event with the events its programs missed.
   std::vector<EventMissed> missed();
+  RingLost ring_lost() const;
+  // Since the engine was created (histd's start).
+  std::chrono::steady_clock::duration uptime() const { return std::chrono::steady_clock::now() - started_; }
   // The generated BPF C of an event as it is loaded now ("" without triggers).
   std::string event_source(const std::string& system, const std::string& event);
 
@@ -389,6 +399,10 @@ class Engine {
   CommandResult apply_synthetic(std::string_view text);
   void consume_ring();
   void deliver(std::span<const uint8_t> notice);
+  // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
+  std::vector<uint64_t> lost_per_cpu(uint32_t slot) const;
+  // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
+  void note_lost_lines(std::vector<uint64_t>& seen);
 
   std::mutex mu_;
   catalog::Catalog catalog_;
@@ -404,6 +418,8 @@ class Engine {
   std::map<std::string, SynthState> synths_;
   uint32_t next_synth_id_ = 0xf000;
   runtime::Fd ring_;  // generated synthetic events, shared by every unit
+  runtime::Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   runtime::Fd state_room_;  // the reserved next state file (see reserve_state)
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;

@@ -90,10 +90,15 @@ class Compiler {
   // a second on a loaded machine; a write to a trigger file waits this long
   // for a hung server before clang is asked.
   static constexpr std::chrono::milliseconds kServerTimeout{20000};
+  // The resident compiler's state, for `histctl status` (and tests).
   struct Stats {
     uint64_t by_server = 0;  // compiles histd-cc answered
-    uint64_t by_clang = 0;   // compiles that spawned clang
+    uint64_t by_clang = 0;   // compiles that spawned clang (a fallback, or no histd-cc)
     uint64_t server_starts = 0;
+    bool resident = false;    // a histd-cc to run (paths().cc_server)
+    pid_t server_pid = 0;     // the server running now (0: none)
+    int failures_in_row = 0;  // of the server, since its last answer
+    bool given_up = false;    // kMaxServerFailures in a row: clang compiles every unit
   };
 
   Compiler(BpfPaths paths, std::filesystem::path cache_dir);

@@ -67,6 +67,12 @@ class TraceBuffer {
   // not see kernel addresses reads it ("": the same text). Only `line`
   // counts against the capacity (the other is never longer).
   void append(std::string line, std::string hidden = {});
+  // `count` events of `cpu` that never reached the buffer (histd's ring
+  // from BPF was full): reported as tracefs reports lost events, a
+  // "CPU:<cpu> [LOST <count> EVENTS]" line where the reader meets the gap
+  // (not an entry), and counted in entries-written, which so counts every
+  // event written, kept or lost, as the kernel's does.
+  void note_lost(uint32_t cpu, uint64_t count);
   // What reading `trace` shows: the kernel's "# tracer: nop" header with the
   // entries-in-buffer/entries-written counts and #P:<cpus>, then the lines
   // (with `hide`, as appended for readers who may not see kernel addresses).
@@ -85,8 +91,8 @@ class TraceBuffer {
   // longer); nullopt when none arrived.
   std::optional<std::string> consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide = false);
 
-  uint64_t entries() const;   // lines in the buffer now
-  uint64_t written() const;   // lines ever appended since the last clear
+  uint64_t entries() const;   // event lines in the buffer now
+  uint64_t written() const;   // event lines ever appended (and lost) since the last clear
   uint64_t overruns() const;  // lines lost: overwritten, or dropped when full
   size_t capacity() const { return capacity_; }
 
@@ -96,10 +102,13 @@ class TraceBuffer {
   struct Line {
     std::string text;
     std::string hidden;  // "": the same as text
+    bool entry = true;   // false: a note_lost() line, which is no event
     const std::string& as(bool hide) const { return hide && !hidden.empty() ? hidden : text; }
   };
   void push_locked(Line line);
+  void pop_front_locked();
   std::deque<Line> lines_;
+  uint64_t entries_ = 0;  // of lines_, those that are events
   size_t capacity_;
   bool overwrite_;
   size_t bytes_ = 0;

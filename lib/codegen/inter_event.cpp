@@ -257,7 +257,7 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
           "      sn->n.id = {1}u;\n      sn->n.kind = HISTD_NOTICE_SNAPSHOT;\n"
           "      sn->n.size = sizeof(*sn) - sizeof(sn->n);\n      sn->n.ts = bpf_ktime_get_ns();\n"
           "      sn->v = {2};\n      __builtin_memcpy(&sn->k, key, sizeof(sn->k));\n"
-          "      bpf_ringbuf_submit(sn, 0);\n    }}\n",
+          "      bpf_ringbuf_submit(sn, 0);\n    }} else {{\n      histd_count_lost(HISTD_LOST_SNAPSHOT);\n    }}\n",
           i, in.control_slot, cur);
     }
     o += "  }\n";

@@ -1,6 +1,7 @@
 // The trace buffer's side of the engine: what reaches histd through the ring
 // (trace lines of enabled synthetic events, snapshot() notices), and the
 // trace and snapshot files.
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <algorithm>
@@ -85,6 +86,32 @@ void Engine::deliver(std::span<const uint8_t> notice) {
   }
 }
 
+std::vector<uint64_t> Engine::lost_per_cpu(uint32_t slot) const {
+  // A per-CPU array hands over one 8-byte value per possible CPU.
+  std::vector<uint64_t> counts(possible_cpus_);
+  if (bpf_map_lookup_elem(lost_.get(), &slot, counts.data()) != 0) return {};
+  return counts;
+}
+
+RingLost Engine::ring_lost() const {
+  RingLost r;
+  for (uint64_t n : lost_per_cpu(HISTD_LOST_TRACE)) r.trace_records += n;
+  for (uint64_t n : lost_per_cpu(HISTD_LOST_SNAPSHOT)) r.snapshot_notices += n;
+  return r;
+}
+
+// Lost trace lines are reported where the reader meets them, as tracefs
+// reports the events its ring lost: a "CPU:N [LOST M EVENTS]" line, after
+// the lines that were in the ring when it filled.
+void Engine::note_lost_lines(std::vector<uint64_t>& seen) {
+  const std::vector<uint64_t> now = lost_per_cpu(HISTD_LOST_TRACE);
+  if (now.size() != seen.size()) return;
+  for (uint32_t cpu = 0; cpu < now.size(); ++cpu) {
+    if (now[cpu] > seen[cpu]) trace_.note_lost(cpu, now[cpu] - seen[cpu]);
+    seen[cpu] = now[cpu];
+  }
+}
+
 void Engine::consume_ring() {
   std::vector<std::vector<uint8_t>> batch;
   auto on_notice = [](void* ctx, void* data, size_t size) -> int {
@@ -95,6 +122,8 @@ void Engine::consume_ring() {
   };
   ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
   if (!rb) return;
+  // Losses before the consumer started (a deferred start) are reported too.
+  std::vector<uint64_t> seen(possible_cpus_, 0);
   while (!stop_consumer_) {
     const int n = ring_buffer__poll(rb, 100);
     if (n < 0 && n != -EINTR) break;
@@ -109,6 +138,7 @@ void Engine::consume_ring() {
       delivered_ += end - done;
     }
     batch.clear();
+    note_lost_lines(seen);
   }
   ring_buffer__free(rb);
 }

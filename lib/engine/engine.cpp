@@ -69,9 +69,12 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   if (!control) return unexpected(std::move(control).error());
   auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
   if (!ring) return unexpected(std::move(ring).error());
+  auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
+  if (!lost) return unexpected(std::move(lost).error());
   std::unique_ptr<Engine> engine(
       new Engine(std::move(catalog), std::move(compiler), std::move(options), std::move(*control)));
   engine->ring_ = std::move(*ring);
+  engine->lost_ = std::move(*lost);
   // The resident compiler loads its libraries now, not on the first command.
   engine->compiler_.start_server();
   if (!engine->options_.defer_consumer) engine->start_consumer();
@@ -296,6 +299,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   }
   std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
   maps[codegen::kRingMap] = ring_.get();
+  maps[codegen::kLostMap] = lost_.get();
   for (size_t i = 0; i < numbered.size(); ++i) {
     const Trigger& t = *numbered[i];
     maps[codegen::table_map_name(i)] = t.table->map.get();

@@ -55,7 +55,12 @@ pid_t Compiler::Resident::pid() {
 
 Compiler::Stats Compiler::Resident::stats() {
   std::lock_guard lock(mu_);
-  return stats_;
+  Stats s = stats_;
+  s.resident = !program_.empty();
+  s.server_pid = client_.running() ? client_.pid() : 0;
+  s.failures_in_row = failures_;
+  s.given_up = failures_ >= kMaxServerFailures;
+  return s;
 }
 
 void Compiler::Resident::count_clang() {

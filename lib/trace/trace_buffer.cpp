@@ -162,33 +162,48 @@ void TraceBuffer::append(std::string line, std::string hidden) {
   cv_.notify_all();
 }
 
+void TraceBuffer::note_lost(uint32_t cpu, uint64_t count) {
+  {
+    std::lock_guard lock(mu_);
+    written_ += count;
+    push_locked(Line{fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, count), {}, false});
+  }
+  cv_.notify_all();
+}
+
+void TraceBuffer::pop_front_locked() {
+  bytes_ -= lines_.front().text.size();
+  if (lines_.front().entry) --entries_;
+  lines_.pop_front();
+}
+
 void TraceBuffer::push_locked(Line line) {
-  ++written_;
+  if (line.entry) ++written_;
   // A line larger than the whole buffer can never be stored; evicting
   // everything for it would lose data and still not make room.
   const size_t size = line.text.size();
   if (size > capacity_) {
-    ++overruns_;
+    if (line.entry) ++overruns_;
     return;
   }
   if (overwrite_) {
     while (bytes_ + size > capacity_) {
-      bytes_ -= lines_.front().text.size();
-      lines_.pop_front();
-      ++overruns_;
+      if (lines_.front().entry) ++overruns_;
+      pop_front_locked();
     }
   } else if (bytes_ + size > capacity_) {
-    ++overruns_;
+    if (line.entry) ++overruns_;
     return;
   }
   bytes_ += size;
+  if (line.entry) ++entries_;
   lines_.push_back(std::move(line));
 }
 
 std::string TraceBuffer::contents(unsigned cpus, bool hide) const {
   std::lock_guard lock(mu_);
   std::string out = fmt::format("# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n",
-                                lines_.size(), written_, cpus);
+                                entries_, written_, cpus);
   out.reserve(out.size() + kHelpHeader.size() + bytes_);
   out += kHelpHeader;
   for (const auto& l : lines_) out += l.as(hide);
@@ -206,6 +221,7 @@ std::string TraceBuffer::lines(bool hide) const {
 void TraceBuffer::clear() {
   std::lock_guard lock(mu_);
   lines_.clear();
+  entries_ = 0;
   bytes_ = 0;
   written_ = 0;
   overruns_ = 0;
@@ -216,6 +232,7 @@ void TraceBuffer::swap(TraceBuffer& other) {
   {
     std::scoped_lock lock(mu_, other.mu_);
     lines_.swap(other.lines_);
+    std::swap(entries_, other.entries_);
     std::swap(bytes_, other.bytes_);
     std::swap(written_, other.written_);
     std::swap(overruns_, other.overruns_);
@@ -231,15 +248,14 @@ std::optional<std::string> TraceBuffer::consume(std::chrono::milliseconds timeou
   std::string out;
   do {
     out += lines_.front().as(hide);
-    bytes_ -= lines_.front().text.size();
-    lines_.pop_front();
+    pop_front_locked();
   } while (!lines_.empty() && out.size() + lines_.front().as(hide).size() <= max_bytes);
   return out;
 }
 
 uint64_t TraceBuffer::entries() const {
   std::lock_guard lock(mu_);
-  return lines_.size();
+  return entries_;
 }
 
 uint64_t TraceBuffer::written() const {

@@ -104,6 +104,12 @@ TEST(CompilerFailures, KilledServerIsReapedAndReplacedAtOnce) {
   ASSERT_TRUE(c.compile(unit(kCommand)).ok());
   EXPECT_EQ(c.stats().by_server, 1u);
   EXPECT_EQ(c.stats().by_clang, 0u);
+  // The answer ends the failures in a row; the new server is the one shown.
+  const Compiler::Stats s = c.stats();
+  EXPECT_EQ(s.server_pid, next);
+  EXPECT_EQ(s.failures_in_row, 0);
+  EXPECT_FALSE(s.given_up);
+  EXPECT_EQ(s.server_starts, 2u);
 }
 
 TEST(CompilerFailures, ServerThatKeepsDyingIsGivenUp) {
@@ -119,6 +125,12 @@ TEST(CompilerFailures, ServerThatKeepsDyingIsGivenUp) {
   EXPECT_EQ(c.server_pid(), 0);
   ASSERT_TRUE(c.compile(unit(kCommand)).ok());
   EXPECT_EQ(c.stats().by_clang, 1u);
+  // What `histctl status` reports: given up, none running, clang compiles.
+  const Compiler::Stats s = c.stats();
+  EXPECT_TRUE(s.resident);
+  EXPECT_TRUE(s.given_up);
+  EXPECT_EQ(s.server_pid, 0);
+  EXPECT_EQ(s.failures_in_row, Compiler::kMaxServerFailures);
 }
 
 }  // namespace

@@ -129,6 +129,18 @@ TEST_F(CompilerServer, MissingServerMeansClang) {
   EXPECT_EQ(c.stats().by_clang, 4u);
   EXPECT_EQ(c.stats().by_server, 0u);
   EXPECT_EQ(c.server_pid(), 0);
+  EXPECT_TRUE(c.stats().given_up);
+}
+
+TEST_F(CompilerServer, NoServerIsNoResident) {
+  Compiler c(paths_with(fs::path()), {});
+  c.start_server();
+  ASSERT_TRUE(c.compile(unit(kCommands[0])).ok());
+  const Compiler::Stats s = c.stats();
+  EXPECT_FALSE(s.resident);
+  EXPECT_FALSE(s.given_up);
+  EXPECT_EQ(s.server_pid, 0);
+  EXPECT_EQ(s.by_clang, 1u);
 }
 
 TEST_F(CompilerServer, CacheKeyChangesWithTheCompiler) {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# histctl's exit status (issue #19, point 6): what `histctl --help` and
+# docs/histctl.md document (test_docs.sh holds them equal) is what histctl
+# does: 0 success, 1 refused, 2 unreachable or wrong arguments, 3 denied.
+# Wrong arguments used to exit with CLI11's own codes (106, 109, ...).
+source "$(dirname "$0")/lib.sh"
+histd_start
+export HISTD_SOCKET=$WORK/histd.sock
+FORMAT=$(dirname "$0")/../unit/fixtures/tracefs/events/syscalls/sys_enter_write/format
+
+# rc COMMAND...: the exit status of histctl with these arguments.
+rc() { local r=0; "$HISTCTL_BIN" "$@" >/dev/null 2>&1 || r=$?; echo "$r"; }
+
+expect_eq "--help: 0" "0" "$(rc --help)"
+expect_eq "--help ends with the exit status table" "Exit status:" \
+  "$("$HISTCTL_BIN" --help | grep -m1 '^Exit status:')"
+expect_eq "a command that succeeds: 0" "0" "$(rc list)"
+expect_eq "a command histd refuses: 1" "1" "$(rc add syscalls:sys_enter_write 'hist:keys=fd:sort=bogus')"
+expect_eq "removing a trigger that is not there: 1" "1" "$(rc remove syscalls:sys_enter_write 'hist:keys=fd')"
+expect_eq "check: a command that does not compile: 1" "1" "$(rc check 'hist:keys=bogus' --format "$FORMAT")"
+expect_eq "check: a command that compiles: 0" "0" "$(rc check 'hist:keys=fd' --format "$FORMAT")"
+expect_eq "no command: 2" "2" "$(rc)"
+expect_eq "an unknown command: 2" "2" "$(rc bogus)"
+expect_eq "an unknown option: 2" "2" "$(rc list --bogus)"
+expect_eq "a missing argument: 2" "2" "$(rc add syscalls:sys_enter_write)"
+expect_eq "an option without its value: 2" "2" "$(rc watch syscalls:sys_enter_write --interval)"
+expect_eq "a bad value: 2" "2" "$(rc watch syscalls:sys_enter_write --interval -1)"
+expect_eq "not SYSTEM:EVENT: 2" "2" "$(rc explain sys_enter_write 'hist:keys=fd')"
+expect_eq "check: a format file that cannot be read: 2" "2" "$(rc check 'hist:keys=fd' --format "$WORK/none")"
+expect_eq "histd not there: 2" "2" "$(rc --socket "$WORK/none.sock" list)"
+# A copy another user can run; the socket is root's alone (0600).
+chmod 755 "$WORK"
+cp "$HISTCTL_BIN" "$WORK/histctl"; chmod 755 "$WORK/histctl"
+expect_eq "the caller may not use the socket: 3" "3" \
+  "$(r=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$WORK/histctl" list >/dev/null 2>&1 || r=$?; echo "$r")"
+finish
