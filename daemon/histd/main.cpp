@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
+  app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");
   // Every option can also come from a config file (key = value lines, the
   // option names without dashes), e.g. /etc/histd/histd.conf.
   app.set_config("--config", "", "read options from this file");
