@@ -16,6 +16,9 @@ PACKAGES=(
   libseccomp-dev             # syscall names for .syscall
   libssl-dev                 # libcrypto: SHA-256 of cached objects, checked before loading
   python3                    # tests: poll() and packet helpers
+  mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
+  dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
+  systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

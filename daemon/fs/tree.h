@@ -35,7 +35,8 @@ class Tree {
   static Expected<std::unique_ptr<Tree>> mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
                                                gid_t group = 0);
   ~Tree();
-  // Serves requests until unmounted or a SIGINT/SIGTERM/SIGHUP arrives;
+  // Serves requests until unmounted or a SIGINT/SIGTERM (or a SIGHUP the
+  // caller has no handler of its own for) arrives;
   // then answers the trace_pipe reads still waiting (end of file).
   int run();
   // Whether the mount made by mount() is still in this mount namespace:

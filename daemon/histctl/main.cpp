@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
   CLI::App app{"histctl: drive histd, the kernel's hist triggers on eBPF"};
   app.require_subcommand(1);
   app.footer(kExitStatus);
+  app.set_version_flag("--version", std::string("histctl ") + HISTD_VERSION, "print histctl's version and exit");
   std::string socket_path = "/run/histd/histd.sock";
   if (const char* env = std::getenv("HISTD_SOCKET")) socket_path = env;
   app.add_option("--socket", socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();

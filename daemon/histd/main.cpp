@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <malloc.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +71,20 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   return eopt;
 }
 
+// reload: see issue 19 point 4 (SIGHUP will reapply /etc/histd/triggers.d).
+// Until then a SIGHUP (`systemctl reload histd`) does nothing. It must not
+// stop histd, as libfuse's handlers make it do: they leave a signal that
+// already has a handler alone, so this one is installed before theirs.
+void on_sighup(int) {}
+
+void ignore_sighup_for_now() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sighup;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
 // From a mounted tree to the end: daemonize, listen, serve until a signal
 // or until the tree goes away, then detach and unmount.
 int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd::fs::Tree> tree,
@@ -84,9 +99,10 @@ int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd:
   server->start(eng);
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
+  ignore_sighup_for_now();
   sd_notify(0, "READY=1");
   const int rc = tree->run();
-  // The loop ends on SIGTERM/SIGINT/SIGHUP (libfuse returns the signal's
+  // The loop ends on SIGTERM/SIGINT (libfuse returns the signal's
   // number) with the tree still mounted, or because the tree went away
   // under histd (umount, umount -l: the kernel ends the FUSE session). A
   // tree that vanished is a fault: histd says so and exits with a failure,
@@ -211,6 +227,7 @@ int main(int argc, char** argv) {
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
+  app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");
   // Every option can also come from a config file (key = value lines, the
   // option names without dashes), e.g. /etc/histd/histd.conf.
   app.set_config("--config", "", "read options from this file");

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# histd's Debian package under a real systemd (issue 19, points 1 and 3).
+# `cpack -G DEB` builds histd_<version>_amd64.deb: its name, Depends:, files
+# and conffiles are checked; it is installed with apt into a fresh Debian 12
+# root (mmdebstrap, or a copy of $HISTD_CT_BASE if set: such a root, never
+# changed), which is booted with systemd-nspawn. From outside the service
+# (nsenter into the container's init namespaces): the unit verifies clean,
+# `systemctl start histd` gives a tree in init's mount namespace, a trigger
+# written there counts a known workload, `reload` and `restart` keep the
+# counts, `stop` leaves no mount behind, `enable --now` serves the tree
+# again, and removing the package stops histd.
+#
+# Usage: test_service.sh BUILD_DIR. Root. Skips (exit 77, said loudly) only
+# on a kernel without FUSE, bpffs or tracefs events; anything else missing
+# is a failure. Everything it makes is below its temp dir, removed at exit.
+set -euo pipefail
+BUILD=$(cd "${1:?usage: test_service.sh BUILD_DIR}" && pwd)
+SKIP=77
+
+skip() {
+  echo "*** SKIPPED: $* ***" >&2
+  echo "*** the package's systemd test did not run on this machine ***" >&2
+  exit "$SKIP"
+}
+if [ "$(id -u)" -ne 0 ]; then
+  [ -n "${HISTD_REQUIRE_PRIVILEGED:-}" ] && { echo "FAIL: needs root"; exit 1; }
+  skip "not root"
+fi
+grep -qw fuse /proc/filesystems && [ -c /dev/fuse ] || skip "this kernel has no FUSE (/dev/fuse)"
+grep -qw bpf /proc/filesystems || skip "this kernel has no bpffs"
+[ -d /sys/kernel/tracing/events/syscalls ] || skip "this kernel has no tracefs syscall events at /sys/kernel/tracing"
+for tool in cpack dpkg-deb systemd-nspawn nsenter mmdebstrap; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/install-deps.sh installs it)"; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/histd-pkg.XXXXXX)
+ROOT=$WORK/root
+NSPAWN_PID=
+INIT=
+FAILURES=0
+
+cleanup() {
+  if [ -n "$NSPAWN_PID" ] && kill -0 "$NSPAWN_PID" 2>/dev/null; then
+    kill -TERM "$NSPAWN_PID" 2>/dev/null || true  # nspawn powers the container off
+    for _ in $(seq 300); do kill -0 "$NSPAWN_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$NSPAWN_PID" 2>/dev/null || true
+    wait "$NSPAWN_PID" 2>/dev/null || true
+  fi
+  # The container's own bpffs: unmounting it drops every pin histd made there.
+  umount -l "$WORK/bpffs" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+expect_eq() {
+  if [ "$2" == "$3" ]; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1"; diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") || true
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+yes_no() { if "$@"; then echo yes; else echo no; fi; }
+
+# --- the package ---------------------------------------------------------------
+VERSION=$("$BUILD/histd" --version | sed -n 's/^histd //p')
+(cd "$WORK" && cpack -G DEB -B "$WORK/pkg" --config "$BUILD/CPackConfig.cmake" >"$WORK/cpack.log" 2>&1) ||
+  { cat "$WORK/cpack.log"; echo "FAIL: cpack"; exit 1; }
+DEB=$WORK/pkg/histd_${VERSION}_amd64.deb
+expect_eq "cpack builds histd_<histd --version>_amd64.deb" "yes" "$(yes_no test -f "$DEB")"
+[ -f "$DEB" ] || { ls "$WORK/pkg"; exit 1; }
+expect_eq "the package's version is histd's" "$VERSION" "$(dpkg-deb -f "$DEB" Version)"
+expect_eq "histctl --version says the same" "histctl $VERSION" "$("$BUILD/histctl" --version)"
+depends=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' | sort)
+for dep in clang libbpf-dev linux-libc-dev fuse3 procps libbpf1 libfuse3-3 libclang-cpp14 libllvm14 libseccomp2 \
+           libssl3 libsystemd0 libfmt9; do
+  expect_eq "Depends: $dep" "$dep" "$(grep -x "$dep" <<<"$depends" || true)"
+done
+contents=$(dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|')
+for f in /usr/bin/histd /usr/bin/histctl /usr/bin/histd-cc /lib/systemd/system/histd.service /etc/histd/histd.conf \
+         /usr/share/man/man8/histd.8.gz /usr/share/man/man8/histctl.8.gz /usr/lib/histd/bpf/dispatcher.bpf.o \
+         /usr/lib/histd/bpf/syscall_dispatcher.bpf.o /usr/lib/histd/bpf/hist_helpers.bpf.h \
+         /usr/lib/histd/bpf/hist_shared.h; do
+  expect_eq "the package holds $f" "$f" "$(grep -x "$f" <<<"$contents" || true)"
+done
+mkdir "$WORK/control"
+dpkg-deb -e "$DEB" "$WORK/control"
+expect_eq "the config is a conffile" "/etc/histd/histd.conf" "$(cat "$WORK/control/conffiles")"
+
+# --- a fresh Debian 12 with the package installed ----------------------------
+if [ -n "${HISTD_CT_BASE:-}" ]; then
+  cp -a "$HISTD_CT_BASE" "$ROOT"
+else
+  mmdebstrap --variant=minbase --include=systemd,systemd-sysv,dbus bookworm "$ROOT" >"$WORK/mmdebstrap.log" 2>&1 ||
+    { tail -20 "$WORK/mmdebstrap.log"; echo "FAIL: mmdebstrap (it needs the Debian archive)"; exit 1; }
+fi
+mkdir -p "$ROOT/mnt/pkg"
+cp "$DEB" "$ROOT/mnt/pkg/"
+# Not booted: apt, run in the root as a plain command.
+systemd-nspawn -q -D "$ROOT" --register=no --keep-unit -M "histd-apt-${WORK##*.}" -E DEBIAN_FRONTEND=noninteractive /bin/sh -c \
+  "apt-get update -q && apt-get install -y -q --no-install-recommends /mnt/pkg/${DEB##*/}" >"$WORK/apt.log" 2>&1 ||
+  { tail -30 "$WORK/apt.log"; echo "FAIL: apt-get install of the package"; exit 1; }
+echo "ok: apt-get installs the package and its dependencies into a fresh Debian 12"
+# A workload the trigger can tell from anything else on the machine: dd
+# under its own name, writing blocks of a size of its own.
+cp "$ROOT/usr/bin/dd" "$ROOT/usr/local/bin/histdwl"
+SIZE=$((20000 + $$ % 40000))
+
+# --- boot it ---------------------------------------------------------------------
+# A bpffs of the container's own: histd's pins stay out of the host's.
+# nspawn's own system call filter, which every process systemd starts in
+# the container inherits, refuses bpf() and perf_event_open() (EPERM):
+# --system-call-filter lets them through, as a machine without nspawn does.
+mkdir "$WORK/bpffs"
+mount -t bpf bpf "$WORK/bpffs"
+systemd-nspawn -q -D "$ROOT" -b --register=no --keep-unit --console=passive --capability=all \
+  --system-call-filter="bpf perf_event_open" --bind=/dev/fuse --bind="$WORK/bpffs":/sys/fs/bpf \
+  --bind=/sys/kernel/tracing -M "histd-pkg-${WORK##*.}" >"$WORK/nspawn.log" 2>&1 &
+NSPAWN_PID=$!
+for _ in $(seq 100); do
+  INIT=$(ps -o pid= --ppid "$NSPAWN_PID" | tr -d " " | head -n 1 || true)
+  [ -n "$INIT" ] && [ "$(cat "/proc/$INIT/comm" 2>/dev/null)" = "systemd" ] && break
+  INIT=
+  sleep 0.1
+done
+[ -n "$INIT" ] || { cat "$WORK/nspawn.log"; echo "FAIL: the container did not boot"; exit 1; }
+# A process of the container outside the service: its init's namespaces.
+ct() { nsenter -t "$INIT" -m -u -i -n -p -- /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin "$@"; }
+for _ in $(seq 300); do ct test -S /run/systemd/private && break; sleep 0.1; done
+state=$(ct timeout 120 systemctl is-system-running --wait 2>&1 || true)
+expect_eq "the container boots (systemd is running)" "running" "$state"
+[ "$state" = "running" ] || ct systemctl --failed --no-pager || true
+
+T=/run/histd/tracing
+W=$T/events/syscalls/sys_enter_write
+R=$T/events/syscalls/sys_enter_read
+rows() { ct cat "$1" | awk '/^#/ {next} /^$/ {if (seen) exit; next} {seen=1; print}'; }
+workload() { ct histdwl if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
+main_pid() { ct systemctl show -p MainPID --value histd; }
+
+verify=$(ct systemd-analyze verify --man=no /lib/systemd/system/histd.service 2>&1) || verify+=" (exit $?)"
+expect_eq "systemd-analyze verify of the installed unit is clean" "" "$verify"
+
+ct systemctl start histd || true
+expect_eq "systemctl start histd" "active" "$(ct systemctl is-active histd || true)"
+pid=$(main_pid)
+expect_eq "the service runs in init's mount namespace" "$(ct readlink /proc/1/ns/mnt)" \
+  "$(ct readlink "/proc/$pid/ns/mnt" 2>&1)"
+expect_eq "the tree is mounted where users look" "yes" "$(yes_no ct mountpoint -q "$T")"
+expect_eq "with every event" "yes" "$(yes_no ct test -f "$W/trigger")"
+# The first trigger is compiled cold, by histd-cc under the unit's
+# MemoryDenyWriteExecute= and system call filter.
+ct sh -c "echo 'hist:keys=count:vals=hitcount if comm == \"histdwl\" && count == $SIZE' > $W/trigger" || true
+ct sh -c "echo 'hist:keys=common_stacktrace:vals=hitcount if comm == \"histdwl\"' > $R/trigger" || true
+workload 3
+expect_eq "a trigger added through the tree counts the workload" "{ count: $(printf '%10d' "$SIZE") } hitcount:          3" \
+  "$(rows "$W/hist")"
+expect_eq "compiled by the resident compiler" "1" \
+  "$(ct journalctl -u histd --no-pager | grep -c 'resident compiler /usr/bin/histd-cc' || true)"
+# Kernel addresses need CAP_SYSLOG even for root: without it, stack frames
+# have no names.
+expect_eq "stack traces are symbolized" "yes" "$(yes_no grep -q 'perf_syscall_enter+0x' <(ct cat "$R/hist"))"
+
+ct systemctl reload histd || true
+expect_eq "systemctl reload keeps the same histd running" "active $pid" \
+  "$(ct systemctl is-active histd || true) $(main_pid)"
+expect_eq "and its counts" "{ count: $(printf '%10d' "$SIZE") } hitcount:          3" "$(rows "$W/hist")"
+
+ct systemctl restart histd || true
+expect_eq "systemctl restart histd" "active" "$(ct systemctl is-active histd || true)"
+expect_eq "a restart keeps the counts" "{ count: $(printf '%10d' "$SIZE") } hitcount:          3" "$(rows "$W/hist")"
+workload 2
+expect_eq "and counts on" "{ count: $(printf '%10d' "$SIZE") } hitcount:          5" "$(rows "$W/hist")"
+
+ct systemctl stop histd || true
+expect_eq "systemctl stop histd" "inactive" "$(ct systemctl is-active histd || true)"
+expect_eq "leaves no mount behind" "0" "$(ct grep -c 'fuse.histd' /proc/1/mountinfo || true)"
+expect_eq "the mount point is an empty directory" "" "$(ct ls -A "$T" 2>&1)"
+
+ct systemctl enable --now histd >/dev/null 2>&1 || true
+expect_eq "systemctl enable --now histd" "enabled active" \
+  "$(ct systemctl is-enabled histd || true) $(ct systemctl is-active histd || true)"
+expect_eq "serves the tree with the counts kept" "{ count: $(printf '%10d' "$SIZE") } hitcount:          5" \
+  "$(rows "$W/hist")"
+
+ct apt-get remove -y -q histd >"$WORK/remove.log" 2>&1 || { tail "$WORK/remove.log"; true; }
+expect_eq "removing the package stops histd" "inactive" "$(ct systemctl is-active histd || true)"
+expect_eq "and unmounts its tree" "0" "$(ct grep -c 'fuse.histd' /proc/1/mountinfo || true)"
+
+if [ "$FAILURES" -ne 0 ]; then
+  echo "--- journal of histd.service"; ct journalctl -u histd --no-pager | tail -40 || true
+  echo "$FAILURES check(s) failed"; exit 1
+fi
+echo "all checks passed"
