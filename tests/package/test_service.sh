@@ -48,7 +48,8 @@ cleanup() {
   fi
   # The container's own bpffs: unmounting it drops every pin histd made there.
   umount -l "$WORK/bpffs" 2>/dev/null || true
-  rm -rf "$WORK"
+  # Never past a mount that is somehow still there (a bind of the host's /sys).
+  rm -rf --one-file-system "$WORK"
 }
 trap cleanup EXIT
 
