@@ -97,6 +97,7 @@ std::string not_restored_text(const std::vector<engine::NotRestored>& list) {
 struct Call {
   engine::Engine& engine;
   const Peer& peer;
+  const ReloadHook& reload;
   std::string event;    // as sent
   std::string command;
   std::string system_name, event_name;  // split from `event` for ops that take one
@@ -220,6 +221,23 @@ json op_status(Call& c) {
   return success(c.as_json ? j.dump(2) + "\n" : status_text(j, r, cc));
 }
 
+// `histctl reload`: what SIGHUP does, answered with what it did. Refused
+// (exit 1) when a line or file was not applied; the summary is printed
+// either way.
+json op_reload(Call& c) {
+  if (!c.reload) return failure(EOPNOTSUPP, "this histd reads no configuration directory");
+  const config::Report r = c.reload();
+  std::string out;
+  for (const std::string& change : r.changes) out += change + "\n";
+  out += r.summary() + "\n";
+  if (r.problems.empty()) return success(out);
+  std::string errors;
+  for (const config::Problem& p : r.problems) errors += p.text();
+  json j = failure(EINVAL, errors);
+  j["output"] = out;
+  return j;
+}
+
 json op_restore(Call& c) {
   const std::vector<engine::NotRestored> left = c.engine.retry_restore();
   return left.empty() ? success("every saved trigger is restored\n") : failure(EAGAIN, not_restored_text(left));
@@ -282,6 +300,7 @@ constexpr Op kOps[] = {
     {"list", false, true, op_list},
     {"status", false, true, op_status},
     {"restore", false, false, op_restore},
+    {"reload", false, false, op_reload},
     {"synth_add", false, false, op_synth_add},
     {"synth_remove", false, false, op_synth_remove},
     {"synth_list", false, false, op_synth_list},
@@ -331,12 +350,13 @@ json Access::refusal() const {
   return j;
 }
 
-json dispatch(engine::Engine& engine, const json& request, const Peer& peer, const Access& access) {
+json dispatch(engine::Engine& engine, const json& request, const Peer& peer, const Access& access,
+              const ReloadHook& reload) {
   if (!access.allows(peer)) return access.refusal();
   for (const char* key : {"op", "event", "command"}) {
     if (!string_member(request, key)) return failure(EINVAL, fmt::format("\"{}\" must be a string", key));
   }
-  Call call{engine, peer, *string_member(request, "event"), *string_member(request, "command")};
+  Call call{engine, peer, reload, *string_member(request, "event"), *string_member(request, "command")};
   const std::string op = *string_member(request, "op");
   if (op.empty()) return failure(EINVAL, "missing \"op\"");
   const Op* found = std::find_if(std::begin(kOps), std::end(kOps), [&](const Op& o) { return o.name == op; });

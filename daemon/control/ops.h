@@ -7,9 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "histd/config.h"
 #include "histd/engine.h"
 
 namespace histd::control {
@@ -45,9 +47,13 @@ struct Access {
 // {"ok": false, "errno": err, "error": message}
 nlohmann::json failure(int err, const std::string& message);
 
+// What `histctl reload` runs: histd's configuration directory reconciled
+// (config::reconcile, serialized with SIGHUP's). Empty: the op is refused.
+using ReloadHook = std::function<config::Report()>;
+
 // Answers one request from `peer`: access, the members' types, then the op.
 // A bad request gets an error reply; nothing a client sends throws.
 nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, const Peer& peer,
-                        const Access& access);
+                        const Access& access, const ReloadHook& reload = {});
 
 }  // namespace histd::control

@@ -2,7 +2,7 @@
 // response per connection, each a JSON object in a frame of a 4-byte
 // little-endian length and that many bytes.
 //
-// Request:  {"op": "add"|"remove"|"list"|"show"|"errors"|"clear_errors"|"source"|"status"|"restore"|
+// Request:  {"op": "add"|"remove"|"list"|"show"|"errors"|"clear_errors"|"source"|"status"|"restore"|"reload"|
 //                  "synth_add"|"synth_remove"|"synth_list"|"trace"|"clear_trace",
 //            "event": "system:event", "command": "...", "json": bool (list, show, status)}
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,

@@ -49,8 +49,9 @@ Expected<std::unique_ptr<Server>> Server::open(const std::filesystem::path& sock
   return s;
 }
 
-void Server::start(engine::Engine& engine) {
+void Server::start(engine::Engine& engine, ReloadHook reload) {
   engine_ = &engine;
+  reload_ = std::move(reload);
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -138,7 +139,7 @@ void Server::handle(int fd) {
   try {
     auto request = conn.receive(limits_.request_deadline);
     if (request) {
-      reply = dispatch(*engine_, *request, peer, access_);
+      reply = dispatch(*engine_, *request, peer, access_, reload_);
     } else {
       const Error& e = request.error();
       // EPIPE: the client is gone (a truncated frame); ECANCELED: histd is

@@ -41,8 +41,9 @@ class Server {
   // members of `group` (0: none), may use it.
   static Expected<std::unique_ptr<Server>> open(const std::filesystem::path& socket_path, gid_t group = 0,
                                                 ServerLimits limits = {});
-  // Answers from now on, on threads of its own (start them after any fork).
-  void start(engine::Engine& engine);
+  // Answers from now on, on threads of its own (start them after any fork);
+  // `reload` answers `histctl reload`.
+  void start(engine::Engine& engine, ReloadHook reload = {});
   // open() then start().
   static Expected<std::unique_ptr<Server>> start(engine::Engine& engine, const std::filesystem::path& socket_path,
                                                  gid_t group = 0, ServerLimits limits = {});
@@ -64,6 +65,7 @@ class Server {
   void handle(int fd);
 
   engine::Engine* engine_ = nullptr;
+  ReloadHook reload_;
   Access access_;
   ServerLimits limits_;
   std::unique_ptr<SocketFile> socket_;

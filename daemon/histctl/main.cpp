@@ -201,6 +201,19 @@ int call(const std::string& socket_path, const json& req) {
   return kRefused;
 }
 
+// reload: what histd did (stdout) and the lines it could not apply, each
+// with its file:line and a caret (stderr, exit 1).
+int reload(const std::string& socket_path) {
+  int rc = 0;
+  auto reply = request(socket_path, {{"op", "reload"}}, rc);
+  if (!reply) return rc;
+  fmt::print("{}", reply->value("output", ""));
+  if (reply->value("ok", false)) return 0;
+  const std::string error = reply->value("error", "unknown error");
+  fmt::print(stderr, "{}{}", error, error.ends_with('\n') ? "" : "\n");
+  return kRefused;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,6 +249,8 @@ int main(int argc, char** argv) {
       "status", "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
   status->add_flag("--json", json_out, "as JSON");
   auto* restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
+  auto* reload_cmd = app.add_subcommand(
+      "reload", "apply histd's configuration directory again, as SIGHUP does (exit 1 when a line was not applied)");
   auto* errors = app.add_subcommand("errors", "the error log");
   bool clear_errors = false;
   errors->add_flag("--clear", clear_errors, "empty the error log");
@@ -281,6 +296,7 @@ int main(int argc, char** argv) {
   if (list->parsed()) return call(socket_path, {{"op", "list"}, {"json", json_out}});
   if (status->parsed()) return call(socket_path, {{"op", "status"}, {"json", json_out}});
   if (restore->parsed()) return call(socket_path, {{"op", "restore"}});
+  if (reload_cmd->parsed()) return reload(socket_path);
   if (watch_cmd->parsed()) return watch(socket_path, event, interval, count);
   if (synth_add->parsed()) return call(socket_path, {{"op", "synth_add"}, {"command", definition}});
   if (synth_remove->parsed()) return call(socket_path, {{"op", "synth_remove"}, {"command", definition}});

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <malloc.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "fs/tree.h"
 #include "histd/instance.h"
 #include "histd/options.h"
+#include "histd/reload.h"
 #include "histd/startup.h"
 #include "histd/catalog.h"
 #include "histd/engine.h"
@@ -71,24 +71,10 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   return eopt;
 }
 
-// reload: see issue 19 point 4 (SIGHUP will reapply /etc/histd/triggers.d).
-// Until then a SIGHUP (`systemctl reload histd`) does nothing. It must not
-// stop histd, as libfuse's handlers make it do: they leave a signal that
-// already has a handler alone, so this one is installed before theirs.
-void on_sighup(int) {}
-
-void ignore_sighup_for_now() {
-  struct sigaction sa {};
-  sa.sa_handler = on_sighup;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGHUP, &sa, nullptr);
-}
-
 // From a mounted tree to the end: daemonize, listen, serve until a signal
 // or until the tree goes away, then detach and unmount.
 int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd::fs::Tree> tree,
-          std::unique_ptr<histd::control::Server> server) {
+          std::unique_ptr<histd::control::Server> server, histd::daemon::Reloader& reloader) {
   using namespace histd;
   if (fuse_daemonize(opt.foreground ? 1 : 0) != 0) {
     fmt::print(stderr, "histd: cannot daemonize\n");
@@ -96,14 +82,18 @@ int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd:
   }
   // Threads do not survive the fork in fuse_daemonize: start them after it.
   eng.start_consumer();
-  server->start(eng);
+  reloader.start(eng);
+  if (opt.config_dir.empty())
+    server->start(eng);
+  else
+    server->start(eng, [&reloader, &eng] { return reloader.reload(eng); });
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
-  ignore_sighup_for_now();
   sd_notify(0, "READY=1");
   const int rc = tree->run();
-  // The loop ends on SIGTERM/SIGINT (libfuse returns the signal's
-  // number) with the tree still mounted, or because the tree went away
+  // The loop ends on SIGTERM/SIGINT (libfuse returns the signal's number;
+  // SIGHUP reloads, daemon::Reloader) with the tree still mounted, or
+  // because the tree went away
   // under histd (umount, umount -l: the kernel ends the FUSE session). A
   // tree that vanished is a fault: histd says so and exits with a failure,
   // so that systemd (Restart=on-failure) starts it again and mounts a new
@@ -117,6 +107,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd:
   else if (rc < 0)
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
   server.reset();
+  reloader.stop();
   // Detach every program before the tree goes away, then unmount.
   eng.shutdown();
   tree.reset();
@@ -142,6 +133,10 @@ int run(const Options& opt) {
   // here. It answers from start(), after the fork.
   auto server = control::Server::open(opt.socket, group);
   if (!server) return failed(server.error());
+  // SIGHUP reloads from here on (until now it would end histd, as it did
+  // before histd read a configuration directory).
+  auto reloader = daemon::Reloader::install(opt.config_dir);
+  if (!reloader) return failed(reloader.error());
   std::filesystem::path tracefs_root = opt.tracefs;
   if (tracefs_root.empty()) {
     auto found = catalog::find_tracefs();
@@ -163,9 +158,12 @@ int run(const Options& opt) {
   if (!eng) return failed(eng.error());
   for (const std::string& problem : (*eng)->restore())
     fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  // What was saved first (its counts, and what the configuration held
+  // then), then the files as they are now: changed, added, removed.
+  if (!opt.config_dir.empty()) (void)(*reloader)->reload(**eng);
   auto tree = fs::Tree::mount(**eng, opt.mount, group);
   if (!tree) return failed(tree.error());
-  return serve(opt, **eng, std::move(*tree), std::move(*server));
+  return serve(opt, **eng, std::move(*tree), std::move(*server), **reloader);
 }
 
 // Reading a big table allocates tens of MB (entries, sort order, text) and
@@ -198,6 +196,10 @@ int main(int argc, char** argv) {
                  "(default: root only)");
   app.add_option("--tracefs", opt.tracefs, "tracefs root to read event formats from (default: find or mount it)");
   app.add_option("--clang", opt.clang, "the clang that compiles generated BPF units (default: the build's)");
+  app.add_option("--config-dir", opt.config_dir,
+                 "triggers and synthetic events declared in DIR/*.conf, applied at start and on SIGHUP or "
+                 "`histctl reload` (a missing directory declares none; empty: none read)")
+      ->capture_default_str();
   app.add_option("--max-triggers", opt.max_triggers,
                  fmt::format("triggers alive at once, across events (at most {})", histd::engine::kMaxTriggers))
       ->capture_default_str()
@@ -237,6 +239,7 @@ int main(int argc, char** argv) {
   opt.socket = std::filesystem::absolute(opt.socket).string();
   opt.state_dir = std::filesystem::absolute(opt.state_dir).string();
   if (!opt.tracefs.empty()) opt.tracefs = std::filesystem::absolute(opt.tracefs).string();
+  if (!opt.config_dir.empty()) opt.config_dir = std::filesystem::absolute(opt.config_dir).string();
   if (!opt.pin_dir.empty()) opt.pin_dir = std::filesystem::absolute(opt.pin_dir).string();
   if (opt.clang.find('/') != std::string::npos) opt.clang = std::filesystem::absolute(opt.clang).string();
   return run(opt);

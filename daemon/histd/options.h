@@ -18,6 +18,8 @@ struct Options {
   std::string pin_dir = "/sys/fs/bpf/histd";
   std::string group;  // may read the tree, use the socket and change triggers besides root
   std::string clang;  // default: the clang found at build time
+  // Triggers and synthetic events declared in files (config::reconcile).
+  std::string config_dir = "/etc/histd/triggers.d";
   // Limits (histd::engine::EngineOptions).
   size_t max_triggers = 1024;
   size_t max_synthetic_events = 1024;

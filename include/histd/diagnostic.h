@@ -121,6 +121,11 @@ struct Span {
   X(StateNotSaved, "applied, but the trigger state could not be saved")                          \
   X(NotRestored, "saved trigger not restored (kept saved, retried by histctl restore)")            \
   X(StateFileUnreadable, "saved state unreadable, kept aside")                                    \
+  /* the configuration directory's lines (lib/config) */                                         \
+  X(ConfigLine, "expected SYSTEM:EVENT and a trigger command, or a synthetic event definition")   \
+  X(ConfigNotDeclaration, "a configuration line declares a trigger")                              \
+  X(ConfigDuplicate, "declared twice")                                                            \
+  X(ConfigFile, "configuration file not read")                                                    \
   /* histd's own limits (EngineOptions), refused with ENOSPC */                                  \
   X(TriggerLimit, "too many triggers")                                                            \
   X(MapMemoryLimit, "hist trigger would exceed the map memory limit")                            \

@@ -125,6 +125,20 @@ struct RestoreReport {
   std::string state_file_problem;
 };
 
+// A trigger or synthetic event histd applied from its configuration
+// directory (config::reconcile): histd's to change and remove when the
+// files change. Everything else (the tree, histctl) is the users', and a
+// reload never touches it. Which is which is saved in the state file.
+struct ConfigItem {
+  enum class Kind { Synthetic, Trigger };
+  Kind kind = Kind::Trigger;
+  std::string event;  // "system:event"; for a synthetic event, its name
+  // A trigger's command as declared; a synthetic event's definition as
+  // synthetic_events lists it (synth::list_line).
+  std::string text;
+  bool restored = true;  // false: saved but not restored (NotRestored)
+};
+
 // Events an attached event's programs did not run for (the kernel's BPF
 // recursion guard: another BPF program was running on that CPU), since
 // histd attached it.
@@ -250,6 +264,28 @@ class Engine {
   // follow): ENOENT when none matches.
   CommandResult remove_listed(const std::string& system, const std::string& event, std::string_view line);
 
+  // ---- the configuration directory's side (config::reconcile) ----
+  // What histd holds from the configuration: synthetic events by name, then
+  // hist triggers in creation order (owners before the users of their
+  // variables), then enable/disable_hist; saved ones that did not restore last.
+  std::vector<ConfigItem> config_items();
+  // Applies a declared trigger (item.text on item.event) or synthetic event
+  // definition and marks it as the configuration's, in the same save.
+  // Errors go to error_log under `location` ("file:line") instead of the
+  // event's name.
+  CommandResult add_config(const ConfigItem& item, const std::string& location);
+  // Removes what config_items() listed as `item` (a saved one that did not
+  // restore is dropped from the state file); ENOENT when it is no longer
+  // there or is not the configuration's.
+  CommandResult remove_config(const ConfigItem& item);
+  // The same trigger declared in other words (config::diff decided that
+  // nothing but the pause flag differs): keeps it and its counts, records
+  // `text`, pauses or continues it.
+  CommandResult update_config(const ConfigItem& item, const std::string& text, bool paused);
+  // An error_log entry for a declaration the engine never saw (a line that
+  // does not parse, a file histd will not read).
+  void log_config_error(const std::string& location, const Diagnostic& d);
+
   // Detaches every program. Pinned tables stay pinned (their counts are
   // kept for the next start); the others are freed.
   void shutdown();
@@ -268,6 +304,9 @@ class Engine {
     bool paused = false;
     uint64_t missed_base = 0;  // Trigger::missed_base as saved
     std::string raw;      // the entry as saved (JSON), written back when it cannot be read
+    // The command as the configuration directory declared it (Trigger), or
+    // the event's name (Synthetic): the entry is the configuration's (ConfigItem).
+    std::string config;
     std::string reason;
     bool applying = false;  // being retried: its own save must not list it twice
   };
@@ -277,6 +316,7 @@ class Engine {
     uint32_t slot = 0;        // control slot: paused when nothing wants its records
     uint32_t trace_slot = 0;  // paused unless its records go to the trace buffer
     bool enabled = false;
+    bool config = false;  // defined by the configuration directory (ConfigItem)
   };
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
@@ -285,8 +325,15 @@ class Engine {
                                     const render::Options& options);
   // The command paths take lines shorter than `max_bytes`: a page for what
   // users write, more for lines histd printed (spec::kMaxPrintedCommandBytes).
+  // `config`: the command as the configuration declared it, recorded on
+  // the trigger it creates (before the state is saved).
   CommandResult write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
-                                     size_t max_bytes);
+                                     size_t max_bytes, const std::string* config = nullptr);
+  // One synthetic event definition, marked as the configuration's.
+  CommandResult write_config_synthetic_locked(std::string_view text);
+  // Records `config` on the trigger a command just created on `ev`, given
+  // its event's trigger and enable counts before.
+  void mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config);
   CommandResult apply_hist(EventState& ev, std::string_view text, size_t max_bytes);
   CommandResult apply_hist_command(EventState& ev, std::string_view text, size_t max_bytes);
   Status remove_trigger(EventState& ev, Trigger* going);
@@ -413,6 +460,9 @@ class Engine {
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   std::deque<std::string> error_log_;
+  // While a declared line is applied (add_config): what error_log names as
+  // its location ("file:line") in place of the event.
+  std::string log_location_;
   symbols::SystemResolver resolver_;
   uint64_t next_uid_ = 1;
   std::map<std::string, SynthState> synths_;

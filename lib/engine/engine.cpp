@@ -98,7 +98,7 @@ Engine::EventState& Engine::event_state(const std::string& system, const std::st
 }
 
 void Engine::log_error(const std::string& location, const Diagnostic& d) {
-  error_log_.push_back(timestamp_prefix() + format_error_log_entry(location, d));
+  error_log_.push_back(timestamp_prefix() + format_error_log_entry(log_location_.empty() ? location : log_location_, d));
   while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
 }
 
@@ -368,7 +368,7 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
 }
 
 CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event,
-                                           std::string_view text, size_t max_bytes) {
+                                           std::string_view text, size_t max_bytes, const std::string* config) {
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   EventState& ev = event_state(system, event);
@@ -378,7 +378,9 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
     ++ev.generation;
     return finish_command(location, text, &ev, system_failure(std::move(room).error()));
   }
+  const size_t triggers_before = ev.triggers.size(), enables_before = ev.enables.size();
   CommandResult r = is_enable_command(text) ? apply_enable(ev, text, max_bytes) : apply_hist(ev, text, max_bytes);
+  if (r && config) mark_config(ev, triggers_before, enables_before, *config);
   return finish_command(location, text, &ev, std::move(r));
 }
 

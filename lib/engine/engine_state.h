@@ -85,12 +85,16 @@ struct Engine::Trigger {
   // Its event's missed count (Engine::event_missed) when it was created or
   // last cleared: it missed what came after. Saved with it.
   uint64_t missed_base = 0;
+  // The command the configuration directory declared it with ("": a user's
+  // own, which a reload never touches). Saved with it.
+  std::string config;
 };
 
 struct Engine::EnableTrigger {
   spec::EnableHistCommand cmd;
   std::optional<plan::TypedFilter> filter;
   uint32_t slot = 0;
+  std::string config;  // as Trigger::config
 };
 
 struct Engine::EventState {

@@ -137,25 +137,36 @@ std::string Engine::state_text() const {
       nlohmann::json entry{{"event", event}, {"command", t->plan.trigger_text()}, {"paused", is_paused(t->slot)}};
       // Where its Missed count starts on the pinned dispatcher's counter.
       if (t->missed_base) entry["missed_base"] = t->missed_base;
+      // The configuration directory's own (a reload may change or remove
+      // it); an older histd ignores the member.
+      if (!t->config.empty()) entry["config"] = t->config;
       hist.emplace_back(t->uid, std::move(entry));
     }
   }
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
   for (const auto& [id, ev] : events_)
-    for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it)
-      list.push_back({{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}});
+    for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it) {
+      nlohmann::json entry{{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}};
+      if (!(*it)->config.empty()) entry["config"] = (*it)->config;
+      list.push_back(std::move(entry));
+    }
   nlohmann::json synthetic = nlohmann::json::array();
   nlohmann::json enabled = nlohmann::json::array();
+  // Definitions stay plain strings (what older histds read); the names of
+  // the configuration's own are listed beside them.
+  nlohmann::json config_synthetic = nlohmann::json::array();
   for (const auto& [name, st] : synths_) {
     synthetic.push_back(synth::list_line(st.def));
     if (st.enabled) enabled.push_back(name);
+    if (st.config) config_synthetic.push_back(name);
   }
   for (const SavedEntry& e : not_restored_) {
     if (e.applying) continue;
     nlohmann::json raw = nlohmann::json::parse(e.raw, nullptr, false);
     switch (e.kind) {
       case SavedEntry::Kind::Synthetic:
+        if (!e.config.empty()) config_synthetic.push_back(e.config);
         synthetic.push_back(std::move(raw));
         break;
       case SavedEntry::Kind::Trigger:
@@ -166,12 +177,12 @@ std::string Engine::state_text() const {
         break;
     }
   }
-  return nlohmann::json{{"version", 1},
-                        {"synthetic_events", synthetic},
-                        {"enabled_synthetic_events", enabled},
-                        {"triggers", list}}
-             .dump(2) +
-         "\n";
+  nlohmann::json doc{{"version", 1},
+                     {"synthetic_events", synthetic},
+                     {"enabled_synthetic_events", enabled},
+                     {"triggers", list}};
+  if (!config_synthetic.empty()) doc["config_synthetic_events"] = std::move(config_synthetic);
+  return doc.dump(2) + "\n";
 }
 
 std::string Engine::state_tmp_path() const { return options_.state_file.string() + ".tmp"; }

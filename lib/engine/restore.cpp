@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine/engine_state.h"
@@ -92,13 +93,24 @@ std::vector<Engine::SavedEntry> Engine::read_state(std::vector<std::string>& pro
     keep_corrupt_state(fmt::format("state file version {}, this histd reads version 1", v->dump()), problems);
     return entries;
   }
+  // The configuration's own synthetic events, by name (absent from files
+  // older histds wrote: everything there is the users').
+  std::set<std::string> config_synthetic;
+  if (auto c = doc.find("config_synthetic_events"); c != doc.end() && c->is_array())
+    for (const json& n : *c)
+      if (n.is_string()) config_synthetic.insert(n.get<std::string>());
   auto add = [&](SavedEntry::Kind kind, const json& raw, std::string event, std::string command) {
     SavedEntry e;
     e.kind = kind;
     e.raw = raw.dump();
     e.event = std::move(event);
     e.command = std::move(command);
+    if (kind == SavedEntry::Kind::Synthetic) {
+      const std::string name = e.command.substr(0, e.command.find_first_of(" \t"));
+      if (config_synthetic.count(name)) e.config = name;
+    }
     if (kind == SavedEntry::Kind::Trigger && raw.is_object()) {
+      e.config = string_at(raw, "config");
       auto paused = raw.find("paused");
       e.paused = paused != raw.end() && paused->is_boolean() && paused->get<bool>();
       auto base = raw.find("missed_base");
@@ -151,7 +163,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   switch (e.kind) {
     case SavedEntry::Kind::Synthetic:
       if (e.command.empty()) return bad("not a synthetic event definition");
-      return write_synthetic_locked(e.command);
+      return e.config.empty() ? write_synthetic_locked(e.command) : write_config_synthetic_locked(e.command);
     case SavedEntry::Kind::Enabled: {
       if (e.event.empty()) return bad("not a synthetic event name");
       if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
@@ -166,7 +178,8 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   const std::string system = e.event.substr(0, colon), name = e.event.substr(colon + 1);
   auto it = events_.find(catalog::EventId{system, name});
   const size_t before = it == events_.end() ? 0 : it->second->triggers.size();
-  CommandResult r = write_trigger_locked(system, name, e.command, spec::kMaxPrintedCommandBytes);
+  CommandResult r = write_trigger_locked(system, name, e.command, spec::kMaxPrintedCommandBytes,
+                                         e.config.empty() ? nullptr : &e.config);
   if (!r) return r;
   it = events_.find(catalog::EventId{system, name});
   const bool added = it != events_.end() && it->second->triggers.size() > before;

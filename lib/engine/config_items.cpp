@@ -1,0 +1,143 @@
+// The engine's side of the configuration directory: which triggers and
+// synthetic events are the configuration's (ConfigItem), and the calls
+// config::reconcile makes to add, remove and update them. Each goes through
+// the same command paths as a user's write, so errors, limits, error_log
+// and the state file behave alike; the mark is recorded before the change
+// is saved, so a crash never leaves a declared trigger looking like a
+// user's (which the next reload would then declare a second time).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/engine_state.h"
+#include "histd/engine.h"
+#include "histd/spec.h"
+#include "histd/synth.h"
+
+namespace histd::engine {
+
+namespace {
+
+CommandResult not_found(const ConfigItem& item) {
+  return system_failure(Error{ErrorKind::NotFound, ENOENT,
+                              fmt::format("{} {} is not the configuration's", item.event, item.text)});
+}
+
+std::optional<std::pair<std::string, std::string>> split_event(const std::string& event) {
+  const size_t colon = event.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == event.size()) return std::nullopt;
+  return std::pair{event.substr(0, colon), event.substr(colon + 1)};
+}
+
+}  // namespace
+
+void Engine::mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config) {
+  // A new hist trigger is the last of its event (field variables a command
+  // makes go on the matching event); a new enable is the first of its list.
+  if (ev.triggers.size() > triggers_before) ev.triggers.back()->config = config;
+  if (ev.enables.size() > enables_before) ev.enables.front()->config = config;
+}
+
+CommandResult Engine::write_config_synthetic_locked(std::string_view text) {
+  auto parsed = synth::parse_synth_command(text);
+  if (!parsed || parsed->remove) return write_synthetic_locked(text);  // its own errors
+  if (auto room = reserve_state(text.size()); !room)
+    return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
+  CommandResult r = apply_synthetic(text);
+  if (r) synths_.at(parsed->definition.name).config = true;
+  return finish_command("synthetic_events", text, nullptr, std::move(r));
+}
+
+std::vector<ConfigItem> Engine::config_items() {
+  std::lock_guard lock(mu_);
+  std::vector<ConfigItem> out;
+  for (const auto& [name, s] : synths_)
+    if (s.config) out.push_back({ConfigItem::Kind::Synthetic, name, synth::list_line(s.def), true});
+  std::vector<std::pair<uint64_t, ConfigItem>> hist;
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers)
+      if (!t->config.empty())
+        hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, t->config, true});
+  std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [uid, item] : hist) out.push_back(std::move(item));
+  for (const auto& [id, ev] : events_)
+    for (const auto& e : ev->enables)
+      if (!e->config.empty()) out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, e->config, true});
+  for (const SavedEntry& e : not_restored_) {
+    if (e.config.empty() || e.kind == SavedEntry::Kind::Enabled) continue;
+    if (e.kind == SavedEntry::Kind::Synthetic)
+      out.push_back({ConfigItem::Kind::Synthetic, e.config, e.command, false});
+    else
+      out.push_back({ConfigItem::Kind::Trigger, e.event, e.config, false});
+  }
+  return out;
+}
+
+CommandResult Engine::add_config(const ConfigItem& item, const std::string& location) {
+  std::lock_guard lock(mu_);
+  log_location_ = location;
+  CommandResult r = Unit{};
+  if (item.kind == ConfigItem::Kind::Synthetic) {
+    r = write_config_synthetic_locked(item.text);
+  } else if (auto ev = split_event(item.event)) {
+    r = write_trigger_locked(ev->first, ev->second, item.text, spec::kMaxCommandBytes, &item.text);
+  } else {
+    r = system_failure(Error{ErrorKind::Invalid, EINVAL, "expected SYSTEM:EVENT, got '" + item.event + "'"});
+  }
+  log_location_.clear();
+  return r;
+}
+
+CommandResult Engine::remove_config(const ConfigItem& item) {
+  std::lock_guard lock(mu_);
+  // A saved entry that did not restore: dropped from the state file.
+  for (auto it = not_restored_.begin(); it != not_restored_.end(); ++it) {
+    const bool synth = it->kind == SavedEntry::Kind::Synthetic;
+    if (item.restored || it->config.empty() || synth != (item.kind == ConfigItem::Kind::Synthetic)) continue;
+    if (synth ? it->config != item.event : it->event != item.event || it->config != item.text) continue;
+    if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
+    not_restored_.erase(it);
+    return finish_command(synth ? "synthetic_events" : "hist:" + item.event, item.text, nullptr, Unit{});
+  }
+  if (!item.restored) return not_found(item);
+  if (item.kind == ConfigItem::Kind::Synthetic) {
+    auto s = synths_.find(item.event);
+    if (s == synths_.end() || !s->second.config) return not_found(item);
+    return write_synthetic_locked("!" + item.event);
+  }
+  auto names = split_event(item.event);
+  auto it = names ? events_.find(catalog::EventId{names->first, names->second}) : events_.end();
+  if (it == events_.end()) return not_found(item);
+  // Removed by the line the trigger file prints for it: its own command may
+  // have been a pause, which removes nothing.
+  std::string removal;
+  for (const auto& t : it->second->triggers)
+    if (t->config == item.text) removal = "!" + t->plan.trigger_text();
+  for (const auto& e : it->second->enables)
+    if (e->config == item.text) removal = "!" + e->cmd.command;
+  if (removal.empty()) return not_found(item);
+  return write_trigger_locked(names->first, names->second, removal, spec::kMaxPrintedCommandBytes);
+}
+
+CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
+  std::lock_guard lock(mu_);
+  auto names = split_event(item.event);
+  auto it = names ? events_.find(catalog::EventId{names->first, names->second}) : events_.end();
+  if (item.kind != ConfigItem::Kind::Trigger || it == events_.end()) return not_found(item);
+  auto t = std::find_if(it->second->triggers.begin(), it->second->triggers.end(),
+                        [&](const auto& tr) { return tr->config == item.text; });
+  if (t == it->second->triggers.end()) return not_found(item);
+  if (auto room = reserve_state(text.size()); !room) return system_failure(std::move(room).error());
+  CommandResult r = Unit{};
+  if (auto st = set_paused((*t)->slot, paused); !st) r = system_failure(std::move(st).error());
+  if (r) (*t)->config = text;
+  ++it->second->generation;
+  return finish_command("hist:" + item.event, text, it->second.get(), std::move(r));
+}
+
+void Engine::log_config_error(const std::string& location, const Diagnostic& d) {
+  std::lock_guard lock(mu_);
+  log_error(location, d);
+}
+
+}  // namespace histd::engine

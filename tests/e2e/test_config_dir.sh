@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Fleet configuration (issue 19, point 4): triggers and synthetic events
+# declared in --config-dir's *.conf files are applied at start, and again on
+# SIGHUP and `histctl reload`: added, changed and removed to match the files,
+# unchanged ones keeping their counts, bad lines reported with file:line and
+# a caret while the rest applies, triggers added by hand left alone, and a
+# restart neither losing nor duplicating what the files declared.
+source "$(dirname "$0")/lib.sh"
+EXAMPLES=$(cd "$(dirname "$0")/../../examples/triggers.d" && pwd)
+CONF=$WORK/triggers.d
+mkdir -p "$CONF"
+W=$MNT/events/syscalls/sys_enter_write
+R=$MNT/events/syscalls/sys_enter_read
+SIZE=$((20000 + $$ % 40000))  # writes of exactly $SIZE bytes are this test's
+writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
+COUNTED='hist:keys=count:vals=hitcount:sort=hitcount:size=2048 if count'  # the declared counter's line
+hctl() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }
+# The hitcount of the table whose trigger line starts with $2, in hist file $1.
+hits_of() {
+  awk -v t="# trigger info: $2" 'index($0, t) == 1 {on = 1; next} on && /hitcount:/ {print $NF; exit}' "$1"
+}
+lines_of() { grep -c "$2" "$1" || true; }
+# The last reload summary histd logged.
+summary() { grep 'histd: configuration ' "$WORK/histd.log" | tail -1 | sed 's/^histd: configuration [^:]*: //'; }
+reload_by_signal() {
+  local before; before=$(grep -c 'histd: configuration ' "$WORK/histd.log")
+  kill -HUP "$HISTD_PID"
+  for _ in $(seq 100); do
+    [ "$(grep -c 'histd: configuration ' "$WORK/histd.log")" -gt "$before" ] && return 0
+    sleep 0.1
+  done
+  echo "no reload logged after SIGHUP"; FAILURES=$((FAILURES + 1))
+}
+
+cat >"$CONF/10-writes.conf" <<EOF
+# our writes, by size
+syscalls:sys_enter_write hist:keys=count if count == $SIZE
+
+syscalls:sys_enter_write hist:keys=fd:vals=count if count == $SIZE
+syscalls:sys_enter_read hist:keys=fd:junk
+EOF
+cp "$EXAMPLES/wakeup-latency.conf" "$CONF/50-wakeup-latency.conf"
+# Not configuration: an editor's backup, a hidden file, another suffix.
+for f in '10-writes.conf~' '.20-hidden.conf' '30-notes.txt'; do
+  echo 'syscalls:sys_enter_read hist:keys=count' >"$CONF/$f"
+done
+histd_start --config-dir "$CONF"
+
+echo "== at start: every good line applied, the bad one reported"
+expect_eq "the two triggers of 10-writes.conf" "2" "$(lines_of "$W/trigger" "if count == $SIZE")"
+expect_eq "the example's synthetic event" "$(printf 'wakeup_latency\tu64 lat; pid_t pid; int prio')" \
+  "$(cat "$MNT/synthetic_events")"
+expect_eq "and its triggers, in order" "1 1 1" \
+  "$(lines_of "$MNT/events/sched/sched_waking/trigger" 'saved_pid=pid') $(lines_of \
+    "$MNT/events/sched/sched_switch/trigger" 'onmatch(sched.sched_waking).wakeup_latency') $(lines_of \
+    "$MNT/events/synthetic/wakeup_latency/trigger" 'keys=pid,prio,lat')"
+expect_eq "backups, hidden files and other names not read" "" "$(cat "$R/trigger" | grep -v '^#' || true)"
+expect_eq "the bad line: file:line, the line, a caret under the fault" \
+  "$(printf '%s\n  %s\n  %s^' "$CONF/10-writes.conf:5: error: unknown hist trigger attribute" \
+    'syscalls:sys_enter_read hist:keys=fd:junk' "$(printf '%37s' '')")" \
+  "$(grep -A2 '10-writes.conf:5: error' "$WORK/histd.log")"
+expect_eq "the summary at start" "6 added, 0 changed, 0 removed, 0 unchanged, 1 error" "$(summary)"
+expect_eq "error_log names the file and line too" "1" "$(lines_of "$MNT/error_log" "10-writes.conf:5: error")"
+
+writes 3
+expect_eq "a declared trigger counts" "3" "$(hits_of "$W/hist" "$COUNTED")"
+
+echo "== triggers added by hand are the users'"
+echo "hist:keys=count:vals=hitcount:sort=hitcount:size=256 if count == $((SIZE + 1))" >>"$W/trigger"
+hctl add syscalls:sys_enter_read 'hist:keys=count'
+
+echo "== SIGHUP: a line added, one changed, one removed, a bad line fixed"
+cat >"$CONF/10-writes.conf" <<EOF
+syscalls:sys_enter_write hist:keys=count if count == $SIZE
+syscalls:sys_enter_write hist:keys=fd:vals=count:size=4096 if count == $SIZE
+syscalls:sys_enter_read hist:keys=fd
+EOF
+sed -i '/^synthetic:wakeup_latency/d' "$CONF/50-wakeup-latency.conf"
+reload_by_signal
+expect_eq "the summary" "1 added, 1 changed, 1 removed, 4 unchanged, 0 errors" "$(summary)"
+expect_eq "histd is still there" "yes" "$(kill -0 "$HISTD_PID" 2>/dev/null && echo yes)"
+expect_eq "the unchanged trigger kept its count" "3" "$(hits_of "$W/hist" "$COUNTED")"
+expect_eq "the changed one has its new size" "1" "$(lines_of "$W/trigger" 'keys=fd:vals=hitcount,count:sort=hitcount:size=4096')"
+expect_eq "the added one is there" "1" "$(lines_of "$R/trigger" '^hist:keys=fd:')"
+expect_eq "the removed one is gone" "0" \
+  "$(lines_of "$MNT/events/synthetic/wakeup_latency/trigger" 'keys=pid,prio,lat')"
+expect_eq "the hand-added triggers are untouched" "1 1" \
+  "$(lines_of "$W/trigger" "size=256 if count == $((SIZE + 1))") $(lines_of "$R/trigger" '^hist:keys=count:')"
+
+echo "== pause declared: the same trigger, paused, its counts kept"
+sed -i "1s/.*/syscalls:sys_enter_write hist:keys=count:pause if count == $SIZE/" "$CONF/10-writes.conf"
+rc=0; out=$(hctl reload) || rc=$?
+expect_eq "histctl reload prints what changed and the summary" \
+  "$(printf '%s\n%s' "changed syscalls:sys_enter_write hist:keys=count:pause if count == $SIZE ($CONF/10-writes.conf:1)" \
+    "configuration $CONF: 0 added, 1 changed, 0 removed, 5 unchanged, 0 errors")" "$out"
+expect_eq "and exits 0" "0" "$rc"
+expect_eq "paused" "1" "$(lines_of "$W/trigger" "hist:keys=count:.* if count == $SIZE \[paused\]")"
+writes 2
+expect_eq "counts kept, and no more while paused" "3" "$(hits_of "$W/hist" "$COUNTED")"
+
+echo "== histctl reload with bad lines: exit 1, each with file:line and a caret; the rest applied"
+cat >"$CONF/20-more.conf" <<EOF
+syscalls:sys_enter_close hist:keys=fdd
+syscalls:sys_enter_close hist:keys=fd
+nosuch:event hist:keys=fd
+EOF
+rc=0; hctl reload >"$WORK/out" 2>"$WORK/err" || rc=$?
+expect_eq "exit 1" "1" "$rc"
+expect_eq "the errors, in the files' order" \
+  "$(printf '%s\n  %s\n  %s^\n%s\n  %s\n  %s^' \
+    "$CONF/20-more.conf:1: error: Couldn't find field" 'syscalls:sys_enter_close hist:keys=fdd' \
+    "$(printf '%35s' '')" "$CONF/20-more.conf:3: error: command failed: no event nosuch:event" \
+    'nosuch:event hist:keys=fd' '')" "$(cat "$WORK/err")"
+expect_eq "the summary" "configuration $CONF: 1 added, 0 changed, 0 removed, 6 unchanged, 2 errors" \
+  "$(tail -1 "$WORK/out")"
+expect_eq "the good line applied" "1" "$(lines_of "$MNT/events/syscalls/sys_enter_close/trigger" '^hist:keys=fd:')"
+expect_eq "a hand-added trigger declared again is not taken over" "1" \
+  "$(echo 'syscalls:sys_enter_read hist:keys=count' >"$CONF/30-dup.conf"; hctl reload 2>&1 >/dev/null |
+    grep -c '30-dup.conf:1: error: Hist trigger already exists')"
+rm "$CONF/30-dup.conf" "$CONF/20-more.conf"
+hctl reload >/dev/null || true
+expect_eq "and stays when the line goes" "1" "$(lines_of "$R/trigger" '^hist:keys=count:')"
+
+echo "== a restart restores the declared triggers once, counts and pause kept"
+before=$(cat "$W/trigger" "$R/trigger" "$MNT/events/sched/sched_switch/trigger")
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start --config-dir "$CONF"
+expect_eq "the same triggers, none twice" "$before" \
+  "$(cat "$W/trigger" "$R/trigger" "$MNT/events/sched/sched_switch/trigger")"
+expect_eq "all unchanged at start" "0 added, 0 changed, 0 removed, 6 unchanged, 0 errors" "$(summary)"
+expect_eq "counts kept" "3" "$(hits_of "$W/hist" "$COUNTED")"
+
+echo "== every line gone: what the files declared goes, the hand-added stays"
+rm "$CONF"/*.conf
+hctl reload >/dev/null
+expect_eq "only the hand-added triggers are left" \
+  "$(printf '%s\n%s' "syscalls:sys_enter_read hist:keys=count:vals=hitcount:sort=hitcount:size=2048 [active]" \
+    "syscalls:sys_enter_write hist:keys=count:vals=hitcount:sort=hitcount:size=256 if count == $((SIZE + 1)) [active]")" \
+  "$(hctl list)"
+expect_eq "and no synthetic event" "" "$(cat "$MNT/synthetic_events")"
+finish
