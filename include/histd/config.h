@@ -93,7 +93,7 @@ Result<Declaration, Diagnostic> declaration_of(const engine::ConfigItem& item);
 struct Step {
   enum class Op {
     Remove,  // `held`
-    Add,     // `declared`
+    Add,     // `declared` (from its saved entry, when one did not restore)
     Update,  // `held` declared anew as `declared`: only the pause flag and the words differ
   };
   Op op = Op::Add;

@@ -270,9 +270,10 @@ class Engine {
   // variables), then enable/disable_hist; saved ones that did not restore last.
   std::vector<ConfigItem> config_items();
   // Applies a declared trigger (item.text on item.event) or synthetic event
-  // definition and marks it as the configuration's, in the same save.
-  // Errors go to error_log under `location` ("file:line") instead of the
-  // event's name.
+  // definition and marks it as the configuration's, in the same save. One
+  // saved but not restored is applied from its saved entry (its pause state,
+  // and the pinned counts it kept), as `histctl restore` would. Errors go
+  // to error_log under `location` ("file:line") instead of the event's name.
   CommandResult add_config(const ConfigItem& item, const std::string& location);
   // Removes what config_items() listed as `item` (a saved one that did not
   // restore is dropped from the state file); ENOENT when it is no longer
@@ -331,6 +332,9 @@ class Engine {
                                      size_t max_bytes, const std::string* config = nullptr);
   // One synthetic event definition, marked as the configuration's.
   CommandResult write_config_synthetic_locked(std::string_view text);
+  // add_config for an item saved but not restored: the saved entry applied
+  // again (and dropped once it applies); nullopt when there is none.
+  std::optional<CommandResult> retry_config(const ConfigItem& item);
   // Records `config` on the trigger a command just created on `ev`, given
   // its event's trigger and enable counts before.
   void mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config);

@@ -15,8 +15,9 @@ namespace {
 
 using engine::ConfigItem;
 
-// What happens to one held item.
-enum class Fate { Unchanged, Update, Replace, Remove, Keep };
+// What happens to one held item. Retry: saved but not restored, declared
+// the same: applied again from the saved entry (its pins, its pause).
+enum class Fate { Unchanged, Update, Replace, Remove, Keep, Retry };
 
 struct Held {
   ConfigItem item;
@@ -90,8 +91,13 @@ Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem
       h.fate = remove_undeclared ? Fate::Remove : Fate::Keep;
     } else {
       h.declared = d->second;
-      const bool same = item.restored && h.decl.shape == d->second->shape;
-      h.fate = !same ? Fate::Replace : item.text == d->second->item.text ? Fate::Unchanged : Fate::Update;
+      const bool same = h.decl.shape == d->second->shape && item.text == d->second->item.text;
+      if (!item.restored)
+        h.fate = same ? Fate::Retry : Fate::Replace;
+      else if (h.decl.shape != d->second->shape)
+        h.fate = Fate::Replace;
+      else
+        h.fate = same ? Fate::Unchanged : Fate::Update;
     }
     held.push_back(std::move(h));
   }

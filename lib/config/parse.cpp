@@ -164,9 +164,9 @@ Result<Declaration, Problem> parse_line(const Origin& origin, std::string_view l
 Problem problem_at(const Origin& origin, std::string_view line, size_t column, Diagnostic d) {
   Problem p;
   p.origin = origin;
+  p.line = line.empty() ? d.command : std::string(line);
   const bool in_line = line.substr(std::min(column, line.size())).starts_with(d.command) && !d.command.empty();
-  p.line = in_line ? std::string(line) : d.command;
-  p.column = static_cast<uint32_t>((in_line ? column : 0) + d.span.begin);
+  p.column = static_cast<uint32_t>(line.empty() ? d.span.begin : in_line ? column + d.span.begin : column);
   p.diagnostic = std::move(d);
   return p;
 }

@@ -73,11 +73,34 @@ std::vector<ConfigItem> Engine::config_items() {
   return out;
 }
 
+std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
+  const bool synthetic = item.kind == ConfigItem::Kind::Synthetic;
+  for (size_t i = 0; i < not_restored_.size(); ++i) {
+    SavedEntry& e = not_restored_[i];
+    if (e.config.empty() || (e.kind == SavedEntry::Kind::Synthetic) != synthetic) continue;
+    if (synthetic ? e.config != item.event : e.event != item.event || e.config != item.text) continue;
+    // As retry_restore(): its own save must not list it a second time.
+    e.applying = true;
+    const SavedEntry copy = e;
+    CommandResult r = apply_saved(copy);
+    if (r) {
+      not_restored_.erase(not_restored_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      not_restored_[i].applying = false;
+      not_restored_[i].reason = r.error().message().substr(0, r.error().message().find('\n'));
+    }
+    return r;
+  }
+  return std::nullopt;
+}
+
 CommandResult Engine::add_config(const ConfigItem& item, const std::string& location) {
   std::lock_guard lock(mu_);
   log_location_ = location;
   CommandResult r = Unit{};
-  if (item.kind == ConfigItem::Kind::Synthetic) {
+  if (auto retried = retry_config(item)) {
+    r = std::move(*retried);
+  } else if (item.kind == ConfigItem::Kind::Synthetic) {
     r = write_config_synthetic_locked(item.text);
   } else if (auto ev = split_event(item.event)) {
     r = write_trigger_locked(ev->first, ev->second, item.text, spec::kMaxCommandBytes, &item.text);

@@ -130,6 +130,20 @@ expect_eq "the same triggers, none twice" "$before" \
 expect_eq "all unchanged at start" "0 added, 0 changed, 0 removed, 6 unchanged, 0 errors" "$(summary)"
 expect_eq "counts kept" "3" "$(hits_of "$W/hist" "$COUNTED")"
 
+echo "== a declared trigger that does not restore stays saved, and comes back"
+# 7 triggers (5 declared, 2 by hand) for 6 places: the newest, declared on
+# sys_enter_read, is refused at start, and again by the reload at start.
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start --config-dir "$CONF" --max-triggers 6
+expect_eq "not restored, not applied" "0 added, 0 changed, 0 removed, 5 unchanged, 1 error" "$(summary)"
+expect_eq "said with its file and line" "$CONF/10-writes.conf:3: error: too many triggers: the limit is 6 and 6 are in use
+  syscalls:sys_enter_read hist:keys=fd" "$(grep -A1 "10-writes.conf:3: error" "$WORK/histd.log")"
+expect_eq "still saved" "1" "$(grep -c '"config": "hist:keys=fd",' "$WORK/state/triggers.json")"
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start --config-dir "$CONF"
+expect_eq "back once the limit allows it" "1" "$(lines_of "$R/trigger" '^hist:keys=fd:')"
+expect_eq "and nothing else to do" "0 added, 0 changed, 0 removed, 6 unchanged, 0 errors" "$(summary)"
+
 echo "== every line gone: what the files declared goes, the hand-added stays"
 rm "$CONF"/*.conf
 hctl reload >/dev/null

@@ -210,10 +210,12 @@ TEST(ConfigDiff, WithoutRemovalsWhatIsNoLongerDeclaredIsKept) {
 }
 
 TEST(ConfigDiff, ASavedDeclarationThatDidNotRestoreIsAppliedAgain) {
-  std::vector<ConfigItem> h = held({"s:e hist:keys=fd"});
-  h[0].restored = false;
-  Plan p = diff(declare({"s:e hist:keys=fd"}), h);
-  EXPECT_EQ(steps(p), (std::vector<std::string>{"-~ s:e hist:keys=fd", "+~ s:e hist:keys=fd"}));
+  std::vector<ConfigItem> h = held({"s:e hist:keys=fd", "s:e hist:keys=x"});
+  h[0].restored = h[1].restored = false;
+  // The same: tried again from its saved entry. Changed: that entry goes.
+  Plan p = diff(declare({"s:e hist:keys=fd", "s:e hist:keys=x:size=256"}), h);
+  EXPECT_EQ(steps(p), (std::vector<std::string>{"-~ s:e hist:keys=x", "+ s:e hist:keys=fd",
+                                                "+~ s:e hist:keys=x:size=256"}));
 }
 
 }  // namespace
