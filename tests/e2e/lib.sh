@@ -26,10 +26,14 @@ cleanup() {
 trap cleanup EXIT
 
 # histd_start [OPTION...]: extra options go to histd (--clang, --tracefs, ...).
+# Without --config-dir, the test's own (empty) one: never the machine's
+# /etc/histd/triggers.d.
 histd_start() {
   mkdir -p "$MNT" 2>/dev/null || true  # histd itself detaches a stale mount of a killed histd
+  local config=(--config-dir "$WORK/triggers.d")
+  case " $* " in *" --config-dir "*) config=() ;; esac
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
-    --pin-dir "$PIN" "$@" >>"$WORK/histd.log" 2>&1 &
+    --pin-dir "$PIN" "${config[@]}" "$@" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!
   # HISTD_START_TIMEOUT (seconds, default 10): a restart restores every
   # trigger, a compile each, which takes longer on a loaded machine.
