@@ -67,6 +67,7 @@ json list_json(engine::Engine& engine) {
   json triggers = json::array();
   for (const engine::TriggerInfo& t : engine.trigger_info()) {
     json j{{"event", t.system + ":" + t.event}, {"trigger", t.line}, {"kind", t.hist ? "hist" : "enable"}};
+    if (t.config) j["config"] = true;  // declared in the configuration directory
     if (!t.not_restored.empty()) {
       j["not_restored"] = t.not_restored;
     } else if (t.hist) {

@@ -107,6 +107,7 @@ struct TriggerInfo {
   uint32_t vars_map_id = 0;
   uint32_t hot_map_id = 0;
   std::string not_restored;  // saved but not restored: why (the trigger has no maps then)
+  bool config = false;  // the configuration directory's (ConfigItem), not a user's
 };
 
 // A saved trigger, synthetic event or enable state that did not restore.

@@ -714,6 +714,7 @@ std::vector<TriggerInfo> Engine::trigger_info() {
       info.stats_map_id = map_id(t->table->stats.get());
       info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
       info.hot_map_id = t->table->hot ? map_id(t->table->hot.get()) : 0;
+      info.config = !t->config.empty();
       out.push_back(std::move(info));
     }
   for (const auto& [id, ev] : events_)
@@ -723,6 +724,7 @@ std::vector<TriggerInfo> Engine::trigger_info() {
       info.event = id.name;
       info.line = enable_line(*e);
       info.hist = false;
+      info.config = !e->config.empty();
       out.push_back(std::move(info));
     }
   for (const SavedEntry& e : not_restored_) {
@@ -734,6 +736,7 @@ std::vector<TriggerInfo> Engine::trigger_info() {
     info.line = e.command;
     info.hist = !e.command.starts_with("enable_hist") && !e.command.starts_with("disable_hist");
     info.not_restored = e.reason;
+    info.config = !e.config.empty();
     out.push_back(std::move(info));
   }
   return out;

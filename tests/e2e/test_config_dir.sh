@@ -84,6 +84,12 @@ expect_eq "the changed one has its new size" "1" "$(lines_of "$W/trigger" 'keys=
 expect_eq "the added one is there" "1" "$(lines_of "$R/trigger" '^hist:keys=fd:')"
 expect_eq "the removed one is gone" "0" \
   "$(lines_of "$MNT/events/synthetic/wakeup_latency/trigger" 'keys=pid,prio,lat')"
+expect_eq "histctl list --json tells the configuration's from the users'" \
+  "syscalls:sys_enter_read keys=count: false, syscalls:sys_enter_read keys=fd: true" \
+  "$(hctl list --json | python3 -c 'import json, sys
+ts = json.load(sys.stdin)["triggers"]
+print(", ".join(t["event"] + " " + t["trigger"].split(":")[1] + ": " + str(t.get("config", False)).lower()
+                for t in ts if t["event"] == "syscalls:sys_enter_read"))')"
 expect_eq "the hand-added triggers are untouched" "1 1" \
   "$(lines_of "$W/trigger" "size=256 if count == $((SIZE + 1))") $(lines_of "$R/trigger" '^hist:keys=count:')"
 
