@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -39,7 +40,8 @@ constexpr const char* kExitStatus =
     "Exit status:\n"
     "  0  success\n"
     "  1  the command was refused: histd's error is printed, with a caret under the fault\n"
-    "     (restore: some saved entries still do not restore; check, explain: the command does not compile)\n"
+    "     (restore: some saved entries still do not restore; reload: a line of the configuration was not\n"
+    "     applied; check, explain: the command does not compile)\n"
     "  2  histd could not be reached, or the arguments were wrong (an unknown command or option,\n"
     "     a missing argument, a format file that cannot be read)\n"
     "  3  the caller may not use histd's control socket (root, or histd's --group, only)\n";
@@ -208,6 +210,8 @@ int reload(const std::string& socket_path) {
   auto reply = request(socket_path, {{"op", "reload"}}, rc);
   if (!reply) return rc;
   fmt::print("{}", reply->value("output", ""));
+  // What was applied, then what was not, in that order even in one file (2>&1).
+  std::fflush(stdout);
   if (reply->value("ok", false)) return 0;
   const std::string error = reply->value("error", "unknown error");
   fmt::print(stderr, "{}{}", error, error.ends_with('\n') ? "" : "\n");

@@ -2,7 +2,7 @@
 # configure time: the prefix is the one the install was given
 # (`--prefix P`, or /usr under cpack), which configure time cannot know.
 # Installs histd.service naming the histd and the histd.conf installed with
-# it, and that histd.conf. DESTDIR, when set, is prepended by file(INSTALL)
+# it, that histd.conf, and the (empty) configuration directory it names. DESTDIR, when set, is prepended by file(INSTALL)
 # and never written into the unit (a staging directory is not where the
 # files will run from).
 #
@@ -28,5 +28,15 @@ set(histd_unit "${HISTD_SCRATCH}/${histd_key}/histd.service")
 configure_file("${HISTD_UNIT_TEMPLATE}" "${histd_unit}" @ONLY)
 file(INSTALL DESTINATION "${histd_unitdir}" TYPE FILE PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
      FILES "${histd_unit}")
+# histd.conf names the configuration directory installed beside it (empty:
+# what operators add there is theirs).
+file(READ "${HISTD_CONF}" histd_conf)
+string(REPLACE "config-dir = \"/etc/histd/triggers.d\"" "config-dir = \"${histd_sysconfdir}/histd/triggers.d\""
+       histd_conf "${histd_conf}")
+file(WRITE "${HISTD_SCRATCH}/${histd_key}/histd.conf" "${histd_conf}")
+file(MAKE_DIRECTORY "${HISTD_SCRATCH}/${histd_key}/triggers.d")
 file(INSTALL DESTINATION "${histd_sysconfdir}/histd" TYPE FILE PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
-     FILES "${HISTD_CONF}")
+     FILES "${HISTD_SCRATCH}/${histd_key}/histd.conf")
+file(INSTALL DESTINATION "${histd_sysconfdir}/histd" TYPE DIRECTORY
+     DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE
+     FILES "${HISTD_SCRATCH}/${histd_key}/triggers.d")

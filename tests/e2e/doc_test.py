@@ -115,7 +115,8 @@ class Runner:
         return [("/run/histd/histd.sock", os.path.join(self.args.work, "histd.sock")),
                 ("/run/histd/tracing", self.args.mnt),
                 ("/var/lib/histd", os.path.join(self.args.work, f"state-{n}")),
-                ("/sys/fs/bpf/histd", os.path.join(self.args.pin, f"b{n}"))]
+                ("/sys/fs/bpf/histd", os.path.join(self.args.pin, f"b{n}")),
+                ("/etc/histd/triggers.d", os.path.join(self.args.work, f"triggers-{n}.d"))]
 
     def to_test(self, text):
         for doc, test in self.paths():
@@ -133,7 +134,7 @@ class Runner:
         env.update(PATH=self.bin + ":" + env.get("PATH", "/usr/bin:/bin"), HISTCTL="histctl",
                    HISTD_SOCKET=paths["/run/histd/histd.sock"], DOC_MNT=paths["/run/histd/tracing"],
                    DOC_SOCKET=paths["/run/histd/histd.sock"], DOC_STATE=paths["/var/lib/histd"],
-                   DOC_PIN=paths["/sys/fs/bpf/histd"])
+                   DOC_PIN=paths["/sys/fs/bpf/histd"], DOC_CONFIG=paths["/etc/histd/triggers.d"])
         return env
 
     # ---- histd
@@ -274,7 +275,7 @@ def strip(lines):
 # the document leaves to the defaults.
 HISTD_WRAPPER = """#!/usr/bin/env bash
 args=("$@")
-for opt in mount:DOC_MNT socket:DOC_SOCKET state-dir:DOC_STATE pin-dir:DOC_PIN; do
+for opt in mount:DOC_MNT socket:DOC_SOCKET state-dir:DOC_STATE pin-dir:DOC_PIN config-dir:DOC_CONFIG; do
   given=no
   for a in "$@"; do [[ "$a" == --${{opt%%:*}} || "$a" == --${{opt%%:*}}=* ]] && given=yes; done
   var=${{opt#*:}}

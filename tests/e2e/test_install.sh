@@ -18,6 +18,11 @@ expect_eq "systemd unit is Type=notify and restarts on failure" "2" \
 expect_eq "the unit runs the installed histd with the installed config" \
   "ExecStart=$PREFIX/bin/histd --foreground --config $PREFIX/etc/histd/histd.conf" "$(grep '^ExecStart=' "$UNIT")"
 expect_eq "that config is installed" "yes" "$([ -f "$PREFIX/etc/histd/histd.conf" ] && echo yes || echo no)"
+expect_eq "it names the configuration directory installed beside it" \
+  "config-dir = \"$PREFIX/etc/histd/triggers.d\" yes" \
+  "$(grep '^config-dir = ' "$PREFIX/etc/histd/histd.conf") $([ -d "$PREFIX/etc/histd/triggers.d" ] && echo yes || echo no)"
+expect_eq "and an example for it" "yes" \
+  "$([ -f "$PREFIX/share/doc/histd/examples/triggers.d/wakeup-latency.conf" ] && echo yes || echo no)"
 # Every man:PAGE(8) the unit names is installed, and is a man page.
 pages=$(sed -n 's/^Documentation=//p' "$UNIT" | tr ' ' '\n' | sed -n 's/^man:\(.*\)(8)$/\1/p')
 expect_eq "the unit documents histd(8) and histctl(8)" "histd histctl" "$(echo $pages)"
@@ -47,7 +52,8 @@ DESTDIR=$WORK/usr-dest cmake --install "$BUILD" --prefix /usr >/dev/null
 expect_eq "with the prefix /usr, the unit in /lib/systemd/system names /etc/histd/histd.conf" \
   "ExecStart=/usr/bin/histd --foreground --config /etc/histd/histd.conf" \
   "$(grep '^ExecStart=' "$WORK/usr-dest/lib/systemd/system/histd.service" 2>&1)"
-expect_eq "and the config is in /etc/histd" "yes" "$([ -f "$WORK/usr-dest/etc/histd/histd.conf" ] && echo yes || echo no)"
+expect_eq "and the config is in /etc/histd, naming /etc/histd/triggers.d" "yes config-dir = \"/etc/histd/triggers.d\"" \
+  "$([ -f "$WORK/usr-dest/etc/histd/histd.conf" ] && [ -d "$WORK/usr-dest/etc/histd/triggers.d" ] && echo yes || echo no) $(grep '^config-dir = ' "$WORK/usr-dest/etc/histd/histd.conf")"
 
 # The installed histd, configured by a config file, uses the installed BPF
 # support files (it says which at start), not the build tree's.
@@ -58,6 +64,7 @@ socket = "$WORK/histd.sock"
 state-dir = "$WORK/state"
 pin-dir = "$PIN"
 clang = "$(command -v clang)"
+config-dir = "$PREFIX/etc/histd/triggers.d"
 CONF
 mkdir -p "$MNT"
 "$HISTD_BIN" --foreground --config "$WORK/histd.conf" >"$WORK/histd.log" 2>&1 &
