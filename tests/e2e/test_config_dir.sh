@@ -123,7 +123,15 @@ expect_eq "the good line applied" "1" "$(lines_of "$MNT/events/syscalls/sys_ente
 expect_eq "a hand-added trigger declared again is not taken over" "1" \
   "$(echo 'syscalls:sys_enter_read hist:keys=count' >"$CONF/30-dup.conf"; hctl reload 2>&1 >/dev/null |
     grep -c '30-dup.conf:1: error: Hist trigger already exists')"
-rm "$CONF/30-dup.conf" "$CONF/20-more.conf"
+echo 'syscalls:sys_enter_close hist:keys=common_pid' >"$CONF/40-open.conf"
+chmod 666 "$CONF/40-open.conf"
+rc=0; hctl reload >"$WORK/out" 2>"$WORK/err" || rc=$?
+expect_eq "a file others may write is not read, and says why (exit 1)" \
+  "1 $CONF/40-open.conf: error: configuration file not read: writable by others (mode 666): anyone who can write it could have histd compile it" \
+  "$rc $(grep '40-open.conf' "$WORK/err")"
+expect_eq "nothing it declares applied" "0" \
+  "$(lines_of "$MNT/events/syscalls/sys_enter_close/trigger" '^hist:keys=common_pid:')"
+rm "$CONF/30-dup.conf" "$CONF/20-more.conf" "$CONF/40-open.conf"
 hctl reload >/dev/null || true
 expect_eq "and stays when the line goes" "1" "$(lines_of "$R/trigger" '^hist:keys=count:')"
 
