@@ -6,7 +6,8 @@
 # changed), which is booted with systemd-nspawn. From outside the service
 # (nsenter into the container's init namespaces): the unit verifies clean,
 # `systemctl start histd` gives a tree in init's mount namespace, a trigger
-# written there counts a known workload, `reload` and `restart` keep the
+# written there counts a known workload, `reload` applies what
+# /etc/histd/triggers.d declares, `reload` and `restart` keep the
 # counts, `stop` leaves no mount behind, `enable --now` serves the tree
 # again, and removing the package stops histd.
 #
@@ -162,9 +163,24 @@ expect_eq "compiled by the resident compiler" "1" \
 # have no names.
 expect_eq "stack traces are symbolized" "yes" "$(yes_no grep -q 'perf_syscall_enter+0x' <(ct cat "$R/hist"))"
 
+# The reload applies what /etc/histd/triggers.d declares (issue 19, point 4).
+ct sh -c "echo 'syscalls:sys_enter_close hist:keys=common_pid if comm == \"histdwl\"' \
+  >/etc/histd/triggers.d/50-test.conf" || true
 ct systemctl reload histd || true
+# systemctl returns once SIGHUP is sent; histd says RELOADING=1 (the unit
+# shows "reloading"), reloads, then READY=1 with the summary as its status.
+for _ in $(seq 100); do
+  ct journalctl -u histd --no-pager | grep -q 'configuration /etc/histd/triggers.d: 1 added' &&
+    [ "$(ct systemctl is-active histd || true)" = active ] && break
+  sleep 0.1
+done
 expect_eq "systemctl reload keeps the same histd running" "active $pid" \
   "$(ct systemctl is-active histd || true) $(main_pid)"
+expect_eq "its status is the reload's summary" \
+  "StatusText=configuration /etc/histd/triggers.d: 1 added, 0 changed, 0 removed, 0 unchanged, 0 errors" \
+  "$(ct systemctl show -p StatusText histd || true)"
+expect_eq "and applies the trigger /etc/histd/triggers.d declares" "1" \
+  "$(ct grep -c '^hist:keys=common_pid:' "$T/events/syscalls/sys_enter_close/trigger" || true)"
 expect_eq "and its counts" "{ count: $(printf '%10d' "$SIZE") } hitcount:          3" "$(rows "$W/hist")"
 
 ct systemctl restart histd || true
