@@ -5,8 +5,8 @@
 source "$(dirname "$0")/lib.sh"
 CONF_FILE=$(cd "$(dirname "$0")/../../daemon/histd" && pwd)/histd.conf
 
-# --help and --config are about the command line itself.
-options=$("$HISTD_BIN" --help | grep -oE -- '--[a-z][a-z-]*' | sed 's/^--//' | grep -vxE 'help|config' | sort -u)
+# --help, --version and --config are about the command line itself.
+options=$("$HISTD_BIN" --help | grep -oE -- '--[a-z][a-z-]*' | sed 's/^--//' | grep -vxE 'help|version|config' | sort -u)
 documented=$(sed -nE 's/^#? ?([a-z][a-z-]*) = .*/\1/p' "$CONF_FILE" | sort -u)
 expect_eq "every option of histd --help has its line in histd.conf, and no other" "$options" "$documented"
 
