@@ -43,8 +43,8 @@ Expected<std::unique_ptr<Server>> Server::open(const std::filesystem::path& sock
   s->access_ = Access{group, group ? group_name(group) : std::string()};
   s->limits_ = limits;
   s->socket_ = HISTD_TRY(SocketFile::create(socket_path, group, kBacklog));
-  s->stop_ = runtime::Fd(eventfd(0, EFD_CLOEXEC));
-  s->freed_ = runtime::Fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  s->stop_ = Fd(eventfd(0, EFD_CLOEXEC));
+  s->freed_ = Fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!s->stop_ || !s->freed_) return fail_errno("eventfd");
   return s;
 }
@@ -85,7 +85,7 @@ void Server::serve() {
       (void)!read(freed_.get(), &n, sizeof(n));
     }
     if (!(fds[2].revents & POLLIN)) continue;
-    runtime::Fd conn(accept4(socket_->fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    Fd conn(accept4(socket_->fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (conn) {
       spawn(std::move(conn));
     } else if (errno == EMFILE || errno == ENFILE) {
@@ -97,7 +97,7 @@ void Server::serve() {
   }
 }
 
-void Server::spawn(runtime::Fd conn) {
+void Server::spawn(Fd conn) {
   Worker& w = workers_.emplace_back();
   ++active_;
   try {
@@ -108,7 +108,7 @@ void Server::spawn(runtime::Fd conn) {
         handle(c.get());
       } catch (...) {
       }
-      c = runtime::Fd();  // the client sees the end before a new one is taken in
+      c = Fd();  // the client sees the end before a new one is taken in
       w.done = true;
       --active_;
       wake(freed_.get());

@@ -18,7 +18,7 @@
 #include "control/socket_file.h"
 #include "histd/engine.h"
 #include "histd/result.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 
 namespace histd::control {
 
@@ -60,7 +60,7 @@ class Server {
 
   Server() = default;
   void serve();
-  void spawn(runtime::Fd conn);
+  void spawn(Fd conn);
   void reap();
   void handle(int fd);
 
@@ -69,8 +69,8 @@ class Server {
   Access access_;
   ServerLimits limits_;
   std::unique_ptr<SocketFile> socket_;
-  runtime::Fd stop_;   // eventfd, written once: ends serve() and every wait of every connection
-  runtime::Fd freed_;  // eventfd: a connection ended, so serve() may accept again
+  Fd stop_;   // eventfd, written once: ends serve() and every wait of every connection
+  Fd freed_;  // eventfd: a connection ended, so serve() may accept again
   std::atomic<size_t> active_{0};
   std::list<Worker> workers_;  // serve()'s thread only (and the destructor after it)
   std::thread thread_;

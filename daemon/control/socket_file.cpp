@@ -93,8 +93,8 @@ Status clear_stale(int dir, const std::string& name, const fs::path& path) {
     return fail(ErrorKind::Exists, EEXIST,
                 fmt::format("{} exists and is {}: histd replaces only a stale socket", path.string(),
                             kind(st.st_mode)));
-  runtime::Fd node(openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  runtime::Fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  Fd node(openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  Fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!node || !probe) return fail_errno("probing " + path.string());
   const sockaddr_un addr = address(through(node.get()));
   // A full backlog (EAGAIN) is someone listening too.
@@ -123,7 +123,7 @@ Expected<std::string> make_private_dir(int dir) {
 // socket to `name`, never over anything.
 Status bind_in(int dir, const std::string& tmp, const std::string& name, int listen_fd, gid_t group, int backlog,
                const fs::path& path) {
-  runtime::Fd private_dir(openat(dir, tmp.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  Fd private_dir(openat(dir, tmp.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!private_dir) return fail_errno("opening the directory to bind the control socket in");
   const sockaddr_un addr = address(through(private_dir.get(), "s"));
   if (bind(listen_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0)
@@ -147,11 +147,11 @@ Expected<std::unique_ptr<SocketFile>> SocketFile::create(const fs::path& path, g
   HISTD_TRY(make_directories(parent));
   std::unique_ptr<SocketFile> s(new SocketFile());
   s->name_ = path.filename().string();
-  s->dir_ = runtime::Fd(open(parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  s->dir_ = Fd(open(parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!s->dir_) return fail_errno("opening " + parent.string());
   HISTD_TRY(check_directories(s->dir_.get(), path));
   HISTD_TRY(clear_stale(s->dir_.get(), s->name_, path));
-  s->listen_ = runtime::Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  s->listen_ = Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s->listen_) return fail_errno("socket");
   const std::string tmp = HISTD_TRY(make_private_dir(s->dir_.get()));
   Status st = bind_in(s->dir_.get(), tmp, s->name_, s->listen_.get(), group, backlog, path);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "histd/result.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 
 namespace histd::control {
 
@@ -34,8 +34,8 @@ class SocketFile {
  private:
   SocketFile() = default;
 
-  runtime::Fd dir_;     // the checked directory, for every later *at() call
-  runtime::Fd listen_;
+  Fd dir_;     // the checked directory, for every later *at() call
+  Fd listen_;
   std::string name_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;

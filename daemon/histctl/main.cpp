@@ -23,7 +23,7 @@
 #include "control/protocol.h"
 #include "histd/catalog.h"
 #include "histd/pipeline.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 
 namespace {
 
@@ -110,7 +110,7 @@ std::string denied_message(const std::string& socket_path) {
 // Sends one request and returns the reply, or prints why not and sets
 // `rc` to the exit code.
 std::optional<json> request(const std::string& socket_path, const json& req, int& rc) {
-  histd::runtime::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  histd::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);

@@ -50,7 +50,7 @@ std::string mounted_at(const std::string& point) {
   return mounts.empty() ? std::string() : mounts.back().fstype;
 }
 
-Expected<runtime::Fd> lock_dir(const fs::path& dir, const char* what, bool parents) {
+Expected<Fd> lock_dir(const fs::path& dir, const char* what, bool parents) {
   auto fd = open_private_dir(dir, what, parents);
   if (!fd) return fd;
   if (flock(fd->get(), LOCK_EX | LOCK_NB) == 0) return fd;
@@ -71,7 +71,7 @@ Status check_mount(const std::string& mount) {
 Status check_socket(const std::string& path) {
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return ok_status();
-  runtime::Fd s(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  Fd s(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!s) return fail_errno("socket");
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;

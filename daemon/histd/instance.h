@@ -11,7 +11,7 @@
 
 #include "histd/options.h"
 #include "histd/result.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 
 namespace histd::daemon {
 
@@ -38,8 +38,8 @@ class Instance {
 
  private:
   Instance() = default;
-  runtime::Fd state_lock_;
-  runtime::Fd pin_lock_;
+  Fd state_lock_;
+  Fd pin_lock_;
 };
 
 // "histd (pid N)" or "a process (pid N, comm)": who holds an flock on the

@@ -39,8 +39,8 @@ uint64_t monotonic_usec() {
 
 Expected<std::unique_ptr<Reloader>> Reloader::install(std::filesystem::path dir) {
   std::unique_ptr<Reloader> r(new Reloader(std::move(dir)));
-  r->hup_ = runtime::Fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  r->stop_ = runtime::Fd(eventfd(0, EFD_CLOEXEC));
+  r->hup_ = Fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  r->stop_ = Fd(eventfd(0, EFD_CLOEXEC));
   if (!r->hup_ || !r->stop_) return fail_errno("eventfd");
   g_hup_fd = r->hup_.get();
   struct sigaction sa {};

@@ -10,7 +10,7 @@
 
 #include "histd/config.h"
 #include "histd/engine.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 
 namespace histd::daemon {
 
@@ -42,8 +42,8 @@ class Reloader {
 
   std::filesystem::path dir_;
   std::mutex mu_;      // one reload at a time
-  runtime::Fd hup_;    // eventfd the SIGHUP handler writes
-  runtime::Fd stop_;   // eventfd: stop()
+  Fd hup_;    // eventfd the SIGHUP handler writes
+  Fd stop_;   // eventfd: stop()
   std::thread thread_;
 };
 

@@ -94,7 +94,7 @@ Status check_options(const Options& opt, gid_t& group) {
   return ok_status();
 }
 
-Expected<runtime::Fd> open_private_dir(const fs::path& dir, const char* what, bool parents) {
+Expected<Fd> open_private_dir(const fs::path& dir, const char* what, bool parents) {
   // Whoever may rename entries in a parent could swap the directory for
   // theirs between start and any later use.
   for (fs::path p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
@@ -114,7 +114,7 @@ Expected<runtime::Fd> open_private_dir(const fs::path& dir, const char* what, bo
   if (parents) fs::create_directories(dir.parent_path(), ec);
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return refuse(fmt::format("{} {}: {}", what, dir.string(), strerror(errno)));
-  runtime::Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd)
     return refuse(fmt::format("{} {}: {}", what, dir.string(),
                               errno == ELOOP ? "a symbolic link, not followed" : strerror(errno)));

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "histd/result.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 #include "histd/options.h"
 
 namespace histd::daemon {
@@ -31,7 +31,7 @@ Status check_options(const Options& opt, gid_t& group);
 // histd's user, not writable by others unless sticky). `what` names it in
 // messages ("the state directory"). Returns it open (O_DIRECTORY,
 // O_NOFOLLOW), for flock().
-Expected<runtime::Fd> open_private_dir(const std::filesystem::path& dir, const char* what, bool parents);
+Expected<Fd> open_private_dir(const std::filesystem::path& dir, const char* what, bool parents);
 
 // The saved state's file, if there: a regular file of histd's user that no
 // one else may write (never a symlink: it is not followed).

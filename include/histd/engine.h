@@ -321,12 +321,12 @@ class Engine {
     bool config = false;  // defined by the configuration directory (ConfigItem)
   };
 
-  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control);
+  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control);
 
   Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json,
                                     const render::Options& options);
   // The command paths take lines shorter than `max_bytes`: a page for what
-  // users write, more for lines histd printed (spec::kMaxPrintedCommandBytes).
+  // users write, more for lines histd printed (parse::kMaxPrintedCommandBytes).
   // `config`: the command as the configuration declared it, recorded on
   // the trigger it creates (before the state is saved).
   CommandResult write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
@@ -460,7 +460,7 @@ class Engine {
   catalog::Catalog catalog_;
   runtime::Compiler compiler_;
   EngineOptions options_;
-  runtime::Fd control_;  // the shared per-trigger control array
+  Fd control_;  // the shared per-trigger control array
   std::vector<bool> slot_used_;
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
@@ -472,10 +472,10 @@ class Engine {
   uint64_t next_uid_ = 1;
   std::map<std::string, SynthState> synths_;
   uint32_t next_synth_id_ = 0xf000;
-  runtime::Fd ring_;  // generated synthetic events, shared by every unit
-  runtime::Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
+  Fd ring_;  // generated synthetic events, shared by every unit
+  Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  runtime::Fd state_room_;  // the reserved next state file (see reserve_state)
+  Fd state_room_;  // the reserved next state file (see reserve_state)
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;
   uint32_t possible_cpus_ = 1;  // per-CPU maps hold a value per possible CPU

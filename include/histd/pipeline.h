@@ -9,26 +9,26 @@
 #include "histd/diagnostic.h"
 #include "histd/plan.h"
 #include "histd/result.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 
 namespace histd::pipeline {
 
 struct Planned {
-  spec::HistCommand command;
+  parse::HistCommand command;
   plan::HistPlan plan;
 };
 
 struct Compiled {
-  spec::HistCommand command;
+  parse::HistCommand command;
   plan::HistPlan plan;
   std::string source;  // the BPF C unit of this trigger alone
 };
 
 // parse -> plan.
-// parse -> plan; `max_bytes` as spec::parse_trigger.
+// parse -> plan; `max_bytes` as parse::parse_trigger.
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
                                          const plan::Registry& registry = {},
-                                         size_t max_bytes = spec::kMaxCommandBytes);
+                                         size_t max_bytes = parse::kMaxCommandBytes);
 
 // parse -> plan -> codegen (control slot 0), for offline checks and explain.
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format);

@@ -16,7 +16,7 @@
 #include "histd/catalog.h"
 #include "histd/diagnostic.h"
 #include "histd/result.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/synth.h"
 #include "histd/table.h"
 
@@ -54,7 +54,7 @@ enum class KeyTransform {
 
 struct KeyField {
   std::string name;  // printed in the hist line: "call_site"
-  std::string spec;  // printed in the trigger line: "call_site.sym"
+  std::string printed;  // printed in the trigger line: "call_site.sym"
   FieldAccess access;
   KeyTransform transform = KeyTransform::None;
   uint64_t buckets = 0;
@@ -107,7 +107,7 @@ DivStrategy div_strategy(uint64_t constant_divisor);
 
 struct ValField {
   std::string name;  // "bytes_req"
-  std::string spec;  // "bytes_req.hex"
+  std::string printed;  // "bytes_req.hex"
   FieldAccess access;
   table::ValDisplay display = table::ValDisplay::Decimal;
   bool usecs = false;  // common_timestamp.usecs
@@ -236,8 +236,8 @@ struct SavedField {
 };
 
 struct ActionPlan {
-  spec::Action::Handler handler = spec::Action::Handler::OnMatch;
-  spec::Action::Kind kind = spec::Action::Kind::Trace;
+  parse::Action::Handler handler = parse::Action::Handler::OnMatch;
+  parse::Action::Kind kind = parse::Action::Kind::Trace;
   std::string match_system;  // onmatch
   std::string match_event;
   int track_var = -1;         // onmax/onchange: index into HistPlan::vars
@@ -246,13 +246,13 @@ struct ActionPlan {
   std::string synth;          // Trace: the synthetic event generated
   std::vector<ActionParam> params;
   std::vector<SavedField> saves;
-  std::string spec;  // as the trigger line prints it, without the leading ':'
+  std::string printed;  // as the trigger line prints it, without the leading ':'
   friend bool operator==(const ActionPlan&, const ActionPlan&) = default;
 };
 
 struct SortKey {
   table::SortColumn column;
-  std::string spec;  // "bytes_req.descending", "hitcount"
+  std::string printed;  // "bytes_req.descending", "hitcount"
   friend bool operator==(const SortKey&, const SortKey&) = default;
 };
 
@@ -285,12 +285,12 @@ StringMatch compile_glob(std::string_view pattern);
 // An exact comparison with `text`.
 StringMatch exact_match(std::string_view text);
 
-// A type-checked filter, flat like spec::Filter.
+// A type-checked filter, flat like parse::Filter.
 struct FilterTerm {
   enum class Kind { Compare, And, Or, Not };
   Kind kind = Kind::Compare;
   FieldAccess field;          // Compare
-  spec::CompareOp op = spec::CompareOp::Eq;
+  parse::CompareOp op = parse::CompareOp::Eq;
   uint64_t constant = 0;      // truncated to the field's width, sign-extended if signed
   bool is_string = false;     // string field: `match` decides, op is Eq, Ne or Glob
   StringMatch match;
@@ -324,7 +324,7 @@ struct HistPlan {
   bool nohitcount = false;
   std::optional<TypedFilter> filter;
   std::string filter_text;  // verbatim, printed after " if "
-  spec::Control control = spec::Control::None;
+  parse::Control control = parse::Control::None;
   bool remove = false;
 
   std::vector<Variable> vars;
@@ -375,17 +375,17 @@ struct HistPlan {
 // Whether an onmax()/onchange() action keeps values per entry.
 inline bool tracks_values(const HistPlan& p) {
   for (const ActionPlan& a : p.actions)
-    if (a.handler != spec::Action::Handler::OnMatch) return true;
+    if (a.handler != parse::Action::Handler::OnMatch) return true;
   return false;
 }
 
-Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& command,
+Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& command,
                                        const catalog::EventFormat& format,
                                        const Registry& registry = {});
 
 // Types a filter against an event's format (for commands other than hist
 // that carry a filter, e.g. enable_hist). `command` goes into diagnostics.
-Result<TypedFilter, Diagnostic> plan_filter(const spec::Filter& filter, const catalog::EventFormat& format,
+Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const catalog::EventFormat& format,
                                             std::string_view command);
 
 // ---- map memory ----------------------------------------------------------------

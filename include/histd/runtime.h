@@ -16,34 +16,13 @@
 #include <string_view>
 
 #include "histd/catalog.h"
+#include "histd/fd.h"
 #include "histd/result.h"
 
 struct bpf_object;
 struct bpf_link;
 
 namespace histd::runtime {
-
-// An owned file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // Where the BPF helper header and the prebuilt dispatcher object are.
 struct BpfPaths {

@@ -58,22 +58,22 @@ namespace {
 using detail::load_expr;
 using detail::timestamp_expr;
 
-const char* compare_op(spec::CompareOp op) {
+const char* compare_op(parse::CompareOp op) {
   switch (op) {
-    case spec::CompareOp::Eq:
+    case parse::CompareOp::Eq:
       return "==";
-    case spec::CompareOp::Ne:
+    case parse::CompareOp::Ne:
       return "!=";
-    case spec::CompareOp::Lt:
+    case parse::CompareOp::Lt:
       return "<";
-    case spec::CompareOp::Le:
+    case parse::CompareOp::Le:
       return "<=";
-    case spec::CompareOp::Gt:
+    case parse::CompareOp::Gt:
       return ">";
-    case spec::CompareOp::Ge:
+    case parse::CompareOp::Ge:
       return ">=";
-    case spec::CompareOp::BitAnd:
-    case spec::CompareOp::Glob:
+    case parse::CompareOp::BitAnd:
+    case parse::CompareOp::Glob:
       break;
   }
   return "==";
@@ -150,7 +150,7 @@ class Emitter {
     if (t.is_string) return fmt::format("strpred_{}(rec, c)", string_predicate(t));
     const std::string value = load_expr(t.field);
     const std::string constant = fmt::format("0x{:x}ULL", t.constant);
-    if (t.op == spec::CompareOp::BitAnd) return fmt::format("(({} & {}) != 0)", value, constant);
+    if (t.op == parse::CompareOp::BitAnd) return fmt::format("(({} & {}) != 0)", value, constant);
     if (t.field.is_signed) return fmt::format("((__s64){} {} (__s64){})", value, compare_op(t.op), constant);
     return fmt::format("({} {} {})", value, compare_op(t.op), constant);
   }
@@ -161,7 +161,7 @@ class Emitter {
   // Emits strpred_<n>(): copies the string to the per-CPU buffer and matches it.
   size_t string_predicate(const plan::FilterTerm& t) {
     const size_t n = next_predicate_++;
-    const bool negate = t.op == spec::CompareOp::Ne;
+    const bool negate = t.op == parse::CompareOp::Ne;
     const std::string no = negate ? "1" : "0";
     const std::string yes = negate ? "0" : "1";
     std::string& o = helpers;

@@ -58,9 +58,4 @@ std::string format_error_log_entry(std::string_view location, const Diagnostic& 
   return out;
 }
 
-Unexpected<Error> fail_errno(std::string context) {
-  int e = errno;
-  return Unexpected<Error>{Error{ErrorKind::System, e, context + ": " + std::strerror(e)}};
-}
-
 }  // namespace histd

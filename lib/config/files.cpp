@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "histd/config.h"
-#include "histd/runtime.h"
+#include "histd/fd.h"
 
 namespace histd::config {
 
@@ -49,7 +49,7 @@ bool is_config_name(std::string_view name) {
 
 std::optional<DirFile> read_file(const std::string& path, std::vector<Problem>& problems) {
   // Opened once and checked through the fd: what is checked is what is read.
-  runtime::Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   struct stat st {};
   if (!fd || fstat(fd.get(), &st) != 0) {
     problems.push_back(file_problem(path, std::strerror(errno)));

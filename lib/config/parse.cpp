@@ -12,9 +12,9 @@
 #include "histd/config.h"
 
 #include "config/problem.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/synth.h"
-#include "spec/text.h"
+#include "histd/text.h"
 
 namespace histd::config {
 
@@ -34,7 +34,7 @@ bool is_event_name(std::string_view s) {
 // The table size the kernel makes of size=N (128..131072, a power of two;
 // 2048 by default), so that `size=2000` and `size=2048` are one shape. An
 // out-of-range size stays as written: the engine refuses it.
-std::string size_shape(const spec::HistCommand& cmd) {
+std::string size_shape(const parse::HistCommand& cmd) {
   if (!cmd.size) return "2048";
   const uint64_t n = *cmd.size;
   if (n == 0 || n > (uint64_t{1} << 17)) return std::to_string(n);
@@ -47,39 +47,39 @@ void add_var_use(std::string_view text, std::vector<std::string>& uses) {
   if (dollar != std::string_view::npos) uses.push_back(std::string(text.substr(dollar)));
 }
 
-Result<Declaration, Diagnostic> declare_hist(Declaration d, const spec::HistCommand& cmd) {
+Result<Declaration, Diagnostic> declare_hist(Declaration d, const parse::HistCommand& cmd) {
   auto refuse = [&](Span span, std::string detail) {
     return unexpected(Diagnostic{ErrorCode::ConfigNotDeclaration, span, cmd.command, std::move(detail)});
   };
   if (cmd.remove) return refuse(Span{0, 4}, "a removal: delete the line, and the reload removes the trigger");
-  if (cmd.control == spec::Control::Continue || cmd.control == spec::Control::Clear)
+  if (cmd.control == parse::Control::Continue || cmd.control == parse::Control::Clear)
     return refuse(cmd.control_span, "`cont` and `clear` act on a trigger: use the trigger file or histctl");
   // The key: the command without its size and pause tokens (each with the
   // ':' before it), in the order they were written.
   std::vector<Span> cut;
   if (cmd.size) cut.push_back(cmd.size_span);
-  if (cmd.control == spec::Control::Pause) cut.push_back(cmd.control_span);
+  if (cmd.control == parse::Control::Pause) cut.push_back(cmd.control_span);
   std::sort(cut.begin(), cut.end(), [](Span a, Span b) { return a.begin > b.begin; });
   std::string key = cmd.command;
   for (Span s : cut)
     if (s.begin > 0 && s.end <= key.size()) key.erase(s.begin - 1, s.end - s.begin + 1);
   d.key = d.item.event + " " + key;
   d.shape = size_shape(cmd);
-  d.paused = cmd.control == spec::Control::Pause;
+  d.paused = cmd.control == parse::Control::Pause;
   if (d.item.event.starts_with("synthetic:")) d.uses.push_back(d.item.event);
-  for (const spec::Action& a : cmd.actions) {
+  for (const parse::Action& a : cmd.actions) {
     if (!a.synth.empty()) d.uses.push_back("synthetic:" + a.synth);
     if (!a.track_var.empty()) add_var_use(a.track_var, d.uses);
-    for (const spec::ActionParam& p : a.params) add_var_use(p.text, d.uses);
+    for (const parse::ActionParam& p : a.params) add_var_use(p.text, d.uses);
   }
-  for (const spec::Expr& e : cmd.exprs)
-    for (const spec::ExprNode& n : e.nodes)
-      if (n.kind == spec::ExprNode::Kind::VarRef) d.uses.push_back("$" + n.var);
-  for (const spec::VarDef& v : cmd.vars) d.provides.push_back("$" + v.name);
+  for (const parse::Expr& e : cmd.exprs)
+    for (const parse::ExprNode& n : e.nodes)
+      if (n.kind == parse::ExprNode::Kind::VarRef) d.uses.push_back("$" + n.var);
+  for (const parse::VarDef& v : cmd.vars) d.provides.push_back("$" + v.name);
   return d;
 }
 
-Result<Declaration, Diagnostic> declare_enable(Declaration d, const spec::EnableHistCommand& cmd) {
+Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::EnableHistCommand& cmd) {
   if (cmd.remove)
     return unexpected(Diagnostic{ErrorCode::ConfigNotDeclaration, Span{0, 1}, cmd.command,
                                  "a removal: delete the line, and the reload removes the trigger"});
@@ -93,10 +93,10 @@ Result<Declaration, Diagnostic> declare_enable(Declaration d, const spec::Enable
 }
 
 Result<Declaration, Diagnostic> declare_trigger(Declaration d) {
-  auto parsed = spec::parse_trigger(d.item.text);
+  auto parsed = parse::parse_trigger(d.item.text);
   if (!parsed) return unexpected(std::move(parsed).error());
-  if (const auto* hist = std::get_if<spec::HistCommand>(&*parsed)) return declare_hist(std::move(d), *hist);
-  return declare_enable(std::move(d), std::get<spec::EnableHistCommand>(*parsed));
+  if (const auto* hist = std::get_if<parse::HistCommand>(&*parsed)) return declare_hist(std::move(d), *hist);
+  return declare_enable(std::move(d), std::get<parse::EnableHistCommand>(*parsed));
 }
 
 Result<Declaration, Diagnostic> declare_synthetic(Declaration d) {
@@ -128,7 +128,7 @@ Result<Declaration, Problem> parse_line(const Origin& origin, std::string_view l
   };
   if (word.find(':') == std::string_view::npos) {
     // A synthetic event definition; its parser takes the line as written.
-    d.item.text = std::string(spec::trim(line));
+    d.item.text = std::string(trim(line));
     d.column = static_cast<uint32_t>(start);
     auto s = declare_synthetic(std::move(d));
     if (!s) return unexpected(problem_at(origin, line, start, std::move(s).error()));
@@ -141,7 +141,7 @@ Result<Declaration, Problem> parse_line(const Origin& origin, std::string_view l
   const std::string_view system = word.substr(0, colon), event = word.substr(colon + 1);
   if (!is_event_name(system) || !is_event_name(event))
     return bad_line(start, word_end, fmt::format("'{}' is not SYSTEM:EVENT", word));
-  const std::string_view rest = spec::trim(line.substr(word_end));
+  const std::string_view rest = trim(line.substr(word_end));
   if (rest.empty())
     return bad_line(line.size(), line.size() + 1, fmt::format("no trigger command after {}", word));
   d.item.kind = ConfigItem::Kind::Trigger;
@@ -194,7 +194,7 @@ ParsedFile parse_file(const std::string& file, std::string_view text) {
     pos = end + 1;
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // written on Windows
-    const std::string_view content = spec::trim(line);
+    const std::string_view content = trim(line);
     if (content.empty() || content.front() == '#') continue;
     auto d = parse_line(Origin{file, number}, line);
     if (d)

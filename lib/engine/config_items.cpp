@@ -11,7 +11,7 @@
 
 #include "engine/engine_state.h"
 #include "histd/engine.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/synth.h"
 
 namespace histd::engine {
@@ -103,7 +103,7 @@ CommandResult Engine::add_config(const ConfigItem& item, const std::string& loca
   } else if (item.kind == ConfigItem::Kind::Synthetic) {
     r = write_config_synthetic_locked(item.text);
   } else if (auto ev = split_event(item.event)) {
-    r = write_trigger_locked(ev->first, ev->second, item.text, spec::kMaxCommandBytes, &item.text);
+    r = write_trigger_locked(ev->first, ev->second, item.text, parse::kMaxCommandBytes, &item.text);
   } else {
     r = system_failure(Error{ErrorKind::Invalid, EINVAL, "expected SYSTEM:EVENT, got '" + item.event + "'"});
   }
@@ -139,7 +139,7 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   for (const auto& e : it->second->enables)
     if (e->config == item.text) removal = "!" + e->cmd.command;
   if (removal.empty()) return not_found(item);
-  return write_trigger_locked(names->first, names->second, removal, spec::kMaxPrintedCommandBytes);
+  return write_trigger_locked(names->first, names->second, removal, parse::kMaxPrintedCommandBytes);
 }
 
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {

@@ -49,7 +49,7 @@ void Engine::clear_snapshot() { snapshot_.clear(); }
 void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
   bool onmax = false;
   for (const plan::ActionPlan& a : t.plan.actions)
-    if (a.kind == spec::Action::Kind::Snapshot) onmax = a.handler == spec::Action::Handler::OnMax;
+    if (a.kind == parse::Action::Kind::Snapshot) onmax = a.handler == parse::Action::Handler::OnMax;
   if (onmax && t.snapshot && value <= t.snapshot->value) return;
   t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
   trace_.swap(snapshot_);

@@ -55,9 +55,9 @@ void Engine::refresh_enablers_of(const EventState& target) {
 CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t max_bytes) {
   ev.last_error.reset();
   ++ev.generation;
-  auto parsed = spec::parse_enable_hist(text, max_bytes);
+  auto parsed = parse::parse_enable_hist(text, max_bytes);
   if (!parsed) return user_error(ev, std::move(parsed).error());
-  spec::EnableHistCommand& cmd = *parsed;
+  parse::EnableHistCommand& cmd = *parsed;
   if (!catalog_.contains(cmd.system, cmd.event))
     return user_error(ev, Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
   std::optional<plan::TypedFilter> filter;

@@ -14,7 +14,7 @@
 #include "histd/codegen.h"
 #include "histd/pipeline.h"
 #include "histd/render.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/symbols.h"
 #include "histd/table_reader.h"
 #include "hist_shared.h"
@@ -39,7 +39,7 @@ std::string timestamp_prefix() {
 const size_t kMaxTriggers = HISTD_MAX_TRIGGERS;
 const size_t kMaxSyntheticEvents = HISTD_MAX_SYNTHETIC;
 
-Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, runtime::Fd control)
+Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control)
     : catalog_(std::move(catalog)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
@@ -364,7 +364,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
 
 CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text) {
   std::lock_guard lock(mu_);
-  return write_trigger_locked(system, event, text, spec::kMaxCommandBytes);
+  return write_trigger_locked(system, event, text, parse::kMaxCommandBytes);
 }
 
 CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event,
@@ -452,7 +452,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   const plan::Registry reg = registry();
   auto planned = pipeline::plan_command(text, **format, reg, max_bytes);
   if (!planned) return user_error(ev, std::move(planned).error());
-  const spec::HistCommand& cmd = planned->command;
+  const parse::HistCommand& cmd = planned->command;
   plan::HistPlan& plan = planned->plan;
 
   const std::string identity = plan.identity();
@@ -474,24 +474,24 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   if (found != ev.triggers.end()) {
     Trigger& t = **found;
     switch (plan.control) {
-      case spec::Control::Pause:
-      case spec::Control::Continue: {
-        const bool paused = plan.control == spec::Control::Pause;
+      case parse::Control::Pause:
+      case parse::Control::Continue: {
+        const bool paused = plan.control == parse::Control::Pause;
         auto st = set_paused(t.slot, paused);
         if (!st) return system_failure(std::move(st).error());
         return Unit{};
       }
-      case spec::Control::Clear: {
+      case parse::Control::Clear: {
         auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
         if (!st) return system_failure(std::move(st).error());
         t.missed_base = event_missed(ev);  // Hits start over: so does Missed
         return Unit{};
       }
-      case spec::Control::None:
+      case parse::Control::None:
         return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
     }
   }
-  if (plan.control == spec::Control::Continue || plan.control == spec::Control::Clear)
+  if (plan.control == parse::Control::Continue || plan.control == parse::Control::Clear)
     return user_error(ev, Diagnostic{ErrorCode::TriggerEnoentClear, Span{0, 0}, cmd.command, {}});
 
   // A new trigger. Named tables must agree with the table they join.
@@ -514,7 +514,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
     for (const plan::Variable& mine : plan.vars)
       for (const plan::Variable& theirs : t->plan.vars)
         if (mine.name == theirs.name) {
-          const uint32_t pos = spec::errpos(cmd.command, mine.name);
+          const uint32_t pos = parse::errpos(cmd.command, mine.name);
           return user_error(ev, Diagnostic{ErrorCode::DuplicateVar, Span{pos, pos + uint32_t(mine.name.size())},
                                            cmd.command, {}});
         }
@@ -522,7 +522,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   if (ev.system == kSynthSystem)
     for (const plan::ActionPlan& a : plan.actions)
       if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
-        const uint32_t pos = spec::errpos(cmd.command, a.synth);
+        const uint32_t pos = parse::errpos(cmd.command, a.synth);
         return user_error(ev, Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())},
                                          cmd.command, {}});
       }
@@ -532,7 +532,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   if (auto refused = check_limits(ev, cmd.command, 1, Span{0, 0}, joins_table ? memory.vars : memory.total(),
                                   cmd.size ? cmd.size_span : Span{0, 0}))
     return *refused;
-  runtime::Fd vars;
+  Fd vars;
   if (plan.separate_var_map()) {
     auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
                                  plan.max_entries);
@@ -550,7 +550,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
   trigger->vars = std::move(vars);
   trigger->table = std::move(*table);
   trigger->slot = *slot;
-  auto st = set_paused(trigger->slot, trigger->plan.control == spec::Control::Pause);
+  auto st = set_paused(trigger->slot, trigger->plan.control == parse::Control::Pause);
   std::vector<Trigger*> all;
   for (auto& t : ev.triggers) all.push_back(t.get());
   all.push_back(trigger.get());

@@ -12,7 +12,7 @@
 #include "histd/engine.h"
 #include "histd/plan.h"
 #include "histd/runtime.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/table_reader.h"
 
 namespace histd::engine {
@@ -39,7 +39,7 @@ inline table::MapShape table_shape(const plan::HistPlan& p) {
 }
 
 // The hot slots in front of a plan's table (plan::HistPlan::hot_slots > 0).
-inline Expected<runtime::Fd> create_hot_slots(const plan::HistPlan& p) {
+inline Expected<Fd> create_hot_slots(const plan::HistPlan& p) {
   return runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_hot", 4, p.hot_value_size(), p.hot_slots);
 }
 
@@ -48,9 +48,9 @@ inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{
 
 struct Engine::TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
-  runtime::Fd map;
-  runtime::Fd stats;
-  runtime::Fd hot;  // the hot slots in front of the map (layout.hot_slots > 0)
+  Fd map;
+  Fd stats;
+  Fd hot;  // the hot slots in front of the map (layout.hot_slots > 0)
   std::string pin_base;  // "<pin_dir>/<id>" (+ "_table" / "_stats" / "_hot": bpffs refuses dots); empty when not pinned
   // Opened from pins a previous histd left: a command that fails after
   // adopting it (a restore whose compile fails) must leave the pins, and
@@ -71,7 +71,7 @@ struct Engine::Trigger {
   uint64_t uid = 0;  // what other triggers' $references name it by
   uint64_t field_var_of = 0;  // made to carry a field to that trigger's onmatch() (0: the user's own)
   std::shared_ptr<TableState> table;
-  runtime::Fd vars;  // its variable records in a map of their own (plan.separate_var_map())
+  Fd vars;  // its variable records in a map of their own (plan.separate_var_map())
   // The map holding its variable records (-1: none): the table's when the
   // records follow the values there (plan::TableMap::SharedWithRecords).
   int record_map() const { return plan.records_in_table() ? table->map.get() : vars ? vars.get() : -1; }
@@ -91,7 +91,7 @@ struct Engine::Trigger {
 };
 
 struct Engine::EnableTrigger {
-  spec::EnableHistCommand cmd;
+  parse::EnableHistCommand cmd;
   std::optional<plan::TypedFilter> filter;
   uint32_t slot = 0;
   std::string config;  // as Trigger::config

@@ -32,15 +32,15 @@ uint64_t fnv1a(std::string_view s) {
 }
 
 // The map behind a pin, if its shape is the one wanted.
-runtime::Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size,
+Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size,
                         uint32_t max_entries) {
-  runtime::Fd fd(bpf_obj_get(path.c_str()));
+  Fd fd(bpf_obj_get(path.c_str()));
   if (!fd) return fd;
   bpf_map_info info{};
   uint32_t len = sizeof(info);
   if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0 || info.type != type || info.key_size != key_size ||
       info.value_size != value_size || info.max_entries != max_entries)
-    return runtime::Fd();
+    return Fd();
   return fd;
 }
 
@@ -84,12 +84,12 @@ void Engine::sweep_pins() {
 
 bool Engine::adopt_pinned(TableState& t) {
   if (t.pin_base.empty()) return false;
-  runtime::Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
+  Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
                                 t.layout.table_value_size(), t.layout.table_map_entries());
-  runtime::Fd stats =
+  Fd stats =
       open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
   if (!map || !stats) return false;
-  runtime::Fd hot;
+  Fd hot;
   if (t.layout.hot_slots > 0) {
     hot = open_pinned(t.pin_base + "_hot", BPF_MAP_TYPE_PERCPU_ARRAY, 4, t.layout.hot_value_size(),
                       t.layout.hot_slots);
@@ -192,14 +192,14 @@ namespace {
 // The next state file, created afresh: whatever is at its path (a file of
 // a run that died, or a symlink someone planted to make root write through
 // it) is unlinked, never followed.
-runtime::Fd create_state_tmp(const std::string& tmp) {
+Fd create_state_tmp(const std::string& tmp) {
   unlink(tmp.c_str());
-  return runtime::Fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  return Fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
 }
 
 // A rename is durable once the directory holding it is on disk.
 bool sync_dir(const std::filesystem::path& dir) {
-  runtime::Fd fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   return fd && fsync(fd.get()) == 0;
 }
 
@@ -214,7 +214,7 @@ Status Engine::reserve_state(size_t command_size) {
   const size_t room = state_text().size() + 4 * command_size + 4096;
   const std::string tmp = state_tmp_path();
   const std::string dir = options_.state_file.parent_path().string();
-  runtime::Fd fd = create_state_tmp(tmp);
+  Fd fd = create_state_tmp(tmp);
   if (!fd) {
     const int e = errno;
     return fail(ErrorKind::System, e, fmt::format("cannot save triggers in {}: {}", dir, std::strerror(e)));
@@ -231,7 +231,7 @@ Status Engine::reserve_state(size_t command_size) {
 
 void Engine::drop_state_room() {
   if (!state_room_) return;
-  state_room_ = runtime::Fd();
+  state_room_ = Fd();
   unlink(state_tmp_path().c_str());
 }
 
@@ -243,13 +243,13 @@ Status Engine::save_state() {
   // never half of one. Into the room reserved before the change when
   // there is one.
   const std::string tmp = state_tmp_path();
-  runtime::Fd fd = std::move(state_room_);
+  Fd fd = std::move(state_room_);
   if (!fd) fd = create_state_tmp(tmp);
   if (!fd) return fail_errno("cannot save triggers to " + tmp);
   const bool written = pwrite(fd.get(), text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
                        ftruncate(fd.get(), static_cast<off_t>(text.size())) == 0 && fsync(fd.get()) == 0;
   const int e = errno;
-  fd = runtime::Fd();
+  fd = Fd();
   if (!written || rename(tmp.c_str(), options_.state_file.c_str()) != 0) {
     const int why = written ? errno : e;
     unlink(tmp.c_str());

@@ -20,7 +20,7 @@ namespace {
 
 // An fd of the same map, for use after the engine's lock: the trigger may
 // be removed meanwhile, closing its own fd (and a new map may get the number).
-runtime::Fd dup_fd(int fd) { return runtime::Fd(fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
+Fd dup_fd(int fd) { return Fd(fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
 
 // The block an onmax()/onchange() .snapshot() adds below the entries, for
 // the last snapshot taken: its value and the key of the entry that took it.
@@ -29,7 +29,7 @@ std::string snapshot_block(const plan::HistPlan& plan, uint64_t value, std::span
                            const render::Options& options) {
   std::string out;
   for (const plan::ActionPlan& a : plan.actions) {
-    if (a.kind != spec::Action::Kind::Snapshot) continue;
+    if (a.kind != parse::Action::Kind::Snapshot) continue;
     std::vector<uint8_t> key(key_bytes.begin(), key_bytes.end());
     key.resize(plan.key_size);
     const table::Row key_row{key, {}, {}, {}};
@@ -40,7 +40,7 @@ std::string snapshot_block(const plan::HistPlan& plan, uint64_t value, std::span
     out = fmt::format(
         "\nSnapshot taken (see tracing/snapshot).  Details:\n\ttriggering value {{ {}({}) }}: {:10}"
         "\ttriggered by event with key: {}\n",
-        a.handler == spec::Action::Handler::OnMax ? "onmax" : "onchange", a.track_text,
+        a.handler == parse::Action::Handler::OnMax ? "onmax" : "onchange", a.track_text,
         render::shown(value, kind, options), render::render_key(table, key_row, resolver, options));
   }
   return out;
@@ -64,7 +64,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
   // (never a copy of the TableState: its use count says who shares it).
   struct Read {
     plan::HistPlan plan;
-    runtime::Fd map, stats, hot, records;
+    Fd map, stats, hot, records;
     bool paused = false;
     std::optional<Trigger::Snapshot> snapshot;
     uint64_t missed = 0;  // events the kernel's recursion guard kept from it
@@ -79,7 +79,7 @@ Expected<std::string> Engine::read_tables(const std::string& system, const std::
     if (it == events_.end()) return json ? render::render_json(system + ":" + event, {}, resolver_) : std::string();
     for (const auto& t : it->second->triggers) {
       Read r{t->plan, dup_fd(t->table->map.get()), dup_fd(t->table->stats.get()),
-             dup_fd(t->table->hot ? t->table->hot.get() : -1), runtime::Fd(), is_paused(t->slot), t->snapshot,
+             dup_fd(t->table->hot ? t->table->hot.get() : -1), Fd(), is_paused(t->slot), t->snapshot,
              trigger_missed(*it->second, *t)};
       if (t->record_map() >= 0 && plan::tracks_values(t->plan)) r.records = dup_fd(t->record_map());
       if (!r.map || !r.stats) return fail_errno("dup of a table's map");

@@ -18,8 +18,8 @@
 
 #include "engine/engine_state.h"
 #include "histd/engine.h"
-#include "histd/spec.h"
-#include "spec/text.h"
+#include "histd/parse.h"
+#include "histd/text.h"
 
 namespace histd::engine {
 
@@ -47,12 +47,12 @@ std::string string_at(const json& j, const char* key) {
 
 // A listed line without what the listing adds after it.
 std::string_view without_listing_suffix(std::string_view line) {
-  line = spec::trim(line);
+  line = trim(line);
   if (!line.ends_with("]")) return line;
   const size_t open = line.rfind(" [");
   if (open == std::string_view::npos) return line;
   const std::string_view tag = line.substr(open + 2, line.size() - open - 3);
-  if (tag == "active" || tag == "paused" || tag.starts_with("not restored")) return spec::trim(line.substr(0, open));
+  if (tag == "active" || tag == "paused" || tag.starts_with("not restored")) return trim(line.substr(0, open));
   return line;
 }
 
@@ -64,7 +64,7 @@ std::vector<Engine::SavedEntry> Engine::read_state(std::vector<std::string>& pro
   std::vector<SavedEntry> entries;
   // Never through a symlink: root would read (and later replace) whatever
   // file it names. What is not a plain file is set aside like a corrupt one.
-  runtime::Fd fd(open(options_.state_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  Fd fd(open(options_.state_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (!fd && errno == ENOENT) return entries;  // the first start
   struct stat st {};
   if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -178,7 +178,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   const std::string system = e.event.substr(0, colon), name = e.event.substr(colon + 1);
   auto it = events_.find(catalog::EventId{system, name});
   const size_t before = it == events_.end() ? 0 : it->second->triggers.size();
-  CommandResult r = write_trigger_locked(system, name, e.command, spec::kMaxPrintedCommandBytes,
+  CommandResult r = write_trigger_locked(system, name, e.command, parse::kMaxPrintedCommandBytes,
                                          e.config.empty() ? nullptr : &e.config);
   if (!r) return r;
   it = events_.find(catalog::EventId{system, name});
@@ -281,7 +281,7 @@ RestoreReport Engine::restore_report() {
 CommandResult Engine::remove_listed(const std::string& system, const std::string& event, std::string_view line) {
   std::lock_guard lock(mu_);
   std::string_view text = without_listing_suffix(line);
-  if (text.starts_with("!")) text = spec::trim(text.substr(1));
+  if (text.starts_with("!")) text = trim(text.substr(1));
   const std::string id = system + ":" + event;
   // A saved trigger that did not restore is removed from the state file.
   for (auto it = not_restored_.begin(); it != not_restored_.end(); ++it) {
@@ -295,7 +295,7 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
     return ev == events_.end() ? size_t{0} : ev->second->triggers.size() + ev->second->enables.size();
   };
   const size_t before = count();
-  CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), spec::kMaxPrintedCommandBytes);
+  CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), parse::kMaxPrintedCommandBytes);
   if (r && count() == before)
     return unexpected(CommandFailure{Diagnostic{ErrorCode::TriggerNotFound, Span{0, 0}, std::string(text), {}},
                                      Error{ErrorKind::NotFound, ENOENT, {}}});

@@ -6,14 +6,14 @@ namespace histd::pipeline {
 
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
                                          const plan::Registry& registry, size_t max_bytes) {
-  auto parsed = spec::parse_trigger(text, max_bytes);
+  auto parsed = parse::parse_trigger(text, max_bytes);
   if (!parsed) return unexpected(std::move(parsed).error());
-  auto* hist = std::get_if<spec::HistCommand>(&*parsed);
+  auto* hist = std::get_if<parse::HistCommand>(&*parsed);
   if (!hist) {
-    const auto& e = std::get<spec::EnableHistCommand>(*parsed);
+    const auto& e = std::get<parse::EnableHistCommand>(*parsed);
     return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, e.command, "only hist commands have a plan"});
   }
-  spec::HistCommand command = std::move(*hist);
+  parse::HistCommand command = std::move(*hist);
   auto planned = plan::plan_hist(command, format, registry);
   if (!planned) return unexpected(std::move(planned).error());
   return Planned{std::move(command), std::move(*planned)};

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "plan/fields.h"
-#include "plan/inter_event.h"
+#include "plan/variables.h"
 
 namespace histd::plan {
 
@@ -14,9 +14,9 @@ namespace {
 
 constexpr unsigned kDivShift = 20;  // HIST_DIV_SHIFT
 
-Unexpected<Diagnostic> error_at(const spec::HistCommand& cmd, ErrorCode code, std::string_view text,
+Unexpected<Diagnostic> error_at(const parse::HistCommand& cmd, ErrorCode code, std::string_view text,
                                 std::string detail = {}) {
-  const uint32_t pos = spec::errpos(cmd.command, text);
+  const uint32_t pos = parse::errpos(cmd.command, text);
   return unexpected(Diagnostic{code, Span{pos, pos + static_cast<uint32_t>(std::max<size_t>(text.size(), 1))},
                                cmd.command, std::move(detail)});
 }
@@ -40,7 +40,7 @@ uint64_t apply(ExprOp::Kind k, uint64_t a, uint64_t b, DivStrategy how) {
 
 class Typer {
  public:
-  Typer(ExprContext& ctx, const spec::Expr& expr) : ctx_(ctx), expr_(expr) {}
+  Typer(ExprContext& ctx, const parse::Expr& expr) : ctx_(ctx), expr_(expr) {}
 
   Result<TypedExpr, Diagnostic> run() {
     auto root = node(expr_.root, Use::Direct);
@@ -86,20 +86,20 @@ class Typer {
   }
 
   Result<int, Diagnostic> node(int index, Use use) {
-    const spec::ExprNode& n = expr_.at(index);
+    const parse::ExprNode& n = expr_.at(index);
     switch (n.kind) {
-      case spec::ExprNode::Kind::Constant: {
+      case parse::ExprNode::Kind::Constant: {
         ExprOp op;
         op.kind = ExprOp::Kind::Constant;
         op.constant = n.constant;
         set_facts(Facts{fmt::format("{}", n.constant)});
         return push(op);
       }
-      case spec::ExprNode::Kind::Field:
+      case parse::ExprNode::Kind::Field:
         return field(n.field, n.text);
-      case spec::ExprNode::Kind::VarRef:
+      case parse::ExprNode::Kind::VarRef:
         return var_ref(n, use);
-      case spec::ExprNode::Kind::Negate: {
+      case parse::ExprNode::Kind::Negate: {
         auto operand = node(n.lhs, Use::Operand);
         if (!operand) return operand;
         if (out_.is_string) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
@@ -121,7 +121,7 @@ class Typer {
     }
   }
 
-  Result<int, Diagnostic> binary(const spec::ExprNode& n) {
+  Result<int, Diagnostic> binary(const parse::ExprNode& n) {
     auto lhs = node(n.lhs, Use::Operand);
     if (!lhs) return lhs;
     if (out_.is_string) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
@@ -136,9 +136,9 @@ class Typer {
     ExprOp op;
     const char* sym = "+";
     switch (n.kind) {
-      case spec::ExprNode::Kind::Add: op.kind = ExprOp::Kind::Add; sym = "+"; break;
-      case spec::ExprNode::Kind::Sub: op.kind = ExprOp::Kind::Sub; sym = "-"; break;
-      case spec::ExprNode::Kind::Mul: op.kind = ExprOp::Kind::Mul; sym = "*"; break;
+      case parse::ExprNode::Kind::Add: op.kind = ExprOp::Kind::Add; sym = "+"; break;
+      case parse::ExprNode::Kind::Sub: op.kind = ExprOp::Kind::Sub; sym = "-"; break;
+      case parse::ExprNode::Kind::Mul: op.kind = ExprOp::Kind::Mul; sym = "*"; break;
       default: op.kind = ExprOp::Kind::Div; sym = "/"; break;
     }
     const ExprOp& l = out_.ops.at(static_cast<size_t>(*lhs));
@@ -167,7 +167,7 @@ class Typer {
     return push(op);
   }
 
-  Result<int, Diagnostic> field(const spec::FieldRef& ref, const std::string& text) {
+  Result<int, Diagnostic> field(const parse::FieldRef& ref, const std::string& text) {
     auto r = resolve_field(ctx_.format, ref.name);
     if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Stacktrace)
       return error_at(ctx_.cmd, ErrorCode::FieldNotFound, ref.name);
@@ -183,18 +183,18 @@ class Typer {
     ExprOp op;
     op.kind = ExprOp::Kind::Field;
     op.access = r->access;
-    for (const spec::ModifierUse& m : ref.modifiers) {
+    for (const parse::ModifierUse& m : ref.modifiers) {
       switch (m.kind) {
-        case spec::Modifier::Usecs:
+        case parse::Modifier::Usecs:
           if (!f.timestamp) return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
           f.usecs = true;
           op.usecs = true;
           break;
-        case spec::Modifier::Hex:
-        case spec::Modifier::Sym:
-        case spec::Modifier::SymOffset:
-        case spec::Modifier::Execname:
-        case spec::Modifier::Syscall:
+        case parse::Modifier::Hex:
+        case parse::Modifier::Sym:
+        case parse::Modifier::SymOffset:
+        case parse::Modifier::Execname:
+        case parse::Modifier::Syscall:
           break;  // display only: the value is the field's
         default:
           return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
@@ -212,17 +212,17 @@ class Typer {
     return push(op);
   }
 
-  Result<int, Diagnostic> var_ref(const spec::ExprNode& n, Use use) {
-    const spec::HistCommand& cmd = ctx_.cmd;
+  Result<int, Diagnostic> var_ref(const parse::ExprNode& n, Use use) {
+    const parse::HistCommand& cmd = ctx_.cmd;
     const bool qualified = !n.system.empty();
     const bool names_this_event = !qualified || (n.system == ctx_.format.system && n.event == ctx_.format.name);
     // This trigger's own variables first.
     if (names_this_event) {
       for (size_t i = 0; i < cmd.vars.size(); ++i) {
         if (cmd.vars[i].name != n.var) continue;
-        const spec::Expr& def = cmd.exprs.at(static_cast<size_t>(cmd.vars[i].expr));
-        const spec::ExprNode& root = def.at(def.root);
-        if (root.kind == spec::ExprNode::Kind::Field) return field(root.field, root.text);
+        const parse::Expr& def = cmd.exprs.at(static_cast<size_t>(cmd.vars[i].expr));
+        const parse::ExprNode& root = def.at(def.root);
+        if (root.kind == parse::ExprNode::Kind::Field) return field(root.field, root.text);
         if (i >= ctx_.vars_done) return error_at(cmd, ErrorCode::VarNotFound, n.text, "defined after its use");
         const Variable& v = ctx_.plan.vars[i];
         VarRef ref;
@@ -255,7 +255,7 @@ class Typer {
     return reference(ref, found->type, n, use);
   }
 
-  Result<int, Diagnostic> reference(VarRef ref, const TypedExpr& type, const spec::ExprNode& n, Use use) {
+  Result<int, Diagnostic> reference(VarRef ref, const TypedExpr& type, const parse::ExprNode& n, Use use) {
     ref.read_once = use == Use::Operand && !ref.self;
     std::vector<VarRef>& refs = ctx_.plan.refs;
     int index = -1;
@@ -286,7 +286,7 @@ class Typer {
   }
 
   ExprContext& ctx_;
-  const spec::Expr& expr_;
+  const parse::Expr& expr_;
   TypedExpr out_;
 };
 
@@ -315,18 +315,18 @@ uint64_t divide(uint64_t x, uint64_t d, DivStrategy how) {
   return 0;
 }
 
-std::string operand_text(const spec::FieldRef& ref) {
+std::string operand_text(const parse::FieldRef& ref) {
   std::string s = ref.name;
-  for (const spec::ModifierUse& m : ref.modifiers) {
+  for (const parse::ModifierUse& m : ref.modifiers) {
     s += '.';
-    s += spec::modifier_name(m.kind);
-    if (m.kind == spec::Modifier::Buckets) s += fmt::format("={}", m.buckets);
+    s += parse::modifier_name(m.kind);
+    if (m.kind == parse::Modifier::Buckets) s += fmt::format("={}", m.buckets);
   }
   return s;
 }
 
 Result<TypedExpr, Diagnostic> type_expression(ExprContext& ctx, int index) {
-  const spec::Expr& e = ctx.cmd.exprs.at(static_cast<size_t>(index));
+  const parse::Expr& e = ctx.cmd.exprs.at(static_cast<size_t>(index));
   Typer typer(ctx, e);
   return typer.run();
 }

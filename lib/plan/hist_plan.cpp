@@ -14,14 +14,14 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
   s += "keys=";
   for (size_t i = 0; i < p.keys.size(); ++i) {
     if (i) s += ',';
-    s += p.keys[i].spec;
+    s += p.keys[i].printed;
   }
   s += ":vals=";
   bool first = true;
   for (size_t i = 0; i < p.vals.size(); ++i) {
     if (i == 0 && p.nohitcount) continue;
     if (!first) s += ',';
-    s += p.vals[i].spec;
+    s += p.vals[i].printed;
     first = false;
   }
   for (size_t i = 0; i < p.vars.size(); ++i) {
@@ -31,12 +31,12 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
   s += ":sort=";
   for (size_t i = 0; i < p.sort.size(); ++i) {
     if (i) s += ',';
-    s += p.sort[i].spec;
+    s += p.sort[i].printed;
   }
   if (with_size) s += fmt::format(":size={}", p.max_entries);
   if (p.uses_timestamp()) s += ":clock=" + p.clock;
   if (p.nohitcount) s += ":nohitcount";
-  for (const ActionPlan& a : p.actions) s += ":" + a.spec;
+  for (const ActionPlan& a : p.actions) s += ":" + a.printed;
   if (p.filter) s += " if " + p.filter_text;
   return s;
 }
@@ -138,11 +138,11 @@ std::string describe(const HistPlan& p) {
     return "?";
   };
   for (size_t i = 0; i < p.keys.size(); ++i)
-    s += fmt::format("key {}: {} <- {}; key offset {} size {}\n", i, p.keys[i].spec, source(p.keys[i].access),
+    s += fmt::format("key {}: {} <- {}; key offset {} size {}\n", i, p.keys[i].printed, source(p.keys[i].access),
                      p.keys[i].offset, p.keys[i].size);
   for (size_t i = 0; i < p.vals.size(); ++i)
-    s += fmt::format("val {}: {} <- {}\n", i, p.vals[i].spec, source(p.vals[i].access));
-  for (const SortKey& k : p.sort) s += fmt::format("sort: {}\n", k.spec);
+    s += fmt::format("val {}: {} <- {}\n", i, p.vals[i].printed, source(p.vals[i].access));
+  for (const SortKey& k : p.sort) s += fmt::format("sort: {}\n", k.printed);
   if (p.hot_slots > 0) s += fmt::format("hot slots: {} per CPU, in front of the table\n", p.hot_slots);
   if (p.filter) s += fmt::format("filter: {} ({} terms)\n", p.filter_text, p.filter->terms.size());
   return s;

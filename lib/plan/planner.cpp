@@ -3,13 +3,13 @@
 
 #include "histd/plan.h"
 #include "plan/fields.h"
-#include "plan/inter_event.h"
+#include "plan/variables.h"
 
 namespace histd::plan {
 
 namespace {
 
-using spec::Modifier;
+using parse::Modifier;
 
 constexpr uint32_t kMaxStringKey = 256;  // MAX_FILTER_STR_VAL
 
@@ -17,19 +17,19 @@ Unexpected<Diagnostic> error(std::string_view command, ErrorCode code, Span span
   return unexpected(Diagnostic{code, span, std::string(command), std::move(detail)});
 }
 
-Unexpected<Diagnostic> error(const spec::HistCommand& cmd, ErrorCode code, Span span, std::string detail = {}) {
+Unexpected<Diagnostic> error(const parse::HistCommand& cmd, ErrorCode code, Span span, std::string detail = {}) {
   return error(cmd.command, code, span, std::move(detail));
 }
 
-Span name_span(const spec::FieldRef& ref) {
+Span name_span(const parse::FieldRef& ref) {
   return Span{ref.span.begin, static_cast<uint32_t>(ref.span.begin + ref.name.size())};
 }
 
-std::string field_spec(const std::string& name, const std::optional<spec::ModifierUse>& mod) {
+std::string field_spec(const std::string& name, const std::optional<parse::ModifierUse>& mod) {
   std::string s = name;
   if (mod) {
     s += '.';
-    s += spec::modifier_name(mod->kind);
+    s += parse::modifier_name(mod->kind);
     if (mod->kind == Modifier::Buckets) s += "=" + std::to_string(mod->buckets);
   }
   return s;
@@ -37,9 +37,9 @@ std::string field_spec(const std::string& name, const std::optional<spec::Modifi
 
 // Looks the field up and rejects what histd cannot read; the kernel allows
 // one modifier per field.
-Result<ResolvedField, Diagnostic> resolve(const spec::HistCommand& cmd,
+Result<ResolvedField, Diagnostic> resolve(const parse::HistCommand& cmd,
                                           const catalog::EventFormat& format,
-                                          const spec::FieldRef& ref) {
+                                          const parse::FieldRef& ref) {
   auto r = resolve_field(format, ref.name);
   if (!r) return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
   if (!r->readable)
@@ -50,16 +50,16 @@ Result<ResolvedField, Diagnostic> resolve(const spec::HistCommand& cmd,
   return *r;
 }
 
-Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalog::EventFormat& format,
-                                      const spec::FieldRef& ref) {
+Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catalog::EventFormat& format,
+                                      const parse::FieldRef& ref) {
   auto r = resolve(cmd, format, ref);
   if (!r) return unexpected(std::move(r).error());
-  std::optional<spec::ModifierUse> mod;
+  std::optional<parse::ModifierUse> mod;
   if (!ref.modifiers.empty()) mod = ref.modifiers[0];
 
   KeyField key;
   key.name = r->name;
-  key.spec = field_spec(r->name, mod);
+  key.printed = field_spec(r->name, mod);
   key.access = r->access;
   if (r->access.source == Source::Hitcount)
     return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
@@ -114,7 +114,7 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
       return key;
     case Modifier::Stacktrace:
       return error(cmd, ErrorCode::Unsupported, mod->span,
-                   "." + std::string(spec::modifier_name(mod->kind)));
+                   "." + std::string(parse::modifier_name(mod->kind)));
     case Modifier::Usecs:
       if (r->access.source != Source::Timestamp) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
       key.transform = KeyTransform::Usecs;
@@ -126,11 +126,11 @@ Result<KeyField, Diagnostic> plan_key(const spec::HistCommand& cmd, const catalo
   return error(cmd, ErrorCode::BadFieldModifier, mod->span);
 }
 
-Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalog::EventFormat& format,
-                                      const spec::FieldRef& ref) {
+Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catalog::EventFormat& format,
+                                      const parse::FieldRef& ref) {
   auto r = resolve(cmd, format, ref);
   if (!r) return unexpected(std::move(r).error());
-  std::optional<spec::ModifierUse> mod;
+  std::optional<parse::ModifierUse> mod;
   if (!ref.modifiers.empty()) mod = ref.modifiers[0];
   if (r->access.kind != catalog::FieldKind::Integer)
     return error(cmd, is_string_kind(r->access.kind) ? ErrorCode::StringValue : ErrorCode::Unsupported,
@@ -138,7 +138,7 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
 
   ValField val;
   val.name = r->name;
-  val.spec = field_spec(r->name, mod);
+  val.printed = field_spec(r->name, mod);
   val.access = r->access;
   if (!mod) return val;
   switch (mod->kind) {
@@ -163,8 +163,8 @@ Result<ValField, Diagnostic> plan_val(const spec::HistCommand& cmd, const catalo
 // Numeric constant of a filter predicate, checked and truncated the way the
 // kernel's filter parser does (kstrtoll for signed fields, kstrtoull else).
 Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAccess& field,
-                                             const spec::Literal& lit) {
-  if (lit.kind != spec::Literal::Kind::Number || (lit.negative && !field.is_signed))
+                                             const parse::Literal& lit) {
+  if (lit.kind != parse::Literal::Kind::Number || (lit.negative && !field.is_signed))
     return error(cmd, ErrorCode::FilterIllegalIntval, lit.span);
   uint64_t v = lit.number;
   if (field.size < 8) {
@@ -177,25 +177,25 @@ Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAc
 }
 
 Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog::EventFormat& format,
-                                            const spec::Filter& filter) {
+                                            const parse::Filter& filter) {
   TypedFilter out;
   out.terms.reserve(filter.nodes.size());
-  for (const spec::FilterNode& node : filter.nodes) {
+  for (const parse::FilterNode& node : filter.nodes) {
     FilterTerm term;
     term.lhs = node.lhs;
     term.rhs = node.rhs;
     switch (node.kind) {
-      case spec::FilterNode::Kind::And:
+      case parse::FilterNode::Kind::And:
         term.kind = FilterTerm::Kind::And;
         break;
-      case spec::FilterNode::Kind::Or:
+      case parse::FilterNode::Kind::Or:
         term.kind = FilterTerm::Kind::Or;
         break;
-      case spec::FilterNode::Kind::Not:
+      case parse::FilterNode::Kind::Not:
         term.kind = FilterTerm::Kind::Not;
         break;
-      case spec::FilterNode::Kind::Predicate: {
-        const spec::Predicate& p = node.predicate;
+      case parse::FilterNode::Kind::Predicate: {
+        const parse::Predicate& p = node.predicate;
         auto r = resolve_field(format, p.field.name);
         if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp ||
             r->access.source == Source::Stacktrace)
@@ -206,19 +206,19 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
         if (!p.field.modifiers.empty())
           return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
         if (is_string_kind(r->access.kind)) {
-          if (p.op != spec::CompareOp::Eq && p.op != spec::CompareOp::Ne && p.op != spec::CompareOp::Glob)
+          if (p.op != parse::CompareOp::Eq && p.op != parse::CompareOp::Ne && p.op != parse::CompareOp::Glob)
             return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
           if (p.value.text.size() > 255) return error(cmd, ErrorCode::FilterOperandTooLong, p.value.span);
           term.kind = FilterTerm::Kind::Compare;
           term.field = r->access;
           term.op = p.op;
           term.is_string = true;
-          term.match = p.op == spec::CompareOp::Glob ? compile_glob(p.value.text) : exact_match(p.value.text);
+          term.match = p.op == parse::CompareOp::Glob ? compile_glob(p.value.text) : exact_match(p.value.text);
           break;
         }
         if (r->access.kind != catalog::FieldKind::Integer)
           return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
-        if (p.op == spec::CompareOp::Glob) return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
+        if (p.op == parse::CompareOp::Glob) return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
         auto c = filter_constant(cmd, r->access, p.value);
         if (!c) return unexpected(std::move(c).error());
         term.kind = FilterTerm::Kind::Compare;
@@ -234,7 +234,7 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
   return out;
 }
 
-Result<uint32_t, Diagnostic> table_size(const spec::HistCommand& cmd) {
+Result<uint32_t, Diagnostic> table_size(const parse::HistCommand& cmd) {
   if (!cmd.size) return 2048u;
   const uint64_t n = *cmd.size;
   // The kernel takes ilog2(roundup_pow_of_two(n)) and wants it in 7..17.
@@ -244,7 +244,7 @@ Result<uint32_t, Diagnostic> table_size(const spec::HistCommand& cmd) {
 
 }  // namespace
 
-Result<TypedFilter, Diagnostic> plan_filter(const spec::Filter& filter, const catalog::EventFormat& format,
+Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const catalog::EventFormat& format,
                                             std::string_view command) {
   return type_filter(command, format, filter);
 }
@@ -254,31 +254,31 @@ namespace {
 // A key or value written as "$name" where name is this trigger's variable
 // holding a plain field: the kernel's local_field_var_ref() reads it as that
 // field.
-const spec::FieldRef* own_field_var(const spec::HistCommand& cmd, const catalog::EventFormat& format,
-                                    const spec::FieldRef& ref) {
+const parse::FieldRef* own_field_var(const parse::HistCommand& cmd, const catalog::EventFormat& format,
+                                    const parse::FieldRef& ref) {
   if (ref.expr < 0) return &ref;
-  const spec::Expr& e = cmd.exprs.at(static_cast<size_t>(ref.expr));
-  const spec::ExprNode& n = e.at(e.root);
-  if (n.kind != spec::ExprNode::Kind::VarRef) return nullptr;
+  const parse::Expr& e = cmd.exprs.at(static_cast<size_t>(ref.expr));
+  const parse::ExprNode& n = e.at(e.root);
+  if (n.kind != parse::ExprNode::Kind::VarRef) return nullptr;
   if (!n.system.empty() && (n.system != format.system || n.event != format.name)) return nullptr;
-  for (const spec::VarDef& v : cmd.vars) {
+  for (const parse::VarDef& v : cmd.vars) {
     if (v.name != n.var) continue;
-    const spec::Expr& def = cmd.exprs.at(static_cast<size_t>(v.expr));
-    const spec::ExprNode& root = def.at(def.root);
-    return root.kind == spec::ExprNode::Kind::Field ? &root.field : nullptr;
+    const parse::Expr& def = cmd.exprs.at(static_cast<size_t>(v.expr));
+    const parse::ExprNode& root = def.at(def.root);
+    return root.kind == parse::ExprNode::Kind::Field ? &root.field : nullptr;
   }
   return nullptr;
 }
 
-bool has_var_ref(const spec::Expr& e) {
-  for (const spec::ExprNode& n : e.nodes)
-    if (n.kind == spec::ExprNode::Kind::VarRef) return true;
+bool has_var_ref(const parse::Expr& e) {
+  for (const parse::ExprNode& n : e.nodes)
+    if (n.kind == parse::ExprNode::Kind::VarRef) return true;
   return false;
 }
 
 }  // namespace
 
-Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catalog::EventFormat& format,
+Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const catalog::EventFormat& format,
                                        const Registry& registry) {
   HistPlan plan;
   ExprContext ctx{cmd, format, registry, plan, 0};
@@ -291,17 +291,17 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
   if (cmd.keys.empty()) return error(cmd, ErrorCode::MissingKeys, Span{0, 0});
   if (cmd.keys.size() > 3) return error(cmd, ErrorCode::TooManyKeys, cmd.keys[3].span);
   uint32_t offset = 0;
-  for (const spec::FieldRef& written : cmd.keys) {
-    const spec::FieldRef* field = own_field_var(cmd, format, written);
+  for (const parse::FieldRef& written : cmd.keys) {
+    const parse::FieldRef* field = own_field_var(cmd, format, written);
     if (!field) {
-      const spec::Expr& e = cmd.exprs.at(static_cast<size_t>(written.expr));
+      const parse::Expr& e = cmd.exprs.at(static_cast<size_t>(written.expr));
       const std::string text(cmd.command.substr(written.span.begin, written.span.end - written.span.begin));
-      const uint32_t pos = spec::errpos(cmd.command, text);
+      const uint32_t pos = parse::errpos(cmd.command, text);
       if (has_var_ref(e))
         return error(cmd, ErrorCode::InvalidRefKey, Span{pos, pos + static_cast<uint32_t>(text.size())});
       return error(cmd, ErrorCode::Unsupported, written.span, "expressions as keys");
     }
-    const spec::FieldRef& ref = *field;
+    const parse::FieldRef& ref = *field;
     auto key = plan_key(cmd, format, ref);
     if (!key) return unexpected(std::move(key).error());
     key->offset = offset;
@@ -315,12 +315,12 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
 
   ValField hitcount;
   hitcount.name = "hitcount";
-  hitcount.spec = "hitcount";
+  hitcount.printed = "hitcount";
   hitcount.access.source = Source::Hitcount;
   hitcount.access.type = "u64";
   plan.vals.push_back(hitcount);
   bool skipped_hitcount = false;
-  for (const spec::FieldRef& written : cmd.vals) {
+  for (const parse::FieldRef& written : cmd.vals) {
     // The first plain "hitcount" names the implicit counter; anything else
     // (a second one, or hitcount.percent) is a column of its own.
     if (written.name == "hitcount" && written.modifiers.empty() && !skipped_hitcount) {
@@ -328,24 +328,24 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
       continue;
     }
     if (plan.vals.size() == 3) return error(cmd, ErrorCode::TooManyVals, written.span);
-    const spec::FieldRef* field = own_field_var(cmd, format, written);
+    const parse::FieldRef* field = own_field_var(cmd, format, written);
     if (!field) {
       auto typed = type_expression(ctx, written.expr);
       if (!typed) return unexpected(std::move(typed).error());
       if (typed->is_string) return error(cmd, ErrorCode::StringValue, written.span);
       ValField val;
       const ExprOp& root = typed->ops.at(static_cast<size_t>(typed->root));
-      val.spec = typed->text;
+      val.printed = typed->text;
       val.name = typed->text;
       // A variable's value is named as the kernel's hist_field_name() names
       // it: qualified only when written qualified ("$sys.event.var").
-      if (root.kind == ExprOp::Kind::Ref && val.spec.starts_with("$")) val.name = val.spec.substr(1);
+      if (root.kind == ExprOp::Kind::Ref && val.printed.starts_with("$")) val.name = val.printed.substr(1);
       val.access.type = typed->type;
       val.expr = std::move(*typed);
       plan.vals.push_back(std::move(val));
       continue;
     }
-    const spec::FieldRef& ref = *field;
+    const parse::FieldRef& ref = *field;
     auto val = plan_val(cmd, format, ref);
     if (!val) return unexpected(std::move(val).error());
     plan.vals.push_back(std::move(*val));
@@ -373,32 +373,32 @@ Result<HistPlan, Diagnostic> plan_hist(const spec::HistCommand& cmd, const catal
     return error(cmd, ErrorCode::NeedNohcVal, cmd.nohitcount_span);
 
   if (cmd.sort.size() > 2) return error(cmd, ErrorCode::TooManySortFields, cmd.sort[2].span);
-  for (const spec::SortKey& s : cmd.sort) {
+  for (const parse::SortKey& s : cmd.sort) {
     SortKey key;
     key.column.descending = s.descending;
     bool found = false;
     if (s.name == "hitcount") {
       key.column = {table::SortColumn::Kind::Value, 0, s.descending};
-      key.spec = "hitcount";
+      key.printed = "hitcount";
       found = true;
     }
     for (uint32_t i = 1; !found && i < plan.vals.size(); ++i) {
       // "$name" (as the kernel prints a variable's value in sort=) or the name.
-      if (plan.vals[i].name == s.name || (s.name.starts_with("$") && plan.vals[i].spec == s.name)) {
+      if (plan.vals[i].name == s.name || (s.name.starts_with("$") && plan.vals[i].printed == s.name)) {
         key.column = {table::SortColumn::Kind::Value, i, s.descending};
-        key.spec = plan.vals[i].spec;
+        key.printed = plan.vals[i].printed;
         found = true;
       }
     }
     for (uint32_t i = 0; !found && i < plan.keys.size(); ++i) {
       if (plan.keys[i].name == s.name) {
         key.column = {table::SortColumn::Kind::Key, i, s.descending};
-        key.spec = plan.keys[i].spec;
+        key.printed = plan.keys[i].printed;
         found = true;
       }
     }
     if (!found) return error(cmd, ErrorCode::InvalidSortField, s.span);
-    if (s.descending) key.spec += ".descending";
+    if (s.descending) key.printed += ".descending";
     plan.sort.push_back(std::move(key));
   }
   if (plan.sort.empty()) plan.sort.push_back(SortKey{{table::SortColumn::Kind::Value, 0, false}, "hitcount"});

@@ -67,18 +67,6 @@ Fd linked_program(bpf_link* link) {
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) close(fd_);
-}
-
 void init_libbpf(bool verbose) {
   libbpf_set_print(verbose ? verbose_print : quiet_print);
   struct rlimit r = {RLIM_INFINITY, RLIM_INFINITY};

@@ -6,12 +6,12 @@
 
 #include "fuzz_support.h"
 #include "histd/plan.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const auto formats = histd::fuzz::fixture_formats();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto filter = histd::spec::parse_filter(text, 0, text);
+  auto filter = histd::parse::parse_filter(text, 0, text);
   (void)histd::plan::compile_glob(text);
   if (!filter) return 0;
   for (const auto& format : formats) (void)histd::plan::plan_filter(*filter, *format, text);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "histd/catalog.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 
 namespace histd::fuzz {
 

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (compiled->command.name) {
       // Generated code must not depend on names the user wrote: the same
       // command with the table renamed compiles to the same C.
-      histd::spec::HistCommand renamed = compiled->command;
+      histd::parse::HistCommand renamed = compiled->command;
       renamed.name = "n";
       auto plan = histd::plan::plan_hist(renamed, *format);
       if (!plan) __builtin_trap();

@@ -112,9 +112,9 @@ struct InterEventUnit {
 InterEventUnit inter_event_unit() {
   InterEventUnit u;
   auto parse = [](const std::string& text) {
-    auto c = spec::parse_hist(text);
+    auto c = parse::parse_hist(text);
     EXPECT_TRUE(c.ok()) << text;
-    return c.ok() ? *c : spec::HistCommand{};
+    return c.ok() ? *c : parse::HistCommand{};
   };
   auto owner = plan::plan_hist(parse("hist:keys=fd:evil_var_x=count*3+fd/7:"
                                      "onmax($evil_var_x).save(comm,buf)"),

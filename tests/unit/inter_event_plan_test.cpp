@@ -4,7 +4,7 @@
 
 #include "histd/plan.h"
 #include "test_support.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/synth.h"
 
 namespace histd::plan {
@@ -48,7 +48,7 @@ catalog::EventFormat sched_switch() {
 
 Result<HistPlan, Diagnostic> plan(const std::string& text, const catalog::EventFormat& format,
                                   const Registry& registry = {}) {
-  auto cmd = spec::parse_hist(text);
+  auto cmd = parse::parse_hist(text);
   if (!cmd) return unexpected(std::move(cmd).error());
   return plan_hist(*cmd, format, registry);
 }
@@ -152,12 +152,12 @@ TEST(InterEventPlan, OnmaxSaveKeepsFieldsBesideTheMaximum) {
       "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)",
       sched_switch(), waking_registry(waking));
   ASSERT_EQ(sw.actions.size(), 1u);
-  EXPECT_EQ(sw.actions[0].handler, spec::Action::Handler::OnMax);
+  EXPECT_EQ(sw.actions[0].handler, parse::Action::Handler::OnMax);
   ASSERT_EQ(sw.actions[0].saves.size(), 4u);
   EXPECT_TRUE(sw.actions[0].saves[0].is_string);
   EXPECT_FALSE(sw.actions[0].saves[1].is_string);
   EXPECT_GT(sw.var_record_size, sw.actions[0].saves[3].offset);
-  EXPECT_EQ(sw.actions[0].spec, "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
+  EXPECT_EQ(sw.actions[0].printed, "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
 }
 
 TEST(InterEventPlan, Errors) {

@@ -13,7 +13,7 @@
 #include "histd/codegen.h"
 #include "histd/pipeline.h"
 #include "histd/plan.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "histd/synth.h"
 
 namespace histd {
@@ -75,7 +75,7 @@ std::optional<plan::HistPlan> expect_round_trip(const std::string& command, cons
   if (!first) return std::nullopt;  // refused: nothing is saved
   const plan::HistPlan& p1 = first->plan;
   const std::string line = p1.trigger_text();
-  auto second = pipeline::plan_command(line, format, registry, spec::kMaxPrintedCommandBytes);
+  auto second = pipeline::plan_command(line, format, registry, parse::kMaxPrintedCommandBytes);
   EXPECT_TRUE(second.ok()) << "accepted: " << command << "\nprinted:  " << line << "\ndoes not parse back: "
                            << (second.ok() ? "" : second.error().message());
   if (!second) return p1;
@@ -84,7 +84,7 @@ std::optional<plan::HistPlan> expect_round_trip(const std::string& command, cons
   EXPECT_EQ(unit_of(second->plan), unit_of(p1)) << command;
   // '!' + the listed line up to '[' (the selftests' clear_trigger keeps the
   // space before it) removes it.
-  auto removal = pipeline::plan_command("!" + line + " ", format, registry, spec::kMaxPrintedCommandBytes);
+  auto removal = pipeline::plan_command("!" + line + " ", format, registry, parse::kMaxPrintedCommandBytes);
   EXPECT_TRUE(removal.ok()) << line;
   if (removal) {
     EXPECT_TRUE(removal->plan.remove) << line;
@@ -196,10 +196,10 @@ TEST(RoundTrip, APageLongCommandWhosePrintedLineIsLonger) {
 }
 
 TEST(RoundTrip, ThePrintedSpellingsParse) {
-  auto r = spec::parse_hist("hist:keys=pid:vals=$sched.sched_waking.ts0:sort=$sched.sched_waking.ts0.descending");
+  auto r = parse::parse_hist("hist:keys=pid:vals=$sched.sched_waking.ts0:sort=$sched.sched_waking.ts0.descending");
   ASSERT_TRUE(r.ok()) << r.error().message();
-  const spec::ExprNode& ref = r->exprs.at(0).at(r->exprs.at(0).root);
-  EXPECT_EQ(ref.kind, spec::ExprNode::Kind::VarRef);
+  const parse::ExprNode& ref = r->exprs.at(0).at(r->exprs.at(0).root);
+  EXPECT_EQ(ref.kind, parse::ExprNode::Kind::VarRef);
   EXPECT_EQ(ref.system, "sched");
   EXPECT_EQ(ref.event, "sched_waking");
   EXPECT_EQ(ref.var, "ts0");
@@ -207,8 +207,8 @@ TEST(RoundTrip, ThePrintedSpellingsParse) {
   EXPECT_EQ(r->sort[0].name, "$sched.sched_waking.ts0");
   EXPECT_TRUE(r->sort[0].descending);
   // Neither spelling takes a second '$'.
-  EXPECT_FALSE(spec::parse_hist("hist:keys=pid:vals=$sched.sched_waking.$ts0").ok());
-  EXPECT_FALSE(spec::parse_hist("hist:keys=pid:vals=$$ts0").ok());
+  EXPECT_FALSE(parse::parse_hist("hist:keys=pid:vals=$sched.sched_waking.$ts0").ok());
+  EXPECT_FALSE(parse::parse_hist("hist:keys=pid:vals=$$ts0").ok());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "histd/catalog.h"
 #include "histd/pipeline.h"
 #include "histd/plan.h"
-#include "histd/spec.h"
+#include "histd/parse.h"
 
 namespace histd::testing {
 
@@ -41,10 +41,10 @@ inline catalog::EventFormat sys_enter_write() {
   return f;
 }
 
-inline spec::HistCommand parse_ok(const std::string& text) {
-  auto r = spec::parse_hist(text);
+inline parse::HistCommand parse_ok(const std::string& text) {
+  auto r = parse::parse_hist(text);
   EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
-  return r.ok() ? *r : spec::HistCommand{};
+  return r.ok() ? *r : parse::HistCommand{};
 }
 
 // `marked` without its '^', and the caret's position.
@@ -59,7 +59,7 @@ inline std::pair<std::string, size_t> unmark(const std::string& marked) {
 // The parser refuses `marked` with `code`, the caret where '^' stands.
 inline void expect_parse_error(const std::string& marked, ErrorCode code) {
   const auto [text, caret] = unmark(marked);
-  auto r = spec::parse_trigger(text);
+  auto r = parse::parse_trigger(text);
   ASSERT_FALSE(r.ok()) << text;
   EXPECT_EQ(error_name(r.error().code), error_name(code)) << text;
   EXPECT_EQ(r.error().span.begin, caret) << text;

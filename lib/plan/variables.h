@@ -8,7 +8,7 @@ namespace histd::plan {
 
 // What typing one trigger's expressions needs.
 struct ExprContext {
-  const spec::HistCommand& cmd;
+  const parse::HistCommand& cmd;
   const catalog::EventFormat& format;
   const Registry& registry;
   HistPlan& plan;
@@ -32,6 +32,6 @@ Result<Unit, Diagnostic> plan_variables(ExprContext& ctx);
 Result<Unit, Diagnostic> plan_actions(ExprContext& ctx);
 
 // Printed form of an expression's field operand: "common_timestamp.usecs".
-std::string operand_text(const spec::FieldRef& ref);
+std::string operand_text(const parse::FieldRef& ref);
 
 }  // namespace histd::plan

@@ -172,7 +172,7 @@ void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p
         i, k, ref_map_name(i, k));
   }
   for (const plan::ActionPlan& a : p.actions)
-    if (a.kind == spec::Action::Kind::Snapshot) {
+    if (a.kind == parse::Action::Kind::Snapshot) {
       out += fmt::format("struct histd_snap{0} {{\n  struct histd_notice n;\n  __u64 v;\n  struct histd_key{0} k;\n}};\n", i);
       break;
     }
@@ -232,14 +232,14 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
   for (size_t a = 0; a < p.actions.size(); ++a) {
     const plan::ActionPlan& act = p.actions[a];
     const SynthTarget target = a < in.synths.size() ? in.synths[a] : SynthTarget{};
-    if (act.handler == spec::Action::Handler::OnMatch) {
+    if (act.handler == parse::Action::Handler::OnMatch) {
       o += emit_generate(act, target, in);
       continue;
     }
     const plan::Variable& tracked = p.vars.at(static_cast<size_t>(act.track_var));
     const std::string cur = fmt::format("vv{}", tracked.slot);
     const std::string old = fmt::format("vr->w[{}]", act.track_offset / 8);
-    const char* cond = act.handler == spec::Action::Handler::OnMax ? ">" : "!=";
+    const char* cond = act.handler == parse::Action::Handler::OnMax ? ">" : "!=";
     o += fmt::format("  if ({} {} {}) {{\n    {} = {};\n", cur, cond, old, old, cur);
     if (!act.saves.empty()) o += "    long n = 0;\n    (void)n;\n";
     for (const plan::SavedField& f : act.saves) {
@@ -248,8 +248,8 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
       else
         o += fmt::format("    vr->w[{}] = {};\n", f.offset / 8, load_expr(f.access, timestamp_expr(p)));
     }
-    if (act.kind == spec::Action::Kind::Trace) o += emit_generate(act, target, in);
-    if (act.kind == spec::Action::Kind::Snapshot) {
+    if (act.kind == parse::Action::Kind::Trace) o += emit_generate(act, target, in);
+    if (act.kind == parse::Action::Kind::Snapshot) {
       // User space keeps the global maximum and copies the trace buffer.
       o += fmt::format(
           "    struct histd_snap{0} *sn = bpf_ringbuf_reserve(&histd_ring, sizeof(*sn), 0);\n"

@@ -3,10 +3,10 @@
 // caret must point at; it is removed before parsing).
 #include <gtest/gtest.h>
 
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "test_support.h"
 
-namespace histd::spec {
+namespace histd::parse {
 namespace {
 
 using histd::testing::parse_ok;
@@ -18,7 +18,7 @@ std::vector<std::string> names(const std::vector<FieldRef>& fields) {
   return out;
 }
 
-TEST(Spec, SeedKmallocCommands) {
+TEST(Parse, SeedKmallocCommands) {
   HistCommand c = parse_ok("hist:key=call_site:val=bytes_req");
   EXPECT_EQ(names(c.keys), std::vector<std::string>{"call_site"});
   EXPECT_EQ(names(c.vals), std::vector<std::string>{"bytes_req"});
@@ -43,7 +43,7 @@ TEST(Spec, SeedKmallocCommands) {
   EXPECT_FALSE(c.sort[0].descending);
 }
 
-TEST(Spec, EveryModifier) {
+TEST(Parse, EveryModifier) {
   HistCommand c = parse_ok("hist:keys=a.hex,b.execname,c.syscall:vals=d.percent,e.graph");
   EXPECT_EQ(c.keys[0].modifiers[0].kind, Modifier::Hex);
   EXPECT_EQ(c.keys[1].modifiers[0].kind, Modifier::Execname);
@@ -62,7 +62,7 @@ TEST(Spec, EveryModifier) {
   EXPECT_EQ(modifier_name(Modifier::SymOffset), "sym-offset");
 }
 
-TEST(Spec, AttributesInAnyOrder) {
+TEST(Parse, AttributesInAnyOrder) {
   HistCommand c = parse_ok("hist:size=0x100:pause:name=foo:sort=b,hitcount:vals=b:keys=a:nohitcount");
   EXPECT_EQ(c.size, 256u);
   EXPECT_EQ(c.control, Control::Pause);
@@ -76,7 +76,7 @@ TEST(Spec, AttributesInAnyOrder) {
   EXPECT_EQ(parse_ok("hist:keys=a:size=010").size, 8u);  // base 0: octal
 }
 
-TEST(Spec, RemovalWhiteSpaceAndNewline) {
+TEST(Parse, RemovalWhiteSpaceAndNewline) {
   HistCommand c = parse_ok("  !hist:keys=a if a == 1\n");
   EXPECT_TRUE(c.remove);
   EXPECT_EQ(c.command, "hist:keys=a if a == 1");
@@ -85,7 +85,7 @@ TEST(Spec, RemovalWhiteSpaceAndNewline) {
   EXPECT_EQ(c.filter->span, (Span{15, 21}));
 }
 
-TEST(Spec, FilterSplitsAtTheFirstIfBetweenBlanks) {
+TEST(Parse, FilterSplitsAtTheFirstIfBetweenBlanks) {
   // "if" inside a name or a value is not the keyword.
   HistCommand c = parse_ok("hist:keys=iff if diff == 1 && gif ~ \"if\"");
   EXPECT_EQ(c.keys[0].name, "iff");
@@ -143,7 +143,7 @@ TEST(Filter, OperatorsAndValues) {
   EXPECT_EQ(node(*f, f->root).predicate.op_span, (Span{12, 14}));
 }
 
-TEST(Spec, Errors) {
+TEST(Parse, Errors) {
   expect_error("^hist", ErrorCode::MissingKeys);
   expect_error("^hist:vals=a", ErrorCode::MissingKeys);
   expect_error("hist:keys=a:^junk", ErrorCode::UnknownToken);
@@ -223,7 +223,7 @@ TEST(Filter, NewlineOrNulIsRefusedWhereverItIs) {
                        std::string(11 + 25, ' ') + "^\n");
 }
 
-TEST(Spec, NeverCrashesOnJunk) {
+TEST(Parse, NeverCrashesOnJunk) {
   const std::string alphabet("hist:keys=,.!&|()\"' if~=<>0x-ab\n\t\0", 34);
   uint64_t state = 12345;
   for (int i = 0; i < 20000; ++i) {
@@ -260,4 +260,4 @@ TEST(EnableHist, ParsesTheKernelForms) {
 }
 
 }  // namespace
-}  // namespace histd::spec
+}  // namespace histd::parse

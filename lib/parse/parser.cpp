@@ -3,30 +3,11 @@
 // parse_hist_trigger_attrs(); spans index into the logged command.
 #include <array>
 
-#include "histd/spec.h"
-#include "spec/hist_parts.h"
-#include "spec/text.h"
+#include "histd/parse.h"
+#include "parse/hist_parts.h"
+#include "parse/text.h"
 
-namespace histd::spec {
-
-std::vector<Piece> split(const Piece& p, char sep) {
-  std::vector<Piece> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= p.text.size(); ++i) {
-    if (i == p.text.size() || p.text[i] == sep) {
-      out.push_back(Piece{p.text.substr(start, i - start), p.begin + start});
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
-Piece trim(const Piece& p) {
-  size_t b = 0, e = p.text.size();
-  while (b < e && is_space(p.text[b])) ++b;
-  while (e > b && is_space(p.text[e - 1])) --e;
-  return p.sub(b, e - b);
-}
+namespace histd::parse {
 
 Unexpected<Diagnostic> parse_error(const HistCommand& cmd, ErrorCode code, Span span, std::string detail) {
   return unexpected(Diagnostic{code, span, cmd.command, std::move(detail)});
@@ -324,4 +305,4 @@ Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line, size_t m
   return TriggerCommand{std::move(*h)};
 }
 
-}  // namespace histd::spec
+}  // namespace histd::parse

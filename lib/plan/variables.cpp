@@ -4,15 +4,15 @@
 #include <algorithm>
 
 #include "plan/fields.h"
-#include "plan/inter_event.h"
+#include "plan/variables.h"
 
 namespace histd::plan {
 
 namespace {
 
-Unexpected<Diagnostic> error_at(const spec::HistCommand& cmd, ErrorCode code, std::string_view text,
+Unexpected<Diagnostic> error_at(const parse::HistCommand& cmd, ErrorCode code, std::string_view text,
                                 std::string detail = {}) {
-  const uint32_t pos = spec::errpos(cmd.command, text);
+  const uint32_t pos = parse::errpos(cmd.command, text);
   return unexpected(Diagnostic{code, Span{pos, pos + static_cast<uint32_t>(std::max<size_t>(text.size(), 1))},
                                cmd.command, std::move(detail)});
 }
@@ -39,11 +39,11 @@ bool param_fits(const TypedExpr& v, const synth::SynthField& f) {
 // Types one action parameter as an expression of its own: "$x",
 // "sys.event.$x" or a field of this event. An unqualified variable that is
 // not this trigger's is looked for on `default_system`.`default_event`.
-Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionParam& p,
+Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const parse::ActionParam& p,
                                          const std::string& default_system, const std::string& default_event) {
-  spec::HistCommand scratch = ctx.cmd;  // the param becomes a one-node expression of a copy
-  spec::Expr e;
-  spec::ExprNode n;
+  parse::HistCommand scratch = ctx.cmd;  // the param becomes a one-node expression of a copy
+  parse::Expr e;
+  parse::ExprNode n;
   n.text = p.text;
   n.span = p.span;
   // "$system.event.var" (the kernel's printed spelling) is "system.event.$var".
@@ -60,10 +60,10 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
   }
   const bool names_here = system.empty() || (system == ctx.format.system && event == ctx.format.name);
   if (leaf.starts_with("$")) {
-    n.kind = spec::ExprNode::Kind::VarRef;
+    n.kind = parse::ExprNode::Kind::VarRef;
     n.var = std::string(leaf.substr(1));
     bool own = false;
-    for (const spec::VarDef& v : ctx.cmd.vars) own = own || (v.name == n.var && names_here);
+    for (const parse::VarDef& v : ctx.cmd.vars) own = own || (v.name == n.var && names_here);
     if (!own && system.empty() && !default_event.empty()) {
       system = default_system;
       event = default_event;
@@ -82,7 +82,7 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
   } else if (!names_here) {
     // A field of the matching event: the kernel's implicit field variable,
     // "synthetic_<field>" on a trigger of that event (the engine creates it).
-    n.kind = spec::ExprNode::Kind::VarRef;
+    n.kind = parse::ExprNode::Kind::VarRef;
     n.system = system;
     n.event = event;
     n.var = std::string(kFieldVarPrefix) + std::string(leaf);
@@ -91,7 +91,7 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
       found = found || (rv.system == system && rv.event == event && rv.name == n.var);
     if (!found) return error_at(ctx.cmd, ErrorCode::ParamNotFound, p.text);
   } else {
-    n.kind = spec::ExprNode::Kind::Field;
+    n.kind = parse::ExprNode::Kind::Field;
     n.field.name = std::string(leaf.substr(0, leaf.find('.')));
     n.field.span = p.span;
   }
@@ -111,7 +111,7 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const spec::ActionPar
   return typed;
 }
 
-Result<Unit, Diagnostic> synth_params(ExprContext& ctx, const spec::Action& a, ActionPlan& out) {
+Result<Unit, Diagnostic> synth_params(ExprContext& ctx, const parse::Action& a, ActionPlan& out) {
   const synth::SynthDefinition* def = find_synth(ctx.registry, a.synth);
   if (!def) return error_at(ctx.cmd, ErrorCode::SynthEventNotFound, a.synth);
   if (a.params.size() != def->fields.size()) return error_at(ctx.cmd, ErrorCode::SynthCountMismatch, a.synth);
@@ -125,7 +125,7 @@ Result<Unit, Diagnostic> synth_params(ExprContext& ctx, const spec::Action& a, A
   return Unit{};
 }
 
-std::string param_list(const spec::Action& a) {
+std::string param_list(const parse::Action& a) {
   std::string s;
   if (a.trace_keyword) s = a.synth;
   for (size_t i = 0; i < a.params.size(); ++i) {
@@ -140,9 +140,9 @@ uint32_t round8(uint32_t n) { return (n + 7) & ~7u; }
 }  // namespace
 
 Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
-  const spec::HistCommand& cmd = ctx.cmd;
+  const parse::HistCommand& cmd = ctx.cmd;
   for (size_t i = 0; i < cmd.vars.size(); ++i) {
-    const spec::VarDef& def = cmd.vars[i];
+    const parse::VarDef& def = cmd.vars[i];
     for (size_t j = 0; j < i; ++j)
       if (cmd.vars[j].name == def.name) return error_at(cmd, ErrorCode::DuplicateVar, def.name);
     ctx.vars_done = i;
@@ -156,24 +156,24 @@ Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
 }
 
 Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
-  const spec::HistCommand& cmd = ctx.cmd;
+  const parse::HistCommand& cmd = ctx.cmd;
   HistPlan& plan = ctx.plan;
   // The record: a set mask, one slot per variable, then what actions keep.
   uint32_t offset = 8 + 8 * static_cast<uint32_t>(plan.vars.size());
   bool saved = false;
-  for (const spec::Action& a : cmd.actions) {
+  for (const parse::Action& a : cmd.actions) {
     ActionPlan out;
     out.handler = a.handler;
     out.kind = a.kind;
-    if (a.handler == spec::Action::Handler::OnMatch) {
-      if (a.kind != spec::Action::Kind::Trace) return error_at(cmd, ErrorCode::ActionMismatch, a.action_name);
+    if (a.handler == parse::Action::Handler::OnMatch) {
+      if (a.kind != parse::Action::Kind::Trace) return error_at(cmd, ErrorCode::ActionMismatch, a.action_name);
       if (ctx.registry.catalog && !ctx.registry.catalog->contains(a.match_system, a.match_event))
         return error_at(cmd, ErrorCode::InvalidSubsysEvent, a.match_event);
       out.match_system = a.match_system;
       out.match_event = a.match_event;
       auto r = synth_params(ctx, a, out);
       if (!r) return unexpected(std::move(r).error());
-      out.spec = fmt::format("onmatch({}.{}).{}({})", a.match_system, a.match_event, a.action_name, param_list(a));
+      out.printed = fmt::format("onmatch({}.{}).{}({})", a.match_system, a.match_event, a.action_name, param_list(a));
       plan.actions.push_back(std::move(out));
       continue;
     }
@@ -185,13 +185,13 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
     out.track_text = a.track_var;
     out.track_offset = offset;
     offset += 8;
-    const char* handler = a.handler == spec::Action::Handler::OnMax ? "onmax" : "onchange";
+    const char* handler = a.handler == parse::Action::Handler::OnMax ? "onmax" : "onchange";
     std::string inner;
     switch (a.kind) {
-      case spec::Action::Kind::Save: {
+      case parse::Action::Kind::Save: {
         if (saved) return unexpected(Diagnostic{ErrorCode::TooManySaveActions, Span{0, 0}, cmd.command, {}});
         saved = true;
-        for (const spec::ActionParam& p : a.params) {
+        for (const parse::ActionParam& p : a.params) {
           auto r = resolve_field(ctx.format, p.text);
           if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Stacktrace)
             return error_at(cmd, ErrorCode::ParamNotFound, p.text);
@@ -215,16 +215,16 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
         }
         break;
       }
-      case spec::Action::Kind::Snapshot:
+      case parse::Action::Kind::Snapshot:
         break;
-      case spec::Action::Kind::Trace: {
+      case parse::Action::Kind::Trace: {
         auto r = synth_params(ctx, a, out);
         if (!r) return unexpected(std::move(r).error());
         inner = param_list(a);
         break;
       }
     }
-    out.spec = fmt::format("{}({}).{}({})", handler, a.track_var, a.action_name, inner);
+    out.printed = fmt::format("{}({}).{}({})", handler, a.track_var, a.action_name, inner);
     plan.actions.push_back(std::move(out));
   }
   const bool tracking = offset > 8 + 8 * plan.vars.size();

@@ -2,10 +2,10 @@
 // trees they give and the kernel's carets for what is malformed.
 #include <gtest/gtest.h>
 
-#include "histd/spec.h"
+#include "histd/parse.h"
 #include "test_support.h"
 
-namespace histd::spec {
+namespace histd::parse {
 namespace {
 
 using histd::testing::parse_ok;
@@ -39,7 +39,7 @@ std::string var_shape(const std::string& text) {
   return shape(e, e.root);
 }
 
-TEST(InterEventSpec, SeedWakeupLatencyCommands) {
+TEST(InterEventParse, SeedWakeupLatencyCommands) {
   HistCommand c = parse_ok("hist:keys=pid:ts0=common_timestamp.usecs if comm==\"cyclictest\"");
   ASSERT_EQ(c.vars.size(), 1u);
   EXPECT_EQ(c.vars[0].name, "ts0");
@@ -68,7 +68,7 @@ TEST(InterEventSpec, SeedWakeupLatencyCommands) {
   EXPECT_EQ(c.command.substr(a.params[1].span.begin, a.params[1].span.end - a.params[1].span.begin), "next_pid");
 }
 
-TEST(InterEventSpec, TraceKeywordAndOnmaxActions) {
+TEST(InterEventParse, TraceKeywordAndOnmaxActions) {
   HistCommand c = parse_ok("hist:keys=pid:lat=$x:onmatch(sys.ev).trace(my_synth,$lat, pid)");
   ASSERT_EQ(c.actions.size(), 1u);
   EXPECT_TRUE(c.actions[0].trace_keyword);
@@ -91,7 +91,7 @@ TEST(InterEventSpec, TraceKeywordAndOnmaxActions) {
   EXPECT_TRUE(c.actions[0].params.empty());
 }
 
-TEST(InterEventSpec, SeveralVariablesPerTokenAndTokens) {
+TEST(InterEventParse, SeveralVariablesPerTokenAndTokens) {
   HistCommand c = parse_ok("hist:keys=pid:a=x,b=y+1:c=$a*2:vals=hitcount");
   ASSERT_EQ(c.vars.size(), 3u);
   EXPECT_EQ(c.vars[0].name, "a");
@@ -100,7 +100,7 @@ TEST(InterEventSpec, SeveralVariablesPerTokenAndTokens) {
   EXPECT_EQ(var_shape("$a*2"), "(* $a 2)");
 }
 
-TEST(InterEventSpec, PrecedenceAndLeftAssociativity) {
+TEST(InterEventParse, PrecedenceAndLeftAssociativity) {
   EXPECT_EQ(var_shape("a+b*c"), "(+ a (* b c))");
   EXPECT_EQ(var_shape("a*b+c"), "(+ (* a b) c)");
   EXPECT_EQ(var_shape("16-8-4"), "(- (- 16 8) 4)");
@@ -115,7 +115,7 @@ TEST(InterEventSpec, PrecedenceAndLeftAssociativity) {
   EXPECT_EQ(var_shape("call_site.sym-offset"), "call_site.sym-offset");
 }
 
-TEST(InterEventSpec, ExpressionsAsKeysAndValues) {
+TEST(InterEventParse, ExpressionsAsKeysAndValues) {
   HistCommand c = parse_ok("hist:keys=pid:vals=hitcount,$lat,common_timestamp-$ts0");
   ASSERT_EQ(c.vals.size(), 3u);
   EXPECT_EQ(c.vals[0].name, "hitcount");
@@ -126,7 +126,7 @@ TEST(InterEventSpec, ExpressionsAsKeysAndValues) {
   EXPECT_EQ(shape(e, e.root), "(- common_timestamp $ts0)");
 }
 
-TEST(InterEventSpec, Errors) {
+TEST(InterEventParse, Errors) {
   // more than three levels of sub-expressions
   expect_error("hist:keys=pid:x=^a+b+c+d+e", ErrorCode::TooManySubexpr);
   expect_error("hist:keys=pid:x=-(^a", ErrorCode::NoClosingParen);
@@ -143,7 +143,7 @@ TEST(InterEventSpec, Errors) {
   expect_error("^hist:keys=pid:onmatch(sched.x.foo(ab)", ErrorCode::ActionNotFound);
 }
 
-TEST(InterEventSpec, VariableLimits) {
+TEST(InterEventParse, VariableLimits) {
   std::string cmd = "hist:keys=pid:";
   for (int i = 0; i < 16; ++i) cmd += (i ? "," : "") + std::string("v") + std::to_string(i) + "=x";
   parse_ok(cmd);
@@ -152,10 +152,10 @@ TEST(InterEventSpec, VariableLimits) {
   EXPECT_EQ(r.error().code, ErrorCode::TooManyVars);
 }
 
-TEST(InterEventSpec, ErrposFindsTheFirstCopy) {
+TEST(InterEventParse, ErrposFindsTheFirstCopy) {
   EXPECT_EQ(errpos("hist:keys=a:x=a", "a"), 10u);
   EXPECT_EQ(errpos("hist:keys=a", "zzz"), 0u);
 }
 
 }  // namespace
-}  // namespace histd::spec
+}  // namespace histd::parse

@@ -3,10 +3,10 @@
 // both sides. String splitting rather than a grammar, because the kernel's
 // quirks (a '-' inside a modifier, unary minus only at the root, the
 // subexpression count, errpos() carets) follow from it.
-#include "spec/hist_parts.h"
-#include "spec/text.h"
+#include "parse/hist_parts.h"
+#include "parse/text.h"
 
-namespace histd::spec {
+namespace histd::parse {
 
 namespace {
 
@@ -201,4 +201,4 @@ uint32_t errpos(std::string_view command, std::string_view text) {
   return at == std::string_view::npos ? 0 : static_cast<uint32_t>(at);
 }
 
-}  // namespace histd::spec
+}  // namespace histd::parse

@@ -3,10 +3,10 @@
 //   and  := not ('&&' not)*
 //   not  := '!' not | '(' or ')' | predicate
 //   predicate := field op value
-#include "histd/spec.h"
-#include "spec/text.h"
+#include "histd/parse.h"
+#include "parse/text.h"
 
-namespace histd::spec {
+namespace histd::parse {
 
 namespace {
 
@@ -226,4 +226,4 @@ Result<Filter, Diagnostic> parse_filter(std::string_view text, uint32_t base, st
   return FilterParser(text, base, command).parse();
 }
 
-}  // namespace histd::spec
+}  // namespace histd::parse

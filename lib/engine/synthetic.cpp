@@ -371,21 +371,21 @@ void Engine::remove_field_vars_of(uint64_t uid) {
 
 CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, size_t max_bytes,
                                      std::vector<uint64_t>& created) {
-  auto parsed = spec::parse_trigger(text, max_bytes);
+  auto parsed = parse::parse_trigger(text, max_bytes);
   if (!parsed) return Unit{};  // the command's own path reports it
-  const auto* cmd = std::get_if<spec::HistCommand>(&*parsed);
-  if (!cmd || cmd->remove || cmd->control != spec::Control::None) return Unit{};
+  const auto* cmd = std::get_if<parse::HistCommand>(&*parsed);
+  if (!cmd || cmd->remove || cmd->control != parse::Control::None) return Unit{};
   const plan::Registry reg = registry();
   auto fail = [&](ErrorCode code, const std::string& param) -> CommandResult {
     for (uint64_t uid : created) remove_trigger_uid(uid);
     created.clear();
-    const uint32_t pos = spec::errpos(cmd->command, param);
+    const uint32_t pos = parse::errpos(cmd->command, param);
     return user_error(ev, Diagnostic{code, Span{pos, pos + uint32_t(param.size())}, cmd->command, {}});
   };
-  for (const spec::Action& a : cmd->actions) {
-    if (a.handler != spec::Action::Handler::OnMatch) continue;
+  for (const parse::Action& a : cmd->actions) {
+    if (a.handler != parse::Action::Handler::OnMatch) continue;
     if (a.match_system == ev.system && a.match_event == ev.event) continue;
-    for (const spec::ActionParam& p : a.params) {
+    for (const parse::ActionParam& p : a.params) {
       const std::string prefix = a.match_system + "." + a.match_event + ".";
       if (!p.text.starts_with(prefix)) continue;
       const std::string field = p.text.substr(prefix.size());
@@ -408,22 +408,22 @@ CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, size
       }
       if (!model) return fail(ErrorCode::HistNotFound, p.text);
       // Room for this field variable's trigger and the command's own.
-      const uint32_t at = spec::errpos(cmd->command, p.text);
+      const uint32_t at = parse::errpos(cmd->command, p.text);
       if (auto refused = check_limits(ev, cmd->command, 2, Span{at, at + uint32_t(p.text.size())}, 0, Span{0, 0})) {
         for (uint64_t uid : created) remove_trigger_uid(uid);
         created.clear();
         return *refused;
       }
       std::string command = "hist:keys=";
-      for (size_t k = 0; k < model->plan.keys.size(); ++k) command += (k ? "," : "") + model->plan.keys[k].spec;
+      for (size_t k = 0; k < model->plan.keys.size(); ++k) command += (k ? "," : "") + model->plan.keys[k].printed;
       command += ":" + name + "=" + field;
       if (!model->plan.filter_text.empty()) command += " if " + model->plan.filter_text;
-      auto r = apply_hist_command(*other->second, command, spec::kMaxPrintedCommandBytes);
+      auto r = apply_hist_command(*other->second, command, parse::kMaxPrintedCommandBytes);
       if (!r && r.error().error.err == ENOSPC && r.error().diagnostic) {
         // Over a limit: say so on this event too, with the limit's own words.
         for (uint64_t uid : created) remove_trigger_uid(uid);
         created.clear();
-        const uint32_t pos = spec::errpos(cmd->command, p.text);
+        const uint32_t pos = parse::errpos(cmd->command, p.text);
         return user_error(ev,
                           Diagnostic{r.error().diagnostic->code, Span{pos, pos + uint32_t(p.text.size())},
                                      cmd->command, "the field variable for " + p.text + ": " +

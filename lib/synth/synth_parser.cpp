@@ -22,8 +22,7 @@
 
 #include "histd/synth.h"
 
-#include "spec/hist_parts.h"
-#include "spec/text.h"
+#include "histd/text.h"
 
 namespace histd::synth {
 
@@ -37,16 +36,16 @@ constexpr uint32_t kLocSize = 4;     // a __data_loc word: (len << 16) | offset
 constexpr size_t kMaxCommandBytes = 4096;
 
 // A word of the command and where it starts in the logged command.
-using Token = spec::Piece;
+using Token = Piece;
 
 // argv_split(): words separated by white space.
 std::vector<Token> split_words(const Token& t) {
   std::vector<Token> out;
   size_t i = 0;
   while (i < t.text.size()) {
-    while (i < t.text.size() && spec::is_space(t.text[i])) ++i;
+    while (i < t.text.size() && is_space(t.text[i])) ++i;
     const size_t start = i;
-    while (i < t.text.size() && !spec::is_space(t.text[i])) ++i;
+    while (i < t.text.size() && !is_space(t.text[i])) ++i;
     if (i > start) out.push_back(Token{t.text.substr(start, i - start), t.begin + start});
   }
   return out;
@@ -55,9 +54,9 @@ std::vector<Token> split_words(const Token& t) {
 
 // is_good_name(): a letter or '_', then letters, digits and '_'.
 bool is_good_name(std::string_view name) {
-  if (name.empty() || !spec::is_ident_start(name.front())) return false;
+  if (name.empty() || !is_ident_start(name.front())) return false;
   for (char c : name)
-    if (!spec::is_ident(c)) return false;
+    if (!is_ident(c)) return false;
   return true;
 }
 
@@ -108,7 +107,7 @@ int string_size(std::string_view type) {
   if (len.size() > 3) return -1;
   if (len.empty()) return 0;
   if (len.front() == '+') len.remove_prefix(1);
-  auto n = spec::parse_u64(len);
+  auto n = parse_u64(len);
   if (!n || *n > kStaticStringSlot) return -1;
   return static_cast<int>(*n);
 }
@@ -137,7 +136,7 @@ class SynthParser {
   Result<std::vector<SynthField>, Diagnostic> fields(const Token& text) const {
     std::vector<SynthField> out;
     std::vector<Span> name_spans;
-    for (const Token& piece : spec::split(text, ';')) {
+    for (const Token& piece : split(text, ';')) {
       const std::vector<Token> words = split_words(piece);
       size_t next = 0;
       while (next < words.size()) {
@@ -253,7 +252,7 @@ Result<SynthCommand, Diagnostic> parse_synth_command(std::string_view line) {
   }
   // trace_parse_run_command() cuts every line at its first '#'.
   line = line.substr(0, line.find('#'));
-  const std::string_view text = spec::trim(line);
+  const std::string_view text = trim(line);
   cmd.command = std::string(text);
   SynthParser parser(cmd.command);
   if (text.empty()) return parser.fail(ErrorCode::EmptyCommand, Span{0, 0});
@@ -263,7 +262,7 @@ Result<SynthCommand, Diagnostic> parse_synth_command(std::string_view line) {
   const Token rest = [&] {
     if (name_end == std::string_view::npos) return Token{{}, text.size()};
     size_t start = name_end;
-    while (start < text.size() && spec::is_space(text[start])) ++start;
+    while (start < text.size() && is_space(text[start])) ++start;
     return Token{text.substr(start), start};
   }();
 

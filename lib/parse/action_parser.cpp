@@ -2,10 +2,10 @@
 // onmatch_parse(), track_data_parse() and action_parse() read them: strsep on
 // ')', '.', '(' and ','. Which actions a handler allows, and whether params
 // name real variables, is the planner's business.
-#include "spec/hist_parts.h"
-#include "spec/text.h"
+#include "parse/hist_parts.h"
+#include "parse/text.h"
 
-namespace histd::spec {
+namespace histd::parse {
 
 namespace {
 
@@ -108,4 +108,4 @@ Result<Action, Diagnostic> parse_action(const HistCommand& cmd, const Piece& tok
   return a;
 }
 
-}  // namespace histd::spec
+}  // namespace histd::parse

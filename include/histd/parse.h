@@ -16,7 +16,7 @@
 #include "histd/diagnostic.h"
 #include "histd/result.h"
 
-namespace histd::spec {
+namespace histd::parse {
 
 enum class Modifier {
   Hex,
@@ -251,4 +251,4 @@ std::string_view modifier_name(Modifier m);
 // can land on an earlier copy of the offending text.
 uint32_t errpos(std::string_view command, std::string_view text);  // "hex", "sym-offset", "buckets", ...
 
-}  // namespace histd::spec
+}  // namespace histd::parse

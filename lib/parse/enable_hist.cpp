@@ -2,10 +2,10 @@
 //   [!]enable_hist:<system>:<event>[:count] [if <filter>]
 #include <cctype>
 
-#include "histd/spec.h"
-#include "spec/text.h"
+#include "histd/parse.h"
+#include "parse/text.h"
 
-namespace histd::spec {
+namespace histd::parse {
 
 namespace {
 
@@ -81,4 +81,4 @@ Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line, s
   return cmd;
 }
 
-}  // namespace histd::spec
+}  // namespace histd::parse

@@ -1,4 +1,5 @@
-// Small text helpers shared by the parsers.
+// Helpers of the hist command parsers (lib/parse only); those other parsers
+// share are in histd/text.h.
 #pragma once
 
 #include <cctype>
@@ -8,21 +9,9 @@
 #include <string_view>
 
 #include "histd/diagnostic.h"
+#include "histd/text.h"
 
-namespace histd::spec {
-
-inline bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-inline bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-inline bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-inline std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// kstrtoull(s, 0): decimal, 0x hex, leading-0 octal; nullopt on junk or overflow.
-std::optional<uint64_t> parse_u64(std::string_view s);
+namespace histd::parse {
 
 // The first "if" with white space on both sides, as the kernel splits a
 // trigger from its filter; npos if none.
@@ -36,4 +25,4 @@ inline Diagnostic too_long(std::string_view line, size_t max_bytes) {
                     std::move(detail)};
 }
 
-}  // namespace histd::spec
+}  // namespace histd::parse

@@ -1,6 +1,6 @@
-#include "spec/text.h"
+#include "histd/text.h"
 
-namespace histd::spec {
+namespace histd {
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
   unsigned base = 10;
@@ -26,10 +26,23 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
-size_t find_filter_keyword(std::string_view s) {
-  for (size_t i = 1; i + 2 < s.size(); ++i)
-    if (s[i] == 'i' && s[i + 1] == 'f' && is_space(s[i - 1]) && is_space(s[i + 2])) return i;
-  return std::string_view::npos;
+std::vector<Piece> split(const Piece& p, char sep) {
+  std::vector<Piece> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= p.text.size(); ++i) {
+    if (i == p.text.size() || p.text[i] == sep) {
+      out.push_back(Piece{p.text.substr(start, i - start), p.begin + start});
+      start = i + 1;
+    }
+  }
+  return out;
 }
 
-}  // namespace histd::spec
+Piece trim(const Piece& p) {
+  size_t b = 0, e = p.text.size();
+  while (b < e && is_space(p.text[b])) ++b;
+  while (e > b && is_space(p.text[e - 1])) --e;
+  return p.sub(b, e - b);
+}
+
+}  // namespace histd
