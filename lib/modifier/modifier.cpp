@@ -1,6 +1,6 @@
 #include "histd/modifier.h"
 
-#include <array>
+#include <iterator>
 
 #include "histd/text.h"
 
@@ -15,7 +15,7 @@ using table::ValDisplay;
 // hist_field_name() have it, and what histd takes of it. Key-only modifiers
 // that only choose how a key is printed (.sym, .execname, ...) leave an
 // operand's value as it is, as the kernel ignores them there.
-constexpr std::array<ModifierInfo, 11> kModifiers = {{
+constexpr ModifierInfo kModifiers[] = {
     {.kind = Modifier::Hex, .name = "hex", .key = Use::Allowed, .value = Use::Allowed, .operand = Use::Allowed,
      .key_display = KeyDisplay::Hex, .val_display = ValDisplay::Hex},
     {.kind = Modifier::Sym, .name = "sym", .key = Use::Allowed, .operand = Use::Allowed,
@@ -35,10 +35,10 @@ constexpr std::array<ModifierInfo, 11> kModifiers = {{
     {.kind = Modifier::Percent, .name = "percent", .value = Use::Allowed, .val_display = ValDisplay::Percent},
     {.kind = Modifier::Graph, .name = "graph", .value = Use::Allowed, .val_display = ValDisplay::Graph},
     {.kind = Modifier::Stacktrace, .name = "stacktrace", .key = Use::Unsupported},
-}};
+};
 
 constexpr bool in_enum_order() {
-  for (size_t i = 0; i < kModifiers.size(); ++i)
+  for (size_t i = 0; i < std::size(kModifiers); ++i)
     if (static_cast<size_t>(kModifiers[i].kind) != i) return false;
   return true;
 }
@@ -58,7 +58,7 @@ bool number_after(std::string_view text, std::string_view name, uint64_t& number
 
 std::span<const ModifierInfo> modifiers() { return kModifiers; }
 
-const ModifierInfo& info(Modifier m) { return kModifiers.at(static_cast<size_t>(m)); }
+const ModifierInfo& info(Modifier m) { return modifiers()[static_cast<size_t>(m)]; }
 
 Written find(std::string_view text) {
   for (const ModifierInfo& m : kModifiers) {
