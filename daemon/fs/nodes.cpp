@@ -11,7 +11,13 @@ namespace {
 constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
 constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",   "synthetic_events",
                                      "trace",      "trace_pipe",       "trace_marker", "snapshot"};
-constexpr const char* kSynthSystem = "synthetic";
+using catalog::kSynthSystem;
+
+// The synthetic system's directory holds histd's own events, and their
+// `enable` files.
+bool is_synthetic(std::string_view system) {
+  return catalog::event_source(system) == catalog::EventSource::Synthetic;
+}
 
 std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> parts;
@@ -96,7 +102,7 @@ Node Namespace::resolve(std::string_view path) const {
       n.kind = Node::Kind::File;
       n.file = f;
     }
-  if (parts[3] == "enable" && n.system == kSynthSystem) {
+  if (parts[3] == "enable" && is_synthetic(n.system)) {
     n.kind = Node::Kind::File;
     n.file = "enable";
   }
@@ -125,7 +131,7 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
     }
     case Node::Kind::EventDir:
       for (const char* f : kEventFiles) out.emplace_back(f);
-      if (dir.system == kSynthSystem) out.emplace_back("enable");
+      if (is_synthetic(dir.system)) out.emplace_back("enable");
       break;
     case Node::Kind::None:
     case Node::Kind::File:
@@ -137,21 +143,21 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
 // An event that still has triggers stays reachable, so that they can be
 // read and removed.
 bool Namespace::has_system(const std::string& system) const {
-  if (system == kSynthSystem) return !engine_->synthetic_names().empty();
+  if (is_synthetic(system)) return !engine_->synthetic_names().empty();
   if (systems_.count(system) > 0) return true;
   const auto live = engine_->catalog().live_systems();
   return std::find(live.begin(), live.end(), system) != live.end() || !engine_events_of(system).empty();
 }
 
 bool Namespace::has_event(const std::string& system, const std::string& event) const {
-  if (system == kSynthSystem) return engine_->catalog().contains(system, event);
+  if (is_synthetic(system)) return engine_->catalog().contains(system, event);
   auto sys = systems_.find(system);
   if (sys != systems_.end() && sys->second.count(event) > 0) return true;
   return engine_->catalog().contains(system, event) || engine_events_of(system).count(event) > 0;
 }
 
 std::set<std::string> Namespace::events_of(const std::string& system) const {
-  if (system == kSynthSystem) {
+  if (is_synthetic(system)) {
     auto names = engine_->synthetic_names();
     return std::set<std::string>(names.begin(), names.end());
   }

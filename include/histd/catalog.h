@@ -42,6 +42,40 @@ struct Field {
   friend bool operator==(const Field&, const Field&) = default;
 };
 
+// A syscalls:sys_enter_<name> or sys_exit_<name> event whose record can be
+// rebuilt exactly from the registers at the raw sys_enter / sys_exit
+// tracepoint: the classic layout (__syscall_nr at 8, then 8-byte arguments
+// from 16, or `long ret` at 16) and a name libseccomp knows as a native
+// system call under the same number both ways. Only on x86_64, whose
+// pt_regs layout the generated entry reads (docs/design.md, "Syscall events").
+struct SyscallEvent {
+  bool exit = false;
+  int nr = 0;
+  uint32_t args = 0;  // sys_enter: how many argument registers the record holds
+  friend bool operator==(const SyscallEvent&, const SyscallEvent&) = default;
+};
+
+// What kind of event a format describes, which decides how histd runs its
+// programs. Decided once, by event_source(), when the catalog reads or adds
+// the format; everything after reads it instead of comparing names.
+enum class EventSource {
+  Tracepoint,  // a kernel tracepoint: its dispatcher attaches there
+  // A syscalls:sys_enter_* / sys_exit_* event whose record can be rebuilt at
+  // the raw sys_enter / sys_exit tracepoints (EventFormat::syscall): attached
+  // there with --raw-syscalls, else as a tracepoint.
+  RawSyscall,
+  Synthetic,  // defined in histd (synthetic_events): its records come from histd's programs
+  Marker,     // ftrace's own events (ftrace:print is trace_marker): histd injects their records
+  // A kprobe or uprobe event (its record starts with __probe_ip): a
+  // tracepoint created at run time, which runs only kprobe-type programs.
+  Probe,
+};
+
+// The system of histd's synthetic events, and of the trace marker's event.
+inline constexpr const char* kSynthSystem = "synthetic";
+inline constexpr const char* kMarkerSystem = "ftrace";
+inline constexpr const char* kMarkerEvent = "print";
+
 struct EventFormat {
   std::string system;
   std::string name;
@@ -49,14 +83,24 @@ struct EventFormat {
   std::vector<Field> fields;  // common fields first, then the event's, as in the file
   std::string print_fmt;      // after "print fmt: ", quotes and all; may hold newlines
   std::string text;           // the format file verbatim (served by histd's tree)
+  EventSource source = EventSource::Tracepoint;  // event_source(*this), set by the catalog
+  std::optional<SyscallEvent> syscall;           // syscall_event(*this), set by the catalog
 
   const Field* find(std::string_view field_name) const;
   // Record size: the end of the last field.
   uint32_t record_size() const;
 };
 
+// The SyscallEvent `format` is, if any (see SyscallEvent).
+std::optional<SyscallEvent> syscall_event(const EventFormat& format);
+// The kind of event `format` describes, from its system, name and fields.
+EventSource event_source(const EventFormat& format);
+// The kind of an event known only by name (its format unread or gone):
+// Synthetic, Marker or Tracepoint.
+EventSource event_source(std::string_view system);
+
 // Parses the text of one `format` file. `system` is not in the file; it
-// comes from the directory name.
+// comes from the directory name. Sets `source` and `syscall`.
 Expected<EventFormat> parse_format(std::string_view text, std::string_view system);
 
 struct EventId {
@@ -93,6 +137,9 @@ class Catalog {
   // not parse. Thread-safe: the cache fills on first use, under a lock.
   Expected<std::shared_ptr<const EventFormat>> event(std::string_view system,
                                                      std::string_view event) const;
+  // The event's EventSource: its format's, or by its system's name when the
+  // format cannot be read.
+  EventSource source(std::string_view system, std::string_view event) const;
 
  private:
   std::filesystem::path root_;
@@ -108,20 +155,6 @@ class Catalog {
   // FUSE threads read formats concurrently; held by pointer so the catalog stays movable.
   std::shared_ptr<std::mutex> cache_mu_ = std::make_shared<std::mutex>();
 };
-
-// A syscalls:sys_enter_<name> or sys_exit_<name> event whose record can be
-// rebuilt exactly from the registers at the raw sys_enter / sys_exit
-// tracepoint: the classic layout (__syscall_nr at 8, then 8-byte arguments
-// from 16, or `long ret` at 16) and a name libseccomp knows as a native
-// system call under the same number both ways. Only on x86_64, whose
-// pt_regs layout the generated entry reads (docs/design.md, "Syscall events").
-struct SyscallEvent {
-  bool exit = false;
-  int nr = 0;
-  uint32_t args = 0;  // sys_enter: how many argument registers the record holds
-  friend bool operator==(const SyscallEvent&, const SyscallEvent&) = default;
-};
-std::optional<SyscallEvent> syscall_event(const EventFormat& format);
 
 // The tracefs root on this machine: /sys/kernel/tracing, mounting tracefs
 // there if nothing is mounted; falls back to /sys/kernel/debug/tracing.

@@ -14,23 +14,13 @@
 #include <vector>
 
 #include "histd/diagnostic.h"
+#include "histd/modifier.h"
 #include "histd/result.h"
 
 namespace histd::parse {
 
-enum class Modifier {
-  Hex,
-  Sym,
-  SymOffset,
-  Execname,
-  Syscall,
-  Log2,
-  Buckets,  // .buckets=N or .bucket=N; N in ModifierUse::buckets
-  Usecs,
-  Percent,
-  Graph,
-  Stacktrace,
-};
+// The modifiers and what each allows: histd/modifier.h.
+using modifier::Modifier;
 
 struct ModifierUse {
   Modifier kind = Modifier::Hex;
@@ -244,6 +234,7 @@ Result<HistCommand, Diagnostic> parse_hist(std::string_view line);
 // `command` is recorded in diagnostics.
 Result<Filter, Diagnostic> parse_filter(std::string_view text, uint32_t base, std::string_view command);
 
+// As written and printed: "hex", "sym-offset", "buckets" (modifier::info(m).name).
 std::string_view modifier_name(Modifier m);
 
 // The kernel's errpos(): where `text` first occurs in `command` (0 if

@@ -44,13 +44,9 @@ struct FieldAccess {
   friend bool operator==(const FieldAccess&, const FieldAccess&) = default;
 };
 
-// How a key's stored value is derived from the field's value.
-enum class KeyTransform {
-  None,
-  Log2,     // ilog2(roundup_pow_of_two(v))
-  Buckets,  // (v / buckets) * buckets
-  Usecs,    // common_timestamp.usecs: ns / 1000
-};
+// How a key's stored value is derived from the field's value; each
+// modifier's is in its row of modifier::modifiers().
+using modifier::KeyTransform;
 
 struct KeyField {
   std::string name;  // printed in the hist line: "call_site"

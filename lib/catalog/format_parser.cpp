@@ -341,6 +341,8 @@ Expected<EventFormat> parse_format(std::string_view text, std::string_view syste
   // Every kernel prints it; a file without it was cut short.
   if (!have_print_fmt) return invalid(line_no, "missing 'print fmt:' line");
   fmt.text = std::string(text);
+  fmt.syscall = syscall_event(fmt);
+  fmt.source = event_source(fmt);
   return fmt;
 }
 

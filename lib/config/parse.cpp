@@ -87,7 +87,7 @@ Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::Enabl
   // One enable (and one disable) per target and event, as in the kernel.
   d.key = fmt::format("{} {}:{}", d.item.event, cmd.enable ? "enable_hist" : "disable_hist", target);
   d.shape = cmd.command;
-  if (cmd.system == "synthetic") d.uses.push_back(target);
+  if (catalog::event_source(cmd.system) == catalog::EventSource::Synthetic) d.uses.push_back(target);
   if (d.item.event.starts_with("synthetic:")) d.uses.push_back(d.item.event);
   return d;
 }

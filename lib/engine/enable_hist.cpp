@@ -106,7 +106,7 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t
     return rebuild_failure(ev, e->cmd.command, std::move(st).error());
   }
   ev.enables.insert(ev.enables.begin(), std::move(e));
-  if (ev.system == kSynthSystem) {
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its enables in their programs.
     auto generators = rebuild_generators(ev.event);
     if (!generators) {

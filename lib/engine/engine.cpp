@@ -223,7 +223,7 @@ std::optional<catalog::SyscallEvent> Engine::raw_syscall(const EventState& ev) c
   if (!options_.raw_syscalls) return std::nullopt;
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return std::nullopt;
-  return catalog::syscall_event(**format);
+  return (*format)->syscall;
 }
 
 // Compiles and loads one program holding `triggers`, then swaps it into the
@@ -240,13 +240,13 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   }
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
-  const bool injected_only = ev.system == kSynthSystem || ev.system == "ftrace";
+  const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
+  const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker;
   if (options_.attach && !injected_only && !ev.attachment) {
-    // kprobe and uprobe events (their records start with __probe_ip) take
-    // only kprobe-type BPF programs; the kernel refuses histd's tracepoint
-    // programs there with a bare EINVAL, after a compile: say why, first.
-    auto format = catalog_.event(ev.system, ev.event);
-    if (format && (*format)->find("__probe_ip"))
+    // kprobe and uprobe events take only kprobe-type BPF programs; the
+    // kernel refuses histd's tracepoint programs there with a bare EINVAL,
+    // after a compile: say why, first.
+    if (kind == catalog::EventSource::Probe)
       return fail(ErrorKind::Invalid, EINVAL,
                   fmt::format("{}:{} is a kprobe or uprobe event: the kernel runs only kprobe programs on those, "
                               "and histd attaches tracepoint programs",
@@ -519,7 +519,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
                                            cmd.command, {}});
         }
   // Synthetic events run their triggers when generated: a loop would never end.
-  if (ev.system == kSynthSystem)
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic)
     for (const plan::ActionPlan& a : plan.actions)
       if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
         const uint32_t pos = parse::errpos(cmd.command, a.synth);
@@ -561,7 +561,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
     return rebuild_failure(ev, cmd.command, std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));
-  if (ev.system == kSynthSystem) {
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its triggers in their programs.
     auto generators = rebuild_generators(ev.event);
     if (!generators) {
@@ -574,7 +574,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
     }
   }
   refresh_enablers_of(ev);
-  if (ev.system == kSynthSystem) (void)refresh_synth(ev.event);
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) (void)refresh_synth(ev.event);
   return Unit{};
 }
 

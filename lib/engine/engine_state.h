@@ -17,7 +17,7 @@
 
 namespace histd::engine {
 
-inline constexpr const char* kSynthSystem = "synthetic";
+using catalog::kSynthSystem;
 
 // The BPF map behind a plan's table (plan::TableMap).
 inline bpf_map_type table_map_type(const plan::HistPlan& p) {

@@ -128,7 +128,7 @@ Status Engine::rebuild_generators(const std::string& name) {
 }
 
 void Engine::after_synth_removal(EventState& ev) {
-  if (ev.system != kSynthSystem) return;
+  if (catalog_.source(ev.system, ev.event) != catalog::EventSource::Synthetic) return;
   (void)refresh_synth(ev.event);
   // A smaller program than the one it replaces: failing here is not expected.
   (void)rebuild_generators(ev.event);
@@ -340,9 +340,9 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
                                    "tracing_mark_write", body));
   // ftrace:print, as the kernel records a marker: ip, then the text (its
   // newline dropped), NUL-padded so that a string read never runs past it.
-  auto it = events_.find(catalog::EventId{"ftrace", "print"});
+  auto it = events_.find(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
   if (it == events_.end() || !it->second->program) return Unit{};
-  auto format = catalog_.event("ftrace", "print");
+  auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
   if (!format) return Unit{};
   std::vector<uint8_t> rec(16 + 256 + 8, 0);
   const uint16_t type = static_cast<uint16_t>((*format)->id);

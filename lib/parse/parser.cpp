@@ -1,7 +1,6 @@
 // The hist command: [!]hist[:token]... [ if <filter>]
 // Tokens are split on ':' and may come in any order, as in the kernel's
 // parse_hist_trigger_attrs(); spans index into the logged command.
-#include <array>
 
 #include "histd/parse.h"
 #include "parse/hist_parts.h"
@@ -15,36 +14,13 @@ Unexpected<Diagnostic> parse_error(const HistCommand& cmd, ErrorCode code, Span 
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Modifier>, 10> kModifiers = {{
-    {"hex", Modifier::Hex},
-    {"sym", Modifier::Sym},
-    {"sym-offset", Modifier::SymOffset},
-    {"execname", Modifier::Execname},
-    {"syscall", Modifier::Syscall},
-    {"log2", Modifier::Log2},
-    {"usecs", Modifier::Usecs},
-    {"percent", Modifier::Percent},
-    {"graph", Modifier::Graph},
-    {"stacktrace", Modifier::Stacktrace},
-}};
-
 Result<ModifierUse, Diagnostic> parse_modifier(const HistCommand& cmd, const Piece& mod) {
   ModifierUse m;
   m.span = mod.span();
-  for (const auto& [name, kind] : kModifiers) {
-    if (mod.text == name) {
-      m.kind = kind;
-      return m;
-    }
-  }
-  for (std::string_view prefix : {"buckets=", "bucket="}) {
-    if (mod.text.starts_with(prefix)) {
-      auto n = parse_u64(mod.text.substr(prefix.size()));
-      if (!n || *n == 0) break;
-      m.kind = Modifier::Buckets;
-      m.buckets = *n;
-      return m;
-    }
+  if (const modifier::Written w = modifier::find(mod.text); w.info) {
+    m.kind = w.info->kind;
+    m.buckets = w.number;
+    return m;
   }
   return parse_error(cmd, ErrorCode::BadFieldModifier, m.span.begin == m.span.end ? Span{m.span.begin, m.span.begin + 1} : m.span);
 }
@@ -239,12 +215,7 @@ Result<FieldRef, Diagnostic> parse_field_ref(const HistCommand& cmd, const Piece
 }
 
 
-std::string_view modifier_name(Modifier m) {
-  if (m == Modifier::Buckets) return "buckets";
-  for (const auto& [name, kind] : kModifiers)
-    if (kind == m) return name;
-  return "?";
-}
+std::string_view modifier_name(Modifier m) { return modifier::info(m).name; }
 
 Result<HistCommand, Diagnostic> parse_hist(std::string_view line) {
   HistCommand cmd;

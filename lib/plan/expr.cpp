@@ -184,20 +184,16 @@ class Typer {
     op.kind = ExprOp::Kind::Field;
     op.access = r->access;
     for (const parse::ModifierUse& m : ref.modifiers) {
-      switch (m.kind) {
-        case parse::Modifier::Usecs:
-          if (!f.timestamp) return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
-          f.usecs = true;
-          op.usecs = true;
-          break;
-        case parse::Modifier::Hex:
-        case parse::Modifier::Sym:
-        case parse::Modifier::SymOffset:
-        case parse::Modifier::Execname:
-        case parse::Modifier::Syscall:
-          break;  // display only: the value is the field's
-        default:
-          return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
+      // Display-only modifiers leave the value as it is.
+      const modifier::ModifierInfo& info = modifier::info(m.kind);
+      if (info.operand != modifier::Use::Allowed) return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
+      if (info.operand_needs == modifier::Needs::Timestamp && !f.timestamp)
+        return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
+      if (info.operand_needs == modifier::Needs::CommonPid && r->access.source != Source::CommonPid)
+        return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
+      if (info.transform == KeyTransform::Usecs) {
+        f.usecs = true;
+        op.usecs = true;
       }
     }
     if (is_string_kind(r->access.kind)) {
@@ -319,8 +315,7 @@ std::string operand_text(const parse::FieldRef& ref) {
   std::string s = ref.name;
   for (const parse::ModifierUse& m : ref.modifiers) {
     s += '.';
-    s += parse::modifier_name(m.kind);
-    if (m.kind == parse::Modifier::Buckets) s += fmt::format("={}", m.buckets);
+    s += modifier::printed(m.kind, m.buckets);
   }
   return s;
 }

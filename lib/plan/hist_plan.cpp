@@ -59,8 +59,8 @@ table::Table HistPlan::columns() const {
     c.buckets = k.buckets;
     // A stack, or a code address shown as a symbol, is a kernel address
     // whatever its field's type; a log2 of one is not.
-    if (k.access.source == Source::Stacktrace || k.display == table::KeyDisplay::Sym ||
-        k.display == table::KeyDisplay::SymOffset)
+    const modifier::ModifierInfo* shown_as = modifier::by_key_display(k.display);
+    if (k.access.source == Source::Stacktrace || (shown_as && shown_as->key_is_address))
       c.address = table::AddressKind::Pointer;
     else if (k.transform == KeyTransform::None || k.transform == KeyTransform::Buckets)
       c.address = table::address_kind(k.access.type);

@@ -9,8 +9,6 @@ namespace histd::plan {
 
 namespace {
 
-using parse::Modifier;
-
 constexpr uint32_t kMaxStringKey = 256;  // MAX_FILTER_STR_VAL
 
 Unexpected<Diagnostic> error(std::string_view command, ErrorCode code, Span span, std::string detail = {}) {
@@ -26,13 +24,18 @@ Span name_span(const parse::FieldRef& ref) {
 }
 
 std::string field_spec(const std::string& name, const std::optional<parse::ModifierUse>& mod) {
-  std::string s = name;
-  if (mod) {
-    s += '.';
-    s += parse::modifier_name(mod->kind);
-    if (mod->kind == Modifier::Buckets) s += "=" + std::to_string(mod->buckets);
+  if (!mod) return name;
+  return name + "." + modifier::printed(mod->kind, mod->buckets);
+}
+
+// Whether `needs` admits a numeric field read from `source`.
+bool admits(modifier::Needs needs, Source source) {
+  switch (needs) {
+    case modifier::Needs::Number: return true;
+    case modifier::Needs::CommonPid: return source == Source::CommonPid;
+    case modifier::Needs::Timestamp: return source == Source::Timestamp;
   }
-  return s;
+  return false;
 }
 
 // Looks the field up and rejects what histd cannot read; the kernel allows
@@ -85,45 +88,15 @@ Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catal
   }
 
   if (!mod) return key;
-  switch (mod->kind) {
-    case Modifier::Hex:
-      key.display = table::KeyDisplay::Hex;
-      return key;
-    case Modifier::Log2:
-      key.display = table::KeyDisplay::Log2;
-      key.transform = KeyTransform::Log2;
-      return key;
-    case Modifier::Buckets:
-      key.display = table::KeyDisplay::Buckets;
-      key.transform = KeyTransform::Buckets;
-      key.buckets = mod->buckets;
-      return key;
-    case Modifier::Execname:
-      if (r->access.source != Source::CommonPid)
-        return error(cmd, ErrorCode::BadFieldModifier, mod->span);
-      key.display = table::KeyDisplay::Execname;
-      return key;
-    case Modifier::Sym:
-      key.display = table::KeyDisplay::Sym;
-      return key;
-    case Modifier::SymOffset:
-      key.display = table::KeyDisplay::SymOffset;
-      return key;
-    case Modifier::Syscall:
-      key.display = table::KeyDisplay::Syscall;
-      return key;
-    case Modifier::Stacktrace:
-      return error(cmd, ErrorCode::Unsupported, mod->span,
-                   "." + std::string(parse::modifier_name(mod->kind)));
-    case Modifier::Usecs:
-      if (r->access.source != Source::Timestamp) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
-      key.transform = KeyTransform::Usecs;
-      return key;
-    case Modifier::Percent:
-    case Modifier::Graph:
-      return error(cmd, ErrorCode::BadFieldModifier, mod->span);
-  }
-  return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  const modifier::ModifierInfo& info = modifier::info(mod->kind);
+  if (info.key == modifier::Use::Unsupported)
+    return error(cmd, ErrorCode::Unsupported, mod->span, "." + std::string(info.name));
+  if (info.key != modifier::Use::Allowed || !admits(info.needs, r->access.source))
+    return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  key.display = info.key_display;
+  key.transform = info.transform;
+  if (info.takes_number) key.buckets = mod->buckets;
+  return key;
 }
 
 Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catalog::EventFormat& format,
@@ -141,23 +114,12 @@ Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catal
   val.printed = field_spec(r->name, mod);
   val.access = r->access;
   if (!mod) return val;
-  switch (mod->kind) {
-    case Modifier::Hex:
-      val.display = table::ValDisplay::Hex;
-      return val;
-    case Modifier::Percent:
-      val.display = table::ValDisplay::Percent;
-      return val;
-    case Modifier::Graph:
-      val.display = table::ValDisplay::Graph;
-      return val;
-    case Modifier::Usecs:
-      if (r->access.source != Source::Timestamp) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
-      val.usecs = true;
-      return val;
-    default:
-      return error(cmd, ErrorCode::BadFieldModifier, mod->span);
-  }
+  const modifier::ModifierInfo& info = modifier::info(mod->kind);
+  if (info.value != modifier::Use::Allowed || !admits(info.needs, r->access.source))
+    return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  val.display = info.val_display;
+  val.usecs = info.transform == KeyTransform::Usecs;
+  return val;
 }
 
 // Numeric constant of a filter predicate, checked and truncated the way the

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 
+#include "histd/modifier.h"
 #include "histd/render.h"
 #include "histd/populate.h"
 
@@ -42,23 +43,6 @@ struct KeyMember {
   const table::KeyColumn* column = nullptr;
   bool rendered = false;
 };
-
-const char* modifier_suffix(KeyDisplay d) {
-  switch (d) {
-    case KeyDisplay::Hex: return ".hex";
-    case KeyDisplay::Sym: return ".sym";
-    case KeyDisplay::SymOffset: return ".sym-offset";
-    case KeyDisplay::Execname: return ".execname";
-    case KeyDisplay::Syscall: return ".syscall";
-    case KeyDisplay::Log2: return ".log2";
-    case KeyDisplay::Buckets: return ".buckets";
-    case KeyDisplay::Decimal:
-    case KeyDisplay::String:
-    case KeyDisplay::Stacktrace:
-      break;
-  }
-  return nullptr;
-}
 
 // Members by name, as a JSON object orders them; a repeated name keeps the
 // last column, as assigning it twice would.
@@ -141,7 +125,8 @@ void put_table(std::string& out, const Section& s, const Resolver& res, const Op
   std::vector<std::pair<std::string, KeyMember>> keys;
   for (const table::KeyColumn& k : t.keys) {
     keys.emplace_back(k.name, KeyMember{&k, false});
-    if (const char* suffix = modifier_suffix(k.display)) keys.emplace_back(k.name + suffix, KeyMember{&k, true});
+    if (const modifier::ModifierInfo* m = modifier::by_key_display(k.display))
+      keys.emplace_back(k.name + "." + std::string(m->name), KeyMember{&k, true});
   }
   keys = by_name(std::move(keys));
   std::vector<std::pair<std::string, size_t>> values;

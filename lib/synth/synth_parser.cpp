@@ -303,7 +303,8 @@ std::string list_line(const SynthDefinition& def) {
 
 catalog::EventFormat format_of(const SynthDefinition& def, uint32_t id) {
   catalog::EventFormat fmt;
-  fmt.system = "synthetic";
+  fmt.system = catalog::kSynthSystem;
+  fmt.source = catalog::EventSource::Synthetic;
   fmt.name = def.name;
   fmt.id = id;
   fmt.text = "name: " + def.name + "\nID: " + std::to_string(id) + "\nformat:\n";
