@@ -94,6 +94,43 @@ TEST(ReadoutRender, TrackedEntriesPrintTheirRecords) {
   EXPECT_EQ(render::hist_text(h, render::null_resolver()).find("max:"), std::string::npos);
 }
 
+TEST(ReadoutRender, RecordsFollowTheirEntriesThroughTheSort) {
+  table::Table t = testing::plan_ok("hist:keys=common_pid:sort=hitcount.descending").columns();
+  const uint64_t few[] = {1}, many[] = {5};
+  t.add(key_of(1), few);
+  t.add(key_of(2), many);
+  table::sort_rows(t);
+  ASSERT_EQ(t.row(0).key_number(0), 2u);
+  const uint8_t second[] = {2, 2}, first[] = {1, 1};
+  t.set_record(0, second);
+  t.set_record(1, first);
+  EXPECT_EQ(t.row(0).record[0], 2);
+  EXPECT_EQ(t.row(1).record[0], 1);
+  EXPECT_EQ(t.row(1).record.size(), 2u);
+}
+
+TEST(ReadoutRender, HistDebugSaysHowTheEventIsAttached) {
+  readout::EventDebug d;
+  d.system = "kmem";
+  d.event = "kmalloc";
+  readout::DebugTable t;
+  t.plan = testing::plan_ok("hist:keys=common_pid");
+  t.table_map_id = 0x2a;
+  t.missed = 3;
+  d.tables = {t};
+  d.maps_used = 4;
+  d.max_maps = 64;
+  EXPECT_EQ(render::hist_debug(d).find("attached:"), std::string::npos);
+  EXPECT_NE(render::hist_debug(d).find("hist_data: 000000000000002a\n"), std::string::npos);
+  EXPECT_NE(render::hist_debug(d).find("  program maps: 4 of the 64 one BPF program may use"), std::string::npos);
+  d.attached = true;
+  d.event_missed = 7;
+  EXPECT_NE(render::hist_debug(d).find("  attached: tracepoint kmem:kmalloc\n"), std::string::npos);
+  EXPECT_NE(render::hist_debug(d).find("  missed: 3 events since this trigger began (7 since"), std::string::npos);
+  d.raw_syscall_nr = 1;
+  EXPECT_NE(render::hist_debug(d).find("  attached: raw tracepoint sys_enter, system call 1 "), std::string::npos);
+}
+
 TEST(ReadoutRender, TriggerFileAndList) {
   EXPECT_EQ(render::trigger_file({}), "# Available triggers:\n# enable_hist disable_hist hist\n");
   readout::TriggerInfo enable{"sched", "sched_switch", "enable_hist:kmem:kmalloc:unlimited", false};
