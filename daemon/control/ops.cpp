@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "control/protocol.h"
+#include "histd/render.h"
 #include "histd/symbols.h"
 
 namespace histd::control {
@@ -66,9 +67,11 @@ json usage_json(const engine::Usage& u) {
 json list_json(engine::Engine& engine) {
   json triggers = json::array();
   for (const engine::TriggerInfo& t : engine.trigger_info()) {
-    json j{{"event", t.system + ":" + t.event}, {"trigger", t.line}, {"kind", t.hist ? "hist" : "enable"}};
+    json j{{"event", t.system + ":" + t.event},
+           {"trigger", render::trigger_line(t)},
+           {"kind", t.hist ? "hist" : "enable"}};
     if (t.config) j["config"] = true;  // declared in the configuration directory
-    if (!t.not_restored.empty()) {
+    if (t.state == readout::TriggerState::NotRestored) {
       j["not_restored"] = t.not_restored;
     } else if (t.hist) {
       j["map_memory"] = memory_json(t.memory);
@@ -251,19 +254,18 @@ render::Options shown_to(const Peer& peer) {
 }
 
 json op_show(Call& c) {
+  auto h = c.engine.hist(c.system_name, c.event_name);
+  if (!h) return failure(h.error().err, h.error().context);
   const render::Options shown = shown_to(c.peer);
-  auto h = c.as_json ? c.engine.read_hist_json(c.system_name, c.event_name, shown)
-                     : c.engine.read_hist(c.system_name, c.event_name, shown);
-  return h ? success(*h) : failure(h.error().err, h.error().context);
+  return success(c.as_json ? render::hist_json(*h, c.engine.resolver(), shown)
+                           : render::hist_text(*h, c.engine.resolver(), shown));
 }
 
 json op_source(Call& c) { return success(c.engine.event_source(c.system_name, c.event_name)); }
 
 json op_list(Call& c) {
   if (c.as_json) return success(list_json(c.engine).dump(2) + "\n");
-  std::string out;
-  for (const std::string& line : c.engine.list_triggers()) out += line + "\n";
-  return success(out);
+  return success(render::trigger_list(c.engine.trigger_lines()));
 }
 
 // The definition as synthetic_events takes it; removal by name.
@@ -274,13 +276,13 @@ json change_synthetic(Call& c, bool remove) {
 }
 json op_synth_add(Call& c) { return change_synthetic(c, false); }
 json op_synth_remove(Call& c) { return change_synthetic(c, true); }
-json op_synth_list(Call& c) { return success(c.engine.read_synthetic()); }
-json op_trace(Call& c) { return success(c.engine.read_trace(shown_to(c.peer))); }
+json op_synth_list(Call& c) { return success(render::synthetic_events(c.engine.synthetic_events())); }
+json op_trace(Call& c) { return success(c.engine.read_trace(shown_to(c.peer).hide_kernel_addresses)); }
 json op_clear_trace(Call& c) {
   c.engine.clear_trace();
   return success();
 }
-json op_errors(Call& c) { return success(c.engine.read_error_log()); }
+json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
 json op_clear_errors(Call& c) {
   c.engine.clear_error_log();
   return success();

@@ -171,12 +171,8 @@ std::set<std::string> Namespace::events_of(const std::string& system) const {
 // Events of `system` that have triggers in the engine.
 std::set<std::string> Namespace::engine_events_of(const std::string& system) const {
   std::set<std::string> out;
-  for (const std::string& line : engine_->list_triggers()) {
-    const size_t colon = line.find(':'), space = line.find(' ');
-    if (colon != std::string::npos && space != std::string::npos && colon < space &&
-        line.compare(0, colon, system) == 0)
-      out.insert(line.substr(colon + 1, space - colon - 1));
-  }
+  for (const engine::TriggerInfo& t : engine_->trigger_lines())
+    if (t.system == system && !t.event.empty()) out.insert(t.event);
   return out;
 }
 
@@ -196,10 +192,10 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
   if (n.system.empty()) {
     if (n.file == "README") out = readme();
     else if (n.file == "available_events") out = available_events();
-    else if (n.file == "error_log") out = engine.read_error_log();
-    else if (n.file == "synthetic_events") out = engine.read_synthetic();
-    else if (n.file == "trace") out = engine.read_trace(options);
-    else if (n.file == "snapshot") out = engine.read_snapshot(options);
+    else if (n.file == "error_log") out = render::error_log(engine.error_log());
+    else if (n.file == "synthetic_events") out = render::synthetic_events(engine.synthetic_events());
+    else if (n.file == "trace") out = engine.read_trace(options.hide_kernel_addresses);
+    else if (n.file == "snapshot") out = engine.read_snapshot(options.hide_kernel_addresses);
     return 0;
   }
   if (n.file == "enable") {
@@ -207,12 +203,11 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
     return 0;
   }
   if (n.file == "trigger") {
-    out = engine.read_trigger(n.system, n.event);
+    out = render::trigger_file(engine.event_triggers(n.system, n.event));
     return 0;
   }
   if (n.file == "hist" || n.file == "hist.json") {
-    auto text = n.file == "hist" ? engine.read_hist(n.system, n.event, options)
-                                 : engine.read_hist_json(n.system, n.event, options);
+    auto text = hist_file(engine, n, options);
     if (!text) return -text.error().err;
     out = std::move(*text);
     return 0;
@@ -220,13 +215,20 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
   if (n.file == "hist_debug") {
     // The kernel's hist_debug prints the hist_data pointer; histd's prints
     // the table map's id there, so it holds no kernel address to hide.
-    out = engine.read_hist_debug(n.system, n.event);
+    out = render::hist_debug(engine.hist_debug(n.system, n.event));
     return 0;
   }
   auto format = engine.catalog().event(n.system, n.event);
   if (!format) return -format.error().err;
   out = n.file == "format" ? (*format)->text : fmt::format("{}\n", (*format)->id);
   return 0;
+}
+
+Expected<std::string> hist_file(engine::Engine& engine, const Node& n, const render::Options& options) {
+  auto hist = engine.hist(n.system, n.event);
+  if (!hist) return unexpected(std::move(hist).error());
+  return n.file == "hist.json" ? render::hist_json(*hist, engine.resolver(), options)
+                               : render::hist_text(*hist, engine.resolver(), options);
 }
 
 }  // namespace histd::fs

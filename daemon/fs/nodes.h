@@ -65,4 +65,8 @@ class Namespace {
   std::map<std::string, std::set<std::string>> systems_;  // at mount: system -> events
 };
 
+// The text of hist or hist.json (n.file) as a reader shown `options` reads it:
+// the engine's tables, rendered here, outside the engine's lock.
+Expected<std::string> hist_file(engine::Engine& engine, const Node& n, const render::Options& options);
+
 }  // namespace histd::fs

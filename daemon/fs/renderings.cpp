@@ -33,8 +33,7 @@ Expected<Rendering> Renderings::open(const Node& n, const render::Options& optio
   if (Text text = slot->text.lock()) {
     if (slot->version == version || *pinned_ >= cap_) return Rendering{text, version};
   }
-  auto text = key.json ? engine_->read_hist_json(n.system, n.event, options)
-                       : engine_->read_hist(n.system, n.event, options);
+  auto text = hist_file(*engine_, n, options);
   if (!text) return unexpected(std::move(text).error());
   Text shared = share(std::move(*text));
   slot->version = version;

@@ -142,6 +142,9 @@ std::optional<json> request(const std::string& socket_path, const json& req, int
 
 // watch: the event's tables every `interval` seconds, each value with its
 // change since the previous refresh.
+// The tables come as `show --json`'s document: JSON is the control socket's
+// wire format, decoded once here. It is not decoded into readout::EventHist,
+// whose keys are bytes: the JSON's are already rendered (symbols, strings).
 int watch(const std::string& socket_path, const std::string& event, double interval, int count) {
   std::map<std::string, json> previous;  // table index + keys -> values
   for (int i = 0; count <= 0 || i < count; ++i) {

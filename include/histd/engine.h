@@ -23,7 +23,7 @@
 #include "histd/codegen.h"
 #include "histd/diagnostic.h"
 #include "histd/plan.h"
-#include "histd/render.h"
+#include "histd/readout.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
 #include "histd/symbols.h"
@@ -94,21 +94,8 @@ extern const size_t kMaxSyntheticEvents;
 // an event are one program (docs/design.md, "Limits and map memory").
 extern const size_t kMaxMapsPerProgram;
 
-// One trigger, as `histctl list --json` reports it.
-struct TriggerInfo {
-  std::string system;
-  std::string event;
-  std::string line;  // the trigger line with " [active]"/" [paused]", as list_triggers()
-  bool hist = true;  // false: enable_hist/disable_hist, which have no maps
-  plan::MapMemory memory;  // its maps by the formula (a shared table under each of its triggers)
-  std::string shared_table;  // the named table it shares; "" when its maps are its own
-  uint32_t table_map_id = 0;  // kernel ids of its maps (0: none)
-  uint32_t stats_map_id = 0;
-  uint32_t vars_map_id = 0;
-  uint32_t hot_map_id = 0;
-  std::string not_restored;  // saved but not restored: why (the trigger has no maps then)
-  bool config = false;  // the configuration directory's (ConfigItem), not a user's
-};
+// One trigger, with its state (readout::TriggerInfo).
+using TriggerInfo = readout::TriggerInfo;
 
 // A saved trigger, synthetic event or enable state that did not restore.
 // It stays in the state file as it was saved, the pinned tables are kept,
@@ -185,26 +172,30 @@ class Engine {
   // Opening the trigger file for writing with O_TRUNC: removes every hist trigger of the event.
   CommandResult truncate_triggers(const std::string& system, const std::string& event);
 
-  std::string read_trigger(const std::string& system, const std::string& event);
-  // Reads take the lock only to copy what they need: the maps are read and
-  // the text rendered outside it. `options` says how the reader is shown
-  // kernel addresses (render::Options).
-  Expected<std::string> read_hist(const std::string& system, const std::string& event,
-                                  const render::Options& options = {});
-  // The same tables as JSON (render::render_json).
-  Expected<std::string> read_hist_json(const std::string& system, const std::string& event,
-                                       const render::Options& options = {});
+  // ---- reads: data, which the front ends render (render::trigger_file,
+  // render::hist_text, ...) as the reader asks and may see ----
+  // The event's trigger file: its enable_hist/disable_hist, then its hist
+  // triggers (no maps: see trigger_info()).
+  std::vector<TriggerInfo> event_triggers(const std::string& system, const std::string& event);
+  // The event's tables (ENOENT for an event the catalog does not have). The
+  // lock is taken only to copy what is needed: the maps are read outside it,
+  // and the caller renders after.
+  Expected<readout::EventHist> hist(const std::string& system, const std::string& event);
+  // What renders symbols and syscall names in the tables and traces (kallsyms
+  // is read once, on the first lookup, and shared by every reader).
+  const symbols::SystemResolver& resolver() const { return resolver_; }
   // Changes whenever the event's tables may have changed (hits, drops,
   // commands, a trigger paused or continued by enable_hist/disable_hist):
   // what poll() on a hist file waits for.
   uint64_t version(const std::string& system, const std::string& event);
-  std::string read_hist_debug(const std::string& system, const std::string& event);
-  std::string read_error_log();
+  readout::EventDebug hist_debug(const std::string& system, const std::string& event);
+  std::vector<readout::ErrorLogEntry> error_log();
   void clear_error_log();
-  // "system:event <trigger line>" for every trigger, in event order; saved
-  // triggers that did not restore last, with " [not restored: <reason>]".
-  std::vector<std::string> list_triggers();
-  // The same triggers with their map memory, and the totals against the limits.
+  // Every trigger: the hist triggers in event order, then the
+  // enable_hist/disable_hist, then the saved triggers that did not restore
+  // (without their maps: see trigger_info()).
+  std::vector<TriggerInfo> trigger_lines();
+  // The same triggers with their map memory and map ids.
   std::vector<TriggerInfo> trigger_info();
   Usage usage();
   // Every attached event with the events its programs missed.
@@ -225,19 +216,25 @@ class Engine {
   // Opening synthetic_events with O_TRUNC: removes every synthetic event
   // (none, with EBUSY, while one is in use).
   CommandResult truncate_synthetic();
-  std::string read_synthetic();
+  // The definitions, by name.
+  std::vector<synth::SynthDefinition> synthetic_events();
   std::vector<std::string> synthetic_names();
   // events/synthetic/<name>/enable: whether the event's records are traced.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
   bool enabled(const std::string& system, const std::string& event);
-  std::string read_trace(const render::Options& options = {});
+  // The trace buffer's text. Its lines are formatted when their records
+  // arrive, for both kinds of reader (the records are gone once read, and the
+  // buffer is bounded in bytes of text as tracefs's is); `hide_kernel_addresses`
+  // picks the lines made for readers who may not see kernel addresses
+  // (render::Options::hide_kernel_addresses).
+  std::string read_trace(bool hide_kernel_addresses = false);
   void clear_trace();
   // The copy of the trace buffer the last snapshot() action took.
-  std::string read_snapshot(const render::Options& options = {});
+  std::string read_snapshot(bool hide_kernel_addresses = false);
   void clear_snapshot();
   // trace_pipe: waits up to `timeout` for lines and takes them out.
   std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                           const render::Options& options = {});
+                                           bool hide_kernel_addresses = false);
   // One write(2) to trace_marker by task `pid` (`comm`): a trace line, and a
   // record of ftrace:print through that event's triggers.
   CommandResult write_marker(std::string_view text, uint32_t pid, const std::string& comm);
@@ -323,8 +320,6 @@ class Engine {
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control);
 
-  Expected<std::string> read_tables(const std::string& system, const std::string& event, bool json,
-                                    const render::Options& options);
   // The command paths take lines shorter than `max_bytes`: a page for what
   // users write, more for lines histd printed (parse::kMaxPrintedCommandBytes).
   // `config`: the command as the configuration declared it, recorded on
@@ -353,6 +348,11 @@ class Engine {
   CommandResult apply_enable(EventState& ev, std::string_view text, size_t max_bytes);
   static bool is_enable_command(std::string_view text);
   std::string enable_line(const EnableTrigger& e) const;
+  // A trigger as the listings show it (without its maps).
+  TriggerInfo trigger_line(const EventState& ev, const Trigger& t) const;
+  TriggerInfo enable_info(const EventState& ev, const EnableTrigger& e) const;
+  // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
+  std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
   std::vector<EnableTrigger*> enables_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
@@ -464,7 +464,7 @@ class Engine {
   std::vector<bool> slot_used_;
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
-  std::deque<std::string> error_log_;
+  std::deque<readout::ErrorLogEntry> error_log_;
   // While a declared line is applied (add_config): what error_log names as
   // its location ("file:line") in place of the event.
   std::string log_location_;

@@ -1,5 +1,7 @@
-// Stage 7, render: Table -> the text of the `hist` file, byte-compatible
-// with the kernel's hist_trigger_show(). Pure.
+// Stage 7, render: what the engine's reads return (histd/readout.h) -> the
+// text of the tree's files, byte-compatible with the kernel's
+// (hist_trigger_show() for `hist`), or JSON. Each front end picks the form
+// it serves. Pure.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,8 @@
 #include <vector>
 
 #include "histd/plan.h"
+#include "histd/readout.h"
+#include "histd/synth.h"
 #include "histd/table.h"
 
 namespace histd::render {
@@ -89,6 +93,9 @@ struct Section {
   // line after the Totals when N > 0, so that the text stays the kernel's
   // otherwise; always in the JSON totals.
   uint64_t missed = 0;
+  // The layout of the entries' variable records (table::Row::record), whose
+  // tracking text (render_tracking) follows each entry's values; null: none.
+  const plan::HistPlan* tracking = nullptr;
 };
 
 // One table: "# event histogram\n#\n# trigger info: <line>\n#\n\n<rows>\nTotals:..."
@@ -112,6 +119,35 @@ std::string render_row(const table::Table& table, size_t entry, const Resolver& 
 // ("  name: %10llu", strings "  name: %-32s"), except for snapshot().
 std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record,
                             const Options& options = {});
+
+// ---- over the engine's reads (histd/readout.h) ----
+
+// An event's `hist` file: its tables (the trigger lines with " [active]" or
+// " [paused]", the snapshot block of a .snapshot() that took one), then the
+// last failed command's error.
+std::string hist_text(const readout::EventHist& hist, const Resolver& resolver, const Options& options = {});
+// The same tables as hist.json (render_json).
+std::string hist_json(const readout::EventHist& hist, const Resolver& resolver, const Options& options = {});
+// The block an onmax()/onchange() .snapshot() adds below the entries for the
+// last snapshot taken ("" when the trigger has none).
+std::string snapshot_block(const readout::HistTable& table, const Resolver& resolver, const Options& options = {});
+// An event's hist_debug file. It holds no kernel address to hide.
+std::string hist_debug(const readout::EventDebug& debug);
+
+// A trigger as its trigger file prints it: the line, then " [active]" or
+// " [paused]" for a hist trigger; a trigger that did not restore as it was saved.
+std::string trigger_line(const readout::TriggerInfo& trigger);
+// An event's trigger file: one trigger_line() a line, or the kernel's
+// "# Available triggers:" text when there is none.
+std::string trigger_file(const std::vector<readout::TriggerInfo>& triggers);
+// `histctl list`: "system:event <trigger_line>" a line; one that did not
+// restore with " [not restored: <reason>]".
+std::string trigger_list(const std::vector<readout::TriggerInfo>& triggers);
+// The error_log file: each entry as tracefs prints one
+// ("[    12.345678] hist:sys:event: error: ..." with the command and a caret).
+std::string error_log(const std::vector<readout::ErrorLogEntry>& entries);
+// The synthetic_events file: one definition a line (synth::list_line).
+std::string synthetic_events(const std::vector<synth::SynthDefinition>& defs);
 
 }  // namespace histd::render
 

@@ -81,7 +81,9 @@ struct Row {
   std::span<const uint8_t> key;   // Table::key_size bytes
   std::span<const uint64_t> vals; // one per ValColumn; vals[0] is the hitcount
   std::string_view comm;          // for Execname keys: the comm captured at creation
-  std::string_view tracking;      // onmax/onchange: "\n\tmax: ..." and saved fields, printed after the values
+  // onmax/onchange: the entry's variable record (the tracked value and the
+  // saved fields, laid out as its plan says), empty when the table has none.
+  std::span<const uint8_t> record;
   // The key's u64 at `offset` (numbers, stack frames); 0 past the key's end.
   uint64_t key_number(uint32_t offset) const;
 };
@@ -105,7 +107,8 @@ struct Table {
   // Adds `values` to entry i's (u64 wrap-around, as the kernel's sums).
   void add_values(size_t i, std::span<const uint64_t> values);
   void reserve(size_t n);
-  void set_tracking(size_t i, std::string text);
+  // Entry i's variable record; every record of a table has the size of the first.
+  void set_record(size_t i, std::span<const uint8_t> record);
 
  private:
   friend void sort_rows(Table& table);
@@ -114,7 +117,8 @@ struct Table {
   std::vector<uint8_t> key_bytes;        // n_entries x key_size
   std::vector<uint64_t> val_words;       // n_entries x vals.size()
   std::vector<std::string> comms;        // per entry once any entry has a comm, else empty
-  std::vector<std::string> trackings;    // per entry once any entry has tracking text, else empty
+  std::vector<uint8_t> record_bytes;     // n_entries x record_size once any entry has a record, else empty
+  uint32_t record_size = 0;
   // The sorted order: entry i is stored at order[i] (empty: as added).
   // Sorting only writes this; the arrays stay where reading put them.
   std::vector<uint32_t> order;

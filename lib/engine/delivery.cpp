@@ -18,25 +18,21 @@ namespace {
 // Ring notices handled per hold of the engine lock (see consume_ring()).
 constexpr size_t kNoticesPerLock = 256;
 
-// A trace line as readers who may not see kernel addresses read it.
-constexpr render::Options kHidden{true};
-
 }  // namespace
 
-std::string Engine::read_trace(const render::Options& options) {
-  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), options.hide_kernel_addresses);
+std::string Engine::read_trace(bool hide_kernel_addresses) {
+  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
 }
 
 void Engine::clear_trace() { trace_.clear(); }
 
 std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                                 const render::Options& options) {
-  return trace_.consume(timeout, max_bytes, options.hide_kernel_addresses);
+                                                 bool hide_kernel_addresses) {
+  return trace_.consume(timeout, max_bytes, hide_kernel_addresses);
 }
 
-std::string Engine::read_snapshot(const render::Options& options) {
-  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)),
-                            options.hide_kernel_addresses);
+std::string Engine::read_snapshot(bool hide_kernel_addresses) {
+  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
 }
 
 void Engine::clear_snapshot() { snapshot_.clear(); }
@@ -80,9 +76,12 @@ void Engine::deliver(std::span<const uint8_t> notice) {
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
     const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
     const trace::LineHeader header{comm, uint32_t(pid), n.cpu, n.ts};
-    // Both forms are made now: the record is gone once read.
-    trace_.append(trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
-                  trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_, kHidden)));
+    // Both forms are made now, for readers who may see kernel addresses and
+    // for those who may not: the record is gone once read.
+    trace_.append(
+        trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
+        trace::format_line(header, s->def.name,
+                           trace::synth_event_body(s->def, rec, &resolver_, {.hide_kernel_addresses = true})));
   }
 }
 

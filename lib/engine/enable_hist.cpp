@@ -46,8 +46,10 @@ void Engine::refresh_enablers_of(const EventState& target) {
     if (!targets) continue;
     auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
     if (!st) {
-      error_log_.push_back(fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system,
-                                       id.name, target.system, target.event, st.error().context));
+      readout::ErrorLogEntry note;
+      note.note = fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system, id.name,
+                              target.system, target.event, st.error().context);
+      error_log_.push_back(std::move(note));
     }
   }
 }

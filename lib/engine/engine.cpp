@@ -13,7 +13,6 @@
 
 #include "histd/codegen.h"
 #include "histd/pipeline.h"
-#include "histd/render.h"
 #include "histd/parse.h"
 #include "histd/symbols.h"
 #include "histd/table_reader.h"
@@ -28,10 +27,14 @@ std::string CommandFailure::message() const {
 
 namespace {
 
-std::string timestamp_prefix() {
+// An error_log entry stamped with CLOCK_MONOTONIC, as tracefs stamps them.
+readout::ErrorLogEntry stamped_entry() {
   struct timespec ts {};
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return fmt::format("[{:5}.{:06}] ", ts.tv_sec, ts.tv_nsec / 1000);
+  readout::ErrorLogEntry e;
+  e.seconds = static_cast<uint64_t>(ts.tv_sec);
+  e.microseconds = static_cast<uint32_t>(ts.tv_nsec / 1000);
+  return e;
 }
 
 }  // namespace
@@ -98,7 +101,10 @@ Engine::EventState& Engine::event_state(const std::string& system, const std::st
 }
 
 void Engine::log_error(const std::string& location, const Diagnostic& d) {
-  error_log_.push_back(timestamp_prefix() + format_error_log_entry(log_location_.empty() ? location : log_location_, d));
+  readout::ErrorLogEntry e = stamped_entry();
+  e.location = log_location_.empty() ? location : log_location_;
+  e.diagnostic = d;
+  error_log_.push_back(std::move(e));
   while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
 }
 
@@ -611,135 +617,6 @@ CommandResult Engine::truncate_all(EventState& ev) {
   after_synth_removal(ev);
   for (uint64_t uid : uids) remove_field_vars_of(uid);
   return Unit{};
-}
-
-std::string Engine::read_trigger(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end() || (it->second->triggers.empty() && it->second->enables.empty()))
-    return "# Available triggers:\n# enable_hist disable_hist hist\n";
-  std::string out;
-  for (const auto& e : it->second->enables) out += enable_line(*e) + "\n";
-  for (const auto& t : it->second->triggers)
-    out += t->plan.trigger_text() + (is_paused(t->slot) ? " [paused]\n" : " [active]\n");
-  return out;
-}
-
-std::string Engine::read_hist_debug(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end()) return {};
-  std::string out;
-  for (size_t n = 0; n < it->second->triggers.size(); ++n) {
-    const Trigger& t = *it->second->triggers[n];
-    if (n > 0) out += "\n\n";
-    out += fmt::format("# event histogram\n#\n# trigger info: {}{}\n#\n\n", t.plan.trigger_text(),
-                       is_paused(t.slot) ? " [paused]" : " [active]");
-    // The kernel prints the hist_data pointer; the table map's id names
-    // the same thing here (shared by named triggers, stable while it lives).
-    bpf_map_info info{};
-    uint32_t len = sizeof(info);
-    bpf_obj_get_info_by_fd(t.table->map.get(), &info, &len);
-    out += fmt::format("hist_data: {:016x}\n\n", info.id);
-    out += plan::debug_fields(t.plan);
-    const bool shared = t.plan.name && t.table.use_count() > 1;
-    out += plan::debug_memory(t.plan, plan::map_memory(t.plan, possible_cpus_), possible_cpus_,
-                              shared ? *t.plan.name : std::string());
-    const EventState& ev = *it->second;
-    if (ev.syscall)
-      out += fmt::format("  attached: raw tracepoint {}, system call {} (the record rebuilt from the registers)\n",
-                         ev.syscall->exit ? "sys_exit" : "sys_enter", ev.syscall->nr);
-    else if (ev.attachment)
-      out += fmt::format("  attached: tracepoint {}:{}\n", ev.system, ev.event);
-    out += fmt::format("  program maps: {} of the {} one BPF program may use (all triggers of the event)\n",
-                       ev.maps_used, kMaxMapsPerProgram);
-    if (ev.attachment)
-      out += fmt::format("  missed: {} events since this trigger began ({} since the event was attached: the "
-                         "kernel's BPF recursion guard)\n",
-                         trigger_missed(ev, t), event_missed(ev));
-  }
-  return out;
-}
-
-std::string Engine::read_error_log() {
-  std::lock_guard lock(mu_);
-  std::string out;
-  for (const std::string& e : error_log_) out += e;
-  return out;
-}
-
-void Engine::clear_error_log() {
-  std::lock_guard lock(mu_);
-  error_log_.clear();
-}
-
-std::vector<std::string> Engine::list_triggers() {
-  std::lock_guard lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [id, ev] : events_)
-    for (const auto& t : ev->triggers)
-      out.push_back(fmt::format("{}:{} {}{}", id.system, id.name, t->plan.trigger_text(),
-                                is_paused(t->slot) ? " [paused]" : " [active]"));
-  for (const auto& [id, ev] : events_)
-    for (const auto& e : ev->enables) out.push_back(fmt::format("{}:{} {}", id.system, id.name, enable_line(*e)));
-  for (const SavedEntry& e : not_restored_)
-    if (e.kind == SavedEntry::Kind::Trigger)
-      out.push_back(fmt::format("{} {} [not restored: {}]", e.event, e.command, e.reason));
-  return out;
-}
-
-namespace {
-
-uint32_t map_id(int fd) {
-  if (fd < 0) return 0;
-  bpf_map_info info{};
-  uint32_t len = sizeof(info);
-  return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
-}
-
-}  // namespace
-
-std::vector<TriggerInfo> Engine::trigger_info() {
-  std::lock_guard lock(mu_);
-  std::vector<TriggerInfo> out;
-  for (const auto& [id, ev] : events_)
-    for (const auto& t : ev->triggers) {
-      TriggerInfo info;
-      info.system = id.system;
-      info.event = id.name;
-      info.line = t->plan.trigger_text() + (is_paused(t->slot) ? " [paused]" : " [active]");
-      info.memory = plan::map_memory(t->plan, possible_cpus_);
-      if (t->plan.name && t->table.use_count() > 1) info.shared_table = *t->plan.name;
-      info.table_map_id = map_id(t->table->map.get());
-      info.stats_map_id = map_id(t->table->stats.get());
-      info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
-      info.hot_map_id = t->table->hot ? map_id(t->table->hot.get()) : 0;
-      info.config = !t->config.empty();
-      out.push_back(std::move(info));
-    }
-  for (const auto& [id, ev] : events_)
-    for (const auto& e : ev->enables) {
-      TriggerInfo info;
-      info.system = id.system;
-      info.event = id.name;
-      info.line = enable_line(*e);
-      info.hist = false;
-      info.config = !e->config.empty();
-      out.push_back(std::move(info));
-    }
-  for (const SavedEntry& e : not_restored_) {
-    if (e.kind != SavedEntry::Kind::Trigger) continue;
-    TriggerInfo info;
-    const size_t colon = e.event.find(':');
-    info.system = e.event.substr(0, colon);
-    info.event = colon == std::string::npos ? std::string() : e.event.substr(colon + 1);
-    info.line = e.command;
-    info.hist = !e.command.starts_with("enable_hist") && !e.command.starts_with("disable_hist");
-    info.not_restored = e.reason;
-    info.config = !e.config.empty();
-    out.push_back(std::move(info));
-  }
-  return out;
 }
 
 Usage Engine::usage() {

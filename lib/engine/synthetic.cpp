@@ -284,10 +284,10 @@ CommandResult Engine::truncate_synthetic() {
   return finish_command("synthetic_events", "(truncate)", nullptr, Unit{});
 }
 
-std::string Engine::read_synthetic() {
+std::vector<synth::SynthDefinition> Engine::synthetic_events() {
   std::lock_guard lock(mu_);
-  std::string out;
-  for (const auto& [name, s] : synths_) out += synth::list_line(s.def) + "\n";
+  std::vector<synth::SynthDefinition> out;
+  for (const auto& [name, s] : synths_) out.push_back(s.def);
   return out;
 }
 

@@ -212,7 +212,7 @@ void append_table(std::string& out, const Section& section, const Resolver& reso
     }
     const table::Row r = t.row(e);
     append_row(out, t, r, resolver, opt, stats);
-    out += r.tracking;
+    if (section.tracking) out += render_tracking(*section.tracking, r.record, opt);
     out += '\n';
   }
   out += section.after_entries;

@@ -21,7 +21,8 @@ Row Table::row(size_t i) const {
   return Row{std::span<const uint8_t>(key_bytes.data() + at * key_size, key_size),
              std::span<const uint64_t>(val_words.data() + at * nv, nv),
              comms.empty() ? std::string_view() : std::string_view(comms[at]),
-             trackings.empty() ? std::string_view() : std::string_view(trackings[at])};
+             record_bytes.empty() ? std::span<const uint8_t>()
+                                  : std::span<const uint8_t>(record_bytes.data() + at * record_size, record_size)};
 }
 
 void Table::reserve(size_t n) {
@@ -42,7 +43,7 @@ void Table::add(std::span<const uint8_t> key, std::span<const uint64_t> values, 
     comms.resize(n_entries);
     comms.back() = comm;
   }
-  if (!trackings.empty()) trackings.resize(n_entries);
+  if (!record_bytes.empty()) record_bytes.resize(n_entries * record_size, 0);
 }
 
 void Table::add_values(size_t i, std::span<const uint64_t> values) {
@@ -50,9 +51,14 @@ void Table::add_values(size_t i, std::span<const uint64_t> values) {
   for (size_t k = 0; k < std::min(nv, values.size()); ++k) val_words[at * nv + k] += values[k];
 }
 
-void Table::set_tracking(size_t i, std::string text) {
-  if (trackings.empty()) trackings.resize(n_entries);
-  trackings.at(stored_at(i)) = std::move(text);
+void Table::set_record(size_t i, std::span<const uint8_t> record) {
+  if (record_bytes.empty()) {
+    record_size = static_cast<uint32_t>(record.size());
+    record_bytes.assign(n_entries * record_size, 0);
+  }
+  const size_t at = stored_at(i);
+  if (at >= n_entries || record_size == 0) return;
+  std::memcpy(record_bytes.data() + at * record_size, record.data(), std::min<size_t>(record.size(), record_size));
 }
 
 void merge_percpu(std::span<const uint8_t> buf, size_t n_vals, unsigned ncpus, size_t cpu_stride,

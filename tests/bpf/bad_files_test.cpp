@@ -60,7 +60,7 @@ TEST_F(BadFiles, EnableOfAnEventThatIsNotSyntheticIsRefusedChangingNothing) {
     ASSERT_FALSE(r.ok()) << what;
     EXPECT_EQ(r.error().error.err, ENOENT) << what;
     EXPECT_EQ(r.error().message(), "only synthetic events are traced") << what;
-    EXPECT_EQ(engine_->read_error_log(), "") << what;
+    EXPECT_EQ(read_error_log(*engine_), "") << what;
     EXPECT_EQ(state(), before) << what;
   }
 }
@@ -148,9 +148,9 @@ TEST_F(BadFiles, AnyMarkerTextIsOneFtracePrintEventAndNothingElse) {
     engine_->clear_error_log();
     auto r = engine_->write_marker(text, 4242, "marker");
     ASSERT_TRUE(r.ok()) << i << ": " << r.error().message();
-    EXPECT_EQ(engine_->read_error_log(), "") << i;
+    EXPECT_EQ(read_error_log(*engine_), "") << i;
     EXPECT_EQ(state(), before) << i;
-    const std::string h = engine_->read_hist("ftrace", "print").value();
+    const std::string h = read_hist(*engine_, "ftrace", "print").value();
     char line[80];
     std::snprintf(line, sizeof(line), "{ common_pid:       4242 } hitcount: %10zu\n", i + 1);
     EXPECT_NE(h.find(line), std::string::npos) << i << "\n" << h;
@@ -169,7 +169,7 @@ TEST_F(BadFiles, ABurstOfBadCommandsKeepsTheNewestEightLogEntries) {
     ASSERT_FALSE(engine_->write_synthetic(bad).ok());
     ASSERT_FALSE(engine_->write_trigger("syscalls", "sys_enter_write", "hist:keys=nosuch" + std::to_string(i)).ok());
   }
-  const std::string log = engine_->read_error_log();
+  const std::string log = read_error_log(*engine_);
   std::vector<std::string> commands;
   for (size_t at = log.find("  Command: "); at != std::string::npos; at = log.find("  Command: ", at + 1))
     commands.push_back(log.substr(at + 11, log.find('\n', at) - at - 11));
@@ -180,7 +180,7 @@ TEST_F(BadFiles, ABurstOfBadCommandsKeepsTheNewestEightLogEntries) {
   }
   EXPECT_EQ(state(), before);
   engine_->clear_error_log();
-  EXPECT_EQ(engine_->read_error_log(), "");
+  EXPECT_EQ(read_error_log(*engine_), "");
 }
 
 }  // namespace

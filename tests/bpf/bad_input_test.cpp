@@ -171,23 +171,23 @@ TEST_F(BadInput, EveryCaseRefusedWithItsTextAndCaretChangingNothing) {
     std::string cmd = c.marked;
     const size_t caret = cmd.find('^');
     cmd.erase(caret, 1);
-    const std::string triggers_before = engine_->read_trigger(sys, name);
+    const std::string triggers_before = read_trigger(*engine_, sys, name);
     auto tables = [](const std::string& h) { return h.substr(0, h.find("\nERROR: ")); };
-    const std::string hist_before = tables(engine_->read_hist(sys, name).value());
+    const std::string hist_before = tables(read_hist(*engine_, sys, name).value());
     engine_->clear_error_log();
 
     auto r = engine_->write_trigger(sys, name, cmd);
     ASSERT_FALSE(r.ok()) << cmd;
     EXPECT_EQ(r.error().error.err, EINVAL) << cmd;
-    const std::string log = engine_->read_error_log();
+    const std::string log = read_error_log(*engine_);
     const std::string body = log.substr(log.find("] ") + 2);
     const std::string logged = cmd.rfind("!", 0) == 0 ? cmd.substr(1) : cmd;
     EXPECT_EQ(body, "hist:" + event + ": error: " + c.text + "\n  Command: " + logged + "\n" +
                         std::string(11 + caret, ' ') + "^\n")
         << cmd;
-    EXPECT_EQ(engine_->read_trigger(sys, name), triggers_before) << cmd;
+    EXPECT_EQ(read_trigger(*engine_, sys, name), triggers_before) << cmd;
     // The hist file keeps every count; it shows the error below the tables.
-    const std::string hist_after = engine_->read_hist(sys, name).value();
+    const std::string hist_after = read_hist(*engine_, sys, name).value();
     EXPECT_EQ(tables(hist_after), hist_before) << cmd;
     EXPECT_NE(hist_after.find("\nERROR: " + std::string(c.text) + "\n  Last command: " + logged + "\n"),
               std::string::npos)

@@ -155,7 +155,7 @@ TEST_F(BadSynthetic, EveryDefinitionRefusedWithItsTextAndCaretChangingNothing) {
     EXPECT_EQ(r.error().error.err, c.err) << cmd;
     ASSERT_TRUE(r.error().diagnostic.has_value()) << cmd;
     EXPECT_EQ(r.error().message(), c.text) << cmd;
-    const std::string log = engine_->read_error_log();
+    const std::string log = read_error_log(*engine_);
     ASSERT_NE(log.find("] "), std::string::npos) << cmd;
     const std::string body = log.substr(log.find("] ") + 2);
     EXPECT_EQ(body, "synthetic_events: error: " + c.text + "\n  Command: " + cmd.substr(0, 4096) + "\n" +
@@ -174,7 +174,7 @@ TEST_F(BadSynthetic, RemovalsOfMissingOrBusyEventsRefusedWithoutALogEntry) {
     EXPECT_EQ(r.error().error.err, c.err) << c.text;
     EXPECT_FALSE(r.error().diagnostic.has_value()) << c.text;
     EXPECT_EQ(r.error().message(), c.message) << c.text;
-    EXPECT_EQ(engine_->read_error_log(), "") << c.text;
+    EXPECT_EQ(read_error_log(*engine_), "") << c.text;
     EXPECT_EQ(state(), before) << c.text;
   }
   // O_TRUNC on synthetic_events removes all or, with one busy, none.
@@ -189,7 +189,7 @@ TEST_F(BadSynthetic, EmptyLinesAndCommentsAreAcceptedAndChangeNothing) {
   for (const std::string& text : kNoOps) {
     engine_->clear_error_log();
     EXPECT_TRUE(engine_->write_synthetic(text).ok()) << text;
-    EXPECT_EQ(engine_->read_error_log(), "") << text;
+    EXPECT_EQ(read_error_log(*engine_), "") << text;
     EXPECT_EQ(state(), before) << text;
   }
 }
@@ -200,7 +200,7 @@ TEST_F(BadSynthetic, EnabledEventIsRemovableOnlyOnceDisabled) {
   ASSERT_FALSE(engine_->write_synthetic("!enabled_ev").ok());
   ASSERT_TRUE(engine_->set_enabled("synthetic", "enabled_ev", false).ok());
   ASSERT_TRUE(engine_->write_synthetic("!enabled_ev").ok());
-  EXPECT_EQ(engine_->read_synthetic(), "free_ev\tu64 x\nlat_ev\tu64 lat; pid_t pid\n");
+  EXPECT_EQ(read_synthetic(*engine_), "free_ev\tu64 x\nlat_ev\tu64 lat; pid_t pid\n");
 }
 
 // As the kernel, a write of several lines stops at the first bad one; the
@@ -210,10 +210,10 @@ TEST_F(BadSynthetic, ABadLineStopsAWriteAfterTheLinesBeforeIt) {
   auto r = engine_->write_synthetic("ok_ev u64 a\nbad_ev chr b\nnever_ev u64 c");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(), "Invalid type");
-  const std::string log = engine_->read_error_log();
+  const std::string log = read_error_log(*engine_);
   EXPECT_EQ(log.substr(log.find("] ") + 2),
             "synthetic_events: error: Invalid type\n  Command: bad_ev chr b\n" + std::string(11 + 7, ' ') + "^\n");
-  EXPECT_EQ(engine_->read_synthetic(),
+  EXPECT_EQ(read_synthetic(*engine_),
             "enabled_ev\ts32 v\nfree_ev\tu64 x\nlat_ev\tu64 lat; pid_t pid\nok_ev\tu64 a\n");
 }
 

@@ -44,12 +44,48 @@ Record exec_record(const std::string& filename, int32_t pid) {
   return r;
 }
 
+Expected<std::string> read_hist(engine::Engine& engine, const std::string& system, const std::string& event,
+                                const render::Options& options) {
+  auto hist = engine.hist(system, event);
+  if (!hist) return unexpected(std::move(hist).error());
+  return render::hist_text(*hist, engine.resolver(), options);
+}
+
+Expected<std::string> read_hist_json(engine::Engine& engine, const std::string& system, const std::string& event,
+                                     const render::Options& options) {
+  auto hist = engine.hist(system, event);
+  if (!hist) return unexpected(std::move(hist).error());
+  return render::hist_json(*hist, engine.resolver(), options);
+}
+
+std::string read_hist_debug(engine::Engine& engine, const std::string& system, const std::string& event) {
+  return render::hist_debug(engine.hist_debug(system, event));
+}
+
+std::string read_trigger(engine::Engine& engine, const std::string& system, const std::string& event) {
+  return render::trigger_file(engine.event_triggers(system, event));
+}
+
+std::string read_error_log(engine::Engine& engine) { return render::error_log(engine.error_log()); }
+
+std::string read_synthetic(engine::Engine& engine) { return render::synthetic_events(engine.synthetic_events()); }
+
+std::vector<std::string> list_triggers(engine::Engine& engine) {
+  std::vector<std::string> out;
+  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
+    std::string line = render::trigger_list({t});
+    line.pop_back();  // its '\n'
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
 std::string observable_state(engine::Engine& engine, const std::vector<std::string>& events) {
-  std::string out = "synthetic_events:\n" + engine.read_synthetic() + "triggers:\n";
-  for (const std::string& line : engine.list_triggers()) out += line + "\n";
+  std::string out = "synthetic_events:\n" + read_synthetic(engine) + "triggers:\n";
+  for (const std::string& line : list_triggers(engine)) out += line + "\n";
   for (const std::string& event : events) {
     const size_t colon = event.find(':');
-    auto hist = engine.read_hist(event.substr(0, colon), event.substr(colon + 1));
+    auto hist = read_hist(engine, event.substr(0, colon), event.substr(colon + 1));
     const std::string text = hist ? *hist : "read_hist failed: " + hist.error().context;
     out += event + " hist:\n" + text.substr(0, text.find("\nERROR: ")) + "\n";
   }

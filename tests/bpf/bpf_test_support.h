@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "histd/engine.h"
+#include "histd/render.h"
 
 namespace histd::testing {
 
@@ -28,6 +29,19 @@ namespace histd::testing {
   } while (0)
 
 std::string missing_capability();
+
+// The engine's reads rendered as the tree renders them (daemon/fs): the
+// texts of its files.
+Expected<std::string> read_hist(engine::Engine& engine, const std::string& system, const std::string& event,
+                                const render::Options& options = {});
+Expected<std::string> read_hist_json(engine::Engine& engine, const std::string& system, const std::string& event,
+                                     const render::Options& options = {});
+std::string read_hist_debug(engine::Engine& engine, const std::string& system, const std::string& event);
+std::string read_trigger(engine::Engine& engine, const std::string& system, const std::string& event);
+std::string read_error_log(engine::Engine& engine);
+std::string read_synthetic(engine::Engine& engine);
+// `histctl list`'s lines, without their newlines.
+std::vector<std::string> list_triggers(engine::Engine& engine);
 
 // An engine over tests/unit/fixtures/tracefs that never attaches: records
 // reach its programs through the test entry only.

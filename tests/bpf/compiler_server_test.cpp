@@ -14,7 +14,7 @@ TEST_F(EngineTest, ResidentCompilerObjectLoadsAndCounts) {
   // syscalls:sys_enter_write: fd u64 @16, count u64 @32.
   inject("syscalls", "sys_enter_write", Record(40).pid(100).set<uint64_t>(16, 3).set<uint64_t>(32, 10));
   inject("syscalls", "sys_enter_write", Record(40).pid(100).set<uint64_t>(16, 3).set<uint64_t>(32, 5));
-  auto h = engine_->read_hist("syscalls", "sys_enter_write");
+  auto h = read_hist(*engine_, "syscalls", "sys_enter_write");
   ASSERT_TRUE(h.ok());
   EXPECT_NE(h->find("{ fd:          3 } hitcount:          2  count:         15\n"), std::string::npos) << *h;
   EXPECT_EQ(engine_->compiler().stats().by_server, 1u);

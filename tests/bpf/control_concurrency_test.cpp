@@ -68,7 +68,7 @@ class ControlConcurrency : public EngineTest {
     // A table whose hist text is megabytes: a reply no socket buffer holds.
     add("kmem", "kmalloc", "hist:keys=ptr:vals=bytes_req:size=65536");
     for (uint64_t i = 0; i < 30000; ++i) inject("kmem", "kmalloc", Record(56).set<uint64_t>(16, 0x1000 + i * 64));
-    auto hist = engine_->read_hist("kmem", "kmalloc");
+    auto hist = read_hist(*engine_, "kmem", "kmalloc");
     ASSERT_TRUE(hist.ok());
     ASSERT_GT(hist->size(), 1u << 20);
     auto s = control::Server::start(*engine_, socket_);
@@ -81,7 +81,7 @@ class ControlConcurrency : public EngineTest {
   }
   std::string expected_list() {
     std::string out;
-    for (const std::string& line : engine_->list_triggers()) out += line + "\n";
+    for (const std::string& line : list_triggers(*engine_)) out += line + "\n";
     return out;
   }
   // An ordinary request, answered in full within a second.
@@ -174,7 +174,7 @@ TEST_F(ControlConcurrency, ManyClientsAtOnceAreAllAnswered) {
   auto unread = non_reader();
   std::this_thread::sleep_for(300ms);
   const std::string list = expected_list();
-  auto hist = engine_->read_hist("syscalls", "sys_enter_write");
+  auto hist = read_hist(*engine_, "syscalls", "sys_enter_write");
   ASSERT_TRUE(hist.ok());
   const std::string show = *hist;
   std::atomic<int> right{0};

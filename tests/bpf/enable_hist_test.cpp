@@ -16,7 +16,7 @@ Record write_record(uint64_t fd) {
 class EnableHistTest : public EngineTest {
  protected:
   uint64_t hits() {
-    const std::string h = *engine_->read_hist("syscalls", "sys_enter_write");
+    const std::string h = *read_hist(*engine_, "syscalls", "sys_enter_write");
     const size_t at = h.find("Hits: ");
     return at == std::string::npos ? 0 : std::stoull(h.substr(at + 6));
   }
@@ -26,7 +26,7 @@ TEST_F(EnableHistTest, ExecStartsAndExitStopsAggregation) {
   add("syscalls", "sys_enter_write", "hist:keys=fd:pause");
   add("sched", "sched_process_exec", "enable_hist:syscalls:sys_enter_write if filename == \"/usr/bin/wget\"");
   add("sched", "sched_process_exit", "disable_hist:syscalls:sys_enter_write");
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_process_exec"),
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_process_exec"),
             "enable_hist:syscalls:sys_enter_write:unlimited if filename == \"/usr/bin/wget\"\n");
 
   inject("syscalls", "sys_enter_write", write_record(1));
@@ -35,7 +35,7 @@ TEST_F(EnableHistTest, ExecStartsAndExitStopsAggregation) {
   inject("syscalls", "sys_enter_write", write_record(1));
   EXPECT_EQ(hits(), 0u);
   inject("sched", "sched_process_exec", exec_record("/usr/bin/wget"));
-  EXPECT_NE(engine_->read_trigger("syscalls", "sys_enter_write").find("[active]"), std::string::npos);
+  EXPECT_NE(read_trigger(*engine_, "syscalls", "sys_enter_write").find("[active]"), std::string::npos);
   inject("syscalls", "sys_enter_write", write_record(1));
   inject("syscalls", "sys_enter_write", write_record(2));
   EXPECT_EQ(hits(), 2u);
@@ -44,7 +44,7 @@ TEST_F(EnableHistTest, ExecStartsAndExitStopsAggregation) {
   inject("sched", "sched_process_exit", exit);
   inject("syscalls", "sys_enter_write", write_record(3));
   EXPECT_EQ(hits(), 2u);
-  EXPECT_NE(engine_->read_trigger("syscalls", "sys_enter_write").find("[paused]"), std::string::npos);
+  EXPECT_NE(read_trigger(*engine_, "syscalls", "sys_enter_write").find("[paused]"), std::string::npos);
 }
 
 TEST_F(EnableHistTest, CountLimitsFiringsAndNewTargetTriggersAreCovered) {
@@ -52,13 +52,13 @@ TEST_F(EnableHistTest, CountLimitsFiringsAndNewTargetTriggersAreCovered) {
   // A trigger added to the target after the enable_hist is still covered.
   add("syscalls", "sys_enter_write", "hist:keys=fd:pause");
   inject("sched", "sched_process_exec", exec_record("/bin/a"));
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_process_exec"), "enable_hist:syscalls:sys_enter_write:count=1\n");
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_process_exec"), "enable_hist:syscalls:sys_enter_write:count=1\n");
   add("syscalls", "sys_enter_write", "hist:keys=fd:pause");
   inject("sched", "sched_process_exec", exec_record("/bin/a"));
   add("syscalls", "sys_enter_write", "hist:keys=fd:pause");
   inject("sched", "sched_process_exec", exec_record("/bin/a"));  // count exhausted
-  EXPECT_NE(engine_->read_trigger("syscalls", "sys_enter_write").find("[paused]"), std::string::npos);
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_process_exec"), "enable_hist:syscalls:sys_enter_write:count=0\n");
+  EXPECT_NE(read_trigger(*engine_, "syscalls", "sys_enter_write").find("[paused]"), std::string::npos);
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_process_exec"), "enable_hist:syscalls:sys_enter_write:count=0\n");
 }
 
 TEST_F(EnableHistTest, DuplicatesRefusedRemovalByTarget) {
@@ -70,7 +70,7 @@ TEST_F(EnableHistTest, DuplicatesRefusedRemovalByTarget) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().diagnostic->code, ErrorCode::InvalidSubsysEvent);
   add("sched", "sched_process_exec", "!enable_hist:syscalls:sys_enter_write:unlimited");
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_process_exec"),
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_process_exec"),
             "# Available triggers:\n# enable_hist disable_hist hist\n");
 }
 

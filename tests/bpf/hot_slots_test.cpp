@@ -78,7 +78,7 @@ class HotSlotsTest : public EngineTest {
     for (int i = 0; i < times; ++i) EngineTest::inject("syscalls", "sys_enter_write", rec);
   }
   std::string hist() {
-    auto h = engine_->read_hist("syscalls", "sys_enter_write");
+    auto h = read_hist(*engine_, "syscalls", "sys_enter_write");
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
@@ -128,7 +128,7 @@ TEST_F(HotSlotsTest, KeysMeetingInOneSlotTakeItInTurnAndCountExactly) {
             "    Hits: 22\n"
             "    Entries: 3\n"
             "    Dropped: 0\n");
-  const std::string debug = engine_->read_hist_debug("syscalls", "sys_enter_write");
+  const std::string debug = read_hist_debug(*engine_, "syscalls", "sys_enter_write");
   EXPECT_NE(debug.find("  hot slots: percpu_array, max_entries: 256, key_size: 4, value_size: 32\n"),
             std::string::npos)
       << debug;

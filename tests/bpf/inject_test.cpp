@@ -21,7 +21,7 @@ class InjectTest : public EngineTest {
   void add(const std::string& cmd) { EngineTest::add("syscalls", "sys_enter_write", cmd); }
   void inject(const Record& rec) { EngineTest::inject("syscalls", "sys_enter_write", rec); }
   std::string hist() {
-    auto h = engine_->read_hist("syscalls", "sys_enter_write");
+    auto h = read_hist(*engine_, "syscalls", "sys_enter_write");
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
@@ -45,7 +45,7 @@ TEST_F(InjectTest, KeysAndValueSum) {
             "    Hits: 3\n"
             "    Entries: 2\n"
             "    Dropped: 0\n");
-  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 [active]\n");
 }
 
@@ -153,7 +153,7 @@ TEST_F(InjectTest, Log2SlotsHoldTheSameTableAsAHash) {
       "    Entries: 4\n"
       "    Dropped: 0\n";
   EXPECT_EQ(hist(), expected);
-  const std::string debug = engine_->read_hist_debug("syscalls", "sys_enter_write");
+  const std::string debug = read_hist_debug(*engine_, "syscalls", "sys_enter_write");
   EXPECT_NE(debug.find("map: percpu_array of the 65 log2 slots, key_size: 4, value_size: 16"), std::string::npos)
       << debug;
 
@@ -169,7 +169,7 @@ TEST_F(InjectTest, Log2SlotsHoldTheSameTableAsAHash) {
 TEST_F(InjectTest, Log2WithVariablesOrOtherKeysKeepsTheHash) {
   add("hist:keys=count.log2:x=fd");
   add("hist:keys=count.log2,fd");
-  const std::string debug = engine_->read_hist_debug("syscalls", "sys_enter_write");
+  const std::string debug = read_hist_debug(*engine_, "syscalls", "sys_enter_write");
   EXPECT_EQ(debug.find("log2 slots"), std::string::npos) << debug;
   inject(write_record(1, 3, 4));
   EXPECT_NE(hist().find("{ count: ~ 2^2  } hitcount:          1\n"), std::string::npos) << hist();
@@ -187,7 +187,7 @@ TEST_F(InjectTest, FullTableDropsNewKeysAndKeepsCounting) {
 TEST_F(InjectTest, PauseContinueClear) {
   add("hist:keys=fd:pause");
   inject(write_record(1, 1, 1));
-  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [paused]\n");
   EXPECT_NE(hist().find("Hits: 0\n    Entries: 0\n"), std::string::npos);
   add("hist:keys=fd:cont");
@@ -206,10 +206,10 @@ TEST_F(InjectTest, RemoveByCommandOrPrintedLine) {
   add("hist:keys=count:vals=fd if fd > 2");
   // The printed line, cut before " [active]", names the same trigger.
   add("!hist:keys=count:vals=hitcount,fd:sort=hitcount:size=2048 if fd > 2");
-  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
   add("!hist:keys=fd");
-  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"), "# Available triggers:\n# enable_hist disable_hist hist\n");
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"), "# Available triggers:\n# enable_hist disable_hist hist\n");
   EXPECT_EQ(hist(), "");
 }
 
@@ -222,24 +222,24 @@ TEST_F(InjectTest, DuplicateIsRefusedAndChangesNothing) {
   ASSERT_TRUE(r.error().diagnostic);
   EXPECT_EQ(r.error().diagnostic->code, ErrorCode::TriggerEexist);
   EXPECT_NE(hist().find("Hits: 1\n"), std::string::npos);
-  EXPECT_NE(engine_->read_error_log().find("hist:syscalls:sys_enter_write: error: Hist trigger already exists\n"
+  EXPECT_NE(read_error_log(*engine_).find("hist:syscalls:sys_enter_write: error: Hist trigger already exists\n"
                                            "  Command: hist:keys=fd:size=4096\n"
                                            "           ^\n"),
             std::string::npos)
-      << engine_->read_error_log();
+      << read_error_log(*engine_);
 }
 
 TEST_F(InjectTest, BadCommandLogsCaretAndChangesNothing) {
   add("hist:keys=fd");
   auto r = engine_->write_trigger("syscalls", "sys_enter_write", "hist:keys=fd,junk:vals=count");
   ASSERT_FALSE(r.ok());
-  const std::string log = engine_->read_error_log();
+  const std::string log = read_error_log(*engine_);
   EXPECT_NE(log.find("hist:syscalls:sys_enter_write: error: Couldn't find field\n"
                      "  Command: hist:keys=fd,junk:vals=count\n"
                      "                        ^\n"),
             std::string::npos)
       << log;
-  EXPECT_EQ(engine_->read_trigger("syscalls", "sys_enter_write"),
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
   // The hist file shows the error until the next command on the event.
   const std::string error_block = "\nERROR: Couldn't find field\n  Last command: hist:keys=fd,junk:vals=count\n\n";

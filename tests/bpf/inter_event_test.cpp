@@ -38,7 +38,7 @@ Record switch_to(int32_t next_pid, const char* next_comm = "cyclictest", int32_t
 class InterEventTest : public EngineTest {
  protected:
   std::string hist(const std::string& sys, const std::string& ev) {
-    auto h = engine_->read_hist(sys, ev);
+    auto h = read_hist(*engine_, sys, ev);
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
@@ -90,7 +90,7 @@ TEST_F(InterEventTest, SeedWakeupLatencyChain) {
   const uint64_t us = std::stoull(lat.substr(lat.find("lat:", at) + 4));
   EXPECT_GE(us, 3000u) << lat;
   EXPECT_LT(us, 10'000'000u) << lat;
-  EXPECT_EQ(engine_->read_synthetic(), "wakeup_latency\tu64 lat; pid_t pid; int prio\n");
+  EXPECT_EQ(read_synthetic(*engine_), "wakeup_latency\tu64 lat; pid_t pid; int prio\n");
 }
 
 TEST_F(InterEventTest, OnmaxSavesFieldsOfTheMaximum) {
@@ -155,7 +155,7 @@ TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
       "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
       "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio)");
   // the kernel's implicit field variable: a trigger of its own on sched_waking
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_waking"),
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_waking"),
             "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
             " if comm==\"cyclictest\" [active]\n"
             "hist:keys=pid:vals=hitcount:synthetic_prio=prio:sort=hitcount:size=2048 if comm==\"cyclictest\" [active]\n");
@@ -171,7 +171,7 @@ TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
       "!hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
       "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio)");
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_waking"),
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_waking"),
             "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
             " if comm==\"cyclictest\" [active]\n");
   // a field the matching event lacks, and a failed command, leave nothing behind
@@ -183,7 +183,7 @@ TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
                                      "hist:keys=next_pid:l=common_timestamp.usecs-$ts0:"
                                      "onmatch(sched.sched_waking).wakeup_latency($l,sched.sched_waking.prio)");
   EXPECT_FALSE(bad2.ok());  // two params for three fields
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_waking"),
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_waking"),
             "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
             " if comm==\"cyclictest\" [active]\n");
 }
@@ -244,7 +244,7 @@ TEST_F(InterEventTest, RemovalRefusedWhileReferenced) {
   ASSERT_TRUE(engine_->truncate_triggers("sched", "sched_switch").ok());
   EXPECT_TRUE(engine_->write_trigger("sched", "sched_waking", "!hist:keys=pid:ts0=common_timestamp.usecs").ok());
   EXPECT_TRUE(engine_->write_synthetic("!lat_ev").ok());
-  EXPECT_EQ(engine_->read_synthetic(), "");
+  EXPECT_EQ(read_synthetic(*engine_), "");
 }
 
 TEST_F(InterEventTest, SyntheticCyclesAreRefused) {
@@ -300,11 +300,11 @@ TEST_F(InterEventTest, ChainsDeeperThanTheLimitAreRefused) {
   add("synthetic", "d1", "hist:keys=x:v1=x:onmatch(synthetic.d1).d2($v1)");
   add("synthetic", "d2", "hist:keys=x:v2=x:onmatch(synthetic.d2).d3($v2)");
   add("synthetic", "d4", "hist:keys=x");
-  const std::string before = engine_->read_trigger("synthetic", "d3");
+  const std::string before = read_trigger(*engine_, "synthetic", "d3");
   auto r = engine_->write_trigger("synthetic", "d3", "hist:keys=x:v3=x:onmatch(synthetic.d3).d4($v3)");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("more than 3 events deep"), std::string::npos) << r.error().message();
-  EXPECT_EQ(engine_->read_trigger("synthetic", "d3"), before);
+  EXPECT_EQ(read_trigger(*engine_, "synthetic", "d3"), before);
   inject("sched", "sched_switch", switch_to(9));
   EXPECT_NE(hist("synthetic", "d2").find("{ x:          9 } hitcount:          1\n"), std::string::npos)
       << hist("synthetic", "d2");

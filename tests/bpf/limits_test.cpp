@@ -66,7 +66,7 @@ class LimitsTest : public ::testing::Test {
   }
   // The last error_log entry without its timestamp.
   std::string last_error() {
-    const std::string log = engine_->read_error_log();
+    const std::string log = read_error_log(*engine_);
     const size_t at = log.rfind("] hist:");
     return at == std::string::npos ? log : log.substr(at + 2);
   }
@@ -101,7 +101,7 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
   add("hist:keys=fd");
   add("hist:keys=count");
   add("enable_hist:syscalls:sys_enter_write", "sys_exit_write");  // enable triggers count too
-  const std::string triggers = engine_->read_trigger(kSys, kEvent);
+  const std::string triggers = read_trigger(*engine_, kSys, kEvent);
   const size_t maps = open_maps();
   const uint64_t memory = engine_->usage().map_memory;
 
@@ -114,7 +114,7 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
             "hist:syscalls:sys_enter_write: error: too many triggers: the limit is 3 and 3 are in use\n"
             "  Command: hist:keys=common_pid\n"
             "           ^\n");
-  EXPECT_EQ(engine_->read_trigger(kSys, kEvent), triggers);
+  EXPECT_EQ(read_trigger(*engine_, kSys, kEvent), triggers);
   EXPECT_EQ(open_maps(), maps);
   EXPECT_EQ(engine_->usage().map_memory, memory);
   EXPECT_EQ(engine_->usage().triggers, 3u);
@@ -135,7 +135,7 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
   start(opt);
   add("hist:keys=fd");
   const uint64_t in_use = engine_->usage().map_memory;
-  const std::string triggers = engine_->read_trigger(kSys, kEvent);
+  const std::string triggers = read_trigger(*engine_, kSys, kEvent);
   const size_t maps = open_maps();
 
   auto r = write("hist:keys=count:size=131072");
@@ -153,12 +153,12 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
                 "in use\n"
                 "  Command: hist:keys=count:size=131072\n"
                 "                           ^\n");
-  EXPECT_EQ(engine_->read_trigger(kSys, kEvent), triggers);
+  EXPECT_EQ(read_trigger(*engine_, kSys, kEvent), triggers);
   EXPECT_EQ(open_maps(), maps);
   EXPECT_EQ(engine_->usage().map_memory, in_use);
   EXPECT_EQ(engine_->usage().triggers, 1u);
   // The hist file shows the error, as for any refused command.
-  auto hist = engine_->read_hist(kSys, kEvent);
+  auto hist = read_hist(*engine_, kSys, kEvent);
   ASSERT_TRUE(hist.ok());
   EXPECT_NE(hist->find("ERROR: hist trigger would exceed the map memory limit"), std::string::npos) << *hist;
 }
@@ -201,7 +201,7 @@ TEST_F(LimitsTest, ANamedTableCountsOnce) {
     EXPECT_EQ(t.shared_table, "both");
   }
   EXPECT_EQ(info[0].table_map_id, info[1].table_map_id);
-  const std::string debug = engine_->read_hist_debug(kSys, kEvent);
+  const std::string debug = read_hist_debug(*engine_, kSys, kEvent);
   EXPECT_NE(debug.find("  map memory: " + std::to_string(table) + " bytes"), std::string::npos) << debug;
   EXPECT_NE(debug.find("shared with the other triggers of named table both: counted once"), std::string::npos);
 }
@@ -220,11 +220,11 @@ TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverythin
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().error.err, ENOSPC);
   EXPECT_EQ(engine_->usage().triggers, 1u);
-  EXPECT_EQ(engine_->read_trigger("sched", "sched_switch"), "# Available triggers:\n# enable_hist disable_hist hist\n");
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_switch"), "# Available triggers:\n# enable_hist disable_hist hist\n");
   EXPECT_NE(last_error().find("too many triggers: the limit is 2 and 1 are in use; this command needs 2 with its "
                               "field variables\n"),
             std::string::npos)
-      << engine_->read_error_log();
+      << read_error_log(*engine_);
 }
 
 // The formula against the kernel's memlock for the maps the engine created.
@@ -282,13 +282,13 @@ TEST_F(LimitsTest, TablesOverThePerCpuLimitAreSharedAndCountTheSame) {
     r.pid(77).set<int32_t>(8, 1).set<uint64_t>(16, 5).set<uint64_t>(32, 10 + i);
     ASSERT_TRUE(engine_->inject(kSys, kEvent, r.bytes()).ok());
   }
-  auto hist = engine_->read_hist(kSys, kEvent);
+  auto hist = read_hist(*engine_, kSys, kEvent);
   ASSERT_TRUE(hist.ok());
   for (const char* row : {"{ fd:          5 } hitcount:          3  count:         33\n",
                           "{ fd:          5, common_pid:         77 } hitcount:          3  count:         33\n",
                           "[        77] } hitcount:          3\n"})  // .execname: this test's comm
     EXPECT_NE(hist->find(row), std::string::npos) << row << "\nin\n" << *hist;
-  const std::string debug = engine_->read_hist_debug(kSys, kEvent);
+  const std::string debug = read_hist_debug(*engine_, kSys, kEvent);
   size_t shared = 0;
   for (size_t at = 0; (at = debug.find("map: hash (shared by all CPUs, atomic adds)", at)) != std::string::npos; ++at)
     ++shared;
@@ -298,7 +298,7 @@ TEST_F(LimitsTest, TablesOverThePerCpuLimitAreSharedAndCountTheSame) {
     EXPECT_EQ(t.memory.table, kernel) << t.line;
   }
   add("hist:keys=fd,common_pid:vals=count:clear");
-  hist = engine_->read_hist(kSys, kEvent);
+  hist = read_hist(*engine_, kSys, kEvent);
   ASSERT_TRUE(hist.ok());
   EXPECT_EQ(hist->find("common_pid:         77 } hitcount"), std::string::npos) << *hist;
 }

@@ -99,7 +99,7 @@ class MissedTest : public ::testing::Test {
     }
   }
   std::string hist() {
-    auto h = engine_->read_hist(kSys, kEvent);
+    auto h = read_hist(*engine_, kSys, kEvent);
     EXPECT_TRUE(h.ok());
     return h ? *h : std::string();
   }
@@ -123,11 +123,11 @@ TEST_F(MissedTest, HitsPlusMissedAreTheEventsAndEveryViewShowsThem) {
   const std::string totals = "\nTotals:\n    Hits: 40\n    Entries: 1\n    Dropped: 0\n    Missed: " +
                              std::to_string(missed) + "\n";
   EXPECT_NE(text.find(totals), std::string::npos) << text;
-  auto json = engine_->read_hist_json(kSys, kEvent);
+  auto json = read_hist_json(*engine_, kSys, kEvent);
   ASSERT_TRUE(json.ok());
   const auto j = nlohmann::json::parse(*json)["tables"][0]["totals"];
   EXPECT_EQ(j["hits"].get<uint64_t>() + j["missed"].get<uint64_t>(), 40 + missed) << *json;
-  const std::string debug = engine_->read_hist_debug(kSys, kEvent);
+  const std::string debug = read_hist_debug(*engine_, kSys, kEvent);
   EXPECT_NE(debug.find("  missed: " + std::to_string(missed) + " events since this trigger began (" +
                        std::to_string(missed) + " since"),
             std::string::npos)

@@ -25,7 +25,7 @@ size_t open_maps() {
 
 // The newest error_log entry without its timestamp.
 std::string last_error(engine::Engine& engine) {
-  const std::string log = engine.read_error_log();
+  const std::string log = read_error_log(engine);
   const size_t at = log.rfind("] ");
   return at == std::string::npos ? log : log.substr(at + 2);
 }
@@ -45,7 +45,7 @@ TEST_F(ProgramLimitsTest, SyntheticEventsHaveALimitOfTheirOwn) {
   opt.max_synthetic_events = 3;
   start(opt);
   for (const char* def : {"e1 u64 a", "e2 u64 a", "e3 u64 a"}) ASSERT_TRUE(engine_->write_synthetic(def).ok());
-  const std::string defined = engine_->read_synthetic();
+  const std::string defined = read_synthetic(*engine_);
   const size_t maps = open_maps();
   auto r = engine_->write_synthetic("e4 u64 a; int b");
   ASSERT_FALSE(r.ok());
@@ -56,7 +56,7 @@ TEST_F(ProgramLimitsTest, SyntheticEventsHaveALimitOfTheirOwn) {
             "synthetic_events: error: too many synthetic events: the limit is 3 and 3 are defined\n"
             "  Command: e4 u64 a; int b\n"
             "           ^\n");
-  EXPECT_EQ(engine_->read_synthetic(), defined);
+  EXPECT_EQ(read_synthetic(*engine_), defined);
   EXPECT_EQ(open_maps(), maps);
   EXPECT_EQ(engine_->usage().synthetic_events, 3u);
   EXPECT_EQ(engine_->usage().max_synthetic_events, 3u);
@@ -111,7 +111,7 @@ void expect_map_limit(engine::Engine& engine, const std::string& filter_of_i) {
   std::string triggers, command;
   size_t maps = 0;
   for (int i = 0; i < 40; ++i) {
-    triggers = engine.read_trigger(sys, ev);
+    triggers = read_trigger(engine, sys, ev);
     maps = open_maps();
     command = "hist:keys=common_pid:vals=count if " + filter_of_i + std::to_string(i);
     r = engine.write_trigger(sys, ev, command);
@@ -130,13 +130,13 @@ void expect_map_limit(engine::Engine& engine, const std::string& filter_of_i) {
             std::string::npos)
       << last_error(engine);
   std::cout << "[limit] " << last_error(engine);
-  EXPECT_EQ(engine.read_trigger(sys, ev), triggers);
+  EXPECT_EQ(read_trigger(engine, sys, ev), triggers);
   EXPECT_EQ(open_maps(), maps);
   // The triggers that fit still count.
   Record w(40);
   w.pid(1).set<int32_t>(16, 0).set<uint64_t>(32, 0);
   ASSERT_TRUE(engine.inject(sys, ev, w.bytes()).ok());
-  EXPECT_NE(engine.read_hist(sys, ev)->find("    Hits: 1\n"), std::string::npos);
+  EXPECT_NE(read_hist(engine, sys, ev)->find("    Hits: 1\n"), std::string::npos);
 }
 
 TEST_F(ProgramLimitsTest, TheTriggerPastTheMapsOfOneProgramIsRefusedNamingTheLimit) {

@@ -81,7 +81,7 @@ class RestoreCorpusTest : public ::testing::Test {
     std::vector<std::string> names;
     for (const catalog::EventId& id : events) names.push_back(id.system + ":" + id.name);
     std::string out = observable_state(e, names);
-    for (const catalog::EventId& id : events) out += e.read_trigger(id.system, id.name);
+    for (const catalog::EventId& id : events) out += read_trigger(e, id.system, id.name);
     return out;
   }
   fs::path dir_;

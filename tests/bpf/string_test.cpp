@@ -18,7 +18,7 @@ Record switch_record(const std::string& prev, int32_t prev_pid, const std::strin
 class StringTest : public EngineTest {
  protected:
   std::string rows(const std::string& sys, const std::string& ev) {
-    auto h = engine_->read_hist(sys, ev);
+    auto h = read_hist(*engine_, sys, ev);
     EXPECT_TRUE(h.ok());
     if (!h) return "";
     // The entry lines only: between the header's blank line and "\nTotals".
@@ -58,7 +58,7 @@ TEST_F(StringTest, GlobShapes) {
     int32_t pid = 1;
     for (const auto& s : c.match) inject("sched", "sched_switch", switch_record(s, pid++, "x"));
     for (const auto& s : c.no_match) inject("sched", "sched_switch", switch_record(s, 1000 + pid++, "x"));
-    const std::string h = *engine_->read_hist("sched", "sched_switch");
+    const std::string h = *read_hist(*engine_, "sched", "sched_switch");
     EXPECT_NE(h.find("Hits: " + std::to_string(c.match.size()) + "\n"), std::string::npos) << c.pattern << "\n" << h;
   }
 }

@@ -36,7 +36,7 @@ TEST(Tracepoint, OwnWritesAreCountedExactly) {
   for (int i = 0; i < 3; ++i) ASSERT_EQ(write(a, buf, 5), 5);
   for (int i = 0; i < 2; ++i) ASSERT_EQ(write(b, buf, 7), 7);
 
-  auto h = engine->read_hist("syscalls", "sys_enter_write");
+  auto h = read_hist(*engine, "syscalls", "sys_enter_write");
   ASSERT_TRUE(h.ok()) << h.error().context;
   EXPECT_EQ(*h, "# event histogram\n"
                 "#\n"
@@ -107,10 +107,10 @@ SyscallRun trace_own_syscalls(bool raw) {
   close(zero);
   for (const char* event : {"sys_enter_write", "sys_exit_write", "sys_enter_getppid", "sys_exit_getppid",
                             "sys_enter_mmap"}) {
-    auto h = engine->read_hist("syscalls", event);
+    auto h = read_hist(*engine, "syscalls", event);
     EXPECT_TRUE(h.ok()) << event;
     if (h) out.hist += *h;
-    out.debug += engine->read_hist_debug("syscalls", event) + "\n";
+    out.debug += read_hist_debug(*engine, "syscalls", event) + "\n";
   }
   engine->shutdown();
   auto row = [](const std::string& key, const std::string& vals) {
