@@ -339,38 +339,27 @@ class Engine {
   // Records `config` on the trigger a command just created on `ev`, given
   // its event's trigger and enable counts before.
   void mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config);
-  // The write path: a command is parsed once (write_trigger_locked) and
-  // its parsed value passed down; nothing below parses text again.
-  CommandResult apply_command(EventState& ev, parse::TriggerCommand command);
+  // write_trigger_locked parses once and passes the parsed command down.
+  // apply_hist_plan acts on the trigger of the same plan::TriggerKey or adds
+  // one; conflicts: a variable another trigger of `ev` has, a synthetic loop.
   CommandResult apply_hist(EventState& ev, const parse::HistCommand& cmd);
-  // Plans `cmd` and applies the plan (apply_hist_plan).
   CommandResult apply_hist_command(EventState& ev, const parse::HistCommand& cmd);
-  // A planned hist command: the trigger of the same plan::TriggerKey is
-  // removed, paused, continued or cleared, or a new one added. `cmd` gives
-  // the diagnostics their text and spans.
   CommandResult apply_hist_plan(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan);
   CommandResult control_trigger(EventState& ev, Trigger& t, const parse::HistCommand& cmd, parse::Control control);
-  // Removes `going` as '!' does (refused while another trigger reads its
-  // variables); `command` is the logged command, for the diagnostic.
-  CommandResult remove_hist(EventState& ev, Trigger* going, const std::string& command);
+  CommandResult remove_hist(EventState& ev, Trigger* going, const std::string& command);  // as '!'
   CommandResult add_trigger(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan);
-  // What a new trigger may not do on `ev`: define a variable another of its
-  // triggers defines, or generate a synthetic event that comes back to it.
-  std::optional<Diagnostic> conflicts(const EventState& ev, const parse::HistCommand& cmd,
-                                      const plan::HistPlan& plan) const;
+  std::optional<Diagnostic> conflicts(const EventState& ev, const parse::HistCommand& cmd, const plan::HistPlan&) const;
   Status remove_trigger(EventState& ev, Trigger* going);
   CommandResult truncate_all(EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   // The implicit field variables ("synthetic_<field>") that a command's
   // onmatch() params need on their matching event, created as triggers there.
   CommandResult add_field_vars(EventState& ev, const parse::HistCommand& cmd, std::vector<uint64_t>& created);
-  // One of them, on `other` (the matching event), keyed like `model`.
   CommandResult add_field_var(EventState& other, const plan::FieldVarNeed& need, const plan::HistPlan& model,
                               const catalog::EventFormat& format);
   // Removes the field-variable triggers made for trigger `uid`, once unused.
   void remove_field_vars_of(uint64_t uid);
   CommandResult apply_enable(EventState& ev, parse::EnableHistCommand cmd);
-  // Removes `going` from `ev`, as '!enable_hist:...' does.
   CommandResult remove_enable(EventState& ev, EnableTrigger* going);
   std::string enable_line(const EnableTrigger& e) const;
   std::vector<EnableTrigger*> enables_of(EventState& ev);

@@ -386,16 +386,13 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
     ev.last_error.reset();
     ++ev.generation;
     r = user_error(ev, std::move(parsed).error());
+  } else if (auto* enable = std::get_if<parse::EnableHistCommand>(&*parsed)) {
+    r = apply_enable(ev, std::move(*enable));
   } else {
-    r = apply_command(ev, std::move(*parsed));
+    r = apply_hist(ev, std::get<parse::HistCommand>(*parsed));
   }
   if (r && config) mark_config(ev, triggers_before, enables_before, *config);
   return finish_command(location, text, &ev, std::move(r));
-}
-
-CommandResult Engine::apply_command(EventState& ev, parse::TriggerCommand command) {
-  if (auto* enable = std::get_if<parse::EnableHistCommand>(&command)) return apply_enable(ev, std::move(*enable));
-  return apply_hist(ev, std::get<parse::HistCommand>(command));
 }
 
 CommandResult Engine::finish_command(const std::string& location, std::string_view command, EventState* ev,

@@ -56,7 +56,7 @@ TriggerKey trigger_key(const HistPlan& p) {
   // vals[0] is always the hitcount; nohitcount hides it.
   for (const ValField& v : p.vals) k.vals.push_back(v.printed);
   k.nohitcount = p.nohitcount;
-  for (const Variable& v : p.vars) k.vars.push_back({v.name, v.expr.text});
+  for (const Variable& v : p.vars) k.vars.emplace_back(v.name, v.expr.text);
   for (const SortKey& s : p.sort) k.sort.push_back(s.column);
   if (p.uses_timestamp()) k.clock = p.clock;
   for (const ActionPlan& a : p.actions) k.actions.push_back(a.printed);
