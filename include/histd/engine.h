@@ -334,19 +334,28 @@ class Engine {
   // Records `config` on the trigger a command just created on `ev`, given
   // its event's trigger and enable counts before.
   void mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config);
-  CommandResult apply_hist(EventState& ev, std::string_view text, size_t max_bytes);
-  CommandResult apply_hist_command(EventState& ev, std::string_view text, size_t max_bytes);
+  // write_trigger_locked parses once and passes the parsed command down.
+  // apply_hist_plan acts on the trigger of the same plan::TriggerKey or adds
+  // one; conflicts: a variable another trigger of `ev` has, a synthetic loop.
+  CommandResult apply_hist(EventState& ev, const parse::HistCommand& cmd);
+  CommandResult apply_hist_command(EventState& ev, const parse::HistCommand& cmd);
+  CommandResult apply_hist_plan(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan);
+  CommandResult control_trigger(EventState& ev, Trigger& t, const parse::HistCommand& cmd, parse::Control control);
+  CommandResult remove_hist(EventState& ev, Trigger* going, const std::string& command);  // as '!'
+  CommandResult add_trigger(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan);
+  std::optional<Diagnostic> conflicts(const EventState& ev, const parse::HistCommand& cmd, const plan::HistPlan&) const;
   Status remove_trigger(EventState& ev, Trigger* going);
   CommandResult truncate_all(EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   // The implicit field variables ("synthetic_<field>") that a command's
   // onmatch() params need on their matching event, created as triggers there.
-  CommandResult add_field_vars(EventState& ev, std::string_view text, size_t max_bytes,
-                               std::vector<uint64_t>& created);
+  CommandResult add_field_vars(EventState& ev, const parse::HistCommand& cmd, std::vector<uint64_t>& created);
+  CommandResult add_field_var(EventState& other, const plan::FieldVarNeed& need, const plan::HistPlan& model,
+                              const catalog::EventFormat& format);
   // Removes the field-variable triggers made for trigger `uid`, once unused.
   void remove_field_vars_of(uint64_t uid);
-  CommandResult apply_enable(EventState& ev, std::string_view text, size_t max_bytes);
-  static bool is_enable_command(std::string_view text);
+  CommandResult apply_enable(EventState& ev, parse::EnableHistCommand cmd);
+  CommandResult remove_enable(EventState& ev, EnableTrigger* going);
   std::string enable_line(const EnableTrigger& e) const;
   // A trigger as the listings show it (without its maps).
   TriggerInfo trigger_line(const EventState& ev, const Trigger& t) const;

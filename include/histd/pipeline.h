@@ -24,8 +24,13 @@ struct Compiled {
   std::string source;  // the BPF C unit of this trigger alone
 };
 
-// parse -> plan.
-// parse -> plan; `max_bytes` as parse::parse_trigger.
+// plan, for a command parsed once at the front door (the engine).
+Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command,
+                                                const catalog::EventFormat& format,
+                                                const plan::Registry& registry = {});
+
+// parse -> plan, for front ends that hold only text (histctl check, tests);
+// `max_bytes` as parse::parse_trigger.
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
                                          const plan::Registry& registry = {},
                                          size_t max_bytes = parse::kMaxCommandBytes);

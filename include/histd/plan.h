@@ -333,8 +333,8 @@ struct HistPlan {
 
   // The trigger line as the trigger file prints it, without " [active]".
   std::string trigger_text() const;
-  // What identifies a trigger for '!' removal and duplicate detection: the
-  // trigger text without its size (the kernel does not compare sizes).
+  // The trigger text without its size: names a trigger's own pinned table
+  // (Engine::pin_base), so it must not change. Triggers match by TriggerKey.
   std::string identity() const;
   // The table's column layout, without rows.
   table::Table columns() const;
@@ -378,6 +378,63 @@ inline bool tracks_values(const HistPlan& p) {
 Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& command,
                                        const catalog::EventFormat& format,
                                        const Registry& registry = {});
+
+// ---- trigger identity and implicit field variables ----------------------------
+
+// What makes two hist triggers of an event one ('!' removes it, a new one
+// "already exists"), as the kernel's hist_trigger_match(): the name, key and
+// value fields (by name and modifier, as the kernel compares hist_field
+// names and flags; expressions as printed), variables, sort keys, the
+// filter's text and the actions, but not the size nor pause/cont/clear.
+// histd also compares the clock when a field reads common_timestamp.
+struct TriggerKey {
+  struct Key {
+    std::string name;  // the field: "call_site"
+    KeyTransform transform = KeyTransform::None;
+    uint64_t buckets = 0;
+    table::KeyDisplay display = table::KeyDisplay::Decimal;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  std::string system;
+  std::string event;
+  std::optional<std::string> name;
+  std::vector<Key> keys;
+  std::vector<std::string> vals;  // as printed: "bytes_req.hex", "common_timestamp.usecs-$ts0"
+  bool nohitcount = false;
+  std::vector<std::pair<std::string, std::string>> vars;  // name, expression as printed
+  std::vector<table::SortColumn> sort;
+  std::string clock;                  // "" unless a field reads common_timestamp
+  std::vector<std::string> actions;   // as printed: "onmatch(sys.ev).trace(e,$x)"
+  std::optional<std::string> filter;  // its text
+  friend bool operator==(const TriggerKey&, const TriggerKey&) = default;
+};
+TriggerKey trigger_key(const HistPlan& plan);
+
+// An onmatch() param naming a field of the matching event
+// ("sched.sched_waking.prio"), which the kernel carries in an implicit
+// variable ("synthetic_prio") on a histogram it creates there.
+struct FieldVarNeed {
+  std::string system;  // the matching event
+  std::string event;
+  std::string field;  // "prio"
+  std::string name;   // "synthetic_prio"
+  std::string param;  // as written, where errors point
+};
+// Those `command` (on system:event) needs and `registry` lacks, each once,
+// in the order written; none for a removal or pause/cont/clear.
+std::vector<FieldVarNeed> field_var_needs(const parse::HistCommand& command, std::string_view system,
+                                          std::string_view event, const Registry& registry);
+// The trigger carrying one, keyed like `model` (a histogram of the matching
+// event, whose `format` this is) under its filter, as the kernel's
+// create_field_var_hist(); `command` is what the kernel would log for it
+// ("hist:keys=<model's keys>:synthetic_prio=prio if <filter>"): diagnostics only.
+struct FieldVarTrigger {
+  parse::HistCommand command;
+  HistPlan plan;
+};
+Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, const HistPlan& model,
+                                                   const catalog::EventFormat& format,
+                                                   const Registry& registry = {});
 
 // Types a filter against an event's format (for commands other than hist
 // that carry a filter, e.g. enable_hist). `command` goes into diagnostics.

@@ -385,17 +385,6 @@ void emit_enable(Emitter& em, size_t i, const EnableInput& in) {
   out += "}\n\n";
 }
 
-// Whether the unit's code reads common_pid, so that its entry asks the
-// kernel for it: every read is load_expr's `c->pid`, or the header of a
-// generated synthetic record (histd_synth_begin), whose triggers see it
-// through histd_common_at.
-bool reads_common_pid(const Emitter& em) {
-  for (const std::string* code : {&em.helpers, &em.body})
-    if (code->find("c->pid") != std::string::npos || code->find("histd_synth_begin(") != std::string::npos)
-      return true;
-  return false;
-}
-
 }  // namespace
 
 std::string table_map_name(size_t trigger_index) { return fmt::format("tbl{}", trigger_index); }
@@ -455,7 +444,11 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
   for (const TriggerInput& t : triggers)
     needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
   const int ts = needs_ts ? 1 : 0;
-  const int pid = reads_common_pid(em) ? 1 : 0;
+  // Decided from the plans, never by searching the code just generated.
+  bool reads_pid = false;
+  for (const TriggerInput* t : all) reads_pid = reads_pid || detail::reads_common_pid(*t->plan);
+  for (const EnableInput* e : all_enables) reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
+  const int pid = reads_pid ? 1 : 0;
   switch (entry.kind) {
     case EventEntry::Kind::Tracepoint:
       out += fmt::format("HISTD_EVENT_ENTRY(handle, {}, {})\n", ts, pid);

@@ -26,6 +26,11 @@ std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p);
 // After the table update: the variable record store and the actions.
 std::string emit_var_store_and_actions(size_t i, const TriggerInput& in);
 
+// Whether the code generated for a plan (or an enable's filter) reads
+// common_pid (common_pid.cpp): the unit's entry then asks the kernel for it.
+bool reads_common_pid(const plan::HistPlan& p);
+bool reads_common_pid(const plan::TypedFilter& f);
+
 // Hot slots (hot_slots.cpp): on a hit in the event's slot, add there and
 // return from the handler; after the hash took the event, claim the slot.
 std::string hot_hit(size_t i, const plan::HistPlan& p, const std::vector<std::string>& values);

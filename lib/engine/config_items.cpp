@@ -131,15 +131,25 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   auto names = split_event(item.event);
   auto it = names ? events_.find(catalog::EventId{names->first, names->second}) : events_.end();
   if (it == events_.end()) return not_found(item);
-  // Removed by the line the trigger file prints for it: its own command may
-  // have been a pause, which removes nothing.
-  std::string removal;
-  for (const auto& t : it->second->triggers)
-    if (t->config == item.text) removal = "!" + t->plan.trigger_text();
-  for (const auto& e : it->second->enables)
-    if (e->config == item.text) removal = "!" + e->cmd.command;
-  if (removal.empty()) return not_found(item);
-  return write_trigger_locked(names->first, names->second, removal, parse::kMaxPrintedCommandBytes);
+  // Removed as '!' and the line the trigger file prints for it would remove
+  // it (its own command may have been a pause, which removes nothing), but
+  // by what it is, not by parsing that line again.
+  EventState& ev = *it->second;
+  Trigger* trigger = nullptr;
+  EnableTrigger* enable = nullptr;
+  for (const auto& t : ev.triggers)
+    if (t->config == item.text) trigger = t.get();
+  for (const auto& e : ev.enables)
+    if (e->config == item.text) enable = e.get();
+  if (!trigger && !enable) return not_found(item);
+  const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
+  const std::string location = "hist:" + item.event;
+  ev.last_error.reset();
+  ++ev.generation;
+  if (auto room = reserve_state(command.size() + 1); !room)
+    return finish_command(location, "!" + command, &ev, system_failure(std::move(room).error()));
+  CommandResult r = enable ? remove_enable(ev, enable) : remove_hist(ev, trigger, command);
+  return finish_command(location, "!" + command, &ev, std::move(r));
 }
 
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {

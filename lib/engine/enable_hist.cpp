@@ -4,18 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "engine/engine_state.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
-
-bool Engine::is_enable_command(std::string_view text) {
-  while (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) || text.front() == '!'))
-    text.remove_prefix(1);
-  return text.substr(0, 12) == "enable_hist:" || text.substr(0, 13) == "disable_hist:";
-}
 
 std::vector<Engine::EnableTrigger*> Engine::enables_of(EventState& ev) {
   std::vector<EnableTrigger*> out;
@@ -54,12 +47,9 @@ void Engine::refresh_enablers_of(const EventState& target) {
   }
 }
 
-CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t max_bytes) {
+CommandResult Engine::apply_enable(EventState& ev, parse::EnableHistCommand cmd) {
   ev.last_error.reset();
   ++ev.generation;
-  auto parsed = parse::parse_enable_hist(text, max_bytes);
-  if (!parsed) return user_error(ev, std::move(parsed).error());
-  parse::EnableHistCommand& cmd = *parsed;
   if (!catalog_.contains(cmd.system, cmd.event))
     return user_error(ev, Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
   std::optional<plan::TypedFilter> filter;
@@ -77,15 +67,7 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t
   });
   if (cmd.remove) {
     if (found == ev.enables.end()) return Unit{};
-    std::vector<EnableTrigger*> rest;
-    for (auto& e : ev.enables)
-      if (e.get() != found->get()) rest.push_back(e.get());
-    auto st = rebuild(ev, triggers_of(ev), rest);
-    if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
-    release_slot((*found)->slot);
-    ev.enables.erase(found);
-    after_synth_removal(ev);
-    return Unit{};
+    return remove_enable(ev, found->get());
   }
   if (found != ev.enables.end())
     return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
@@ -121,6 +103,18 @@ CommandResult Engine::apply_enable(EventState& ev, std::string_view text, size_t
     }
     (void)refresh_synth(ev.event);
   }
+  return Unit{};
+}
+
+CommandResult Engine::remove_enable(EventState& ev, EnableTrigger* going) {
+  std::vector<EnableTrigger*> rest;
+  for (auto& e : ev.enables)
+    if (e.get() != going) rest.push_back(e.get());
+  auto st = rebuild(ev, triggers_of(ev), rest);
+  if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
+  release_slot(going->slot);
+  std::erase_if(ev.enables, [&](const auto& e) { return e.get() == going; });
+  after_synth_removal(ev);
   return Unit{};
 }
 

@@ -385,7 +385,18 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
     return finish_command(location, text, &ev, system_failure(std::move(room).error()));
   }
   const size_t triggers_before = ev.triggers.size(), enables_before = ev.enables.size();
-  CommandResult r = is_enable_command(text) ? apply_enable(ev, text, max_bytes) : apply_hist(ev, text, max_bytes);
+  // The one parse of this write: what follows dispatches on its type.
+  auto parsed = parse::parse_trigger(text, max_bytes);
+  CommandResult r = Unit{};
+  if (!parsed) {
+    ev.last_error.reset();
+    ++ev.generation;
+    r = user_error(ev, std::move(parsed).error());
+  } else if (auto* enable = std::get_if<parse::EnableHistCommand>(&*parsed)) {
+    r = apply_enable(ev, std::move(*enable));
+  } else {
+    r = apply_hist(ev, std::get<parse::HistCommand>(*parsed));
+  }
   if (r && config) mark_config(ev, triggers_before, enables_before, *config);
   return finish_command(location, text, &ev, std::move(r));
 }
@@ -431,14 +442,14 @@ Status Engine::remove_trigger(EventState& ev, Trigger* going) {
   return ok_status();
 }
 
-CommandResult Engine::apply_hist(EventState& ev, std::string_view text, size_t max_bytes) {
+CommandResult Engine::apply_hist(EventState& ev, const parse::HistCommand& cmd) {
   // onmatch() params naming fields of the matching event need the kernel's
   // implicit field variables there first; they go again if this fails.
   std::vector<uint64_t> field_vars;
-  auto made = add_field_vars(ev, text, max_bytes, field_vars);
+  auto made = add_field_vars(ev, cmd, field_vars);
   if (!made) return made;
   const size_t before = ev.triggers.size();
-  CommandResult r = apply_hist_command(ev, text, max_bytes);
+  CommandResult r = apply_hist_command(ev, cmd);
   const bool created = r && ev.triggers.size() > before;
   for (uint64_t uid : field_vars) {
     if (!created) {
@@ -450,56 +461,83 @@ CommandResult Engine::apply_hist(EventState& ev, std::string_view text, size_t m
   return r;
 }
 
-CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, size_t max_bytes) {
+CommandResult Engine::apply_hist_command(EventState& ev, const parse::HistCommand& cmd) {
   ev.last_error.reset();
   ++ev.generation;
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return system_failure(std::move(format).error());
-  const plan::Registry reg = registry();
-  auto planned = pipeline::plan_command(text, **format, reg, max_bytes);
+  auto planned = pipeline::plan_command(cmd, **format, registry());
   if (!planned) return user_error(ev, std::move(planned).error());
-  const parse::HistCommand& cmd = planned->command;
-  plan::HistPlan& plan = planned->plan;
+  return apply_hist_plan(ev, cmd, std::move(*planned));
+}
 
-  const std::string identity = plan.identity();
+CommandResult Engine::apply_hist_plan(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan) {
+  const plan::TriggerKey key = plan::trigger_key(plan);
   auto found = std::find_if(ev.triggers.begin(), ev.triggers.end(),
-                            [&](const auto& t) { return t->plan.identity() == identity; });
-
+                            [&](const auto& t) { return plan::trigger_key(t->plan) == key; });
   if (plan.remove) {
     // As in the kernel, removing a trigger that does not exist is not an error.
     if (found == ev.triggers.end()) return Unit{};
-    if (auto user = referenced_by({found->get()}))
-      return user_error(ev, Diagnostic{ErrorCode::VarBusy, Span{0, 0}, cmd.command, "used by " + *user});
-    const uint64_t uid = (*found)->uid;
-    auto st = remove_trigger(ev, found->get());
-    if (!st) return system_failure(std::move(st).error());
-    remove_field_vars_of(uid);
-    return Unit{};
+    return remove_hist(ev, found->get(), cmd.command);
   }
-
-  if (found != ev.triggers.end()) {
-    Trigger& t = **found;
-    switch (plan.control) {
-      case parse::Control::Pause:
-      case parse::Control::Continue: {
-        const bool paused = plan.control == parse::Control::Pause;
-        auto st = set_paused(t.slot, paused);
-        if (!st) return system_failure(std::move(st).error());
-        return Unit{};
-      }
-      case parse::Control::Clear: {
-        auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
-        if (!st) return system_failure(std::move(st).error());
-        t.missed_base = event_missed(ev);  // Hits start over: so does Missed
-        return Unit{};
-      }
-      case parse::Control::None:
-        return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
-    }
-  }
+  if (found != ev.triggers.end()) return control_trigger(ev, **found, cmd, plan.control);
   if (plan.control == parse::Control::Continue || plan.control == parse::Control::Clear)
     return user_error(ev, Diagnostic{ErrorCode::TriggerEnoentClear, Span{0, 0}, cmd.command, {}});
+  return add_trigger(ev, cmd, std::move(plan));
+}
 
+CommandResult Engine::remove_hist(EventState& ev, Trigger* going, const std::string& command) {
+  if (auto user = referenced_by({going}))
+    return user_error(ev, Diagnostic{ErrorCode::VarBusy, Span{0, 0}, command, "used by " + *user});
+  const uint64_t uid = going->uid;
+  auto st = remove_trigger(ev, going);
+  if (!st) return system_failure(std::move(st).error());
+  remove_field_vars_of(uid);
+  return Unit{};
+}
+
+CommandResult Engine::control_trigger(EventState& ev, Trigger& t, const parse::HistCommand& cmd,
+                                      parse::Control control) {
+  switch (control) {
+    case parse::Control::Pause:
+    case parse::Control::Continue: {
+      auto st = set_paused(t.slot, control == parse::Control::Pause);
+      if (!st) return system_failure(std::move(st).error());
+      return Unit{};
+    }
+    case parse::Control::Clear: {
+      auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
+      if (!st) return system_failure(std::move(st).error());
+      t.missed_base = event_missed(ev);  // Hits start over: so does Missed
+      return Unit{};
+    }
+    case parse::Control::None:
+      break;
+  }
+  return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
+}
+
+std::optional<Diagnostic> Engine::conflicts(const EventState& ev, const parse::HistCommand& cmd,
+                                           const plan::HistPlan& plan) const {
+  // Variable names are unique per event, across its triggers.
+  for (const auto& t : ev.triggers)
+    for (const plan::Variable& mine : plan.vars)
+      for (const plan::Variable& theirs : t->plan.vars)
+        if (mine.name == theirs.name) {
+          const uint32_t pos = parse::errpos(cmd.command, mine.name);
+          return Diagnostic{ErrorCode::DuplicateVar, Span{pos, pos + uint32_t(mine.name.size())}, cmd.command, {}};
+        }
+  // Synthetic events run their triggers when generated: a loop would never end.
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic)
+    for (const plan::ActionPlan& a : plan.actions)
+      if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
+        const uint32_t pos = parse::errpos(cmd.command, a.synth);
+        return Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())}, cmd.command, {}};
+      }
+  return std::nullopt;
+}
+
+CommandResult Engine::add_trigger(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan) {
   // A new trigger. Named tables must agree with the table they join.
   bool joins_table = false;
   if (plan.name) {
@@ -515,23 +553,7 @@ CommandResult Engine::apply_hist_command(EventState& ev, std::string_view text, 
       joins_table = existing != nullptr;
     }
   }
-  // Variable names are unique per event, across its triggers.
-  for (const auto& t : ev.triggers)
-    for (const plan::Variable& mine : plan.vars)
-      for (const plan::Variable& theirs : t->plan.vars)
-        if (mine.name == theirs.name) {
-          const uint32_t pos = parse::errpos(cmd.command, mine.name);
-          return user_error(ev, Diagnostic{ErrorCode::DuplicateVar, Span{pos, pos + uint32_t(mine.name.size())},
-                                           cmd.command, {}});
-        }
-  // Synthetic events run their triggers when generated: a loop would never end.
-  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic)
-    for (const plan::ActionPlan& a : plan.actions)
-      if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
-        const uint32_t pos = parse::errpos(cmd.command, a.synth);
-        return user_error(ev, Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())},
-                                         cmd.command, {}});
-      }
+  if (auto conflict = conflicts(ev, cmd, plan)) return user_error(ev, std::move(*conflict));
   // The limits, before any map exists: a trigger joining a named table
   // needs only its variable map.
   const plan::MapMemory memory = plan::map_memory(plan, possible_cpus_);

@@ -369,72 +369,63 @@ void Engine::remove_field_vars_of(uint64_t uid) {
   for (uint64_t m : made) remove_trigger_uid(m);
 }
 
-CommandResult Engine::add_field_vars(EventState& ev, std::string_view text, size_t max_bytes,
-                                     std::vector<uint64_t>& created) {
-  auto parsed = parse::parse_trigger(text, max_bytes);
-  if (!parsed) return Unit{};  // the command's own path reports it
-  const auto* cmd = std::get_if<parse::HistCommand>(&*parsed);
-  if (!cmd || cmd->remove || cmd->control != parse::Control::None) return Unit{};
-  const plan::Registry reg = registry();
-  auto fail = [&](ErrorCode code, const std::string& param) -> CommandResult {
+CommandResult Engine::add_field_vars(EventState& ev, const parse::HistCommand& cmd, std::vector<uint64_t>& created) {
+  auto undo = [&] {
     for (uint64_t uid : created) remove_trigger_uid(uid);
     created.clear();
-    const uint32_t pos = parse::errpos(cmd->command, param);
-    return user_error(ev, Diagnostic{code, Span{pos, pos + uint32_t(param.size())}, cmd->command, {}});
   };
-  for (const parse::Action& a : cmd->actions) {
-    if (a.handler != parse::Action::Handler::OnMatch) continue;
-    if (a.match_system == ev.system && a.match_event == ev.event) continue;
-    for (const parse::ActionParam& p : a.params) {
-      const std::string prefix = a.match_system + "." + a.match_event + ".";
-      if (!p.text.starts_with(prefix)) continue;
-      const std::string field = p.text.substr(prefix.size());
-      if (field.empty() || field[0] == '$' || field.find('.') != std::string::npos) continue;
-      const std::string name = std::string(plan::kFieldVarPrefix) + field;
-      bool exists = false;
-      for (const plan::RegisteredVar& v : reg.vars)
-        exists = exists || (v.system == a.match_system && v.event == a.match_event && v.name == name);
-      if (exists) continue;
-      auto other = events_.find(catalog::EventId{a.match_system, a.match_event});
-      auto format = catalog_.event(a.match_system, a.match_event);
-      if (!format || !(*format)->find(field)) continue;  // planning says "Couldn't find param"
-      // Keyed like the matching event's histogram, under its filter, as the
-      // kernel's create_field_var_hist() does.
-      const Trigger* model = nullptr;
-      if (other != events_.end()) {
-        for (const auto& t : other->second->triggers)
-          if (!model && !t->plan.vars.empty()) model = t.get();
-        if (!model && !other->second->triggers.empty()) model = other->second->triggers.front().get();
-      }
-      if (!model) return fail(ErrorCode::HistNotFound, p.text);
-      // Room for this field variable's trigger and the command's own.
-      const uint32_t at = parse::errpos(cmd->command, p.text);
-      if (auto refused = check_limits(ev, cmd->command, 2, Span{at, at + uint32_t(p.text.size())}, 0, Span{0, 0})) {
-        for (uint64_t uid : created) remove_trigger_uid(uid);
-        created.clear();
-        return *refused;
-      }
-      std::string command = "hist:keys=";
-      for (size_t k = 0; k < model->plan.keys.size(); ++k) command += (k ? "," : "") + model->plan.keys[k].printed;
-      command += ":" + name + "=" + field;
-      if (!model->plan.filter_text.empty()) command += " if " + model->plan.filter_text;
-      auto r = apply_hist_command(*other->second, command, parse::kMaxPrintedCommandBytes);
-      if (!r && r.error().error.err == ENOSPC && r.error().diagnostic) {
-        // Over a limit: say so on this event too, with the limit's own words.
-        for (uint64_t uid : created) remove_trigger_uid(uid);
-        created.clear();
-        const uint32_t pos = parse::errpos(cmd->command, p.text);
-        return user_error(ev,
-                          Diagnostic{r.error().diagnostic->code, Span{pos, pos + uint32_t(p.text.size())},
-                                     cmd->command, "the field variable for " + p.text + ": " +
-                                                       r.error().diagnostic->detail},
-                          ENOSPC);
-      }
-      if (!r) return fail(ErrorCode::FieldVarCreateFail, p.text);
-      created.push_back(other->second->triggers.back()->uid);
+  auto at_param = [&](const std::string& param) {
+    const uint32_t pos = parse::errpos(cmd.command, param);
+    return Span{pos, pos + uint32_t(param.size())};
+  };
+  for (const plan::FieldVarNeed& need : plan::field_var_needs(cmd, ev.system, ev.event, registry())) {
+    auto other = events_.find(catalog::EventId{need.system, need.event});
+    auto format = catalog_.event(need.system, need.event);
+    if (!format || !(*format)->find(need.field)) continue;  // planning says "Couldn't find param"
+    // Keyed like the matching event's histogram, under its filter, as the
+    // kernel's create_field_var_hist() does.
+    const Trigger* model = nullptr;
+    if (other != events_.end()) {
+      for (const auto& t : other->second->triggers)
+        if (!model && !t->plan.vars.empty()) model = t.get();
+      if (!model && !other->second->triggers.empty()) model = other->second->triggers.front().get();
     }
+    if (!model) {
+      undo();
+      return user_error(ev, Diagnostic{ErrorCode::HistNotFound, at_param(need.param), cmd.command, {}});
+    }
+    // Room for this field variable's trigger and the command's own.
+    if (auto refused = check_limits(ev, cmd.command, 2, at_param(need.param), 0, Span{0, 0})) {
+      undo();
+      return *refused;
+    }
+    auto r = add_field_var(*other->second, need, model->plan, **format);
+    if (!r && r.error().error.err == ENOSPC && r.error().diagnostic) {
+      // Over a limit: say so on this event too, with the limit's own words.
+      undo();
+      return user_error(ev,
+                        Diagnostic{r.error().diagnostic->code, at_param(need.param), cmd.command,
+                                   "the field variable for " + need.param + ": " + r.error().diagnostic->detail},
+                        ENOSPC);
+    }
+    if (!r) {
+      undo();
+      return user_error(ev, Diagnostic{ErrorCode::FieldVarCreateFail, at_param(need.param), cmd.command, {}});
+    }
+    created.push_back(other->second->triggers.back()->uid);
   }
   return Unit{};
+}
+
+CommandResult Engine::add_field_var(EventState& other, const plan::FieldVarNeed& need, const plan::HistPlan& model,
+                                    const catalog::EventFormat& format) {
+  // As a command on the matching event would: its own error_log entry and
+  // hist file error when it fails.
+  other.last_error.reset();
+  ++other.generation;
+  auto planned = plan::plan_field_var(need, model, format, registry());
+  if (!planned) return user_error(other, std::move(planned).error());
+  return apply_hist_plan(other, planned->command, std::move(planned->plan));
 }
 
 }  // namespace histd::engine

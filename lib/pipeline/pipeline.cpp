@@ -4,6 +4,12 @@
 
 namespace histd::pipeline {
 
+Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command,
+                                                const catalog::EventFormat& format,
+                                                const plan::Registry& registry) {
+  return plan::plan_hist(command, format, registry);
+}
+
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
                                          const plan::Registry& registry, size_t max_bytes) {
   auto parsed = parse::parse_trigger(text, max_bytes);
@@ -14,7 +20,7 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
     return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, e.command, "only hist commands have a plan"});
   }
   parse::HistCommand command = std::move(*hist);
-  auto planned = plan::plan_hist(command, format, registry);
+  auto planned = plan_command(command, format, registry);
   if (!planned) return unexpected(std::move(planned).error());
   return Planned{std::move(command), std::move(*planned)};
 }

@@ -1,5 +1,5 @@
 // HistPlan's printing and comparison: the trigger line the kernel prints
-// (event_hist_trigger_print) and the identity used to match '!' removals.
+// (event_hist_trigger_print) and the key that matches a trigger (TriggerKey).
 #include "histd/plan.h"
 
 #include <fmt/format.h>
@@ -46,6 +46,23 @@ std::string trigger_text_with(const HistPlan& p, bool with_size) {
 std::string HistPlan::trigger_text() const { return trigger_text_with(*this, true); }
 
 std::string HistPlan::identity() const { return trigger_text_with(*this, false); }
+
+TriggerKey trigger_key(const HistPlan& p) {
+  TriggerKey k;
+  k.system = p.system;
+  k.event = p.event;
+  k.name = p.name;
+  for (const KeyField& f : p.keys) k.keys.push_back({f.name, f.transform, f.buckets, f.display});
+  // vals[0] is always the hitcount; nohitcount hides it.
+  for (const ValField& v : p.vals) k.vals.push_back(v.printed);
+  k.nohitcount = p.nohitcount;
+  for (const Variable& v : p.vars) k.vars.emplace_back(v.name, v.expr.text);
+  for (const SortKey& s : p.sort) k.sort.push_back(s.column);
+  if (p.uses_timestamp()) k.clock = p.clock;
+  for (const ActionPlan& a : p.actions) k.actions.push_back(a.printed);
+  if (p.filter) k.filter = p.filter_text;
+  return k;
+}
 
 table::Table HistPlan::columns() const {
   table::Table t;
