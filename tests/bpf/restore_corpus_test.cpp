@@ -14,23 +14,12 @@
 
 #include "bpf_test_support.h"
 #include "histd/catalog.h"
+#include "../unit/fixtures.h"
 
 namespace histd::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::string> corpus() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(fs::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / "trigger")) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out.push_back(ss.str());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // A record of `format` whose numbers vary with `i` and whose strings are
 // short and valid, so that keys differ from record to record.
@@ -89,7 +78,7 @@ class RestoreCorpusTest : public ::testing::Test {
 };
 
 TEST_F(RestoreCorpusTest, EveryAcceptedCommandComesBackWithItsCounts) {
-  const auto commands = corpus();
+  const auto commands = command_corpus();
   ASSERT_GT(commands.size(), 40u);
   std::unique_ptr<engine::Engine> first = fixture_engine(options_);
   ASSERT_TRUE(first);

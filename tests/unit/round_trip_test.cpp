@@ -15,26 +15,15 @@
 #include "histd/plan.h"
 #include "histd/parse.h"
 #include "histd/synth.h"
+#include "fixtures.h"
 
 namespace histd {
 namespace {
 
+using testing::fixtures;
+using testing::command_corpus;
+
 namespace fs = std::filesystem;
-
-const catalog::Catalog& fixtures() {
-  static const catalog::Catalog c = [] {
-    auto opened = catalog::Catalog::open(fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
-    EXPECT_TRUE(opened.ok());
-    return std::move(*opened);
-  }();
-  return c;
-}
-
-std::shared_ptr<const catalog::EventFormat> format_of(const std::string& system, const std::string& event) {
-  auto f = fixtures().event(system, event);
-  EXPECT_TRUE(f.ok()) << system << ":" << event;
-  return f.ok() ? *f : nullptr;
-}
 
 // What an engine holding these triggers would register for the next one.
 struct World {
@@ -110,7 +99,7 @@ TEST(RoundTrip, EveryCorpusCommandOnEveryFixtureEvent) {
   ASSERT_GT(commands.size(), 40u);
   size_t accepted = 0;
   for (const catalog::EventId& id : fixtures().events()) {
-    auto format = format_of(id.system, id.name);
+    auto format = testing::fixture_format(id.system, id.name);
     if (!format) continue;
     for (const std::string& c : commands) accepted += expect_round_trip(c, *format, {}).has_value();
   }
@@ -119,8 +108,8 @@ TEST(RoundTrip, EveryCorpusCommandOnEveryFixtureEvent) {
 }
 
 TEST(RoundTrip, ModifiersFiltersAndAttributes) {
-  auto kmalloc = format_of("kmem", "kmalloc");
-  auto exec = format_of("sched", "sched_process_exec");
+  auto kmalloc = testing::fixture_format("kmem", "kmalloc");
+  auto exec = testing::fixture_format("sched", "sched_process_exec");
   ASSERT_TRUE(kmalloc && exec);
   for (const char* c : {
            "hist:key=call_site.sym-offset:val=bytes_req.hex,bytes_alloc:sort=bytes_alloc.descending,call_site:size=100",
@@ -142,11 +131,11 @@ TEST(RoundTrip, ModifiersFiltersAndAttributes) {
 // The inter-event forms, each planned against what the ones before it
 // registered, as the engine restores them in creation order.
 TEST(RoundTrip, VariablesReferencesAndActions) {
-  auto waking = format_of("sched", "sched_waking");
-  auto wakeup = format_of("sched", "sched_wakeup");
-  auto swtch = format_of("sched", "sched_switch");
-  auto write = format_of("syscalls", "sys_enter_write");
-  auto write_exit = format_of("syscalls", "sys_exit_write");
+  auto waking = testing::fixture_format("sched", "sched_waking");
+  auto wakeup = testing::fixture_format("sched", "sched_wakeup");
+  auto swtch = testing::fixture_format("sched", "sched_switch");
+  auto write = testing::fixture_format("syscalls", "sys_enter_write");
+  auto write_exit = testing::fixture_format("syscalls", "sys_exit_write");
   ASSERT_TRUE(waking && wakeup && swtch && write && write_exit);
   World w;
   w.define("wakeup_latency u64 lat; pid_t pid; char comm[16]");
@@ -182,7 +171,7 @@ TEST(RoundTrip, VariablesReferencesAndActions) {
 // A command of 4095 bytes is accepted; its printed line, with the defaults
 // spelled out, is over a page and still restores.
 TEST(RoundTrip, APageLongCommandWhosePrintedLineIsLonger) {
-  auto kmalloc = format_of("kmem", "kmalloc");
+  auto kmalloc = testing::fixture_format("kmem", "kmalloc");
   ASSERT_TRUE(kmalloc);
   std::string command = "hist:keys=common_pid if bytes_req != 1";
   for (int n = 2; command.size() < 4095 - 24; ++n) command += " && bytes_req != " + std::to_string(n);

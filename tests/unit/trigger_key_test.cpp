@@ -12,38 +12,15 @@
 #include "histd/pipeline.h"
 #include "histd/plan.h"
 #include "histd/parse.h"
+#include "fixtures.h"
 
 namespace histd {
 namespace {
 
+using testing::fixtures;
+using testing::command_corpus;
+
 namespace fs = std::filesystem;
-
-const catalog::Catalog& fixtures() {
-  static const catalog::Catalog c = [] {
-    auto opened = catalog::Catalog::open(fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
-    EXPECT_TRUE(opened.ok());
-    return std::move(*opened);
-  }();
-  return c;
-}
-
-std::shared_ptr<const catalog::EventFormat> format_of(const std::string& system, const std::string& event) {
-  auto f = fixtures().event(system, event);
-  EXPECT_TRUE(f.ok()) << system << ":" << event;
-  return f.ok() ? *f : nullptr;
-}
-
-std::vector<std::string> corpus() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(fs::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / "trigger")) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out.push_back(ss.str());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 plan::HistPlan plan_ok(const std::string& text, const catalog::EventFormat& format,
                        const plan::Registry& registry = {}) {
@@ -58,7 +35,7 @@ plan::TriggerKey key_of(const std::string& text, const catalog::EventFormat& for
 
 // What the kernel's hist_trigger_match() compares, and what it does not.
 TEST(TriggerKey, TheKernelsRules) {
-  auto kmalloc = format_of("kmem", "kmalloc");
+  auto kmalloc = testing::fixture_format("kmem", "kmalloc");
   ASSERT_TRUE(kmalloc);
   const auto& f = *kmalloc;
   const std::string base = "hist:keys=call_site.sym:vals=bytes_req";
@@ -88,7 +65,7 @@ TEST(TriggerKey, TheKernelsRules) {
   EXPECT_NE(key_of(base + " if bytes_req > 1", f), key_of(base + " if bytes_req>1", f));
   EXPECT_NE(key_of(base, f), key_of(base + ":nohitcount", f));
   EXPECT_NE(key_of("hist:keys=call_site:x=bytes_req", f), key_of("hist:keys=call_site:y=bytes_req", f));
-  auto exec = format_of("sched", "sched_process_exec");
+  auto exec = testing::fixture_format("sched", "sched_process_exec");
   ASSERT_TRUE(exec);
   EXPECT_NE(key_of("hist:keys=common_pid", f), key_of("hist:keys=common_pid", *exec));
   // histd's own rule, as before: the clock counts when a field reads it.
@@ -100,11 +77,11 @@ TEST(TriggerKey, TheKernelsRules) {
 // the command corpus on every fixture event; a printed line and '!' + it
 // name the trigger they were printed from.
 TEST(TriggerKey, AgreesWithThePrintedIdentityOverTheCorpus) {
-  const auto commands = corpus();
+  const auto commands = command_corpus();
   ASSERT_GT(commands.size(), 40u);
   size_t compared = 0;
   for (const catalog::EventId& id : fixtures().events()) {
-    auto format = format_of(id.system, id.name);
+    auto format = testing::fixture_format(id.system, id.name);
     if (!format) continue;
     std::vector<plan::HistPlan> plans;
     for (const std::string& c : commands)
@@ -126,9 +103,9 @@ TEST(TriggerKey, AgreesWithThePrintedIdentityOverTheCorpus) {
 
 // The pipeline plans a parsed command as it plans its text.
 TEST(ParseOnce, PlanningAParsedCommandIsPlanningItsText) {
-  auto kmalloc = format_of("kmem", "kmalloc");
+  auto kmalloc = testing::fixture_format("kmem", "kmalloc");
   ASSERT_TRUE(kmalloc);
-  for (const std::string& c : corpus()) {
+  for (const std::string& c : command_corpus()) {
     auto parsed = parse::parse_trigger(c);
     if (!parsed || !std::holds_alternative<parse::HistCommand>(*parsed)) continue;
     auto from_text = pipeline::plan_command(c, *kmalloc);
@@ -190,7 +167,7 @@ TEST(FieldVars, WhichParamsNeedOne) {
 // The field variable's trigger is what planning the command the kernel
 // logs for it gives: keyed like the model, under its filter.
 TEST(FieldVars, PlannedFromTheModelsTypedPlan) {
-  auto waking = format_of("sched", "sched_waking");
+  auto waking = testing::fixture_format("sched", "sched_waking");
   ASSERT_TRUE(waking);
   const plan::FieldVarNeed need{"sched", "sched_waking", "prio", "synthetic_prio", "sched.sched_waking.prio"};
   for (const char* model_text : {
@@ -213,7 +190,7 @@ TEST(FieldVars, PlannedFromTheModelsTypedPlan) {
     EXPECT_EQ(made->plan.vars.size(), 1u);
   }
   // A field that cannot be a variable is refused, with the logged command.
-  auto sched_switch = format_of("sched", "sched_switch");
+  auto sched_switch = testing::fixture_format("sched", "sched_switch");
   ASSERT_TRUE(sched_switch);
   const plan::HistPlan model = plan_ok("hist:keys=next_pid", *sched_switch);
   auto bad = plan::plan_field_var({"sched", "sched_switch", "nope", "synthetic_nope", "sched.sched_switch.nope"},
@@ -233,9 +210,9 @@ TEST(FieldVars, PlannedFromTheModelsTypedPlan) {
 TEST(ParseOnce, TheEntryReadsThePidExactlyWhenTheCodeDoes) {
   size_t units = 0, reading = 0;
   for (const catalog::EventId& id : fixtures().events()) {
-    auto format = format_of(id.system, id.name);
+    auto format = testing::fixture_format(id.system, id.name);
     if (!format) continue;
-    std::vector<std::string> commands = corpus();
+    std::vector<std::string> commands = command_corpus();
     for (const char* c : {"hist:keys=common_cpu if common_pid == 1", "hist:keys=common_cpu:vals=common_pid",
                           "hist:keys=common_cpu:x=common_pid*2", "hist:keys=common_cpu:x=common_pid*0",
                           "hist:keys=common_pid.execname", "hist:keys=common_cpu:vals=common_pid-1",

@@ -1,0 +1,50 @@
+// The fixture tracefs's catalog and the command corpus (the trigger fuzzer's
+// seeds): what the tests that walk every command or every fixture event share.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "histd/catalog.h"
+
+namespace histd::testing {
+
+// Opened once: every test reads the same fixture files.
+inline const catalog::Catalog& fixtures() {
+  static const catalog::Catalog c = [] {
+    auto opened = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+    EXPECT_TRUE(opened.ok());
+    return std::move(*opened);
+  }();
+  return c;
+}
+
+inline std::shared_ptr<const catalog::EventFormat> fixture_format(const std::string& system,
+                                                                  const std::string& event) {
+  auto f = fixtures().event(system, event);
+  EXPECT_TRUE(f.ok()) << system << ":" << event;
+  return f.ok() ? *f : nullptr;
+}
+
+// Every command of fuzz/corpus/trigger, sorted.
+inline std::vector<std::string> command_corpus() {
+  std::vector<std::string> out;
+  const auto dir = std::filesystem::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / "trigger";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out.push_back(ss.str());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace histd::testing
