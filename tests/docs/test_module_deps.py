@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The modules depend only in the directions docs/design.md draws.
+
+Reads the table under "Modules and the directions they depend in" (module |
+may use) and checks every #include of lib/<module>/ and of the module's
+public headers (include/histd/): a header of another module must be one the
+row allows, and no module may reach into another's private headers
+("parse/text.h" from outside lib/parse). Also: every lib/ folder has a row,
+and a row uses only rows above it (no cycle).  Usage: test_module_deps.py SRC
+"""
+import re
+import sys
+from pathlib import Path
+
+# Public headers that are not named after their module.
+HEADER_MODULE = {
+    "diagnostic": "common", "result": "common", "text": "common", "fd": "common",
+    "mountinfo": "common", "populate": "common",
+    "table_reader": "table", "trace_buffer": "trace",
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def allowed_table(design: str):
+    section = design.split("### Modules and the directions they depend in", 1)
+    if len(section) < 2:
+        sys.exit("FAIL: docs/design.md has no section 'Modules and the directions they depend in'")
+    rows = {}
+    order = []
+    for line in section[1].splitlines():
+        m = re.match(r"^\| (\w+) \|([^|]*)\|$", line)
+        if m and m.group(1) != "module":
+            rows[m.group(1)] = m.group(2).split()
+            order.append(m.group(1))
+        elif order and not line.startswith("|"):
+            break
+    return rows, order
+
+
+def module_of_header(name: str, modules):
+    base = name[len("histd/"):-len(".h")]
+    if base in HEADER_MODULE:
+        return HEADER_MODULE[base]
+    return base if base in modules else None
+
+
+def main() -> int:
+    src = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    rows, order = allowed_table((src / "docs/design.md").read_text())
+    failures = []
+    for i, m in enumerate(order):
+        for used in rows[m]:
+            if used not in order[:i]:
+                failures.append(f"design.md: {m} uses {used}, which is not a row above it")
+    folders = sorted(p.name for p in (src / "lib").iterdir() if p.is_dir())
+    for f in folders:
+        if f not in rows:
+            failures.append(f"lib/{f} has no row in design.md's module table")
+    modules = set(rows)
+    headers = {}
+    for h in (src / "include/histd").glob("*.h"):
+        owner = module_of_header(f"histd/{h.name}", modules)
+        if owner is None:
+            failures.append(f"include/histd/{h.name} belongs to no module of the table")
+        else:
+            headers.setdefault(owner, []).append(h)
+    for m in order:
+        files = sorted((src / "lib" / m).glob("*.[ch]*")) if (src / "lib" / m).is_dir() else []
+        files += headers.get(m, [])
+        for f in files:
+            for inc in INCLUDE.findall(f.read_text()):
+                rel = f.relative_to(src)
+                if inc.startswith("histd/"):
+                    used = module_of_header(inc, modules)
+                    if used is None:
+                        failures.append(f"{rel}: {inc} belongs to no module of the table")
+                    elif used != m and used not in rows[m]:
+                        failures.append(f"{rel}: {m} may not use {used} ({inc})")
+                elif "/" in inc and inc.split("/")[0] in modules and inc.split("/")[0] != m:
+                    failures.append(f"{rel}: {inc} is private to lib/{inc.split('/')[0]}")
+    for line in failures:
+        print("FAIL:", line)
+    if not failures:
+        print(f"ok: {len(order)} modules depend only as docs/design.md draws them")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
