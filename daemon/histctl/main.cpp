@@ -46,12 +46,19 @@ constexpr const char* kExitStatus =
     "     a missing argument, a format file that cannot be read)\n"
     "  3  the caller may not use histd's control socket (root, or histd's --group, only)\n";
 
+// check and explain show the program histd loads; which entry it has
+// depends on histd's own --raw-syscalls (pipeline::syscall_entry).
+constexpr const char* kRawSyscallsHelp =
+    "show the program as histd --raw-syscalls loads it: a syscalls event that can be is entered from the raw "
+    "sys_enter/sys_exit tracepoint (default: from its own tracepoint)";
+
 // The command with a caret under the offending byte.
 std::string caret_block(const std::string& command, size_t caret) {
   return fmt::format("  {}\n  {}^\n", command, std::string(caret, ' '));
 }
 
-int check(const std::string& command, const std::string& format_path, const std::string& system, bool explain) {
+int check(const std::string& command, const std::string& format_path, const std::string& system, bool explain,
+          bool raw_syscalls) {
   std::ifstream in(format_path);
   if (!in) {
     fmt::print(stderr, "histctl: cannot read {}\n", format_path);
@@ -64,7 +71,7 @@ int check(const std::string& command, const std::string& format_path, const std:
     fmt::print(stderr, "histctl: {}: {}\n", format_path, format.error().context);
     return kBadArguments;
   }
-  auto compiled = histd::pipeline::compile(command, *format);
+  auto compiled = histd::pipeline::compile(command, *format, {.raw_syscalls = raw_syscalls});
   if (!compiled) {
     const histd::Diagnostic& d = compiled.error();
     fmt::print(stderr, "error: {}\n{}", d.message(), caret_block(d.command, d.span.begin));
@@ -77,7 +84,8 @@ int check(const std::string& command, const std::string& format_path, const std:
 
 // explain SYSTEM:EVENT COMMAND: the plan and the generated BPF C, from the
 // machine's own event format, installing nothing.
-int explain_event(const std::string& event, const std::string& command, const std::string& tracefs) {
+int explain_event(const std::string& event, const std::string& command, const std::string& tracefs,
+                  bool raw_syscalls) {
   auto ev = histd::control::split_event(event);
   if (!ev) {
     fmt::print(stderr, "histctl: expected SYSTEM:EVENT, got '{}'\n", event);
@@ -92,7 +100,8 @@ int explain_event(const std::string& event, const std::string& command, const st
     }
     root = *found;
   }
-  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true);
+  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true,
+               raw_syscalls);
 }
 
 // The message for a caller the socket's mode keeps out: its group, if it
@@ -281,12 +290,15 @@ int main(int argc, char** argv) {
   chk->add_option("--format", format_path, "the event's tracefs format file")->required();
   chk->add_option("--system", system, "the event's system (the format file does not name it)");
   chk->add_flag("--explain", explain, "also print the plan and the generated BPF C");
+  bool raw_syscalls = false;
+  chk->add_flag("--raw-syscalls", raw_syscalls, kRawSyscallsHelp);
 
   std::string tracefs;
   auto* expl = app.add_subcommand("explain", "print the plan and the generated BPF C of a command, installing nothing");
   expl->add_option("event", event, "SYSTEM:EVENT")->required();
   expl->add_option("command", command, "the hist command")->required();
   expl->add_option("--tracefs", tracefs, "tracefs root (default: this machine's)");
+  expl->add_flag("--raw-syscalls", raw_syscalls, kRawSyscallsHelp);
 
   try {
     app.parse(argc, argv);
@@ -295,8 +307,8 @@ int main(int argc, char** argv) {
     // --help is a success, every wrong argument kBadArguments.
     return app.exit(e) == 0 ? 0 : kBadArguments;
   }
-  if (expl->parsed()) return explain_event(event, command, tracefs);
-  if (chk->parsed()) return check(command, format_path, system, explain);
+  if (expl->parsed()) return explain_event(event, command, tracefs, raw_syscalls);
+  if (chk->parsed()) return check(command, format_path, system, explain, raw_syscalls);
   if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
   if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
   if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});

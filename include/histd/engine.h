@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "histd/catalog.h"
-#include "histd/codegen.h"
 #include "histd/diagnostic.h"
+#include "histd/pipeline.h"
 #include "histd/plan.h"
 #include "histd/readout.h"
 #include "histd/result.h"
@@ -368,6 +368,11 @@ class Engine {
   // after its set of hist triggers changed.
   void refresh_enablers_of(const EventState& target);
   Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
+  // rebuild()'s steps (rebuild.cpp): the parts, read from the state; their maps; the swap.
+  pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
+                                   const std::vector<EnableTrigger*>& enables, bool attaches) const;
+  Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
+  Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>);
   void release_slot(uint32_t slot);
   // The state file. A change first reserves room for the state it will
   // leave (reserve_state: the file system's blocks, taken before anything
@@ -399,8 +404,7 @@ class Engine {
                                CommandResult r);
   std::string pin_base(const plan::HistPlan& plan) const;
   std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
-  // The system call to attach `ev` through on the raw sys_enter / sys_exit
-  // tracepoint, when it is a syscall event that can be (and that is allowed).
+  // pipeline::syscall_entry() of `ev`'s format, with options_.raw_syscalls.
   std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
   // Removes pins nothing uses any more (left by a histd that died with
   // triggers the state file no longer names).
@@ -452,10 +456,6 @@ class Engine {
   // After a trigger or enable of synthetic event `ev` went: its control word
   // and the programs of the events generating it follow.
   void after_synth_removal(EventState& ev);
-  // The synthetic events `triggers` generate, directly or down a chain, with
-  // their triggers to inline; fails when a chain is too deep.
-  Expected<std::map<std::string, uint32_t>> inlined_depths(const std::vector<Trigger*>& triggers) const;
-  std::vector<codegen::SynthTarget> synth_targets(const plan::HistPlan& plan) const;
   CommandResult synth_error(Diagnostic d);
   CommandResult apply_synthetic(std::string_view text);
   void consume_ring();

@@ -1,15 +1,22 @@
-// The one place that fixes the stage order: parse -> plan -> codegen.
-// histd's engine, `histctl check`/`explain` and the tests all call it.
+// The one place that fixes the stage order: parse -> plan -> codegen, and the
+// one function that builds an event's program (compile_event). histd's
+// engine, `histctl check`/`explain` and the tests all call it.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "histd/catalog.h"
+#include "histd/codegen.h"
 #include "histd/diagnostic.h"
+#include "histd/parse.h"
 #include "histd/plan.h"
 #include "histd/result.h"
-#include "histd/parse.h"
+#include "histd/synth.h"
 
 namespace histd::pipeline {
 
@@ -35,7 +42,75 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
                                          const plan::Registry& registry = {},
                                          size_t max_bytes = parse::kMaxCommandBytes);
 
-// parse -> plan -> codegen (control slot 0), for offline checks and explain.
-Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format);
+// --- one event's program ---------------------------------------------------
+// Plans and filters are borrowed: they must outlive what is built from them.
+
+// An event's triggers as its program takes them.
+struct EventTriggers {
+  struct Hist {
+    const plan::HistPlan* plan = nullptr;
+    uint32_t control_slot = 0;  // index into the engine's control array
+  };
+  std::vector<Hist> hist;                     // in creation order
+  std::vector<codegen::EnableInput> enables;  // newest first, as the kernel lists them
+};
+
+// A synthetic event triggers may generate: where its records go, and its
+// own triggers, which run inlined in every program generating it.
+struct SynthSink {
+  const synth::SynthDefinition* def = nullptr;  // none: an event without a definition (id 0)
+  uint32_t id = 0;                              // its records' common_type
+  uint32_t control_slot = 0;                    // paused: nothing wants its records
+  uint32_t trace_slot = 0;                      // paused: not traced
+  EventTriggers triggers;
+};
+
+// What one event's program is made of, as the engine holds it: the event's
+// own triggers, the synthetic events any trigger may generate (by name),
+// and the system call whose raw sys_enter / sys_exit tracepoint enters it
+// (none: the event's own tracepoint, or injected records).
+struct EventParts {
+  EventTriggers own;
+  std::map<std::string, SynthSink> synths;
+  std::optional<catalog::SyscallEvent> syscall;
+};
+
+// The same, resolved for codegen: each trigger with its control slot and
+// the synthetic targets of its actions, the synthetic events inlined (those
+// generated, directly or down a chain, that have triggers) with their
+// depth, and the entry.
+struct EventUnit {
+  std::vector<codegen::TriggerInput> triggers;
+  std::vector<codegen::EnableInput> enables;
+  std::vector<codegen::InlinedEvent> inlined;
+  codegen::EventEntry entry;
+  // Every hist trigger's plan by its number in the unit (its maps are
+  // tbl<n>, st<n>, ...): the event's own, then the inlined events'.
+  std::vector<const plan::HistPlan*> numbered() const;
+};
+
+// Resolves `parts`; fails (E2BIG) when a chain of synthetic events runs
+// deeper than the BPF side has buffers for (HISTD_MAX_DEPTH).
+Expected<EventUnit> event_unit(const EventParts& parts);
+
+// The entry histd attaches `format`'s program through: with --raw-syscalls
+// (`raw_syscalls`), the raw sys_enter / sys_exit tracepoint for a syscall
+// event whose record can be rebuilt there (EventFormat::syscall); else none.
+std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls);
+
+// THE function that turns an event's unit into its BPF C unit: the engine
+// loads what it returns, explain prints it, the tests compile it.
+std::string compile_event(const EventUnit& unit);
+
+struct CompileOptions {
+  // Show the program histd --raw-syscalls would load (see syscall_entry).
+  bool raw_syscalls = false;
+};
+
+// parse -> plan -> compile_event, for offline checks and explain: the unit
+// the engine would build for this command as the event's only trigger, on
+// control slot 0.
+Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format,
+                                     CompileOptions options = {});
 
 }  // namespace histd::pipeline

@@ -20,8 +20,6 @@ namespace histd::engine {
 
 namespace {
 
-constexpr uint32_t kDynamicStringRoom = 256;
-
 uint64_t monotonic_ns() {
   struct timespec ts {};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -132,54 +130,6 @@ void Engine::after_synth_removal(EventState& ev) {
   (void)refresh_synth(ev.event);
   // A smaller program than the one it replaces: failing here is not expected.
   (void)rebuild_generators(ev.event);
-}
-
-Expected<std::map<std::string, uint32_t>> Engine::inlined_depths(const std::vector<Trigger*>& triggers) const {
-  // A synthetic event's triggers run one level deeper than the deepest
-  // trigger generating it: each level has its own record and key buffers.
-  std::map<std::string, uint32_t> depth;
-  std::optional<std::string> too_deep;
-  std::function<void(const plan::HistPlan&, uint32_t)> visit = [&](const plan::HistPlan& p, uint32_t d) {
-    for (const plan::ActionPlan& a : p.actions) {
-      if (a.synth.empty()) continue;
-      auto ev = events_.find(catalog::EventId{kSynthSystem, a.synth});
-      if (ev == events_.end() || (ev->second->triggers.empty() && ev->second->enables.empty())) continue;
-      if (d + 1 >= HISTD_MAX_DEPTH) {
-        too_deep = a.synth;
-        continue;
-      }
-      auto [it, fresh] = depth.emplace(a.synth, d + 1);
-      if (!fresh && it->second >= d + 1) continue;
-      it->second = d + 1;
-      for (const auto& t : ev->second->triggers) visit(t->plan, d + 1);
-    }
-  };
-  for (const Trigger* t : triggers) visit(t->plan, 0);
-  if (too_deep)
-    return fail(ErrorKind::Invalid, E2BIG,
-                fmt::format("synthetic event {} is generated more than {} events deep", *too_deep,
-                            HISTD_MAX_DEPTH - 1));
-  return depth;
-}
-
-std::vector<codegen::SynthTarget> Engine::synth_targets(const plan::HistPlan& plan) const {
-  std::vector<codegen::SynthTarget> out;
-  for (const plan::ActionPlan& a : plan.actions) {
-    codegen::SynthTarget t;
-    auto s = synths_.find(a.synth);
-    if (!a.synth.empty() && s != synths_.end()) {
-      t.id = s->second.id;
-      t.control_slot = s->second.slot;
-      t.trace_slot = s->second.trace_slot;
-      t.fixed_size = s->second.def.fixed_size();
-      uint32_t dynamic = 0;
-      for (const synth::SynthField& f : s->second.def.fields)
-        if (f.kind == synth::SynthField::Kind::DynamicString || f.kind == synth::SynthField::Kind::Stack) ++dynamic;
-      t.record_size = t.fixed_size + dynamic * kDynamicStringRoom;
-    }
-    out.push_back(t);
-  }
-  return out;
 }
 
 CommandResult Engine::synth_error(Diagnostic d) {

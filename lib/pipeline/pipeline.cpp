@@ -1,6 +1,5 @@
 #include "histd/pipeline.h"
 
-#include "histd/codegen.h"
 
 namespace histd::pipeline {
 
@@ -25,10 +24,18 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
   return Planned{std::move(command), std::move(*planned)};
 }
 
-Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format) {
+Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format,
+                                     CompileOptions options) {
   auto planned = plan_command(text, format);
   if (!planned) return unexpected(std::move(planned).error());
-  std::string source = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}});
+  // As the engine builds it: no synthetic events are known offline, so none
+  // is inlined, and no chain can be too deep.
+  EventParts parts;
+  parts.own.hist.push_back({&planned->plan, 0});
+  parts.syscall = syscall_entry(format, options.raw_syscalls);
+  auto unit = event_unit(parts);
+  if (!unit) return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, std::string(text), unit.error().context});
+  std::string source = compile_event(*unit);
   return Compiled{std::move(planned->command), std::move(planned->plan), std::move(source)};
 }
 

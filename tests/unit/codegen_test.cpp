@@ -106,6 +106,7 @@ TEST(Codegen, UserTextNeverReachesTheSource) {
 // trigger that references it and generates the synthetic event evil_synth_x.
 struct InterEventUnit {
   plan::HistPlan owner, user, on_synth;
+  synth::SynthDefinition def;  // evil_synth_x
   std::string source;
 };
 
@@ -140,6 +141,7 @@ InterEventUnit inter_event_unit() {
   synth::SynthField name{"char[]", "name", synth::SynthField::Kind::DynamicString, 4, true, 0, 16};
   def.fields = {lat, name};
   reg.synths.push_back(def);
+  u.def = def;
   auto user = plan::plan_hist(parse("hist:keys=fd:d=count/fd-$evil_var_x:"
                                     "onmatch(syscalls.sys_enter_write).evil_synth_x($d,comm) if count > 1"),
                               sys_enter_write(), reg);
@@ -168,6 +170,25 @@ TEST(Codegen, InterEventGoldenAndCompiles) {
   runtime::Compiler compiler(*paths, {});
   auto obj = compiler.compile(u.source);
   ASSERT_TRUE(obj.ok()) << obj.error().context;
+}
+
+// The engine's path: the same unit, from the parts the engine reads from its
+// state (pipeline::EventParts), resolved and compiled by the pipeline.
+TEST(Codegen, InterEventUnitFromItsParts) {
+  const InterEventUnit u = inter_event_unit();
+  ASSERT_FALSE(u.source.empty());
+  pipeline::EventParts parts;
+  parts.own.hist = {{&u.owner, 0}, {&u.user, 1}};
+  pipeline::SynthSink& sink = parts.synths["evil_synth_x"];
+  sink.def = &u.def;
+  sink.id = 0xf000;
+  sink.control_slot = 2;
+  sink.trace_slot = 3;
+  sink.triggers.hist = {{&u.on_synth, 4}};
+  auto unit = pipeline::event_unit(parts);
+  ASSERT_TRUE(unit.ok()) << unit.error().context;
+  EXPECT_EQ(pipeline::compile_event(*unit), u.source);
+  EXPECT_EQ(unit->numbered(), (std::vector<const plan::HistPlan*>{&u.owner, &u.user, &u.on_synth}));
 }
 
 TEST(Codegen, InterEventNamesNeverReachTheSource) {

@@ -1,0 +1,161 @@
+// rebuild(): an event's program from the engine's state. What the program
+// is made of is read from the state as pipeline::EventParts, and
+// pipeline::compile_event() writes it — the same function `histctl explain`
+// and the tests call; then the engine compiles, loads and swaps it in.
+#include <fmt/format.h>
+
+#include "engine/engine_state.h"
+#include "hist_shared.h"
+#include "histd/engine.h"
+#include "histd/pipeline.h"
+
+namespace histd::engine {
+
+std::optional<catalog::SyscallEvent> Engine::raw_syscall(const EventState& ev) const {
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format) return std::nullopt;
+  return pipeline::syscall_entry(**format, options_.raw_syscalls);
+}
+
+pipeline::EventParts Engine::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
+                                         const std::vector<EnableTrigger*>& enables, bool attaches) const {
+  auto enable_input = [&](const EnableTrigger& e) {
+    codegen::EnableInput in;
+    in.filter = e.filter ? &*e.filter : nullptr;
+    in.control_slot = e.slot;
+    in.enable = e.cmd.enable;
+    auto target = events_.find(catalog::EventId{e.cmd.system, e.cmd.event});
+    if (target != events_.end())
+      for (const auto& t : target->second->triggers) in.target_slots.push_back(t->slot);
+    return in;
+  };
+  pipeline::EventParts parts;
+  for (const Trigger* t : triggers) parts.own.hist.push_back({&t->plan, t->slot});
+  for (const EnableTrigger* e : enables) parts.own.enables.push_back(enable_input(*e));
+  // Every synthetic event: its definition where it has one, its triggers
+  // where it has any (its EventState).
+  for (const auto& [name, s] : synths_) {
+    pipeline::SynthSink& sink = parts.synths[name];
+    sink.def = &s.def;
+    sink.id = s.id;
+    sink.control_slot = s.slot;
+    sink.trace_slot = s.trace_slot;
+  }
+  for (const auto& [id, s] : events_) {
+    if (id.system != kSynthSystem) continue;
+    pipeline::EventTriggers& sink = parts.synths[id.name].triggers;
+    for (const auto& t : s->triggers) sink.hist.push_back({&t->plan, t->slot});
+    for (const auto& e : s->enables) sink.enables.push_back(enable_input(*e));
+  }
+  // Once attached, the program keeps the entry it was attached through.
+  parts.syscall = ev.attachment ? ev.syscall : attaches ? raw_syscall(ev) : std::nullopt;
+  return parts;
+}
+
+Expected<std::map<std::string, int>> Engine::unit_maps(const pipeline::EventUnit& unit,
+                                                       const std::vector<Trigger*>& triggers) const {
+  std::map<const plan::HistPlan*, const Trigger*> by_plan;
+  for (const Trigger* t : triggers) by_plan[&t->plan] = t;
+  for (const auto& [id, s] : events_)
+    if (id.system == kSynthSystem)
+      for (const auto& t : s->triggers) by_plan[&t->plan] = t.get();
+  std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
+  maps[codegen::kRingMap] = ring_.get();
+  maps[codegen::kLostMap] = lost_.get();
+  const std::vector<const plan::HistPlan*> numbered = unit.numbered();
+  for (size_t i = 0; i < numbered.size(); ++i) {
+    const Trigger& t = *by_plan.at(numbered[i]);
+    maps[codegen::table_map_name(i)] = t.table->map.get();
+    maps[codegen::stats_map_name(i)] = t.table->stats.get();
+    if (t.table->hot) maps[codegen::hot_map_name(i)] = t.table->hot.get();
+    if (t.vars) maps[codegen::var_map_name(i)] = t.vars.get();
+    for (size_t k = 0; k < t.plan.refs.size(); ++k) {
+      const plan::VarRef& r = t.plan.refs[k];
+      if (r.self) continue;
+      const Trigger* owner = find_trigger(r.owner).second;
+      if (!owner || owner->record_map() < 0)
+        return fail(ErrorKind::Invalid, ENOENT, fmt::format("the owner of ${} is gone", r.name));
+      maps[codegen::ref_map_name(i, k)] = owner->record_map();
+    }
+  }
+  return maps;
+}
+
+// Compiles and loads one program holding `triggers`, then swaps it into the
+// event's dispatcher. Nothing observable changes unless every step succeeds.
+Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
+                       const std::vector<EnableTrigger*>& enables) {
+  if (triggers.empty() && enables.empty()) {
+    ev.attachment.reset();
+    ev.syscall.reset();
+    ev.program.reset();
+    ev.source.clear();
+    ev.maps_used = 0;
+    return ok_status();
+  }
+  // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
+  // histd runs their programs through the test entry as their records come.
+  const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
+  const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker;
+  const bool attaches = options_.attach && !injected_only;
+  // kprobe and uprobe events take only kprobe-type BPF programs; the kernel
+  // refuses histd's tracepoint programs there with a bare EINVAL, after a
+  // compile: say why, first.
+  if (attaches && !ev.attachment && kind == catalog::EventSource::Probe)
+    return fail(ErrorKind::Invalid, EINVAL,
+                fmt::format("{}:{} is a kprobe or uprobe event: the kernel runs only kprobe programs on those, "
+                            "and histd attaches tracepoint programs",
+                            ev.system, ev.event));
+  const pipeline::EventParts parts = event_parts(ev, triggers, enables, attaches);
+  auto unit = pipeline::event_unit(parts);
+  if (!unit) return unexpected(std::move(unit).error());
+  auto maps = unit_maps(*unit, triggers);
+  if (!maps) return unexpected(std::move(maps).error());
+  std::string source = pipeline::compile_event(*unit);
+  auto object = compiler_.compile(source);
+  if (!object) return unexpected(std::move(object).error());
+  // The kernel would refuse it with a bare E2BIG, after loading began.
+  auto maps_used = runtime::maps_used_per_program(*object);
+  if (!maps_used) return unexpected(std::move(maps_used).error());
+  if (*maps_used > kMaxMapsPerProgram)
+    return fail(ErrorKind::Busy, ENOSPC,
+                fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
+                            unit->numbered().size() + enables.size(), ev.system, ev.event, *maps_used,
+                            kMaxMapsPerProgram));
+  auto program = runtime::EventProgram::load(*object, *maps);
+  if (!program) {
+    compiler_.evict(source);
+    return unexpected(std::move(program).error());
+  }
+  auto st = swap_in(ev, std::move(*program), attaches, parts.syscall);
+  if (!st) return st;
+  ev.source = std::move(source);
+  ev.maps_used = *maps_used;
+  return ok_status();
+}
+
+// Attaches the event's dispatcher on its first program; installs the
+// program in it (while restoring, it waits for install_restored(): see there).
+Status Engine::swap_in(EventState& ev, runtime::EventProgram program, bool attaches,
+                       std::optional<catalog::SyscallEvent> syscall) {
+  if (!attaches) {
+    // Inject-only: the program runs through its test entry alone.
+  } else if (!ev.attachment) {
+    auto attachment =
+        runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev, syscall), syscall);
+    if (!attachment) return unexpected(std::move(attachment).error());
+    if (!restoring_) {
+      auto st = attachment->install(program.event_fd());
+      if (!st) return st;
+    }
+    ev.attachment = std::move(*attachment);
+    ev.syscall = syscall;
+  } else if (!restoring_) {
+    auto st = ev.attachment->install(program.event_fd());
+    if (!st) return st;
+  }
+  ev.program = std::move(program);
+  return ok_status();
+}
+
+}  // namespace histd::engine

@@ -1,0 +1,116 @@
+// One event's program: its parts resolved into codegen's inputs, and the
+// entry choice. Pure: the engine and explain build the same unit from the
+// same parts.
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "hist_shared.h"
+#include "histd/pipeline.h"
+
+namespace histd::pipeline {
+
+namespace {
+
+// Each dynamic string or stack of a generated record gets this much room
+// after the fixed part (codegen::SynthTarget::record_size).
+constexpr uint32_t kDynamicStringRoom = 256;
+
+codegen::SynthTarget synth_target(const SynthSink& sink) {
+  codegen::SynthTarget t;
+  t.id = sink.id;
+  t.control_slot = sink.control_slot;
+  t.trace_slot = sink.trace_slot;
+  t.fixed_size = sink.def->fixed_size();
+  uint32_t dynamic = 0;
+  for (const synth::SynthField& f : sink.def->fields)
+    if (f.kind == synth::SynthField::Kind::DynamicString || f.kind == synth::SynthField::Kind::Stack) ++dynamic;
+  t.record_size = t.fixed_size + dynamic * kDynamicStringRoom;
+  return t;
+}
+
+// The synthetic events `own` generates, directly or down a chain, that have
+// triggers to inline, each at one level deeper than the deepest trigger
+// generating it: each level has its own record and key buffers.
+Expected<std::map<std::string, uint32_t>> inlined_depths(const EventParts& parts) {
+  std::map<std::string, uint32_t> depth;
+  std::optional<std::string> too_deep;
+  std::function<void(const plan::HistPlan&, uint32_t)> visit = [&](const plan::HistPlan& p, uint32_t d) {
+    for (const plan::ActionPlan& a : p.actions) {
+      if (a.synth.empty()) continue;
+      auto sink = parts.synths.find(a.synth);
+      if (sink == parts.synths.end() || (sink->second.triggers.hist.empty() && sink->second.triggers.enables.empty()))
+        continue;
+      if (d + 1 >= HISTD_MAX_DEPTH) {
+        too_deep = a.synth;
+        continue;
+      }
+      auto [it, fresh] = depth.emplace(a.synth, d + 1);
+      if (!fresh && it->second >= d + 1) continue;
+      it->second = d + 1;
+      for (const EventTriggers::Hist& t : sink->second.triggers.hist) visit(*t.plan, d + 1);
+    }
+  };
+  for (const EventTriggers::Hist& t : parts.own.hist) visit(*t.plan, 0);
+  if (too_deep)
+    return fail(ErrorKind::Invalid, E2BIG,
+                fmt::format("synthetic event {} is generated more than {} events deep", *too_deep,
+                            HISTD_MAX_DEPTH - 1));
+  return depth;
+}
+
+}  // namespace
+
+std::vector<const plan::HistPlan*> EventUnit::numbered() const {
+  std::vector<const plan::HistPlan*> out;
+  for (const codegen::TriggerInput& t : triggers) out.push_back(t.plan);
+  for (const codegen::InlinedEvent& e : inlined)
+    for (const codegen::TriggerInput& t : e.triggers) out.push_back(t.plan);
+  return out;
+}
+
+Expected<EventUnit> event_unit(const EventParts& parts) {
+  auto depths = inlined_depths(parts);
+  if (!depths) return unexpected(std::move(depths).error());
+  // The synthetic events this unit runs the triggers of, numbered.
+  std::map<std::string, int> inlined_index;
+  for (const auto& [name, depth] : *depths) inlined_index.emplace(name, static_cast<int>(inlined_index.size()));
+  auto trigger_input = [&](const EventTriggers::Hist& t, uint32_t depth) {
+    codegen::TriggerInput in{t.plan, t.control_slot, {}, depth};
+    for (const plan::ActionPlan& a : t.plan->actions) {
+      codegen::SynthTarget target;
+      auto sink = parts.synths.find(a.synth);
+      if (!a.synth.empty() && sink != parts.synths.end() && sink->second.def) target = synth_target(sink->second);
+      if (auto found = inlined_index.find(a.synth); found != inlined_index.end()) target.inlined = found->second;
+      in.synths.push_back(target);
+    }
+    return in;
+  };
+  EventUnit unit;
+  for (const EventTriggers::Hist& t : parts.own.hist) unit.triggers.push_back(trigger_input(t, 0));
+  unit.enables = parts.own.enables;
+  for (const auto& [name, depth] : *depths) {
+    const EventTriggers& s = parts.synths.at(name).triggers;
+    codegen::InlinedEvent ie;
+    for (const EventTriggers::Hist& t : s.hist) ie.triggers.push_back(trigger_input(t, depth));
+    ie.enables = s.enables;
+    unit.inlined.push_back(std::move(ie));
+  }
+  if (parts.syscall) {
+    unit.entry.kind =
+        parts.syscall->exit ? codegen::EventEntry::Kind::SyscallExit : codegen::EventEntry::Kind::SyscallEnter;
+    unit.entry.syscall_args = parts.syscall->args;
+  }
+  return unit;
+}
+
+std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls) {
+  if (!raw_syscalls) return std::nullopt;
+  return format.syscall;
+}
+
+std::string compile_event(const EventUnit& unit) {
+  return codegen::generate_event_unit(unit.triggers, unit.enables, unit.inlined, unit.entry);
+}
+
+}  // namespace histd::pipeline
