@@ -10,14 +10,7 @@ HISTCTL=${2:?usage}
 MAN=${3:?usage}
 FAILURES=0
 
-expect_eq() {
-  if [ "$2" == "$3" ]; then
-    echo "ok: $1"
-  else
-    echo "FAIL: $1"; diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") || true
-    FAILURES=$((FAILURES + 1))
-  fi
-}
+source "$(dirname "$0")/../expect.sh"
 
 for page in histd histctl; do
   expect_eq "$page.8 exists" "yes" "$([ -f "$MAN/$page.8" ] && echo yes || echo no)"

@@ -45,15 +45,7 @@ histd_start() {
   echo "histd did not come up:"; cat "$WORK/histd.log"; exit 1
 }
 
-# expect_eq NAME EXPECTED ACTUAL
-expect_eq() {
-  if [ "$2" == "$3" ]; then
-    echo "ok: $1"
-  else
-    echo "FAIL: $1"; diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") || true
-    FAILURES=$((FAILURES + 1))
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../expect.sh"
 
 finish() {
   if [ "$FAILURES" -ne 0 ]; then echo "$FAILURES check(s) failed"; exit 1; fi

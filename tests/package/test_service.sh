@@ -54,14 +54,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-expect_eq() {
-  if [ "$2" == "$3" ]; then
-    echo "ok: $1"
-  else
-    echo "FAIL: $1"; diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") || true
-    FAILURES=$((FAILURES + 1))
-  fi
-}
+source "$(dirname "$0")/../expect.sh"
 yes_no() { if "$@"; then echo yes; else echo no; fi; }
 
 # --- the package ---------------------------------------------------------------

@@ -33,11 +33,12 @@ inline std::shared_ptr<const catalog::EventFormat> fixture_format(const std::str
   return f.ok() ? *f : nullptr;
 }
 
-// Every command of fuzz/corpus/trigger, sorted.
-inline std::vector<std::string> command_corpus() {
+// Every input of fuzz/corpus/<dir> (a fuzzer's seeds), sorted; the commands
+// by default.
+inline std::vector<std::string> command_corpus(const std::string& dir = "trigger") {
   std::vector<std::string> out;
-  const auto dir = std::filesystem::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / "trigger";
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+  const auto path = std::filesystem::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / dir;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();

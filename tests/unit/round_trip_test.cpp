@@ -82,20 +82,8 @@ std::optional<plan::HistPlan> expect_round_trip(const std::string& command, cons
   return p1;
 }
 
-std::vector<std::string> corpus(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(fs::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out.push_back(ss.str());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 TEST(RoundTrip, EveryCorpusCommandOnEveryFixtureEvent) {
-  const auto commands = corpus("trigger");
+  const auto commands = testing::command_corpus("trigger");
   ASSERT_GT(commands.size(), 40u);
   size_t accepted = 0;
   for (const catalog::EventId& id : fixtures().events()) {
