@@ -155,6 +155,7 @@ struct RingLost {
   uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
 };
 
+class RingPasses;
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
@@ -181,8 +182,7 @@ class Engine {
   // lock is taken only to copy what is needed: the maps are read outside it,
   // and the caller renders after.
   Expected<readout::EventHist> hist(const std::string& system, const std::string& event);
-  // What renders symbols and syscall names in the tables and traces (kallsyms
-  // is read once, on the first lookup, and shared by every reader).
+  // Renders symbols and syscall names (kallsyms read once, on first lookup).
   const symbols::SystemResolver& resolver() const { return resolver_; }
   // Changes whenever the event's tables may have changed (hits, drops,
   // commands, a trigger paused or continued by enable_hist/disable_hist):
@@ -222,14 +222,14 @@ class Engine {
   // events/synthetic/<name>/enable: whether the event's records are traced.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
   bool enabled(const std::string& system, const std::string& event);
-  // The trace buffer's text. Its lines are formatted when their records
-  // arrive, for both kinds of reader (the records are gone once read, and the
-  // buffer is bounded in bytes of text as tracefs's is); `hide_kernel_addresses`
-  // picks the lines made for readers who may not see kernel addresses
-  // (render::Options::hide_kernel_addresses).
+  // The trace buffer's text, with every record committed before the read
+  // (RingPasses). Lines are formatted when their records arrive, for both
+  // kinds of reader (a record is gone once read; the buffer is bounded in
+  // bytes of text as tracefs's is); `hide_kernel_addresses` picks the lines
+  // for readers who may not see kernel addresses.
   std::string read_trace(bool hide_kernel_addresses = false);
-  void clear_trace();
-  // The copy of the trace buffer the last snapshot() action took.
+  void clear_trace();  // after taking what the ring holds, as read_trace
+  // The copy of the trace buffer the last snapshot() action took (the same).
   std::string read_snapshot(bool hide_kernel_addresses = false);
   void clear_snapshot();
   // trace_pipe: waits up to `timeout` for lines and takes them out.
@@ -238,8 +238,7 @@ class Engine {
   // One write(2) to trace_marker by task `pid` (`comm`): a trace line, and a
   // record of ftrace:print through that event's triggers.
   CommandResult write_marker(std::string_view text, uint32_t pid, const std::string& comm);
-  // Generated synthetic events delivered so far (each ran its event's
-  // triggers and, if enabled, reached the trace buffer), and lost ones.
+  // Generated synthetic events delivered so far (traced if enabled).
   uint64_t synthetic_delivered() const { return delivered_.load(); }
 
   // Starts draining the ring buffer (trace lines, snapshots) and watching
@@ -493,6 +492,7 @@ class Engine {
   void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
   std::atomic<bool> stop_consumer_{false};
   std::atomic<uint64_t> delivered_{0};
+  std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
   std::thread consumer_;
 };
 

@@ -3,11 +3,13 @@
 // trace and snapshot files.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "engine/engine_state.h"
+#include "engine/ring_passes.h"
 #include "hist_shared.h"
 #include "histd/engine.h"
 
@@ -17,14 +19,20 @@ namespace {
 
 // Ring notices handled per hold of the engine lock (see consume_ring()).
 constexpr size_t kNoticesPerLock = 256;
+// The longest a reader of trace or snapshot waits for the ring's consumer.
+constexpr std::chrono::milliseconds kReadWait{1000};
 
 }  // namespace
 
 std::string Engine::read_trace(bool hide_kernel_addresses) {
+  passes_->await_pass(kReadWait);
   return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
 }
 
-void Engine::clear_trace() { trace_.clear(); }
+void Engine::clear_trace() {
+  passes_->await_pass(kReadWait);
+  trace_.clear();
+}
 
 std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
                                                  bool hide_kernel_addresses) {
@@ -32,10 +40,14 @@ std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeo
 }
 
 std::string Engine::read_snapshot(bool hide_kernel_addresses) {
+  passes_->await_pass(kReadWait);
   return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
 }
 
-void Engine::clear_snapshot() { snapshot_.clear(); }
+void Engine::clear_snapshot() {
+  passes_->await_pass(kReadWait);
+  snapshot_.clear();
+}
 
 // The kernel's conditional snapshot: onmax() takes one when its value beats
 // the trigger's global maximum, onchange() on every change. As the kernel's
@@ -120,13 +132,21 @@ void Engine::consume_ring() {
     return 0;
   };
   ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
-  if (!rb) return;
+  if (!rb) {
+    passes_->running(false);
+    return;
+  }
   // Losses before the consumer started (a deferred start) are reported too.
   std::vector<uint64_t> seen(possible_cpus_, 0);
+  // The ring's epoll fd is readable while the ring holds records; the
+  // passes' eventfd when a reader waits for one (RingPasses).
+  pollfd fds[2] = {{ring_buffer__epoll_fd(rb), POLLIN, 0}, {passes_->wake_fd(), POLLIN, 0}};
   while (!stop_consumer_) {
-    const int n = ring_buffer__poll(rb, 100);
+    if (poll(fds, 2, 100) < 0 && errno != EINTR) break;
+    const uint64_t serving = passes_->begin();
+    const int n = ring_buffer__consume(rb);
     if (n < 0 && n != -EINTR) break;
-    // A poll drains the whole ring (4 MiB: tens of thousands of notices).
+    // A pass drains the whole ring (4 MiB: tens of thousands of notices).
     // The lock that trigger writes and reads take is held for one chunk at
     // a time, so they wait for at most one chunk's work, and a shutdown
     // for at most one chunk too.
@@ -138,7 +158,9 @@ void Engine::consume_ring() {
     }
     batch.clear();
     note_lost_lines(seen);
+    passes_->end(serving);
   }
+  passes_->running(false);
   ring_buffer__free(rb);
 }
 

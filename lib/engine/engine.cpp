@@ -1,6 +1,7 @@
 #include "histd/engine.h"
 
 #include "engine/engine_state.h"
+#include "engine/ring_passes.h"
 
 #include <time.h>
 
@@ -49,7 +50,8 @@ Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptio
       slot_used_(HISTD_CONTROL_SLOTS, false),
       possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
       trace_(options_.trace_buffer_size, true),
-      snapshot_(options_.trace_buffer_size, true) {}
+      snapshot_(options_.trace_buffer_size, true),
+      passes_(std::make_unique<RingPasses>()) {}
 
 Engine::~Engine() { shutdown(); }
 
@@ -84,7 +86,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
 }
 
 void Engine::start_consumer() {
-  if (!consumer_.joinable()) consumer_ = std::thread([this] { consume_ring(); });
+  if (!consumer_.joinable()) {
+    // Readers wait for its first pass from now on, not from when it runs.
+    passes_->running(true);
+    consumer_ = std::thread([this] { consume_ring(); });
+  }
   // A thread too, so after daemonizing as well.
   compiler_.watch_server();
 }

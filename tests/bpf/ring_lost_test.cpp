@@ -104,5 +104,25 @@ TEST_F(RingLostTest, SnapshotNoticesTurnedAwayAreCounted) {
   EXPECT_EQ(engine_->read_trace().find("[LOST "), std::string::npos);
 }
 
+// A reader meets every record committed before its read, as in tracefs,
+// however far behind the consumer is: here it has not taken a single record
+// when the trace and snapshot are read, right after it starts.
+TEST_F(RingLostTest, ReadsMeetEveryRecordCommittedBeforeThem) {
+  add("hist:keys=next_pid:p=next_prio:onchange($p).trace(lostev,$p)");
+  ASSERT_TRUE(engine_->set_enabled("synthetic", "lostev", true).ok());
+  constexpr int kTraced = 1000;
+  for (int i = 0; i < kTraced; ++i)
+    ASSERT_TRUE(engine_->inject("sched", "sched_switch", switch_to(7, 1 + i % 2).bytes()).ok());
+  engine_->start_consumer();
+  const std::string trace = engine_->read_trace();
+  EXPECT_NE(trace.find("# entries-in-buffer/entries-written: 1000/1000   #P:"), std::string::npos)
+      << trace.substr(0, 200);
+  // Records committed before a clear are gone with it.
+  for (int i = 0; i < kTraced; ++i)
+    ASSERT_TRUE(engine_->inject("sched", "sched_switch", switch_to(7, 1 + i % 2).bytes()).ok());
+  engine_->clear_trace();
+  EXPECT_EQ(engine_->read_trace().find("lostev:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace histd::testing
