@@ -19,6 +19,7 @@ PACKAGES=(
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
+  linux-source-6.12 xz-utils iputils-ping  # the kernel's ftrace selftests (run from the source tarball; some need ping)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The kernel's own ftrace selftests for event triggers (test.d/trigger of
+# tools/testing/selftests/ftrace), run unchanged against histd's tree
+# (issue 21). They are the kernel's (GPL), not ours: they are taken from
+# Debian's linux-source package at run time, never copied into this
+# repository.
+#
+# ftracetest finds tracefs as the first tracefs line of /proc/mounts. It runs
+# in a mount namespace of its own (unshare -m) in which histd's tree is bound
+# over every tracefs mount point, so that whichever it picks is histd's; histd
+# itself runs outside, in the machine's namespace, and reads the real tracefs
+# for its event formats. Nothing else is changed: no script is edited.
+#
+# Each test file runs on its own (ftracetest runs a test flagged `instance`
+# a second time in instances/), and every result is reported with the
+# reason the test's log gives. The run fails on FAIL, UNRESOLVED or a test
+# bug, and when a test listed in ftrace_passing.txt does not pass; UNSUPPORTED
+# (a tracefs file or feature histd lacks) is listed, not failed.
+#
+#   ftracetest.sh HISTD HISTCTL     (root; KSFT_SOURCE=tarball, KSFT_CACHE=dir)
+source "$(dirname "$0")/../e2e/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+TARBALL=${KSFT_SOURCE:-$(ls /usr/src/linux-source-6.12.tar.xz 2>/dev/null || true)}
+[ -n "$TARBALL" ] && [ -f "$TARBALL" ] || { echo "no linux-source tarball (apt-get install linux-source-6.12)"; exit 1; }
+command -v unshare >/dev/null || { echo "unshare (util-linux) is needed"; exit 1; }
+
+# The selftests, extracted once per tarball (about 10 s) into a cache.
+CACHE=${KSFT_CACHE:-/var/cache/histd-ksft}
+stamp=$(stat -c '%s-%Y' "$TARBALL")
+top=$(basename "$TARBALL" .tar.xz)
+SRC=$CACHE/$top/tools/testing/selftests/ftrace
+if [ "$(cat "$CACHE/$top.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$SRC/ftracetest" ]; then
+  rm -rf "${CACHE:?}/$top"
+  mkdir -p "$CACHE"
+  tar -xJf "$TARBALL" -C "$CACHE" --wildcards "$top/tools/testing/selftests/ftrace/*"
+  echo "$stamp" >"$CACHE/$top.stamp"
+fi
+
+histd_start
+LOGS=$WORK/logs
+mkdir -p "$LOGS"
+# Binds histd's tree over each tracefs mount point of the new namespace
+# (mounting one at /sys/kernel/tracing if there is none), then runs the
+# test file given.
+run_one() {
+  unshare -m --propagation private bash -c '
+    set -e
+    mnt=$1; shift
+    points=$(awk '\''$3 == "tracefs" { print $2 }'\'' /proc/mounts)
+    if [ -z "$points" ]; then mount -t tracefs nodev /sys/kernel/tracing; points=/sys/kernel/tracing; fi
+    for p in $points; do mount --bind "$mnt" "$p"; done
+    cd "$1"; shift
+    exec ./ftracetest "$@"' _ "$MNT" "$SRC" "$@"
+}
+
+declare -A passing=()
+while read -r name _; do
+  [ -n "$name" ] && [ "${name:0:1}" != "#" ] && passing[$name]=1
+done <"$HERE/ftrace_passing.txt"
+
+# The reason a test gives for its result: its last line that is not a
+# shell trace (set -x) or the harness's own exit.
+reason_of() {
+  grep -v -e '^+' -e '^execute: ' "$1" 2>/dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160
+}
+
+declare -A counts=()
+bad=0
+cd "$SRC"
+for tc in $(find test.d/trigger -name '*.tc' | sort); do
+  dir=$LOGS/$(basename "$tc" .tc)
+  out=$(run_one -k -l "$dir" "$tc" 2>&1 || true)
+  n=0
+  while IFS= read -r line; do
+    result=$(sed -n 's/.*\[\([A-Z]*\)\]$/\1/p' <<<"$line")
+    [ -n "$result" ] || continue
+    n=$((n + 1))
+    name=${tc#test.d/}
+    case "$line" in *"(instance)"*) name="$name (instance)" ;; esac
+    log=$(ls "$dir"/"$n"-*-log.* 2>/dev/null | head -1)
+    why=
+    [ "$result" = PASS ] || why=" -- $(reason_of "$log")"
+    printf '%-12s %s%s\n' "$result" "$name" "$why"
+    counts[$result]=$((${counts[$result]:-0} + 1))
+    case "$result" in
+      PASS | UNSUPPORTED | XFAIL) ;;
+      *) bad=$((bad + 1)) ;;
+    esac
+    if [ -n "${passing[$name]:-}" ] && [ "$result" != PASS ]; then
+      echo "    ^ listed in ftrace_passing.txt: a regression"
+      bad=$((bad + 1))
+    fi
+  done < <(grep -E '^\[[0-9]+\]' <<<"$out")
+  if [ "$n" -eq 0 ]; then
+    echo "NO RESULT    ${tc#test.d/}: ftracetest said:"; sed 's/^/    /' <<<"$out" | tail -20
+    bad=$((bad + 1))
+  fi
+done
+cd /
+echo
+for r in "${!counts[@]}"; do echo "$r: ${counts[$r]}"; done | sort
+if [ "$bad" -ne 0 ]; then
+  echo "$bad result(s) failed the run"
+  exit 1
+fi
+echo "no test failed"
