@@ -147,9 +147,16 @@ class HistParser {
   }
 
   Result<Unit, Diagnostic> sort(const Piece& list) {
-    for (const Piece& item : split(list, ',')) {
-      if (item.text.empty()) return fail(ErrorCode::EmptySortField, Span{item.span().begin, item.span().begin + 1});
-      if (cmd_.sort.size() == 2) return fail(ErrorCode::TooManySortFields, item.span());
+    // The kernel's create_sort_keys() puts both errors under the first
+    // "sort=" of the command, and refuses a second field that has any after
+    // it before looking at the second field itself.
+    const uint32_t at = errpos(cmd_.command, "sort=");
+    const Span under_sort{at, at + 5};
+    const std::vector<Piece> items = split(list, ',');
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Piece& item = items[i];
+      if (item.text.empty()) return fail(ErrorCode::EmptySortField, under_sort);
+      if (i == 1 && items.size() > 2) return fail(ErrorCode::TooManySortFields, under_sort);
       SortKey k;
       k.span = item.span();
       // A variable's value sorts under the name the kernel prints it with,
@@ -161,7 +168,7 @@ class HistParser {
           if (item.text.ends_with(dir)) dot = item.text.size() - dir.size();
       }
       k.name = std::string(item.text.substr(0, dot));
-      if (k.name.empty()) return fail(ErrorCode::EmptySortField, item.span());
+      if (k.name.empty()) return fail(ErrorCode::EmptySortField, under_sort);
       if (dot != std::string_view::npos) {
         // A key's own modifier may be repeated (sort=call_site.sym); only the
         // last part may set the direction.

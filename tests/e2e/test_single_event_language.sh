@@ -99,7 +99,8 @@ $(printf '%*s^' $((11 + ${#caret})) '')" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/erro
 }
 check_error 'hist:keys=common_pid:sort=^junk' "Sort field must be a key or a val"
 check_error 'hist:keys=common_pid:sort=common_pid.^bogus' "Invalid sort modifier"
-check_error 'hist:keys=common_pid:sort=hitcount,common_pid,^fd' "Too many sort fields (Max = 2)"
+check_error 'hist:keys=common_pid:^sort=hitcount,common_pid,fd' "Too many sort fields (Max = 2)"
+check_error 'hist:keys=common_pid:^sort=common_pid,' "Empty sort field"
 check_error 'hist:keys=fd.^bogus' "Invalid field modifier"
 check_error 'hist:keys=fd:vals=count.^log2' "Invalid field modifier"
 check_error 'hist:keys=fd.^execname' "Invalid field modifier"

@@ -155,9 +155,16 @@ TEST(Parse, Errors) {
   expect_error("hist:keys=a.^buckets=0", ErrorCode::BadFieldModifier);
   expect_error("hist:keys=a.^", ErrorCode::BadFieldModifier);
   expect_error("hist:keys=a:^sort=", ErrorCode::EmptyAssignment);
-  expect_error("hist:keys=a:sort=a,^", ErrorCode::EmptySortField);
+  // Both sort-field errors sit under "sort=", as the kernel's create_sort_keys() puts them.
+  expect_error("hist:keys=a:^sort=a,", ErrorCode::EmptySortField);
+  expect_error("hist:keys=a:^sort=,a", ErrorCode::EmptySortField);
+  expect_error("hist:keys=a:^sort=.descending", ErrorCode::EmptySortField);
   expect_error("hist:keys=a:sort=a.^up", ErrorCode::InvalidSortModifier);
-  expect_error("hist:keys=a:sort=a,b,^c", ErrorCode::TooManySortFields);
+  expect_error("hist:keys=a:^sort=a,b,c", ErrorCode::TooManySortFields);
+  // A second field with any after it is too many before it is looked at.
+  expect_error("hist:keys=a:^sort=a,b,", ErrorCode::TooManySortFields);
+  expect_error("hist:keys=a:^sort=a,b.bogus,c", ErrorCode::TooManySortFields);
+  expect_error("hist:keys=a:^sort=a,,c", ErrorCode::EmptySortField);
   expect_error("hist:keys=a:size=^big", ErrorCode::InvalidSize);
   expect_error("hist:keys=a:^keys=b", ErrorCode::DuplicateAttribute);
   // The kernel's errpos() finds the first "a" of the command, not the parameter.

@@ -103,7 +103,7 @@ TEST(Plan, Errors) {
   expect_error("hist:keys=node,ptr,call_site,^bytes_req", ErrorCode::TooManyKeys);
   expect_error("hist:keys=node:vals=ptr,call_site,^bytes_req", ErrorCode::TooManyVals);
   expect_error("hist:keys=node:sort=^bytes_req", ErrorCode::InvalidSortField);
-  expect_error("hist:keys=node:sort=hitcount,node,^hitcount", ErrorCode::TooManySortFields);
+  expect_error("hist:keys=node:^sort=hitcount,node,hitcount", ErrorCode::TooManySortFields);
   expect_error("hist:keys=node:^size=262144", ErrorCode::InvalidSize);
   expect_error("hist:keys=node:vals=bytes_req.^log2", ErrorCode::BadFieldModifier);
   expect_error("hist:keys=node.^percent", ErrorCode::BadFieldModifier);
