@@ -31,7 +31,9 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
     for (const plan::SavedField& f : a.saves) saves.push_back(&f);
   std::string out;
   for (const plan::ActionPlan& a : plan.actions) {
-    if (a.handler == parse::Action::Handler::OnMatch) continue;
+    // The kernel's print_actions() leaves snapshot() actions out: their
+    // trace is the snapshot block under the table.
+    if (a.handler == parse::Action::Handler::OnMatch || a.kind == parse::Action::Kind::Snapshot) continue;
     // The tracked maximum or last value is one value of its variable.
     const table::AddressKind kind =
         a.track_var >= 0 && static_cast<size_t>(a.track_var) < plan.vars.size()
@@ -39,7 +41,6 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
             : table::AddressKind::None;
     const auto v = static_cast<unsigned long long>(shown(word_at(record, a.track_offset), kind, options));
     out += fmt::sprintf(a.handler == parse::Action::Handler::OnMax ? "\n\tmax: %10llu" : "\n\tchanged: %10llu", v);
-    if (a.kind == parse::Action::Kind::Snapshot) continue;
     for (const plan::SavedField* f : saves) {
       if (f->is_string)
         out += fmt::sprintf("  %s: %-32s", f->name, string_at(record, f->offset, f->size));
