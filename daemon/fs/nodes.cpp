@@ -34,18 +34,48 @@ std::vector<std::string> split_path(std::string_view path) {
   return parts;
 }
 
+// The tree's mini-help. Tools that drive tracefs (the kernel's ftrace
+// selftests, libtracefs) decide what a tracefs supports by looking for the
+// kernel's own phrases in README ("onchange(var)", "snapshot()", ...): the
+// features histd has are named here in those words, and only those.
 std::string readme() {
-  return "histd: the kernel's hist trigger language on eBPF.\n\n"
-         "  events/<system>/<event>/trigger  write hist commands here\n"
-         "  events/<system>/<event>/hist     the event's histograms\n"
+  return "histd: the kernel's hist trigger language on eBPF, in a tracefs-shaped tree.\n\n"
+         "  events/<system>/<event>/trigger  write trigger commands here (hist, enable_hist, disable_hist)\n"
+         "  events/<system>/<event>/hist     the event's histograms (hist.json: the same as JSON)\n"
          "  error_log                        rejected commands, with a caret at the fault\n"
-         "  synthetic_events                 define synthetic events: name type field[; type field]...\n"
-         "  trace, trace_pipe                synthetic events that are enabled, and trace_marker text\n"
-         "  trace_marker                     text written here is a ftrace:print event\n\n"
-         "hist trigger syntax:\n"
-         "  hist:keys=<field1[,field2,...]>[:values=<field1[,field2,...]>]\n"
-         "    [:sort=<field1[,field2,...]>][:size=#entries][:pause][:continue]\n"
-         "    [:clear][:name=histname1][:nohitcount] [if <filter>]\n";
+         "  synthetic_events                 define and remove synthetic events\n"
+         "  trace, trace_pipe                traced synthetic events and trace_marker text\n"
+         "  trace_marker                     text written here is an ftrace:print event\n"
+         "  snapshot                         the trace buffer as the last snapshot() action left it\n\n"
+         "  hist trigger:\n"
+         "    Format: hist:keys=<field1[,field2,...]>\n"
+         "            [:<var1>=<field|var_ref|numeric_literal>[,<var2>=...]]\n"
+         "            [:values=<field1[,field2,...]>]\n"
+         "            [:sort=<field1[,field2,...]>]\n"
+         "            [:size=#entries]\n"
+         "            [:pause][:continue][:clear]\n"
+         "            [:name=histname1]\n"
+         "            [:nohitcount]\n"
+         "            [:<handler>.<action>]\n"
+         "            [if <filter>]\n\n"
+         "    Keys can be any field, or the special string 'common_stacktrace';\n"
+         "    common_timestamp, common_cpu and common_comm are fields of every event.\n"
+         "    Variables are read elsewhere as $name (or $system.event.name); expressions\n"
+         "    take +, -, * and / over fields, variables and numeric literals.\n"
+         "    Modifiers: .hex .sym .sym-offset .execname .syscall .log2 .buckets=size\n"
+         "               .usecs .percent .graph .stacktrace\n\n"
+         "    Handlers:\n"
+         "        onmatch(matching.event)  - on each addition or update\n"
+         "        onmax(var)               - when var exceeds its maximum\n"
+         "        onchange(var)            - when var changes\n"
+         "    Actions:\n"
+         "        trace(<synthetic_event>,param list)  - generate the synthetic event\n"
+         "        save(field,...)                      - save the event's fields\n"
+         "        snapshot()                           - snapshot the trace buffer\n\n"
+         "  enable_hist:<system>:<event>[:count] [if <filter>]\n"
+         "  disable_hist:<system>:<event>[:count] [if <filter>]\n\n"
+         "  synthetic events:\n"
+         "     example: echo 'myevent u64 lat; char name[]; long[] stack' >> synthetic_events\n";
 }
 
 }  // namespace
