@@ -15,6 +15,7 @@ PACKAGES=(
   libsystemd-dev             # sd_notify for the systemd service
   libseccomp-dev             # syscall names for .syscall
   libssl-dev                 # libcrypto: SHA-256 of cached objects, checked before loading
+  libtraceevent-dev          # kernel event records printed as the kernel's trace prints them
   python3                    # tests: poll() and packet helpers
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian

@@ -1,0 +1,233 @@
+// The print fmt rewritten before libtraceevent parses it: the kernel's
+// pointer conversions are printed by the Printer itself (see printfmt.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "histd/printfmt.h"
+
+namespace histd::printfmt {
+
+namespace {
+
+// The arguments after the format string, split at commas outside
+// parentheses, braces and string literals.
+std::vector<std::string> split_args(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      cur += c;
+      if (c == '\\' && i + 1 < text.size()) cur += text[++i];
+      else if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    if (c == '(' || c == '{' || c == '[') ++depth;
+    if (c == ')' || c == '}' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(std::move(cur));
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
+// What the Printer does with a %p conversion's extension letter; 0: leave
+// it to libtraceevent (%pI4, %pM, ...).
+char pointer_kind(char ext) {
+  switch (ext) {
+    case 'S':
+    case 'B':
+    case 'F':
+      return 'S';  // symbol+offset/size [module]
+    case 's':
+    case 'f':
+      return 's';  // symbol [module]
+    case 'x':
+      return 'x';  // the address itself
+    case 'K':
+      return 'p';  // hashed, as plain %p
+    default:
+      return std::isalnum(static_cast<unsigned char>(ext)) ? 0 : 'p';
+  }
+}
+
+// An argument with the enum constants it names replaced by their values:
+// identifiers outside string literals, not a field (REC->name), not a
+// function called (__print_symbolic(...)).
+std::string resolve_enums(const std::string& arg, const Enums& enums) {
+  if (enums.empty()) return arg;
+  std::string out;
+  bool quoted = false;
+  for (size_t i = 0; i < arg.size();) {
+    const char c = arg[i];
+    if (quoted || c == '"') {
+      if (c == '"' && quoted) quoted = false;
+      else if (c == '"') quoted = true;
+      else if (c == '\\' && i + 1 < arg.size()) out += arg[i++];
+      out += arg[i++];
+      continue;
+    }
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+      out += arg[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < arg.size() && (std::isalnum(static_cast<unsigned char>(arg[j])) || arg[j] == '_')) ++j;
+    const std::string_view word(arg.data() + i, j - i);
+    const bool field = i >= 2 && arg.compare(i - 2, 2, "->") == 0;
+    const size_t next = arg.find_first_not_of(' ', j);
+    const bool called = next != std::string::npos && arg[next] == '(';
+    const auto found = field || called ? enums.end() : enums.find(word);
+    out += found != enums.end() ? std::to_string(found->second) : std::string(word);
+    i = j;
+  }
+  return out;
+}
+
+// The value of a constant expression of integer literals and the binary
+// operators * / + - << >> & ^ | (C's precedence); nullopt for anything else.
+std::optional<uint64_t> constant_value(std::string_view text) {
+  std::vector<uint64_t> values;
+  std::vector<std::string> ops;
+  auto level = [](const std::string& op) {
+    if (op == "*" || op == "/") return 6;
+    if (op == "+" || op == "-") return 5;
+    if (op == "<<" || op == ">>") return 4;
+    if (op == "&") return 3;
+    return op == "^" ? 2 : 1;
+  };
+  auto apply = [&]() -> bool {
+    if (values.size() < 2) return false;
+    const uint64_t b = values.back();
+    values.pop_back();
+    uint64_t& a = values.back();
+    const std::string op = ops.back();
+    ops.pop_back();
+    if (op == "*") a *= b;
+    else if (op == "/") a = b ? a / b : 0;
+    else if (op == "+") a += b;
+    else if (op == "-") a -= b;
+    else if (op == "<<") a = b < 64 ? a << b : 0;
+    else if (op == ">>") a = b < 64 ? a >> b : 0;
+    else if (op == "&") a &= b;
+    else if (op == "^") a ^= b;
+    else a |= b;
+    return true;
+  };
+  bool want_value = true;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == ' ') { ++i; continue; }
+    if (want_value) {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
+      size_t used = 0;
+      const std::string digits(text.substr(i, text.find_first_of(" *+-/<>&^|", i) - i));
+      const uint64_t v = std::stoull(digits, &used, 0);
+      if (used != digits.size()) return std::nullopt;  // a suffix (1UL) or a float
+      values.push_back(v);
+      i += used;
+      want_value = false;
+      continue;
+    }
+    std::string op(1, text[i]);
+    if ((op == "<" || op == ">") && i + 1 < text.size() && text[i + 1] == text[i]) op += text[i];
+    if (std::string_view("*/+-&^|").find(op) == std::string_view::npos && op != "<<" && op != ">>")
+      return std::nullopt;
+    while (!ops.empty() && level(ops.back()) >= level(op))
+      if (!apply()) return std::nullopt;
+    ops.push_back(op);
+    i += op.size();
+    want_value = true;
+  }
+  if (want_value) return std::nullopt;
+  while (!ops.empty())
+    if (!apply()) return std::nullopt;
+  return values.size() == 1 ? std::optional<uint64_t>(values[0]) : std::nullopt;
+}
+
+// Parenthesized constant expressions folded into their value, innermost
+// first: libtraceevent mis-evaluates some (timer_start's
+// `REC->flags & (0x00040000 | 0x00080000 | ...)` as if it had no
+// parentheses), and the kernel computed them at build time anyway.
+std::string fold_constants(std::string arg) {
+  for (size_t close = arg.find(')'); close != std::string::npos; close = arg.find(')', close + 1)) {
+    const size_t open = arg.rfind('(', close);
+    if (open == std::string::npos || std::count(arg.begin(), arg.begin() + static_cast<long>(open), '"') % 2)
+      continue;  // inside a string literal
+    const auto v = constant_value(std::string_view(arg).substr(open + 1, close - open - 1));
+    if (!v) continue;
+    const std::string text = fmt::format("{:#x}", *v);
+    arg.replace(open, close - open + 1, text);
+    close = open;
+  }
+  return arg;
+}
+
+}  // namespace
+
+std::string prepare_format(std::string_view format_text, std::string_view nonce, const Enums& enums) {
+  const std::string_view key = "print fmt: \"";
+  const size_t at = format_text.find(key);
+  if (at == std::string_view::npos) return std::string(format_text);
+  const size_t fmt_begin = at + key.size();
+  size_t fmt_end = fmt_begin;
+  while (fmt_end < format_text.size() && format_text[fmt_end] != '"')
+    fmt_end += format_text[fmt_end] == '\\' ? 2 : 1;
+  if (fmt_end >= format_text.size()) return std::string(format_text);
+  const size_t line_end = std::min(format_text.find('\n', fmt_end), format_text.size());
+  const std::string_view fmt = format_text.substr(fmt_begin, fmt_end - fmt_begin);
+  std::string_view rest = format_text.substr(fmt_end + 1, line_end - fmt_end - 1);  // ", a, b"
+  if (rest.starts_with(",")) rest.remove_prefix(1);
+  std::vector<std::string> args;
+  if (rest.find_first_not_of(" \t") != std::string_view::npos) args = split_args(rest);
+
+  std::string out_fmt;
+  size_t arg = 0;
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    out_fmt += fmt[i];
+    if (fmt[i] != '%') continue;
+    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
+      out_fmt += fmt[++i];
+      continue;
+    }
+    // Flags, width, precision, length: a '*' takes an argument of its own.
+    size_t j = i + 1;
+    while (j < fmt.size() && std::string_view("-+ #0").find(fmt[j]) != std::string_view::npos) ++j;
+    for (; j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.' || fmt[j] == '*');
+         ++j)
+      if (fmt[j] == '*') ++arg;
+    while (j < fmt.size() && std::string_view("hlzjtL").find(fmt[j]) != std::string_view::npos) ++j;
+    if (j >= fmt.size()) break;
+    const char kind = fmt[j] == 'p' ? pointer_kind(j + 1 < fmt.size() ? fmt[j + 1] : ' ') : 0;
+    if (kind && arg < args.size()) {
+      out_fmt.pop_back();  // the '%'
+      out_fmt += fmt::format("{{{{histd:{}:{}:%llx}}}}", nonce, kind);
+      args[arg] = fmt::format(" (unsigned long long)({})", args[arg]);
+      const bool has_ext = j + 1 < fmt.size() && std::isalpha(static_cast<unsigned char>(fmt[j + 1]));
+      i = has_ext ? j + 1 : j;
+    } else {
+      out_fmt.append(fmt.substr(i + 1, j - i));
+      i = j;
+    }
+    ++arg;
+  }
+  std::string out(format_text.substr(0, fmt_begin));
+  out += out_fmt;
+  out += '"';
+  for (const std::string& a : args) out += "," + fold_constants(resolve_enums(a, enums));
+  out += format_text.substr(line_end);
+  return out;
+}
+
+}  // namespace histd::printfmt
