@@ -66,6 +66,7 @@ inline Tree::Context& context_of(fuse_req_t req) { return *static_cast<Tree::Con
 // The operations, by file (each adds its own to `ops`).
 void add_entry_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);
+void add_refusal_ops(fuse_lowlevel_ops& ops);
 
 // Truncating a writable file (O_TRUNC or truncate(2)), as tracefs does; a
 // negative errno on failure.

@@ -65,8 +65,9 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info*) {
   fuse_reply_attr(req, &st, 0);
 }
 
-// Only the size may be set (to truncate a writable file, as tracefs does);
-// modes, owners and times are the tree's.
+// The size may be set (to truncate a writable file, as tracefs does), and
+// times are taken as tracefs takes them (`touch` succeeds, nothing is
+// kept); modes and owners are the tree's (--group), EPERM.
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, struct fuse_file_info*) {
   Tree::Context& ctx = context_of(req);
   const Node n = ctx.node_of(ino);
@@ -74,10 +75,9 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, struct
     fuse_reply_err(req, ENOENT);
     return;
   }
-  constexpr int kFixed = FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_ATIME |
-                         FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW;
+  constexpr int kFixed = FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID;
   if (to_set & kFixed) {
-    fuse_reply_err(req, ENOSYS);
+    fuse_reply_err(req, EPERM);
     return;
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {

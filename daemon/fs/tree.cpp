@@ -53,6 +53,7 @@ const fuse_lowlevel_ops& operations() {
     fuse_lowlevel_ops o{};
     add_entry_ops(o);
     add_file_ops(o);
+    add_refusal_ops(o);
     return o;
   }();
   return ops;

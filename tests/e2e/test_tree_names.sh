@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The tree's names are fixed, and what would change them fails as it fails
+# on tracefs (issue 21): creating a file EACCES ("Permission denied"),
+# making a directory or link, removing or renaming EPERM, and ENOENT for a
+# name that is not there. Never ENOSYS.
+source "$(dirname "$0")/lib.sh"
+histd_start
+# The error text of one command ("" when it succeeds).
+err() { "$@" 2>&1 >/dev/null | sed -n 's/.*: \([A-Z][a-z][^:]*\)$/\1/p' | tail -1; }
+expect_eq "echo > a new file" "Permission denied" "$(err bash -c "echo 1 > '$MNT/nosuch'")"
+expect_eq "echo > a new file in an event" "Permission denied" \
+  "$(err bash -c "echo 1 > '$MNT/events/sched/sched_switch/nosuch'")"
+expect_eq "touch a new file" "Permission denied" "$(err touch "$MNT/nosuch")"
+expect_eq "mkdir" "Operation not permitted" "$(err mkdir "$MNT/events/mine")"
+expect_eq "ln -s" "Operation not permitted" "$(err ln -s x "$MNT/link")"
+expect_eq "rm an existing file" "Operation not permitted" "$(err rm -f "$MNT/trace_marker")"
+expect_eq "rm what is not there" "" "$(err rm -f "$MNT/nosuch")"
+expect_eq "rmdir an event" "Operation not permitted" "$(err rmdir "$MNT/events/sched/sched_switch")"
+expect_eq "mv" "Operation not permitted" "$(err mv "$MNT/README" "$MNT/README2")"
+expect_eq "chmod" "Operation not permitted" "$(err chmod 0666 "$MNT/trace")"
+expect_eq "touch an existing file (as tracefs, a no-op)" "" "$(err touch "$MNT/trace")"
+expect_eq "the tree is as it was" "README available_events error_log events snapshot synthetic_events trace trace_marker trace_pipe" \
+  "$(ls "$MNT" | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "and trace keeps its mode" "-rw-------" "$(stat -c %A "$MNT/trace")"
+finish
