@@ -1,5 +1,8 @@
 #include "fs/nodes.h"
 
+#include "fs/dynamic_events.h"
+#include "fs/enable_files.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,8 +12,9 @@ namespace histd::fs {
 namespace {
 
 constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
-constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",   "synthetic_events",
-                                     "trace",      "trace_pipe",       "trace_marker", "snapshot"};
+constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",      "synthetic_events",
+                                     "trace",      "trace_pipe",       "trace_marker",   "snapshot",
+                                     "tracing_on", "current_tracer",   "available_tracers", "dynamic_events"};
 using catalog::kSynthSystem;
 
 // The synthetic system's directory holds histd's own events, and their
@@ -44,9 +48,14 @@ std::string readme() {
          "  events/<system>/<event>/hist     the event's histograms (hist.json: the same as JSON)\n"
          "  error_log                        rejected commands, with a caret at the fault\n"
          "  synthetic_events                 define and remove synthetic events\n"
+         "  dynamic_events                   synthetic events as dynamic events:\n"
+         "           s:[synthetic/]<event> <field> [<field>]\n"
+         "           -:[synthetic/]<event>\n"
          "  trace, trace_pipe                traced synthetic events and trace_marker text\n"
          "  trace_marker                     text written here is an ftrace:print event\n"
-         "  snapshot                         the trace buffer as the last snapshot() action left it\n\n"
+         "  snapshot                         the trace buffer as the last snapshot() action left it\n"
+         "  tracing_on                       0: trace records nothing (trace_marker fails); 1: again\n"
+         "  current_tracer                   nop, the only tracer (available_tracers)\n\n"
          "  hist trigger:\n"
          "    Format: hist:keys=<field1[,field2,...]>\n"
          "            [:<var1>=<field|var_ref|numeric_literal>[,<var2>=...]]\n"
@@ -82,7 +91,8 @@ std::string readme() {
 
 bool writable(const Node& n) {
   return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
-         n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot";
+         n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot" || n.file == "tracing_on" ||
+         n.file == "current_tracer" || n.file == "dynamic_events";
 }
 
 mode_t node_mode(const Node& n, gid_t group) {
@@ -100,6 +110,11 @@ Node Namespace::resolve(std::string_view path) const {
   Node n;
   if (parts.empty()) {
     n.kind = Node::Kind::Root;
+    return n;
+  }
+  if (parts.size() == 2 && parts[0] == "events" && parts[1] == "enable") {
+    n.kind = Node::Kind::File;
+    n.file = "enable";
     return n;
   }
   if (parts.size() == 1) {
@@ -121,6 +136,11 @@ Node Namespace::resolve(std::string_view path) const {
     n.kind = Node::Kind::SystemDir;
     return n;
   }
+  if (parts.size() == 3 && parts[2] == "enable") {
+    n.kind = Node::Kind::File;
+    n.file = "enable";
+    return n;
+  }
   if (!has_event(parts[1], parts[2])) return n;
   n.event = parts[2];
   if (parts.size() == 3) {
@@ -132,7 +152,7 @@ Node Namespace::resolve(std::string_view path) const {
       n.kind = Node::Kind::File;
       n.file = f;
     }
-  if (parts[3] == "enable" && is_synthetic(n.system)) {
+  if (parts[3] == "enable") {
     n.kind = Node::Kind::File;
     n.file = "enable";
   }
@@ -152,16 +172,18 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
       for (std::string& sys : engine_->catalog().live_systems()) names.insert(std::move(sys));
       if (has_system(kSynthSystem)) names.insert(kSynthSystem);
       out.assign(names.begin(), names.end());
+      out.emplace_back("enable");
       break;
     }
     case Node::Kind::SystemDir: {
       const auto events = events_of(dir.system);
       out.assign(events.begin(), events.end());
+      out.emplace_back("enable");
       break;
     }
     case Node::Kind::EventDir:
       for (const char* f : kEventFiles) out.emplace_back(f);
-      if (is_synthetic(dir.system)) out.emplace_back("enable");
+      out.emplace_back("enable");
       break;
     case Node::Kind::None:
     case Node::Kind::File:
@@ -219,6 +241,10 @@ std::string Namespace::available_events() const {
 
 int Namespace::generate(const Node& n, const render::Options& options, std::string& out) const {
   engine::Engine& engine = *engine_;
+  if (n.file == "enable") {
+    out = enable_state(engine, n);
+    return 0;
+  }
   if (n.system.empty()) {
     if (n.file == "README") out = readme();
     else if (n.file == "available_events") out = available_events();
@@ -226,12 +252,13 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
     else if (n.file == "synthetic_events") out = render::synthetic_events(engine.synthetic_events());
     else if (n.file == "trace") out = engine.read_trace(options.hide_kernel_addresses);
     else if (n.file == "snapshot") out = engine.read_snapshot(options.hide_kernel_addresses);
+    else if (n.file == "dynamic_events") out = dynamic_events_text(engine);
+    else if (n.file == "tracing_on") out = engine.tracing_on() ? "1\n" : "0\n";
+    // histd traces events, not functions: the kernel's nop tracer is the one it has.
+    else if (n.file == "current_tracer" || n.file == "available_tracers") out = "nop\n";
     return 0;
   }
-  if (n.file == "enable") {
-    out = engine.enabled(n.system, n.event) ? "1\n" : "0\n";
-    return 0;
-  }
+
   if (n.file == "trigger") {
     out = render::trigger_file(engine.event_triggers(n.system, n.event));
     return 0;

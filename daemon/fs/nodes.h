@@ -1,8 +1,9 @@
 // What the tree's paths name, and what its files hold:
 //   /README available_events error_log synthetic_events trace trace_pipe
-//    trace_marker snapshot
+//    trace_marker snapshot tracing_on current_tracer available_tracers
+//    dynamic_events
 //   /events/<system>/<event>/{format,hist,hist.json,hist_debug,id,trigger}
-//   /events/synthetic/<name>/enable
+//   /events/enable, /events/<system>/enable, /events/<system>/<event>/enable
 #pragma once
 
 #include <sys/stat.h>

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,8 @@
 
 #include "fs/context.h"
 #include "fs/control_value.h"
+#include "fs/dynamic_events.h"
+#include "fs/enable_files.h"
 #include "histd/symbols.h"
 
 namespace histd::fs {
@@ -146,11 +149,26 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
     engine.clear_snapshot();
     return size;
   }
+  if (n.file == "tracing_on") {
+    // As rb_simple_write(): any number, non-zero for on.
+    auto v = parse_control_number(data);
+    if (!v) return -v.error();
+    engine.set_tracing_on(*v != 0);
+    return size;
+  }
+  if (n.file == "current_tracer") {
+    // As tracing_set_trace_write(): the name without surrounding blanks;
+    // a tracer histd does not have is EINVAL.
+    std::string_view name = data;
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.remove_suffix(1);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.front()))) name.remove_prefix(1);
+    return name == "nop" ? size : -EINVAL;
+  }
   if (n.file == "enable") {
     auto v = parse_enable(data);
     if (!v) return -v.error();
-    auto r = engine.set_enabled(n.system, n.event, *v);
-    return r ? size : -r.error().error.err;
+    const int rc = write_enable(engine, n, *v);
+    return rc < 0 ? rc : size;
   }
   if (n.file == "trace_marker") {
     auto r = engine.write_marker(data, static_cast<uint32_t>(pid), comm_of(pid));
@@ -159,6 +177,10 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
   if (n.file == "synthetic_events") {
     auto r = engine.write_synthetic(data);
     return r ? size : -r.error().error.err;
+  }
+  if (n.file == "dynamic_events") {
+    const int rc = write_dynamic_events(engine, data);
+    return rc < 0 ? rc : size;
   }
   // As tracefs: one write(2) is one command, and a page is the most it takes.
   if (data.size() >= 4096) return -EINVAL;
@@ -227,11 +249,11 @@ int truncate_file(Tree::Context& ctx, const Node& n) {
     engine.clear_trace();
     return 0;
   }
-  if (n.file == "synthetic_events") {
+  if (n.file == "synthetic_events" || n.file == "dynamic_events") {
     auto r = engine.truncate_synthetic();
     return r ? 0 : -r.error().error.err;
   }
-  if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot: nothing to drop
+  if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot, tracing_on, ...: nothing to drop
   auto r = engine.truncate_triggers(n.system, n.event);
   return r ? 0 : -r.error().error.err;
 }

@@ -182,8 +182,7 @@ class Engine {
   // lock is taken only to copy what is needed: the maps are read outside it,
   // and the caller renders after.
   Expected<readout::EventHist> hist(const std::string& system, const std::string& event);
-  // Renders symbols and syscall names (kallsyms read once, on first lookup).
-  const symbols::SystemResolver& resolver() const { return resolver_; }
+  const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
   // Changes whenever the event's tables may have changed (hits, drops,
   // commands, a trigger paused or continued by enable_hist/disable_hist):
   // what poll() on a hist file waits for.
@@ -223,13 +222,14 @@ class Engine {
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
   bool enabled(const std::string& system, const std::string& event);
   // The trace buffer's text, with every record committed before the read
-  // (RingPasses). Lines are formatted when their records arrive, for both
-  // kinds of reader (a record is gone once read; the buffer is bounded in
-  // bytes of text as tracefs's is); `hide_kernel_addresses` picks the lines
-  // for readers who may not see kernel addresses.
+  // (RingPasses); lines formatted on arrival for both kinds of reader
+  // (`hide_kernel_addresses`: those who may not see kernel addresses).
   std::string read_trace(bool hide_kernel_addresses = false);
   void clear_trace();  // after taking what the ring holds, as read_trace
-  // The copy of the trace buffer the last snapshot() action took (the same).
+  // tracing_on: lines are recorded; else dropped, and trace_marker is EBADF.
+  bool tracing_on() const;
+  void set_tracing_on(bool on);
+  // The snapshot buffer (as read_trace).
   std::string read_snapshot(bool hide_kernel_addresses = false);
   void clear_snapshot();
   // trace_pipe: waits up to `timeout` for lines and takes them out.

@@ -67,6 +67,25 @@ struct SynthCommand {
 // with ErrorCode::CommandTooLong, as trigger commands do.
 Result<SynthCommand, Diagnostic> parse_synth_command(std::string_view line);
 
+// One line written to dynamic_events, as far as synthetic events go: the
+// kernel's create_synth_event() for "s:[synthetic/]<name> <fields>" and
+// dyn_event_release() for "-:[synthetic/]<name>" (or "!...:<name>").
+struct DynCommand {
+  enum class Kind {
+    Empty,   // only white space: nothing to do
+    Create,  // `line` is the definition as synthetic_events takes it
+    Remove,  // `line` is "!<name>"; `other_group`: a group other than synthetic was named
+    Other,   // another kind of dynamic event (kprobe, uprobe, eprobe), or no kind: EINVAL
+  };
+  Kind kind = Kind::Empty;
+  std::string line;
+  bool other_group = false;
+};
+// Errors as the kernel logs them for "synthetic_events": a create without
+// fields (INVALID_CMD) or naming a group other than synthetic
+// (INVALID_DYN_CMD), both at 0 in the command.
+Result<DynCommand, Diagnostic> parse_dyn_command(std::string_view line);
+
 // One line of the `synthetic_events` listing, without the newline:
 //   "wakeup_latency\tu64 lat; pid_t pid; int prio"
 std::string list_line(const SynthDefinition& def);

@@ -66,7 +66,13 @@ class TraceBuffer {
   // One formatted line, '\n' included, and the same line as a reader who may
   // not see kernel addresses reads it ("": the same text). Only `line`
   // counts against the capacity (the other is never longer).
+  // Dropped while not recording.
   void append(std::string line, std::string hidden = {});
+  // tracing_on: whether appended lines are kept. A mode of the buffer's
+  // object, which a swap() leaves where it is (the kernel's tracing_on
+  // belongs to the trace array, not to the buffer a snapshot swaps in).
+  void set_recording(bool on);
+  bool recording() const;
   // `count` events of `cpu` that never reached the buffer (histd's ring
   // from BPF was full): reported as tracefs reports lost events, a
   // "CPU:<cpu> [LOST <count> EVENTS]" line where the reader meets the gap
@@ -111,6 +117,7 @@ class TraceBuffer {
   uint64_t entries_ = 0;  // of lines_, those that are events
   size_t capacity_;
   bool overwrite_;
+  bool recording_ = true;
   size_t bytes_ = 0;
   uint64_t written_ = 0;
   uint64_t overruns_ = 0;

@@ -29,6 +29,10 @@ std::string Engine::read_trace(bool hide_kernel_addresses) {
   return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
 }
 
+bool Engine::tracing_on() const { return trace_.recording(); }
+
+void Engine::set_tracing_on(bool on) { trace_.set_recording(on); }
+
 void Engine::clear_trace() {
   passes_->await_pass(kReadWait);
   trace_.clear();

@@ -282,6 +282,10 @@ bool Engine::enabled(const std::string& system, const std::string& event) {
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
   std::lock_guard lock(mu_);
+  // As the kernel, whose marker is an event in a ring that is not
+  // recording: no line, no ftrace:print for its triggers, EBADF.
+  if (!trace_.recording())
+    return system_failure(Error{ErrorKind::Invalid, EBADF, "tracing is off (tracing_on is 0)"});
   std::string body(text);
   if (!body.empty() && body.back() == '\n') body.pop_back();
   const uint64_t ts = monotonic_ns();

@@ -153,10 +153,21 @@ std::string format_line(const LineHeader& h, std::string_view event, std::string
 
 TraceBuffer::TraceBuffer(size_t capacity_bytes, bool overwrite) : capacity_(capacity_bytes), overwrite_(overwrite) {}
 
+void TraceBuffer::set_recording(bool on) {
+  std::lock_guard lock(mu_);
+  recording_ = on;
+}
+
+bool TraceBuffer::recording() const {
+  std::lock_guard lock(mu_);
+  return recording_;
+}
+
 void TraceBuffer::append(std::string line, std::string hidden) {
   if (hidden == line) hidden.clear();
   {
     std::lock_guard lock(mu_);
+    if (!recording_) return;
     push_locked(Line{std::move(line), std::move(hidden)});
   }
   cv_.notify_all();

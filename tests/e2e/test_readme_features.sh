@@ -31,9 +31,12 @@ expect_eq "README: trace(<synthetic_event>" yes "$(has 'trace(<synthetic_event>'
 expect_eq "onmatch().trace() is accepted" accepted \
   "$(accepts events/sched/sched_switch/trigger 'hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).trace(myevent,$lat,next_comm,common_stacktrace)')"
 
+expect_eq "README: s: synthetic events" yes "$(has 's:[synthetic/]<event> <field> [<field>]')"
+expect_eq "an s: definition is accepted" accepted "$(accepts dynamic_events 's:synthetic/dynev u64 lat')"
+expect_eq "and removed" accepted "$(accepts dynamic_events '-:synthetic/dynev')"
+
 # Not (yet) in histd: not named.
 expect_eq "README: no eprobes" no "$(has 'e[:[<group>/][<event>]]')"
-expect_eq "README: no s: synthetic events" no "$(has 's:[synthetic/]<event>')"
 expect_eq "README: no traceon/traceoff triggers" no "$(has 'traceon')"
 
 for t in sched_switch sched_wakeup sched_wakeup_new sched_waking; do : >"$MNT/events/sched/$t/trigger"; done

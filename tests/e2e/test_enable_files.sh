@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The enable files at every level, as tracefs has them (issue 21): events/
+# enable, events/<system>/enable and every event's enable read "0", "1" or
+# (for a system or all events, some on and some off) "X". histd records
+# synthetic events only so far: they enable and disable from any level;
+# disabling another event succeeds (none is enabled), enabling one is
+# refused (EOPNOTSUPP) and changes nothing.
+source "$(dirname "$0")/lib.sh"
+histd_start
+E=$MNT/events
+err() { "$@" 2>&1 >/dev/null | sed -n 's/.*: \([A-Z][a-z][^:]*\)$/\1/p' | tail -1; }
+
+expect_eq "events/enable is listed" "enable" "$(ls "$E" | grep -x enable)"
+expect_eq "a system's enable is listed" "enable" "$(ls "$E/sched" | grep -x enable)"
+expect_eq "an event's enable is listed" "enable" "$(ls "$E/sched/sched_switch" | grep -x enable)"
+expect_eq "all off: events/enable" "0" "$(cat "$E/enable")"
+expect_eq "sched_switch/enable" "0" "$(cat "$E/sched/sched_switch/enable")"
+
+echo 'ev_a u64 x' >>"$MNT/synthetic_events"
+echo 'ev_b u64 x' >>"$MNT/synthetic_events"
+echo 1 >"$E/synthetic/ev_a/enable"
+expect_eq "one synthetic event on: synthetic/enable" "X" "$(cat "$E/synthetic/enable")"
+expect_eq "and events/enable" "X" "$(cat "$E/enable")"
+echo 1 >"$E/synthetic/enable"
+expect_eq "the system enabled: both on" "1 1" "$(cat "$E/synthetic/ev_a/enable") $(cat "$E/synthetic/ev_b/enable")"
+expect_eq "synthetic/enable" "1" "$(cat "$E/synthetic/enable")"
+expect_eq "events/enable (others are off)" "X" "$(cat "$E/enable")"
+
+expect_eq "disabling a kernel event succeeds" "" "$(err bash -c "echo 0 > '$E/sched/sched_switch/enable'")"
+expect_eq "disabling a kernel system succeeds" "" "$(err bash -c "echo 0 > '$E/sched/enable'")"
+expect_eq "enabling a kernel event is refused" "Operation not supported" \
+  "$(err bash -c "echo 1 > '$E/sched/sched_switch/enable'")"
+expect_eq "enabling a kernel system is refused" "Operation not supported" "$(err bash -c "echo 1 > '$E/sched/enable'")"
+expect_eq "enabling everything is refused" "Operation not supported" "$(err bash -c "echo 1 > '$E/enable'")"
+expect_eq "and changed nothing" "1 1 0" \
+  "$(cat "$E/synthetic/ev_a/enable") $(cat "$E/synthetic/ev_b/enable") $(cat "$E/sched/sched_switch/enable")"
+expect_eq "2 is not a state" "Invalid argument" "$(err bash -c "echo 2 > '$E/enable'")"
+
+echo 0 >"$E/enable"
+expect_eq "events/enable 0 disables every event" "0 0 0" \
+  "$(cat "$E/synthetic/ev_a/enable") $(cat "$E/synthetic/ev_b/enable") $(cat "$E/enable")"
+echo '!ev_a' >>"$MNT/synthetic_events"
+echo '!ev_b' >>"$MNT/synthetic_events"
+finish
