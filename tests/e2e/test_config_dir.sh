@@ -181,6 +181,11 @@ expect_eq "and counting on" "5" "$(hits_of "$W/hist" "$REWORDED")"
 expect_eq "one trigger" "1" "$(lines_of "$W/trigger" "if count == $S2")"
 expect_eq "the new words are recorded: nothing to say the next time" \
   "configuration $CONF: 0 added, 0 changed, 0 removed, 7 unchanged, 0 errors" "$(hctl reload)"
+sed -i 's/^sched:sched_waking hist:keys=/sched:sched_waking hist:key=/' "$CONF/50-wakeup-latency.conf"
+out=$(hctl reload)
+expect_eq "the owner of variables in other words: kept, and their readers with it" \
+  "1 configuration $CONF: 0 added, 0 changed, 0 removed, 7 unchanged, 0 errors" \
+  "$(grep -c '^unchanged sched:sched_waking hist:key=\$saved_pid:' <<<"$out") $(tail -1 <<<"$out")"
 kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
 histd_start --config-dir "$CONF"
 expect_eq "nor after a restart" "0 added, 0 changed, 0 removed, 7 unchanged, 0 errors" "$(summary)"
