@@ -59,12 +59,19 @@ struct Declaration {
   Origin origin;
   std::string line;         // the whole line, for messages
   uint32_t column = 0;      // where item.text starts in `line`
-  // Identity across edits: two declarations with the same key are the same
-  // trigger (the event and the command without `size=` and `pause`; an
-  // enable's target; a synthetic event's name)...
+  // Identity across edits: two declarations with the same identity, or
+  // without one the same key, are the same trigger...
+  //  - identity: a hist trigger's as the engine matches triggers
+  //    (ConfigItem::identity, Engine::config_identity): one for every
+  //    spelling of it. Set by reconcile, which asks the engine; "" when
+  //    the command cannot be planned before the reload applies (its event
+  //    is absent, it reads a variable defined in the same reload).
+  //  - key: as written: a hist trigger's event and command without `size=`
+  //    and `pause`; an enable's target; a synthetic event's name.
   std::string key;
-  // ...and with the same key and shape the same in every respect: the
-  // table's size as the kernel rounds it (a synthetic event's fields).
+  std::string identity;
+  // ...and with the same shape the same in every respect: the table's size
+  // as the kernel rounds it (a synthetic event's fields).
   std::string shape;
   bool paused = false;
   // Names it depends on and provides: synthetic events it sits on or
@@ -94,7 +101,7 @@ struct Step {
   enum class Op {
     Remove,  // `held`
     Add,     // `declared` (from its saved entry, when one did not restore)
-    Update,  // `held` declared anew as `declared`: only the pause flag and the words differ
+    Update,  // `held` declared anew as `declared`: the same trigger in other words, or paused or not
   };
   Op op = Op::Add;
   engine::ConfigItem held;
@@ -102,6 +109,9 @@ struct Step {
   // Part of a change: a removal and an addition of the same key (or of a
   // declaration that depends on a changed one), counted once, as changed.
   bool change = false;
+  // An Update that pauses or continues nothing: the same trigger in other
+  // words, counted unchanged.
+  bool reworded = false;
 };
 
 struct Plan {
@@ -112,6 +122,9 @@ struct Plan {
 };
 
 // Compares what the files declare with what histd holds (config_items()).
+// A held item is the declaration of its identity, or else (no identity on
+// either side: a saved entry that did not restore, a command not planned)
+// of its key.
 // What depends on something removed or changed (a trigger on or generating
 // a synthetic event, a reader of a variable) is removed and added again
 // too. Without `remove_undeclared` (a line that did not parse, a file not
@@ -139,7 +152,10 @@ struct Report {
   size_t unchanged = 0;
   size_t kept = 0;  // no longer declared, kept since some line or file could not be read
   std::vector<Problem> problems;
-  std::vector<std::string> changes;  // "added syscalls:sys_enter_write hist:keys=fd (10-web.conf:3)"
+  // "added syscalls:sys_enter_write hist:keys=fd (10-web.conf:3)", and for
+  // a trigger declared in other words "unchanged ... (10-web.conf:3): the
+  // same trigger as hist:keys=fd"
+  std::vector<std::string> changes;
   // "configuration /etc/histd/triggers.d: 1 added, 0 changed, 0 removed, 4 unchanged, 1 error"
   std::string summary() const;
 };

@@ -125,6 +125,9 @@ struct ConfigItem {
   // synthetic_events lists it (synth::list_line).
   std::string text;
   bool restored = true;  // false: saved but not restored (NotRestored)
+  // A hist trigger's identity, as triggers match (plan::encode of its
+  // plan::TriggerKey): one for every spelling of it. "" when not known.
+  std::string identity;
 };
 
 // Events an attached event's programs did not run for (the kernel's BPF
@@ -168,9 +171,9 @@ class Engine {
   // Which compiler answered (tests); the engine started its server.
   const runtime::Compiler& compiler() const { return compiler_; }
 
-  // One write(2) to events/<system>/<event>/trigger.
+  // One write(2) to events/<system>/<event>/trigger; an O_TRUNC open of it
+  // (truncate_triggers) removes every hist trigger of the event.
   CommandResult write_trigger(const std::string& system, const std::string& event, std::string_view text);
-  // Opening the trigger file for writing with O_TRUNC: removes every hist trigger of the event.
   CommandResult truncate_triggers(const std::string& system, const std::string& event);
 
   // ---- reads: data, which the front ends render (render::trigger_file,
@@ -241,9 +244,8 @@ class Engine {
   // Generated synthetic events delivered so far (traced if enabled).
   uint64_t synthetic_delivered() const { return delivered_.load(); }
 
-  // Starts draining the ring buffer (trace lines, snapshots) and watching
-  // the resident compiler (runtime::Compiler::watch_server); create() does,
-  // unless options.defer_consumer.
+  // Starts draining the ring (trace lines, snapshots) and watching the resident
+  // compiler (Compiler::watch_server); create() does unless options.defer_consumer.
   void start_consumer();
 
   // Re-applies the triggers saved in the state file. What no longer applies
@@ -266,6 +268,9 @@ class Engine {
   // hist triggers in creation order (owners before the users of their
   // variables), then enable/disable_hist; saved ones that did not restore last.
   std::vector<ConfigItem> config_items();
+  // config_items()'s identity of `item` if applied now (planned with the catalog
+  // and histd's variables); "" if not a hist trigger or it cannot be planned now.
+  std::string config_identity(const ConfigItem& item);
   // Applies a declared trigger (item.text on item.event) or synthetic event
   // definition and marks it as the configuration's, in the same save. One
   // saved but not restored is applied from its saved entry (its pause state,
@@ -276,9 +281,8 @@ class Engine {
   // restore is dropped from the state file); ENOENT when it is no longer
   // there or is not the configuration's.
   CommandResult remove_config(const ConfigItem& item);
-  // The same trigger declared in other words (config::diff decided that
-  // nothing but the pause flag differs): keeps it and its counts, records
-  // `text`, pauses or continues it.
+  // The same trigger (identity, size) declared in other words: keeps it and
+  // its counts, records `text`, pauses or continues it.
   CommandResult update_config(const ConfigItem& item, const std::string& text, bool paused);
   // An error_log entry for a declaration the engine never saw (a line that
   // does not parse, a file histd will not read).
@@ -351,8 +355,7 @@ class Engine {
   CommandResult add_field_vars(EventState& ev, const parse::HistCommand& cmd, std::vector<uint64_t>& created);
   CommandResult add_field_var(EventState& other, const plan::FieldVarNeed& need, const plan::HistPlan& model,
                               const catalog::EventFormat& format);
-  // Removes the field-variable triggers made for trigger `uid`, once unused.
-  void remove_field_vars_of(uint64_t uid);
+  void remove_field_vars_of(uint64_t uid);  // those made for trigger `uid`, once unused
   CommandResult apply_enable(EventState& ev, parse::EnableHistCommand cmd);
   CommandResult remove_enable(EventState& ev, EnableTrigger* going);
   std::string enable_line(const EnableTrigger& e) const;
@@ -425,8 +428,7 @@ class Engine {
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   Status set_paused(uint32_t slot, bool paused);
   Expected<uint32_t> allocate_slot();
-  // Removed by a command, or undone because the command that made it failed.
-  enum class Release { Removed, Undo };
+  enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
   void release_trigger(Trigger& t, Release how = Release::Removed);
   EventState& event_state(const std::string& system, const std::string& event);
   void log_error(const std::string& location, const Diagnostic& d);
@@ -473,9 +475,7 @@ class Engine {
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   std::deque<readout::ErrorLogEntry> error_log_;
-  // While a declared line is applied (add_config): what error_log names as
-  // its location ("file:line") in place of the event.
-  std::string log_location_;
+  std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
   symbols::SystemResolver resolver_;
   uint64_t next_uid_ = 1;
   std::map<std::string, SynthState> synths_;

@@ -409,6 +409,11 @@ struct TriggerKey {
   friend bool operator==(const TriggerKey&, const TriggerKey&) = default;
 };
 TriggerKey trigger_key(const HistPlan& plan);
+// The key as a string, equal for two keys exactly when they are equal: for
+// those that compare triggers without this header (the configuration
+// directory, through Engine::config_identity). Every string is written
+// with its length, so no text a user wrote can make two keys meet.
+std::string encode(const TriggerKey& key);
 
 // An onmatch() param naming a field of the matching event
 // ("sched.sched_waking.prio"), which the kernel carries in an implicit

@@ -30,12 +30,16 @@ bool intersects(const std::vector<std::string>& uses, const std::set<std::string
   return std::any_of(uses.begin(), uses.end(), [&](const std::string& u) { return gone.count(u) > 0; });
 }
 
-// Later declarations of a key are problems; the first stands.
+// What makes two declarations one: the identity when the engine gave one.
+// The prefix cannot begin a key (an event's name, "synthetic:", "held:").
+std::string same_as(const Declaration& d) { return d.identity.empty() ? d.key : "(identity) " + d.identity; }
+
+// Later declarations of a trigger are problems; the first stands.
 std::vector<const Declaration*> first_of_each_key(const std::vector<Declaration>& declared, Plan& plan) {
   std::vector<const Declaration*> out;
   std::map<std::string, const Declaration*> seen;
   for (const Declaration& d : declared) {
-    auto [it, fresh] = seen.emplace(d.key, &d);
+    auto [it, fresh] = seen.emplace(same_as(d), &d);
     if (fresh) {
       out.push_back(&d);
       continue;
@@ -49,6 +53,26 @@ std::vector<const Declaration*> first_of_each_key(const std::vector<Declaration>
     plan.problems.push_back(std::move(p));
   }
   return out;
+}
+
+// The declaration of each held item: the one of its identity, then, for
+// those left, the one of its key (a held item or a declaration without an
+// identity: the words are all that can be compared). Each declaration is
+// one held item's at most; a second item of it goes.
+void match(std::vector<Held>& held, const std::vector<const Declaration*>& wanted) {
+  std::map<std::string, const Declaration*> by_identity, by_key;
+  for (const Declaration* d : wanted) {
+    if (!d->identity.empty()) by_identity.emplace(d->identity, d);
+    by_key.emplace(d->key, d);
+  }
+  std::set<const Declaration*> taken;
+  for (bool by_words : {false, true})
+    for (Held& h : held) {
+      if (h.declared || (!by_words && h.decl.identity.empty())) continue;
+      const auto& index = by_words ? by_key : by_identity;
+      auto d = index.find(by_words ? h.decl.key : h.decl.identity);
+      if (d != index.end() && taken.insert(d->second).second) h.declared = d->second;
+    }
 }
 
 // A held item whose declaration depends on something removed or replaced
@@ -74,32 +98,38 @@ Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem
           bool remove_undeclared) {
   Plan plan;
   const std::vector<const Declaration*> wanted = first_of_each_key(declared, plan);
-  std::map<std::string, const Declaration*> by_key;
-  for (const Declaration* d : wanted) by_key[d->key] = d;
 
   std::vector<Held> held;
-  std::set<std::string> held_keys;
   for (const ConfigItem& item : held_items) {
     Held h;
     h.item = item;
     auto decl = declaration_of(item);
-    // Text histd did not write (a hand-edited state file): it cannot be
-    // declared by anything, so it goes.
-    h.decl = decl ? std::move(*decl) : Declaration{item, {}, item.text, 0, "held:" + item.text, "", false, {}, {}};
-    auto d = by_key.find(h.decl.key);
-    if (d == by_key.end() || !held_keys.insert(h.decl.key).second) {
+    if (decl) {
+      h.decl = std::move(*decl);
+    } else {
+      // Text histd did not write (a hand-edited state file): it cannot be
+      // declared by anything, so it goes.
+      h.decl.item = item;
+      h.decl.line = item.text;
+      h.decl.key = "held:" + item.text;
+    }
+    held.push_back(std::move(h));
+  }
+  match(held, wanted);
+  for (Held& h : held) {
+    const ConfigItem& item = h.item;
+    if (!h.declared) {
       h.fate = remove_undeclared ? Fate::Remove : Fate::Keep;
     } else {
-      h.declared = d->second;
-      const bool same = h.decl.shape == d->second->shape && item.text == d->second->item.text;
+      const Declaration* d = h.declared;
+      const bool same = h.decl.shape == d->shape && item.text == d->item.text;
       if (!item.restored)
         h.fate = same ? Fate::Retry : Fate::Replace;
-      else if (h.decl.shape != d->second->shape)
+      else if (h.decl.shape != d->shape)
         h.fate = Fate::Replace;
       else
         h.fate = same ? Fate::Unchanged : Fate::Update;
     }
-    held.push_back(std::move(h));
   }
   replace_dependents(held);
 
@@ -110,13 +140,14 @@ Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem
     for (auto h = held.rbegin(); h != held.rend(); ++h) {
       if ((h->item.kind == ConfigItem::Kind::Synthetic) != synthetic) continue;
       if (h->fate == Fate::Remove || h->fate == Fate::Replace)
-        plan.steps.push_back(Step{Step::Op::Remove, h->item, h->decl, h->fate == Fate::Replace});
+        plan.steps.push_back(Step{Step::Op::Remove, h->item, h->decl, h->fate == Fate::Replace, false});
     }
   std::set<const Declaration*> present;  // declared and kept as held
   for (const Held& h : held) {
     if (h.fate == Fate::Unchanged) ++plan.unchanged;
     if (h.fate == Fate::Keep) ++plan.kept;
-    if (h.fate == Fate::Update) plan.steps.push_back(Step{Step::Op::Update, h.item, *h.declared, false});
+    if (h.fate == Fate::Update)
+      plan.steps.push_back(Step{Step::Op::Update, h.item, *h.declared, false, h.decl.paused == h.declared->paused});
     if (h.fate == Fate::Unchanged || h.fate == Fate::Update) present.insert(h.declared);
   }
   std::set<const Declaration*> replaced;
@@ -127,7 +158,7 @@ Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem
   for (bool synthetic : {true, false})
     for (const Declaration* d : wanted) {
       if ((d->item.kind == ConfigItem::Kind::Synthetic) != synthetic || present.count(d)) continue;
-      plan.steps.push_back(Step{Step::Op::Add, {}, *d, replaced.count(d) > 0});
+      plan.steps.push_back(Step{Step::Op::Add, {}, *d, replaced.count(d) > 0, false});
     }
   return plan;
 }

@@ -209,7 +209,9 @@ Result<Declaration, Diagnostic> declaration_of(const ConfigItem& item) {
   Declaration d;
   d.item = item;
   d.line = item.text;
-  return item.kind == ConfigItem::Kind::Synthetic ? declare_synthetic(std::move(d)) : declare_trigger(std::move(d));
+  auto out = item.kind == ConfigItem::Kind::Synthetic ? declare_synthetic(std::move(d)) : declare_trigger(std::move(d));
+  if (out) out->identity = item.identity;
+  return out;
 }
 
 }  // namespace histd::config

@@ -88,6 +88,13 @@ class Applier {
   void update(const Step& s) {
     auto r = engine_.update_config(s.held, s.declared.item.text, s.declared.paused);
     if (!r) return failed(s.declared, r.error(), engine_logged(r.error()));
+    if (s.reworded) {
+      // Said, so that an edit that changed nothing is not a surprise later.
+      ++report_.unchanged;
+      report_.changes.push_back(fmt::format("unchanged {} ({}): the same trigger as {}", described(s.declared),
+                                            s.declared.origin.where(), s.held.text));
+      return;
+    }
     ++report_.changed;
     report_.changes.push_back(fmt::format("changed {} ({})", described(s.declared), s.declared.origin.where()));
   }
@@ -136,6 +143,10 @@ Report reconcile(engine::Engine& engine, const std::filesystem::path& dir) {
     for (Declaration& d : parsed.declarations) declared.push_back(std::move(d));
     for (Problem& p : parsed.problems) report.problems.push_back(std::move(p));
   }
+  // Each hist trigger by what it is, as the engine would hold it: an edit
+  // into other words (`vals=hitcount` spelled out, `keys=` for `key=`) is
+  // the same trigger, and keeps its table and counts.
+  for (Declaration& d : declared) d.identity = engine.config_identity(d.item);
   // What a line that did not parse, or a file not read, declares is unknown:
   // nothing goes but to be replaced.
   const bool complete = report.problems.empty();

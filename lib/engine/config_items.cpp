@@ -8,10 +8,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <variant>
 
 #include "engine/engine_state.h"
 #include "histd/engine.h"
 #include "histd/parse.h"
+#include "histd/pipeline.h"
+#include "histd/plan.h"
 #include "histd/synth.h"
 
 namespace histd::engine {
@@ -57,7 +60,8 @@ std::vector<ConfigItem> Engine::config_items() {
   for (const auto& [id, ev] : events_)
     for (const auto& t : ev->triggers)
       if (!t->config.empty())
-        hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, t->config, true});
+        hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, t->config, true,
+                                             plan::encode(plan::trigger_key(t->plan))});
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, item] : hist) out.push_back(std::move(item));
   for (const auto& [id, ev] : events_)
@@ -71,6 +75,22 @@ std::vector<ConfigItem> Engine::config_items() {
       out.push_back({ConfigItem::Kind::Trigger, e.event, e.config, false});
   }
   return out;
+}
+
+std::string Engine::config_identity(const ConfigItem& item) {
+  if (item.kind != ConfigItem::Kind::Trigger) return {};
+  auto names = split_event(item.event);
+  if (!names) return {};
+  auto parsed = parse::parse_trigger(item.text);
+  const auto* cmd = parsed ? std::get_if<parse::HistCommand>(&*parsed) : nullptr;
+  if (!cmd || cmd->remove) return {};
+  std::lock_guard lock(mu_);
+  // Planned as a write would plan it (without its side effects: no field
+  // variables are made, nothing is compared with the event's triggers).
+  auto format = catalog_.event(names->first, names->second);
+  if (!format) return {};
+  auto planned = pipeline::plan_command(*cmd, **format, registry());
+  return planned ? plan::encode(plan::trigger_key(*planned)) : std::string{};
 }
 
 std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 namespace histd::plan {
 
 namespace {
@@ -62,6 +64,59 @@ TriggerKey trigger_key(const HistPlan& p) {
   for (const ActionPlan& a : p.actions) k.actions.push_back(a.printed);
   if (p.filter) k.filter = p.filter_text;
   return k;
+}
+
+namespace {
+
+// "<length>:<bytes>", so that no string can end early or run into the next.
+void put(std::string& out, std::string_view s) { out += fmt::format("{}:{}", s.size(), s); }
+template <typename Number>
+void put_number(std::string& out, Number n) {
+  out += fmt::format("{};", static_cast<uint64_t>(n));
+}
+
+}  // namespace
+
+std::string encode(const TriggerKey& k) {
+  // Each part behind a letter and each list behind its count: a field of
+  // one part can never be read as another's.
+  std::string out = "E";
+  put(out, k.system);
+  put(out, k.event);
+  out += k.name ? "N" : "n";
+  if (k.name) put(out, *k.name);
+  out += "K";
+  put_number(out, k.keys.size());
+  for (const TriggerKey::Key& f : k.keys) {
+    put(out, f.name);
+    put_number(out, f.transform);
+    put_number(out, f.buckets);
+    put_number(out, f.display);
+  }
+  out += k.nohitcount ? "V!" : "V";
+  put_number(out, k.vals.size());
+  for (const std::string& v : k.vals) put(out, v);
+  out += "R";
+  put_number(out, k.vars.size());
+  for (const auto& [name, expr] : k.vars) {
+    put(out, name);
+    put(out, expr);
+  }
+  out += "S";
+  put_number(out, k.sort.size());
+  for (const table::SortColumn& c : k.sort) {
+    put_number(out, c.kind);
+    put_number(out, c.index);
+    put_number(out, c.descending);
+  }
+  out += "C";
+  put(out, k.clock);
+  out += "A";
+  put_number(out, k.actions.size());
+  for (const std::string& a : k.actions) put(out, a);
+  out += k.filter ? "F" : "f";
+  if (k.filter) put(out, *k.filter);
+  return out;
 }
 
 table::Table HistPlan::columns() const {

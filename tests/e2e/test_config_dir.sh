@@ -2,7 +2,8 @@
 # Fleet configuration (issue 19, point 4): triggers and synthetic events
 # declared in --config-dir's *.conf files are applied at start, and again on
 # SIGHUP and `histctl reload`: added, changed and removed to match the files,
-# unchanged ones keeping their counts, bad lines reported with file:line and
+# unchanged ones keeping their counts (however they are spelled: a trigger
+# is known by what it is), bad lines reported with file:line and
 # a caret while the rest applies, triggers added by hand left alone, and a
 # restart neither losing nor duplicating what the files declared.
 source "$(dirname "$0")/lib.sh"
@@ -157,6 +158,47 @@ kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
 histd_start --config-dir "$CONF"
 expect_eq "back once the limit allows it" "1" "$(lines_of "$R/trigger" '^hist:keys=fd:')"
 expect_eq "and nothing else to do" "0 added, 0 changed, 0 removed, 6 unchanged, 0 errors" "$(summary)"
+
+echo "== the same trigger in other words is kept, and its counts with it"
+S2=$((SIZE + 2))
+writes2() { dd if=/dev/zero of=/dev/null bs="$S2" count="$1" status=none; }
+REWORDED="hist:keys=count:vals=hitcount:sort=hitcount:size=2048 if count == $S2"  # its trigger line
+echo "syscalls:sys_enter_write hist:key=count if count == $S2" >"$CONF/60-reworded.conf"
+expect_eq "declared" "$(printf '%s\n%s' \
+  "added syscalls:sys_enter_write hist:key=count if count == $S2 ($CONF/60-reworded.conf:1)" \
+  "configuration $CONF: 1 added, 0 changed, 0 removed, 6 unchanged, 0 errors")" "$(hctl reload)"
+writes2 4
+expect_eq "it counts" "4" "$(hits_of "$W/hist" "$REWORDED")"
+# keys= for key=, the hitcount and the default sort spelled out, the default size.
+echo "syscalls:sys_enter_write hist:keys=count:vals=hitcount:sort=hitcount:size=2048 if count == $S2" \
+  >"$CONF/60-reworded.conf"
+expect_eq "rewritten in other words: unchanged, and said why" "$(printf '%s\n%s' \
+  "unchanged syscalls:sys_enter_write hist:keys=count:vals=hitcount:sort=hitcount:size=2048 if count == $S2 ($CONF/60-reworded.conf:1): the same trigger as hist:key=count if count == $S2" \
+  "configuration $CONF: 0 added, 0 changed, 0 removed, 7 unchanged, 0 errors")" "$(hctl reload)"
+expect_eq "the counts kept" "4" "$(hits_of "$W/hist" "$REWORDED")"
+writes2 1
+expect_eq "and counting on" "5" "$(hits_of "$W/hist" "$REWORDED")"
+expect_eq "one trigger" "1" "$(lines_of "$W/trigger" "if count == $S2")"
+expect_eq "the new words are recorded: nothing to say the next time" \
+  "configuration $CONF: 0 added, 0 changed, 0 removed, 7 unchanged, 0 errors" "$(hctl reload)"
+sed -i 's/^sched:sched_waking hist:keys=/sched:sched_waking hist:key=/' "$CONF/50-wakeup-latency.conf"
+out=$(hctl reload)
+expect_eq "the owner of variables in other words: kept, and their readers with it" \
+  "1 configuration $CONF: 0 added, 0 changed, 0 removed, 7 unchanged, 0 errors" \
+  "$(grep -c '^unchanged sched:sched_waking hist:key=\$saved_pid:' <<<"$out") $(tail -1 <<<"$out")"
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start --config-dir "$CONF"
+expect_eq "nor after a restart" "0 added, 0 changed, 0 removed, 7 unchanged, 0 errors" "$(summary)"
+expect_eq "which kept the counts" "5" "$(hits_of "$W/hist" "$REWORDED")"
+echo "syscalls:sys_enter_write hist:keys=common_pid if count == $S2" >"$CONF/60-reworded.conf"
+expect_eq "another key is another trigger: the old one goes" "$(printf '%s\n%s\n%s' \
+  "removed syscalls:sys_enter_write hist:keys=count:vals=hitcount:sort=hitcount:size=2048 if count == $S2" \
+  "added syscalls:sys_enter_write hist:keys=common_pid if count == $S2 ($CONF/60-reworded.conf:1)" \
+  "configuration $CONF: 1 added, 0 changed, 1 removed, 6 unchanged, 0 errors")" "$(hctl reload)"
+expect_eq "and its counts with it" "0 1" \
+  "$(lines_of "$W/trigger" "^$REWORDED") $(lines_of "$W/trigger" "hist:keys=common_pid:.* if count == $S2")"
+writes2 2
+expect_eq "the new one counts from 0" "2" "$(hits_of "$W/hist" "hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 if count == $S2")"
 
 echo "== every line gone: what the files declared goes, the hand-added stays"
 rm "$CONF"/*.conf

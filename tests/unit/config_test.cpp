@@ -218,5 +218,79 @@ TEST(ConfigDiff, ASavedDeclarationThatDidNotRestoreIsAppliedAgain) {
                                                 "+~ s:e hist:keys=x:size=256"}));
 }
 
+// ---- identity: a trigger by what it is --------------------------------------
+
+// Declarations and held items with the identities the engine would give
+// them (Engine::config_identity, ConfigItem::identity): "" for none.
+std::vector<Declaration> with_identities(std::vector<Declaration> ds, const std::vector<std::string>& ids) {
+  for (size_t i = 0; i < ds.size() && i < ids.size(); ++i) ds[i].identity = ids[i];
+  return ds;
+}
+std::vector<ConfigItem> held_as(const std::vector<std::string>& lines, const std::vector<std::string>& ids) {
+  std::vector<ConfigItem> h = held(lines);
+  for (size_t i = 0; i < h.size() && i < ids.size(); ++i) h[i].identity = ids[i];
+  return h;
+}
+
+TEST(ConfigDiff, TheSameTriggerInOtherWordsIsKept) {
+  // `vals=hitcount` spelled out: the engine's identity is the same, so the
+  // trigger stays, its words recorded (an update, counted unchanged).
+  Plan p = diff(with_identities(declare({"s:e hist:keys=fd:vals=hitcount:sort=hitcount"}), {"I1"}),
+                held_as({"s:e hist:keys=fd"}, {"I1"}));
+  EXPECT_EQ(steps(p), std::vector<std::string>{"= s:e hist:keys=fd:vals=hitcount:sort=hitcount"});
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_TRUE(p.steps[0].reworded);
+  // Paused too: an update that pauses it, not a rewording.
+  p = diff(with_identities(declare({"s:e hist:key=fd:pause"}), {"I1"}), held_as({"s:e hist:keys=fd"}, {"I1"}));
+  EXPECT_EQ(steps(p), std::vector<std::string>{"= s:e hist:key=fd:pause"});
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_FALSE(p.steps[0].reworded);
+  // Another size is another table, as before: replaced.
+  p = diff(with_identities(declare({"s:e hist:key=fd:size=4096"}), {"I1"}), held_as({"s:e hist:keys=fd"}, {"I1"}));
+  EXPECT_EQ(steps(p), (std::vector<std::string>{"-~ s:e hist:keys=fd", "+~ s:e hist:key=fd:size=4096"}));
+  // Another identity is another trigger, however close the words.
+  p = diff(with_identities(declare({"s:e hist:keys=fd.hex"}), {"I2"}), held_as({"s:e hist:keys=fd"}, {"I1"}));
+  EXPECT_EQ(steps(p), (std::vector<std::string>{"- s:e hist:keys=fd", "+ s:e hist:keys=fd.hex"}));
+}
+
+TEST(ConfigDiff, WithoutAnIdentityTheWordsAreCompared) {
+  // A declaration the engine could not plan before the reload (its event
+  // not there yet, a variable declared in the same reload) is matched by
+  // its words, as before: the same words are unchanged, others are
+  // another declaration...
+  Plan p = diff(with_identities(declare({"s:e hist:keys=fd", "s:f hist:keys=x:vals=hitcount"}), {"", ""}),
+                held_as({"s:e hist:keys=fd", "s:f hist:keys=x"}, {"I1", "I2"}));
+  EXPECT_EQ(steps(p), (std::vector<std::string>{"- s:f hist:keys=x", "+ s:f hist:keys=x:vals=hitcount"}));
+  EXPECT_EQ(p.unchanged, 1u);
+  // ...and so is a saved entry that did not restore (it has no plan).
+  std::vector<ConfigItem> h = held({"s:e hist:keys=fd"});
+  h[0].restored = false;
+  p = diff(with_identities(declare({"s:e hist:keys=fd"}), {"I1"}), h);
+  EXPECT_EQ(steps(p), std::vector<std::string>{"+ s:e hist:keys=fd"});  // applied from its saved entry
+  // An identity is matched first: the words of one held item cannot take
+  // the declaration another held item is by identity.
+  p = diff(with_identities(declare({"s:e hist:keys=fd"}), {"I2"}),
+           held_as({"s:e hist:keys=fd", "s:e hist:keys=fd.hex"}, {"I1", "I2"}));
+  EXPECT_EQ(steps(p), (std::vector<std::string>{"- s:e hist:keys=fd", "= s:e hist:keys=fd"}));
+}
+
+TEST(ConfigDiff, TheSameTriggerDeclaredTwiceInOtherWordsIsAProblem) {
+  Plan p = diff(with_identities(declare({"s:e hist:keys=fd", "s:e hist:key=fd:vals=hitcount"}), {"I1", "I1"}), {});
+  EXPECT_EQ(steps(p), std::vector<std::string>{"+ s:e hist:keys=fd"});
+  ASSERT_EQ(p.problems.size(), 1u);
+  EXPECT_EQ(p.problems[0].text(),
+            "t.conf:2: error: declared twice: first at t.conf:1\n  s:e hist:key=fd:vals=hitcount\n      ^\n");
+}
+
+TEST(ConfigParse, AHeldItemsDeclarationHasItsIdentity) {
+  ConfigItem item{Kind::Trigger, "s:e", "hist:keys=fd", true, "I1"};
+  auto d = declaration_of(item);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->identity, "I1");
+  EXPECT_EQ(d->key, "s:e hist:keys=fd");
+  // A declared line gets one from the engine only (reconcile asks it).
+  EXPECT_EQ(declared("s:e hist:keys=fd").identity, "");
+}
+
 }  // namespace
 }  // namespace histd::config

@@ -101,6 +101,60 @@ TEST(TriggerKey, AgreesWithThePrintedIdentityOverTheCorpus) {
   EXPECT_GT(compared, 200u);
 }
 
+// plan::encode is what the configuration directory compares (through the
+// engine): equal strings exactly for equal keys, so every spelling of one
+// trigger is one declaration and two triggers are never one.
+TEST(TriggerKey, EncodedEqualExactlyWhenEqual) {
+  auto kmalloc = testing::fixture_format("kmem", "kmalloc");
+  ASSERT_TRUE(kmalloc);
+  const auto& f = *kmalloc;
+  auto encoded = [&](const std::string& text) { return plan::encode(key_of(text, f)); };
+  // The spellings of one trigger an operator may edit between.
+  const std::string base = "hist:keys=call_site:vals=hitcount,bytes_req";
+  for (const std::string& same : {
+           std::string("hist:keys=call_site:vals=bytes_req"),         // hitcount implicit
+           std::string("hist:key=call_site:vals=bytes_req"),          // key= for keys=
+           std::string("hist:keys=call_site:val=bytes_req"),          // val= for vals=
+           std::string("hist:keys=call_site:vals=bytes_req:sort=hitcount"),  // the default sort
+           std::string("hist:vals=bytes_req:keys=call_site:size=4096"),      // order, size
+           std::string("hist:keys=call_site:vals=bytes_req:pause"),
+       })
+    EXPECT_EQ(encoded(base), encoded(same)) << same;
+  EXPECT_EQ(encoded("hist:keys=bytes_req.bucket=64"), encoded("hist:keys=bytes_req.buckets=64"));
+  EXPECT_NE(encoded(base), encoded("hist:keys=call_site:vals=bytes_alloc"));
+  EXPECT_NE(encoded(base), encoded("hist:keys=call_site.hex:vals=bytes_req"));
+  // Over the corpus on every fixture event: encoded keys agree with the keys.
+  std::vector<plan::TriggerKey> keys;
+  for (const catalog::EventId& id : fixtures().events())
+    if (auto format = testing::fixture_format(id.system, id.name))
+      for (const std::string& c : command_corpus())
+        if (auto p = pipeline::plan_command(c, *format)) keys.push_back(plan::trigger_key(p->plan));
+  ASSERT_GT(keys.size(), 20u);
+  size_t equal = 0;
+  for (const plan::TriggerKey& a : keys)
+    for (const plan::TriggerKey& b : keys) {
+      EXPECT_EQ(a == b, plan::encode(a) == plan::encode(b));
+      equal += a == b;
+    }
+  EXPECT_GT(equal, keys.size());  // some commands of the corpus are one trigger
+  // Strings are written with their lengths: no text runs into the next part.
+  plan::TriggerKey one, two;
+  one.vals = {"a,b"};
+  two.vals = {"a", "b"};
+  EXPECT_NE(plan::encode(one), plan::encode(two));
+  one = two = plan::TriggerKey{};
+  one.system = "a:b";
+  two.event = "b";
+  two.system = "a";
+  EXPECT_NE(plan::encode(one), plan::encode(two));
+  one = two = plan::TriggerKey{};
+  one.filter = "";  // an empty filter is not none
+  EXPECT_NE(plan::encode(one), plan::encode(two));
+  one = two = plan::TriggerKey{};
+  one.name = "";
+  EXPECT_NE(plan::encode(one), plan::encode(two));
+}
+
 // The pipeline plans a parsed command as it plans its text.
 TEST(ParseOnce, PlanningAParsedCommandIsPlanningItsText) {
   auto kmalloc = testing::fixture_format("kmem", "kmalloc");
