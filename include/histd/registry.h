@@ -78,6 +78,15 @@ struct TriggerWrite {
 struct TriggerTruncate {
   catalog::EventId event;
 };
+// Removing one trigger by what it is (a listed line, the configuration's
+// own): hist trigger `uid`, or the enable/disable_hist `enable` names.
+// `command` is what a refusal logs: the trigger's printed line.
+struct TriggerRemove {
+  catalog::EventId event;
+  uint64_t uid = 0;
+  std::optional<parse::EnableHistCommand> enable;
+  std::string command;
+};
 // One line of a synthetic_events write (the lines before a failing one stay
 // applied, as in the kernel: the caller applies them one by one).
 struct SynthWrite {
@@ -90,7 +99,7 @@ struct SynthEnable {
   std::string name;
   bool on = false;
 };
-using Command = std::variant<TriggerWrite, TriggerTruncate, SynthWrite, SynthTruncate, SynthEnable>;
+using Command = std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable>;
 
 // One thing the deployer must carry out, in order.
 struct Change {
@@ -100,6 +109,7 @@ struct Change {
     TriggerPaused,     // event, uid
     TriggerContinued,  // event, uid
     TriggerCleared,    // event, uid
+    EventTruncated,    // event: every hist and enable trigger of it, at once
     EnableAdded,       // event, enable (its identity)
     EnableRemoved,     // event, enable
     SynthDefined,      // synth
@@ -112,6 +122,11 @@ struct Change {
   uint64_t uid = 0;
   std::optional<parse::EnableHistCommand> enable;
   std::string synth;
+  // What the deployer reports a failure of this change with: the logged
+  // command that made it (a field variable's own), and for a field
+  // variable the onmatch() param it carries (where the caret goes).
+  std::string command;
+  std::string param;
   friend bool operator==(const Change&, const Change&) = default;
 };
 

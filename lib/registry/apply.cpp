@@ -128,7 +128,7 @@ struct Work {
     t.paused = plan.control == parse::Control::Pause;
     t.plan = std::move(plan);
     t.config = config;
-    changes.push_back(Change{Change::Kind::TriggerAdded, id, t.uid, {}, {}});
+    changes.push_back(Change{Change::Kind::TriggerAdded, id, t.uid, {}, {}, cmd.command, {}});
     at(id).hist.push_back(std::move(t));
     return std::nullopt;
   }
@@ -211,6 +211,7 @@ struct Work {
 
   Outcome enable(const Id& id, const parse::EnableHistCommand& cmd, const std::string& config);
   Outcome truncate(const Id& id);
+  Outcome remove(const TriggerRemove& rm);
   Outcome synth_line(const SynthWrite& w);
   Outcome synth_truncate();
   Outcome synth_enable(const SynthEnable& e);
@@ -252,7 +253,10 @@ Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, 
       return out;
     }
     if (no) return refused(Diagnostic{ErrorCode::FieldVarCreateFail, at_param(need.param), cmd.command, {}});
-    if (r.next_uid_ > next) created.push_back(next);
+    if (r.next_uid_ > next) {
+      created.push_back(next);
+      changes.back().param = need.param;
+    }
   }
   return std::nullopt;
 }
@@ -296,12 +300,32 @@ Work::Outcome Work::truncate(const Id& id) {
   for (const HistTrigger& t : ev->hist) going.insert(t.uid);
   if (auto user = r.referenced_by(going))
     return refused(ErrorKind::Busy, EBUSY, "a variable of this event is used by " + *user);
-  const EventTriggers gone = *ev;
+  // One change: the event's program goes at once, not trigger by trigger.
   r.events_.erase(id);
-  for (const HistTrigger& t : gone.hist) changes.push_back(Change{Change::Kind::TriggerRemoved, id, t.uid, {}, {}});
-  for (const EnableTrigger& e : gone.enables) changes.push_back(Change{Change::Kind::EnableRemoved, id, 0, e.cmd, {}});
+  changes.push_back(Change{Change::Kind::EventTruncated, id, 0, {}, {}});
   tidy(id);
   for (uint64_t uid : going) remove_field_vars_of(uid);
+  return std::nullopt;
+}
+
+Work::Outcome Work::remove(const TriggerRemove& rm) {
+  EventTriggers& ev = at(rm.event);
+  if (rm.enable) {
+    auto found = std::find_if(ev.enables.begin(), ev.enables.end(), [&](const EnableTrigger& e) {
+      return e.cmd.enable == rm.enable->enable && e.cmd.system == rm.enable->system && e.cmd.event == rm.enable->event;
+    });
+    if (found == ev.enables.end()) return refused(ErrorKind::NotFound, ENOENT, "no such trigger: " + rm.command);
+    changes.push_back(Change{Change::Kind::EnableRemoved, rm.event, 0, found->cmd, {}});
+    ev.enables.erase(found);
+    tidy(rm.event);
+    return std::nullopt;
+  }
+  if (std::none_of(ev.hist.begin(), ev.hist.end(), [&](const HistTrigger& t) { return t.uid == rm.uid; }))
+    return refused(ErrorKind::NotFound, ENOENT, "no such trigger: " + rm.command);
+  if (auto user = r.referenced_by({rm.uid}))
+    return refused(Diagnostic{ErrorCode::VarBusy, Span{0, 0}, rm.command, "used by " + *user});
+  remove_uid(rm.uid);
+  remove_field_vars_of(rm.uid);
   return std::nullopt;
 }
 
@@ -367,6 +391,8 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
       no = w.enable(t->event, std::get<parse::EnableHistCommand>(t->command), t->config);
   } else if (const auto* tr = std::get_if<TriggerTruncate>(&command)) {
     no = w.truncate(tr->event);
+  } else if (const auto* rm = std::get_if<TriggerRemove>(&command)) {
+    no = w.remove(*rm);
   } else if (const auto* s = std::get_if<SynthWrite>(&command)) {
     no = w.synth_line(*s);
   } else if (std::holds_alternative<SynthTruncate>(command)) {

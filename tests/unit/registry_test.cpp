@@ -253,6 +253,58 @@ TEST(Registry, LimitsRefuseBeforeAnythingChanges) {
   EXPECT_EQ(synths.error.err, ENOSPC);
 }
 
+TEST(Registry, RemovalByIdentityAndTruncateAsOneChange) {
+  Registry r(fixtures(), {});
+  ok(r, write(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(r, write(kSwitch, "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0"));
+  ok(r, write(kWaking, "enable_hist:kmem:kmalloc"));
+  const uint64_t owner = r.triggers(kWaking)->hist[0].uid;
+  const std::string line = r.triggers(kWaking)->hist[0].plan.trigger_text();
+  // By uid, as the configuration removes its own: refused while referenced.
+  auto busy = no(r, registry::TriggerRemove{kWaking, owner, {}, line});
+  EXPECT_EQ(code_of(busy), ErrorCode::VarBusy);
+  EXPECT_EQ(busy.diagnostic->command, line);
+  EXPECT_EQ(no(r, registry::TriggerRemove{kWaking, 999, {}, line}).error.err, ENOENT);
+  auto enable = std::get<parse::EnableHistCommand>(*parse::parse_trigger("enable_hist:kmem:kmalloc"));
+  auto gone = ok(r, registry::TriggerRemove{kWaking, 0, enable, enable.command});
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].kind, Change::Kind::EnableRemoved);
+  // A truncate is one change for the event (its program goes at once).
+  auto truncated = ok(r, registry::TriggerTruncate{kSwitch});
+  EXPECT_EQ(truncated, (std::vector<Change>{{Change::Kind::EventTruncated, kSwitch, 0, {}, {}}}));
+  ok(r, registry::TriggerRemove{kWaking, owner, {}, line});
+  EXPECT_TRUE(r.events().empty());
+  // uids are never reused: references name their owner by it.
+  ok(r, write(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  EXPECT_GT(r.triggers(kWaking)->hist[0].uid, owner);
+}
+
+TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  auto changes = ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                                      "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].param, "sched.sched_wakeup.prio");
+  EXPECT_TRUE(changes[0].command.starts_with("hist:keys=pid:synthetic_prio=prio")) << changes[0].command;
+  EXPECT_EQ(changes[1].param, "");
+  // Refused on the matching event: the limit's own entry is logged there first.
+  registry::Options o;
+  o.max_triggers = 3;
+  Registry tight(fixtures(), o);
+  ok(tight, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(tight, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(tight, write(kKmalloc, "hist:keys=call_site"));
+  const std::string user =
+      "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,"
+      "sched.sched_wakeup.prio)";
+  auto full = no(tight, write(kWaking, user));
+  EXPECT_EQ(code_of(full), ErrorCode::TriggerLimit);
+  EXPECT_EQ(full.diagnostic->span.begin, user.find("sched.sched_wakeup.prio"));
+  EXPECT_EQ(full.diagnostic->detail, "the limit is 3 and 2 are in use; this command needs 2 with its field variables");
+}
+
 TEST(Registry, WritesToEventsTheCatalogLacksAreENOENT) {
   Registry r(fixtures(), {});
   auto gone = no(r, write(catalog::EventId{"sched", "nosuch"}, "hist:keys=pid"));
