@@ -1,6 +1,7 @@
-// The engine: the registry of events, triggers and tables. It applies each
-// command atomically (a failed command changes nothing), owns every BPF map,
-// and asks the runtime to rebuild exactly the event a change affects.
+// The engine: runs each command atomically (a failed command changes
+// nothing) — the registry (histd/registry.h) decides, the engine deploys the
+// changes on the kernel (it owns every BPF map, and asks the runtime to
+// rebuild exactly the events a change affects), then commits.
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 

@@ -217,8 +217,7 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
   ev.last_error.reset();
   ++ev.generation;
   if (!parsed) return finish_command(location, text, &ev, user_error(ev, std::move(parsed).error()));
-  const std::string logged =
-      std::visit([](const auto& c) { return c.command; }, *parsed);
+  const std::string logged = std::visit([](const auto& c) { return c.command; }, *parsed);
   registry::TriggerWrite write{catalog::EventId{system, event}, std::move(*parsed), config ? *config : std::string()};
   return finish_command(location, text, &ev, run(write, &ev, location, logged));
 }
