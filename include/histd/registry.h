@@ -138,6 +138,9 @@ struct Refusal {
   // error_log entries a refused implicit field variable left on its own
   // event first, as a command there would have (before `diagnostic`).
   std::vector<std::pair<catalog::EventId, Diagnostic>> logged_on;
+  // The matching events a field variable was tried on before the refusal:
+  // a command ran there, whose hist file no longer shows an older error.
+  std::vector<catalog::EventId> tried_on;
 };
 
 class Registry;

@@ -19,14 +19,14 @@ namespace histd::engine {
 using registry::Change;
 
 CommandResult Engine::refuse(registry::Refusal no, EventState* ev, const std::string& location) {
-  // A field variable refused on its matching event: logged there first, as
-  // a command there would be.
-  for (auto& [id, d] : no.logged_on) {
+  // Field variables were tried on their matching events as commands there:
+  // their hist files drop an older error, and show a refusal of their own.
+  for (const catalog::EventId& id : no.tried_on) {
     EventState& other = event_state(id.system, id.name);
     other.last_error.reset();
     ++other.generation;
-    (void)user_error(other, std::move(d));
   }
+  for (auto& [id, d] : no.logged_on) (void)user_error(event_state(id.system, id.name), std::move(d));
   if (!no.diagnostic) return system_failure(std::move(no.error));
   if (ev) return user_error(*ev, std::move(*no.diagnostic), no.error.err);
   log_error(location, *no.diagnostic);

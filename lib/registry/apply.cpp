@@ -27,6 +27,7 @@ Refusal refused(ErrorKind kind, int err, std::string what) {
 struct Work {
   Registry r;
   std::vector<Change> changes;
+  std::vector<Id> tried_on;  // the events field variables were tried on (Refusal::tried_on)
   using Outcome = std::optional<Refusal>;  // nullopt: decided, applied to `r`
 
   EventTriggers& at(const Id& id) { return r.events_[id]; }
@@ -238,6 +239,7 @@ Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, 
     // Room for this field variable's trigger and the command's own.
     if (auto over = check_limits(cmd.command, 2, at_param(need.param), 0, Span{0, 0})) return over;
     const HistTrigger model_copy = *model;
+    tried_on.push_back(other);
     const uint64_t next = r.next_uid_;
     auto no = add_field_var(need, model_copy, **format);
     if (no && no->diagnostic) {
@@ -400,7 +402,10 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
   } else {
     no = w.synth_enable(std::get<SynthEnable>(command));
   }
-  if (no) return unexpected(std::move(*no));
+  if (no) {
+    no->tried_on = std::move(w.tried_on);
+    return unexpected(std::move(*no));
+  }
   return Applied{std::move(w.r), std::move(w.changes)};
 }
 

@@ -289,6 +289,16 @@ TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
   EXPECT_EQ(changes[0].param, "sched.sched_wakeup.prio");
   EXPECT_TRUE(changes[0].command.starts_with("hist:keys=pid:synthetic_prio=prio")) << changes[0].command;
   EXPECT_EQ(changes[1].param, "");
+  // Refused after its field variable was planned: nothing stays, and the
+  // matching event is named as one a command ran on.
+  ok(r, write(kWaking, "!hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kWaking, "hist:keys=prio:lat=prio"));
+  auto dup = no(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                                  "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  EXPECT_EQ(code_of(dup), ErrorCode::DuplicateVar);
+  EXPECT_EQ(dup.tried_on, std::vector<catalog::EventId>{kWakeup});
+  EXPECT_EQ(hist_count(r, kWakeup), 1u);
   // Refused on the matching event: the limit's own entry is logged there first.
   registry::Options o;
   o.max_triggers = 3;
