@@ -2,6 +2,8 @@
 // logical state, and the refusals (code, caret, errno) users see for it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fixtures.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
@@ -313,6 +315,48 @@ TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
   EXPECT_EQ(code_of(full), ErrorCode::TriggerLimit);
   EXPECT_EQ(full.diagnostic->span.begin, user.find("sched.sched_wakeup.prio"));
   EXPECT_EQ(full.diagnostic->detail, "the limit is 3 and 2 are in use; this command needs 2 with its field variables");
+}
+
+// What the state file keeps (definitions as listed, hist triggers by uid as
+// printed, enables oldest first) applied to an empty registry gives back
+// the same triggers: the same lines, identities and owners of references.
+TEST(Registry, ItsPrintedCommandsRestoreIt) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
+  ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
+  ok(r, write(kSwitch, "disable_hist:kmem:kmalloc"));
+
+  Registry back(fixtures(), {});
+  for (const auto& [name, s] : r.synthetics()) ok(back, synth_line(synth::list_line(s.def)));
+  std::vector<std::pair<uint64_t, std::pair<catalog::EventId, std::string>>> saved;
+  for (const auto& [id, ev] : r.events())
+    for (const registry::HistTrigger& t : ev.hist) saved.push_back({t.uid, {id, t.plan.trigger_text()}});
+  std::sort(saved.begin(), saved.end());
+  for (const auto& [uid, entry] : saved) ok(back, write(entry.first, entry.second));
+  for (const auto& [id, ev] : r.events())
+    for (auto e = ev.enables.rbegin(); e != ev.enables.rend(); ++e) ok(back, write(id, e->cmd.command));
+
+  ASSERT_EQ(back.events().size(), r.events().size());
+  for (const auto& [id, ev] : r.events()) {
+    const registry::EventTriggers* restored = back.triggers(id);
+    ASSERT_NE(restored, nullptr) << id.name;
+    ASSERT_EQ(restored->hist.size(), ev.hist.size()) << id.name;
+    for (size_t i = 0; i < ev.hist.size(); ++i) {
+      EXPECT_EQ(restored->hist[i].uid, ev.hist[i].uid);
+      EXPECT_EQ(restored->hist[i].plan.trigger_text(), ev.hist[i].plan.trigger_text());
+      EXPECT_EQ(plan::trigger_key(restored->hist[i].plan), plan::trigger_key(ev.hist[i].plan));
+      EXPECT_EQ(restored->hist[i].plan.refs, ev.hist[i].plan.refs);
+    }
+    ASSERT_EQ(restored->enables.size(), ev.enables.size());
+    for (size_t i = 0; i < ev.enables.size(); ++i) EXPECT_EQ(restored->enables[i].cmd, ev.enables[i].cmd);
+  }
+  EXPECT_EQ(back.map_memory(), r.map_memory());
+  EXPECT_EQ(back.synthetics(), r.synthetics());
 }
 
 TEST(Registry, WritesToEventsTheCatalogLacksAreENOENT) {
