@@ -1,6 +1,7 @@
-// The engine: the registry of events, triggers and tables. It applies each
-// command atomically (a failed command changes nothing), owns every BPF map,
-// and asks the runtime to rebuild exactly the event a change affects.
+// The engine: runs each command atomically (a failed command changes
+// nothing) — the registry (histd/registry.h) decides, the engine deploys the
+// changes on the kernel (it owns every BPF map, and asks the runtime to
+// rebuild exactly the events a change affects), then commits.
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 
@@ -24,6 +25,7 @@
 #include "histd/pipeline.h"
 #include "histd/plan.h"
 #include "histd/readout.h"
+#include "histd/registry.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
 #include "histd/symbols.h"
@@ -317,8 +319,7 @@ class Engine {
     uint32_t id = 0;    // its records' common_type
     uint32_t slot = 0;        // control slot: paused when nothing wants its records
     uint32_t trace_slot = 0;  // paused unless its records go to the trace buffer
-    bool enabled = false;
-    bool config = false;  // defined by the configuration directory (ConfigItem)
+    bool enabled = false;  // as deployed: its trace slot follows it
   };
 
   Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control);
@@ -334,29 +335,32 @@ class Engine {
   // add_config for an item saved but not restored: the saved entry applied
   // again (and dropped once it applies); nullopt when there is none.
   std::optional<CommandResult> retry_config(const ConfigItem& item);
-  // Records `config` on the trigger a command just created on `ev`, given
-  // its event's trigger and enable counts before.
-  void mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config);
-  // write_trigger_locked parses once and passes the parsed command down.
-  // apply_hist_plan acts on the trigger of the same plan::TriggerKey or adds
-  // one; conflicts: a variable another trigger of `ev` has, a synthetic loop.
-  CommandResult apply_hist(EventState& ev, const parse::HistCommand& cmd);
-  CommandResult apply_hist_command(EventState& ev, const parse::HistCommand& cmd);
-  CommandResult apply_hist_plan(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan);
-  CommandResult control_trigger(EventState& ev, Trigger& t, const parse::HistCommand& cmd, parse::Control control);
-  CommandResult remove_hist(EventState& ev, Trigger* going, const std::string& command);  // as '!'
-  CommandResult add_trigger(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan);
-  std::optional<Diagnostic> conflicts(const EventState& ev, const parse::HistCommand& cmd, const plan::HistPlan&) const;
+  // ---- the deployer (deployer.cpp): a command is decided by registry_,
+  // carried out change by change, then committed (registry_ = next) ----
+  // Runs `command` (whose logged text is `text`) for event `ev` (none: a
+  // synthetic_events write, logged under `location`).
+  CommandResult run(const registry::Command& command, EventState* ev, const std::string& location,
+                    const std::string& text);
+  // A refusal as the user sees it: error_log entries, the hist file's error, the errno.
+  CommandResult refuse(registry::Refusal no, EventState* ev, const std::string& location);
+  // One change on the kernel side; `first`: no change of the command came before.
+  CommandResult deploy(const registry::Change& c, const registry::Registry& next, EventState* ev,
+                       const std::string& text, bool first);
+  // The one undo path: what the command's deployed changes created goes again.
+  void roll_back(const std::vector<const registry::Change*>& done);
+  CommandResult deploy_added(const registry::Change& c, const registry::Registry& next, EventState& target,
+                             EventState* ev, const std::string& text);
+  CommandResult deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command);
+  CommandResult control_trigger(EventState& ev, const registry::Change& c);
+  CommandResult truncate_event(EventState& ev);
+  CommandResult deploy_enable(EventState& ev, const registry::EnableTrigger& e);
+  CommandResult define_synth(const registry::Synthetic& s);
+  void remove_synth(const std::string& name);
+  CommandResult enable_synth(const std::string& name, bool on);
   Status remove_trigger(EventState& ev, Trigger* going);
-  CommandResult truncate_all(EventState& ev);
+  // Releases a trigger whose program could not be rebuilt without it.
+  void drop_trigger(EventState& ev, Trigger* going);
   void remove_trigger_uid(uint64_t uid);
-  // The implicit field variables ("synthetic_<field>") that a command's
-  // onmatch() params need on their matching event, created as triggers there.
-  CommandResult add_field_vars(EventState& ev, const parse::HistCommand& cmd, std::vector<uint64_t>& created);
-  CommandResult add_field_var(EventState& other, const plan::FieldVarNeed& need, const plan::HistPlan& model,
-                              const catalog::EventFormat& format);
-  void remove_field_vars_of(uint64_t uid);  // those made for trigger `uid`, once unused
-  CommandResult apply_enable(EventState& ev, parse::EnableHistCommand cmd);
   CommandResult remove_enable(EventState& ev, EnableTrigger* going);
   std::string enable_line(const EnableTrigger& e) const;
   // A trigger as the listings show it (without its maps).
@@ -395,7 +399,8 @@ class Engine {
   // Whether pins nobody uses may go: never while a saved trigger is not
   // restored or a corrupt state file is kept aside.
   bool may_sweep_pins() const;
-  CommandResult write_synthetic_locked(std::string_view text);
+  // `config`: a definition the configuration directory declares.
+  CommandResult write_synthetic_locked(std::string_view text, bool config = false);
   CommandResult set_enabled_locked(const std::string& event, bool on);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
@@ -433,22 +438,14 @@ class Engine {
   EventState& event_state(const std::string& system, const std::string& event);
   void log_error(const std::string& location, const Diagnostic& d);
   CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
-  // Triggers alive (hist and enable), and map memory in use (shared tables once).
-  size_t trigger_count() const;
-  uint64_t map_memory_in_use() const;
-  // Refuses a command over the limits: `new_triggers` more triggers (the
-  // caret at `trigger_span`) and `needs` bytes more map memory (the caret at
-  // `memory_span`); nullopt when it fits.
-  std::optional<CommandResult> check_limits(EventState& ev, const std::string& command, size_t new_triggers,
-                                            Span trigger_span, uint64_t needs, Span memory_span);
-
-  plan::Registry registry() const;
   // A trigger by uid, with its event; {nullptr, nullptr} when gone.
   std::pair<EventState*, Trigger*> find_trigger(uint64_t uid) const;
-  // A trigger whose variables another trigger (not in `going`) references.
-  std::optional<std::string> referenced_by(const std::vector<const Trigger*>& going) const;
-  bool synth_in_use(const std::string& name) const;
-  // Whether synthetic event `from` generates `to`, directly or down a chain.
+  // The command the configuration directory declared a trigger with ("": a
+  // user's own, which a reload never touches), as registry_ records it.
+  const std::string& config_of(const Trigger& t) const;
+  const std::string& config_of(const EventState& ev, const EnableTrigger& e) const;
+  // Whether the deployed programs of synthetic event `from` generate `to`,
+  // directly or down a chain.
   bool synth_reaches(const std::string& from, const std::string& to) const;
   Status refresh_synth(const std::string& name);
   // Rebuilds every event whose programs run synthetic event `name`'s
@@ -457,8 +454,7 @@ class Engine {
   // After a trigger or enable of synthetic event `ev` went: its control word
   // and the programs of the events generating it follow.
   void after_synth_removal(EventState& ev);
-  CommandResult synth_error(Diagnostic d);
-  CommandResult apply_synthetic(std::string_view text);
+  CommandResult apply_synthetic(std::string_view text, bool config);
   void consume_ring();
   void deliver(std::span<const uint8_t> notice);
   // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
@@ -477,9 +473,7 @@ class Engine {
   std::deque<readout::ErrorLogEntry> error_log_;
   std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
   symbols::SystemResolver resolver_;
-  uint64_t next_uid_ = 1;
-  std::map<std::string, SynthState> synths_;
-  uint32_t next_synth_id_ = 0xf000;
+  std::map<std::string, SynthState> synths_;  // the kernel side of registry_'s synthetic events
   Fd ring_;  // generated synthetic events, shared by every unit
   Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -487,6 +481,10 @@ class Engine {
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;
   uint32_t possible_cpus_ = 1;  // per-CPU maps hold a value per possible CPU
+  // THE logical state: which triggers and synthetic events exist. Every
+  // command is decided by it (registry::Registry::apply) and deployed
+  // before it is replaced; the members above are the kernel side.
+  registry::Registry registry_;
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
   void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);

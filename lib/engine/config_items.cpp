@@ -34,39 +34,31 @@ std::optional<std::pair<std::string, std::string>> split_event(const std::string
 
 }  // namespace
 
-void Engine::mark_config(EventState& ev, size_t triggers_before, size_t enables_before, const std::string& config) {
-  // A new hist trigger is the last of its event (field variables a command
-  // makes go on the matching event); a new enable is the first of its list.
-  if (ev.triggers.size() > triggers_before) ev.triggers.back()->config = config;
-  if (ev.enables.size() > enables_before) ev.enables.front()->config = config;
-}
-
 CommandResult Engine::write_config_synthetic_locked(std::string_view text) {
   auto parsed = synth::parse_synth_command(text);
   if (!parsed || parsed->remove) return write_synthetic_locked(text);  // its own errors
   if (auto room = reserve_state(text.size()); !room)
     return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
-  CommandResult r = apply_synthetic(text);
-  if (r) synths_.at(parsed->definition.name).config = true;
-  return finish_command("synthetic_events", text, nullptr, std::move(r));
+  return finish_command("synthetic_events", text, nullptr, apply_synthetic(text, true));
 }
 
 std::vector<ConfigItem> Engine::config_items() {
   std::lock_guard lock(mu_);
   std::vector<ConfigItem> out;
-  for (const auto& [name, s] : synths_)
+  for (const auto& [name, s] : registry_.synthetics())
     if (s.config) out.push_back({ConfigItem::Kind::Synthetic, name, synth::list_line(s.def), true});
   std::vector<std::pair<uint64_t, ConfigItem>> hist;
   for (const auto& [id, ev] : events_)
     for (const auto& t : ev->triggers)
-      if (!t->config.empty())
-        hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, t->config, true,
+      if (const std::string& config = config_of(*t); !config.empty())
+        hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true,
                                              plan::encode(plan::trigger_key(t->plan))});
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, item] : hist) out.push_back(std::move(item));
   for (const auto& [id, ev] : events_)
     for (const auto& e : ev->enables)
-      if (!e->config.empty()) out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, e->config, true});
+      if (const std::string& config = config_of(*ev, *e); !config.empty())
+        out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true});
   for (const SavedEntry& e : not_restored_) {
     if (e.config.empty() || e.kind == SavedEntry::Kind::Enabled) continue;
     if (e.kind == SavedEntry::Kind::Synthetic)
@@ -89,7 +81,7 @@ std::string Engine::config_identity(const ConfigItem& item) {
   // variables are made, nothing is compared with the event's triggers).
   auto format = catalog_.event(names->first, names->second);
   if (!format) return {};
-  auto planned = pipeline::plan_command(*cmd, **format, registry());
+  auto planned = pipeline::plan_command(*cmd, **format, registry_.planning());
   return planned ? plan::encode(plan::trigger_key(*planned)) : std::string{};
 }
 
@@ -144,8 +136,8 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   }
   if (!item.restored) return not_found(item);
   if (item.kind == ConfigItem::Kind::Synthetic) {
-    auto s = synths_.find(item.event);
-    if (s == synths_.end() || !s->second.config) return not_found(item);
+    auto s = registry_.synthetics().find(item.event);
+    if (s == registry_.synthetics().end() || !s->second.config) return not_found(item);
     return write_synthetic_locked("!" + item.event);
   }
   auto names = split_event(item.event);
@@ -158,9 +150,9 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   Trigger* trigger = nullptr;
   EnableTrigger* enable = nullptr;
   for (const auto& t : ev.triggers)
-    if (t->config == item.text) trigger = t.get();
+    if (config_of(*t) == item.text) trigger = t.get();
   for (const auto& e : ev.enables)
-    if (e->config == item.text) enable = e.get();
+    if (config_of(ev, *e) == item.text) enable = e.get();
   if (!trigger && !enable) return not_found(item);
   const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
   const std::string location = "hist:" + item.event;
@@ -168,8 +160,9 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   ++ev.generation;
   if (auto room = reserve_state(command.size() + 1); !room)
     return finish_command(location, "!" + command, &ev, system_failure(std::move(room).error()));
-  CommandResult r = enable ? remove_enable(ev, enable) : remove_hist(ev, trigger, command);
-  return finish_command(location, "!" + command, &ev, std::move(r));
+  registry::TriggerRemove remove{it->first, trigger ? trigger->uid : 0, {}, command};
+  if (enable) remove.enable = enable->cmd;
+  return finish_command(location, "!" + command, &ev, run(remove, &ev, location, command));
 }
 
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
@@ -178,12 +171,14 @@ CommandResult Engine::update_config(const ConfigItem& item, const std::string& t
   auto it = names ? events_.find(catalog::EventId{names->first, names->second}) : events_.end();
   if (item.kind != ConfigItem::Kind::Trigger || it == events_.end()) return not_found(item);
   auto t = std::find_if(it->second->triggers.begin(), it->second->triggers.end(),
-                        [&](const auto& tr) { return tr->config == item.text; });
+                        [&](const auto& tr) { return config_of(*tr) == item.text; });
   if (t == it->second->triggers.end()) return not_found(item);
   if (auto room = reserve_state(text.size()); !room) return system_failure(std::move(room).error());
   CommandResult r = Unit{};
   if (auto st = set_paused((*t)->slot, paused); !st) r = system_failure(std::move(st).error());
-  if (r) (*t)->config = text;
+  if (r) {
+    registry_.set_saved((*t)->uid, paused, text);
+  }
   ++it->second->generation;
   return finish_command("hist:" + item.event, text, it->second.get(), std::move(r));
 }

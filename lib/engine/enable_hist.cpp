@@ -47,37 +47,12 @@ void Engine::refresh_enablers_of(const EventState& target) {
   }
 }
 
-CommandResult Engine::apply_enable(EventState& ev, parse::EnableHistCommand cmd) {
-  ev.last_error.reset();
-  ++ev.generation;
-  if (!catalog_.contains(cmd.system, cmd.event))
-    return user_error(ev, Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
-  std::optional<plan::TypedFilter> filter;
-  if (cmd.filter) {
-    auto format = catalog_.event(ev.system, ev.event);
-    if (!format) return unexpected(CommandFailure{std::nullopt, std::move(format).error()});
-    auto typed = plan::plan_filter(*cmd.filter, **format, cmd.command);
-    if (!typed) return user_error(ev, std::move(typed).error());
-    filter = std::move(*typed);
-  }
-  // As the kernel, one enable (or disable) per target and event; removal
-  // matches on the target alone.
-  auto found = std::find_if(ev.enables.begin(), ev.enables.end(), [&](const auto& e) {
-    return e->cmd.enable == cmd.enable && e->cmd.system == cmd.system && e->cmd.event == cmd.event;
-  });
-  if (cmd.remove) {
-    if (found == ev.enables.end()) return Unit{};
-    return remove_enable(ev, found->get());
-  }
-  if (found != ev.enables.end())
-    return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
-
-  if (auto refused = check_limits(ev, cmd.command, 1, Span{0, 0}, 0, Span{0, 0})) return *refused;
+CommandResult Engine::deploy_enable(EventState& ev, const registry::EnableTrigger& decided) {
   auto slot = allocate_slot();
   if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
   auto e = std::make_unique<EnableTrigger>();
-  e->cmd = std::move(cmd);
-  e->filter = std::move(filter);
+  e->cmd = decided.cmd;
+  e->filter = decided.filter;
   e->slot = *slot;
   histd_trigger_control c{0, e->cmd.count ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
                                           : HISTD_UNLIMITED};

@@ -49,6 +49,8 @@ Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptio
       control_(std::move(control)),
       slot_used_(HISTD_CONTROL_SLOTS, false),
       possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
+      registry_(catalog_, registry::Options{options_.max_triggers, options_.max_synthetic_events,
+                                            options_.max_map_memory, possible_cpus_, options_.percpu_table_limit}),
       trace_(options_.trace_buffer_size, true),
       snapshot_(options_.trace_buffer_size, true),
       passes_(std::make_unique<RingPasses>()) {}
@@ -117,42 +119,6 @@ CommandResult Engine::user_error(EventState& ev, Diagnostic d, int err) {
   log_error(fmt::format("hist:{}:{}", ev.system, ev.event), d);
   ev.last_error = d;
   return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
-}
-
-size_t Engine::trigger_count() const {
-  size_t n = 0;
-  for (const auto& [id, ev] : events_) n += ev->triggers.size() + ev->enables.size();
-  return n;
-}
-
-uint64_t Engine::map_memory_in_use() const {
-  std::set<const TableState*> tables;
-  uint64_t bytes = 0;
-  for (const auto& [id, ev] : events_)
-    for (const auto& t : ev->triggers) {
-      const plan::MapMemory m = plan::map_memory(t->plan, possible_cpus_);
-      bytes += m.vars;
-      if (tables.insert(t->table.get()).second) bytes += m.table + m.stats + m.hot;
-    }
-  return bytes;
-}
-
-std::optional<CommandResult> Engine::check_limits(EventState& ev, const std::string& command, size_t new_triggers,
-                                                  Span trigger_span, uint64_t needs, Span memory_span) {
-  const size_t triggers = trigger_count();
-  if (triggers + new_triggers > options_.max_triggers) {
-    std::string detail = fmt::format("the limit is {} and {} are in use", options_.max_triggers, triggers);
-    if (new_triggers > 1) detail += fmt::format("; this command needs {} with its field variables", new_triggers);
-    return user_error(ev, Diagnostic{ErrorCode::TriggerLimit, trigger_span, command, std::move(detail)}, ENOSPC);
-  }
-  const uint64_t in_use = map_memory_in_use();
-  if (needs > options_.max_map_memory || in_use + needs > options_.max_map_memory)
-    return user_error(ev,
-                      Diagnostic{ErrorCode::MapMemoryLimit, memory_span, command,
-                                 fmt::format("it needs {} bytes, {} of the {} bytes allowed are in use", needs,
-                                             in_use, options_.max_map_memory)},
-                      ENOSPC);
-  return std::nullopt;
 }
 
 Expected<uint32_t> Engine::allocate_slot() {
@@ -246,21 +212,14 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
     ++ev.generation;
     return finish_command(location, text, &ev, system_failure(std::move(room).error()));
   }
-  const size_t triggers_before = ev.triggers.size(), enables_before = ev.enables.size();
-  // The one parse of this write: what follows dispatches on its type.
+  // The one parse of this write: the registry decides on the parsed command.
   auto parsed = parse::parse_trigger(text, max_bytes);
-  CommandResult r = Unit{};
-  if (!parsed) {
-    ev.last_error.reset();
-    ++ev.generation;
-    r = user_error(ev, std::move(parsed).error());
-  } else if (auto* enable = std::get_if<parse::EnableHistCommand>(&*parsed)) {
-    r = apply_enable(ev, std::move(*enable));
-  } else {
-    r = apply_hist(ev, std::get<parse::HistCommand>(*parsed));
-  }
-  if (r && config) mark_config(ev, triggers_before, enables_before, *config);
-  return finish_command(location, text, &ev, std::move(r));
+  ev.last_error.reset();
+  ++ev.generation;
+  if (!parsed) return finish_command(location, text, &ev, user_error(ev, std::move(parsed).error()));
+  const std::string logged = std::visit([](const auto& c) { return c.command; }, *parsed);
+  registry::TriggerWrite write{catalog::EventId{system, event}, std::move(*parsed), config ? *config : std::string()};
+  return finish_command(location, text, &ev, run(write, &ev, location, logged));
 }
 
 CommandResult Engine::finish_command(const std::string& location, std::string_view command, EventState* ev,
@@ -304,170 +263,6 @@ Status Engine::remove_trigger(EventState& ev, Trigger* going) {
   return ok_status();
 }
 
-CommandResult Engine::apply_hist(EventState& ev, const parse::HistCommand& cmd) {
-  // onmatch() params naming fields of the matching event need the kernel's
-  // implicit field variables there first; they go again if this fails.
-  std::vector<uint64_t> field_vars;
-  auto made = add_field_vars(ev, cmd, field_vars);
-  if (!made) return made;
-  const size_t before = ev.triggers.size();
-  CommandResult r = apply_hist_command(ev, cmd);
-  const bool created = r && ev.triggers.size() > before;
-  for (uint64_t uid : field_vars) {
-    if (!created) {
-      remove_trigger_uid(uid);
-    } else if (Trigger* carrier = find_trigger(uid).second) {
-      carrier->field_var_of = ev.triggers.back()->uid;
-    }
-  }
-  return r;
-}
-
-CommandResult Engine::apply_hist_command(EventState& ev, const parse::HistCommand& cmd) {
-  ev.last_error.reset();
-  ++ev.generation;
-  auto format = catalog_.event(ev.system, ev.event);
-  if (!format) return system_failure(std::move(format).error());
-  auto planned = pipeline::plan_command(cmd, **format, registry());
-  if (!planned) return user_error(ev, std::move(planned).error());
-  return apply_hist_plan(ev, cmd, std::move(*planned));
-}
-
-CommandResult Engine::apply_hist_plan(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan) {
-  const plan::TriggerKey key = plan::trigger_key(plan);
-  auto found = std::find_if(ev.triggers.begin(), ev.triggers.end(),
-                            [&](const auto& t) { return plan::trigger_key(t->plan) == key; });
-  if (plan.remove) {
-    // As in the kernel, removing a trigger that does not exist is not an error.
-    if (found == ev.triggers.end()) return Unit{};
-    return remove_hist(ev, found->get(), cmd.command);
-  }
-  if (found != ev.triggers.end()) return control_trigger(ev, **found, cmd, plan.control);
-  if (plan.control == parse::Control::Continue || plan.control == parse::Control::Clear)
-    return user_error(ev, Diagnostic{ErrorCode::TriggerEnoentClear, Span{0, 0}, cmd.command, {}});
-  return add_trigger(ev, cmd, std::move(plan));
-}
-
-CommandResult Engine::remove_hist(EventState& ev, Trigger* going, const std::string& command) {
-  if (auto user = referenced_by({going}))
-    return user_error(ev, Diagnostic{ErrorCode::VarBusy, Span{0, 0}, command, "used by " + *user});
-  const uint64_t uid = going->uid;
-  auto st = remove_trigger(ev, going);
-  if (!st) return system_failure(std::move(st).error());
-  remove_field_vars_of(uid);
-  return Unit{};
-}
-
-CommandResult Engine::control_trigger(EventState& ev, Trigger& t, const parse::HistCommand& cmd,
-                                      parse::Control control) {
-  switch (control) {
-    case parse::Control::Pause:
-    case parse::Control::Continue: {
-      auto st = set_paused(t.slot, control == parse::Control::Pause);
-      if (!st) return system_failure(std::move(st).error());
-      return Unit{};
-    }
-    case parse::Control::Clear: {
-      auto st = table::clear_table(t.table->fds(), table_shape(t.plan));
-      if (!st) return system_failure(std::move(st).error());
-      t.missed_base = event_missed(ev);  // Hits start over: so does Missed
-      return Unit{};
-    }
-    case parse::Control::None:
-      break;
-  }
-  return user_error(ev, Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
-}
-
-std::optional<Diagnostic> Engine::conflicts(const EventState& ev, const parse::HistCommand& cmd,
-                                           const plan::HistPlan& plan) const {
-  // Variable names are unique per event, across its triggers.
-  for (const auto& t : ev.triggers)
-    for (const plan::Variable& mine : plan.vars)
-      for (const plan::Variable& theirs : t->plan.vars)
-        if (mine.name == theirs.name) {
-          const uint32_t pos = parse::errpos(cmd.command, mine.name);
-          return Diagnostic{ErrorCode::DuplicateVar, Span{pos, pos + uint32_t(mine.name.size())}, cmd.command, {}};
-        }
-  // Synthetic events run their triggers when generated: a loop would never end.
-  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic)
-    for (const plan::ActionPlan& a : plan.actions)
-      if (!a.synth.empty() && (a.synth == ev.event || synth_reaches(a.synth, ev.event))) {
-        const uint32_t pos = parse::errpos(cmd.command, a.synth);
-        return Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())}, cmd.command, {}};
-      }
-  return std::nullopt;
-}
-
-CommandResult Engine::add_trigger(EventState& ev, const parse::HistCommand& cmd, plan::HistPlan plan) {
-  // A new trigger. Named tables must agree with the table they join.
-  bool joins_table = false;
-  if (plan.name) {
-    auto it = named_tables_.find(*plan.name);
-    if (it != named_tables_.end()) {
-      auto existing = it->second.lock();
-      if (existing && !existing->layout.table_compatible(plan))
-        return user_error(ev, Diagnostic{ErrorCode::NamedMismatch, cmd.name_span, cmd.command, {}});
-      if (existing) {
-        plan.max_entries = existing->layout.max_entries;
-        plan.table_map = existing->layout.table_map;
-      }
-      joins_table = existing != nullptr;
-    }
-  }
-  if (auto conflict = conflicts(ev, cmd, plan)) return user_error(ev, std::move(*conflict));
-  // The limits, before any map exists: a trigger joining a named table
-  // needs only its variable map.
-  const plan::MapMemory memory = plan::map_memory(plan, possible_cpus_);
-  if (auto refused = check_limits(ev, cmd.command, 1, Span{0, 0}, joins_table ? memory.vars : memory.total(),
-                                  cmd.size ? cmd.size_span : Span{0, 0}))
-    return *refused;
-  Fd vars;
-  if (plan.separate_var_map()) {
-    auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
-                                 plan.max_entries);
-    if (!m) return system_failure(std::move(m).error());
-    vars = std::move(*m);
-  }
-  auto table = acquire_table(plan);
-  if (!table) return system_failure(std::move(table).error());
-  auto slot = allocate_slot();
-  if (!slot) return system_failure(std::move(slot).error());
-
-  auto trigger = std::make_unique<Trigger>();
-  trigger->plan = std::move(plan);
-  trigger->uid = next_uid_++;
-  trigger->vars = std::move(vars);
-  trigger->table = std::move(*table);
-  trigger->slot = *slot;
-  auto st = set_paused(trigger->slot, trigger->plan.control == parse::Control::Pause);
-  std::vector<Trigger*> all;
-  for (auto& t : ev.triggers) all.push_back(t.get());
-  all.push_back(trigger.get());
-  trigger->missed_base = event_missed(ev);
-  if (st) st = rebuild(ev, all, enables_of(ev));
-  if (!st) {
-    release_trigger(*trigger, Release::Undo);
-    return rebuild_failure(ev, cmd.command, std::move(st).error());
-  }
-  ev.triggers.push_back(std::move(trigger));
-  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
-    // The events generating this one run its triggers in their programs.
-    auto generators = rebuild_generators(ev.event);
-    if (!generators) {
-      std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
-      ev.triggers.pop_back();
-      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
-      (void)rebuild_generators(ev.event);
-      release_trigger(*added, Release::Undo);
-      return rebuild_failure(ev, cmd.command, std::move(generators).error());
-    }
-  }
-  refresh_enablers_of(ev);
-  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) (void)refresh_synth(ev.event);
-  return Unit{};
-}
-
 CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   auto it = events_.find(catalog::EventId{system, event});
@@ -479,38 +274,17 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   const std::string location = fmt::format("hist:{}:{}", system, event);
   if (auto room = reserve_state(0); !room)
     return finish_command(location, "(truncate)", &ev, system_failure(std::move(room).error()));
-  return finish_command(location, "(truncate)", &ev, truncate_all(ev));
-}
-
-CommandResult Engine::truncate_all(EventState& ev) {
-  std::vector<const Trigger*> going;
-  std::vector<uint64_t> uids;
-  for (const auto& t : ev.triggers) {
-    going.push_back(t.get());
-    uids.push_back(t->uid);
-  }
-  if (auto user = referenced_by(going))
-    return system_failure(Error{ErrorKind::Busy, EBUSY, "a variable of this event is used by " + *user});
-  auto st = rebuild(ev, {}, {});
-  if (!st) return system_failure(std::move(st).error());
-  for (auto& t : ev.triggers) release_trigger(*t);
-  ev.triggers.clear();
-  for (auto& e : ev.enables) release_slot(e->slot);
-  ev.enables.clear();
-  refresh_enablers_of(ev);
-  after_synth_removal(ev);
-  for (uint64_t uid : uids) remove_field_vars_of(uid);
-  return Unit{};
+  return finish_command(location, "(truncate)", &ev, run(registry::TriggerTruncate{it->first}, &ev, location, {}));
 }
 
 Usage Engine::usage() {
   std::lock_guard lock(mu_);
   Usage u;
-  u.triggers = trigger_count();
+  u.triggers = registry_.trigger_count();
   u.max_triggers = options_.max_triggers;
-  u.synthetic_events = synths_.size();
+  u.synthetic_events = registry_.synthetics().size();
   u.max_synthetic_events = options_.max_synthetic_events;
-  u.map_memory = map_memory_in_use();
+  u.map_memory = registry_.map_memory();
   u.max_map_memory = options_.max_map_memory;
   u.trace_buffer_size = options_.trace_buffer_size;
   u.possible_cpus = possible_cpus_;

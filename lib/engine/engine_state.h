@@ -68,8 +68,8 @@ struct Engine::TableState {
 
 struct Engine::Trigger {
   plan::HistPlan plan;
+  // The kernel side of registry_'s trigger `uid` (its plan as deployed).
   uint64_t uid = 0;  // what other triggers' $references name it by
-  uint64_t field_var_of = 0;  // made to carry a field to that trigger's onmatch() (0: the user's own)
   std::shared_ptr<TableState> table;
   Fd vars;  // its variable records in a map of their own (plan.separate_var_map())
   // The map holding its variable records (-1: none): the table's when the
@@ -85,16 +85,14 @@ struct Engine::Trigger {
   // Its event's missed count (Engine::event_missed) when it was created or
   // last cleared: it missed what came after. Saved with it.
   uint64_t missed_base = 0;
-  // The command the configuration directory declared it with ("": a user's
-  // own, which a reload never touches). Saved with it.
-  std::string config;
 };
 
+// The kernel side of one of registry_'s enable_hist/disable_hist triggers
+// (the command and filter its event's program is built from).
 struct Engine::EnableTrigger {
   parse::EnableHistCommand cmd;
   std::optional<plan::TypedFilter> filter;
   uint32_t slot = 0;
-  std::string config;  // as Trigger::config
 };
 
 struct Engine::EventState {

@@ -139,7 +139,7 @@ std::string Engine::state_text() const {
       if (t->missed_base) entry["missed_base"] = t->missed_base;
       // The configuration directory's own (a reload may change or remove
       // it); an older histd ignores the member.
-      if (!t->config.empty()) entry["config"] = t->config;
+      if (const std::string& config = config_of(*t); !config.empty()) entry["config"] = config;
       hist.emplace_back(t->uid, std::move(entry));
     }
   }
@@ -148,7 +148,7 @@ std::string Engine::state_text() const {
   for (const auto& [id, ev] : events_)
     for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it) {
       nlohmann::json entry{{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}};
-      if (!(*it)->config.empty()) entry["config"] = (*it)->config;
+      if (const std::string& config = config_of(*ev, **it); !config.empty()) entry["config"] = config;
       list.push_back(std::move(entry));
     }
   nlohmann::json synthetic = nlohmann::json::array();
@@ -156,10 +156,10 @@ std::string Engine::state_text() const {
   // Definitions stay plain strings (what older histds read); the names of
   // the configuration's own are listed beside them.
   nlohmann::json config_synthetic = nlohmann::json::array();
-  for (const auto& [name, st] : synths_) {
-    synthetic.push_back(synth::list_line(st.def));
-    if (st.enabled) enabled.push_back(name);
-    if (st.config) config_synthetic.push_back(name);
+  for (const auto& [name, s] : registry_.synthetics()) {
+    synthetic.push_back(synth::list_line(s.def));
+    if (s.enabled) enabled.push_back(name);
+    if (s.config) config_synthetic.push_back(name);
   }
   for (const SavedEntry& e : not_restored_) {
     if (e.applying) continue;

@@ -75,7 +75,7 @@ TriggerInfo Engine::trigger_line(const EventState& ev, const Trigger& t) const {
   info.event = ev.event;
   info.line = t.plan.trigger_text();
   info.state = is_paused(t.slot) ? readout::TriggerState::Paused : readout::TriggerState::Active;
-  info.config = !t.config.empty();
+  info.config = !config_of(t).empty();
   return info;
 }
 
@@ -85,7 +85,7 @@ TriggerInfo Engine::enable_info(const EventState& ev, const EnableTrigger& e) co
   info.event = ev.event;
   info.line = enable_line(e);
   info.hist = false;
-  info.config = !e.config.empty();
+  info.config = !config_of(ev, e).empty();
   return info;
 }
 

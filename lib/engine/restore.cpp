@@ -190,6 +190,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
     it->second->triggers.back()->missed_base = std::min(e.missed_base, event_missed(*it->second));
   if (!e.paused) return r;
   if (added) {
+    registry_.set_saved(it->second->triggers.back()->uid, true, e.config);
     auto st = set_paused(it->second->triggers.back()->slot, true);
     if (!st) return system_failure(std::move(st).error());
     (void)save_state();

@@ -167,7 +167,12 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
     out.kind = a.kind;
     if (a.handler == parse::Action::Handler::OnMatch) {
       if (a.kind != parse::Action::Kind::Trace) return error_at(cmd, ErrorCode::ActionMismatch, a.action_name);
-      if (ctx.registry.catalog && !ctx.registry.catalog->contains(a.match_system, a.match_event))
+      // A synthetic event exists where the registry defines it (the
+      // registry's next state may define it before the catalog hears of it).
+      const bool defined = a.match_system == catalog::kSynthSystem &&
+                           std::any_of(ctx.registry.synths.begin(), ctx.registry.synths.end(),
+                                       [&](const synth::SynthDefinition& d) { return d.name == a.match_event; });
+      if (ctx.registry.catalog && !defined && !ctx.registry.catalog->contains(a.match_system, a.match_event))
         return error_at(cmd, ErrorCode::InvalidSubsysEvent, a.match_event);
       out.match_system = a.match_system;
       out.match_event = a.match_event;

@@ -1,0 +1,232 @@
+// The engine's deployer: every command is decided by the registry
+// (registry::Registry::apply, pure), then carried out here change by change
+// (maps, pins, control slots, program rebuilds), and only then committed.
+// A change that fails undoes, in one place (roll_back), what the command's
+// earlier changes created; the registry was never touched, and the events
+// it rebuilt are rebuilt from it.
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/engine_state.h"
+#include "hist_shared.h"
+#include "histd/engine.h"
+#include "histd/registry.h"
+
+namespace histd::engine {
+
+using registry::Change;
+
+CommandResult Engine::refuse(registry::Refusal no, EventState* ev, const std::string& location) {
+  // Field variables were tried on their matching events as commands there:
+  // their hist files drop an older error, and show a refusal of their own.
+  for (const catalog::EventId& id : no.tried_on) {
+    EventState& other = event_state(id.system, id.name);
+    other.last_error.reset();
+    ++other.generation;
+  }
+  for (auto& [id, d] : no.logged_on) (void)user_error(event_state(id.system, id.name), std::move(d));
+  if (!no.diagnostic) return system_failure(std::move(no.error));
+  if (ev) return user_error(*ev, std::move(*no.diagnostic), no.error.err);
+  log_error(location, *no.diagnostic);
+  return unexpected(CommandFailure{std::move(no.diagnostic), std::move(no.error)});
+}
+
+CommandResult Engine::run(const registry::Command& command, EventState* ev, const std::string& location,
+                          const std::string& text) {
+  auto applied = registry_.apply(command);
+  if (!applied) return refuse(std::move(applied).error(), ev, location);
+  std::vector<const Change*> done;
+  for (const Change& c : applied->changes) {
+    CommandResult r = deploy(c, applied->next, ev, text, done.empty());
+    if (!r) {
+      roll_back(done);
+      return r;
+    }
+    done.push_back(&c);
+  }
+  registry_ = std::move(applied->next);
+  return Unit{};
+}
+
+void Engine::roll_back(const std::vector<const Change*>& done) {
+  // Only additions come before a change that can fail (a command's field
+  // variables before its own trigger): each goes again, newest first.
+  for (auto it = done.rbegin(); it != done.rend(); ++it)
+    if ((*it)->kind == Change::Kind::TriggerAdded) remove_trigger_uid((*it)->uid);
+}
+
+CommandResult Engine::deploy(const Change& c, const registry::Registry& next, EventState* ev, const std::string& text,
+                             bool first) {
+  EventState& target = event_state(c.event.system, c.event.name);
+  switch (c.kind) {
+    case Change::Kind::TriggerAdded:
+      return deploy_added(c, next, target, ev, text);
+    case Change::Kind::TriggerRemoved: {
+      Trigger* t = find_trigger(c.uid).second;
+      if (!t) return Unit{};
+      auto st = remove_trigger(target, t);
+      if (st) return Unit{};
+      if (first) return system_failure(std::move(st).error());
+      // What follows a first removal (the field variables it leaves unused)
+      // is not expected to fail; the registry no longer has it: neither may
+      // the kernel side (its slot, released, reads as paused).
+      drop_trigger(target, t);
+      return Unit{};
+    }
+    case Change::Kind::TriggerPaused:
+    case Change::Kind::TriggerContinued:
+    case Change::Kind::TriggerCleared:
+      return control_trigger(target, c);
+    case Change::Kind::EventTruncated:
+      return truncate_event(target);
+    case Change::Kind::EnableAdded: {
+      const registry::EventTriggers* triggers = next.triggers(c.event);
+      auto e = std::find_if(triggers->enables.begin(), triggers->enables.end(),
+                            [&](const registry::EnableTrigger& x) { return x.cmd == *c.enable; });
+      return deploy_enable(target, *e);
+    }
+    case Change::Kind::EnableRemoved:
+      for (const auto& e : target.enables)
+        if (e->cmd.enable == c.enable->enable && e->cmd.system == c.enable->system && e->cmd.event == c.enable->event)
+          return remove_enable(target, e.get());
+      return Unit{};
+    case Change::Kind::SynthDefined:
+      return define_synth(next.synthetics().at(c.synth));
+    case Change::Kind::SynthRemoved:
+      remove_synth(c.synth);
+      return Unit{};
+    case Change::Kind::SynthEnabled:
+    case Change::Kind::SynthDisabled:
+      return enable_synth(c.synth, c.kind == Change::Kind::SynthEnabled);
+  }
+  return Unit{};
+}
+
+CommandResult Engine::deploy_added(const Change& c, const registry::Registry& next, EventState& target,
+                                   EventState* ev, const std::string& text) {
+  const registry::HistTrigger& h = *next.find(c.uid).second;
+  // A field variable is a command on its matching event too: that event's
+  // hist file shows what became of it.
+  if (&target != ev) {
+    target.last_error.reset();
+    ++target.generation;
+  }
+  CommandResult r = deploy_trigger(target, h, c.command);
+  if (r || c.param.empty() || !ev) return r;
+  const uint32_t pos = parse::errpos(text, c.param);
+  const Span at_param{pos, pos + uint32_t(c.param.size())};
+  if (r.error().error.err == ENOSPC && r.error().diagnostic)
+    // Over a limit: say so on this event too, with the limit's own words.
+    return user_error(*ev,
+                      Diagnostic{r.error().diagnostic->code, at_param, text,
+                                 "the field variable for " + c.param + ": " + r.error().diagnostic->detail},
+                      ENOSPC);
+  return user_error(*ev, Diagnostic{ErrorCode::FieldVarCreateFail, at_param, text, {}});
+}
+
+CommandResult Engine::deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command) {
+  const plan::HistPlan& plan = h.plan;
+  Fd vars;
+  if (plan.separate_var_map()) {
+    auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
+                                 plan.max_entries);
+    if (!m) return system_failure(std::move(m).error());
+    vars = std::move(*m);
+  }
+  auto table = acquire_table(plan);
+  if (!table) return system_failure(std::move(table).error());
+  auto slot = allocate_slot();
+  if (!slot) return system_failure(std::move(slot).error());
+
+  auto trigger = std::make_unique<Trigger>();
+  trigger->plan = plan;
+  trigger->uid = h.uid;
+  trigger->vars = std::move(vars);
+  trigger->table = std::move(*table);
+  trigger->slot = *slot;
+  auto st = set_paused(trigger->slot, h.paused);
+  std::vector<Trigger*> all = triggers_of(ev);
+  all.push_back(trigger.get());
+  trigger->missed_base = event_missed(ev);
+  if (st) st = rebuild(ev, all, enables_of(ev));
+  if (!st) {
+    release_trigger(*trigger, Release::Undo);
+    return rebuild_failure(ev, command, std::move(st).error());
+  }
+  ev.triggers.push_back(std::move(trigger));
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
+    // The events generating this one run its triggers in their programs.
+    auto generators = rebuild_generators(ev.event);
+    if (!generators) {
+      std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
+      ev.triggers.pop_back();
+      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
+      (void)rebuild_generators(ev.event);
+      release_trigger(*added, Release::Undo);
+      return rebuild_failure(ev, command, std::move(generators).error());
+    }
+  }
+  refresh_enablers_of(ev);
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) (void)refresh_synth(ev.event);
+  return Unit{};
+}
+
+CommandResult Engine::control_trigger(EventState& ev, const Change& c) {
+  Trigger* t = find_trigger(c.uid).second;
+  if (!t) return Unit{};
+  if (c.kind == Change::Kind::TriggerCleared) {
+    auto st = table::clear_table(t->table->fds(), table_shape(t->plan));
+    if (!st) return system_failure(std::move(st).error());
+    t->missed_base = event_missed(ev);  // Hits start over: so does Missed
+    return Unit{};
+  }
+  auto st = set_paused(t->slot, c.kind == Change::Kind::TriggerPaused);
+  if (!st) return system_failure(std::move(st).error());
+  return Unit{};
+}
+
+void Engine::drop_trigger(EventState& ev, Trigger* going) {
+  release_trigger(*going);
+  std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
+}
+
+CommandResult Engine::truncate_event(EventState& ev) {
+  auto st = rebuild(ev, {}, {});
+  if (!st) return system_failure(std::move(st).error());
+  for (auto& t : ev.triggers) release_trigger(*t);
+  ev.triggers.clear();
+  for (auto& e : ev.enables) release_slot(e->slot);
+  ev.enables.clear();
+  refresh_enablers_of(ev);
+  after_synth_removal(ev);
+  return Unit{};
+}
+
+void Engine::remove_trigger_uid(uint64_t uid) {
+  if (auto [ev, t] = find_trigger(uid); t) (void)remove_trigger(*ev, t);
+}
+
+const std::string& Engine::config_of(const Trigger& t) const {
+  static const std::string none;
+  const registry::HistTrigger* h = registry_.find(t.uid).second;
+  return h ? h->config : none;
+}
+
+const std::string& Engine::config_of(const EventState& ev, const EnableTrigger& e) const {
+  static const std::string none;
+  if (const registry::EventTriggers* triggers = registry_.triggers(catalog::EventId{ev.system, ev.event}))
+    for (const registry::EnableTrigger& x : triggers->enables)
+      if (x.cmd.enable == e.cmd.enable && x.cmd.system == e.cmd.system && x.cmd.event == e.cmd.event) return x.config;
+  return none;
+}
+
+std::pair<Engine::EventState*, Engine::Trigger*> Engine::find_trigger(uint64_t uid) const {
+  for (const auto& [id, ev] : events_)
+    for (const auto& t : ev->triggers)
+      if (t->uid == uid) return {ev.get(), t.get()};
+  return {nullptr, nullptr};
+}
+
+}  // namespace histd::engine

@@ -1,0 +1,371 @@
+// The registry's decisions, without a kernel: what each command does to the
+// logical state, and the refusals (code, caret, errno) users see for it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "fixtures.h"
+#include "histd/parse.h"
+#include "histd/registry.h"
+#include "histd/synth.h"
+
+namespace histd {
+namespace {
+
+using registry::Change;
+using registry::Registry;
+using testing::fixtures;
+
+const catalog::EventId kKmalloc{"kmem", "kmalloc"};
+const catalog::EventId kWaking{"sched", "sched_waking"};
+const catalog::EventId kSwitch{"sched", "sched_switch"};
+const catalog::EventId kWakeup{"sched", "sched_wakeup"};
+
+registry::Command write(const catalog::EventId& event, std::string_view text) {
+  auto parsed = parse::parse_trigger(text, parse::kMaxPrintedCommandBytes);
+  EXPECT_TRUE(parsed.ok()) << text;
+  return registry::TriggerWrite{event, parsed.ok() ? std::move(*parsed) : parse::TriggerCommand{}, {}};
+}
+
+registry::Command synth_line(std::string_view text) {
+  auto parsed = synth::parse_synth_command(text);
+  EXPECT_TRUE(parsed.ok()) << text;
+  return registry::SynthWrite{parsed.ok() ? std::move(*parsed) : synth::SynthCommand{}, false};
+}
+
+// Applies `command` and keeps the next registry; fails the test on a refusal.
+std::vector<Change> ok(Registry& r, const registry::Command& command) {
+  auto applied = r.apply(command);
+  EXPECT_TRUE(applied.ok()) << (applied.ok() ? "" : applied.error().diagnostic ? applied.error().diagnostic->message()
+                                                                               : applied.error().error.context);
+  if (!applied) return {};
+  r = std::move(applied->next);
+  return std::move(applied->changes);
+}
+
+// The refusal of `command`, checking that it left `r` as it was.
+registry::Refusal no(const Registry& r, const registry::Command& command) {
+  const Registry before = r;
+  auto applied = r.apply(command);
+  EXPECT_FALSE(applied.ok());
+  EXPECT_EQ(r, before);
+  return applied.ok() ? registry::Refusal{} : applied.error();
+}
+
+ErrorCode code_of(const registry::Refusal& refusal) {
+  return refusal.diagnostic ? refusal.diagnostic->code : ErrorCode::None;
+}
+
+size_t hist_count(const Registry& r, const catalog::EventId& id) {
+  const registry::EventTriggers* ev = r.triggers(id);
+  return ev ? ev->hist.size() : 0;
+}
+
+TEST(Registry, EveryCorpusCommandHasOneIdentity) {
+  const auto commands = testing::command_corpus("trigger");
+  ASSERT_GT(commands.size(), 40u);
+  size_t accepted = 0;
+  for (const catalog::EventId& id : fixtures().events()) {
+    for (const std::string& text : commands) {
+      auto parsed = parse::parse_trigger(text);
+      if (!parsed) continue;
+      const auto* hist = std::get_if<parse::HistCommand>(&*parsed);
+      if (!hist || hist->remove || hist->control != parse::Control::None) continue;
+      Registry r(fixtures(), {});
+      const Registry empty = r;
+      auto applied = r.apply(registry::TriggerWrite{id, *parsed, {}});
+      if (!applied) {
+        // A refusal changes nothing and says why.
+        EXPECT_TRUE(applied.error().diagnostic || applied.error().error.err != 0) << text;
+        continue;
+      }
+      ++accepted;
+      ASSERT_EQ(applied->changes.size(), 1u) << text;
+      EXPECT_EQ(applied->changes[0].kind, Change::Kind::TriggerAdded);
+      r = std::move(applied->next);
+      ASSERT_EQ(hist_count(r, id), 1u);
+      // The same write again "already exists".
+      auto again = no(r, registry::TriggerWrite{id, *parsed, {}});
+      EXPECT_EQ(code_of(again), ErrorCode::TriggerEexist) << text;
+      EXPECT_EQ(again.error.err, EINVAL);
+      // '!' + the printed line removes it, leaving what was there before.
+      const std::string line = r.triggers(id)->hist[0].plan.trigger_text();
+      auto changes = ok(r, write(id, "!" + line + " "));
+      ASSERT_EQ(changes.size(), 1u) << line;
+      EXPECT_EQ(changes[0].kind, Change::Kind::TriggerRemoved);
+      EXPECT_EQ(r.events(), empty.events()) << line;
+    }
+  }
+  EXPECT_GT(accepted, 40u);
+}
+
+TEST(Registry, PauseContinueClearAndRemovalOfNothing) {
+  Registry r(fixtures(), {});
+  auto none = no(r, write(kKmalloc, "hist:keys=call_site:cont"));
+  EXPECT_EQ(code_of(none), ErrorCode::TriggerEnoentClear);
+  EXPECT_TRUE(ok(r, write(kKmalloc, "!hist:keys=call_site")).empty());  // not an error, as in the kernel
+  EXPECT_TRUE(r.events().empty());
+  ok(r, write(kKmalloc, "hist:keys=call_site:pause"));
+  EXPECT_TRUE(r.triggers(kKmalloc)->hist[0].paused);
+  const uint64_t uid = r.triggers(kKmalloc)->hist[0].uid;
+  auto cont = ok(r, write(kKmalloc, "hist:keys=call_site:cont"));
+  EXPECT_EQ(cont, (std::vector<Change>{{Change::Kind::TriggerContinued, kKmalloc, uid, {}, {}}}));
+  EXPECT_FALSE(r.triggers(kKmalloc)->hist[0].paused);
+  auto clear = ok(r, write(kKmalloc, "hist:keys=call_site:size=4096:clear"));  // the size is not identity
+  EXPECT_EQ(clear, (std::vector<Change>{{Change::Kind::TriggerCleared, kKmalloc, uid, {}, {}}}));
+  EXPECT_EQ(hist_count(r, kKmalloc), 1u);
+}
+
+TEST(Registry, NamedTablesJoinWhenCompatible) {
+  Registry r(fixtures(), {});
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096"));
+  const uint64_t alone = r.map_memory();
+  // A different identity (a filter) joining the same table: counted once.
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
+  EXPECT_EQ(r.map_memory(), alone);
+  EXPECT_EQ(r.triggers(kKmalloc)->hist[1].plan.max_entries, r.triggers(kKmalloc)->hist[0].plan.max_entries);
+  const std::string bad = "hist:name=t:keys=bytes_req:vals=bytes_alloc";
+  auto mismatch = no(r, write(kKmalloc, bad));
+  EXPECT_EQ(code_of(mismatch), ErrorCode::NamedMismatch);
+  EXPECT_EQ(mismatch.diagnostic->span.begin, bad.find("name=t"));
+  // The layout goes with its last user.
+  ok(r, registry::TriggerTruncate{kKmalloc});
+  EXPECT_EQ(r.named_layout("t"), nullptr);
+  ok(r, write(kKmalloc, bad));
+}
+
+TEST(Registry, VariablesAreUniquePerEventAndPinTheirOwner) {
+  Registry r(fixtures(), {});
+  ok(r, write(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  const std::string dup = "hist:keys=prio:ts0=common_timestamp";
+  auto d = no(r, write(kWaking, dup));
+  EXPECT_EQ(code_of(d), ErrorCode::DuplicateVar);
+  EXPECT_EQ(d.diagnostic->span.begin, dup.find("ts0"));
+  ok(r, write(kSwitch, "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0"));
+  // The owner cannot go while another event uses its variable.
+  auto busy = no(r, write(kWaking, "!hist:keys=pid:ts0=common_timestamp.usecs"));
+  EXPECT_EQ(code_of(busy), ErrorCode::VarBusy);
+  EXPECT_EQ(busy.diagnostic->detail, "used by sched:sched_switch");
+  auto truncated = no(r, registry::TriggerTruncate{kWaking});
+  EXPECT_EQ(truncated.error.err, EBUSY);
+  EXPECT_EQ(truncated.error.context, "a variable of this event is used by sched:sched_switch");
+  ok(r, registry::TriggerTruncate{kSwitch});
+  ok(r, registry::TriggerTruncate{kWaking});
+  EXPECT_TRUE(r.events().empty());
+  EXPECT_EQ(r.planning().vars.size(), 0u);
+}
+
+TEST(Registry, FieldVariablesComeAndGoWithTheirUser) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  const std::string user =
+      "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,"
+      "sched.sched_wakeup.prio)";
+  auto changes = ok(r, write(kWaking, user));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].event, kWakeup);  // the field variable first, on its matching event
+  ASSERT_EQ(hist_count(r, kWakeup), 2u);
+  const registry::HistTrigger& carrier = r.triggers(kWakeup)->hist[1];
+  EXPECT_EQ(carrier.plan.vars.at(0).name, "synthetic_prio");
+  EXPECT_EQ(carrier.field_var_of, r.triggers(kWaking)->hist[0].uid);
+  // The user goes: its field variable goes with it.
+  auto gone = ok(r, write(kWaking, "!" + user));
+  EXPECT_EQ(gone.size(), 2u);
+  EXPECT_EQ(hist_count(r, kWakeup), 1u);
+  // Without a histogram on the matching event there is nothing to key it by.
+  Registry bare(fixtures(), {});
+  ok(bare, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  const std::string on_switch =
+      "hist:keys=next_pid:onmatch(sched.sched_wakeup).wakeup_latency(next_pid,next_pid,sched.sched_wakeup.prio)";
+  auto missing = no(bare, write(kSwitch, on_switch));
+  EXPECT_EQ(code_of(missing), ErrorCode::HistNotFound);
+  EXPECT_EQ(missing.diagnostic->span.begin, on_switch.find("sched.sched_wakeup.prio"));
+}
+
+TEST(Registry, SyntheticLoopsAreRefused) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("a u64 x"));
+  ok(r, synth_line("b u64 x"));
+  const catalog::EventId a{"synthetic", "a"}, b{"synthetic", "b"};
+  ok(r, write(a, "hist:keys=x:v=x:onmatch(synthetic.a).b($v)"));
+  const std::string loop = "hist:keys=x:w=x:onmatch(synthetic.b).a($w)";
+  auto refused = no(r, write(b, loop));
+  EXPECT_EQ(code_of(refused), ErrorCode::SynthCycle);
+  EXPECT_EQ(refused.diagnostic->span.begin, loop.find("a"));  // the kernel's errpos(): the first "a"
+  // In use: neither removable, nor all at once.
+  EXPECT_EQ(no(r, synth_line("!b")).error.err, EBUSY);
+  EXPECT_EQ(no(r, registry::SynthTruncate{}).error.err, EBUSY);
+  EXPECT_EQ(no(r, synth_line("!nosuch")).error.err, ENOENT);
+  auto exists = no(r, synth_line("a u64 y"));
+  EXPECT_EQ(code_of(exists), ErrorCode::SynthEventExists);
+  EXPECT_EQ(exists.error.err, EEXIST);
+  ok(r, registry::TriggerTruncate{a});
+  ok(r, registry::SynthEnable{"b", true});
+  EXPECT_EQ(no(r, synth_line("!b")).error.err, EBUSY);  // enabled is busy too
+  ok(r, registry::SynthEnable{"b", false});
+  ok(r, registry::SynthTruncate{});
+  EXPECT_TRUE(r.synthetics().empty());
+  EXPECT_EQ(no(r, registry::SynthEnable{"b", true}).error.err, ENOENT);
+}
+
+TEST(Registry, EnableHistAddRemove) {
+  Registry r(fixtures(), {});
+  auto nosuch = no(r, write(kWaking, "enable_hist:sched:nosuch"));
+  EXPECT_EQ(code_of(nosuch), ErrorCode::InvalidSubsysEvent);
+  ok(r, write(kWaking, "enable_hist:kmem:kmalloc:3"));
+  auto changes = ok(r, write(kWaking, "disable_hist:kmem:kmalloc if prio < 10"));
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].kind, Change::Kind::EnableAdded);
+  ASSERT_EQ(r.triggers(kWaking)->enables.size(), 2u);
+  EXPECT_FALSE(r.triggers(kWaking)->enables[0].cmd.enable);  // newest first
+  EXPECT_TRUE(r.triggers(kWaking)->enables[0].filter.has_value());
+  EXPECT_EQ(code_of(no(r, write(kWaking, "enable_hist:kmem:kmalloc"))), ErrorCode::TriggerEexist);
+  // Removal matches on the target alone.
+  ok(r, write(kWaking, "!enable_hist:kmem:kmalloc:7"));
+  EXPECT_EQ(r.triggers(kWaking)->enables.size(), 1u);
+  EXPECT_EQ(r.trigger_count(), 1u);
+}
+
+TEST(Registry, LimitsRefuseBeforeAnythingChanges) {
+  registry::Options o;
+  o.max_triggers = 2;
+  Registry r(fixtures(), o);
+  ok(r, write(kKmalloc, "hist:keys=call_site"));
+  ok(r, write(kWaking, "enable_hist:kmem:kmalloc"));
+  auto full = no(r, write(kKmalloc, "hist:keys=bytes_req"));
+  EXPECT_EQ(code_of(full), ErrorCode::TriggerLimit);
+  EXPECT_EQ(full.error.err, ENOSPC);
+  EXPECT_EQ(full.diagnostic->detail, "the limit is 2 and 2 are in use");
+
+  registry::Options small;
+  small.max_map_memory = 4096;
+  Registry m(fixtures(), small);
+  const std::string big = "hist:keys=call_site:size=8192";
+  auto over = no(m, write(kKmalloc, big));
+  EXPECT_EQ(code_of(over), ErrorCode::MapMemoryLimit);
+  EXPECT_EQ(over.diagnostic->span.begin, big.find("size="));  // the caret under size=
+
+  registry::Options one;
+  one.max_synthetic_events = 1;
+  Registry s(fixtures(), one);
+  ok(s, synth_line("a u64 x"));
+  auto synths = no(s, synth_line("b u64 x"));
+  EXPECT_EQ(code_of(synths), ErrorCode::SyntheticLimit);
+  EXPECT_EQ(synths.error.err, ENOSPC);
+}
+
+TEST(Registry, RemovalByIdentityAndTruncateAsOneChange) {
+  Registry r(fixtures(), {});
+  ok(r, write(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(r, write(kSwitch, "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0"));
+  ok(r, write(kWaking, "enable_hist:kmem:kmalloc"));
+  const uint64_t owner = r.triggers(kWaking)->hist[0].uid;
+  const std::string line = r.triggers(kWaking)->hist[0].plan.trigger_text();
+  // By uid, as the configuration removes its own: refused while referenced.
+  auto busy = no(r, registry::TriggerRemove{kWaking, owner, {}, line});
+  EXPECT_EQ(code_of(busy), ErrorCode::VarBusy);
+  EXPECT_EQ(busy.diagnostic->command, line);
+  EXPECT_EQ(no(r, registry::TriggerRemove{kWaking, 999, {}, line}).error.err, ENOENT);
+  auto enable = std::get<parse::EnableHistCommand>(*parse::parse_trigger("enable_hist:kmem:kmalloc"));
+  auto gone = ok(r, registry::TriggerRemove{kWaking, 0, enable, enable.command});
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].kind, Change::Kind::EnableRemoved);
+  // A truncate is one change for the event (its program goes at once).
+  auto truncated = ok(r, registry::TriggerTruncate{kSwitch});
+  EXPECT_EQ(truncated, (std::vector<Change>{{Change::Kind::EventTruncated, kSwitch, 0, {}, {}}}));
+  ok(r, registry::TriggerRemove{kWaking, owner, {}, line});
+  EXPECT_TRUE(r.events().empty());
+  // uids are never reused: references name their owner by it.
+  ok(r, write(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  EXPECT_GT(r.triggers(kWaking)->hist[0].uid, owner);
+}
+
+TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  auto changes = ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                                      "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].param, "sched.sched_wakeup.prio");
+  EXPECT_TRUE(changes[0].command.starts_with("hist:keys=pid:synthetic_prio=prio")) << changes[0].command;
+  EXPECT_EQ(changes[1].param, "");
+  // Refused after its field variable was planned: nothing stays, and the
+  // matching event is named as one a command ran on.
+  ok(r, write(kWaking, "!hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kWaking, "hist:keys=prio:lat=prio"));
+  auto dup = no(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                                  "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  EXPECT_EQ(code_of(dup), ErrorCode::DuplicateVar);
+  EXPECT_EQ(dup.tried_on, std::vector<catalog::EventId>{kWakeup});
+  EXPECT_EQ(hist_count(r, kWakeup), 1u);
+  // Refused on the matching event: the limit's own entry is logged there first.
+  registry::Options o;
+  o.max_triggers = 3;
+  Registry tight(fixtures(), o);
+  ok(tight, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(tight, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(tight, write(kKmalloc, "hist:keys=call_site"));
+  const std::string user =
+      "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,"
+      "sched.sched_wakeup.prio)";
+  auto full = no(tight, write(kWaking, user));
+  EXPECT_EQ(code_of(full), ErrorCode::TriggerLimit);
+  EXPECT_EQ(full.diagnostic->span.begin, user.find("sched.sched_wakeup.prio"));
+  EXPECT_EQ(full.diagnostic->detail, "the limit is 3 and 2 are in use; this command needs 2 with its field variables");
+}
+
+// What the state file keeps (definitions as listed, hist triggers by uid as
+// printed, enables oldest first) applied to an empty registry gives back
+// the same triggers: the same lines, identities and owners of references.
+TEST(Registry, ItsPrintedCommandsRestoreIt) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
+  ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
+  ok(r, write(kSwitch, "disable_hist:kmem:kmalloc"));
+
+  Registry back(fixtures(), {});
+  for (const auto& [name, s] : r.synthetics()) ok(back, synth_line(synth::list_line(s.def)));
+  std::vector<std::pair<uint64_t, std::pair<catalog::EventId, std::string>>> saved;
+  for (const auto& [id, ev] : r.events())
+    for (const registry::HistTrigger& t : ev.hist) saved.push_back({t.uid, {id, t.plan.trigger_text()}});
+  std::sort(saved.begin(), saved.end());
+  for (const auto& [uid, entry] : saved) ok(back, write(entry.first, entry.second));
+  for (const auto& [id, ev] : r.events())
+    for (auto e = ev.enables.rbegin(); e != ev.enables.rend(); ++e) ok(back, write(id, e->cmd.command));
+
+  ASSERT_EQ(back.events().size(), r.events().size());
+  for (const auto& [id, ev] : r.events()) {
+    const registry::EventTriggers* restored = back.triggers(id);
+    ASSERT_NE(restored, nullptr) << id.name;
+    ASSERT_EQ(restored->hist.size(), ev.hist.size()) << id.name;
+    for (size_t i = 0; i < ev.hist.size(); ++i) {
+      EXPECT_EQ(restored->hist[i].uid, ev.hist[i].uid);
+      EXPECT_EQ(restored->hist[i].plan.trigger_text(), ev.hist[i].plan.trigger_text());
+      EXPECT_EQ(plan::trigger_key(restored->hist[i].plan), plan::trigger_key(ev.hist[i].plan));
+      EXPECT_EQ(restored->hist[i].plan.refs, ev.hist[i].plan.refs);
+    }
+    ASSERT_EQ(restored->enables.size(), ev.enables.size());
+    for (size_t i = 0; i < ev.enables.size(); ++i) EXPECT_EQ(restored->enables[i].cmd, ev.enables[i].cmd);
+  }
+  EXPECT_EQ(back.map_memory(), r.map_memory());
+  EXPECT_EQ(back.synthetics(), r.synthetics());
+}
+
+TEST(Registry, WritesToEventsTheCatalogLacksAreENOENT) {
+  Registry r(fixtures(), {});
+  auto gone = no(r, write(catalog::EventId{"sched", "nosuch"}, "hist:keys=pid"));
+  EXPECT_EQ(gone.error.err, ENOENT);
+  EXPECT_EQ(gone.error.context, "no event sched:nosuch");
+  EXPECT_FALSE(gone.diagnostic.has_value());
+}
+
+}  // namespace
+}  // namespace histd
