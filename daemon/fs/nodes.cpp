@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace histd::fs {
 
@@ -21,6 +24,13 @@ using catalog::kSynthSystem;
 // `enable` files.
 bool is_synthetic(std::string_view system) {
   return catalog::event_source(system) == catalog::EventSource::Synthetic;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::vector<std::string> split_path(std::string_view path) {
@@ -112,9 +122,10 @@ Node Namespace::resolve(std::string_view path) const {
     n.kind = Node::Kind::Root;
     return n;
   }
-  if (parts.size() == 2 && parts[0] == "events" && parts[1] == "enable") {
+  if (parts.size() == 2 && parts[0] == "events" &&
+      (parts[1] == "enable" || parts[1] == "header_page" || parts[1] == "header_event")) {
     n.kind = Node::Kind::File;
-    n.file = "enable";
+    n.file = parts[1];
     return n;
   }
   if (parts.size() == 1) {
@@ -173,6 +184,8 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
       if (has_system(kSynthSystem)) names.insert(kSynthSystem);
       out.assign(names.begin(), names.end());
       out.emplace_back("enable");
+      out.emplace_back("header_page");
+      out.emplace_back("header_event");
       break;
     }
     case Node::Kind::SystemDir: {
@@ -243,6 +256,13 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
   engine::Engine& engine = *engine_;
   if (n.file == "enable") {
     out = enable_state(engine, n);
+    return 0;
+  }
+  if (n.file == "header_page" || n.file == "header_event") {
+    // The kernel's ring buffer page and event header, as its tracefs
+    // describes them: clients that parse event formats (libtracefs's
+    // tracefs_local_events()) read them first.
+    out = read_text(engine.catalog().root() / "events" / n.file);
     return 0;
   }
   if (n.system.empty()) {
