@@ -1,7 +1,8 @@
 // The engine: runs each command atomically (a failed command changes
 // nothing) — the registry (histd/registry.h) decides, the engine deploys the
-// changes on the kernel (it owns every BPF map, and asks the runtime to
-// rebuild exactly the events a change affects), then commits.
+// changes on the kernel through its deployer (lib/engine/deployer.h: it owns
+// every BPF map, and asks the runtime to rebuild exactly the events a change
+// affects), then commits.
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 
@@ -328,8 +329,8 @@ class Engine {
   // add_config for an item saved but not restored: the saved entry applied
   // again (and dropped once it applies); nullopt when there is none.
   std::optional<CommandResult> retry_config(const ConfigItem& item);
-  // ---- the deployer (deployer.cpp): a command is decided by registry_,
-  // carried out change by change, then committed (registry_ = next) ----
+  // ---- a command (engine_run.cpp): decided by registry_, carried out by
+  // deployer_ (which undoes its own failures), then committed (registry_ = next) ----
   // Runs `command` (whose logged text is `text`) for event `ev` (none: a
   // synthetic_events write, logged under `location`).
   CommandResult run(const registry::Command& command, EventState* ev, const std::string& location,
