@@ -1,7 +1,8 @@
 // The engine: runs each command atomically (a failed command changes
 // nothing) — the registry (histd/registry.h) decides, the engine deploys the
-// changes on the kernel (it owns every BPF map, and asks the runtime to
-// rebuild exactly the events a change affects), then commits.
+// changes on the kernel through its deployer (lib/engine/deployer.h: it owns
+// every BPF map, and asks the runtime to rebuild exactly the events a change
+// affects), then commits.
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 
@@ -161,6 +162,10 @@ struct RingLost {
 };
 
 class RingPasses;
+class Deployer;
+struct EventState;
+struct Trigger;
+struct EnableTrigger;
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
@@ -295,10 +300,6 @@ class Engine {
   void shutdown();
 
  private:
-  struct TableState;
-  struct Trigger;
-  struct EnableTrigger;
-  struct EventState;
   // One entry of the state file that has not been restored (yet).
   struct SavedEntry {
     enum class Kind { Synthetic, Trigger, Enabled };
@@ -314,15 +315,8 @@ class Engine {
     std::string reason;
     bool applying = false;  // being retried: its own save must not list it twice
   };
-  struct SynthState {
-    synth::SynthDefinition def;
-    uint32_t id = 0;    // its records' common_type
-    uint32_t slot = 0;        // control slot: paused when nothing wants its records
-    uint32_t trace_slot = 0;  // paused unless its records go to the trace buffer
-    bool enabled = false;  // as deployed: its trace slot follows it
-  };
 
-  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control);
+  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control, Fd ring, Fd lost);
 
   // The command paths take lines shorter than `max_bytes`: a page for what
   // users write, more for lines histd printed (parse::kMaxPrintedCommandBytes).
@@ -335,51 +329,19 @@ class Engine {
   // add_config for an item saved but not restored: the saved entry applied
   // again (and dropped once it applies); nullopt when there is none.
   std::optional<CommandResult> retry_config(const ConfigItem& item);
-  // ---- the deployer (deployer.cpp): a command is decided by registry_,
-  // carried out change by change, then committed (registry_ = next) ----
+  // ---- a command (engine_run.cpp): decided by registry_, carried out by
+  // deployer_ (which undoes its own failures), then committed (registry_ = next) ----
   // Runs `command` (whose logged text is `text`) for event `ev` (none: a
   // synthetic_events write, logged under `location`).
   CommandResult run(const registry::Command& command, EventState* ev, const std::string& location,
                     const std::string& text);
   // A refusal as the user sees it: error_log entries, the hist file's error, the errno.
   CommandResult refuse(registry::Refusal no, EventState* ev, const std::string& location);
-  // One change on the kernel side; `first`: no change of the command came before.
-  CommandResult deploy(const registry::Change& c, const registry::Registry& next, EventState* ev,
-                       const std::string& text, bool first);
-  // The one undo path: what the command's deployed changes created goes again.
-  void roll_back(const std::vector<const registry::Change*>& done);
-  CommandResult deploy_added(const registry::Change& c, const registry::Registry& next, EventState& target,
-                             EventState* ev, const std::string& text);
-  CommandResult deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command);
-  CommandResult control_trigger(EventState& ev, const registry::Change& c);
-  CommandResult truncate_event(EventState& ev);
-  CommandResult deploy_enable(EventState& ev, const registry::EnableTrigger& e);
-  CommandResult define_synth(const registry::Synthetic& s);
-  void remove_synth(const std::string& name);
-  CommandResult enable_synth(const std::string& name, bool on);
-  Status remove_trigger(EventState& ev, Trigger* going);
-  // Releases a trigger whose program could not be rebuilt without it.
-  void drop_trigger(EventState& ev, Trigger* going);
-  void remove_trigger_uid(uint64_t uid);
-  CommandResult remove_enable(EventState& ev, EnableTrigger* going);
-  std::string enable_line(const EnableTrigger& e) const;
   // A trigger as the listings show it (without its maps).
   TriggerInfo trigger_line(const EventState& ev, const Trigger& t) const;
   TriggerInfo enable_info(const EventState& ev, const EnableTrigger& e) const;
   // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
   std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
-  std::vector<EnableTrigger*> enables_of(EventState& ev);
-  std::vector<Trigger*> triggers_of(EventState& ev);
-  // Rebuilds the events whose enable_hist/disable_hist target `target`,
-  // after its set of hist triggers changed.
-  void refresh_enablers_of(const EventState& target);
-  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
-  // rebuild()'s steps (rebuild.cpp): the parts, read from the state; their maps; the swap.
-  pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                   const std::vector<EnableTrigger*>& enables, bool attaches) const;
-  Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
-  Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>);
-  void release_slot(uint32_t slot);
   // The state file. A change first reserves room for the state it will
   // leave (reserve_state: the file system's blocks, taken before anything
   // changes), so that a full or read-only state directory refuses the
@@ -409,51 +371,12 @@ class Engine {
   // file; a success is saved, and a save that fails anyway is logged.
   CommandResult finish_command(const std::string& location, std::string_view command, EventState* ev,
                                CommandResult r);
-  std::string pin_base(const plan::HistPlan& plan) const;
-  std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
-  // pipeline::syscall_entry() of `ev`'s format, with options_.raw_syscalls.
-  std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
-  // Removes pins nothing uses any more (left by a histd that died with
-  // triggers the state file no longer names).
-  void sweep_pins();
-  // At the end of restore(): installs each event's program, once.
-  void install_restored(std::vector<std::string>& problems);
-  Status pin_table(TableState& t);
-  bool adopt_pinned(TableState& t);
-  bool shutting_down_ = false;
-  bool restoring_ = false;
-  bool is_paused(uint32_t slot) const;
-  // The events `ev`'s programs missed since its dispatcher was attached
-  // (0 for an event without one), and what a trigger on it shows.
-  uint64_t event_missed(const EventState& ev) const;
-  uint64_t trigger_missed(const EventState& ev, const Trigger& t) const;
-  // A rebuild refused because the event's program would use more maps than
-  // the kernel allows: the command's refusal names the limit (ENOSPC).
-  CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
-  Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
-  Status set_paused(uint32_t slot, bool paused);
-  Expected<uint32_t> allocate_slot();
-  enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
-  void release_trigger(Trigger& t, Release how = Release::Removed);
-  EventState& event_state(const std::string& system, const std::string& event);
   void log_error(const std::string& location, const Diagnostic& d);
   CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
-  // A trigger by uid, with its event; {nullptr, nullptr} when gone.
-  std::pair<EventState*, Trigger*> find_trigger(uint64_t uid) const;
   // The command the configuration directory declared a trigger with ("": a
   // user's own, which a reload never touches), as registry_ records it.
   const std::string& config_of(const Trigger& t) const;
   const std::string& config_of(const EventState& ev, const EnableTrigger& e) const;
-  // Whether the deployed programs of synthetic event `from` generate `to`,
-  // directly or down a chain.
-  bool synth_reaches(const std::string& from, const std::string& to) const;
-  Status refresh_synth(const std::string& name);
-  // Rebuilds every event whose programs run synthetic event `name`'s
-  // triggers (directly or down a chain), after those changed.
-  Status rebuild_generators(const std::string& name);
-  // After a trigger or enable of synthetic event `ev` went: its control word
-  // and the programs of the events generating it follow.
-  void after_synth_removal(EventState& ev);
   CommandResult apply_synthetic(std::string_view text, bool config);
   void consume_ring();
   void deliver(std::span<const uint8_t> notice);
@@ -466,25 +389,22 @@ class Engine {
   catalog::Catalog catalog_;
   runtime::Compiler compiler_;
   EngineOptions options_;
-  Fd control_;  // the shared per-trigger control array
-  std::vector<bool> slot_used_;
-  std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
-  std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   std::deque<readout::ErrorLogEntry> error_log_;
   std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
   symbols::SystemResolver resolver_;
-  std::map<std::string, SynthState> synths_;  // the kernel side of registry_'s synthetic events
-  Fd ring_;  // generated synthetic events, shared by every unit
-  Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Fd state_room_;  // the reserved next state file (see reserve_state)
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;
   uint32_t possible_cpus_ = 1;  // per-CPU maps hold a value per possible CPU
+  bool restoring_ = false;  // restore() applies the saved entries: nothing is saved meanwhile
   // THE logical state: which triggers and synthetic events exist. Every
   // command is decided by it (registry::Registry::apply) and deployed
   // before it is replaced; the members above are the kernel side.
   registry::Registry registry_;
+  // The kernel side (lib/engine/deployer.h): every BPF object the triggers
+  // and synthetic events of registry_ are deployed as.
+  std::unique_ptr<Deployer> deployer_;
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
   void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <variant>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "histd/engine.h"
 #include "histd/parse.h"
 #include "histd/pipeline.h"
@@ -48,14 +48,14 @@ std::vector<ConfigItem> Engine::config_items() {
   for (const auto& [name, s] : registry_.synthetics())
     if (s.config) out.push_back({ConfigItem::Kind::Synthetic, name, synth::list_line(s.def), true});
   std::vector<std::pair<uint64_t, ConfigItem>> hist;
-  for (const auto& [id, ev] : events_)
+  for (const auto& [id, ev] : deployer_->events())
     for (const auto& t : ev->triggers)
       if (const std::string& config = config_of(*t); !config.empty())
         hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true,
                                              plan::encode(plan::trigger_key(t->plan))});
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, item] : hist) out.push_back(std::move(item));
-  for (const auto& [id, ev] : events_)
+  for (const auto& [id, ev] : deployer_->events())
     for (const auto& e : ev->enables)
       if (const std::string& config = config_of(*ev, *e); !config.empty())
         out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true});
@@ -141,8 +141,8 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
     return write_synthetic_locked("!" + item.event);
   }
   auto names = split_event(item.event);
-  auto it = names ? events_.find(catalog::EventId{names->first, names->second}) : events_.end();
-  if (it == events_.end()) return not_found(item);
+  auto it = names ? deployer_->events().find(catalog::EventId{names->first, names->second}) : deployer_->events().end();
+  if (it == deployer_->events().end()) return not_found(item);
   // Removed as '!' and the line the trigger file prints for it would remove
   // it (its own command may have been a pause, which removes nothing), but
   // by what it is, not by parsing that line again.
@@ -168,14 +168,14 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
   std::lock_guard lock(mu_);
   auto names = split_event(item.event);
-  auto it = names ? events_.find(catalog::EventId{names->first, names->second}) : events_.end();
-  if (item.kind != ConfigItem::Kind::Trigger || it == events_.end()) return not_found(item);
+  auto it = names ? deployer_->events().find(catalog::EventId{names->first, names->second}) : deployer_->events().end();
+  if (item.kind != ConfigItem::Kind::Trigger || it == deployer_->events().end()) return not_found(item);
   auto t = std::find_if(it->second->triggers.begin(), it->second->triggers.end(),
                         [&](const auto& tr) { return config_of(*tr) == item.text; });
   if (t == it->second->triggers.end()) return not_found(item);
   if (auto room = reserve_state(text.size()); !room) return system_failure(std::move(room).error());
   CommandResult r = Unit{};
-  if (auto st = set_paused((*t)->slot, paused); !st) r = system_failure(std::move(st).error());
+  if (auto st = deployer_->set_paused((*t)->slot, paused); !st) r = system_failure(std::move(st).error());
   if (r) {
     registry_.set_saved((*t)->uid, paused, text);
   }

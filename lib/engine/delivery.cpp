@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "engine/ring_passes.h"
 #include "hist_shared.h"
 #include "histd/engine.h"
@@ -77,13 +77,13 @@ void Engine::deliver(std::span<const uint8_t> notice) {
     if (rec.size() < 8) return;
     uint64_t value = 0;
     std::memcpy(&value, rec.data(), 8);
-    for (auto& [id, ev] : events_)
+    for (auto& [id, ev] : deployer_->events())
       for (auto& t : ev->triggers)
         if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
     return;
   }
-  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second.id == n.id; });
-  if (found == synths_.end()) return;
+  auto found = std::find_if(deployer_->synths().begin(), deployer_->synths().end(), [&](const auto& e) { return e.second.id == n.id; });
+  if (found == deployer_->synths().end()) return;
   // The generating program already ran the event's triggers: a record comes
   // here only to be traced.
   const SynthState* s = &found->second;
@@ -104,7 +104,7 @@ void Engine::deliver(std::span<const uint8_t> notice) {
 std::vector<uint64_t> Engine::lost_per_cpu(uint32_t slot) const {
   // A per-CPU array hands over one 8-byte value per possible CPU.
   std::vector<uint64_t> counts(possible_cpus_);
-  if (bpf_map_lookup_elem(lost_.get(), &slot, counts.data()) != 0) return {};
+  if (bpf_map_lookup_elem(deployer_->lost(), &slot, counts.data()) != 0) return {};
   return counts;
 }
 
@@ -135,7 +135,7 @@ void Engine::consume_ring() {
     b->emplace_back(p, p + size);
     return 0;
   };
-  ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
+  ring_buffer* rb = ring_buffer__new(deployer_->ring(), on_notice, &batch, nullptr);
   if (!rb) {
     passes_->running(false);
     return;

@@ -1,63 +1,44 @@
-// The engine's deployer: every command is decided by the registry
+// The deployer's command path: every command is decided by the registry
 // (registry::Registry::apply, pure), then carried out here change by change
-// (maps, pins, control slots, program rebuilds), and only then committed.
-// A change that fails undoes, in one place (roll_back), what the command's
-// earlier changes created; the registry was never touched, and the events
-// it rebuilt are rebuilt from it.
+// (maps, pins, control slots, program rebuilds), and only then committed by
+// the engine. A change that fails undoes, in one place (roll_back), what
+// the command's earlier changes created; the registry was never touched.
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "hist_shared.h"
-#include "histd/engine.h"
-#include "histd/registry.h"
+#include "histd/parse.h"
+#include "histd/table_reader.h"
 
 namespace histd::engine {
 
 using registry::Change;
 
-CommandResult Engine::refuse(registry::Refusal no, EventState* ev, const std::string& location) {
-  // Field variables were tried on their matching events as commands there:
-  // their hist files drop an older error, and show a refusal of their own.
-  for (const catalog::EventId& id : no.tried_on) {
-    EventState& other = event_state(id.system, id.name);
-    other.last_error.reset();
-    ++other.generation;
-  }
-  for (auto& [id, d] : no.logged_on) (void)user_error(event_state(id.system, id.name), std::move(d));
-  if (!no.diagnostic) return system_failure(std::move(no.error));
-  if (ev) return user_error(*ev, std::move(*no.diagnostic), no.error.err);
-  log_error(location, *no.diagnostic);
-  return unexpected(CommandFailure{std::move(no.diagnostic), std::move(no.error)});
-}
-
-CommandResult Engine::run(const registry::Command& command, EventState* ev, const std::string& location,
-                          const std::string& text) {
-  auto applied = registry_.apply(command);
-  if (!applied) return refuse(std::move(applied).error(), ev, location);
+CommandResult Deployer::deploy(const std::vector<Change>& changes, const registry::Registry& next, EventState* ev,
+                               const std::string& text) {
   std::vector<const Change*> done;
-  for (const Change& c : applied->changes) {
-    CommandResult r = deploy(c, applied->next, ev, text, done.empty());
+  for (const Change& c : changes) {
+    CommandResult r = deploy(c, next, ev, text, done.empty());
     if (!r) {
       roll_back(done);
       return r;
     }
     done.push_back(&c);
   }
-  registry_ = std::move(applied->next);
   return Unit{};
 }
 
-void Engine::roll_back(const std::vector<const Change*>& done) {
+void Deployer::roll_back(const std::vector<const Change*>& done) {
   // Only additions come before a change that can fail (a command's field
   // variables before its own trigger): each goes again, newest first.
   for (auto it = done.rbegin(); it != done.rend(); ++it)
     if ((*it)->kind == Change::Kind::TriggerAdded) remove_trigger_uid((*it)->uid);
 }
 
-CommandResult Engine::deploy(const Change& c, const registry::Registry& next, EventState* ev, const std::string& text,
+CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, EventState* ev, const std::string& text,
                              bool first) {
   EventState& target = event_state(c.event.system, c.event.name);
   switch (c.kind) {
@@ -104,7 +85,7 @@ CommandResult Engine::deploy(const Change& c, const registry::Registry& next, Ev
   return Unit{};
 }
 
-CommandResult Engine::deploy_added(const Change& c, const registry::Registry& next, EventState& target,
+CommandResult Deployer::deploy_added(const Change& c, const registry::Registry& next, EventState& target,
                                    EventState* ev, const std::string& text) {
   const registry::HistTrigger& h = *next.find(c.uid).second;
   // A field variable is a command on its matching event too: that event's
@@ -126,7 +107,7 @@ CommandResult Engine::deploy_added(const Change& c, const registry::Registry& ne
   return user_error(*ev, Diagnostic{ErrorCode::FieldVarCreateFail, at_param, text, {}});
 }
 
-CommandResult Engine::deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command) {
+CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command) {
   const plan::HistPlan& plan = h.plan;
   Fd vars;
   if (plan.separate_var_map()) {
@@ -173,7 +154,7 @@ CommandResult Engine::deploy_trigger(EventState& ev, const registry::HistTrigger
   return Unit{};
 }
 
-CommandResult Engine::control_trigger(EventState& ev, const Change& c) {
+CommandResult Deployer::control_trigger(EventState& ev, const Change& c) {
   Trigger* t = find_trigger(c.uid).second;
   if (!t) return Unit{};
   if (c.kind == Change::Kind::TriggerCleared) {
@@ -187,12 +168,12 @@ CommandResult Engine::control_trigger(EventState& ev, const Change& c) {
   return Unit{};
 }
 
-void Engine::drop_trigger(EventState& ev, Trigger* going) {
+void Deployer::drop_trigger(EventState& ev, Trigger* going) {
   release_trigger(*going);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
 }
 
-CommandResult Engine::truncate_event(EventState& ev) {
+CommandResult Deployer::truncate_event(EventState& ev) {
   auto st = rebuild(ev, {}, {});
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
@@ -204,29 +185,28 @@ CommandResult Engine::truncate_event(EventState& ev) {
   return Unit{};
 }
 
-void Engine::remove_trigger_uid(uint64_t uid) {
+void Deployer::remove_trigger_uid(uint64_t uid) {
   if (auto [ev, t] = find_trigger(uid); t) (void)remove_trigger(*ev, t);
 }
 
-const std::string& Engine::config_of(const Trigger& t) const {
-  static const std::string none;
-  const registry::HistTrigger* h = registry_.find(t.uid).second;
-  return h ? h->config : none;
-}
-
-const std::string& Engine::config_of(const EventState& ev, const EnableTrigger& e) const {
-  static const std::string none;
-  if (const registry::EventTriggers* triggers = registry_.triggers(catalog::EventId{ev.system, ev.event}))
-    for (const registry::EnableTrigger& x : triggers->enables)
-      if (x.cmd.enable == e.cmd.enable && x.cmd.system == e.cmd.system && x.cmd.event == e.cmd.event) return x.config;
-  return none;
-}
-
-std::pair<Engine::EventState*, Engine::Trigger*> Engine::find_trigger(uint64_t uid) const {
+std::pair<EventState*, Trigger*> Deployer::find_trigger(uint64_t uid) const {
   for (const auto& [id, ev] : events_)
     for (const auto& t : ev->triggers)
       if (t->uid == uid) return {ev.get(), t.get()};
   return {nullptr, nullptr};
+}
+
+Status Deployer::remove_trigger(EventState& ev, Trigger* going) {
+  std::vector<Trigger*> rest;
+  for (auto& t : ev.triggers)
+    if (t.get() != going) rest.push_back(t.get());
+  auto st = rebuild(ev, rest, enables_of(ev));
+  if (!st) return st;
+  release_trigger(*going);
+  std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
+  refresh_enablers_of(ev);
+  after_synth_removal(ev);
+  return ok_status();
 }
 
 }  // namespace histd::engine

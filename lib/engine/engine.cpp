@@ -1,6 +1,6 @@
 #include "histd/engine.h"
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "engine/ring_passes.h"
 
 #include <time.h>
@@ -42,15 +42,22 @@ readout::ErrorLogEntry stamped_entry() {
 const size_t kMaxTriggers = HISTD_MAX_TRIGGERS;
 const size_t kMaxSyntheticEvents = HISTD_MAX_SYNTHETIC;
 
-Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control)
+Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control, Fd ring,
+               Fd lost)
     : catalog_(std::move(catalog)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
-      control_(std::move(control)),
-      slot_used_(HISTD_CONTROL_SLOTS, false),
       possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
       registry_(catalog_, registry::Options{options_.max_triggers, options_.max_synthetic_events,
                                             options_.max_map_memory, possible_cpus_, options_.percpu_table_limit}),
+      deployer_(std::make_unique<Deployer>(
+          catalog_, compiler_, options_, std::move(control), std::move(ring), std::move(lost),
+          [this](const std::string& location, const Diagnostic* d, const std::string& note) {
+            if (d) return log_error(location, *d);
+            readout::ErrorLogEntry e;
+            e.note = note;
+            error_log_.push_back(std::move(e));
+          })),
       trace_(options_.trace_buffer_size, true),
       snapshot_(options_.trace_buffer_size, true),
       passes_(std::make_unique<RingPasses>()) {}
@@ -78,9 +85,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
   if (!lost) return unexpected(std::move(lost).error());
   std::unique_ptr<Engine> engine(
-      new Engine(std::move(catalog), std::move(compiler), std::move(options), std::move(*control)));
-  engine->ring_ = std::move(*ring);
-  engine->lost_ = std::move(*lost);
+      new Engine(std::move(catalog), std::move(compiler), std::move(options), std::move(*control),
+                 std::move(*ring), std::move(*lost)));
   // The resident compiler loads its libraries now, not on the first command.
   engine->compiler_.start_server();
   if (!engine->options_.defer_consumer) engine->start_consumer();
@@ -97,16 +103,6 @@ void Engine::start_consumer() {
   compiler_.watch_server();
 }
 
-Engine::EventState& Engine::event_state(const std::string& system, const std::string& event) {
-  auto& slot = events_[catalog::EventId{system, event}];
-  if (!slot) {
-    slot = std::make_unique<EventState>();
-    slot->system = system;
-    slot->event = event;
-  }
-  return *slot;
-}
-
 void Engine::log_error(const std::string& location, const Diagnostic& d) {
   readout::ErrorLogEntry e = stamped_entry();
   e.location = log_location_.empty() ? location : log_location_;
@@ -121,81 +117,6 @@ CommandResult Engine::user_error(EventState& ev, Diagnostic d, int err) {
   return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
 }
 
-Expected<uint32_t> Engine::allocate_slot() {
-  for (uint32_t i = 0; i < slot_used_.size(); ++i) {
-    if (!slot_used_[i]) {
-      slot_used_[i] = true;
-      return i;
-    }
-  }
-  return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_CONTROL_SLOTS));
-}
-
-Status Engine::set_paused(uint32_t slot, bool paused) {
-  histd_trigger_control c{paused ? 1u : 0u, 0};
-  if (bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY) != 0) return fail_errno("updating trigger control");
-  return ok_status();
-}
-
-void Engine::release_slot(uint32_t slot) {
-  // A freed slot reads as paused with no firings left, so a stale program
-  // can never count into it or fire through it.
-  histd_trigger_control c{1, 0};
-  bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY);
-  slot_used_[slot] = false;
-}
-
-bool Engine::is_paused(uint32_t slot) const {
-  histd_trigger_control c{};
-  if (bpf_map_lookup_elem(control_.get(), &slot, &c) != 0) return false;
-  return c.paused != 0;
-}
-
-void Engine::release_trigger(Trigger& t, Release how) {
-  release_slot(t.slot);
-  // The last trigger of a pinned table unpins it, except at shutdown: then
-  // the pins keep the counts for the next start; nor when a command that
-  // adopted a previous histd's table fails: the counts stay for a retry.
-  const bool keep = shutting_down_ || (how == Release::Undo && t.table && t.table->adopted);
-  if (t.table && t.table.use_count() == 1 && !keep) {
-    std::error_code ec;
-    for (const std::string& path : t.table->pin_paths()) std::filesystem::remove(path, ec);
-  }
-  t.table.reset();
-}
-
-Expected<std::shared_ptr<Engine::TableState>> Engine::acquire_table(const plan::HistPlan& plan) {
-  if (plan.name) {
-    auto it = named_tables_.find(*plan.name);
-    if (it != named_tables_.end()) {
-      if (auto existing = it->second.lock()) return existing;
-    }
-  }
-  auto t = std::make_shared<TableState>();
-  t->layout = plan;
-  t->pin_base = pin_base(plan);
-  if (adopt_pinned(*t)) {
-    if (plan.name) named_tables_[*plan.name] = t;
-    return t;
-  }
-  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(), plan.table_value_size(),
-                                 plan.table_map_entries());
-  if (!map) return unexpected(std::move(map).error());
-  auto stats = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1);
-  if (!stats) return unexpected(std::move(stats).error());
-  t->map = std::move(*map);
-  t->stats = std::move(*stats);
-  if (plan.hot_slots > 0) {
-    auto hot = create_hot_slots(plan);
-    if (!hot) return unexpected(std::move(hot).error());
-    t->hot = std::move(*hot);
-  }
-  auto pinned = pin_table(*t);
-  if (!pinned) return unexpected(std::move(pinned).error());
-  if (plan.name) named_tables_[*plan.name] = t;
-  return t;
-}
-
 CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text) {
   std::lock_guard lock(mu_);
   return write_trigger_locked(system, event, text, parse::kMaxCommandBytes);
@@ -205,7 +126,7 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
                                            std::string_view text, size_t max_bytes, const std::string* config) {
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
-  EventState& ev = event_state(system, event);
+  EventState& ev = deployer_->event_state(system, event);
   const std::string location = fmt::format("hist:{}:{}", system, event);
   if (auto room = reserve_state(text.size()); !room) {
     ev.last_error.reset();
@@ -250,23 +171,10 @@ CommandResult Engine::finish_command(const std::string& location, std::string_vi
   return r;
 }
 
-Status Engine::remove_trigger(EventState& ev, Trigger* going) {
-  std::vector<Trigger*> rest;
-  for (auto& t : ev.triggers)
-    if (t.get() != going) rest.push_back(t.get());
-  auto st = rebuild(ev, rest, enables_of(ev));
-  if (!st) return st;
-  release_trigger(*going);
-  std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
-  refresh_enablers_of(ev);
-  after_synth_removal(ev);
-  return ok_status();
-}
-
 CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end()) return Unit{};
+  auto it = deployer_->events().find(catalog::EventId{system, event});
+  if (it == deployer_->events().end()) return Unit{};
   EventState& ev = *it->second;
   ++ev.generation;
   if (ev.triggers.empty() && ev.enables.empty()) return Unit{};
@@ -293,14 +201,14 @@ Usage Engine::usage() {
 
 std::string Engine::event_source(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  auto it = events_.find(catalog::EventId{system, event});
-  return it == events_.end() ? std::string() : it->second->source;
+  auto it = deployer_->events().find(catalog::EventId{system, event});
+  return it == deployer_->events().end() ? std::string() : it->second->source;
 }
 
 Expected<bool> Engine::inject(const std::string& system, const std::string& event, std::span<const uint8_t> record) {
   std::lock_guard lock(mu_);
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end() || !it->second->program) return false;
+  auto it = deployer_->events().find(catalog::EventId{system, event});
+  if (it == deployer_->events().end() || !it->second->program) return false;
   auto rc = runtime::test_run(it->second->program->test_fd(), record);
   if (!rc) return unexpected(std::move(rc).error());
   if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
@@ -312,23 +220,7 @@ void Engine::shutdown() {
   stop_consumer_ = true;
   if (consumer_.joinable()) consumer_.join();
   std::lock_guard lock(mu_);
-  shutting_down_ = true;
-  // Every slot paused first: a program still attached while the kernel
-  // finishes its detach (runtime::Attachment) then counts and fires nothing,
-  // so the dispatchers need not be emptied one by one.
-  for (auto& [id, ev] : events_) {
-    for (auto& t : ev->triggers) release_trigger(*t);
-    for (auto& e : ev->enables) release_slot(e->slot);
-  }
-  for (auto& [id, ev] : events_) {
-    if (ev->attachment) ev->attachment->keep_program_until_detached();
-    ev->attachment.reset();
-    ev->program.reset();
-    ev->triggers.clear();
-    ev->enables.clear();
-  }
-  events_.clear();
-  named_tables_.clear();
+  deployer_->shutdown();
 }
 
 }  // namespace histd::engine

@@ -12,6 +12,7 @@
 #include "histd/engine.h"
 #include "histd/plan.h"
 #include "histd/runtime.h"
+#include "histd/synth.h"
 #include "histd/parse.h"
 #include "histd/table_reader.h"
 
@@ -46,7 +47,7 @@ inline Expected<Fd> create_hot_slots(const plan::HistPlan& p) {
 // A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
 inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
 
-struct Engine::TableState {
+struct TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
   Fd map;
   Fd stats;
@@ -66,7 +67,7 @@ struct Engine::TableState {
   }
 };
 
-struct Engine::Trigger {
+struct Trigger {
   plan::HistPlan plan;
   // The kernel side of registry_'s trigger `uid` (its plan as deployed).
   uint64_t uid = 0;  // what other triggers' $references name it by
@@ -82,20 +83,20 @@ struct Engine::Trigger {
   };
   std::optional<Snapshot> snapshot;
   uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
-  // Its event's missed count (Engine::event_missed) when it was created or
+  // Its event's missed count (Deployer::event_missed) when it was created or
   // last cleared: it missed what came after. Saved with it.
   uint64_t missed_base = 0;
 };
 
 // The kernel side of one of registry_'s enable_hist/disable_hist triggers
 // (the command and filter its event's program is built from).
-struct Engine::EnableTrigger {
+struct EnableTrigger {
   parse::EnableHistCommand cmd;
   std::optional<plan::TypedFilter> filter;
   uint32_t slot = 0;
 };
 
-struct Engine::EventState {
+struct EventState {
   std::string system;
   std::string event;
   std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
@@ -110,6 +111,15 @@ struct Engine::EventState {
   // The last rejected command, shown in the hist file until the next command.
   std::optional<Diagnostic> last_error;
   uint64_t generation = 0;  // bumped by every command, so pollers see clears
+};
+
+// The kernel side of one of the registry's synthetic events.
+struct SynthState {
+  synth::SynthDefinition def;
+  uint32_t id = 0;          // its records' common_type
+  uint32_t slot = 0;        // control slot: paused when nothing wants its records
+  uint32_t trace_slot = 0;  // paused unless its records go to the trace buffer
+  bool enabled = false;     // as deployed: its trace slot follows it
 };
 
 }  // namespace histd::engine

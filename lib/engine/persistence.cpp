@@ -15,114 +15,10 @@
 #include <set>
 #include <sstream>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
-
-namespace {
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-// The map behind a pin, if its shape is the one wanted.
-Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size,
-                        uint32_t max_entries) {
-  Fd fd(bpf_obj_get(path.c_str()));
-  if (!fd) return fd;
-  bpf_map_info info{};
-  uint32_t len = sizeof(info);
-  if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0 || info.type != type || info.key_size != key_size ||
-      info.value_size != value_size || info.max_entries != max_entries)
-    return Fd();
-  return fd;
-}
-
-}  // namespace
-
-std::string Engine::pin_base(const plan::HistPlan& plan) const {
-  if (options_.pin_dir.empty()) return {};
-  // Named tables are one table whoever uses them; others belong to their
-  // trigger (its identity ignores the size, the layout check does not).
-  const std::string id = plan.name ? "name:" + *plan.name
-                                   : fmt::format("{}:{}:{}", plan.system, plan.event, plan.identity());
-  return (options_.pin_dir / fmt::format("{:016x}", fnv1a(id))).string();
-}
-
-// A raw-tracepoint attachment pins under its own name: a histd restarted
-// with the other kind attaches afresh, and sweep_pins() drops the old pair.
-std::string Engine::event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const {
-  if (options_.pin_dir.empty()) return {};
-  return (options_.pin_dir /
-          fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : ""))
-      .string();
-}
-
-void Engine::sweep_pins() {
-  if (options_.pin_dir.empty()) return;
-  std::set<std::string> used;
-  for (const auto& [id, ev] : events_) {
-    if (ev->attachment && !ev->attachment->pin_base().empty()) {
-      used.insert(ev->attachment->pin_base() + "_link");
-      used.insert(ev->attachment->pin_base() + "_slots");
-    }
-    for (const auto& t : ev->triggers)
-      for (const std::string& path : t->table->pin_paths()) used.insert(path);
-  }
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.pin_dir, ec)) {
-    // Unpinning a stale link detaches its program.
-    if (!used.count(entry.path().string())) std::filesystem::remove(entry.path(), ec);
-  }
-}
-
-bool Engine::adopt_pinned(TableState& t) {
-  if (t.pin_base.empty()) return false;
-  Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
-                                t.layout.table_value_size(), t.layout.table_map_entries());
-  Fd stats =
-      open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
-  if (!map || !stats) return false;
-  Fd hot;
-  if (t.layout.hot_slots > 0) {
-    hot = open_pinned(t.pin_base + "_hot", BPF_MAP_TYPE_PERCPU_ARRAY, 4, t.layout.hot_value_size(),
-                      t.layout.hot_slots);
-    if (!hot) {
-      // Pinned by a histd without hot slots (or with others): the table's
-      // counts are all in the hash and stats; the slots start empty.
-      auto fresh = create_hot_slots(t.layout);
-      if (!fresh) return false;
-      hot = std::move(*fresh);
-      std::error_code ec;
-      std::filesystem::remove(t.pin_base + "_hot", ec);
-      if (bpf_obj_pin(hot.get(), (t.pin_base + "_hot").c_str()) != 0) return false;
-    }
-  }
-  t.map = std::move(map);
-  t.stats = std::move(stats);
-  t.hot = std::move(hot);
-  t.adopted = true;
-  return true;
-}
-
-Status Engine::pin_table(TableState& t) {
-  if (t.pin_base.empty()) return ok_status();
-  std::error_code ec;
-  std::filesystem::create_directories(options_.pin_dir, ec);
-  // A stale pin of another shape is replaced.
-  for (const std::string& path : t.pin_paths()) std::filesystem::remove(path, ec);
-  if (bpf_obj_pin(t.map.get(), (t.pin_base + "_table").c_str()) != 0 ||
-      bpf_obj_pin(t.stats.get(), (t.pin_base + "_stats").c_str()) != 0 ||
-      (t.hot && bpf_obj_pin(t.hot.get(), (t.pin_base + "_hot").c_str()) != 0))
-    return fail_errno("pinning a table under " + options_.pin_dir.string());
-  return ok_status();
-}
 
 std::string Engine::state_text() const {
   // Hist triggers in creation order: a trigger's $references need their
@@ -131,10 +27,10 @@ std::string Engine::state_text() const {
   // they depend on is either restored (before them) or among them.
   std::vector<std::pair<uint64_t, nlohmann::json>> hist;
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& [id, ev] : events_) {
+  for (const auto& [id, ev] : deployer_->events()) {
     const std::string event = id.system + ":" + id.name;
     for (const auto& t : ev->triggers) {
-      nlohmann::json entry{{"event", event}, {"command", t->plan.trigger_text()}, {"paused", is_paused(t->slot)}};
+      nlohmann::json entry{{"event", event}, {"command", t->plan.trigger_text()}, {"paused", deployer_->is_paused(t->slot)}};
       // Where its Missed count starts on the pinned dispatcher's counter.
       if (t->missed_base) entry["missed_base"] = t->missed_base;
       // The configuration directory's own (a reload may change or remove
@@ -145,9 +41,9 @@ std::string Engine::state_text() const {
   }
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
-  for (const auto& [id, ev] : events_)
+  for (const auto& [id, ev] : deployer_->events())
     for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it) {
-      nlohmann::json entry{{"event", id.system + ":" + id.name}, {"command", enable_line(**it)}};
+      nlohmann::json entry{{"event", id.system + ":" + id.name}, {"command", deployer_->enable_line(**it)}};
       if (const std::string& config = config_of(*ev, **it); !config.empty()) entry["config"] = config;
       list.push_back(std::move(entry));
     }
@@ -259,21 +155,6 @@ Status Engine::save_state() {
   if (!sync_dir(options_.state_file.parent_path()))
     return fail_errno("cannot sync the state directory " + options_.state_file.parent_path().string());
   return ok_status();
-}
-
-// Triggers come back one at a time, each rebuilding its event, but none of
-// those programs is installed on the way: after a kill -9 the dispatcher
-// adopted from the pins still runs the dead histd's program, which counts
-// every trigger of the event into the same pinned tables. Installing the
-// program of the first restored trigger would leave the event's other
-// triggers uncounted until their own turn (a compile each). One swap per
-// event, to the program holding all of them, loses nothing.
-void Engine::install_restored(std::vector<std::string>& problems) {
-  for (auto& [id, ev] : events_) {
-    if (!ev->attachment || !ev->program) continue;
-    auto st = ev->attachment->install(ev->program->event_fd());
-    if (!st) problems.push_back(fmt::format("{}:{}: {}", id.system, id.name, st.error().context));
-  }
 }
 
 }  // namespace histd::engine

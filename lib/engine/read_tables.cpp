@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "histd/engine.h"
 #include "histd/table_reader.h"
 
@@ -60,14 +60,14 @@ Expected<readout::EventHist> Engine::hist(const std::string& system, const std::
     std::lock_guard lock(mu_);
     if (!catalog_.contains(system, event))
       return fail(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event));
-    auto it = events_.find(catalog::EventId{system, event});
-    if (it == events_.end()) return out;
+    auto it = deployer_->events().find(catalog::EventId{system, event});
+    if (it == deployer_->events().end()) return out;
     for (const auto& t : it->second->triggers) {
       Read r;
       r.out.plan = t->plan;
-      r.out.paused = is_paused(t->slot);
+      r.out.paused = deployer_->is_paused(t->slot);
       r.out.memory = plan::map_memory(t->plan, possible_cpus_);
-      r.out.missed = trigger_missed(*it->second, *t);
+      r.out.missed = deployer_->trigger_missed(*it->second, *t);
       if (t->snapshot) r.out.snapshot = readout::SnapshotTaken{t->snapshot->value, t->snapshot->key};
       r.map = dup_fd(t->table->map.get());
       r.stats = dup_fd(t->table->stats.get());
@@ -88,15 +88,15 @@ Expected<readout::EventHist> Engine::hist(const std::string& system, const std::
 
 uint64_t Engine::version(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end()) return 0;
+  auto it = deployer_->events().find(catalog::EventId{system, event});
+  if (it == deployer_->events().end()) return 0;
   uint64_t v = it->second->generation;
   // enable_hist/disable_hist flip paused flags from BPF, which the hist
   // text shows ([active]/[paused]) and no command bumps: one bit per
   // trigger, above what counts of hits reach.
   uint64_t paused = 0;
   for (size_t n = 0; n < it->second->triggers.size(); ++n)
-    if (is_paused(it->second->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
+    if (deployer_->is_paused(it->second->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
   for (const auto& t : it->second->triggers) {
     std::vector<histd_table_stats> per_cpu(static_cast<size_t>(std::max(libbpf_num_possible_cpus(), 1)));
     uint32_t zero = 0;

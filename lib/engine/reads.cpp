@@ -3,7 +3,7 @@
 // returns data (histd/readout.h); the front ends render it.
 #include <bpf/bpf.h>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -22,8 +22,8 @@ uint32_t map_id(int fd) {
 std::vector<TriggerInfo> Engine::event_triggers(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   std::vector<TriggerInfo> out;
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end()) return out;
+  auto it = deployer_->events().find(catalog::EventId{system, event});
+  if (it == deployer_->events().end()) return out;
   for (const auto& e : it->second->enables) out.push_back(enable_info(*it->second, *e));
   for (const auto& t : it->second->triggers) out.push_back(trigger_line(*it->second, *t));
   return out;
@@ -34,8 +34,8 @@ readout::EventDebug Engine::hist_debug(const std::string& system, const std::str
   readout::EventDebug d;
   d.system = system;
   d.event = event;
-  auto it = events_.find(catalog::EventId{system, event});
-  if (it == events_.end()) return d;
+  auto it = deployer_->events().find(catalog::EventId{system, event});
+  if (it == deployer_->events().end()) return d;
   const EventState& ev = *it->second;
   d.possible_cpus = possible_cpus_;
   d.attached = ev.attachment.has_value();
@@ -45,15 +45,15 @@ readout::EventDebug Engine::hist_debug(const std::string& system, const std::str
   }
   d.maps_used = ev.maps_used;
   d.max_maps = kMaxMapsPerProgram;
-  d.event_missed = event_missed(ev);
+  d.event_missed = deployer_->event_missed(ev);
   for (const auto& t : ev.triggers) {
     readout::DebugTable dt;
     dt.plan = t->plan;
-    dt.paused = is_paused(t->slot);
+    dt.paused = deployer_->is_paused(t->slot);
     dt.table_map_id = map_id(t->table->map.get());
     dt.memory = plan::map_memory(t->plan, possible_cpus_);
     if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
-    dt.missed = ev.attachment ? trigger_missed(ev, *t) : 0;
+    dt.missed = ev.attachment ? deployer_->trigger_missed(ev, *t) : 0;
     d.tables.push_back(std::move(dt));
   }
   return d;
@@ -74,7 +74,7 @@ TriggerInfo Engine::trigger_line(const EventState& ev, const Trigger& t) const {
   info.system = ev.system;
   info.event = ev.event;
   info.line = t.plan.trigger_text();
-  info.state = is_paused(t.slot) ? readout::TriggerState::Paused : readout::TriggerState::Active;
+  info.state = deployer_->is_paused(t.slot) ? readout::TriggerState::Paused : readout::TriggerState::Active;
   info.config = !config_of(t).empty();
   return info;
 }
@@ -83,7 +83,7 @@ TriggerInfo Engine::enable_info(const EventState& ev, const EnableTrigger& e) co
   TriggerInfo info;
   info.system = ev.system;
   info.event = ev.event;
-  info.line = enable_line(e);
+  info.line = deployer_->enable_line(e);
   info.hist = false;
   info.config = !config_of(ev, e).empty();
   return info;
@@ -101,7 +101,7 @@ std::vector<TriggerInfo> Engine::trigger_info() {
 
 std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
   std::vector<TriggerInfo> out;
-  for (const auto& [id, ev] : events_)
+  for (const auto& [id, ev] : deployer_->events())
     for (const auto& t : ev->triggers) {
       TriggerInfo info = trigger_line(*ev, *t);
       if (with_maps) {
@@ -114,7 +114,7 @@ std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
       }
       out.push_back(std::move(info));
     }
-  for (const auto& [id, ev] : events_)
+  for (const auto& [id, ev] : deployer_->events())
     for (const auto& e : ev->enables) out.push_back(enable_info(*ev, *e));
   for (const SavedEntry& e : not_restored_) {
     if (e.kind != SavedEntry::Kind::Trigger) continue;

@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "histd/engine.h"
 #include "histd/parse.h"
 #include "histd/text.h"
@@ -176,22 +176,22 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   const size_t colon = e.event.find(':');
   if (colon == std::string::npos || e.command.empty()) return bad("not a saved trigger");
   const std::string system = e.event.substr(0, colon), name = e.event.substr(colon + 1);
-  auto it = events_.find(catalog::EventId{system, name});
-  const size_t before = it == events_.end() ? 0 : it->second->triggers.size();
+  auto it = deployer_->events().find(catalog::EventId{system, name});
+  const size_t before = it == deployer_->events().end() ? 0 : it->second->triggers.size();
   CommandResult r = write_trigger_locked(system, name, e.command, parse::kMaxPrintedCommandBytes,
                                          e.config.empty() ? nullptr : &e.config);
   if (!r) return r;
-  it = events_.find(catalog::EventId{system, name});
-  const bool added = it != events_.end() && it->second->triggers.size() > before;
+  it = deployer_->events().find(catalog::EventId{system, name});
+  const bool added = it != deployer_->events().end() && it->second->triggers.size() > before;
   // A saved Missed base counts on the dispatcher a previous histd pinned,
   // adopted by now; a dispatcher attached afresh (its counter below the
   // base) counts the trigger's misses from its start.
   if (added)
-    it->second->triggers.back()->missed_base = std::min(e.missed_base, event_missed(*it->second));
+    it->second->triggers.back()->missed_base = std::min(e.missed_base, deployer_->event_missed(*it->second));
   if (!e.paused) return r;
   if (added) {
     registry_.set_saved(it->second->triggers.back()->uid, true, e.config);
-    auto st = set_paused(it->second->triggers.back()->slot, true);
+    auto st = deployer_->set_paused(it->second->triggers.back()->slot, true);
     if (!st) return system_failure(std::move(st).error());
     (void)save_state();
   }
@@ -230,16 +230,18 @@ std::vector<std::string> Engine::restore() {
   {
     std::lock_guard lock(mu_);
     restoring_ = true;
+    deployer_->set_restoring(true);
   }
   apply_saved_entries(std::move(entries), problems);
   std::lock_guard lock(mu_);
-  install_restored(problems);
+  deployer_->install_restored(problems);
   restoring_ = false;
+  deployer_->set_restoring(false);
   // A state directory that cannot be written keeps the file as it was (the
   // daemon warned at start); the next change is refused until it can.
   (void)save_state();
   if (may_sweep_pins()) {
-    sweep_pins();
+    deployer_->sweep_pins();
   } else if (!not_restored_.empty()) {
     problems.push_back(fmt::format("{} saved entr{} not restored: kept in {} with every pinned table, retried at the "
                                    "next start or by `histctl restore`",
@@ -265,7 +267,7 @@ std::vector<NotRestored> Engine::retry_restore() {
     ++i;
   }
   (void)save_state();
-  if (may_sweep_pins()) sweep_pins();
+  if (may_sweep_pins()) deployer_->sweep_pins();
   std::vector<NotRestored> out;
   for (const SavedEntry& e : not_restored_) out.push_back(NotRestored{e.event, e.command, e.reason});
   return out;
@@ -292,8 +294,8 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
     return finish_command("hist:" + id, text, nullptr, Unit{});
   }
   auto count = [&] {
-    auto ev = events_.find(catalog::EventId{system, event});
-    return ev == events_.end() ? size_t{0} : ev->second->triggers.size() + ev->second->enables.size();
+    auto ev = deployer_->events().find(catalog::EventId{system, event});
+    return ev == deployer_->events().end() ? size_t{0} : ev->second->triggers.size() + ev->second->enables.size();
   };
   const size_t before = count();
   CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), parse::kMaxPrintedCommandBytes);

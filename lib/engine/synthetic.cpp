@@ -12,7 +12,7 @@
 #include <functional>
 #include <set>
 
-#include "engine/engine_state.h"
+#include "engine/deployer.h"
 #include "hist_shared.h"
 #include "histd/engine.h"
 
@@ -30,52 +30,6 @@ uint64_t monotonic_ns() {
 CommandResult not_a_definition(Diagnostic d) { return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}}); }
 
 }  // namespace
-
-bool Engine::synth_reaches(const std::string& from, const std::string& to) const {
-  // Of the programs as deployed (registry::Registry::synth_reaches decides
-  // on the registry's state): which events a rebuild must reach.
-  std::set<std::string> seen;
-  std::function<bool(const std::string&)> walk = [&](const std::string& s) {
-    if (!seen.insert(s).second) return false;
-    auto it = events_.find(catalog::EventId{kSynthSystem, s});
-    if (it == events_.end()) return false;
-    for (const auto& t : it->second->triggers)
-      for (const plan::ActionPlan& a : t->plan.actions)
-        if (!a.synth.empty() && (a.synth == to || walk(a.synth))) return true;
-    return false;
-  };
-  return walk(from);
-}
-
-Status Engine::refresh_synth(const std::string& name) {
-  auto s = synths_.find(name);
-  if (s == synths_.end()) return ok_status();
-  auto ev = events_.find(catalog::EventId{kSynthSystem, name});
-  const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->enables.empty());
-  auto st = set_paused(s->second.trace_slot, !s->second.enabled);
-  if (!st) return st;
-  return set_paused(s->second.slot, !(s->second.enabled || has_triggers));
-}
-
-Status Engine::rebuild_generators(const std::string& name) {
-  for (auto& [id, ev] : events_) {
-    bool generates = false;
-    for (const auto& t : ev->triggers)
-      for (const plan::ActionPlan& a : t->plan.actions)
-        generates = generates || (!a.synth.empty() && (a.synth == name || synth_reaches(a.synth, name)));
-    if (!generates) continue;
-    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
-    if (!st) return st;
-  }
-  return ok_status();
-}
-
-void Engine::after_synth_removal(EventState& ev) {
-  if (catalog_.source(ev.system, ev.event) != catalog::EventSource::Synthetic) return;
-  (void)refresh_synth(ev.event);
-  // A smaller program than the one it replaces: failing here is not expected.
-  (void)rebuild_generators(ev.event);
-}
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
@@ -114,41 +68,6 @@ CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
   return Unit{};
 }
 
-CommandResult Engine::define_synth(const registry::Synthetic& def) {
-  auto slot = allocate_slot();
-  if (!slot) return system_failure(std::move(slot).error());
-  auto trace_slot = allocate_slot();
-  if (!trace_slot) {
-    release_slot(*slot);
-    return system_failure(std::move(trace_slot).error());
-  }
-  SynthState s;
-  s.def = def.def;
-  s.id = def.id;
-  s.slot = *slot;
-  s.trace_slot = *trace_slot;
-  auto st = set_paused(s.slot, true);
-  if (st) st = set_paused(s.trace_slot, true);
-  if (!st) {
-    release_slot(s.slot);
-    release_slot(s.trace_slot);
-    return system_failure(std::move(st).error());
-  }
-  catalog_.add_dynamic(synth::format_of(s.def, s.id));
-  synths_[def.def.name] = std::move(s);
-  return Unit{};
-}
-
-void Engine::remove_synth(const std::string& name) {
-  auto it = synths_.find(name);
-  if (it == synths_.end()) return;
-  catalog_.remove_dynamic(kSynthSystem, name);
-  release_slot(it->second.slot);
-  release_slot(it->second.trace_slot);
-  events_.erase(catalog::EventId{kSynthSystem, name});
-  synths_.erase(it);
-}
-
 CommandResult Engine::truncate_synthetic() {
   std::lock_guard lock(mu_);
   if (registry_.synthetics().empty()) return Unit{};
@@ -161,14 +80,14 @@ CommandResult Engine::truncate_synthetic() {
 std::vector<synth::SynthDefinition> Engine::synthetic_events() {
   std::lock_guard lock(mu_);
   std::vector<synth::SynthDefinition> out;
-  for (const auto& [name, s] : synths_) out.push_back(s.def);
+  for (const auto& [name, s] : deployer_->synths()) out.push_back(s.def);
   return out;
 }
 
 std::vector<std::string> Engine::synthetic_names() {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [name, s] : synths_) out.push_back(name);
+  for (const auto& [name, s] : deployer_->synths()) out.push_back(name);
   return out;
 }
 
@@ -188,23 +107,10 @@ CommandResult Engine::set_enabled_locked(const std::string& event, bool on) {
   return run(registry::SynthEnable{event, on}, nullptr, fmt::format("{}:{}/enable", kSynthSystem, event), {});
 }
 
-CommandResult Engine::enable_synth(const std::string& event, bool on) {
-  auto s = synths_.find(event);
-  if (s == synths_.end()) return Unit{};
-  const bool was = s->second.enabled;
-  s->second.enabled = on;
-  auto st = refresh_synth(event);
-  if (!st) {
-    s->second.enabled = was;
-    return system_failure(std::move(st).error());
-  }
-  return Unit{};
-}
-
 bool Engine::enabled(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  auto s = system == kSynthSystem ? synths_.find(event) : synths_.end();
-  return s != synths_.end() && s->second.enabled;
+  auto s = system == kSynthSystem ? deployer_->synths().find(event) : deployer_->synths().end();
+  return s != deployer_->synths().end() && s->second.enabled;
 }
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
@@ -221,8 +127,8 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
                                    "tracing_mark_write", body));
   // ftrace:print, as the kernel records a marker: ip, then the text (its
   // newline dropped), NUL-padded so that a string read never runs past it.
-  auto it = events_.find(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
-  if (it == events_.end() || !it->second->program) return Unit{};
+  auto it = deployer_->events().find(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
+  if (it == deployer_->events().end() || !it->second->program) return Unit{};
   auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
   if (!format) return Unit{};
   std::vector<uint8_t> rec(16 + 256 + 8, 0);

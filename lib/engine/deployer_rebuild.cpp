@@ -1,23 +1,99 @@
-// rebuild(): an event's program from the engine's state. What the program
+// rebuild(): an event's program from the deployer's state. What the program
 // is made of is read from the state as pipeline::EventParts, and
 // pipeline::compile_event() writes it — the same function `histctl explain`
-// and the tests call; then the engine compiles, loads and swaps it in.
+// and the tests call; then the deployer compiles, loads and swaps it in.
+// Also enable_hist / disable_hist triggers: they live on one event and flip
+// the pause flags of another event's hist triggers from BPF.
+#include <bpf/bpf.h>
 #include <fmt/format.h>
 
-#include "engine/engine_state.h"
+#include <algorithm>
+
+#include "engine/deployer.h"
 #include "hist_shared.h"
-#include "histd/engine.h"
-#include "histd/pipeline.h"
 
 namespace histd::engine {
 
-std::optional<catalog::SyscallEvent> Engine::raw_syscall(const EventState& ev) const {
+std::vector<EnableTrigger*> Deployer::enables_of(EventState& ev) {
+  std::vector<EnableTrigger*> out;
+  for (auto& e : ev.enables) out.push_back(e.get());
+  return out;
+}
+
+std::vector<Trigger*> Deployer::triggers_of(EventState& ev) {
+  std::vector<Trigger*> out;
+  for (auto& t : ev.triggers) out.push_back(t.get());
+  return out;
+}
+
+void Deployer::refresh_enablers_of(const EventState& target) {
+  for (auto& [id, ev] : events_) {
+    const bool targets = std::any_of(ev->enables.begin(), ev->enables.end(), [&](const auto& e) {
+      return e->cmd.system == target.system && e->cmd.event == target.event;
+    });
+    if (!targets) continue;
+    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
+    if (!st) {
+      log_({}, nullptr,
+           fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system, id.name,
+                       target.system, target.event, st.error().context));
+    }
+  }
+}
+
+CommandResult Deployer::deploy_enable(EventState& ev, const registry::EnableTrigger& decided) {
+  auto slot = allocate_slot();
+  if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
+  auto e = std::make_unique<EnableTrigger>();
+  e->cmd = decided.cmd;
+  e->filter = decided.filter;
+  e->slot = *slot;
+  histd_trigger_control c{0, e->cmd.count ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
+                                          : HISTD_UNLIMITED};
+  bpf_map_update_elem(control_.get(), &e->slot, &c, BPF_ANY);
+  std::vector<EnableTrigger*> all{e.get()};
+  for (auto& other : ev.enables) all.push_back(other.get());
+  auto st = rebuild(ev, triggers_of(ev), all);
+  if (!st) {
+    release_slot(e->slot);
+    return rebuild_failure(ev, e->cmd.command, std::move(st).error());
+  }
+  ev.enables.insert(ev.enables.begin(), std::move(e));
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
+    // The events generating this one run its enables in their programs.
+    auto generators = rebuild_generators(ev.event);
+    if (!generators) {
+      std::unique_ptr<EnableTrigger> added = std::move(ev.enables.front());
+      ev.enables.erase(ev.enables.begin());
+      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
+      (void)rebuild_generators(ev.event);
+      release_slot(added->slot);
+      return rebuild_failure(ev, added->cmd.command, std::move(generators).error());
+    }
+    (void)refresh_synth(ev.event);
+  }
+  return Unit{};
+}
+
+CommandResult Deployer::remove_enable(EventState& ev, EnableTrigger* going) {
+  std::vector<EnableTrigger*> rest;
+  for (auto& e : ev.enables)
+    if (e.get() != going) rest.push_back(e.get());
+  auto st = rebuild(ev, triggers_of(ev), rest);
+  if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
+  release_slot(going->slot);
+  std::erase_if(ev.enables, [&](const auto& e) { return e.get() == going; });
+  after_synth_removal(ev);
+  return Unit{};
+}
+
+std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev) const {
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return std::nullopt;
   return pipeline::syscall_entry(**format, options_.raw_syscalls);
 }
 
-pipeline::EventParts Engine::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
+pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
                                          const std::vector<EnableTrigger*>& enables, bool attaches) const {
   auto enable_input = [&](const EnableTrigger& e) {
     codegen::EnableInput in;
@@ -52,7 +128,7 @@ pipeline::EventParts Engine::event_parts(const EventState& ev, const std::vector
   return parts;
 }
 
-Expected<std::map<std::string, int>> Engine::unit_maps(const pipeline::EventUnit& unit,
+Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUnit& unit,
                                                        const std::vector<Trigger*>& triggers) const {
   std::map<const plan::HistPlan*, const Trigger*> by_plan;
   for (const Trigger* t : triggers) by_plan[&t->plan] = t;
@@ -83,7 +159,7 @@ Expected<std::map<std::string, int>> Engine::unit_maps(const pipeline::EventUnit
 
 // Compiles and loads one program holding `triggers`, then swaps it into the
 // event's dispatcher. Nothing observable changes unless every step succeeds.
-Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
+Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
                        const std::vector<EnableTrigger*>& enables) {
   if (triggers.empty() && enables.empty()) {
     ev.attachment.reset();
@@ -136,7 +212,7 @@ Status Engine::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
 
 // Attaches the event's dispatcher on its first program; installs the
 // program in it (while restoring, it waits for install_restored(): see there).
-Status Engine::swap_in(EventState& ev, runtime::EventProgram program, bool attaches,
+Status Deployer::swap_in(EventState& ev, runtime::EventProgram program, bool attaches,
                        std::optional<catalog::SyscallEvent> syscall) {
   if (!attaches) {
     // Inject-only: the program runs through its test entry alone.

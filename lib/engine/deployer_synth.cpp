@@ -1,0 +1,108 @@
+// The deployer's synthetic events: their control and trace slots, and the
+// programs of the events that generate them (delivery is in delivery.cpp).
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+
+#include <functional>
+#include <set>
+
+#include "engine/deployer.h"
+#include "hist_shared.h"
+
+namespace histd::engine {
+
+bool Deployer::synth_reaches(const std::string& from, const std::string& to) const {
+  // Of the programs as deployed (registry::Registry::synth_reaches decides
+  // on the registry's state): which events a rebuild must reach.
+  std::set<std::string> seen;
+  std::function<bool(const std::string&)> walk = [&](const std::string& s) {
+    if (!seen.insert(s).second) return false;
+    auto it = events_.find(catalog::EventId{kSynthSystem, s});
+    if (it == events_.end()) return false;
+    for (const auto& t : it->second->triggers)
+      for (const plan::ActionPlan& a : t->plan.actions)
+        if (!a.synth.empty() && (a.synth == to || walk(a.synth))) return true;
+    return false;
+  };
+  return walk(from);
+}
+
+Status Deployer::refresh_synth(const std::string& name) {
+  auto s = synths_.find(name);
+  if (s == synths_.end()) return ok_status();
+  auto ev = events_.find(catalog::EventId{kSynthSystem, name});
+  const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->enables.empty());
+  auto st = set_paused(s->second.trace_slot, !s->second.enabled);
+  if (!st) return st;
+  return set_paused(s->second.slot, !(s->second.enabled || has_triggers));
+}
+
+Status Deployer::rebuild_generators(const std::string& name) {
+  for (auto& [id, ev] : events_) {
+    bool generates = false;
+    for (const auto& t : ev->triggers)
+      for (const plan::ActionPlan& a : t->plan.actions)
+        generates = generates || (!a.synth.empty() && (a.synth == name || synth_reaches(a.synth, name)));
+    if (!generates) continue;
+    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
+    if (!st) return st;
+  }
+  return ok_status();
+}
+
+void Deployer::after_synth_removal(EventState& ev) {
+  if (catalog_.source(ev.system, ev.event) != catalog::EventSource::Synthetic) return;
+  (void)refresh_synth(ev.event);
+  // A smaller program than the one it replaces: failing here is not expected.
+  (void)rebuild_generators(ev.event);
+}
+
+CommandResult Deployer::define_synth(const registry::Synthetic& def) {
+  auto slot = allocate_slot();
+  if (!slot) return system_failure(std::move(slot).error());
+  auto trace_slot = allocate_slot();
+  if (!trace_slot) {
+    release_slot(*slot);
+    return system_failure(std::move(trace_slot).error());
+  }
+  SynthState s;
+  s.def = def.def;
+  s.id = def.id;
+  s.slot = *slot;
+  s.trace_slot = *trace_slot;
+  auto st = set_paused(s.slot, true);
+  if (st) st = set_paused(s.trace_slot, true);
+  if (!st) {
+    release_slot(s.slot);
+    release_slot(s.trace_slot);
+    return system_failure(std::move(st).error());
+  }
+  catalog_.add_dynamic(synth::format_of(s.def, s.id));
+  synths_[def.def.name] = std::move(s);
+  return Unit{};
+}
+
+void Deployer::remove_synth(const std::string& name) {
+  auto it = synths_.find(name);
+  if (it == synths_.end()) return;
+  catalog_.remove_dynamic(kSynthSystem, name);
+  release_slot(it->second.slot);
+  release_slot(it->second.trace_slot);
+  events_.erase(catalog::EventId{kSynthSystem, name});
+  synths_.erase(it);
+}
+
+CommandResult Deployer::enable_synth(const std::string& event, bool on) {
+  auto s = synths_.find(event);
+  if (s == synths_.end()) return Unit{};
+  const bool was = s->second.enabled;
+  s->second.enabled = on;
+  auto st = refresh_synth(event);
+  if (!st) {
+    s->second.enabled = was;
+    return system_failure(std::move(st).error());
+  }
+  return Unit{};
+}
+
+}  // namespace histd::engine
