@@ -113,6 +113,10 @@ mode_t node_mode(const Node& n, gid_t group) {
 
 Namespace::Namespace(engine::Engine& engine) : engine_(&engine) {
   for (const catalog::EventId& id : engine.catalog().events()) systems_[id.system].insert(id.name);
+  for (const char* name : {"header_page", "header_event"}) {
+    std::string text = read_text(engine.catalog().root() / "events" / name);
+    if (!text.empty()) headers_[name] = std::move(text);
+  }
 }
 
 Node Namespace::resolve(std::string_view path) const {
@@ -123,7 +127,7 @@ Node Namespace::resolve(std::string_view path) const {
     return n;
   }
   if (parts.size() == 2 && parts[0] == "events" &&
-      (parts[1] == "enable" || parts[1] == "header_page" || parts[1] == "header_event")) {
+      (parts[1] == "enable" || headers_.count(parts[1]))) {
     n.kind = Node::Kind::File;
     n.file = parts[1];
     return n;
@@ -184,8 +188,7 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
       if (has_system(kSynthSystem)) names.insert(kSynthSystem);
       out.assign(names.begin(), names.end());
       out.emplace_back("enable");
-      out.emplace_back("header_page");
-      out.emplace_back("header_event");
+      for (const auto& [name, text] : headers_) out.push_back(name);
       break;
     }
     case Node::Kind::SystemDir: {
@@ -258,11 +261,10 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
     out = enable_state(engine, n);
     return 0;
   }
-  if (n.file == "header_page" || n.file == "header_event") {
-    // The kernel's ring buffer page and event header, as its tracefs
-    // describes them: clients that parse event formats (libtracefs's
-    // tracefs_local_events()) read them first.
-    out = read_text(engine.catalog().root() / "events" / n.file);
+  if (auto header = headers_.find(n.file); header != headers_.end()) {
+    // The kernel's ring buffer page and event header: clients that parse
+    // event formats (libtracefs's tracefs_local_events()) read them first.
+    out = header->second;
     return 0;
   }
   if (n.system.empty()) {

@@ -64,6 +64,9 @@ class Namespace {
 
   engine::Engine* engine_;
   std::map<std::string, std::set<std::string>> systems_;  // at mount: system -> events
+  // events/header_page and header_event as the kernel's tracefs had them at
+  // mount (they describe its ring buffer, which does not change while it runs).
+  std::map<std::string, std::string> headers_;
 };
 
 // The text of hist or hist.json (n.file) as a reader shown `options` reads it:

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include "fs/dynamic_events.h"
 #include "fs/enable_files.h"
 #include "histd/symbols.h"
+#include "histd/text.h"
 
 namespace histd::fs {
 
@@ -159,10 +159,7 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
   if (n.file == "current_tracer") {
     // As tracing_set_trace_write(): the name without surrounding blanks;
     // a tracer histd does not have is EINVAL.
-    std::string_view name = data;
-    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.remove_suffix(1);
-    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.front()))) name.remove_prefix(1);
-    return name == "nop" ? size : -EINVAL;
+    return trim(data) == "nop" ? size : -EINVAL;
   }
   if (n.file == "enable") {
     auto v = parse_enable(data);

@@ -372,10 +372,9 @@ class Engine {
   CommandResult finish_command(const std::string& location, std::string_view command, EventState* ev,
                                CommandResult r);
   void log_error(const std::string& location, const Diagnostic& d);
-  CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
   // The command the configuration directory declared a trigger with ("": a
   // user's own, which a reload never touches), as registry_ records it.
-  const std::string& config_of(const Trigger& t) const;
+  const std::string& config_of(const EventState& ev, const Trigger& t) const;
   const std::string& config_of(const EventState& ev, const EnableTrigger& e) const;
   CommandResult apply_synthetic(std::string_view text, bool config);
   void consume_ring();

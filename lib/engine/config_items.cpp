@@ -50,7 +50,7 @@ std::vector<ConfigItem> Engine::config_items() {
   std::vector<std::pair<uint64_t, ConfigItem>> hist;
   for (const auto& [id, ev] : deployer_->events())
     for (const auto& t : ev->triggers)
-      if (const std::string& config = config_of(*t); !config.empty())
+      if (const std::string& config = config_of(*ev, *t); !config.empty())
         hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true,
                                              plan::encode(plan::trigger_key(t->plan))});
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -150,7 +150,7 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   Trigger* trigger = nullptr;
   EnableTrigger* enable = nullptr;
   for (const auto& t : ev.triggers)
-    if (config_of(*t) == item.text) trigger = t.get();
+    if (config_of(ev, *t) == item.text) trigger = t.get();
   for (const auto& e : ev.enables)
     if (config_of(ev, *e) == item.text) enable = e.get();
   if (!trigger && !enable) return not_found(item);
@@ -171,7 +171,7 @@ CommandResult Engine::update_config(const ConfigItem& item, const std::string& t
   auto it = names ? deployer_->events().find(catalog::EventId{names->first, names->second}) : deployer_->events().end();
   if (item.kind != ConfigItem::Kind::Trigger || it == deployer_->events().end()) return not_found(item);
   auto t = std::find_if(it->second->triggers.begin(), it->second->triggers.end(),
-                        [&](const auto& tr) { return config_of(*tr) == item.text; });
+                        [&](const auto& tr) { return config_of(*it->second, *tr) == item.text; });
   if (t == it->second->triggers.end()) return not_found(item);
   if (auto room = reserve_state(text.size()); !room) return system_failure(std::move(room).error());
   CommandResult r = Unit{};

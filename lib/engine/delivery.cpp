@@ -87,7 +87,8 @@ void Engine::deliver(std::span<const uint8_t> notice) {
   // The generating program already ran the event's triggers: a record comes
   // here only to be traced.
   const SynthState* s = &found->second;
-  if (s->enabled) {
+  // With tracing_on 0 the lines would only be dropped: not made at all.
+  if (s->enabled && trace_.recording()) {
     int32_t pid = 0;
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
     const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));

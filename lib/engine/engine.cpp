@@ -111,12 +111,6 @@ void Engine::log_error(const std::string& location, const Diagnostic& d) {
   while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
 }
 
-CommandResult Engine::user_error(EventState& ev, Diagnostic d, int err) {
-  log_error(fmt::format("hist:{}:{}", ev.system, ev.event), d);
-  ev.last_error = d;
-  return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
-}
-
 CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text) {
   std::lock_guard lock(mu_);
   return write_trigger_locked(system, event, text, parse::kMaxCommandBytes);
@@ -137,7 +131,7 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
   auto parsed = parse::parse_trigger(text, max_bytes);
   ev.last_error.reset();
   ++ev.generation;
-  if (!parsed) return finish_command(location, text, &ev, user_error(ev, std::move(parsed).error()));
+  if (!parsed) return finish_command(location, text, &ev, deployer_->user_error(ev, std::move(parsed).error()));
   const std::string logged = std::visit([](const auto& c) { return c.command; }, *parsed);
   registry::TriggerWrite write{catalog::EventId{system, event}, std::move(*parsed), config ? *config : std::string()};
   return finish_command(location, text, &ev, run(write, &ev, location, logged));

@@ -16,9 +16,9 @@ CommandResult Engine::refuse(registry::Refusal no, EventState* ev, const std::st
     other.last_error.reset();
     ++other.generation;
   }
-  for (auto& [id, d] : no.logged_on) (void)user_error(deployer_->event_state(id.system, id.name), std::move(d));
+  for (auto& [id, d] : no.logged_on) (void)deployer_->user_error(deployer_->event_state(id.system, id.name), std::move(d));
   if (!no.diagnostic) return system_failure(std::move(no.error));
-  if (ev) return user_error(*ev, std::move(*no.diagnostic), no.error.err);
+  if (ev) return deployer_->user_error(*ev, std::move(*no.diagnostic), no.error.err);
   log_error(location, *no.diagnostic);
   return unexpected(CommandFailure{std::move(no.diagnostic), std::move(no.error)});
 }
@@ -33,10 +33,14 @@ CommandResult Engine::run(const registry::Command& command, EventState* ev, cons
   return Unit{};
 }
 
-const std::string& Engine::config_of(const Trigger& t) const {
+// Looked up among its own event's triggers: listings and every save call
+// this once per trigger.
+const std::string& Engine::config_of(const EventState& ev, const Trigger& t) const {
   static const std::string none;
-  const registry::HistTrigger* h = registry_.find(t.uid).second;
-  return h ? h->config : none;
+  if (const registry::EventTriggers* triggers = registry_.triggers(catalog::EventId{ev.system, ev.event}))
+    for (const registry::HistTrigger& h : triggers->hist)
+      if (h.uid == t.uid) return h.config;
+  return none;
 }
 
 const std::string& Engine::config_of(const EventState& ev, const EnableTrigger& e) const {

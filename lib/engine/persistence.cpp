@@ -35,7 +35,7 @@ std::string Engine::state_text() const {
       if (t->missed_base) entry["missed_base"] = t->missed_base;
       // The configuration directory's own (a reload may change or remove
       // it); an older histd ignores the member.
-      if (const std::string& config = config_of(*t); !config.empty()) entry["config"] = config;
+      if (const std::string& config = config_of(*ev, *t); !config.empty()) entry["config"] = config;
       hist.emplace_back(t->uid, std::move(entry));
     }
   }

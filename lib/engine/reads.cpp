@@ -75,7 +75,7 @@ TriggerInfo Engine::trigger_line(const EventState& ev, const Trigger& t) const {
   info.event = ev.event;
   info.line = t.plan.trigger_text();
   info.state = deployer_->is_paused(t.slot) ? readout::TriggerState::Paused : readout::TriggerState::Active;
-  info.config = !config_of(t).empty();
+  info.config = !config_of(ev, t).empty();
   return info;
 }
 

@@ -9,16 +9,6 @@ namespace histd::synth {
 
 namespace {
 
-std::string_view trim_left(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  return s;
-}
-
-std::string_view trim_right(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 constexpr std::string_view kGroup = "synthetic/";
 
 // "-:[group/]name [args]" or "!x:[group/]name": the name, and whether a
@@ -48,7 +38,7 @@ Result<DynCommand, Diagnostic> removal(std::string_view cmd) {
 }  // namespace
 
 Result<DynCommand, Diagnostic> parse_dyn_command(std::string_view line) {
-  const std::string_view cmd = trim_right(trim_left(line));
+  const std::string_view cmd = trim(line);
   if (cmd.empty()) return DynCommand{};
   if (cmd.front() == '-' || cmd.front() == '!') return removal(cmd);
   if (!cmd.starts_with("s:")) return DynCommand{DynCommand::Kind::Other, {}, false};
@@ -61,7 +51,7 @@ Result<DynCommand, Diagnostic> parse_dyn_command(std::string_view line) {
     if (!name.starts_with(kGroup)) return unexpected(Diagnostic{ErrorCode::SynthInvalidDynCmd, Span{0, 0}, logged, {}});
     name.remove_prefix(kGroup.size());
   }
-  return DynCommand{DynCommand::Kind::Create, std::string(name) + " " + std::string(trim_left(cmd.substr(blank))),
+  return DynCommand{DynCommand::Kind::Create, std::string(name) + " " + std::string(trim(cmd.substr(blank))),
                     false};
 }
 
