@@ -409,6 +409,10 @@ struct TriggerKey {
   friend bool operator==(const TriggerKey&, const TriggerKey&) = default;
 };
 TriggerKey trigger_key(const HistPlan& plan);
+
+// Variable `v` of a trigger planned as `plan`, registered for the triggers
+// planned after it (`owner`: the registry's id of that trigger).
+RegisteredVar registered_var(const HistPlan& plan, const Variable& v, uint64_t owner);
 // The key as a string, equal for two keys exactly when they are equal: for
 // those that compare triggers without this header (the configuration
 // directory, through Engine::config_identity). Every string is written

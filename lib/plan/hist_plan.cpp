@@ -77,6 +77,22 @@ void put_number(std::string& out, Number n) {
 
 }  // namespace
 
+RegisteredVar registered_var(const HistPlan& plan, const Variable& v, uint64_t owner) {
+  RegisteredVar rv;
+  rv.system = plan.system;
+  rv.event = plan.event;
+  rv.name = v.name;
+  rv.owner = owner;
+  rv.slot = v.slot;
+  rv.key_size = plan.key_size;
+  rv.record_size = plan.var_record_size;
+  rv.record_offset = plan.record_offset();
+  rv.type = v.expr;
+  rv.type.ops.clear();  // only the type facts travel
+  rv.type.root = -1;
+  return rv;
+}
+
 std::string encode(const TriggerKey& k) {
   // Each part behind a letter and each list behind its count: a field of
   // one part can never be read as another's.

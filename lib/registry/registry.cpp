@@ -28,21 +28,7 @@ plan::Registry Registry::planning() const {
   reg.tables = {options_.possible_cpus, options_.percpu_table_limit};
   for (const auto& [id, ev] : events_)
     for (const HistTrigger& t : ev.hist)
-      for (const plan::Variable& v : t.plan.vars) {
-        plan::RegisteredVar rv;
-        rv.system = id.system;
-        rv.event = id.name;
-        rv.name = v.name;
-        rv.owner = t.uid;
-        rv.slot = v.slot;
-        rv.key_size = t.plan.key_size;
-        rv.record_size = t.plan.var_record_size;
-        rv.record_offset = t.plan.record_offset();
-        rv.type = v.expr;
-        rv.type.ops.clear();
-        rv.type.root = -1;
-        reg.vars.push_back(std::move(rv));
-      }
+      for (const plan::Variable& v : t.plan.vars) reg.vars.push_back(plan::registered_var(t.plan, v, t.uid));
   for (const auto& [name, s] : synths_) reg.synths.push_back(s.def);
   return reg;
 }

@@ -32,21 +32,7 @@ struct World {
   World() { registry.catalog = &fixtures(); }
   void add(const plan::HistPlan& p) {
     const uint64_t owner = next_owner++;
-    for (const plan::Variable& v : p.vars) {
-      plan::RegisteredVar rv;
-      rv.system = p.system;
-      rv.event = p.event;
-      rv.name = v.name;
-      rv.owner = owner;
-      rv.slot = v.slot;
-      rv.key_size = p.key_size;
-      rv.record_size = p.var_record_size;
-      rv.record_offset = p.record_offset();
-      rv.type = v.expr;
-      rv.type.ops.clear();
-      rv.type.root = -1;
-      registry.vars.push_back(std::move(rv));
-    }
+    for (const plan::Variable& v : p.vars) registry.vars.push_back(plan::registered_var(p, v, owner));
   }
   void define(const std::string& synth_line) {
     auto d = synth::parse_synth_command(synth_line);
