@@ -3,28 +3,15 @@
 // files give a value or an error, never a crash.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "fixtures.h"
 #include "histd/catalog.h"
 
 namespace histd::catalog {
 namespace {
-
-namespace fs = std::filesystem;
-
-const fs::path kTree = fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs";
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 struct BadInput {
   const char* what;
@@ -95,7 +82,8 @@ TEST(FormatParser, SurvivesMutatedInput) {
   std::mt19937 rng(12345);
   const char alphabet[] = "\t\n ;:[]_acdefilmnorstz019*";
   for (const char* ev : {"kmem/kmalloc", "sched/sched_switch", "ftrace/print"}) {
-    std::string original = read_text(kTree / "events" / ev / "format");
+    const std::string path(ev);
+    const std::string original = testing::fixture_format(path.substr(0, path.find('/')), path.substr(path.find('/') + 1))->text;
     for (size_t cut = 0; cut < original.size(); cut += 7) {
       auto r = parse_format(std::string_view(original).substr(0, cut), "s");
       if (r.ok()) {

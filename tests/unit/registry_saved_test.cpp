@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "fixtures.h"
+#include "registry_support.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
 #include "histd/synth.h"
@@ -14,32 +14,7 @@ namespace histd {
 namespace {
 
 using registry::Registry;
-using testing::fixtures;
-
-const catalog::EventId kKmalloc{"kmem", "kmalloc"};
-const catalog::EventId kWaking{"sched", "sched_waking"};
-const catalog::EventId kSwitch{"sched", "sched_switch"};
-const catalog::EventId kWakeup{"sched", "sched_wakeup"};
-
-// Applies `command` and keeps the next registry; fails the test on a refusal.
-void ok(Registry& r, const registry::Command& command) {
-  auto applied = r.apply(command);
-  ASSERT_TRUE(applied.ok()) << (applied.ok() ? "" : applied.error().diagnostic ? applied.error().diagnostic->message()
-                                                                               : applied.error().error.context);
-  r = std::move(applied->next);
-}
-
-registry::Command write(const catalog::EventId& event, std::string_view text) {
-  auto w = registry::TriggerWrite::parse(event, text, registry::kMaxPrintedCommandBytes, {});
-  EXPECT_TRUE(w.ok()) << text;
-  return w.ok() ? registry::Command(std::move(*w)) : registry::Command(registry::SynthTruncate{});
-}
-
-registry::Command synth_line(std::string_view text) {
-  auto w = registry::SynthWrite::parse(text, false);
-  EXPECT_TRUE(w.ok()) << text;
-  return w.ok() ? registry::Command(std::move(*w)) : registry::Command(registry::SynthTruncate{});
-}
+using namespace testing;
 
 // What only the kernel knows, as a save would read it: trigger 2 paused,
 // trigger 3 with a missed base, every enable with one firing left.

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "fixtures.h"
+#include "registry_support.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
 #include "histd/synth.h"
@@ -14,34 +14,7 @@ namespace {
 
 using registry::Change;
 using registry::Registry;
-using testing::fixtures;
-
-const catalog::EventId kKmalloc{"kmem", "kmalloc"};
-const catalog::EventId kWaking{"sched", "sched_waking"};
-const catalog::EventId kSwitch{"sched", "sched_switch"};
-const catalog::EventId kWakeup{"sched", "sched_wakeup"};
-
-registry::Command write(const catalog::EventId& event, std::string_view text) {
-  auto parsed = parse::parse_trigger(text, parse::kMaxPrintedCommandBytes);
-  EXPECT_TRUE(parsed.ok()) << text;
-  return registry::TriggerWrite{event, parsed.ok() ? std::move(*parsed) : parse::TriggerCommand{}, {}};
-}
-
-registry::Command synth_line(std::string_view text) {
-  auto parsed = synth::parse_synth_command(text);
-  EXPECT_TRUE(parsed.ok()) << text;
-  return registry::SynthWrite{parsed.ok() ? std::move(*parsed) : synth::SynthCommand{}, false};
-}
-
-// Applies `command` and keeps the next registry; fails the test on a refusal.
-std::vector<Change> ok(Registry& r, const registry::Command& command) {
-  auto applied = r.apply(command);
-  EXPECT_TRUE(applied.ok()) << (applied.ok() ? "" : applied.error().diagnostic ? applied.error().diagnostic->message()
-                                                                               : applied.error().error.context);
-  if (!applied) return {};
-  r = std::move(applied->next);
-  return std::move(applied->changes);
-}
+using namespace testing;
 
 // The refusal of `command`, checking that it left `r` as it was.
 registry::Refusal no(const Registry& r, const registry::Command& command) {

@@ -7,32 +7,12 @@
 
 #include "histd/catalog.h"
 #include "histd/synth.h"
+#include "synth_support.h"
 
 namespace histd::synth {
 namespace {
 
 using Kind = SynthField::Kind;
-
-SynthDefinition define(const std::string& line) {
-  auto r = parse_synth_command(line);
-  EXPECT_TRUE(r.ok()) << line << ": " << (r.ok() ? "" : r.error().message());
-  if (!r.ok()) return {};
-  EXPECT_FALSE(r->remove) << line;
-  return r->definition;
-}
-
-// The one field of "e <decl>".
-SynthField field_of(const std::string& decl) {
-  SynthDefinition d = define("e " + decl);
-  EXPECT_EQ(d.fields.size(), 1u) << decl;
-  return d.fields.empty() ? SynthField{} : d.fields[0];
-}
-
-std::string many_fields(size_t n) {
-  std::string s = "wide";
-  for (size_t i = 0; i < n; ++i) s += (i ? "; u64 f" : " u64 f") + std::to_string(i);
-  return s;
-}
 
 TEST(SynthFormat, SeedEventGolden) {
   const catalog::EventFormat f = format_of(define("wakeup_latency u64 lat; pid_t pid; int prio"), 1234);
