@@ -55,7 +55,10 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       snapshot_(options_.trace_buffer_size, true),
       passes_(std::make_unique<RingPasses>()) {}
 
-Deployer::~Deployer() { shutdown(); }
+Deployer::~Deployer() {
+  stop_consumer();
+  shutdown();
+}
 
 Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, runtime::Compiler& compiler,
                                                      Options options, Log log) {
