@@ -230,6 +230,95 @@ int reload(const std::string& socket_path) {
   return kRefused;
 }
 
+// Every option of every subcommand, filled by CLI11.
+struct Args {
+  std::string socket_path = "/run/histd/histd.sock";
+  std::string event, command, definition;
+  bool json_out = false;
+  double interval = 1.0;
+  int count = 0;
+  bool clear_errors = false, clear_trace = false;
+  std::string format_path, system = "unknown", tracefs;
+  bool explain = false, raw_syscalls = false;
+};
+
+struct Commands {
+  CLI::App *add, *remove, *show, *list, *watch, *status, *restore, *reload, *errors;
+  CLI::App *synth_add, *synth_remove, *synth_list, *trace, *check, *explain;
+};
+
+Commands define_commands(CLI::App& app, Args& a) {
+  Commands c{};
+  app.add_option("--socket", a.socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();
+  c.add = app.add_subcommand("add", "add a hist trigger (any command the trigger file accepts)");
+  c.add->add_option("event", a.event, "SYSTEM:EVENT")->required();
+  c.add->add_option("command", a.command, "the command, e.g. 'hist:keys=common_pid'")->required();
+  c.remove = app.add_subcommand("remove", "remove the hist trigger a command names");
+  c.remove->add_option("event", a.event, "SYSTEM:EVENT")->required();
+  c.remove->add_option("command", a.command, "the command as added or as listed")->required();
+  c.show = app.add_subcommand("show", "print an event's hist file");
+  c.show->add_option("event", a.event, "SYSTEM:EVENT")->required();
+  c.show->add_flag("--json", a.json_out, "the tables as JSON (as hist.json in the tree)");
+  c.list = app.add_subcommand("list", "every trigger, one per line, with its event");
+  c.list->add_flag("--json", a.json_out, "with each trigger's BPF map memory and the totals against histd's limits");
+  c.watch = app.add_subcommand("watch", "refresh an event's tables, with each value's change per interval");
+  c.watch->add_option("event", a.event, "SYSTEM:EVENT")->required();
+  c.watch->add_option("--interval", a.interval, "seconds between refreshes")->capture_default_str()->check(
+      CLI::PositiveNumber);
+  c.watch->add_option("--count", a.count, "stop after this many refreshes (0: until interrupted)");
+  c.status = app.add_subcommand(
+      "status", "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
+  c.status->add_flag("--json", a.json_out, "as JSON");
+  c.restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
+  c.reload = app.add_subcommand(
+      "reload", "apply histd's configuration directory again, as SIGHUP does (exit 1 when a line was not applied)");
+  c.errors = app.add_subcommand("errors", "the error log");
+  c.errors->add_flag("--clear", a.clear_errors, "empty the error log");
+
+  auto* synth = app.add_subcommand("synth", "synthetic events: add, remove, list");
+  synth->require_subcommand(1);
+  c.synth_add = synth->add_subcommand("add", "define one, as written to synthetic_events");
+  c.synth_add->add_option("definition", a.definition, "e.g. 'wakeup_latency u64 lat; pid_t pid'")->required();
+  c.synth_remove = synth->add_subcommand("remove", "remove one by name");
+  c.synth_remove->add_option("name", a.definition, "the synthetic event's name")->required();
+  c.synth_list = synth->add_subcommand("list", "the definitions, as synthetic_events lists them");
+  c.trace = app.add_subcommand("trace", "the trace buffer: enabled synthetic events and trace_marker text");
+  c.trace->add_flag("--clear", a.clear_trace, "empty it");
+
+  c.check = app.add_subcommand("check", "validate a command offline against an event's format file");
+  c.check->add_option("command", a.command, "the hist command")->required();
+  c.check->add_option("--format", a.format_path, "the event's tracefs format file")->required();
+  c.check->add_option("--system", a.system, "the event's system (the format file does not name it)");
+  c.check->add_flag("--explain", a.explain, "also print the plan and the generated BPF C");
+  c.check->add_flag("--raw-syscalls", a.raw_syscalls, kRawSyscallsHelp);
+  c.explain = app.add_subcommand("explain", "print the plan and the generated BPF C of a command, installing nothing");
+  c.explain->add_option("event", a.event, "SYSTEM:EVENT")->required();
+  c.explain->add_option("command", a.command, "the hist command")->required();
+  c.explain->add_option("--tracefs", a.tracefs, "tracefs root (default: this machine's)");
+  c.explain->add_flag("--raw-syscalls", a.raw_syscalls, kRawSyscallsHelp);
+  return c;
+}
+
+int run(const Commands& c, const Args& a) {
+  const std::string& sock = a.socket_path;
+  if (c.explain->parsed()) return explain_event(a.event, a.command, a.tracefs, a.raw_syscalls);
+  if (c.check->parsed()) return check(a.command, a.format_path, a.system, a.explain, a.raw_syscalls);
+  if (c.add->parsed()) return call(sock, {{"op", "add"}, {"event", a.event}, {"command", a.command}});
+  if (c.remove->parsed()) return call(sock, {{"op", "remove"}, {"event", a.event}, {"command", a.command}});
+  if (c.show->parsed()) return call(sock, {{"op", "show"}, {"event", a.event}, {"json", a.json_out}});
+  if (c.list->parsed()) return call(sock, {{"op", "list"}, {"json", a.json_out}});
+  if (c.status->parsed()) return call(sock, {{"op", "status"}, {"json", a.json_out}});
+  if (c.restore->parsed()) return call(sock, {{"op", "restore"}});
+  if (c.reload->parsed()) return reload(sock);
+  if (c.watch->parsed()) return watch(sock, a.event, a.interval, a.count);
+  if (c.synth_add->parsed()) return call(sock, {{"op", "synth_add"}, {"command", a.definition}});
+  if (c.synth_remove->parsed()) return call(sock, {{"op", "synth_remove"}, {"command", a.definition}});
+  if (c.synth_list->parsed()) return call(sock, {{"op", "synth_list"}});
+  if (c.trace->parsed()) return call(sock, {{"op", a.clear_trace ? "clear_trace" : "trace"}});
+  if (c.errors->parsed()) return call(sock, {{"op", a.clear_errors ? "clear_errors" : "errors"}});
+  return kBadArguments;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,69 +326,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(kExitStatus);
   app.set_version_flag("--version", std::string("histctl ") + HISTD_VERSION, "print histctl's version and exit");
-  std::string socket_path = "/run/histd/histd.sock";
-  if (const char* env = std::getenv("HISTD_SOCKET")) socket_path = env;
-  app.add_option("--socket", socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();
-
-  std::string event, command;
-  auto* add = app.add_subcommand("add", "add a hist trigger (any command the trigger file accepts)");
-  add->add_option("event", event, "SYSTEM:EVENT")->required();
-  add->add_option("command", command, "the command, e.g. 'hist:keys=common_pid'")->required();
-  auto* remove = app.add_subcommand("remove", "remove the hist trigger a command names");
-  remove->add_option("event", event, "SYSTEM:EVENT")->required();
-  remove->add_option("command", command, "the command as added or as listed")->required();
-  auto* show = app.add_subcommand("show", "print an event's hist file");
-  show->add_option("event", event, "SYSTEM:EVENT")->required();
-  bool json_out = false;
-  show->add_flag("--json", json_out, "the tables as JSON (as hist.json in the tree)");
-  auto* list = app.add_subcommand("list", "every trigger, one per line, with its event");
-  list->add_flag("--json", json_out, "with each trigger's BPF map memory and the totals against histd's limits");
-  double interval = 1.0;
-  int count = 0;
-  auto* watch_cmd = app.add_subcommand("watch", "refresh an event's tables, with each value's change per interval");
-  watch_cmd->add_option("event", event, "SYSTEM:EVENT")->required();
-  watch_cmd->add_option("--interval", interval, "seconds between refreshes")->capture_default_str()->check(
-      CLI::PositiveNumber);
-  watch_cmd->add_option("--count", count, "stop after this many refreshes (0: until interrupted)");
-  auto* status = app.add_subcommand(
-      "status", "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
-  status->add_flag("--json", json_out, "as JSON");
-  auto* restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
-  auto* reload_cmd = app.add_subcommand(
-      "reload", "apply histd's configuration directory again, as SIGHUP does (exit 1 when a line was not applied)");
-  auto* errors = app.add_subcommand("errors", "the error log");
-  bool clear_errors = false;
-  errors->add_flag("--clear", clear_errors, "empty the error log");
-
-  auto* synth = app.add_subcommand("synth", "synthetic events: add, remove, list");
-  synth->require_subcommand(1);
-  std::string definition;
-  auto* synth_add = synth->add_subcommand("add", "define one, as written to synthetic_events");
-  synth_add->add_option("definition", definition, "e.g. 'wakeup_latency u64 lat; pid_t pid'")->required();
-  auto* synth_remove = synth->add_subcommand("remove", "remove one by name");
-  synth_remove->add_option("name", definition, "the synthetic event's name")->required();
-  auto* synth_list = synth->add_subcommand("list", "the definitions, as synthetic_events lists them");
-  auto* trace = app.add_subcommand("trace", "the trace buffer: enabled synthetic events and trace_marker text");
-  bool clear_trace = false;
-  trace->add_flag("--clear", clear_trace, "empty it");
-
-  std::string format_path, system = "unknown";
-  bool explain = false;
-  auto* chk = app.add_subcommand("check", "validate a command offline against an event's format file");
-  chk->add_option("command", command, "the hist command")->required();
-  chk->add_option("--format", format_path, "the event's tracefs format file")->required();
-  chk->add_option("--system", system, "the event's system (the format file does not name it)");
-  chk->add_flag("--explain", explain, "also print the plan and the generated BPF C");
-  bool raw_syscalls = false;
-  chk->add_flag("--raw-syscalls", raw_syscalls, kRawSyscallsHelp);
-
-  std::string tracefs;
-  auto* expl = app.add_subcommand("explain", "print the plan and the generated BPF C of a command, installing nothing");
-  expl->add_option("event", event, "SYSTEM:EVENT")->required();
-  expl->add_option("command", command, "the hist command")->required();
-  expl->add_option("--tracefs", tracefs, "tracefs root (default: this machine's)");
-  expl->add_flag("--raw-syscalls", raw_syscalls, kRawSyscallsHelp);
-
+  Args args;
+  if (const char* env = std::getenv("HISTD_SOCKET")) args.socket_path = env;
+  const Commands commands = define_commands(app, args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -307,20 +336,5 @@ int main(int argc, char** argv) {
     // --help is a success, every wrong argument kBadArguments.
     return app.exit(e) == 0 ? 0 : kBadArguments;
   }
-  if (expl->parsed()) return explain_event(event, command, tracefs, raw_syscalls);
-  if (chk->parsed()) return check(command, format_path, system, explain, raw_syscalls);
-  if (add->parsed()) return call(socket_path, {{"op", "add"}, {"event", event}, {"command", command}});
-  if (remove->parsed()) return call(socket_path, {{"op", "remove"}, {"event", event}, {"command", command}});
-  if (show->parsed()) return call(socket_path, {{"op", "show"}, {"event", event}, {"json", json_out}});
-  if (list->parsed()) return call(socket_path, {{"op", "list"}, {"json", json_out}});
-  if (status->parsed()) return call(socket_path, {{"op", "status"}, {"json", json_out}});
-  if (restore->parsed()) return call(socket_path, {{"op", "restore"}});
-  if (reload_cmd->parsed()) return reload(socket_path);
-  if (watch_cmd->parsed()) return watch(socket_path, event, interval, count);
-  if (synth_add->parsed()) return call(socket_path, {{"op", "synth_add"}, {"command", definition}});
-  if (synth_remove->parsed()) return call(socket_path, {{"op", "synth_remove"}, {"command", definition}});
-  if (synth_list->parsed()) return call(socket_path, {{"op", "synth_list"}});
-  if (trace->parsed()) return call(socket_path, {{"op", clear_trace ? "clear_trace" : "trace"}});
-  if (errors->parsed()) return call(socket_path, {{"op", clear_errors ? "clear_errors" : "errors"}});
-  return kBadArguments;
+  return run(commands, args);
 }

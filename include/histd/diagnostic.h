@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <string_view>
+
+#include "histd/result.h"
 
 namespace histd {
 
@@ -158,5 +161,18 @@ struct Diagnostic {
 // The tracefs error_log entry body without the timestamp prefix:
 //   "<loc>: error: <text>\n  Command: <command>\n<11+pos spaces>^\n"
 std::string format_error_log_entry(std::string_view location, const Diagnostic& d);
+
+// Why a command failed: a diagnostic for the user's text, or a system error
+// (ENOENT, EBUSY, the compiler, the verifier, the state directory).
+struct CommandFailure {
+  std::optional<Diagnostic> diagnostic;
+  Error error;
+  std::string message() const;
+};
+
+using CommandResult = Result<Unit, CommandFailure>;
+
+// A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
+inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
 
 }  // namespace histd

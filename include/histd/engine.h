@@ -1,8 +1,8 @@
 // The engine: runs each command atomically (a failed command changes
-// nothing) — the registry (histd/registry.h) decides, the engine deploys the
-// changes on the kernel through its deployer (lib/engine/deployer.h: it owns
-// every BPF map, and asks the runtime to rebuild exactly the events a change
-// affects), then commits.
+// nothing) — the registry (histd/registry.h) decides, the deployer
+// (histd/deploy.h: it owns every BPF object, and rebuilds exactly the
+// events a change affects) carries it out on the kernel, then the engine
+// commits and saves. Its reads return data, never text.
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 
@@ -21,28 +21,21 @@
 #include <thread>
 #include <vector>
 
-#include "histd/catalog.h"
+#include "histd/deploy.h"
 #include "histd/diagnostic.h"
-#include "histd/pipeline.h"
-#include "histd/plan.h"
-#include "histd/readout.h"
 #include "histd/registry.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
-#include "histd/symbols.h"
-#include "histd/synth.h"
-#include "histd/trace_buffer.h"
 
 namespace histd::engine {
 
-// Why a command failed: a diagnostic for the user's text, or a system error.
-struct CommandFailure {
-  std::optional<Diagnostic> diagnostic;
-  Error error;
-  std::string message() const;
-};
-
-using CommandResult = Result<Unit, CommandFailure>;
+using histd::CommandFailure;
+using histd::CommandResult;
+using deploy::EventMissed;
+using deploy::kMaxMapsPerProgram;
+using deploy::kMaxSyntheticEvents;
+using deploy::kMaxTriggers;
+using deploy::RingLost;
 
 struct EngineOptions {
   std::filesystem::path cache_dir;  // compiled objects; empty disables the cache
@@ -88,15 +81,6 @@ struct EngineOptions {
   size_t trace_buffer_size = size_t{4} << 20;
 };
 
-// The ceilings of EngineOptions::max_triggers (HISTD_MAX_TRIGGERS) and
-// max_synthetic_events (HISTD_MAX_SYNTHETIC); the BPF control array has
-// room for both at once.
-extern const size_t kMaxTriggers;
-extern const size_t kMaxSyntheticEvents;
-// Maps the kernel lets one BPF program use (MAX_USED_MAPS): all triggers of
-// an event are one program (docs/design.md, "Limits and map memory").
-extern const size_t kMaxMapsPerProgram;
-
 // One trigger, with its state (readout::TriggerInfo).
 using TriggerInfo = readout::TriggerInfo;
 
@@ -133,15 +117,6 @@ struct ConfigItem {
   std::string identity;
 };
 
-// Events an attached event's programs did not run for (the kernel's BPF
-// recursion guard: another BPF program was running on that CPU), since
-// histd attached it.
-struct EventMissed {
-  std::string system;
-  std::string event;
-  uint64_t missed = 0;
-};
-
 // What is in use against the limits.
 struct Usage {
   size_t triggers = 0;
@@ -154,18 +129,6 @@ struct Usage {
   uint32_t possible_cpus = 0;
 };
 
-// Notices the ring buffer to histd had no room for, since histd started
-// (histd fell behind by a whole ring), summed over CPUs (HISTD_LOST_*).
-struct RingLost {
-  uint64_t trace_records = 0;     // records of enabled synthetic events: trace lines lost
-  uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
-};
-
-class RingPasses;
-class Deployer;
-struct EventState;
-struct Trigger;
-struct EnableTrigger;
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
@@ -192,7 +155,7 @@ class Engine {
   // lock is taken only to copy what is needed: the maps are read outside it,
   // and the caller renders after.
   Expected<readout::EventHist> hist(const std::string& system, const std::string& event);
-  const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
+  const symbols::SystemResolver& resolver() const { return deployer_->resolver(); }  // kallsyms read on first use
   // Changes whenever the event's tables may have changed (hits, drops,
   // commands, a trigger paused or continued by enable_hist/disable_hist):
   // what poll() on a hist file waits for.
@@ -249,7 +212,7 @@ class Engine {
   // record of ftrace:print through that event's triggers.
   CommandResult write_marker(std::string_view text, uint32_t pid, const std::string& comm);
   // Generated synthetic events delivered so far (traced if enabled).
-  uint64_t synthetic_delivered() const { return delivered_.load(); }
+  uint64_t synthetic_delivered() const { return deployer_->delivered(); }
 
   // Starts draining the ring (trace lines, snapshots) and watching the resident
   // compiler (Compiler::watch_server); create() does unless options.defer_consumer.
@@ -300,23 +263,16 @@ class Engine {
   void shutdown();
 
  private:
-  // One entry of the state file that has not been restored (yet).
-  struct SavedEntry {
-    enum class Kind { Synthetic, Trigger, Enabled };
-    Kind kind = Kind::Trigger;
-    std::string event;    // "system:event" (Trigger), the synthetic event's name (Enabled)
-    std::string command;  // the saved line
-    bool paused = false;
-    uint64_t missed_base = 0;  // Trigger::missed_base as saved
-    std::string raw;      // the entry as saved (JSON), written back when it cannot be read
-    // The command as the configuration directory declared it (Trigger), or
-    // the event's name (Synthetic): the entry is the configuration's (ConfigItem).
-    std::string config;
-    std::string reason;
-    bool applying = false;  // being retried: its own save must not list it twice
+  // One entry of the state file (one that has not been restored yet, in not_restored_).
+  using SavedEntry = registry::SavedEntry;
+  // What an event's hist file shows besides its tables.
+  struct EventNotes {
+    // The last rejected command, shown in the hist file until the next command.
+    std::optional<Diagnostic> last_error;
+    uint64_t generation = 0;  // bumped by every command, so pollers see clears
   };
 
-  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options, Fd control, Fd ring, Fd lost);
+  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options);
 
   // The command paths take lines shorter than `max_bytes`: a page for what
   // users write, more for lines histd printed (parse::kMaxPrintedCommandBytes).
@@ -331,15 +287,19 @@ class Engine {
   std::optional<CommandResult> retry_config(const ConfigItem& item);
   // ---- a command (engine_run.cpp): decided by registry_, carried out by
   // deployer_ (which undoes its own failures), then committed (registry_ = next) ----
-  // Runs `command` (whose logged text is `text`) for event `ev` (none: a
-  // synthetic_events write, logged under `location`).
-  CommandResult run(const registry::Command& command, EventState* ev, const std::string& location,
+  // Runs `command` (whose logged text is `text`) written to event `ev`
+  // (none: a synthetic_events write, logged under `location`).
+  CommandResult run(const registry::Command& command, const catalog::EventId* ev, const std::string& location,
                     const std::string& text);
   // A refusal as the user sees it: error_log entries, the hist file's error, the errno.
-  CommandResult refuse(registry::Refusal no, EventState* ev, const std::string& location);
+  CommandResult refuse(registry::Refusal no, const catalog::EventId* ev, const std::string& location);
+  // A command's failure on `ev` the user sees: error_log and its hist file.
+  CommandResult user_error(const catalog::EventId& ev, Diagnostic d, int err = EINVAL);
+  // A new command on `ev`: its hist file drops an older error, pollers wake.
+  void begin_command(const catalog::EventId& ev);
   // A trigger as the listings show it (without its maps).
-  TriggerInfo trigger_line(const EventState& ev, const Trigger& t) const;
-  TriggerInfo enable_info(const EventState& ev, const EnableTrigger& e) const;
+  TriggerInfo trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const;
+  TriggerInfo enable_info(const catalog::EventId& ev, const registry::EnableTrigger& e) const;
   // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
   std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
   // The state file. A change first reserves room for the state it will
@@ -369,20 +329,12 @@ class Engine {
   // compiler, the verifier, the kernel, the state directory) is logged to
   // error_log like the kernel's own errors and shown in the event's hist
   // file; a success is saved, and a save that fails anyway is logged.
-  CommandResult finish_command(const std::string& location, std::string_view command, EventState* ev,
+  CommandResult finish_command(const std::string& location, std::string_view command, const catalog::EventId* ev,
                                CommandResult r);
   void log_error(const std::string& location, const Diagnostic& d);
-  // The command the configuration directory declared a trigger with ("": a
-  // user's own, which a reload never touches), as registry_ records it.
-  const std::string& config_of(const EventState& ev, const Trigger& t) const;
-  const std::string& config_of(const EventState& ev, const EnableTrigger& e) const;
+  // The deployer's refusals and notes (deploy::Deployer::Log).
+  void deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note);
   CommandResult apply_synthetic(std::string_view text, bool config);
-  void consume_ring();
-  void deliver(std::span<const uint8_t> notice);
-  // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
-  std::vector<uint64_t> lost_per_cpu(uint32_t slot) const;
-  // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
-  void note_lost_lines(std::vector<uint64_t>& seen);
 
   std::mutex mu_;
   catalog::Catalog catalog_;
@@ -390,27 +342,19 @@ class Engine {
   EngineOptions options_;
   std::deque<readout::ErrorLogEntry> error_log_;
   std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
-  symbols::SystemResolver resolver_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Fd state_room_;  // the reserved next state file (see reserve_state)
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;
-  uint32_t possible_cpus_ = 1;  // per-CPU maps hold a value per possible CPU
   bool restoring_ = false;  // restore() applies the saved entries: nothing is saved meanwhile
+  std::map<catalog::EventId, EventNotes> notes_;
   // THE logical state: which triggers and synthetic events exist. Every
   // command is decided by it (registry::Registry::apply) and deployed
-  // before it is replaced; the members above are the kernel side.
+  // before it is replaced.
   registry::Registry registry_;
-  // The kernel side (lib/engine/deployer.h): every BPF object the triggers
-  // and synthetic events of registry_ are deployed as.
-  std::unique_ptr<Deployer> deployer_;
-  trace::TraceBuffer trace_;
-  trace::TraceBuffer snapshot_;
-  void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
-  std::atomic<bool> stop_consumer_{false};
-  std::atomic<uint64_t> delivered_{0};
-  std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
-  std::thread consumer_;
+  // The kernel side (histd/deploy.h): every BPF object the triggers and
+  // synthetic events of registry_ are deployed as, and the ring's buffers.
+  std::unique_ptr<deploy::Deployer> deployer_;
 };
 
 }  // namespace histd::engine

@@ -181,16 +181,10 @@ enum class TableMap {
 };
 
 // Hot slots: a per-CPU array of `hot_slots` entries in front of a per-CPU
-// hash table, each slot holding one key and that CPU's values for it since
-// the slot took the key. An event whose key owns its slot (the key's
-// hot_slot_index()) adds there: an inlined array lookup and a compare
-// instead of a hash lookup, which hashes the key and calls out of the
-// program (bench: a count 84 -> 59 ns in-kernel against an empty program's
-// 50). Any other event goes to the hash as before, then claims its slot if
-// free, or wins it from a key whose standing has run out (the resident's
-// values are added to its entry in the hash first). An entry's key is always
-// in the hash before a slot holds it, so size, Dropped and the .execname
-// comm are the hash's; reading adds each slot's values to its key's entry.
+// hash table, each holding one key and that CPU's values for it; an event
+// whose key owns its slot adds there instead of in the hash (bench: a count
+// 84 -> 59 ns in-kernel). The rules, and why counts stay exact: docs/design.md,
+// "Hot slots".
 inline constexpr uint32_t kHotSlotsMax = 256;
 inline constexpr uint32_t kHotKeyMax = 64;  // bytes: longer keys cost more to compare than they save
 // A slot's standing: a claim starts at kHotStart, every hit of the resident

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,12 +68,22 @@ struct Synthetic {
 };
 
 // ---- commands: what the front doors parsed, once ----
+// The longest command a user writes (a page), and a line histd printed
+// itself (a saved trigger, a listed line: defaults spelled out).
+inline constexpr size_t kMaxCommandBytes = parse::kMaxCommandBytes;
+inline constexpr size_t kMaxPrintedCommandBytes = parse::kMaxPrintedCommandBytes;
 // A write to events/<system>/<event>/trigger; `config` is recorded on the
 // trigger it creates.
 struct TriggerWrite {
   catalog::EventId event;
   parse::TriggerCommand command;
   std::string config;
+  // The write's one parse: its text (shorter than `max_bytes`) as a
+  // command, or the diagnostic the user sees.
+  static Result<TriggerWrite, Diagnostic> parse(catalog::EventId event, std::string_view text, size_t max_bytes,
+                                                std::string config);
+  // The command as error_log shows it ("hist:..." and the rest).
+  const std::string& logged() const;
 };
 // Opening the trigger file with O_TRUNC.
 struct TriggerTruncate {
@@ -92,6 +103,7 @@ struct TriggerRemove {
 struct SynthWrite {
   synth::SynthCommand command;
   bool config = false;
+  static Result<SynthWrite, Diagnostic> parse(std::string_view line, bool config);
 };
 struct SynthTruncate {};
 // events/synthetic/<name>/enable.
@@ -99,7 +111,16 @@ struct SynthEnable {
   std::string name;
   bool on = false;
 };
-using Command = std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable>;
+// What a user's command cannot say of a trigger: a restored one's pause
+// flag as saved, a declared one's pause flag and words (a reworded
+// declaration of the same trigger keeps it and its counts).
+struct TriggerMark {
+  uint64_t uid = 0;
+  bool paused = false;
+  std::string config;
+};
+using Command =
+    std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable, TriggerMark>;
 
 // One thing the deployer must carry out, in order.
 struct Change {
@@ -181,9 +202,13 @@ class Registry {
   uint64_t map_memory() const;
   uint64_t next_uid() const { return next_uid_; }
 
-  // Restoring a saved trigger: its pause flag and configuration mark, which
-  // commands do not carry. Unknown uid: no change.
-  void set_saved(uint64_t uid, bool paused, std::string config);
+  // A hist trigger's identity, as triggers match (plan::encode of its
+  // plan::TriggerKey): equal for every spelling of the same trigger.
+  static std::string identity(const HistTrigger& t);
+  // The identity `text` would have as a trigger of `event` if written now
+  // (planned with the catalog and the registry's variables, no side
+  // effect); "" when it is not a hist trigger or cannot be planned now.
+  std::string identity_of(const catalog::EventId& event, std::string_view text) const;
 
   friend bool operator==(const Registry&, const Registry&) = default;
 
@@ -202,5 +227,44 @@ struct Applied {
   Registry next;
   std::vector<Change> changes;
 };
+
+// ---- the state file: the registry in the form that restores it ----
+// One entry of the state file: a synthetic event's definition, a trigger
+// (hist or enable_hist/disable_hist), or a synthetic event's enable state.
+// A restart applies them in order, as commands.
+struct SavedEntry {
+  enum class Kind { Synthetic, Trigger, Enabled };
+  Kind kind = Kind::Trigger;
+  std::string event;    // "system:event" (Trigger), the synthetic event's name (Enabled)
+  std::string command;  // the saved line
+  bool paused = false;
+  uint64_t missed_base = 0;  // where its Missed count starts, as saved
+  std::string raw;      // the entry as saved (JSON), written back when it cannot be applied
+  // The command as the configuration directory declared it (Trigger), or
+  // the event's name (Synthetic): the entry is the configuration's.
+  std::string config;
+  // While it does not restore: why, and whether it is being retried (its
+  // own save must not list it twice).
+  std::string reason;
+  bool applying = false;
+};
+
+// What only the kernel side knows of a registry, which a save records.
+struct KernelFacts {
+  std::function<bool(uint64_t uid)> paused;          // the control word's flag (BPF flips it too)
+  std::function<uint64_t(uint64_t uid)> missed_base;  // on the event's pinned counter
+  // An enable_hist/disable_hist with the count it has left.
+  std::function<std::string(const catalog::EventId&, const EnableTrigger&)> enable_line;
+};
+
+// The state file's text (JSON, version 1): the synthetic events, the hist
+// triggers in creation order (a trigger's $references need their owners
+// first), the enable triggers oldest first, the enabled synthetic events;
+// then `kept` — entries saved before that did not restore — as they were
+// saved, in their order.
+std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept);
+// A state file's entries in the order to apply them, or why the text is not
+// a state file this histd reads (the caller keeps such a file aside).
+Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text);
 
 }  // namespace histd::registry

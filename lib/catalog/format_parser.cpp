@@ -264,13 +264,46 @@ uint32_t EventFormat::record_size() const {
   return static_cast<uint32_t>(std::min<uint64_t>(end, std::numeric_limits<uint32_t>::max()));
 }
 
+namespace {
+
+// The lines before the fields.
+struct Header {
+  bool name = false;
+  bool id = false;
+};
+
+// One line of the header into `fmt`: true at its end ("format:").
+Expected<bool> header_line(std::string_view line, size_t line_no, Header& seen, EventFormat& fmt) {
+  if (auto v = header_value(line, "name")) {
+    if (seen.name) return invalid(line_no, "duplicate name line");
+    if (v->empty()) return invalid(line_no, "empty event name");
+    fmt.name = std::string(*v);
+    seen.name = true;
+    return false;
+  }
+  if (auto id = header_value(line, "ID")) {
+    if (seen.id) return invalid(line_no, "duplicate ID line");
+    auto n = parse_u32(*id);
+    if (!n) return invalid(line_no, "bad ID '" + std::string(*id) + "'");
+    fmt.id = *n;
+    seen.id = true;
+    return false;
+  }
+  if (line == "format:") {
+    if (!seen.name || !seen.id) return invalid(line_no, "'format:' before name and ID");
+    return true;
+  }
+  return invalid(line_no, "expected 'name:', 'ID:' or 'format:', got '" + std::string(line.substr(0, 40)) + "'");
+}
+
+}  // namespace
+
 Expected<EventFormat> parse_format(std::string_view text, std::string_view system) {
   enum class State { Header, Fields };
   State state = State::Header;
   EventFormat fmt;
   fmt.system = std::string(system);
-  bool have_name = false;
-  bool have_id = false;
+  Header header;
   bool have_print_fmt = false;
   // The common fields form the first block; a blank line ends it.
   bool in_common_block = true;
@@ -291,24 +324,9 @@ Expected<EventFormat> parse_format(std::string_view text, std::string_view syste
     }
 
     if (state == State::Header) {
-      if (auto v = header_value(line, "name")) {
-        if (have_name) return invalid(line_no, "duplicate name line");
-        if (v->empty()) return invalid(line_no, "empty event name");
-        fmt.name = std::string(*v);
-        have_name = true;
-      } else if (auto id = header_value(line, "ID")) {
-        if (have_id) return invalid(line_no, "duplicate ID line");
-        auto n = parse_u32(*id);
-        if (!n) return invalid(line_no, "bad ID '" + std::string(*id) + "'");
-        fmt.id = *n;
-        have_id = true;
-      } else if (line == "format:") {
-        if (!have_name || !have_id) return invalid(line_no, "'format:' before name and ID");
-        state = State::Fields;
-      } else {
-        return invalid(line_no, "expected 'name:', 'ID:' or 'format:', got '" +
-                                    std::string(line.substr(0, 40)) + "'");
-      }
+      auto done = header_line(line, line_no, header, fmt);
+      if (!done) return unexpected(std::move(done).error());
+      if (*done) state = State::Fields;
       continue;
     }
 

@@ -286,29 +286,10 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   detail::emit_inter_event_types(out, i, p);
 }
 
-// `alone`: the unit's only trigger, inlined into the entry (a BPF-to-BPF
-// call costs a few ns per event; with one trigger there is no frame to share).
-void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bool alone) {
-  const plan::HistPlan& p = *in.plan;
-  std::string& out = em.body;
-  const std::string filter = p.filter ? em.filter_expr(*p.filter, p.filter->root) : "";
-  out += fmt::format("static {} void trigger_{}(void *ctx, const void *rec, const struct histd_common *c) {{\n",
-                     alone ? "__always_inline" : "__attribute__((noinline))", i);
-  out += "  (void)ctx;\n  (void)rec;\n  (void)c;\n";
-  out += fmt::format("  if (histd_paused({}u))\n    return;\n", in.control_slot);
-  if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
-  out += fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n",
-                     stats_map_name(i));
-  // Nested frames (a synthetic event's triggers inside the generating one)
-  // share the 512-byte stack: there, only small keys stay on it.
-  if (p.key_size <= (nested ? kNestedStackKeyMax : kStackKeyMax)) {
-    out += fmt::format("  struct histd_key{} key_storage;\n  struct histd_key{} *key = &key_storage;\n", i, i);
-  } else {
-    out += fmt::format(
-        "  __u32 key_idx = {}u;\n  struct histd_key{} *key = bpf_map_lookup_elem(&histd_keys, &key_idx);\n"
-        "  if (!key)\n    return;\n", in.depth, i);
-  }
-  out += "  __builtin_memset(key, 0, sizeof(*key));\n";
+// Each key field into `key`: a string or stack copied, a number loaded and
+// put through its modifier's computation (plan::KeyTransform).
+std::string key_fields(const plan::HistPlan& p) {
+  std::string out;
   for (size_t k = 0; k < p.keys.size(); ++k) {
     const plan::KeyField& key = p.keys[k];
     if (key.display == table::KeyDisplay::String) {
@@ -336,6 +317,33 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
     }
     out += fmt::format("  key->k{} = {};\n", k, value);
   }
+  return out;
+}
+
+// `alone`: the unit's only trigger, inlined into the entry (a BPF-to-BPF
+// call costs a few ns per event; with one trigger there is no frame to share).
+void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bool alone) {
+  const plan::HistPlan& p = *in.plan;
+  std::string& out = em.body;
+  const std::string filter = p.filter ? em.filter_expr(*p.filter, p.filter->root) : "";
+  out += fmt::format("static {} void trigger_{}(void *ctx, const void *rec, const struct histd_common *c) {{\n",
+                     alone ? "__always_inline" : "__attribute__((noinline))", i);
+  out += "  (void)ctx;\n  (void)rec;\n  (void)c;\n";
+  out += fmt::format("  if (histd_paused({}u))\n    return;\n", in.control_slot);
+  if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
+  out += fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n",
+                     stats_map_name(i));
+  // Nested frames (a synthetic event's triggers inside the generating one)
+  // share the 512-byte stack: there, only small keys stay on it.
+  if (p.key_size <= (nested ? kNestedStackKeyMax : kStackKeyMax)) {
+    out += fmt::format("  struct histd_key{} key_storage;\n  struct histd_key{} *key = &key_storage;\n", i, i);
+  } else {
+    out += fmt::format(
+        "  __u32 key_idx = {}u;\n  struct histd_key{} *key = bpf_map_lookup_elem(&histd_keys, &key_idx);\n"
+        "  if (!key)\n    return;\n", in.depth, i);
+  }
+  out += "  __builtin_memset(key, 0, sizeof(*key));\n";
+  out += key_fields(p);
   out += detail::emit_ref_reads(i, p);
   out += detail::emit_var_values(p);
   std::vector<std::string> values;

@@ -36,6 +36,8 @@ std::string Diagnostic::message() const {
   return text;
 }
 
+std::string CommandFailure::message() const { return diagnostic ? diagnostic->message() : error.context; }
+
 std::string Diagnostic::printable_command() const {
   std::string out(command);
   for (char& c : out)

@@ -10,12 +10,7 @@
 #include <algorithm>
 #include <variant>
 
-#include "engine/deployer.h"
 #include "histd/engine.h"
-#include "histd/parse.h"
-#include "histd/pipeline.h"
-#include "histd/plan.h"
-#include "histd/synth.h"
 
 namespace histd::engine {
 
@@ -35,8 +30,8 @@ std::optional<std::pair<std::string, std::string>> split_event(const std::string
 }  // namespace
 
 CommandResult Engine::write_config_synthetic_locked(std::string_view text) {
-  auto parsed = synth::parse_synth_command(text);
-  if (!parsed || parsed->remove) return write_synthetic_locked(text);  // its own errors
+  auto parsed = registry::SynthWrite::parse(text, true);
+  if (!parsed || parsed->command.remove) return write_synthetic_locked(text);  // its own errors
   if (auto room = reserve_state(text.size()); !room)
     return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
   return finish_command("synthetic_events", text, nullptr, apply_synthetic(text, true));
@@ -48,17 +43,16 @@ std::vector<ConfigItem> Engine::config_items() {
   for (const auto& [name, s] : registry_.synthetics())
     if (s.config) out.push_back({ConfigItem::Kind::Synthetic, name, synth::list_line(s.def), true});
   std::vector<std::pair<uint64_t, ConfigItem>> hist;
-  for (const auto& [id, ev] : deployer_->events())
-    for (const auto& t : ev->triggers)
-      if (const std::string& config = config_of(*ev, *t); !config.empty())
-        hist.emplace_back(t->uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true,
-                                             plan::encode(plan::trigger_key(t->plan))});
+  for (const auto& [id, triggers] : registry_.events())
+    for (const registry::HistTrigger& t : triggers.hist)
+      if (!t.config.empty())
+        hist.emplace_back(t.uid, ConfigItem{ConfigItem::Kind::Trigger, id.system + ":" + id.name, t.config, true,
+                                            registry::Registry::identity(t)});
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, item] : hist) out.push_back(std::move(item));
-  for (const auto& [id, ev] : deployer_->events())
-    for (const auto& e : ev->enables)
-      if (const std::string& config = config_of(*ev, *e); !config.empty())
-        out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, config, true});
+  for (const auto& [id, triggers] : registry_.events())
+    for (const registry::EnableTrigger& e : triggers.enables)
+      if (!e.config.empty()) out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, e.config, true});
   for (const SavedEntry& e : not_restored_) {
     if (e.config.empty() || e.kind == SavedEntry::Kind::Enabled) continue;
     if (e.kind == SavedEntry::Kind::Synthetic)
@@ -73,16 +67,8 @@ std::string Engine::config_identity(const ConfigItem& item) {
   if (item.kind != ConfigItem::Kind::Trigger) return {};
   auto names = split_event(item.event);
   if (!names) return {};
-  auto parsed = parse::parse_trigger(item.text);
-  const auto* cmd = parsed ? std::get_if<parse::HistCommand>(&*parsed) : nullptr;
-  if (!cmd || cmd->remove) return {};
   std::lock_guard lock(mu_);
-  // Planned as a write would plan it (without its side effects: no field
-  // variables are made, nothing is compared with the event's triggers).
-  auto format = catalog_.event(names->first, names->second);
-  if (!format) return {};
-  auto planned = pipeline::plan_command(*cmd, **format, registry_.planning());
-  return planned ? plan::encode(plan::trigger_key(*planned)) : std::string{};
+  return registry_.identity_of(catalog::EventId{names->first, names->second}, item.text);
 }
 
 std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
@@ -115,7 +101,7 @@ CommandResult Engine::add_config(const ConfigItem& item, const std::string& loca
   } else if (item.kind == ConfigItem::Kind::Synthetic) {
     r = write_config_synthetic_locked(item.text);
   } else if (auto ev = split_event(item.event)) {
-    r = write_trigger_locked(ev->first, ev->second, item.text, parse::kMaxCommandBytes, &item.text);
+    r = write_trigger_locked(ev->first, ev->second, item.text, registry::kMaxCommandBytes, &item.text);
   } else {
     r = system_failure(Error{ErrorKind::Invalid, EINVAL, "expected SYSTEM:EVENT, got '" + item.event + "'"});
   }
@@ -141,46 +127,45 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
     return write_synthetic_locked("!" + item.event);
   }
   auto names = split_event(item.event);
-  auto it = names ? deployer_->events().find(catalog::EventId{names->first, names->second}) : deployer_->events().end();
-  if (it == deployer_->events().end()) return not_found(item);
+  if (!names) return not_found(item);
+  const catalog::EventId id{names->first, names->second};
+  const registry::EventTriggers* triggers = registry_.triggers(id);
+  if (!triggers) return not_found(item);
   // Removed as '!' and the line the trigger file prints for it would remove
   // it (its own command may have been a pause, which removes nothing), but
   // by what it is, not by parsing that line again.
-  EventState& ev = *it->second;
-  Trigger* trigger = nullptr;
-  EnableTrigger* enable = nullptr;
-  for (const auto& t : ev.triggers)
-    if (config_of(ev, *t) == item.text) trigger = t.get();
-  for (const auto& e : ev.enables)
-    if (config_of(ev, *e) == item.text) enable = e.get();
+  const registry::HistTrigger* trigger = nullptr;
+  const registry::EnableTrigger* enable = nullptr;
+  for (const registry::HistTrigger& t : triggers->hist)
+    if (t.config == item.text) trigger = &t;
+  for (const registry::EnableTrigger& e : triggers->enables)
+    if (e.config == item.text) enable = &e;
   if (!trigger && !enable) return not_found(item);
   const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
   const std::string location = "hist:" + item.event;
-  ev.last_error.reset();
-  ++ev.generation;
+  begin_command(id);
   if (auto room = reserve_state(command.size() + 1); !room)
-    return finish_command(location, "!" + command, &ev, system_failure(std::move(room).error()));
-  registry::TriggerRemove remove{it->first, trigger ? trigger->uid : 0, {}, command};
+    return finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
+  registry::TriggerRemove remove{id, trigger ? trigger->uid : 0, {}, command};
   if (enable) remove.enable = enable->cmd;
-  return finish_command(location, "!" + command, &ev, run(remove, &ev, location, command));
+  return finish_command(location, "!" + command, &id, run(remove, &id, location, command));
 }
 
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
   std::lock_guard lock(mu_);
   auto names = split_event(item.event);
-  auto it = names ? deployer_->events().find(catalog::EventId{names->first, names->second}) : deployer_->events().end();
-  if (item.kind != ConfigItem::Kind::Trigger || it == deployer_->events().end()) return not_found(item);
-  auto t = std::find_if(it->second->triggers.begin(), it->second->triggers.end(),
-                        [&](const auto& tr) { return config_of(*it->second, *tr) == item.text; });
-  if (t == it->second->triggers.end()) return not_found(item);
+  if (item.kind != ConfigItem::Kind::Trigger || !names) return not_found(item);
+  const catalog::EventId id{names->first, names->second};
+  const registry::EventTriggers* triggers = registry_.triggers(id);
+  if (!triggers) return not_found(item);
+  auto t = std::find_if(triggers->hist.begin(), triggers->hist.end(),
+                        [&](const registry::HistTrigger& h) { return h.config == item.text; });
+  if (t == triggers->hist.end()) return not_found(item);
   if (auto room = reserve_state(text.size()); !room) return system_failure(std::move(room).error());
-  CommandResult r = Unit{};
-  if (auto st = deployer_->set_paused((*t)->slot, paused); !st) r = system_failure(std::move(st).error());
-  if (r) {
-    registry_.set_saved((*t)->uid, paused, text);
-  }
-  ++it->second->generation;
-  return finish_command("hist:" + item.event, text, it->second.get(), std::move(r));
+  const std::string location = "hist:" + item.event;
+  CommandResult r = run(registry::TriggerMark{t->uid, paused, text}, &id, location, text);
+  ++notes_[id].generation;
+  return finish_command(location, text, &id, std::move(r));
 }
 
 void Engine::log_config_error(const std::string& location, const Diagnostic& d) {

@@ -1,13 +1,10 @@
 // What outlives histd: the trigger list in the state file, and the tables
 // pinned in bpffs. A restart re-applies the triggers; each new table finds
 // its pinned maps (same trigger, same layout) and keeps counting from there.
-#include <bpf/bpf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -15,70 +12,16 @@
 #include <set>
 #include <sstream>
 
-#include "engine/deployer.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
 
 std::string Engine::state_text() const {
-  // Hist triggers in creation order: a trigger's $references need their
-  // owners back first. Enables after them, oldest first per event. Entries
-  // that did not restore follow as they were saved, in their order: what
-  // they depend on is either restored (before them) or among them.
-  std::vector<std::pair<uint64_t, nlohmann::json>> hist;
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& [id, ev] : deployer_->events()) {
-    const std::string event = id.system + ":" + id.name;
-    for (const auto& t : ev->triggers) {
-      nlohmann::json entry{{"event", event}, {"command", t->plan.trigger_text()}, {"paused", deployer_->is_paused(t->slot)}};
-      // Where its Missed count starts on the pinned dispatcher's counter.
-      if (t->missed_base) entry["missed_base"] = t->missed_base;
-      // The configuration directory's own (a reload may change or remove
-      // it); an older histd ignores the member.
-      if (const std::string& config = config_of(*ev, *t); !config.empty()) entry["config"] = config;
-      hist.emplace_back(t->uid, std::move(entry));
-    }
-  }
-  std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
-  for (const auto& [id, ev] : deployer_->events())
-    for (auto it = ev->enables.rbegin(); it != ev->enables.rend(); ++it) {
-      nlohmann::json entry{{"event", id.system + ":" + id.name}, {"command", deployer_->enable_line(**it)}};
-      if (const std::string& config = config_of(*ev, **it); !config.empty()) entry["config"] = config;
-      list.push_back(std::move(entry));
-    }
-  nlohmann::json synthetic = nlohmann::json::array();
-  nlohmann::json enabled = nlohmann::json::array();
-  // Definitions stay plain strings (what older histds read); the names of
-  // the configuration's own are listed beside them.
-  nlohmann::json config_synthetic = nlohmann::json::array();
-  for (const auto& [name, s] : registry_.synthetics()) {
-    synthetic.push_back(synth::list_line(s.def));
-    if (s.enabled) enabled.push_back(name);
-    if (s.config) config_synthetic.push_back(name);
-  }
-  for (const SavedEntry& e : not_restored_) {
-    if (e.applying) continue;
-    nlohmann::json raw = nlohmann::json::parse(e.raw, nullptr, false);
-    switch (e.kind) {
-      case SavedEntry::Kind::Synthetic:
-        if (!e.config.empty()) config_synthetic.push_back(e.config);
-        synthetic.push_back(std::move(raw));
-        break;
-      case SavedEntry::Kind::Trigger:
-        list.push_back(std::move(raw));
-        break;
-      case SavedEntry::Kind::Enabled:
-        enabled.push_back(std::move(raw));
-        break;
-    }
-  }
-  nlohmann::json doc{{"version", 1},
-                     {"synthetic_events", synthetic},
-                     {"enabled_synthetic_events", enabled},
-                     {"triggers", list}};
-  if (!config_synthetic.empty()) doc["config_synthetic_events"] = std::move(config_synthetic);
-  return doc.dump(2) + "\n";
+  const registry::KernelFacts kernel{
+      [this](uint64_t uid) { return deployer_->paused(uid); },
+      [this](uint64_t uid) { return deployer_->missed_base(uid); },
+      [this](const catalog::EventId& id, const registry::EnableTrigger& e) { return deployer_->enable_line(id, e.cmd); }};
+  return registry::saved_text(registry_, kernel, not_restored_);
 }
 
 std::string Engine::state_tmp_path() const { return options_.state_file.string() + ".tmp"; }

@@ -1,62 +1,53 @@
-// The engine's reads other than the tables (read_tables.cpp): trigger lines,
-// hist_debug, the error log. Each copies what it needs under the lock and
-// returns data (histd/readout.h); the front ends render it.
-#include <bpf/bpf.h>
+// The engine's reads: each copies what it needs under the lock and returns
+// data (histd/readout.h); the front ends render it. Which triggers exist
+// comes from the registry, what only the kernel knows (pause flags, enable
+// counts, maps, tables) from the deployer.
+#include <fmt/format.h>
 
-#include "engine/deployer.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
 
-namespace {
-
-uint32_t map_id(int fd) {
-  if (fd < 0) return 0;
-  bpf_map_info info{};
-  uint32_t len = sizeof(info);
-  return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
-}
-
-}  // namespace
-
 std::vector<TriggerInfo> Engine::event_triggers(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   std::vector<TriggerInfo> out;
-  auto it = deployer_->events().find(catalog::EventId{system, event});
-  if (it == deployer_->events().end()) return out;
-  for (const auto& e : it->second->enables) out.push_back(enable_info(*it->second, *e));
-  for (const auto& t : it->second->triggers) out.push_back(trigger_line(*it->second, *t));
+  const catalog::EventId id{system, event};
+  const registry::EventTriggers* triggers = registry_.triggers(id);
+  if (!triggers) return out;
+  for (const registry::EnableTrigger& e : triggers->enables) out.push_back(enable_info(id, e));
+  for (const registry::HistTrigger& t : triggers->hist) out.push_back(trigger_line(id, t));
   return out;
+}
+
+Expected<readout::EventHist> Engine::hist(const std::string& system, const std::string& event) {
+  readout::EventHist out{system, event, {}, {}};
+  deploy::TableReads reads;
+  {
+    std::lock_guard lock(mu_);
+    if (!catalog_.contains(system, event))
+      return fail(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event));
+    const catalog::EventId id{system, event};
+    auto copied = deployer_->table_reads(id);
+    if (!copied) return unexpected(std::move(copied).error());
+    reads = std::move(*copied);
+    if (auto n = notes_.find(id); n != notes_.end()) out.last_error = n->second.last_error;
+  }
+  auto tables = deploy::read_tables(std::move(reads));
+  if (!tables) return unexpected(std::move(tables).error());
+  out.tables = std::move(*tables);
+  return out;
+}
+
+uint64_t Engine::version(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  const catalog::EventId id{system, event};
+  auto n = notes_.find(id);
+  return (n == notes_.end() ? 0 : n->second.generation) + deployer_->activity(id);
 }
 
 readout::EventDebug Engine::hist_debug(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  readout::EventDebug d;
-  d.system = system;
-  d.event = event;
-  auto it = deployer_->events().find(catalog::EventId{system, event});
-  if (it == deployer_->events().end()) return d;
-  const EventState& ev = *it->second;
-  d.possible_cpus = possible_cpus_;
-  d.attached = ev.attachment.has_value();
-  if (ev.syscall) {
-    d.raw_syscall_nr = ev.syscall->nr;
-    d.raw_syscall_exit = ev.syscall->exit;
-  }
-  d.maps_used = ev.maps_used;
-  d.max_maps = kMaxMapsPerProgram;
-  d.event_missed = deployer_->event_missed(ev);
-  for (const auto& t : ev.triggers) {
-    readout::DebugTable dt;
-    dt.plan = t->plan;
-    dt.paused = deployer_->is_paused(t->slot);
-    dt.table_map_id = map_id(t->table->map.get());
-    dt.memory = plan::map_memory(t->plan, possible_cpus_);
-    if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
-    dt.missed = ev.attachment ? deployer_->trigger_missed(ev, *t) : 0;
-    d.tables.push_back(std::move(dt));
-  }
-  return d;
+  return deployer_->debug(catalog::EventId{system, event});
 }
 
 std::vector<readout::ErrorLogEntry> Engine::error_log() {
@@ -69,23 +60,23 @@ void Engine::clear_error_log() {
   error_log_.clear();
 }
 
-TriggerInfo Engine::trigger_line(const EventState& ev, const Trigger& t) const {
+TriggerInfo Engine::trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const {
   TriggerInfo info;
   info.system = ev.system;
-  info.event = ev.event;
+  info.event = ev.name;
   info.line = t.plan.trigger_text();
-  info.state = deployer_->is_paused(t.slot) ? readout::TriggerState::Paused : readout::TriggerState::Active;
-  info.config = !config_of(ev, t).empty();
+  info.state = deployer_->paused(t.uid) ? readout::TriggerState::Paused : readout::TriggerState::Active;
+  info.config = !t.config.empty();
   return info;
 }
 
-TriggerInfo Engine::enable_info(const EventState& ev, const EnableTrigger& e) const {
+TriggerInfo Engine::enable_info(const catalog::EventId& ev, const registry::EnableTrigger& e) const {
   TriggerInfo info;
   info.system = ev.system;
-  info.event = ev.event;
-  info.line = deployer_->enable_line(e);
+  info.event = ev.name;
+  info.line = deployer_->enable_line(ev, e.cmd);
   info.hist = false;
-  info.config = !config_of(ev, e).empty();
+  info.config = !e.config.empty();
   return info;
 }
 
@@ -101,21 +92,14 @@ std::vector<TriggerInfo> Engine::trigger_info() {
 
 std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
   std::vector<TriggerInfo> out;
-  for (const auto& [id, ev] : deployer_->events())
-    for (const auto& t : ev->triggers) {
-      TriggerInfo info = trigger_line(*ev, *t);
-      if (with_maps) {
-        info.memory = plan::map_memory(t->plan, possible_cpus_);
-        if (t->plan.name && t->table.use_count() > 1) info.shared_table = *t->plan.name;
-        info.table_map_id = map_id(t->table->map.get());
-        info.stats_map_id = map_id(t->table->stats.get());
-        info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
-        info.hot_map_id = t->table->hot ? map_id(t->table->hot.get()) : 0;
-      }
+  for (const auto& [id, triggers] : registry_.events())
+    for (const registry::HistTrigger& t : triggers.hist) {
+      TriggerInfo info = trigger_line(id, t);
+      if (with_maps) deployer_->add_maps(t.uid, info);
       out.push_back(std::move(info));
     }
-  for (const auto& [id, ev] : deployer_->events())
-    for (const auto& e : ev->enables) out.push_back(enable_info(*ev, *e));
+  for (const auto& [id, triggers] : registry_.events())
+    for (const registry::EnableTrigger& e : triggers.enables) out.push_back(enable_info(id, e));
   for (const SavedEntry& e : not_restored_) {
     if (e.kind != SavedEntry::Kind::Trigger) continue;
     TriggerInfo info;

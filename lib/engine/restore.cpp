@@ -8,24 +8,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "engine/deployer.h"
 #include "histd/engine.h"
-#include "histd/parse.h"
 #include "histd/text.h"
 
 namespace histd::engine {
 
 namespace {
-
-using nlohmann::json;
 
 constexpr const char* kCorruptInfix = ".corrupt-";
 
@@ -36,13 +30,6 @@ std::string utc_stamp() {
   char buf[32];
   strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
   return buf;
-}
-
-// A member of a saved entry, or "" when absent or of another type (a
-// hand-edited file must not throw).
-std::string string_at(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // A listed line without what the listing adds after it.
@@ -84,45 +71,12 @@ std::vector<Engine::SavedEntry> Engine::read_state(std::vector<std::string>& pro
     }
     text.append(buf, static_cast<size_t>(n));
   }
-  const json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("triggers") || !doc["triggers"].is_array()) {
-    keep_corrupt_state("not a histd state file", problems);
+  auto saved = registry::read_saved(text);
+  if (!saved) {
+    keep_corrupt_state(saved.error(), problems);
     return entries;
   }
-  if (auto v = doc.find("version"); v != doc.end() && *v != 1) {
-    keep_corrupt_state(fmt::format("state file version {}, this histd reads version 1", v->dump()), problems);
-    return entries;
-  }
-  // The configuration's own synthetic events, by name (absent from files
-  // older histds wrote: everything there is the users').
-  std::set<std::string> config_synthetic;
-  if (auto c = doc.find("config_synthetic_events"); c != doc.end() && c->is_array())
-    for (const json& n : *c)
-      if (n.is_string()) config_synthetic.insert(n.get<std::string>());
-  auto add = [&](SavedEntry::Kind kind, const json& raw, std::string event, std::string command) {
-    SavedEntry e;
-    e.kind = kind;
-    e.raw = raw.dump();
-    e.event = std::move(event);
-    e.command = std::move(command);
-    if (kind == SavedEntry::Kind::Synthetic) {
-      const std::string name = e.command.substr(0, e.command.find_first_of(" \t"));
-      if (config_synthetic.count(name)) e.config = name;
-    }
-    if (kind == SavedEntry::Kind::Trigger && raw.is_object()) {
-      e.config = string_at(raw, "config");
-      auto paused = raw.find("paused");
-      e.paused = paused != raw.end() && paused->is_boolean() && paused->get<bool>();
-      auto base = raw.find("missed_base");
-      if (base != raw.end() && base->is_number_unsigned()) e.missed_base = base->get<uint64_t>();
-    }
-    entries.push_back(std::move(e));
-  };
-  if (auto s = doc.find("synthetic_events"); s != doc.end() && s->is_array())
-    for (const json& d : *s) add(SavedEntry::Kind::Synthetic, d, "synthetic_events", d.is_string() ? d.get<std::string>() : "");
-  for (const json& t : doc["triggers"]) add(SavedEntry::Kind::Trigger, t, string_at(t, "event"), string_at(t, "command"));
-  if (auto s = doc.find("enabled_synthetic_events"); s != doc.end() && s->is_array())
-    for (const json& n : *s) add(SavedEntry::Kind::Enabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
+  entries = std::move(*saved);
   return entries;
 }
 
@@ -167,7 +121,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
     case SavedEntry::Kind::Enabled: {
       if (e.event.empty()) return bad("not a synthetic event name");
       if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
-      return finish_command(fmt::format("{}:{}/enable", kSynthSystem, e.event), "1", nullptr,
+      return finish_command(fmt::format("{}:{}/enable", catalog::kSynthSystem, e.event), "1", nullptr,
                             set_enabled_locked(e.event, true));
     }
     case SavedEntry::Kind::Trigger:
@@ -176,25 +130,21 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   const size_t colon = e.event.find(':');
   if (colon == std::string::npos || e.command.empty()) return bad("not a saved trigger");
   const std::string system = e.event.substr(0, colon), name = e.event.substr(colon + 1);
-  auto it = deployer_->events().find(catalog::EventId{system, name});
-  const size_t before = it == deployer_->events().end() ? 0 : it->second->triggers.size();
-  CommandResult r = write_trigger_locked(system, name, e.command, parse::kMaxPrintedCommandBytes,
+  const catalog::EventId id{system, name};
+  const uint64_t next_uid = registry_.next_uid();
+  CommandResult r = write_trigger_locked(system, name, e.command, registry::kMaxPrintedCommandBytes,
                                          e.config.empty() ? nullptr : &e.config);
   if (!r) return r;
-  it = deployer_->events().find(catalog::EventId{system, name});
-  const bool added = it != deployer_->events().end() && it->second->triggers.size() > before;
-  // A saved Missed base counts on the dispatcher a previous histd pinned,
-  // adopted by now; a dispatcher attached afresh (its counter below the
-  // base) counts the trigger's misses from its start.
-  if (added)
-    it->second->triggers.back()->missed_base = std::min(e.missed_base, deployer_->event_missed(*it->second));
-  if (!e.paused) return r;
-  if (added) {
-    registry_.set_saved(it->second->triggers.back()->uid, true, e.config);
-    auto st = deployer_->set_paused(it->second->triggers.back()->slot, true);
-    if (!st) return system_failure(std::move(st).error());
-    (void)save_state();
-  }
+  // The trigger the entry made (not one it only paused or cleared): the
+  // newest of its event.
+  const registry::EventTriggers* triggers = registry_.triggers(id);
+  const registry::HistTrigger* added =
+      triggers && !triggers->hist.empty() && triggers->hist.back().uid >= next_uid ? &triggers->hist.back() : nullptr;
+  if (added) deployer_->restore_missed_base(added->uid, e.missed_base);
+  if (!e.paused || !added) return r;
+  CommandResult paused = run(registry::TriggerMark{added->uid, true, e.config}, &id, "hist:" + e.event, e.command);
+  if (!paused) return paused;
+  (void)save_state();
   return r;
 }
 
@@ -294,11 +244,11 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
     return finish_command("hist:" + id, text, nullptr, Unit{});
   }
   auto count = [&] {
-    auto ev = deployer_->events().find(catalog::EventId{system, event});
-    return ev == deployer_->events().end() ? size_t{0} : ev->second->triggers.size() + ev->second->enables.size();
+    const registry::EventTriggers* triggers = registry_.triggers(catalog::EventId{system, event});
+    return triggers ? triggers->hist.size() + triggers->enables.size() : size_t{0};
   };
   const size_t before = count();
-  CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), parse::kMaxPrintedCommandBytes);
+  CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), registry::kMaxPrintedCommandBytes);
   if (r && count() == before)
     return unexpected(CommandFailure{Diagnostic{ErrorCode::TriggerNotFound, Span{0, 0}, std::string(text), {}},
                                      Error{ErrorKind::NotFound, ENOENT, {}}});

@@ -1,35 +1,12 @@
-// The engine's inter-event side: the variable registry planning consults,
-// synthetic events (definitions, control; delivery is in delivery.cpp),
-// the trace buffer and trace_marker.
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+// The engine's synthetic events (definitions, enable files) and the trace
+// buffer's side: its files and trace_marker, which the deployer's ring feeds.
 #include <fmt/format.h>
-#include <sched.h>
-#include <time.h>
 
-#include <algorithm>
-#include <cstring>
-#include <functional>
-#include <set>
-
-#include "engine/deployer.h"
-#include "hist_shared.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
 
-namespace {
-
-uint64_t monotonic_ns() {
-  struct timespec ts {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
-}
-
-// A synthetic_events line that does not parse (EINVAL, logged).
-CommandResult not_a_definition(Diagnostic d) { return unexpected(CommandFailure{std::move(d), Error{ErrorKind::Invalid, EINVAL, {}}}); }
-
-}  // namespace
+using catalog::kSynthSystem;
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
@@ -55,14 +32,15 @@ CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
     if (end == std::string_view::npos) end = text.size();
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
-    auto parsed = synth::parse_synth_command(line);
+    auto parsed = registry::SynthWrite::parse(line, config);
     if (!parsed) {
       if (parsed.error().code == ErrorCode::EmptyCommand) continue;
       log_error("synthetic_events", parsed.error());
-      return not_a_definition(std::move(parsed).error());
+      // A line that does not parse: EINVAL, logged.
+      return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
     }
-    const std::string logged = parsed->command;
-    CommandResult r = run(registry::SynthWrite{std::move(*parsed), config}, nullptr, "synthetic_events", logged);
+    const std::string logged = parsed->command.command;
+    CommandResult r = run(*parsed, nullptr, "synthetic_events", logged);
     if (!r) return r;
   }
   return Unit{};
@@ -80,14 +58,14 @@ CommandResult Engine::truncate_synthetic() {
 std::vector<synth::SynthDefinition> Engine::synthetic_events() {
   std::lock_guard lock(mu_);
   std::vector<synth::SynthDefinition> out;
-  for (const auto& [name, s] : deployer_->synths()) out.push_back(s.def);
+  for (const auto& [name, s] : registry_.synthetics()) out.push_back(s.def);
   return out;
 }
 
 std::vector<std::string> Engine::synthetic_names() {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [name, s] : deployer_->synths()) out.push_back(name);
+  for (const auto& [name, s] : registry_.synthetics()) out.push_back(name);
   return out;
 }
 
@@ -109,39 +87,37 @@ CommandResult Engine::set_enabled_locked(const std::string& event, bool on) {
 
 bool Engine::enabled(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  auto s = system == kSynthSystem ? deployer_->synths().find(event) : deployer_->synths().end();
-  return s != deployer_->synths().end() && s->second.enabled;
+  if (system != kSynthSystem) return false;
+  auto s = registry_.synthetics().find(event);
+  return s != registry_.synthetics().end() && s->second.enabled;
 }
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
   std::lock_guard lock(mu_);
-  // As the kernel, whose marker is an event in a ring that is not
-  // recording: no line, no ftrace:print for its triggers, EBADF.
-  if (!trace_.recording())
-    return system_failure(Error{ErrorKind::Invalid, EBADF, "tracing is off (tracing_on is 0)"});
-  std::string body(text);
-  if (!body.empty() && body.back() == '\n') body.pop_back();
-  const uint64_t ts = monotonic_ns();
-  const int cpu = sched_getcpu();
-  trace_.append(trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts},
-                                   "tracing_mark_write", body));
-  // ftrace:print, as the kernel records a marker: ip, then the text (its
-  // newline dropped), NUL-padded so that a string read never runs past it.
-  auto it = deployer_->events().find(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
-  if (it == deployer_->events().end() || !it->second->program) return Unit{};
-  auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
-  if (!format) return Unit{};
-  std::vector<uint8_t> rec(16 + 256 + 8, 0);
-  const uint16_t type = static_cast<uint16_t>((*format)->id);
-  const int32_t spid = static_cast<int32_t>(pid);
-  std::memcpy(rec.data(), &type, 2);
-  std::memcpy(rec.data() + 4, &spid, 4);
-  std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
-  char task[16] = {};
-  std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
-  auto rc = runtime::test_run(it->second->program->test_fd(), rec, ts, task);
-  if (!rc) return system_failure(std::move(rc).error());
+  auto st = deployer_->write_marker(text, pid, comm);
+  if (!st) return system_failure(std::move(st).error());
   return Unit{};
 }
+
+std::string Engine::read_trace(bool hide_kernel_addresses) { return deployer_->read_trace(hide_kernel_addresses); }
+
+void Engine::clear_trace() { deployer_->clear_trace(); }
+
+bool Engine::tracing_on() const { return deployer_->tracing_on(); }
+
+void Engine::set_tracing_on(bool on) { deployer_->set_tracing_on(on); }
+
+std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                                 bool hide_kernel_addresses) {
+  return deployer_->consume_trace(timeout, max_bytes, hide_kernel_addresses);
+}
+
+std::string Engine::read_snapshot(bool hide_kernel_addresses) {
+  return deployer_->read_snapshot(hide_kernel_addresses);
+}
+
+void Engine::clear_snapshot() { deployer_->clear_snapshot(); }
+
+RingLost Engine::ring_lost() const { return deployer_->ring_lost(); }
 
 }  // namespace histd::engine

@@ -137,6 +137,26 @@ std::string param_list(const parse::Action& a) {
 
 uint32_t round8(uint32_t n) { return (n + 7) & ~7u; }
 
+// onmatch(system.event).name(params): the event must exist, the params
+// must fit the synthetic event's fields.
+Result<Unit, Diagnostic> plan_onmatch(ExprContext& ctx, const parse::Action& a, ActionPlan& out) {
+  const parse::HistCommand& cmd = ctx.cmd;
+  if (a.kind != parse::Action::Kind::Trace) return error_at(cmd, ErrorCode::ActionMismatch, a.action_name);
+  // A synthetic event exists where the registry defines it (the
+  // registry's next state may define it before the catalog hears of it).
+  const bool defined = a.match_system == catalog::kSynthSystem &&
+                       std::any_of(ctx.registry.synths.begin(), ctx.registry.synths.end(),
+                                   [&](const synth::SynthDefinition& d) { return d.name == a.match_event; });
+  if (ctx.registry.catalog && !defined && !ctx.registry.catalog->contains(a.match_system, a.match_event))
+    return error_at(cmd, ErrorCode::InvalidSubsysEvent, a.match_event);
+  out.match_system = a.match_system;
+  out.match_event = a.match_event;
+  auto r = synth_params(ctx, a, out);
+  if (!r) return unexpected(std::move(r).error());
+  out.printed = fmt::format("onmatch({}.{}).{}({})", a.match_system, a.match_event, a.action_name, param_list(a));
+  return Unit{};
+}
+
 }  // namespace
 
 Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
@@ -166,19 +186,8 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
     out.handler = a.handler;
     out.kind = a.kind;
     if (a.handler == parse::Action::Handler::OnMatch) {
-      if (a.kind != parse::Action::Kind::Trace) return error_at(cmd, ErrorCode::ActionMismatch, a.action_name);
-      // A synthetic event exists where the registry defines it (the
-      // registry's next state may define it before the catalog hears of it).
-      const bool defined = a.match_system == catalog::kSynthSystem &&
-                           std::any_of(ctx.registry.synths.begin(), ctx.registry.synths.end(),
-                                       [&](const synth::SynthDefinition& d) { return d.name == a.match_event; });
-      if (ctx.registry.catalog && !defined && !ctx.registry.catalog->contains(a.match_system, a.match_event))
-        return error_at(cmd, ErrorCode::InvalidSubsysEvent, a.match_event);
-      out.match_system = a.match_system;
-      out.match_event = a.match_event;
-      auto r = synth_params(ctx, a, out);
+      auto r = plan_onmatch(ctx, a, out);
       if (!r) return unexpected(std::move(r).error());
-      out.printed = fmt::format("onmatch({}.{}).{}({})", a.match_system, a.match_event, a.action_name, param_list(a));
       plan.actions.push_back(std::move(out));
       continue;
     }

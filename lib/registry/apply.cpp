@@ -216,6 +216,7 @@ struct Work {
   Outcome synth_line(const SynthWrite& w);
   Outcome synth_truncate();
   Outcome synth_enable(const SynthEnable& e);
+  Outcome mark(const TriggerMark& m);
 };
 
 Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, std::vector<uint64_t>& created) {
@@ -380,6 +381,19 @@ Work::Outcome Work::synth_enable(const SynthEnable& e) {
   return std::nullopt;
 }
 
+Work::Outcome Work::mark(const TriggerMark& m) {
+  for (auto& [id, ev] : r.events_)
+    for (HistTrigger& t : ev.hist) {
+      if (t.uid != m.uid) continue;
+      t.paused = m.paused;
+      t.config = m.config;
+      changes.push_back(
+          Change{m.paused ? Change::Kind::TriggerPaused : Change::Kind::TriggerContinued, id, t.uid, {}, {}});
+      return std::nullopt;
+    }
+  return refused(ErrorKind::NotFound, ENOENT, fmt::format("no trigger {}", m.uid));
+}
+
 Result<Applied, Refusal> Registry::apply(const Command& command) const {
   Work w{*this, {}};
   Work::Outcome no;
@@ -399,8 +413,10 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     no = w.synth_line(*s);
   } else if (std::holds_alternative<SynthTruncate>(command)) {
     no = w.synth_truncate();
+  } else if (const auto* e = std::get_if<SynthEnable>(&command)) {
+    no = w.synth_enable(*e);
   } else {
-    no = w.synth_enable(std::get<SynthEnable>(command));
+    no = w.mark(std::get<TriggerMark>(command));
   }
   if (no) {
     no->tried_on = std::move(w.tried_on);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <variant>
 
 namespace histd::registry {
 
@@ -124,14 +125,35 @@ uint64_t Registry::map_memory() const {
   return bytes;
 }
 
-void Registry::set_saved(uint64_t uid, bool paused, std::string config) {
-  for (auto& [id, ev] : events_)
-    for (HistTrigger& t : ev.hist)
-      if (t.uid == uid) {
-        t.paused = paused;
-        t.config = std::move(config);
-        return;
-      }
+std::string Registry::identity(const HistTrigger& t) { return plan::encode(plan::trigger_key(t.plan)); }
+
+std::string Registry::identity_of(const catalog::EventId& event, std::string_view text) const {
+  auto parsed = parse::parse_trigger(text);
+  const auto* cmd = parsed ? std::get_if<parse::HistCommand>(&*parsed) : nullptr;
+  if (!cmd || cmd->remove) return {};
+  // Planned as a write would plan it (without its side effects: no field
+  // variables are made, nothing is compared with the event's triggers).
+  auto f = format(event);
+  if (!f) return {};
+  auto planned = plan::plan_hist(*cmd, **f, planning());
+  return planned ? plan::encode(plan::trigger_key(*planned)) : std::string{};
+}
+
+Result<TriggerWrite, Diagnostic> TriggerWrite::parse(catalog::EventId event, std::string_view text,
+                                                     size_t max_bytes, std::string config) {
+  auto parsed = parse::parse_trigger(text, max_bytes);
+  if (!parsed) return unexpected(std::move(parsed).error());
+  return TriggerWrite{std::move(event), std::move(*parsed), std::move(config)};
+}
+
+const std::string& TriggerWrite::logged() const {
+  return std::visit([](const auto& c) -> const std::string& { return c.command; }, command);
+}
+
+Result<SynthWrite, Diagnostic> SynthWrite::parse(std::string_view line, bool config) {
+  auto parsed = synth::parse_synth_command(line);
+  if (!parsed) return unexpected(std::move(parsed).error());
+  return SynthWrite{std::move(*parsed), config};
 }
 
 }  // namespace histd::registry

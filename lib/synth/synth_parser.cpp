@@ -301,6 +301,54 @@ std::string list_line(const SynthDefinition& def) {
   return out;
 }
 
+namespace {
+
+// A field of the definition as the kernel's f_show() prints it in the
+// format file (its declaration), and as histd's format parser reads it back
+// (the unit tests check that both agree).
+std::pair<catalog::Field, std::string> format_field(const SynthField& s) {
+  catalog::Field f;
+  f.name = s.name;
+  f.offset = s.offset;
+  f.size = s.size;
+  f.is_signed = s.is_signed;
+  std::string declaration;
+  switch (s.kind) {
+    case Kind::Integer:
+      f.type = s.type;
+      f.kind = catalog::FieldKind::Integer;
+      declaration = s.type + " " + s.name;
+      break;
+    case Kind::StaticString: {
+      // "char name[N]", as kernels before 6.2 print it. Newer ones print
+      // "char name[]" for synthetic events (they define the field without
+      // a length), which reads as a flexible array; the length is kept
+      // here so that readers of the file bound the string correctly.
+      const std::string base = s.type.substr(0, s.type.find('['));
+      const std::string len = "[" + std::to_string(s.array_len) + "]";
+      f.type = base + len;
+      f.kind = is_char_type(base) ? catalog::FieldKind::CharArray : catalog::FieldKind::Array;
+      f.array_len = s.array_len;
+      declaration = base + " " + s.name + len;
+      break;
+    }
+    case Kind::DynamicString:
+    case Kind::Stack: {
+      // The kernel prints size:8 here (its slot); histd prints the size
+      // of the __data_loc word, which is what its format parser requires.
+      f.type = "__data_loc " + s.type;
+      const bool char_string = s.kind == Kind::DynamicString && s.type.ends_with("[]") &&
+                               is_char_type(s.type.substr(0, s.type.size() - 2));
+      f.kind = char_string ? catalog::FieldKind::DynamicString : catalog::FieldKind::Other;
+      declaration = f.type + " " + s.name;
+      break;
+    }
+  }
+  return {std::move(f), std::move(declaration)};
+}
+
+}  // namespace
+
 catalog::EventFormat format_of(const SynthDefinition& def, uint32_t id) {
   catalog::EventFormat fmt;
   fmt.system = catalog::kSynthSystem;
@@ -331,46 +379,8 @@ catalog::EventFormat format_of(const SynthDefinition& def, uint32_t id) {
   }
   fmt.text += "\n";
 
-  // The fields as the kernel's f_show() prints them, and as histd's format
-  // parser reads them back (the unit tests check that both agree).
   for (const SynthField& s : def.fields) {
-    catalog::Field f;
-    f.name = s.name;
-    f.offset = s.offset;
-    f.size = s.size;
-    f.is_signed = s.is_signed;
-    std::string declaration;
-    switch (s.kind) {
-      case Kind::Integer:
-        f.type = s.type;
-        f.kind = catalog::FieldKind::Integer;
-        declaration = s.type + " " + s.name;
-        break;
-      case Kind::StaticString: {
-        // "char name[N]", as kernels before 6.2 print it. Newer ones print
-        // "char name[]" for synthetic events (they define the field without
-        // a length), which reads as a flexible array; the length is kept
-        // here so that readers of the file bound the string correctly.
-        const std::string base = s.type.substr(0, s.type.find('['));
-        const std::string len = "[" + std::to_string(s.array_len) + "]";
-        f.type = base + len;
-        f.kind = is_char_type(base) ? catalog::FieldKind::CharArray : catalog::FieldKind::Array;
-        f.array_len = s.array_len;
-        declaration = base + " " + s.name + len;
-        break;
-      }
-      case Kind::DynamicString:
-      case Kind::Stack: {
-        // The kernel prints size:8 here (its slot); histd prints the size
-        // of the __data_loc word, which is what its format parser requires.
-        f.type = "__data_loc " + s.type;
-        const bool char_string = s.kind == Kind::DynamicString && s.type.ends_with("[]") &&
-                                 is_char_type(s.type.substr(0, s.type.size() - 2));
-        f.kind = char_string ? catalog::FieldKind::DynamicString : catalog::FieldKind::Other;
-        declaration = f.type + " " + s.name;
-        break;
-      }
-    }
+    auto [f, declaration] = format_field(s);
     fmt.text += field_line(f, declaration);
     fmt.fields.push_back(std::move(f));
   }

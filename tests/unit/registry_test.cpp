@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "fixtures.h"
+#include "registry_support.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
 #include "histd/synth.h"
@@ -14,34 +14,7 @@ namespace {
 
 using registry::Change;
 using registry::Registry;
-using testing::fixtures;
-
-const catalog::EventId kKmalloc{"kmem", "kmalloc"};
-const catalog::EventId kWaking{"sched", "sched_waking"};
-const catalog::EventId kSwitch{"sched", "sched_switch"};
-const catalog::EventId kWakeup{"sched", "sched_wakeup"};
-
-registry::Command write(const catalog::EventId& event, std::string_view text) {
-  auto parsed = parse::parse_trigger(text, parse::kMaxPrintedCommandBytes);
-  EXPECT_TRUE(parsed.ok()) << text;
-  return registry::TriggerWrite{event, parsed.ok() ? std::move(*parsed) : parse::TriggerCommand{}, {}};
-}
-
-registry::Command synth_line(std::string_view text) {
-  auto parsed = synth::parse_synth_command(text);
-  EXPECT_TRUE(parsed.ok()) << text;
-  return registry::SynthWrite{parsed.ok() ? std::move(*parsed) : synth::SynthCommand{}, false};
-}
-
-// Applies `command` and keeps the next registry; fails the test on a refusal.
-std::vector<Change> ok(Registry& r, const registry::Command& command) {
-  auto applied = r.apply(command);
-  EXPECT_TRUE(applied.ok()) << (applied.ok() ? "" : applied.error().diagnostic ? applied.error().diagnostic->message()
-                                                                               : applied.error().error.context);
-  if (!applied) return {};
-  r = std::move(applied->next);
-  return std::move(applied->changes);
-}
+using namespace testing;
 
 // The refusal of `command`, checking that it left `r` as it was.
 registry::Refusal no(const Registry& r, const registry::Command& command) {
@@ -320,43 +293,49 @@ TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
 // What the state file keeps (definitions as listed, hist triggers by uid as
 // printed, enables oldest first) applied to an empty registry gives back
 // the same triggers: the same lines, identities and owners of references.
-TEST(Registry, ItsPrintedCommandsRestoreIt) {
+TEST(Registry, AMarkSetsPauseAndWordsOfOneTrigger) {
   Registry r(fixtures(), {});
-  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
-  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
-  ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
-                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
-  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
-  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
-  ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
-  ok(r, write(kSwitch, "disable_hist:kmem:kmalloc"));
+  ok(r, write(kKmalloc, "hist:keys=call_site"));
+  const uint64_t uid = r.events().at(kKmalloc).hist.back().uid;
+  auto changes = ok(r, registry::TriggerMark{uid, true, "hist:keys=call_site:vals=hitcount"});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].kind, Change::Kind::TriggerPaused);
+  EXPECT_EQ(changes[0].uid, uid);
+  EXPECT_TRUE(r.find(uid).second->paused);
+  EXPECT_EQ(r.find(uid).second->config, "hist:keys=call_site:vals=hitcount");
+  changes = ok(r, registry::TriggerMark{uid, false, ""});
+  EXPECT_EQ(changes.at(0).kind, Change::Kind::TriggerContinued);
+  EXPECT_EQ(no(r, registry::TriggerMark{uid + 1, true, ""}).error.err, ENOENT);
+}
 
-  Registry back(fixtures(), {});
-  for (const auto& [name, s] : r.synthetics()) ok(back, synth_line(synth::list_line(s.def)));
-  std::vector<std::pair<uint64_t, std::pair<catalog::EventId, std::string>>> saved;
-  for (const auto& [id, ev] : r.events())
-    for (const registry::HistTrigger& t : ev.hist) saved.push_back({t.uid, {id, t.plan.trigger_text()}});
-  std::sort(saved.begin(), saved.end());
-  for (const auto& [uid, entry] : saved) ok(back, write(entry.first, entry.second));
-  for (const auto& [id, ev] : r.events())
-    for (auto e = ev.enables.rbegin(); e != ev.enables.rend(); ++e) ok(back, write(id, e->cmd.command));
+TEST(Registry, AWriteIsParsedOnceIntoItsCommand) {
+  auto w = registry::TriggerWrite::parse(kKmalloc, "hist:keys=call_site if bytes_req > 1", registry::kMaxCommandBytes,
+                                         "declared");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->logged(), "hist:keys=call_site if bytes_req > 1");
+  EXPECT_EQ(w->config, "declared");
+  EXPECT_TRUE(std::holds_alternative<parse::HistCommand>(w->command));
+  auto bad = registry::TriggerWrite::parse(kKmalloc, "hist:keys=call_site:bogus", registry::kMaxCommandBytes, "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::UnknownToken);
+  const std::string page(registry::kMaxCommandBytes + 1, 'x');
+  EXPECT_EQ(registry::TriggerWrite::parse(kKmalloc, page, registry::kMaxCommandBytes, "").error().code,
+            ErrorCode::CommandTooLong);
+  EXPECT_EQ(registry::SynthWrite::parse("", false).error().code, ErrorCode::EmptyCommand);
+  EXPECT_EQ(registry::SynthWrite::parse("lat u64 x", true)->command.definition.name, "lat");
+}
 
-  ASSERT_EQ(back.events().size(), r.events().size());
-  for (const auto& [id, ev] : r.events()) {
-    const registry::EventTriggers* restored = back.triggers(id);
-    ASSERT_NE(restored, nullptr) << id.name;
-    ASSERT_EQ(restored->hist.size(), ev.hist.size()) << id.name;
-    for (size_t i = 0; i < ev.hist.size(); ++i) {
-      EXPECT_EQ(restored->hist[i].uid, ev.hist[i].uid);
-      EXPECT_EQ(restored->hist[i].plan.trigger_text(), ev.hist[i].plan.trigger_text());
-      EXPECT_EQ(plan::trigger_key(restored->hist[i].plan), plan::trigger_key(ev.hist[i].plan));
-      EXPECT_EQ(restored->hist[i].plan.refs, ev.hist[i].plan.refs);
-    }
-    ASSERT_EQ(restored->enables.size(), ev.enables.size());
-    for (size_t i = 0; i < ev.enables.size(); ++i) EXPECT_EQ(restored->enables[i].cmd, ev.enables[i].cmd);
-  }
-  EXPECT_EQ(back.map_memory(), r.map_memory());
-  EXPECT_EQ(back.synthetics(), r.synthetics());
+TEST(Registry, ADeclarationsIdentityIsTheTriggersKey) {
+  Registry r(fixtures(), {});
+  ok(r, write(kKmalloc, "hist:keys=call_site:vals=bytes_req"));
+  const std::string held = Registry::identity(r.events().at(kKmalloc).hist.back());
+  EXPECT_EQ(r.identity_of(kKmalloc, "hist:keys=call_site:vals=bytes_req:sort=hitcount:size=2048"), held);
+  const std::string other = r.identity_of(kKmalloc, "hist:keys=call_site.hex:vals=bytes_req");
+  EXPECT_FALSE(other.empty());
+  EXPECT_NE(other, held) << "a real change is another trigger";
+  EXPECT_EQ(r.identity_of(kKmalloc, "hist:keys=nosuchfield"), "");
+  EXPECT_EQ(r.identity_of(kKmalloc, "!hist:keys=call_site"), "");
+  EXPECT_EQ(r.identity_of(kKmalloc, "enable_hist:sched:sched_switch"), "");
 }
 
 TEST(Registry, WritesToEventsTheCatalogLacksAreENOENT) {

@@ -6,10 +6,10 @@
 #include <functional>
 #include <set>
 
-#include "engine/deployer.h"
+#include "deploy/state.h"
 #include "hist_shared.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 bool Deployer::synth_reaches(const std::string& from, const std::string& to) const {
   // Of the programs as deployed (registry::Registry::synth_reaches decides
@@ -32,9 +32,9 @@ Status Deployer::refresh_synth(const std::string& name) {
   if (s == synths_.end()) return ok_status();
   auto ev = events_.find(catalog::EventId{kSynthSystem, name});
   const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->enables.empty());
-  auto st = set_paused(s->second.trace_slot, !s->second.enabled);
+  auto st = set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
-  return set_paused(s->second.slot, !(s->second.enabled || has_triggers));
+  return set_paused(s->second->slot, !(s->second->enabled || has_triggers));
 }
 
 Status Deployer::rebuild_generators(const std::string& name) {
@@ -65,19 +65,19 @@ CommandResult Deployer::define_synth(const registry::Synthetic& def) {
     release_slot(*slot);
     return system_failure(std::move(trace_slot).error());
   }
-  SynthState s;
-  s.def = def.def;
-  s.id = def.id;
-  s.slot = *slot;
-  s.trace_slot = *trace_slot;
-  auto st = set_paused(s.slot, true);
-  if (st) st = set_paused(s.trace_slot, true);
+  auto s = std::make_unique<SynthState>();
+  s->def = def.def;
+  s->id = def.id;
+  s->slot = *slot;
+  s->trace_slot = *trace_slot;
+  auto st = set_paused(s->slot, true);
+  if (st) st = set_paused(s->trace_slot, true);
   if (!st) {
-    release_slot(s.slot);
-    release_slot(s.trace_slot);
+    release_slot(s->slot);
+    release_slot(s->trace_slot);
     return system_failure(std::move(st).error());
   }
-  catalog_.add_dynamic(synth::format_of(s.def, s.id));
+  catalog_.add_dynamic(synth::format_of(s->def, s->id));
   synths_[def.def.name] = std::move(s);
   return Unit{};
 }
@@ -86,8 +86,8 @@ void Deployer::remove_synth(const std::string& name) {
   auto it = synths_.find(name);
   if (it == synths_.end()) return;
   catalog_.remove_dynamic(kSynthSystem, name);
-  release_slot(it->second.slot);
-  release_slot(it->second.trace_slot);
+  release_slot(it->second->slot);
+  release_slot(it->second->trace_slot);
   events_.erase(catalog::EventId{kSynthSystem, name});
   synths_.erase(it);
 }
@@ -95,14 +95,14 @@ void Deployer::remove_synth(const std::string& name) {
 CommandResult Deployer::enable_synth(const std::string& event, bool on) {
   auto s = synths_.find(event);
   if (s == synths_.end()) return Unit{};
-  const bool was = s->second.enabled;
-  s->second.enabled = on;
+  const bool was = s->second->enabled;
+  s->second->enabled = on;
   auto st = refresh_synth(event);
   if (!st) {
-    s->second.enabled = was;
+    s->second->enabled = was;
     return system_failure(std::move(st).error());
   }
   return Unit{};
 }
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

@@ -1,54 +1,61 @@
-// The trace buffer's side of the engine: what reaches histd through the ring
-// (trace lines of enabled synthetic events, snapshot() notices), and the
-// trace and snapshot files.
+// The ring: what reaches histd from the programs (trace lines of enabled
+// synthetic events, snapshot() notices), the trace and snapshot buffers it
+// feeds, and trace_marker's line and record.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <poll.h>
+#include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "engine/deployer.h"
-#include "engine/ring_passes.h"
+#include "deploy/ring_passes.h"
+#include "deploy/state.h"
 #include "hist_shared.h"
-#include "histd/engine.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 namespace {
 
-// Ring notices handled per hold of the engine lock (see consume_ring()).
+uint64_t monotonic_ns() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
+}
+
+// Ring notices handled per hold of the engine lock (see consume()).
 constexpr size_t kNoticesPerLock = 256;
 // The longest a reader of trace or snapshot waits for the ring's consumer.
 constexpr std::chrono::milliseconds kReadWait{1000};
 
 }  // namespace
 
-std::string Engine::read_trace(bool hide_kernel_addresses) {
+std::string Deployer::read_trace(bool hide_kernel_addresses) {
   passes_->await_pass(kReadWait);
-  return trace_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
+  return trace_.contents(possible_cpus_, hide_kernel_addresses);
 }
 
-bool Engine::tracing_on() const { return trace_.recording(); }
+bool Deployer::tracing_on() const { return trace_.recording(); }
 
-void Engine::set_tracing_on(bool on) { trace_.set_recording(on); }
+void Deployer::set_tracing_on(bool on) { trace_.set_recording(on); }
 
-void Engine::clear_trace() {
+void Deployer::clear_trace() {
   passes_->await_pass(kReadWait);
   trace_.clear();
 }
 
-std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+std::optional<std::string> Deployer::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
                                                  bool hide_kernel_addresses) {
   return trace_.consume(timeout, max_bytes, hide_kernel_addresses);
 }
 
-std::string Engine::read_snapshot(bool hide_kernel_addresses) {
+std::string Deployer::read_snapshot(bool hide_kernel_addresses) {
   passes_->await_pass(kReadWait);
-  return snapshot_.contents(static_cast<unsigned>(std::max(libbpf_num_possible_cpus(), 1)), hide_kernel_addresses);
+  return snapshot_.contents(possible_cpus_, hide_kernel_addresses);
 }
 
-void Engine::clear_snapshot() {
+void Deployer::clear_snapshot() {
   passes_->await_pass(kReadWait);
   snapshot_.clear();
 }
@@ -58,7 +65,7 @@ void Engine::clear_snapshot() {
 // update_max_tr(), it swaps the live buffer with the snapshot buffer: O(1)
 // under the engine lock whatever the buffers hold (copying a full buffer
 // here, on every change, once held the lock for minutes).
-void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
+void Deployer::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
   bool onmax = false;
   for (const plan::ActionPlan& a : t.plan.actions)
     if (a.kind == parse::Action::Kind::Snapshot) onmax = a.handler == parse::Action::Handler::OnMax;
@@ -67,7 +74,7 @@ void Engine::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> 
   trace_.swap(snapshot_);
 }
 
-void Engine::deliver(std::span<const uint8_t> notice) {
+void Deployer::deliver(std::span<const uint8_t> notice) {
   if (notice.size() < sizeof(histd_notice)) return;
   histd_notice n;
   std::memcpy(&n, notice.data(), sizeof(n));
@@ -77,16 +84,16 @@ void Engine::deliver(std::span<const uint8_t> notice) {
     if (rec.size() < 8) return;
     uint64_t value = 0;
     std::memcpy(&value, rec.data(), 8);
-    for (auto& [id, ev] : deployer_->events())
+    for (auto& [id, ev] : events_)
       for (auto& t : ev->triggers)
         if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
     return;
   }
-  auto found = std::find_if(deployer_->synths().begin(), deployer_->synths().end(), [&](const auto& e) { return e.second.id == n.id; });
-  if (found == deployer_->synths().end()) return;
+  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second->id == n.id; });
+  if (found == synths_.end()) return;
   // The generating program already ran the event's triggers: a record comes
   // here only to be traced.
-  const SynthState* s = &found->second;
+  const SynthState* s = found->second.get();
   // With tracing_on 0 the lines would only be dropped: not made at all.
   if (s->enabled && trace_.recording()) {
     int32_t pid = 0;
@@ -102,14 +109,14 @@ void Engine::deliver(std::span<const uint8_t> notice) {
   }
 }
 
-std::vector<uint64_t> Engine::lost_per_cpu(uint32_t slot) const {
+std::vector<uint64_t> Deployer::lost_per_cpu(uint32_t slot) const {
   // A per-CPU array hands over one 8-byte value per possible CPU.
   std::vector<uint64_t> counts(possible_cpus_);
-  if (bpf_map_lookup_elem(deployer_->lost(), &slot, counts.data()) != 0) return {};
+  if (bpf_map_lookup_elem(lost_.get(), &slot, counts.data()) != 0) return {};
   return counts;
 }
 
-RingLost Engine::ring_lost() const {
+RingLost Deployer::ring_lost() const {
   RingLost r;
   for (uint64_t n : lost_per_cpu(HISTD_LOST_TRACE)) r.trace_records += n;
   for (uint64_t n : lost_per_cpu(HISTD_LOST_SNAPSHOT)) r.snapshot_notices += n;
@@ -119,7 +126,7 @@ RingLost Engine::ring_lost() const {
 // Lost trace lines are reported where the reader meets them, as tracefs
 // reports the events its ring lost: a "CPU:N [LOST M EVENTS]" line, after
 // the lines that were in the ring when it filled.
-void Engine::note_lost_lines(std::vector<uint64_t>& seen) {
+void Deployer::note_lost_lines(std::vector<uint64_t>& seen) {
   const std::vector<uint64_t> now = lost_per_cpu(HISTD_LOST_TRACE);
   if (now.size() != seen.size()) return;
   for (uint32_t cpu = 0; cpu < now.size(); ++cpu) {
@@ -128,7 +135,49 @@ void Engine::note_lost_lines(std::vector<uint64_t>& seen) {
   }
 }
 
-void Engine::consume_ring() {
+Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
+  // As the kernel, whose marker is an event in a ring that is not
+  // recording: no line, no ftrace:print for its triggers, EBADF.
+  if (!trace_.recording()) return fail(ErrorKind::Invalid, EBADF, "tracing is off (tracing_on is 0)");
+  std::string body(text);
+  if (!body.empty() && body.back() == '\n') body.pop_back();
+  const uint64_t ts = monotonic_ns();
+  const int cpu = sched_getcpu();
+  trace_.append(trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts},
+                                   "tracing_mark_write", body));
+  // ftrace:print, as the kernel records a marker: ip, then the text (its
+  // newline dropped), NUL-padded so that a string read never runs past it.
+  const EventState* ev = find_event(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
+  if (!ev || !ev->program) return ok_status();
+  auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
+  if (!format) return ok_status();
+  std::vector<uint8_t> rec(16 + 256 + 8, 0);
+  const uint16_t type = static_cast<uint16_t>((*format)->id);
+  const int32_t spid = static_cast<int32_t>(pid);
+  std::memcpy(rec.data(), &type, 2);
+  std::memcpy(rec.data() + 4, &spid, 4);
+  std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
+  char task[16] = {};
+  std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
+  auto rc = runtime::test_run(ev->program->test_fd(), rec, ts, task);
+  if (!rc) return unexpected(std::move(rc).error());
+  return ok_status();
+}
+
+void Deployer::start_consumer(std::mutex& lock) {
+  if (consumer_.joinable()) return;
+  // Readers wait for its first pass from now on, not from when it runs.
+  passes_->running(true);
+  consumer_ = std::thread([this, &lock] { consume(lock); });
+}
+
+void Deployer::stop_consumer() {
+  stop_consumer_ = true;
+  if (consumer_.joinable()) consumer_.join();
+}
+
+void Deployer::consume(std::mutex& lock) {
+  const std::atomic<bool>& stop = stop_consumer_;
   std::vector<std::vector<uint8_t>> batch;
   auto on_notice = [](void* ctx, void* data, size_t size) -> int {
     auto* b = static_cast<std::vector<std::vector<uint8_t>>*>(ctx);
@@ -136,7 +185,7 @@ void Engine::consume_ring() {
     b->emplace_back(p, p + size);
     return 0;
   };
-  ring_buffer* rb = ring_buffer__new(deployer_->ring(), on_notice, &batch, nullptr);
+  ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
   if (!rb) {
     passes_->running(false);
     return;
@@ -146,7 +195,7 @@ void Engine::consume_ring() {
   // The ring's epoll fd is readable while the ring holds records; the
   // passes' eventfd when a reader waits for one (RingPasses).
   pollfd fds[2] = {{ring_buffer__epoll_fd(rb), POLLIN, 0}, {passes_->wake_fd(), POLLIN, 0}};
-  while (!stop_consumer_) {
+  while (!stop) {
     if (poll(fds, 2, 100) < 0 && errno != EINTR) break;
     const uint64_t serving = passes_->begin();
     const int n = ring_buffer__consume(rb);
@@ -155,8 +204,8 @@ void Engine::consume_ring() {
     // The lock that trigger writes and reads take is held for one chunk at
     // a time, so they wait for at most one chunk's work, and a shutdown
     // for at most one chunk too.
-    for (size_t done = 0; done < batch.size() && !stop_consumer_; done += kNoticesPerLock) {
-      std::lock_guard lock(mu_);
+    for (size_t done = 0; done < batch.size() && !stop; done += kNoticesPerLock) {
+      std::lock_guard hold(lock);
       const size_t end = std::min(batch.size(), done + kNoticesPerLock);
       for (size_t i = done; i < end; ++i) deliver(batch[i]);
       delivered_ += end - done;
@@ -169,4 +218,4 @@ void Engine::consume_ring() {
   ring_buffer__free(rb);
 }
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

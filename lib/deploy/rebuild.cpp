@@ -9,10 +9,10 @@
 
 #include <algorithm>
 
-#include "engine/deployer.h"
+#include "deploy/state.h"
 #include "hist_shared.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 std::vector<EnableTrigger*> Deployer::enables_of(EventState& ev) {
   std::vector<EnableTrigger*> out;
@@ -112,10 +112,10 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
   // where it has any (its EventState).
   for (const auto& [name, s] : synths_) {
     pipeline::SynthSink& sink = parts.synths[name];
-    sink.def = &s.def;
-    sink.id = s.id;
-    sink.control_slot = s.slot;
-    sink.trace_slot = s.trace_slot;
+    sink.def = &s->def;
+    sink.id = s->id;
+    sink.control_slot = s->slot;
+    sink.trace_slot = s->trace_slot;
   }
   for (const auto& [id, s] : events_) {
     if (id.system != kSynthSystem) continue;
@@ -234,4 +234,4 @@ Status Deployer::swap_in(EventState& ev, runtime::EventProgram program, bool att
   return ok_status();
 }
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

@@ -12,7 +12,7 @@
 
 #include "histd/fd.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 class RingPasses {
  public:
@@ -42,4 +42,4 @@ class RingPasses {
   bool running_ = false;
 };
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

@@ -1,11 +1,11 @@
-#include "engine/ring_passes.h"
+#include "deploy/ring_passes.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 
-namespace histd::engine {
+namespace histd::deploy {
 
 RingPasses::RingPasses() : wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
@@ -39,4 +39,4 @@ void RingPasses::end(uint64_t served) {
   done_.notify_all();
 }
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

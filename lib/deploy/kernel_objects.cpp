@@ -2,14 +2,17 @@
 // bpffs (a restart re-adopts a pinned table of the same trigger and layout
 // and keeps counting), and what the kernel imposes on the programs histd loads.
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
-#include "engine/deployer.h"
+#include "deploy/state.h"
+#include "deploy/ring_passes.h"
 #include "hist_shared.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 namespace {
 
@@ -37,20 +40,42 @@ Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32
 
 }  // namespace
 
-Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, const EngineOptions& options, Fd control,
-                   Fd ring, Fd lost, Log log)
+Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, Fd control, Fd ring,
+                   Fd lost, Log log)
     : catalog_(catalog),
       compiler_(compiler),
-      options_(options),
+      options_(std::move(options)),
+      possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
       log_(std::move(log)),
       control_(std::move(control)),
       slot_used_(HISTD_CONTROL_SLOTS, false),
       ring_(std::move(ring)),
-      lost_(std::move(lost)) {}
+      lost_(std::move(lost)),
+      trace_(options_.trace_buffer_size, true),
+      snapshot_(options_.trace_buffer_size, true),
+      passes_(std::make_unique<RingPasses>()) {}
+
+Deployer::~Deployer() {
+  stop_consumer();
+  shutdown();
+}
+
+Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, runtime::Compiler& compiler,
+                                                     Options options, Log log) {
+  auto control = runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control),
+                                     HISTD_CONTROL_SLOTS);
+  if (!control) return unexpected(std::move(control).error());
+  auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
+  if (!ring) return unexpected(std::move(ring).error());
+  auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
+  if (!lost) return unexpected(std::move(lost).error());
+  return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(*control),
+                                                std::move(*ring), std::move(*lost), std::move(log)));
+}
 
 CommandResult Deployer::user_error(EventState& ev, Diagnostic d, int err) {
-  log_(fmt::format("hist:{}:{}", ev.system, ev.event), &d, {});
-  ev.last_error = d;
+  const catalog::EventId id{ev.system, ev.event};
+  log_(&id, &d, {});
   return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
 }
 
@@ -76,12 +101,16 @@ void Deployer::shutdown() {
 
 
 
-std::string Deployer::enable_line(const EnableTrigger& e) const {
-  std::string s = fmt::format("{}:{}:{}", e.cmd.enable ? "enable_hist" : "disable_hist", e.cmd.system, e.cmd.event);
+std::string Deployer::enable_line(const catalog::EventId& event, const parse::EnableHistCommand& cmd) const {
+  std::string s = fmt::format("{}:{}:{}", cmd.enable ? "enable_hist" : "disable_hist", cmd.system, cmd.event);
   histd_trigger_control c{};
-  bpf_map_lookup_elem(control_.get(), &e.slot, &c);
+  c.count = HISTD_UNLIMITED;
+  if (const EventState* ev = find_event(event))
+    for (const auto& e : ev->enables)
+      if (e->cmd.enable == cmd.enable && e->cmd.system == cmd.system && e->cmd.event == cmd.event)
+        bpf_map_lookup_elem(control_.get(), &e->slot, &c);
   s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
-  if (e.cmd.filter) s += " if " + e.cmd.filter->text;
+  if (cmd.filter) s += " if " + cmd.filter->text;
   return s;
 }
 
@@ -194,14 +223,19 @@ CommandResult Deployer::rebuild_failure(EventState& ev, const std::string& comma
   return system_failure(std::move(e));
 }
 
-EventState& Deployer::event_state(const std::string& system, const std::string& event) {
-  auto& slot = events_[catalog::EventId{system, event}];
+EventState& Deployer::event_state(const catalog::EventId& event) {
+  auto& slot = events_[event];
   if (!slot) {
     slot = std::make_unique<EventState>();
-    slot->system = system;
-    slot->event = event;
+    slot->system = event.system;
+    slot->event = event.name;
   }
   return *slot;
+}
+
+const EventState* Deployer::find_event(const catalog::EventId& event) const {
+  auto it = events_.find(event);
+  return it == events_.end() ? nullptr : it->second.get();
 }
 
 Expected<uint32_t> Deployer::allocate_slot() {
@@ -279,4 +313,4 @@ Expected<std::shared_ptr<TableState>> Deployer::acquire_table(const plan::HistPl
   return t;
 }
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

@@ -8,17 +8,18 @@
 
 #include <algorithm>
 
-#include "engine/deployer.h"
+#include "deploy/state.h"
 #include "hist_shared.h"
 #include "histd/parse.h"
 #include "histd/table_reader.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 using registry::Change;
 
-CommandResult Deployer::deploy(const std::vector<Change>& changes, const registry::Registry& next, EventState* ev,
-                               const std::string& text) {
+CommandResult Deployer::deploy(const std::vector<Change>& changes, const registry::Registry& next,
+                               const catalog::EventId* written, const std::string& text) {
+  EventState* ev = written ? &event_state(*written) : nullptr;
   std::vector<const Change*> done;
   for (const Change& c : changes) {
     CommandResult r = deploy(c, next, ev, text, done.empty());
@@ -40,7 +41,7 @@ void Deployer::roll_back(const std::vector<const Change*>& done) {
 
 CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, EventState* ev, const std::string& text,
                              bool first) {
-  EventState& target = event_state(c.event.system, c.event.name);
+  EventState& target = event_state(c.event);
   switch (c.kind) {
     case Change::Kind::TriggerAdded:
       return deploy_added(c, next, target, ev, text);
@@ -88,12 +89,6 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
 CommandResult Deployer::deploy_added(const Change& c, const registry::Registry& next, EventState& target,
                                    EventState* ev, const std::string& text) {
   const registry::HistTrigger& h = *next.find(c.uid).second;
-  // A field variable is a command on its matching event too: that event's
-  // hist file shows what became of it.
-  if (&target != ev) {
-    target.last_error.reset();
-    ++target.generation;
-  }
   CommandResult r = deploy_trigger(target, h, c.command);
   if (r || c.param.empty() || !ev) return r;
   const uint32_t pos = parse::errpos(text, c.param);
@@ -209,4 +204,4 @@ Status Deployer::remove_trigger(EventState& ev, Trigger* going) {
   return ok_status();
 }
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

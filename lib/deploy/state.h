@@ -1,4 +1,4 @@
-// The engine's private state types, shared by its .cpp files.
+// The deployer's kernel objects, shared by lib/deploy's .cpp files.
 #pragma once
 
 #include <linux/bpf.h>
@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "hist_shared.h"
-#include "histd/engine.h"
+#include "histd/deploy.h"
+#include "histd/parse.h"
 #include "histd/plan.h"
 #include "histd/runtime.h"
 #include "histd/synth.h"
-#include "histd/parse.h"
 #include "histd/table_reader.h"
 
-namespace histd::engine {
+namespace histd::deploy {
 
 using catalog::kSynthSystem;
 
@@ -44,8 +44,6 @@ inline Expected<Fd> create_hot_slots(const plan::HistPlan& p) {
   return runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_hot", 4, p.hot_value_size(), p.hot_slots);
 }
 
-// A failure that is not about the command's text (EBUSY, ENOENT, BPF, ...).
-inline CommandResult system_failure(Error e) { return unexpected(CommandFailure{std::nullopt, std::move(e)}); }
 
 struct TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
@@ -108,9 +106,6 @@ struct EventState {
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
   size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
-  // The last rejected command, shown in the hist file until the next command.
-  std::optional<Diagnostic> last_error;
-  uint64_t generation = 0;  // bumped by every command, so pollers see clears
 };
 
 // The kernel side of one of the registry's synthetic events.
@@ -122,4 +117,4 @@ struct SynthState {
   bool enabled = false;     // as deployed: its trace slot follows it
 };
 
-}  // namespace histd::engine
+}  // namespace histd::deploy

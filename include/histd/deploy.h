@@ -1,0 +1,291 @@
+// The deployer: the kernel side of the registry. It owns every BPF object
+// histd creates for its triggers (tables, variable maps, control slots,
+// programs, attachments, pins, snapshots, the control array, the ring and
+// the trace and snapshot buffers the ring feeds) and brings the kernel from
+// one registry to the next, change by change (deploy()), with the one
+// rollback path inside it. Side effects on the kernel live here and in the
+// runtime below it; the engine decides with the registry, deploys, then
+// commits. Reads return data (histd/readout.h): the front ends render it.
+// Not thread-safe: the engine calls it under its one lock (the ring's
+// consumer takes that lock for each chunk it delivers, see consume()).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "histd/diagnostic.h"
+#include "histd/pipeline.h"
+#include "histd/readout.h"
+#include "histd/registry.h"
+#include "histd/result.h"
+#include "histd/runtime.h"
+#include "histd/symbols.h"
+#include "histd/trace_buffer.h"
+
+namespace histd::deploy {
+
+// The ceilings of the engine's trigger and synthetic event limits
+// (HISTD_MAX_TRIGGERS, HISTD_MAX_SYNTHETIC): the BPF control array has room
+// for both at once.
+extern const size_t kMaxTriggers;
+extern const size_t kMaxSyntheticEvents;
+// Maps the kernel lets one BPF program use (MAX_USED_MAPS): all triggers of
+// an event are one program (docs/design.md, "Limits and map memory").
+extern const size_t kMaxMapsPerProgram;
+
+struct Options {
+  // Attach programs to the real tracepoints. Off for tests that drive a
+  // fixture catalog through the test entry only.
+  bool attach = true;
+  // A bpffs directory where tables are pinned, so that their counts outlive
+  // histd (restart, crash); empty: not pinned.
+  std::filesystem::path pin_dir;
+  // Attach syscalls:sys_enter_* / sys_exit_* events through the raw
+  // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
+  // (docs/design.md, "Syscall events").
+  bool raw_syscalls = false;
+  // Bytes of text each of the trace and snapshot buffers holds.
+  size_t trace_buffer_size = size_t{4} << 20;
+};
+
+// Events an attached event's programs did not run for (the kernel's BPF
+// recursion guard: another BPF program was running on that CPU), since
+// histd attached it.
+struct EventMissed {
+  std::string system;
+  std::string event;
+  uint64_t missed = 0;
+};
+
+// Notices the ring buffer to histd had no room for, since histd started
+// (histd fell behind by a whole ring), summed over CPUs (HISTD_LOST_*).
+struct RingLost {
+  uint64_t trace_records = 0;     // records of enabled synthetic events: trace lines lost
+  uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
+};
+
+// One event's tables as they were when the engine's lock was held, each
+// with fds of its own (a trigger removed meanwhile closes its own): read
+// after the lock by read_tables(), so that a command never waits for a big
+// table's read.
+class TableReads {
+ public:
+  struct Read;
+  TableReads();
+  TableReads(TableReads&&) noexcept;
+  TableReads& operator=(TableReads&&) noexcept;
+  ~TableReads();
+
+ private:
+  friend class Deployer;
+  friend Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
+  std::vector<Read> reads_;
+};
+Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
+
+struct EnableTrigger;
+struct EventState;
+class RingPasses;
+struct SynthState;
+struct TableState;
+struct Trigger;
+
+class Deployer {
+ public:
+  // Where the deployer's refusals and notes go: a refusal of a command on
+  // `event` (`d`: the engine logs it and shows it in the event's hist
+  // file), or a `note` for error_log when `d` is null.
+  using Log = std::function<void(const catalog::EventId* event, const Diagnostic* d, const std::string& note)>;
+  // Creates the shared maps (control array, ring, lost counts). `catalog`
+  // (synthetic events are added to it) and `compiler` must outlive it.
+  static Expected<std::unique_ptr<Deployer>> create(catalog::Catalog& catalog, runtime::Compiler& compiler,
+                                                    Options options, Log log);
+  ~Deployer();
+  Deployer(const Deployer&) = delete;
+  Deployer& operator=(const Deployer&) = delete;
+
+  // Brings the kernel from the current registry to `next` by `changes`
+  // (`written`: the event the command was written to, none for a
+  // synthetic_events write; `text`: the command as logged). On a failure
+  // what the earlier changes created goes again (roll_back): the kernel is
+  // as before.
+  CommandResult deploy(const std::vector<registry::Change>& changes, const registry::Registry& next,
+                       const catalog::EventId* written, const std::string& text);
+
+  // ---- what only the kernel knows, for the engine's reads and saves ----
+  // Its control word's pause flag (BPF's enable_hist flips it too).
+  bool paused(uint64_t uid) const;
+  // An enable_hist/disable_hist as its event's trigger file lists it, with
+  // the count its control word has left.
+  std::string enable_line(const catalog::EventId& event, const parse::EnableHistCommand& cmd) const;
+  // Trigger `uid`'s maps: memory by the formula, the named table it
+  // shares, the kernel's map ids.
+  void add_maps(uint64_t uid, readout::TriggerInfo& info) const;
+  // Where trigger `uid`'s Missed count starts on its event's counter (saved
+  // with it), and setting it for a restored one: `base` as saved, or the
+  // counter now if it is below (a dispatcher attached afresh).
+  uint64_t missed_base(uint64_t uid) const;
+  void restore_missed_base(uint64_t uid, uint64_t base);
+  Expected<TableReads> table_reads(const catalog::EventId& event) const;
+  readout::EventDebug debug(const catalog::EventId& event) const;
+  // Changes whenever the event's tables may have (hits, drops, a trigger
+  // paused or continued from BPF): hits and drops summed, paused flags as
+  // bits above what those reach.
+  uint64_t activity(const catalog::EventId& event) const;
+  std::vector<EventMissed> missed() const;
+  // The generated BPF C of the event's program as loaded ("" without one).
+  std::string source(const catalog::EventId& event) const;
+  // Runs one record through the event's loaded program (the raw_tp test
+  // entry): false when the event has none.
+  Expected<bool> inject(const catalog::EventId& event, std::span<const uint8_t> record);
+
+  // ---- the ring: trace lines of enabled synthetic events, snapshot()
+  // notices, and the trace and snapshot buffers they go to ----
+  // Starts draining the ring on a thread of its own, which delivers each
+  // chunk under `lock` (the engine's, which guards this deployer); a process
+  // that forks (daemonizing) starts it after the fork. stop_consumer() ends
+  // it; the caller must not hold `lock` then.
+  void start_consumer(std::mutex& lock);
+  void stop_consumer();
+  // Readers wait for a pass of the consumer begun after they ask (at most
+  // a second), so they see every record committed before the read.
+  std::string read_trace(bool hide_kernel_addresses);
+  void clear_trace();
+  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                           bool hide_kernel_addresses);
+  std::string read_snapshot(bool hide_kernel_addresses);
+  void clear_snapshot();
+  bool tracing_on() const;
+  void set_tracing_on(bool on);
+  // A trace_marker write by task `pid` (`comm`): its trace line, and its
+  // ftrace:print record through that event's program. EBADF while
+  // tracing_on is 0, as the kernel.
+  Status write_marker(std::string_view text, uint32_t pid, const std::string& comm);
+  RingLost ring_lost() const;
+  uint64_t delivered() const { return delivered_.load(); }
+  const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
+
+  // ---- restore and shutdown ----
+  // While restoring, rebuilt programs are not installed: install_restored()
+  // installs each event's once at the end.
+  void set_restoring(bool on) { restoring_ = on; }
+  void install_restored(std::vector<std::string>& problems);
+  // Removes pins nothing uses any more (left by a histd that died with
+  // triggers the state file no longer names).
+  void sweep_pins();
+  // Detaches every program; pinned tables stay pinned (their counts are
+  // kept for the next start), the others are freed.
+  void shutdown();
+
+ private:
+  Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, Fd control, Fd ring, Fd lost,
+           Log log);
+  EventState& event_state(const catalog::EventId& event);
+  const EventState* find_event(const catalog::EventId& event) const;
+  // A trigger by uid, with its event; {nullptr, nullptr} when gone.
+  std::pair<EventState*, Trigger*> find_trigger(uint64_t uid) const;
+  // A refusal on `ev`: logged there (Log), returned to the command.
+  CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
+  void roll_back(const std::vector<const registry::Change*>& done);
+  // One change; `first`: no change of the command came before.
+  CommandResult deploy(const registry::Change& c, const registry::Registry& next, EventState* ev,
+                       const std::string& text, bool first);
+  CommandResult deploy_added(const registry::Change& c, const registry::Registry& next, EventState& target,
+                             EventState* ev, const std::string& text);
+  CommandResult deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command);
+  CommandResult control_trigger(EventState& ev, const registry::Change& c);
+  CommandResult truncate_event(EventState& ev);
+  CommandResult deploy_enable(EventState& ev, const registry::EnableTrigger& e);
+  CommandResult define_synth(const registry::Synthetic& s);
+  void remove_synth(const std::string& name);
+  CommandResult enable_synth(const std::string& name, bool on);
+  void remove_trigger_uid(uint64_t uid);
+  Status remove_trigger(EventState& ev, Trigger* going);
+  // Releases a trigger whose program could not be rebuilt without it.
+  void drop_trigger(EventState& ev, Trigger* going);
+  CommandResult remove_enable(EventState& ev, EnableTrigger* going);
+  std::vector<EnableTrigger*> enables_of(EventState& ev);
+  std::vector<Trigger*> triggers_of(EventState& ev);
+  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
+  // Rebuilds the events whose enable_hist/disable_hist target `target`,
+  // after its set of hist triggers changed.
+  void refresh_enablers_of(const EventState& target);
+  // rebuild()'s steps (rebuild.cpp): the parts, read from the state; their maps; the swap.
+  pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
+                                   const std::vector<EnableTrigger*>& enables, bool attaches) const;
+  Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
+  Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>);
+  Status set_paused(uint32_t slot, bool paused);
+  bool is_paused(uint32_t slot) const;
+  void release_slot(uint32_t slot);
+  std::string pin_base(const plan::HistPlan& plan) const;
+  std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
+  // pipeline::syscall_entry() of `ev`'s format, with options_.raw_syscalls.
+  std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
+  Status pin_table(TableState& t);
+  bool adopt_pinned(TableState& t);
+  // A rebuild refused because the event's program would use more maps than
+  // the kernel allows: the command's refusal names the limit (ENOSPC).
+  CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
+  Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
+  Expected<uint32_t> allocate_slot();
+  enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
+  void release_trigger(Trigger& t, Release how = Release::Removed);
+  // Whether the deployed programs of synthetic event `from` generate `to`,
+  // directly or down a chain.
+  bool synth_reaches(const std::string& from, const std::string& to) const;
+  Status refresh_synth(const std::string& name);
+  // Rebuilds every event whose programs run synthetic event `name`'s
+  // triggers (directly or down a chain), after those changed.
+  Status rebuild_generators(const std::string& name);
+  // After a trigger or enable of synthetic event `ev` went: its control word
+  // and the programs of the events generating it follow.
+  void after_synth_removal(EventState& ev);
+  // The events `ev`'s programs missed since its dispatcher was attached
+  // (0 for an event without one), and what a trigger on it shows.
+  uint64_t event_missed(const EventState& ev) const;
+  uint64_t trigger_missed(const EventState& ev, const Trigger& t) const;
+  // ---- the ring (ring.cpp) ----
+  void consume(std::mutex& lock);
+  void deliver(std::span<const uint8_t> notice);
+  void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
+  // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
+  std::vector<uint64_t> lost_per_cpu(uint32_t slot) const;
+  // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
+  void note_lost_lines(std::vector<uint64_t>& seen);
+
+  catalog::Catalog& catalog_;  // the engine's: synthetic events are added to it
+  runtime::Compiler& compiler_;
+  const Options options_;
+  const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
+  Log log_;
+  Fd control_;  // the shared per-trigger control array
+  std::vector<bool> slot_used_;
+  std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
+  std::map<std::string, std::weak_ptr<TableState>> named_tables_;
+  // The kernel side of the registry's synthetic events.
+  std::map<std::string, std::unique_ptr<SynthState>> synths_;
+  Fd ring_;  // generated synthetic events, shared by every unit
+  Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
+  bool restoring_ = false;
+  bool shutting_down_ = false;
+  symbols::SystemResolver resolver_;
+  trace::TraceBuffer trace_;
+  trace::TraceBuffer snapshot_;
+  std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
+  std::atomic<uint64_t> delivered_{0};
+  std::atomic<bool> stop_consumer_{false};
+  std::thread consumer_;
+};
+
+}  // namespace histd::deploy

@@ -1,0 +1,200 @@
+// What only the kernel knows, read as data for the engine: pause flags,
+// enable counts, map ids, missed counts, an event's debug facts, and its
+// tables. A table is read in two steps: what the engine's lock guards is
+// copied under it (table_reads: the plan, fds of its own), and the maps are
+// read after it (read_tables), so that a command (which takes the lock)
+// never waits for a big table's read and rendering.
+#include <fcntl.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "deploy/state.h"
+#include "histd/table_reader.h"
+
+namespace histd::deploy {
+
+namespace {
+
+uint32_t map_id(int fd) {
+  if (fd < 0) return 0;
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
+}
+
+// An fd of the same map, for use after the engine's lock: the trigger may
+// be removed meanwhile, closing its own fd (and a new map may get the number).
+Fd dup_fd(int fd) { return Fd(fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
+
+}  // namespace
+
+// One trigger's table as it was when the lock was held, with its own fds
+// (never a copy of the TableState: its use count says who shares it).
+struct TableReads::Read {
+  readout::HistTable out;  // all but the table
+  Fd map, stats, hot, records;
+};
+
+TableReads::TableReads() = default;
+TableReads::TableReads(TableReads&&) noexcept = default;
+TableReads& TableReads::operator=(TableReads&&) noexcept = default;
+TableReads::~TableReads() = default;
+
+namespace {
+
+// Reads `r`'s maps into r.out.table, and each entry's variable record when
+// the trigger keeps them.
+Status read_maps(TableReads::Read& r) {
+  const plan::HistPlan& plan = r.out.plan;
+  auto table = table::read_table({r.map.get(), r.stats.get(), r.hot ? r.hot.get() : -1}, table_shape(plan),
+                                 plan.columns());
+  if (!table) return unexpected(std::move(table).error());
+  if (r.records) {
+    // The record alone, or the table's entry with the record after the values.
+    const uint32_t offset = plan.record_offset();
+    std::vector<uint8_t> value(offset + plan.var_record_size);
+    for (size_t e = 0; e < table->entries(); ++e) {
+      std::fill(value.begin(), value.end(), 0);
+      bpf_map_lookup_elem(r.records.get(), table->row(e).key.data(), value.data());
+      table->set_record(e, std::span(value).subspan(offset));
+    }
+    r.out.tracked = true;
+  }
+  r.out.table = std::move(*table);
+  return Unit{};
+}
+
+}  // namespace
+
+Expected<std::vector<readout::HistTable>> read_tables(TableReads reads) {
+  std::vector<readout::HistTable> out;
+  out.reserve(reads.reads_.size());
+  for (TableReads::Read& r : reads.reads_) {
+    if (auto st = read_maps(r); !st) return unexpected(std::move(st).error());
+    out.push_back(std::move(r.out));
+  }
+  return out;
+}
+
+Expected<TableReads> Deployer::table_reads(const catalog::EventId& event) const {
+  TableReads reads;
+  const EventState* ev = find_event(event);
+  if (!ev) return reads;
+  for (const auto& t : ev->triggers) {
+    TableReads::Read r;
+    r.out.plan = t->plan;
+    r.out.paused = is_paused(t->slot);
+    r.out.memory = plan::map_memory(t->plan, possible_cpus_);
+    r.out.missed = trigger_missed(*ev, *t);
+    if (t->snapshot) r.out.snapshot = readout::SnapshotTaken{t->snapshot->value, t->snapshot->key};
+    r.map = dup_fd(t->table->map.get());
+    r.stats = dup_fd(t->table->stats.get());
+    r.hot = dup_fd(t->table->hot ? t->table->hot.get() : -1);
+    if (t->record_map() >= 0 && plan::tracks_values(t->plan)) r.records = dup_fd(t->record_map());
+    if (!r.map || !r.stats) return fail_errno("dup of a table's map");
+    reads.reads_.push_back(std::move(r));
+  }
+  return reads;
+}
+
+uint64_t Deployer::activity(const catalog::EventId& event) const {
+  const EventState* ev = find_event(event);
+  if (!ev) return 0;
+  uint64_t v = 0;
+  // enable_hist/disable_hist flip paused flags from BPF, which the hist
+  // text shows ([active]/[paused]) and no command bumps: one bit per
+  // trigger, above what counts of hits reach.
+  uint64_t paused = 0;
+  for (size_t n = 0; n < ev->triggers.size(); ++n)
+    if (is_paused(ev->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
+  std::vector<histd_table_stats> per_cpu(possible_cpus_);
+  for (const auto& t : ev->triggers) {
+    uint32_t zero = 0;
+    if (bpf_map_lookup_elem(t->table->stats.get(), &zero, per_cpu.data()) != 0) continue;
+    for (const histd_table_stats& s : per_cpu) v += s.hits + s.drops;
+  }
+  return v ^ (paused << 48);
+}
+
+readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
+  readout::EventDebug d;
+  d.system = event.system;
+  d.event = event.name;
+  const EventState* ev = find_event(event);
+  if (!ev) return d;
+  d.possible_cpus = possible_cpus_;
+  d.attached = ev->attachment.has_value();
+  if (ev->syscall) {
+    d.raw_syscall_nr = ev->syscall->nr;
+    d.raw_syscall_exit = ev->syscall->exit;
+  }
+  d.maps_used = ev->maps_used;
+  d.max_maps = kMaxMapsPerProgram;
+  d.event_missed = event_missed(*ev);
+  for (const auto& t : ev->triggers) {
+    readout::DebugTable dt;
+    dt.plan = t->plan;
+    dt.paused = is_paused(t->slot);
+    dt.table_map_id = map_id(t->table->map.get());
+    dt.memory = plan::map_memory(t->plan, possible_cpus_);
+    if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
+    dt.missed = ev->attachment ? trigger_missed(*ev, *t) : 0;
+    d.tables.push_back(std::move(dt));
+  }
+  return d;
+}
+
+bool Deployer::paused(uint64_t uid) const {
+  const Trigger* t = find_trigger(uid).second;
+  return t && is_paused(t->slot);
+}
+
+void Deployer::add_maps(uint64_t uid, readout::TriggerInfo& info) const {
+  const Trigger* t = find_trigger(uid).second;
+  if (!t) return;
+  info.memory = plan::map_memory(t->plan, possible_cpus_);
+  if (t->plan.name && t->table.use_count() > 1) info.shared_table = *t->plan.name;
+  info.table_map_id = map_id(t->table->map.get());
+  info.stats_map_id = map_id(t->table->stats.get());
+  info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
+  info.hot_map_id = t->table->hot ? map_id(t->table->hot.get()) : 0;
+}
+
+uint64_t Deployer::missed_base(uint64_t uid) const {
+  const Trigger* t = find_trigger(uid).second;
+  return t ? t->missed_base : 0;
+}
+
+void Deployer::restore_missed_base(uint64_t uid, uint64_t base) {
+  // A saved base counts on the dispatcher a previous histd pinned, adopted
+  // by now; a dispatcher attached afresh (its counter below the base)
+  // counts the trigger's misses from its start.
+  if (auto [ev, t] = find_trigger(uid); t) t->missed_base = std::min(base, event_missed(*ev));
+}
+
+std::vector<EventMissed> Deployer::missed() const {
+  std::vector<EventMissed> out;
+  for (const auto& [id, ev] : events_)
+    if (ev->attachment) out.push_back(EventMissed{id.system, id.name, event_missed(*ev)});
+  return out;
+}
+
+std::string Deployer::source(const catalog::EventId& event) const {
+  const EventState* ev = find_event(event);
+  return ev ? ev->source : std::string();
+}
+
+Expected<bool> Deployer::inject(const catalog::EventId& event, std::span<const uint8_t> record) {
+  const EventState* ev = find_event(event);
+  if (!ev || !ev->program) return false;
+  auto rc = runtime::test_run(ev->program->test_fd(), record);
+  if (!rc) return unexpected(std::move(rc).error());
+  if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
+  return true;
+}
+
+}  // namespace histd::deploy

@@ -1,0 +1,130 @@
+// The state file: the registry as the commands that restore it (the
+// canonical printed lines, whose round trip tests/bpf/restore_corpus_test
+// checks), with what only the kernel side knows. Pure: the engine reads and
+// writes the file.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "histd/registry.h"
+
+namespace histd::registry {
+
+namespace {
+
+using nlohmann::json;
+
+// A member of a saved entry, or "" when absent or of another type (a
+// hand-edited file must not throw).
+std::string string_at(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json live_triggers(const Registry& registry, const KernelFacts& kernel) {
+  // Hist triggers in creation order: a trigger's $references need their
+  // owners back first. Enables after them, oldest first per event.
+  std::vector<std::pair<uint64_t, json>> hist;
+  for (const auto& [id, triggers] : registry.events()) {
+    const std::string event = id.system + ":" + id.name;
+    for (const HistTrigger& t : triggers.hist) {
+      json entry{{"event", event}, {"command", t.plan.trigger_text()}, {"paused", kernel.paused(t.uid)}};
+      // Where its Missed count starts on the pinned dispatcher's counter.
+      if (const uint64_t base = kernel.missed_base(t.uid)) entry["missed_base"] = base;
+      // The configuration directory's own (a reload may change or remove
+      // it); an older histd ignores the member.
+      if (!t.config.empty()) entry["config"] = t.config;
+      hist.emplace_back(t.uid, std::move(entry));
+    }
+  }
+  std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  json list = json::array();
+  for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
+  for (const auto& [id, triggers] : registry.events())
+    for (auto it = triggers.enables.rbegin(); it != triggers.enables.rend(); ++it) {
+      json entry{{"event", id.system + ":" + id.name}, {"command", kernel.enable_line(id, *it)}};
+      if (!it->config.empty()) entry["config"] = it->config;
+      list.push_back(std::move(entry));
+    }
+  return list;
+}
+
+}  // namespace
+
+std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept) {
+  json list = live_triggers(registry, kernel);
+  json synthetic = json::array();
+  json enabled = json::array();
+  // Definitions stay plain strings (what older histds read); the names of
+  // the configuration's own are listed beside them.
+  json config_synthetic = json::array();
+  for (const auto& [name, s] : registry.synthetics()) {
+    synthetic.push_back(synth::list_line(s.def));
+    if (s.enabled) enabled.push_back(name);
+    if (s.config) config_synthetic.push_back(name);
+  }
+  // What did not restore follows as it was saved, in its order: what it
+  // depends on is either restored (before it) or among it.
+  for (const SavedEntry& e : kept) {
+    if (e.applying) continue;
+    json raw = json::parse(e.raw, nullptr, false);
+    switch (e.kind) {
+      case SavedEntry::Kind::Synthetic:
+        if (!e.config.empty()) config_synthetic.push_back(e.config);
+        synthetic.push_back(std::move(raw));
+        break;
+      case SavedEntry::Kind::Trigger:
+        list.push_back(std::move(raw));
+        break;
+      case SavedEntry::Kind::Enabled:
+        enabled.push_back(std::move(raw));
+        break;
+    }
+  }
+  json doc{{"version", 1}, {"synthetic_events", synthetic}, {"enabled_synthetic_events", enabled}, {"triggers", list}};
+  if (!config_synthetic.empty()) doc["config_synthetic_events"] = std::move(config_synthetic);
+  return doc.dump(2) + "\n";
+}
+
+Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
+  const json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("triggers") || !doc["triggers"].is_array())
+    return unexpected(std::string("not a histd state file"));
+  if (auto v = doc.find("version"); v != doc.end() && *v != 1)
+    return unexpected("state file version " + v->dump() + ", this histd reads version 1");
+  // The configuration's own synthetic events, by name (absent from files
+  // older histds wrote: everything there is the users').
+  std::set<std::string> config_synthetic;
+  if (auto c = doc.find("config_synthetic_events"); c != doc.end() && c->is_array())
+    for (const json& n : *c)
+      if (n.is_string()) config_synthetic.insert(n.get<std::string>());
+  std::vector<SavedEntry> entries;
+  auto add = [&](SavedEntry::Kind kind, const json& raw, std::string event, std::string command) {
+    SavedEntry e;
+    e.kind = kind;
+    e.raw = raw.dump();
+    e.event = std::move(event);
+    e.command = std::move(command);
+    if (kind == SavedEntry::Kind::Synthetic) {
+      const std::string name = e.command.substr(0, e.command.find_first_of(" \t"));
+      if (config_synthetic.count(name)) e.config = name;
+    }
+    if (kind == SavedEntry::Kind::Trigger && raw.is_object()) {
+      e.config = string_at(raw, "config");
+      auto paused = raw.find("paused");
+      e.paused = paused != raw.end() && paused->is_boolean() && paused->get<bool>();
+      auto base = raw.find("missed_base");
+      if (base != raw.end() && base->is_number_unsigned()) e.missed_base = base->get<uint64_t>();
+    }
+    entries.push_back(std::move(e));
+  };
+  if (auto s = doc.find("synthetic_events"); s != doc.end() && s->is_array())
+    for (const json& d : *s) add(SavedEntry::Kind::Synthetic, d, "synthetic_events", d.is_string() ? d.get<std::string>() : "");
+  for (const json& t : doc["triggers"]) add(SavedEntry::Kind::Trigger, t, string_at(t, "event"), string_at(t, "command"));
+  if (auto s = doc.find("enabled_synthetic_events"); s != doc.end() && s->is_array())
+    for (const json& n : *s) add(SavedEntry::Kind::Enabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
+  return entries;
+}
+
+}  // namespace histd::registry

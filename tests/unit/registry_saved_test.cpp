@@ -1,0 +1,143 @@
+// The registry's state file, without a kernel: the form a restart restores
+// it from (registry::saved_text, registry::read_saved), applied back as the
+// engine restores it, gives the same registry.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "registry_support.h"
+#include "histd/parse.h"
+#include "histd/registry.h"
+#include "histd/synth.h"
+
+namespace histd {
+namespace {
+
+using registry::Registry;
+using namespace testing;
+
+// What only the kernel knows, as a save would read it: trigger 2 paused,
+// trigger 3 with a missed base, every enable with one firing left.
+registry::KernelFacts facts(const Registry& r) {
+  return registry::KernelFacts{
+      [&r](uint64_t uid) {
+        auto [id, t] = r.find(uid);
+        return t && t->paused;
+      },
+      [](uint64_t uid) { return uid == 3 ? uint64_t{7} : uint64_t{0}; },
+      [](const catalog::EventId&, const registry::EnableTrigger& e) { return e.cmd.command; }};
+}
+
+// Applies a state file's entries as the engine restores them: each a
+// command, a saved pause flag and configuration mark after its trigger.
+Registry restored_from(std::string_view text) {
+  Registry back(fixtures(), {});
+  auto entries = registry::read_saved(text);
+  EXPECT_TRUE(entries.ok()) << (entries.ok() ? "" : entries.error());
+  if (!entries) return back;
+  for (const registry::SavedEntry& e : *entries) {
+    switch (e.kind) {
+      case registry::SavedEntry::Kind::Synthetic: {
+        auto w = registry::SynthWrite::parse(e.command, !e.config.empty());
+        EXPECT_TRUE(w.ok()) << e.command;
+        if (w) ok(back, *w);
+        break;
+      }
+      case registry::SavedEntry::Kind::Enabled:
+        ok(back, registry::SynthEnable{e.event, true});
+        break;
+      case registry::SavedEntry::Kind::Trigger: {
+        const size_t colon = e.event.find(':');
+        const catalog::EventId id{e.event.substr(0, colon), e.event.substr(colon + 1)};
+        const uint64_t next = back.next_uid();
+        auto w = registry::TriggerWrite::parse(id, e.command, registry::kMaxPrintedCommandBytes, e.config);
+        EXPECT_TRUE(w.ok()) << e.command;
+        if (w) ok(back, *w);
+        if (e.paused && back.next_uid() > next) ok(back, registry::TriggerMark{back.next_uid() - 1, true, e.config});
+        break;
+      }
+    }
+  }
+  return back;
+}
+
+TEST(Registry, ItsStateFileRestoresIt) {
+  Registry r(fixtures(), {});
+  ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
+  ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
+  ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
+  ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
+  ok(r, write(kSwitch, "disable_hist:kmem:kmalloc"));
+  ok(r, registry::SynthEnable{"wakeup_latency", true});
+  // A declared trigger: its words and pause flag are the configuration's.
+  const uint64_t declared = r.events().at(kKmalloc).hist.back().uid;
+  ok(r, registry::TriggerMark{declared, true, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"});
+
+  const std::string text = registry::saved_text(r, facts(r), {});
+  const Registry back = restored_from(text);
+  ASSERT_EQ(back.events().size(), r.events().size());
+  for (const auto& [id, ev] : r.events()) {
+    const registry::EventTriggers* restored = back.triggers(id);
+    ASSERT_NE(restored, nullptr) << id.name;
+    ASSERT_EQ(restored->hist.size(), ev.hist.size()) << id.name;
+    for (size_t i = 0; i < ev.hist.size(); ++i) {
+      EXPECT_EQ(restored->hist[i].uid, ev.hist[i].uid);
+      EXPECT_EQ(restored->hist[i].plan.trigger_text(), ev.hist[i].plan.trigger_text());
+      EXPECT_EQ(plan::trigger_key(restored->hist[i].plan), plan::trigger_key(ev.hist[i].plan));
+      EXPECT_EQ(restored->hist[i].plan.refs, ev.hist[i].plan.refs);
+      EXPECT_EQ(restored->hist[i].paused, ev.hist[i].paused);
+      EXPECT_EQ(restored->hist[i].config, ev.hist[i].config);
+    }
+    ASSERT_EQ(restored->enables.size(), ev.enables.size());
+    for (size_t i = 0; i < ev.enables.size(); ++i) EXPECT_EQ(restored->enables[i].cmd, ev.enables[i].cmd);
+  }
+  EXPECT_EQ(back.map_memory(), r.map_memory());
+  EXPECT_EQ(back.synthetics(), r.synthetics());
+  // Saved again, the restored registry is the same file.
+  EXPECT_EQ(registry::saved_text(back, facts(back), {}), text);
+  EXPECT_NE(text.find("\"missed_base\": 7"), std::string::npos) << text;
+}
+
+TEST(Registry, EntriesThatDidNotRestoreAreWrittenBackAsSaved) {
+  const std::string old = R"({"version": 1, "synthetic_events": ["gone u64 x", 42],
+    "enabled_synthetic_events": ["gone"], "config_synthetic_events": ["gone"],
+    "triggers": [{"event": "nosuch:event", "command": "hist:keys=x", "paused": true, "missed_base": 3,
+                  "config": "hist:keys=x", "later": "kept"}, {"command": 5}]})";
+  auto kept = registry::read_saved(old);
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  ASSERT_EQ(kept->size(), 5u);
+  const registry::SavedEntry& trigger = (*kept)[2];
+  EXPECT_EQ(trigger.kind, registry::SavedEntry::Kind::Trigger);
+  EXPECT_EQ(trigger.event, "nosuch:event");
+  EXPECT_TRUE(trigger.paused);
+  EXPECT_EQ(trigger.missed_base, 3u);
+  EXPECT_EQ(trigger.config, "hist:keys=x");
+  EXPECT_EQ((*kept)[0].config, "gone");  // a declared synthetic event, by name
+  EXPECT_EQ((*kept)[1].command, "");     // not a definition: kept as it was, never applied
+  EXPECT_EQ((*kept)[3].command, "");
+  // Written back with today's registry: every member as it was, even those
+  // this histd does not know.
+  Registry r(fixtures(), {});
+  ok(r, write(kKmalloc, "hist:keys=call_site"));
+  auto again = registry::read_saved(registry::saved_text(r, facts(r), *kept));
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 6u);
+  std::vector<std::string> raws;
+  for (const auto& e : *again) raws.push_back(e.raw);
+  for (const auto& e : *kept) EXPECT_NE(std::find(raws.begin(), raws.end(), e.raw), raws.end()) << e.raw;
+}
+
+TEST(Registry, WhatIsNotAStateFileIsSaidSo) {
+  EXPECT_EQ(registry::read_saved("").error(), "not a histd state file");
+  EXPECT_EQ(registry::read_saved("[1, 2]").error(), "not a histd state file");
+  EXPECT_EQ(registry::read_saved(R"({"triggers": {}})").error(), "not a histd state file");
+  EXPECT_EQ(registry::read_saved(R"({"version": 2, "triggers": []})").error(),
+            "state file version 2, this histd reads version 1");
+  EXPECT_TRUE(registry::read_saved(R"({"triggers": []})").ok());  // the oldest files have no version
+}
+
+}  // namespace
+}  // namespace histd
