@@ -167,6 +167,45 @@ static __always_inline void histd_synth_trace(const struct histd_common *c, stru
     histd_count_lost(HISTD_LOST_TRACE);
 }
 
+/* Records of enabled kernel events are copied to a per-CPU buffer of this
+ * type on their way to the ring (a record with its strings can be larger
+ * than the BPF stack). Only a unit that records defines one (histd_recbuf),
+ * so no other event program pays for its memory. */
+struct histd_recbuf {
+  struct histd_notice n;
+  __u8 rec[HISTD_MAX_RECORD];
+};
+
+/* Sends the first `size` bytes of event `id`'s record to histd, as tracefs
+ * records it, through `recbuf`. The common fields are rebuilt: a tracepoint
+ * program cannot read them (the kernel keeps a register pointer in their
+ * place); the flags and preempt count, which BPF cannot know, are 0. */
+static __always_inline void histd_record_out(void *recbuf, const void *rec, __u32 size, __u32 id,
+                                             const struct histd_common *c) {
+  __u32 zero = 0;
+  struct histd_recbuf *b = bpf_map_lookup_elem(recbuf, &zero);
+  if (!b)
+    return;
+  if (size > HISTD_MAX_RECORD)
+    size = HISTD_MAX_RECORD;
+  if (size < 8)
+    size = 8;
+  if (bpf_probe_read_kernel(b->rec + 8, size - 8, (const char *)rec + 8))
+    return;
+  *(__u16 *)b->rec = (__u16)id;
+  b->rec[2] = 0;
+  b->rec[3] = 0;
+  *(__s32 *)(b->rec + 4) = (__s32)c->pid;
+  b->n.id = id;
+  b->n.kind = HISTD_NOTICE_RECORD;
+  b->n.size = size;
+  b->n.ts = c->ts;
+  b->n.cpu = bpf_get_smp_processor_id();
+  histd_comm(c, b->n.comm, sizeof(b->n.comm));
+  if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
+    histd_count_lost(HISTD_LOST_TRACE);
+}
+
 static __always_inline struct histd_str *histd_str_buf(void) {
   __u32 zero = 0;
   struct histd_str *b = bpf_map_lookup_elem(&histd_strbuf, &zero);

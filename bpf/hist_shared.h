@@ -43,11 +43,15 @@ struct histd_notice {
 #define HISTD_NOTICE_SYNTH 0
 /* onmax()/onchange() .snapshot(): a u64 value, then the entry's key. */
 #define HISTD_NOTICE_SNAPSHOT 1
+/* A record of an enabled kernel event (its `enable` file is 1, or set_event
+ * names it): id is its common_type; the record follows as tracefs keeps it,
+ * the common fields rebuilt (a BPF program cannot read them). */
+#define HISTD_NOTICE_RECORD 2
 
 /* Notices the ring had no room for, per CPU (a two-slot per-CPU array of
  * u64, histd_lost): user space sums them for `histctl status` and reports
  * the lost trace lines in the trace buffer, as tracefs reports its own. */
-#define HISTD_LOST_TRACE 0    /* records of enabled synthetic events */
+#define HISTD_LOST_TRACE 0    /* records of enabled events (kernel and synthetic) */
 #define HISTD_LOST_SNAPSHOT 1 /* snapshot() notices */
 #define HISTD_LOST_SLOTS 2
 

@@ -164,7 +164,11 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
   if (n.file == "enable") {
     auto v = parse_enable(data);
     if (!v) return -v.error();
-    const int rc = write_enable(engine, n, *v);
+    const int rc = write_enable(ctx.ns, n, *v);
+    return rc < 0 ? rc : size;
+  }
+  if (n.file == "set_event") {
+    const int rc = write_set_event(ctx.ns, data);
     return rc < 0 ? rc : size;
   }
   if (n.file == "trace_marker") {
@@ -250,6 +254,7 @@ int truncate_file(Tree::Context& ctx, const Node& n) {
     auto r = engine.truncate_synthetic();
     return r ? 0 : -r.error().error.err;
   }
+  if (n.file == "set_event") return clear_set_event(ctx.ns);
   if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot, tracing_on, ...: nothing to drop
   auto r = engine.truncate_triggers(n.system, n.event);
   return r ? 0 : -r.error().error.err;

@@ -81,11 +81,30 @@ struct EventEntry {
   uint32_t syscall_args = 0;  // SyscallEnter: argument registers in the record
 };
 
+// An event whose records go to the trace buffer (its `enable` file is 1):
+// before its triggers run, the program copies each record to the ring
+// (HISTD_NOTICE_RECORD), as long as the fixed part and the data of its
+// __data_loc / __rel_loc fields, which follow it.
+struct RecordInput {
+  uint32_t id = 0;          // the event's common_type
+  uint32_t fixed_size = 0;  // up to the end of its last field
+  struct Dynamic {
+    uint32_t offset = 0;    // of the u32 location word
+    bool relative = false;  // __rel_loc: from the end of the word, not the record
+  };
+  std::vector<Dynamic> dynamic;
+};
+
+// The per-CPU buffer a recording unit copies its records through.
+inline constexpr const char* kRecordBufferMap = "histd_recbuf";
+
 // All triggers of one event, in order, then those of the synthetic events
 // inlined into it: hist trigger n (counting the inlined ones after the
-// event's own) has table map tbl<n> and stats map st<n>.
+// event's own) has table map tbl<n> and stats map st<n>. `record`: the
+// event's records are traced too.
 std::string generate_event_unit(const std::vector<TriggerInput>& triggers,
                                 const std::vector<EnableInput>& enables = {},
-                                const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {});
+                                const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {},
+                                const RecordInput* record = nullptr);
 
 }  // namespace histd::codegen

@@ -25,6 +25,7 @@
 
 #include "histd/diagnostic.h"
 #include "histd/pipeline.h"
+#include "histd/printfmt.h"
 #include "histd/readout.h"
 #include "histd/registry.h"
 #include "histd/result.h"
@@ -209,6 +210,11 @@ class Deployer {
   CommandResult define_synth(const registry::Synthetic& s);
   void remove_synth(const std::string& name);
   CommandResult enable_synth(const std::string& name, bool on);
+  // A kernel event's records to the trace buffer, or no longer.
+  CommandResult record_event(EventState& ev, bool on);
+  // Teaches the printer `ev`'s format (and, the first time, the kernel's
+  // enums and printk strings): records of it can then be printed.
+  Status learn_format(const EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   Status remove_trigger(EventState& ev, Trigger* going);
   // Releases a trigger whose program could not be rebuilt without it.
@@ -282,6 +288,9 @@ class Deployer {
   symbols::SystemResolver resolver_;
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
+  // Prints enabled kernel events' records as the kernel's trace does; made
+  // when the first event is enabled (reading BTF and kallsyms takes time).
+  std::unique_ptr<printfmt::Printer> printer_;
   std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
   std::atomic<uint64_t> delivered_{0};
   std::atomic<bool> stop_consumer_{false};

@@ -192,8 +192,13 @@ class Engine {
   std::vector<synth::SynthDefinition> synthetic_events();
   std::vector<std::string> synthetic_names();
   // events/synthetic/<name>/enable: whether the event's records are traced.
+  // Any event's enable file: its records go to the trace buffer (a kernel
+  // event's program then copies each record to histd; a synthetic event's
+  // generating programs do). Saved, like a command.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
   bool enabled(const std::string& system, const std::string& event);
+  // The events enabled (set_event lists them): kernel events, then synthetic.
+  std::vector<catalog::EventId> enabled_events();
   // The trace buffer's text, with every record committed before the read
   // (RingPasses); lines formatted on arrival for both kinds of reader
   // (`hide_kernel_addresses`: those who may not see kernel addresses).
@@ -323,7 +328,7 @@ class Engine {
   bool may_sweep_pins() const;
   // `config`: a definition the configuration directory declares.
   CommandResult write_synthetic_locked(std::string_view text, bool config = false);
-  CommandResult set_enabled_locked(const std::string& event, bool on);
+  CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
   // compiler, the verifier, the kernel, the state directory) is logged to

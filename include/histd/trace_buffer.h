@@ -32,6 +32,9 @@ struct LineHeader {
 // the kernel's default trace line (comm right-aligned in 16, pid left in 7,
 // cpu in 3 digits, flags as five '.', timestamp %5lu.%06lu).
 std::string format_line(const LineHeader& h, std::string_view event, std::string_view body);
+// The same with what follows the prefix as one text ("<event>: <body>", or
+// a system call's "sys_read(fd: 3, ...)"): printfmt::Printer::line_text.
+std::string format_line(const LineHeader& h, std::string_view text);
 
 // The body the kernel's print_synth_event() prints for one record of a
 // synthetic event: what follows "<name>: " in the trace line, without the

@@ -36,4 +36,8 @@ bool reads_common_pid(const plan::TypedFilter& f);
 std::string hot_hit(size_t i, const plan::HistPlan& p, const std::vector<std::string>& values);
 std::string hot_claim(size_t i, const plan::HistPlan& p);
 
+// Recording an enabled event (record_code.cpp): the per-CPU buffer map, and
+// the function record_event(ctx, rec, c) that sends the record to the ring.
+std::string emit_record(const RecordInput& r);
+
 }  // namespace histd::codegen::detail

@@ -82,6 +82,9 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
     case Change::Kind::SynthEnabled:
     case Change::Kind::SynthDisabled:
       return enable_synth(c.synth, c.kind == Change::Kind::SynthEnabled);
+    case Change::Kind::EventEnabled:
+    case Change::Kind::EventDisabled:
+      return record_event(target, c.kind == Change::Kind::EventEnabled);
   }
   return Unit{};
 }

@@ -87,6 +87,22 @@ CommandResult Deployer::remove_enable(EventState& ev, EnableTrigger* going) {
   return Unit{};
 }
 
+CommandResult Deployer::record_event(EventState& ev, bool on) {
+  if (ev.recorded == on) return Unit{};
+  if (on) {
+    // Its records are printed with its format's print fmt.
+    auto st = learn_format(ev);
+    if (!st) return system_failure(std::move(st).error());
+  }
+  ev.recorded = on;
+  auto st = rebuild(ev, triggers_of(ev), enables_of(ev));
+  if (!st) {
+    ev.recorded = !on;
+    return system_failure(std::move(st).error());
+  }
+  return Unit{};
+}
+
 std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev) const {
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return std::nullopt;
@@ -125,6 +141,8 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
   }
   // Once attached, the program keeps the entry it was attached through.
   parts.syscall = ev.attachment ? ev.syscall : attaches ? raw_syscall(ev) : std::nullopt;
+  if (ev.recorded)
+    if (auto format = catalog_.event(ev.system, ev.event)) parts.record = pipeline::record_input(**format);
   return parts;
 }
 
@@ -161,7 +179,7 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
 // event's dispatcher. Nothing observable changes unless every step succeeds.
 Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
                        const std::vector<EnableTrigger*>& enables) {
-  if (triggers.empty() && enables.empty()) {
+  if (triggers.empty() && enables.empty() && !ev.recorded) {
     ev.attachment.reset();
     ev.syscall.reset();
     ev.program.reset();

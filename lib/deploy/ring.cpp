@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "deploy/ring_passes.h"
 #include "deploy/state.h"
@@ -89,6 +91,18 @@ void Deployer::deliver(std::span<const uint8_t> notice) {
         if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
     return;
   }
+  if (n.kind == HISTD_NOTICE_RECORD) {
+    // With tracing_on 0 the line would only be dropped: not made at all.
+    if (!printer_ || !trace_.recording()) return;
+    auto text = printer_->line_text(rec);
+    if (!text) return;
+    auto hidden = printer_->line_text(rec, true);
+    int32_t pid = 0;
+    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+    const trace::LineHeader header{std::string(n.comm, strnlen(n.comm, sizeof(n.comm))), uint32_t(pid), n.cpu, n.ts};
+    trace_.append(trace::format_line(header, *text), trace::format_line(header, hidden ? *hidden : *text));
+    return;
+  }
   auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second->id == n.id; });
   if (found == synths_.end()) return;
   // The generating program already ran the event's triggers: a record comes
@@ -133,6 +147,23 @@ void Deployer::note_lost_lines(std::vector<uint64_t>& seen) {
     if (now[cpu] > seen[cpu]) trace_.note_lost(cpu, now[cpu] - seen[cpu]);
     seen[cpu] = now[cpu];
   }
+}
+
+Status Deployer::learn_format(const EventState& ev) {
+  if (!printer_) {
+    // Symbols for %pS, the kernel's enum constants, and the strings events
+    // record by address, as the kernel's own trace has them.
+    auto printer = std::make_unique<printfmt::Printer>(&resolver_.kallsyms(), printfmt::kernel_enums());
+    std::ifstream in(catalog_.root() / "printk_formats");
+    std::stringstream text;
+    text << in.rdbuf();
+    (void)printer->add_printk_formats(text.str());  // without it, such strings print as addresses
+    printer_ = std::move(printer);
+  }
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format) return unexpected(std::move(format).error());
+  if (printer_->knows((*format)->id)) return ok_status();
+  return printer_->add_event(ev.system, (*format)->text);
 }
 
 Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {

@@ -106,6 +106,9 @@ struct EventState {
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
   size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
+  // Its records go to the trace buffer (a kernel event's `enable` is 1):
+  // its program copies each to the ring, even with no trigger on it.
+  bool recorded = false;
 };
 
 // The kernel side of one of the registry's synthetic events.

@@ -217,6 +217,7 @@ struct Work {
   Outcome synth_truncate();
   Outcome synth_enable(const SynthEnable& e);
   Outcome mark(const TriggerMark& m);
+  Outcome event_enable(const EventEnable& e);
 };
 
 Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, std::vector<uint64_t>& created) {
@@ -394,6 +395,39 @@ Work::Outcome Work::mark(const TriggerMark& m) {
   return refused(ErrorKind::NotFound, ENOENT, fmt::format("no trigger {}", m.uid));
 }
 
+Work::Outcome Work::event_enable(const EventEnable& e) {
+  const catalog::EventId& id = e.event;
+  if (id.system == catalog::kSynthSystem) return synth_enable(SynthEnable{id.name, e.on});
+  if (!r.exists(id)) return refused(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", id.system, id.name));
+  if (e.on == (r.enabled_.count(id) > 0)) return std::nullopt;  // as it is: nothing to do
+  if (e.on) {
+    switch (r.source(id)) {
+      case catalog::EventSource::Tracepoint:
+      case catalog::EventSource::RawSyscall:
+        break;
+      case catalog::EventSource::Marker:
+        return refused(ErrorKind::Invalid, EINVAL, "trace_marker's lines are always recorded");
+      case catalog::EventSource::Probe:
+        return refused(ErrorKind::Invalid, EOPNOTSUPP,
+                       fmt::format("{}:{} is a kprobe or uprobe event: histd attaches tracepoint programs", id.system,
+                                   id.name));
+      case catalog::EventSource::Synthetic:
+        break;
+    }
+    // Each enabled event is a program of its own, like a trigger: the same
+    // ceiling keeps `echo 1 > events/enable` from loading thousands.
+    if (r.enabled_.size() >= r.options_.max_triggers)
+      return refused(ErrorKind::Busy, ENOSPC,
+                     fmt::format("at most {} events are enabled at once (histd's trigger limit)",
+                                 r.options_.max_triggers));
+    r.enabled_.insert(id);
+  } else {
+    r.enabled_.erase(id);
+  }
+  changes.push_back(Change{e.on ? Change::Kind::EventEnabled : Change::Kind::EventDisabled, id, 0, {}, {}});
+  return std::nullopt;
+}
+
 Result<Applied, Refusal> Registry::apply(const Command& command) const {
   Work w{*this, {}};
   Work::Outcome no;
@@ -415,8 +449,10 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     no = w.synth_truncate();
   } else if (const auto* e = std::get_if<SynthEnable>(&command)) {
     no = w.synth_enable(*e);
+  } else if (const auto* m = std::get_if<TriggerMark>(&command)) {
+    no = w.mark(*m);
   } else {
-    no = w.mark(std::get<TriggerMark>(command));
+    no = w.event_enable(std::get<EventEnable>(command));
   }
   if (no) {
     no->tried_on = std::move(w.tried_on);

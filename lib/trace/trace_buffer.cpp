@@ -139,6 +139,13 @@ std::string synth_event_body(const synth::SynthDefinition& def, std::span<const 
 }
 
 std::string format_line(const LineHeader& h, std::string_view event, std::string_view body) {
+  std::string text(event);
+  text += ": ";
+  text += body;
+  return format_line(h, text);
+}
+
+std::string format_line(const LineHeader& h, std::string_view text) {
   // The kernel rounds to the nearest microsecond (ns2usecs adds 500 first).
   const uint64_t usecs = (h.ts_ns + 500) / 1000;
   const std::string_view comm = h.comm.empty() ? std::string_view("<...>") : std::string_view(h.comm);
@@ -146,8 +153,8 @@ std::string format_line(const LineHeader& h, std::string_view event, std::string
   std::string out(comm.size() < 16 ? 16 - comm.size() : 0, ' ');
   out += comm;
   // The pid is an int in the kernel's entry; %d of it.
-  fmt::format_to(std::back_inserter(out), "-{:<7} [{:03}] ..... {:5}.{:06}: {}: {}\n", static_cast<int32_t>(h.pid),
-                 h.cpu, usecs / 1000000, usecs % 1000000, event, body);
+  fmt::format_to(std::back_inserter(out), "-{:<7} [{:03}] ..... {:5}.{:06}: {}\n", static_cast<int32_t>(h.pid), h.cpu,
+                 usecs / 1000000, usecs % 1000000, text);
   return out;
 }
 

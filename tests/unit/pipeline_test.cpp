@@ -148,5 +148,30 @@ TEST(Pipeline, EventUnitRefusesTooDeepAChain) {
   EXPECT_EQ(deep.error().context, "synthetic event s4 is generated more than 3 events deep");
 }
 
+TEST(Pipeline, ARecordedEventCopiesItsFixedPartAndItsStrings) {
+  // sched_process_exec: a __data_loc filename after three fixed fields.
+  const auto exec = fixture_format("sched", "sched_process_exec");
+  const codegen::RecordInput r = record_input(*exec);
+  EXPECT_EQ(r.id, exec->id);
+  EXPECT_EQ(r.fixed_size, exec->record_size());
+  ASSERT_EQ(r.dynamic.size(), 1u);
+  EXPECT_EQ(r.dynamic[0].offset, exec->find("filename")->offset);
+  EXPECT_FALSE(r.dynamic[0].relative);
+  EXPECT_TRUE(record_input(*fixture_format("kmem", "kmalloc")).dynamic.empty());
+
+  // The unit records before its triggers, and with none at all.
+  EventParts parts;
+  parts.record = r;
+  auto unit = event_unit(parts);
+  ASSERT_TRUE(unit.ok());
+  const std::string src = compile_event(*unit);
+  EXPECT_NE(src.find("histd_recbuf SEC(\".maps\")"), std::string::npos);
+  EXPECT_NE(src.find("record_event(ctx, rec, c);"), std::string::npos);
+  EXPECT_NE(src.find("HISTD_EVENT_ENTRY(handle, 1, 1)"), std::string::npos) << "a record carries its task and time";
+  // A unit that does not record pays nothing for it.
+  parts.record.reset();
+  EXPECT_EQ(compile_event(*event_unit(parts)).find("histd_recbuf"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace histd::pipeline

@@ -338,6 +338,25 @@ TEST(Registry, ADeclarationsIdentityIsTheTriggersKey) {
   EXPECT_EQ(r.identity_of(kKmalloc, "enable_hist:sched:sched_switch"), "");
 }
 
+TEST(Registry, EnablingAKernelEventIsOneChangeAndCountsAgainstTheLimit) {
+  Registry r(fixtures(), registry::Options{2, 8, uint64_t{1} << 30, 1, uint64_t{16} << 20});
+  auto changes = ok(r, registry::EventEnable{kSwitch, true});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].kind, Change::Kind::EventEnabled);
+  EXPECT_EQ(changes[0].event, kSwitch);
+  EXPECT_TRUE(ok(r, registry::EventEnable{kSwitch, true}).empty()) << "enabled again: nothing to do";
+  EXPECT_TRUE(ok(r, registry::EventEnable{kWaking, false}).empty()) << "not enabled: nothing to do";
+  ok(r, registry::EventEnable{kWaking, true});
+  auto over = no(r, registry::EventEnable{kKmalloc, true});
+  EXPECT_EQ(over.error.err, ENOSPC);
+  EXPECT_EQ(over.error.context, "at most 2 events are enabled at once (histd's trigger limit)");
+  changes = ok(r, registry::EventEnable{kSwitch, false});
+  EXPECT_EQ(changes.at(0).kind, Change::Kind::EventDisabled);
+  EXPECT_EQ(r.enabled_events(), (std::set<catalog::EventId>{kWaking}));
+  EXPECT_EQ(no(r, registry::EventEnable{{"sched", "nosuch"}, true}).error.err, ENOENT);
+  EXPECT_EQ(no(r, registry::EventEnable{{"ftrace", "print"}, true}).error.err, EINVAL);
+}
+
 TEST(Registry, WritesToEventsTheCatalogLacksAreENOENT) {
   Registry r(fixtures(), {});
   auto gone = no(r, write(catalog::EventId{"sched", "nosuch"}, "hist:keys=pid"));
