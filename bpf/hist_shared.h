@@ -47,6 +47,13 @@ struct histd_notice {
  * names it): id is its common_type; the record follows as tracefs keeps it,
  * the common fields rebuilt (a BPF program cannot read them). */
 #define HISTD_NOTICE_RECORD 2
+/* A snapshot trigger fired: the trace and snapshot buffers swap. */
+#define HISTD_NOTICE_SNAPSHOT_TRIGGER 3
+/* A kernel stack (a stacktrace trigger, or options/stacktrace after a
+ * record): its return addresses, innermost first, as u64s. */
+#define HISTD_NOTICE_STACK 4
+/* The most frames a stack notice holds. */
+#define HISTD_STACK_FRAMES 64
 
 /* Notices the ring had no room for, per CPU (a two-slot per-CPU array of
  * u64, histd_lost): user space sums them for `histctl status` and reports
@@ -69,9 +76,16 @@ struct histd_notice {
  * control slots (whether anything wants its records, whether it is traced). */
 #define HISTD_MAX_SYNTHETIC 2048
 
+/* Two slots of the control array are tracing's own, after the triggers'
+ * and synthetic events': tracing_on (its paused flag set: tracing is off),
+ * and options/stacktrace (its paused flag clear: each record is followed
+ * by the kernel stack). */
+#define HISTD_TRACING_SLOT (HISTD_MAX_TRIGGERS + 2 * HISTD_MAX_SYNTHETIC)
+#define HISTD_STACKTRACE_OPTION_SLOT (HISTD_TRACING_SLOT + 1)
+
 /* The control array has room for both ceilings at once, so that neither
- * kind can run the other out of slots. */
-#define HISTD_CONTROL_SLOTS (HISTD_MAX_TRIGGERS + 2 * HISTD_MAX_SYNTHETIC)
+ * kind can run the other out of slots, and for tracing's own two. */
+#define HISTD_CONTROL_SLOTS (HISTD_STACKTRACE_OPTION_SLOT + 1)
 
 /* The test entry copies at most this many bytes of an injected record. */
 #define HISTD_MAX_RECORD 4096

@@ -48,6 +48,12 @@ std::vector<catalog::EventId> named_by(const Namespace& ns, const Node& n) {
 }  // namespace
 
 std::string enable_state(const Namespace& ns, const Node& n) {
+  if (!n.event.empty()) {
+    // "1" or "0", and a '*' while enable_event/disable_event triggers turn
+    // it on and off (the kernel's soft mode).
+    const deploy::EventEnableState st = ns.engine().enable_state(n.system, n.event);
+    return std::string(st.on ? "1" : "0") + (st.soft ? "*" : "") + "\n";
+  }
   size_t on = 0, total = 0;
   const std::set<catalog::EventId> enabled = [&] {
     const auto list = ns.engine().enabled_events();

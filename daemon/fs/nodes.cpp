@@ -107,7 +107,8 @@ std::string readme() {
 bool writable(const Node& n) {
   return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
          n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot" || n.file == "tracing_on" ||
-         n.file == "current_tracer" || n.file == "dynamic_events" || n.file == "set_event";
+         n.file == "current_tracer" || n.file == "dynamic_events" || n.file == "set_event" ||
+         n.file == "options/stacktrace";
 }
 
 mode_t node_mode(const Node& n, gid_t group) {
@@ -135,6 +136,15 @@ Node Namespace::resolve(std::string_view path) const {
       (parts[1] == "enable" || headers_.count(parts[1]))) {
     n.kind = Node::Kind::File;
     n.file = parts[1];
+    return n;
+  }
+  if (parts[0] == "options" && parts.size() <= 2) {
+    // The trace options histd has: stacktrace.
+    if (parts.size() == 1) n.kind = Node::Kind::OptionsDir;
+    if (parts.size() == 2 && parts[1] == "stacktrace") {
+      n.kind = Node::Kind::File;
+      n.file = "options/stacktrace";
+    }
     return n;
   }
   if (parts.size() == 1) {
@@ -185,6 +195,10 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
     case Node::Kind::Root:
       for (const char* f : kRootFiles) out.emplace_back(f);
       out.emplace_back("events");
+      out.emplace_back("options");
+      break;
+    case Node::Kind::OptionsDir:
+      out.emplace_back("stacktrace");
       break;
     case Node::Kind::EventsDir: {
       const std::set<std::string> names = systems();
@@ -287,6 +301,7 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
     else if (n.file == "dynamic_events") out = dynamic_events_text(engine);
     else if (n.file == "tracing_on") out = engine.tracing_on() ? "1\n" : "0\n";
     else if (n.file == "set_event") out = set_event_text(engine);
+    else if (n.file == "options/stacktrace") out = engine.stacktrace_option() ? "1\n" : "0\n";
     // histd traces events, not functions: the kernel's nop tracer is the one it has.
     else if (n.file == "current_tracer" || n.file == "available_tracers") out = "nop\n";
     return 0;

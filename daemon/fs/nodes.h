@@ -4,6 +4,7 @@
 //    dynamic_events set_event
 //   /events/<system>/<event>/{format,hist,hist.json,hist_debug,id,trigger}
 //   /events/enable, /events/<system>/enable, /events/<system>/<event>/enable
+//   /options/stacktrace
 #pragma once
 
 #include <sys/stat.h>
@@ -21,7 +22,7 @@
 namespace histd::fs {
 
 struct Node {
-  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, File };
+  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, OptionsDir, File };
   Kind kind = Kind::None;
   std::string system;
   std::string event;

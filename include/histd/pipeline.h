@@ -52,7 +52,7 @@ struct EventTriggers {
     uint32_t control_slot = 0;  // index into the engine's control array
   };
   std::vector<Hist> hist;                     // in creation order
-  std::vector<codegen::EnableInput> enables;  // newest first, as the kernel lists them
+  std::vector<codegen::ControlInput> controls;  // newest first, as the kernel lists them
 };
 
 // A synthetic event triggers may generate: where its records go, and its
@@ -83,7 +83,7 @@ struct EventParts {
 // depth, and the entry.
 struct EventUnit {
   std::vector<codegen::TriggerInput> triggers;
-  std::vector<codegen::EnableInput> enables;
+  std::vector<codegen::ControlInput> controls;
   std::vector<codegen::InlinedEvent> inlined;
   codegen::EventEntry entry;
   std::optional<codegen::RecordInput> record;

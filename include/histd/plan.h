@@ -90,9 +90,12 @@ struct TypedExpr {
   bool is_signed = false;
   bool usecs = false;      // carries common_timestamp.usecs units
   bool timestamp = false;  // reads common_timestamp
-  bool is_string = false;  // a string field: `string_field` says where
-  bool is_stack = false;   // common_stacktrace, for a long[] synthetic field
+  bool is_string = false;  // a string field (`string_field` says where), or a string variable's value
+  bool is_stack = false;   // common_stacktrace, or a stack variable's value
   FieldAccess string_field;
+  // A string or stack variable's value: the index of its reference in the
+  // plan's refs (its bytes are the owner's record's, see Variable::blob_offset).
+  int blob_ref = -1;
   bool is_constant() const { return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant; }
   friend bool operator==(const TypedExpr&, const TypedExpr&) = default;
 };
@@ -114,11 +117,19 @@ struct ValField {
 // ---- inter-event -------------------------------------------------------------
 
 // A variable of this trigger: one u64 slot per table entry, in the shared
-// variable map keyed like the table.
+// variable map keyed like the table. A string or stack variable
+// ("filenamevar=filename", "st=common_stacktrace") also has bytes of its
+// own in the record, after every variable's slot: its slot then holds the
+// string's length (NUL included) or is unused (a stack's first word is its
+// frame count, as a synthetic event's long[] field keeps it).
+inline constexpr uint32_t kStringVarSize = 256;  // the kernel's STR_VAR_LEN_MAX
+inline constexpr uint32_t kStackVarSize = 256;   // a frame count and 31 frames, as histd's long[] fields
 struct Variable {
   std::string name;
   TypedExpr expr;
   uint32_t slot = 0;  // u64 index in the entry's variable record (after the set mask)
+  uint32_t blob_offset = 0;  // bytes into the record of a string or stack variable's bytes
+  uint32_t blob_size = 0;    // 0: a number
   friend bool operator==(const Variable&, const Variable&) = default;
 };
 
@@ -136,6 +147,8 @@ struct VarRef {
   uint32_t owner_record_size = 0;  // bytes of the owner's variable record
   uint32_t owner_record_offset = 0;  // where it starts in the owner's map value
   bool read_once = false;       // an operand of an expression: consumed when read
+  uint32_t blob_offset = 0;     // a string or stack variable's bytes in the owner's record
+  uint32_t blob_size = 0;       // 0: a number
   friend bool operator==(const VarRef&, const VarRef&) = default;
 };
 
@@ -154,6 +167,8 @@ struct RegisteredVar {
   uint32_t key_size = 0;
   uint32_t record_size = 0;
   uint32_t record_offset = 0;  // in the owner's map value (HistPlan::record_offset)
+  uint32_t blob_offset = 0;    // Variable::blob_offset, blob_size
+  uint32_t blob_size = 0;
   TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 

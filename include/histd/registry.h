@@ -45,17 +45,17 @@ struct HistTrigger {
   friend bool operator==(const HistTrigger&, const HistTrigger&) = default;
 };
 
-struct EnableTrigger {
-  parse::EnableHistCommand cmd;
+struct ControlTrigger {
+  parse::ControlTrigger cmd;
   std::optional<plan::TypedFilter> filter;
   std::string config;
-  friend bool operator==(const EnableTrigger&, const EnableTrigger&) = default;
+  friend bool operator==(const ControlTrigger&, const ControlTrigger&) = default;
 };
 
 struct EventTriggers {
   std::vector<HistTrigger> hist;        // in creation order
-  std::vector<EnableTrigger> enables;   // newest first, as the kernel lists them
-  bool empty() const { return hist.empty() && enables.empty(); }
+  std::vector<ControlTrigger> controls;  // newest first, as the kernel lists them
+  bool empty() const { return hist.empty() && controls.empty(); }
   friend bool operator==(const EventTriggers&, const EventTriggers&) = default;
 };
 
@@ -90,12 +90,12 @@ struct TriggerTruncate {
   catalog::EventId event;
 };
 // Removing one trigger by what it is (a listed line, the configuration's
-// own): hist trigger `uid`, or the enable/disable_hist `enable` names.
+// own): hist trigger `uid`, or the control trigger of `control`'s type.
 // `command` is what a refusal logs: the trigger's printed line.
 struct TriggerRemove {
   catalog::EventId event;
   uint64_t uid = 0;
-  std::optional<parse::EnableHistCommand> enable;
+  std::optional<parse::ControlTrigger> control;
   std::string command;
 };
 // One line of a synthetic_events write (the lines before a failing one stay
@@ -137,8 +137,8 @@ struct Change {
     TriggerContinued,  // event, uid
     TriggerCleared,    // event, uid
     EventTruncated,    // event: every hist and enable trigger of it, at once
-    EnableAdded,       // event, enable (its identity)
-    EnableRemoved,     // event, enable
+    ControlAdded,      // event, control (its identity)
+    ControlRemoved,    // event, control
     SynthDefined,      // synth
     SynthRemoved,      // synth
     SynthEnabled,      // synth
@@ -149,7 +149,7 @@ struct Change {
   Kind kind = Kind::TriggerAdded;
   catalog::EventId event;
   uint64_t uid = 0;
-  std::optional<parse::EnableHistCommand> enable;
+  std::optional<parse::ControlTrigger> control;
   std::string synth;
   // What the deployer reports a failure of this change with: the logged
   // command that made it (a field variable's own), and for a field
@@ -267,7 +267,7 @@ struct KernelFacts {
   std::function<bool(uint64_t uid)> paused;          // the control word's flag (BPF flips it too)
   std::function<uint64_t(uint64_t uid)> missed_base;  // on the event's pinned counter
   // An enable_hist/disable_hist with the count it has left.
-  std::function<std::string(const catalog::EventId&, const EnableTrigger&)> enable_line;
+  std::function<std::string(const catalog::EventId&, const ControlTrigger&)> control_line;
 };
 
 // The state file's text (JSON, version 1): the synthetic events, the hist

@@ -252,7 +252,7 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
   }
   auto count = [&] {
     const registry::EventTriggers* triggers = registry_.triggers(catalog::EventId{system, event});
-    return triggers ? triggers->hist.size() + triggers->enables.size() : size_t{0};
+    return triggers ? triggers->hist.size() + triggers->controls.size() : size_t{0};
   };
   const size_t before = count();
   CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), registry::kMaxPrintedCommandBytes);

@@ -95,6 +95,15 @@ bool Engine::enabled(const std::string& system, const std::string& event) {
   return s != registry_.synthetics().end() && s->second.enabled;
 }
 
+deploy::EventEnableState Engine::enable_state(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  if (system == kSynthSystem) {
+    auto s = registry_.synthetics().find(event);
+    return deploy::EventEnableState{s != registry_.synthetics().end() && s->second.enabled, false};
+  }
+  return deployer_->enable_state(catalog::EventId{system, event});
+}
+
 std::vector<catalog::EventId> Engine::enabled_events() {
   std::lock_guard lock(mu_);
   std::vector<catalog::EventId> out(registry_.enabled_events().begin(), registry_.enabled_events().end());
@@ -128,6 +137,12 @@ std::string Engine::read_snapshot(bool hide_kernel_addresses) {
 }
 
 void Engine::clear_snapshot() { deployer_->clear_snapshot(); }
+
+void Engine::write_snapshot(uint64_t value) {
+  if (value == 0) deployer_->free_snapshot();
+  else if (value == 1) deployer_->take_snapshot_now();
+  else deployer_->clear_snapshot();
+}
 
 RingLost Engine::ring_lost() const { return deployer_->ring_lost(); }
 

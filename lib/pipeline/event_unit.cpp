@@ -39,7 +39,7 @@ Expected<std::map<std::string, uint32_t>> inlined_depths(const EventParts& parts
     for (const plan::ActionPlan& a : p.actions) {
       if (a.synth.empty()) continue;
       auto sink = parts.synths.find(a.synth);
-      if (sink == parts.synths.end() || (sink->second.triggers.hist.empty() && sink->second.triggers.enables.empty()))
+      if (sink == parts.synths.end() || (sink->second.triggers.hist.empty() && sink->second.triggers.controls.empty()))
         continue;
       if (d + 1 >= HISTD_MAX_DEPTH) {
         too_deep = a.synth;
@@ -88,12 +88,12 @@ Expected<EventUnit> event_unit(const EventParts& parts) {
   };
   EventUnit unit;
   for (const EventTriggers::Hist& t : parts.own.hist) unit.triggers.push_back(trigger_input(t, 0));
-  unit.enables = parts.own.enables;
+  unit.controls = parts.own.controls;
   for (const auto& [name, depth] : *depths) {
     const EventTriggers& s = parts.synths.at(name).triggers;
     codegen::InlinedEvent ie;
     for (const EventTriggers::Hist& t : s.hist) ie.triggers.push_back(trigger_input(t, depth));
-    ie.enables = s.enables;
+    ie.controls = s.controls;
     unit.inlined.push_back(std::move(ie));
   }
   if (parts.syscall) {
@@ -125,7 +125,7 @@ std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& f
 }
 
 std::string compile_event(const EventUnit& unit) {
-  return codegen::generate_event_unit(unit.triggers, unit.enables, unit.inlined, unit.entry,
+  return codegen::generate_event_unit(unit.triggers, unit.controls, unit.inlined, unit.entry,
                                       unit.record ? &*unit.record : nullptr);
 }
 

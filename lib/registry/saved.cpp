@@ -42,8 +42,8 @@ json live_triggers(const Registry& registry, const KernelFacts& kernel) {
   json list = json::array();
   for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
   for (const auto& [id, triggers] : registry.events())
-    for (auto it = triggers.enables.rbegin(); it != triggers.enables.rend(); ++it) {
-      json entry{{"event", id.system + ":" + id.name}, {"command", kernel.enable_line(id, *it)}};
+    for (auto it = triggers.controls.rbegin(); it != triggers.controls.rend(); ++it) {
+      json entry{{"event", id.system + ":" + id.name}, {"command", kernel.control_line(id, *it)}};
       if (!it->config.empty()) entry["config"] = it->config;
       list.push_back(std::move(entry));
     }

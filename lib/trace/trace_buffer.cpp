@@ -105,6 +105,34 @@ void append_stack(std::string& out, const synth::SynthField& f, std::span<const 
 
 }  // namespace
 
+std::string snapshot_help(bool allocated) {
+  return std::string(allocated ? "#\n# * Snapshot is allocated *\n#\n" : "#\n# * Snapshot is freed *\n#\n") +
+         "# Snapshot commands:\n"
+         "# echo 0 > snapshot : Clears and frees snapshot buffer\n"
+         "# echo 1 > snapshot : Allocates snapshot buffer, if not already allocated.\n"
+         "#                      Takes a snapshot of the main buffer.\n"
+         "# echo 2 > snapshot : Clears snapshot buffer (but does not allocate or free)\n"
+         "#                      (Doesn't have to be '2' works with any number that\n"
+         "#                       is not a '0' or '1')\n";
+}
+
+std::string stack_trace_text(std::span<const uint64_t> frames, const render::Resolver* resolver,
+                             const render::Options& options) {
+  std::string out = "<stack trace>";
+  bool leading = true;
+  for (const uint64_t addr : frames) {
+    if (addr == 0) break;  // bpf_get_stack() leaves the rest zero
+    if (leading && resolver && resolver->is_tracing_frame(addr)) continue;
+    leading = false;
+    std::string sym = resolver ? resolver->symbol(addr) : std::string();
+    sym = sym.substr(0, sym.find(' '));  // the name alone, without " [module]"
+    if (sym.empty()) sym = fmt::format("0x{:08x}", render::shown(addr, table::AddressKind::Pointer, options));
+    out += "\n => ";
+    out += sym;
+  }
+  return out;
+}
+
 std::string synth_event_body(const synth::SynthDefinition& def, std::span<const uint8_t> record,
                              const render::Resolver* resolver, const render::Options& options) {
   std::string out;

@@ -58,7 +58,7 @@ TEST(Codegen, RecordingUnitsCompile) {
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().context;
   runtime::Compiler compiler(*paths, {});
-  RecordInput r{7, 40, {{8, false}, {12, true}}};
+  RecordInput r{7, 3, 40, {{8, false}, {12, true}}};
   auto trigger = pipeline::plan_command("hist:keys=fd", sys_enter_write());
   ASSERT_TRUE(trigger.ok());
   for (bool with_trigger : {false, true}) {

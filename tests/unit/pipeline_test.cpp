@@ -88,7 +88,7 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   const plan::HistPlan own = generating({"a", "c", ""}), on_a = generating({"b"}), on_b, on_d;
   EventParts parts;
   parts.own.hist = {{&own, 7}};
-  parts.own.enables = {codegen::EnableInput{nullptr, 9, false, {7}}};
+  parts.own.controls = {codegen::ControlInput{parse::ControlTrigger::Kind::DisableHist, nullptr, 9, {7}}};
   SynthSink& a = parts.synths["a"];
   a.def = &def;
   a.id = 0xf001;
@@ -96,7 +96,7 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   a.trace_slot = 12;
   a.triggers.hist = {{&on_a, 13}};
   parts.synths["b"].triggers.hist = {{&on_b, 14}};
-  parts.synths["b"].triggers.enables = {codegen::EnableInput{nullptr, 15, true, {13}}};
+  parts.synths["b"].triggers.controls = {codegen::ControlInput{parse::ControlTrigger::Kind::EnableHist, nullptr, 15, {13}}};
   parts.synths["c"].id = 0xf002;
   parts.synths["d"].triggers.hist = {{&on_d, 16}};
   auto unit = event_unit(parts);
@@ -116,16 +116,16 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   EXPECT_EQ(t.synths[1].id, 0u);  // c: no definition given, so an empty target
   EXPECT_EQ(t.synths[1].inlined, -1);
   EXPECT_EQ(t.synths[2].inlined, -1);
-  ASSERT_EQ(unit->enables.size(), 1u);
-  EXPECT_EQ(unit->enables[0].control_slot, 9u);
+  ASSERT_EQ(unit->controls.size(), 1u);
+  EXPECT_EQ(unit->controls[0].control_slot, 9u);
   ASSERT_EQ(unit->inlined.size(), 2u);
   EXPECT_EQ(unit->inlined[0].triggers.at(0).control_slot, 13u);
   EXPECT_EQ(unit->inlined[0].triggers.at(0).depth, 1u);
   EXPECT_EQ(unit->inlined[0].triggers.at(0).synths.at(0).inlined, 1);
   EXPECT_EQ(unit->inlined[1].triggers.at(0).control_slot, 14u);
   EXPECT_EQ(unit->inlined[1].triggers.at(0).depth, 2u);
-  ASSERT_EQ(unit->inlined[1].enables.size(), 1u);
-  EXPECT_EQ(unit->inlined[1].enables[0].target_slots, std::vector<uint32_t>{13});
+  ASSERT_EQ(unit->inlined[1].controls.size(), 1u);
+  EXPECT_EQ(unit->inlined[1].controls[0].target_slots, std::vector<uint32_t>{13});
 }
 
 // Each level has its own buffers on the BPF side (HISTD_MAX_DEPTH 4): a

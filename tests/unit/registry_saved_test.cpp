@@ -25,7 +25,7 @@ registry::KernelFacts facts(const Registry& r) {
         return t && t->paused;
       },
       [](uint64_t uid) { return uid == 3 ? uint64_t{7} : uint64_t{0}; },
-      [](const catalog::EventId&, const registry::EnableTrigger& e) { return e.cmd.command; }};
+      [](const catalog::EventId&, const registry::ControlTrigger& e) { return e.cmd.command; }};
 }
 
 // Applies a state file's entries as the engine restores them: each a
@@ -75,7 +75,9 @@ TEST(Registry, ItsStateFileRestoresIt) {
   ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
   ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
   ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
-  ok(r, write(kSwitch, "disable_hist:kmem:kmalloc"));
+  ok(r, write(kSwitch, "disable_hist:sched:sched_waking"));
+  ok(r, write(kSwitch, "traceoff:2 if prev_prio < 5"));
+  ok(r, write(kSwitch, "enable_event:kmem:kmalloc"));
   ok(r, registry::SynthEnable{"wakeup_latency", true});
   ok(r, registry::EventEnable{kSwitch, true});
   ok(r, registry::EventEnable{kKmalloc, true});
@@ -98,8 +100,8 @@ TEST(Registry, ItsStateFileRestoresIt) {
       EXPECT_EQ(restored->hist[i].paused, ev.hist[i].paused);
       EXPECT_EQ(restored->hist[i].config, ev.hist[i].config);
     }
-    ASSERT_EQ(restored->enables.size(), ev.enables.size());
-    for (size_t i = 0; i < ev.enables.size(); ++i) EXPECT_EQ(restored->enables[i].cmd, ev.enables[i].cmd);
+    ASSERT_EQ(restored->controls.size(), ev.controls.size());
+    for (size_t i = 0; i < ev.controls.size(); ++i) EXPECT_EQ(restored->controls[i].cmd, ev.controls[i].cmd);
   }
   EXPECT_EQ(back.map_memory(), r.map_memory());
   EXPECT_EQ(back.synthetics(), r.synthetics());
