@@ -25,15 +25,7 @@ Record exec_record(int32_t pid, const std::string& filename) {
   return r;
 }
 
-class RecordTest : public EngineTest {
- protected:
-  // Records reach the trace buffer through histd's ring consumer.
-  void wait_delivered(uint64_t n) {
-    for (int i = 0; i < 300 && engine_->synthetic_delivered() < n; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_EQ(engine_->synthetic_delivered(), n);
-  }
-};
+using RecordTest = EngineTest;
 
 TEST_F(RecordTest, AnEnabledEventsRecordsArePrintedAsTheKernelPrintsThem) {
   ASSERT_TRUE(engine_->set_enabled("sched", "sched_process_exec", true).ok());
