@@ -160,7 +160,11 @@ static __always_inline struct histd_synbuf *histd_synth_begin(const struct histd
 
 /* Only a traced record goes to histd: the notice's cpu and comm (a helper
  * call each) are filled then. */
+static __always_inline int histd_tracing_on(void);
+
 static __always_inline void histd_synth_trace(const struct histd_common *c, struct histd_synbuf *b, __u32 size) {
+  if (!histd_tracing_on())
+    return;
   b->n.cpu = bpf_get_smp_processor_id();
   histd_comm(c, b->n.comm, sizeof(b->n.comm));
   if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
@@ -218,6 +222,91 @@ static __always_inline void histd_set_paused(__u32 slot, __u32 paused) {
   if (c)
     c->paused = paused;
 }
+
+/* tracing_on: its slot's paused flag set means tracing is off. Records,
+ * synthetic events' trace lines and stacks are then not sent at all. */
+static __always_inline int histd_tracing_on(void) {
+  return !histd_paused(HISTD_TRACING_SLOT);
+}
+
+/* Records of enabled kernel events are copied to a per-CPU buffer of this
+ * type on their way to the ring (a record with its strings can be larger
+ * than the BPF stack). Only a unit that records defines one (histd_recbuf),
+ * so no other event program pays for its memory. */
+struct histd_recbuf {
+  struct histd_notice n;
+  __u8 rec[HISTD_MAX_RECORD];
+};
+
+/* Kernel stacks on their way to the ring (stacktrace triggers, and
+ * options/stacktrace after a record): a unit that sends them defines one
+ * (histd_stkbuf). The notice's id is the task's pid. */
+struct histd_stkbuf {
+  struct histd_notice n;
+  __u64 ips[HISTD_STACK_FRAMES];
+};
+
+static __always_inline void histd_notice_header(struct histd_notice *n, __u32 kind, __u32 id, __u32 size,
+                                                const struct histd_common *c) {
+  n->id = id;
+  n->kind = kind;
+  n->size = size;
+  n->ts = c->ts;
+  n->cpu = bpf_get_smp_processor_id();
+  histd_comm(c, n->comm, sizeof(n->comm));
+}
+
+/* Sends the kernel stack at the event to histd, as tracefs records a
+ * stack trace after an event, through `stkbuf`. */
+static __always_inline void histd_stack_out(void *stkbuf, void *ctx, const struct histd_common *c) {
+  __u32 zero = 0;
+  struct histd_stkbuf *b = bpf_map_lookup_elem(stkbuf, &zero);
+  if (!b)
+    return;
+  long n = bpf_get_stack(ctx, b->ips, sizeof(b->ips), 0);
+  if (n <= 0)
+    return;
+  __u32 size = (__u32)n & (sizeof(b->ips) * 2 - 1);
+  if (size > sizeof(b->ips))
+    size = sizeof(b->ips);
+  histd_notice_header(&b->n, HISTD_NOTICE_STACK, (__u32)c->pid, size, c);
+  if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
+    histd_count_lost(HISTD_LOST_TRACE);
+}
+
+/* A snapshot trigger fired: histd swaps the trace and snapshot buffers. */
+static __always_inline void histd_snapshot_out(__u32 slot, const struct histd_common *c) {
+  struct histd_notice n = {0};
+  histd_notice_header(&n, HISTD_NOTICE_SNAPSHOT_TRIGGER, slot, 0, c);
+  if (bpf_ringbuf_output(&histd_ring, &n, sizeof(n), 0))
+    histd_count_lost(HISTD_LOST_SNAPSHOT);
+}
+
+/* Sends the first `size` bytes of event `id`'s record to histd, as tracefs
+ * records it, through `recbuf`. The common fields are rebuilt: a tracepoint
+ * program cannot read them (the kernel keeps a register pointer in their
+ * place); the flags and preempt count, which BPF cannot know, are 0. */
+static __always_inline void histd_record_out(void *recbuf, const void *rec, __u32 size, __u32 id,
+                                             const struct histd_common *c) {
+  __u32 zero = 0;
+  struct histd_recbuf *b = bpf_map_lookup_elem(recbuf, &zero);
+  if (!b)
+    return;
+  if (size > HISTD_MAX_RECORD)
+    size = HISTD_MAX_RECORD;
+  if (size < 8)
+    size = 8;
+  if (bpf_probe_read_kernel(b->rec + 8, size - 8, (const char *)rec + 8))
+    return;
+  *(__u16 *)b->rec = (__u16)id;
+  b->rec[2] = 0;
+  b->rec[3] = 0;
+  *(__s32 *)(b->rec + 4) = (__s32)c->pid;
+  histd_notice_header(&b->n, HISTD_NOTICE_RECORD, id, size, c);
+  if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
+    histd_count_lost(HISTD_LOST_TRACE);
+}
+
 
 /* Creates the entry for `key` after a failed lookup, with `init` as its
  * value; counts a drop and returns NULL when the table is full. Another CPU

@@ -43,11 +43,22 @@ struct histd_notice {
 #define HISTD_NOTICE_SYNTH 0
 /* onmax()/onchange() .snapshot(): a u64 value, then the entry's key. */
 #define HISTD_NOTICE_SNAPSHOT 1
+/* A record of an enabled kernel event (its `enable` file is 1, or set_event
+ * names it): id is its common_type; the record follows as tracefs keeps it,
+ * the common fields rebuilt (a BPF program cannot read them). */
+#define HISTD_NOTICE_RECORD 2
+/* A snapshot trigger fired: the trace and snapshot buffers swap. */
+#define HISTD_NOTICE_SNAPSHOT_TRIGGER 3
+/* A kernel stack (a stacktrace trigger, or options/stacktrace after a
+ * record): its return addresses, innermost first, as u64s. */
+#define HISTD_NOTICE_STACK 4
+/* The most frames a stack notice holds. */
+#define HISTD_STACK_FRAMES 64
 
 /* Notices the ring had no room for, per CPU (a two-slot per-CPU array of
  * u64, histd_lost): user space sums them for `histctl status` and reports
  * the lost trace lines in the trace buffer, as tracefs reports its own. */
-#define HISTD_LOST_TRACE 0    /* records of enabled synthetic events */
+#define HISTD_LOST_TRACE 0    /* records of enabled events (kernel and synthetic) */
 #define HISTD_LOST_SNAPSHOT 1 /* snapshot() notices */
 #define HISTD_LOST_SLOTS 2
 
@@ -65,9 +76,16 @@ struct histd_notice {
  * control slots (whether anything wants its records, whether it is traced). */
 #define HISTD_MAX_SYNTHETIC 2048
 
+/* Two slots of the control array are tracing's own, after the triggers'
+ * and synthetic events': tracing_on (its paused flag set: tracing is off),
+ * and options/stacktrace (its paused flag clear: each record is followed
+ * by the kernel stack). */
+#define HISTD_TRACING_SLOT (HISTD_MAX_TRIGGERS + 2 * HISTD_MAX_SYNTHETIC)
+#define HISTD_STACKTRACE_OPTION_SLOT (HISTD_TRACING_SLOT + 1)
+
 /* The control array has room for both ceilings at once, so that neither
- * kind can run the other out of slots. */
-#define HISTD_CONTROL_SLOTS (HISTD_MAX_TRIGGERS + 2 * HISTD_MAX_SYNTHETIC)
+ * kind can run the other out of slots, and for tracing's own two. */
+#define HISTD_CONTROL_SLOTS (HISTD_STACKTRACE_OPTION_SLOT + 1)
 
 /* The test entry copies at most this many bytes of an injected record. */
 #define HISTD_MAX_RECORD 4096

@@ -1,47 +1,133 @@
 #include "fs/enable_files.h"
 
 #include <cerrno>
+#include <set>
+#include <vector>
+
+#include "histd/text.h"
 
 namespace histd::fs {
 
 namespace {
 
-bool is_synthetic(const std::string& system) {
-  return catalog::event_source(system) == catalog::EventSource::Synthetic;
+// Events whose enable file the kernel does not have (ftrace's own, such as
+// trace_marker's ftrace:print): never enabled, skipped by wildcards.
+bool has_enable(const engine::Engine& engine, const std::string& system, const std::string& event) {
+  return engine.catalog().source(system, event) != catalog::EventSource::Marker;
 }
 
-// "0", "1" or "X" over the synthetic events' states, and whether other
-// (never enabled) events count too.
-std::string aggregate(engine::Engine& engine, bool with_others) {
-  size_t on = 0;
-  const auto names = engine.synthetic_names();
-  for (const std::string& name : names) on += engine.enabled(std::string(catalog::kSynthSystem), name) ? 1 : 0;
-  if (on == 0) return "0\n";
-  return on == names.size() && !with_others ? "1\n" : "X\n";
+// Every event an enable file or a set_event word may name.
+std::vector<catalog::EventId> all_events(const Namespace& ns) {
+  std::vector<catalog::EventId> out;
+  for (const std::string& system : ns.systems())
+    for (const std::string& event : ns.events_of(system))
+      if (has_enable(ns.engine(), system, event)) out.push_back(catalog::EventId{system, event});
+  return out;
+}
+
+// Sets each of `events`; the first refusal is the answer, the others are
+// still set (as the kernel's __ftrace_set_clr_event_nolock()).
+int set_all(engine::Engine& engine, const std::vector<catalog::EventId>& events, bool on) {
+  int first = 0;
+  for (const catalog::EventId& id : events) {
+    if (engine.enabled(id.system, id.name) == on) continue;
+    auto r = engine.set_enabled(id.system, id.name, on);
+    if (!r && first == 0) first = -r.error().error.err;
+  }
+  return first;
+}
+
+std::vector<catalog::EventId> named_by(const Namespace& ns, const Node& n) {
+  if (!n.event.empty()) return {catalog::EventId{n.system, n.event}};
+  std::vector<catalog::EventId> out;
+  for (const catalog::EventId& id : all_events(ns))
+    if (n.system.empty() || id.system == n.system) out.push_back(id);
+  return out;
 }
 
 }  // namespace
 
-std::string enable_state(engine::Engine& engine, const Node& n) {
-  if (n.system.empty()) return aggregate(engine, true);
-  if (!is_synthetic(n.system)) return "0\n";
-  if (n.event.empty()) return aggregate(engine, false);
-  return engine.enabled(n.system, n.event) ? "1\n" : "0\n";
+std::string enable_state(const Namespace& ns, const Node& n) {
+  if (!n.event.empty()) {
+    // "1" or "0", and a '*' while enable_event/disable_event triggers turn
+    // it on and off (the kernel's soft mode).
+    const deploy::EventEnableState st = ns.engine().enable_state(n.system, n.event);
+    return std::string(st.on ? "1" : "0") + (st.soft ? "*" : "") + "\n";
+  }
+  size_t on = 0, total = 0;
+  const std::set<catalog::EventId> enabled = [&] {
+    const auto list = ns.engine().enabled_events();
+    return std::set<catalog::EventId>(list.begin(), list.end());
+  }();
+  for (const catalog::EventId& id : named_by(ns, n)) {
+    ++total;
+    on += enabled.count(id);
+  }
+  if (on == 0) return "0\n";
+  return on == total ? "1\n" : "X\n";
 }
 
-int write_enable(engine::Engine& engine, const Node& n, bool on) {
-  const bool all = n.system.empty();
-  if (!all && !is_synthetic(n.system)) return on ? -EOPNOTSUPP : 0;
-  if (all && on) return -EOPNOTSUPP;  // the kernel's events too: not recorded yet
-  if (!n.event.empty()) {
-    auto r = engine.set_enabled(n.system, n.event, on);
-    return r ? 0 : -r.error().error.err;
+int write_enable(const Namespace& ns, const Node& n, bool on) {
+  if (!n.event.empty() && !has_enable(ns.engine(), n.system, n.event)) return -EINVAL;
+  return set_all(ns.engine(), named_by(ns, n), on);
+}
+
+std::string set_event_text(engine::Engine& engine) {
+  std::string out;
+  for (const catalog::EventId& id : engine.enabled_events()) out += id.system + ":" + id.name + "\n";
+  return out;
+}
+
+namespace {
+
+// The blank-separated words of a write, as trace_get_user() takes them.
+std::vector<std::string_view> words(std::string_view data) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < data.size()) {
+    while (i < data.size() && is_space(data[i])) ++i;
+    const size_t start = i;
+    while (i < data.size() && !is_space(data[i])) ++i;
+    if (i > start) out.push_back(data.substr(start, i - start));
   }
-  for (const std::string& name : engine.synthetic_names()) {
-    auto r = engine.set_enabled(std::string(catalog::kSynthSystem), name, on);
-    if (!r) return -r.error().error.err;
+  return out;
+}
+
+}  // namespace
+
+int write_set_event(const Namespace& ns, std::string_view data) {
+  const std::vector<catalog::EventId> events = all_events(ns);
+  for (std::string_view word : words(data)) {
+    const bool on = !word.starts_with('!');
+    if (!on) word.remove_prefix(1);
+    // <system>:<event>, either part empty or "*" for any; a bare name
+    // matches an event or a system of that name.
+    std::string_view match = word, sub, event;
+    bool any_sub = true, any_event = true;
+    if (const size_t colon = word.find(':'); colon != std::string_view::npos) {
+      match = {};
+      sub = word.substr(0, colon);
+      event = word.substr(colon + 1);
+      any_sub = sub.empty() || sub == "*";
+      any_event = event.empty() || event == "*";
+    }
+    std::vector<catalog::EventId> named;
+    for (const catalog::EventId& id : events) {
+      if (!match.empty() && match != id.name && match != id.system) continue;
+      if (!any_sub && sub != id.system) continue;
+      if (!any_event && event != id.name) continue;
+      named.push_back(id);
+    }
+    // The first word that fails ends the write, as ftrace_event_write().
+    const int r = named.empty() ? -EINVAL : set_all(ns.engine(), named, on);
+    if (r < 0) return r;
   }
   return 0;
+}
+
+int clear_set_event(const Namespace& ns) {
+  const auto enabled = ns.engine().enabled_events();
+  return set_all(ns.engine(), enabled, false);
 }
 
 }  // namespace histd::fs

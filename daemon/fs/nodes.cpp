@@ -17,7 +17,8 @@ namespace {
 constexpr const char* kEventFiles[] = {"format", "hist", "hist.json", "hist_debug", "id", "trigger"};
 constexpr const char* kRootFiles[] = {"README",     "available_events", "error_log",      "synthetic_events",
                                      "trace",      "trace_pipe",       "trace_marker",   "snapshot",
-                                     "tracing_on", "current_tracer",   "available_tracers", "dynamic_events"};
+                                     "tracing_on", "current_tracer",   "available_tracers", "dynamic_events",
+                                     "set_event"};
 using catalog::kSynthSystem;
 
 // The synthetic system's directory holds histd's own events, and their
@@ -32,6 +33,10 @@ std::string read_text(const std::filesystem::path& p) {
   s << in.rdbuf();
   return s.str();
 }
+
+// ftrace's own events (trace_marker's ftrace:print) are always recorded:
+// tracefs gives them no enable file (TRACE_EVENT_FL_IGNORE_ENABLE).
+bool has_enable_file(const Node& event) { return catalog::event_source(event.system) != catalog::EventSource::Marker; }
 
 std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> parts;
@@ -102,7 +107,8 @@ std::string readme() {
 bool writable(const Node& n) {
   return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
          n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot" || n.file == "tracing_on" ||
-         n.file == "current_tracer" || n.file == "dynamic_events";
+         n.file == "current_tracer" || n.file == "dynamic_events" || n.file == "set_event" ||
+         n.file == "options/stacktrace";
 }
 
 mode_t node_mode(const Node& n, gid_t group) {
@@ -130,6 +136,15 @@ Node Namespace::resolve(std::string_view path) const {
       (parts[1] == "enable" || headers_.count(parts[1]))) {
     n.kind = Node::Kind::File;
     n.file = parts[1];
+    return n;
+  }
+  if (parts[0] == "options" && parts.size() <= 2) {
+    // The trace options histd has: stacktrace.
+    if (parts.size() == 1) n.kind = Node::Kind::OptionsDir;
+    if (parts.size() == 2 && parts[1] == "stacktrace") {
+      n.kind = Node::Kind::File;
+      n.file = "options/stacktrace";
+    }
     return n;
   }
   if (parts.size() == 1) {
@@ -167,7 +182,7 @@ Node Namespace::resolve(std::string_view path) const {
       n.kind = Node::Kind::File;
       n.file = f;
     }
-  if (parts[3] == "enable") {
+  if (parts[3] == "enable" && has_enable_file(n)) {
     n.kind = Node::Kind::File;
     n.file = "enable";
   }
@@ -180,12 +195,13 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
     case Node::Kind::Root:
       for (const char* f : kRootFiles) out.emplace_back(f);
       out.emplace_back("events");
+      out.emplace_back("options");
+      break;
+    case Node::Kind::OptionsDir:
+      out.emplace_back("stacktrace");
       break;
     case Node::Kind::EventsDir: {
-      std::set<std::string> names;
-      for (const auto& [sys, events] : systems_) names.insert(sys);
-      for (std::string& sys : engine_->catalog().live_systems()) names.insert(std::move(sys));
-      if (has_system(kSynthSystem)) names.insert(kSynthSystem);
+      const std::set<std::string> names = systems();
       out.assign(names.begin(), names.end());
       out.emplace_back("enable");
       for (const auto& [name, text] : headers_) out.push_back(name);
@@ -199,13 +215,21 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
     }
     case Node::Kind::EventDir:
       for (const char* f : kEventFiles) out.emplace_back(f);
-      out.emplace_back("enable");
+      if (has_enable_file(dir)) out.emplace_back("enable");
       break;
     case Node::Kind::None:
     case Node::Kind::File:
       break;
   }
   return out;
+}
+
+std::set<std::string> Namespace::systems() const {
+  std::set<std::string> names;
+  for (const auto& [sys, events] : systems_) names.insert(sys);
+  for (std::string& sys : engine_->catalog().live_systems()) names.insert(std::move(sys));
+  if (has_system(kSynthSystem)) names.insert(kSynthSystem);
+  return names;
 }
 
 // An event that still has triggers stays reachable, so that they can be
@@ -258,7 +282,7 @@ std::string Namespace::available_events() const {
 int Namespace::generate(const Node& n, const render::Options& options, std::string& out) const {
   engine::Engine& engine = *engine_;
   if (n.file == "enable") {
-    out = enable_state(engine, n);
+    out = enable_state(*this, n);
     return 0;
   }
   if (auto header = headers_.find(n.file); header != headers_.end()) {
@@ -276,6 +300,8 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
     else if (n.file == "snapshot") out = engine.read_snapshot(options.hide_kernel_addresses);
     else if (n.file == "dynamic_events") out = dynamic_events_text(engine);
     else if (n.file == "tracing_on") out = engine.tracing_on() ? "1\n" : "0\n";
+    else if (n.file == "set_event") out = set_event_text(engine);
+    else if (n.file == "options/stacktrace") out = engine.stacktrace_option() ? "1\n" : "0\n";
     // histd traces events, not functions: the kernel's nop tracer is the one it has.
     else if (n.file == "current_tracer" || n.file == "available_tracers") out = "nop\n";
     return 0;

@@ -1,9 +1,10 @@
 // What the tree's paths name, and what its files hold:
 //   /README available_events error_log synthetic_events trace trace_pipe
 //    trace_marker snapshot tracing_on current_tracer available_tracers
-//    dynamic_events
+//    dynamic_events set_event
 //   /events/<system>/<event>/{format,hist,hist.json,hist_debug,id,trigger}
 //   /events/enable, /events/<system>/enable, /events/<system>/<event>/enable
+//   /options/stacktrace
 #pragma once
 
 #include <sys/stat.h>
@@ -21,7 +22,7 @@
 namespace histd::fs {
 
 struct Node {
-  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, File };
+  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, OptionsDir, File };
   Kind kind = Kind::None;
   std::string system;
   std::string event;
@@ -54,11 +55,13 @@ class Namespace {
   int generate(const Node& n, const render::Options& options, std::string& out) const;
 
   engine::Engine& engine() const { return *engine_; }
+  // The systems of events/ (synthetic with its events), and a system's events.
+  std::set<std::string> systems() const;
+  std::set<std::string> events_of(const std::string& system) const;
 
  private:
   bool has_system(const std::string& system) const;
   bool has_event(const std::string& system, const std::string& event) const;
-  std::set<std::string> events_of(const std::string& system) const;
   std::set<std::string> engine_events_of(const std::string& system) const;
   std::string available_events() const;
 

@@ -117,7 +117,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   // Systems and events are directories; in the root only "events" is.
   const bool children_are_dirs = n.kind == Node::Kind::EventsDir || n.kind == Node::Kind::SystemDir;
   for (std::string& name : ctx.ns.list(n)) {
-    const bool dir = children_are_dirs || (n.kind == Node::Kind::Root && name == "events");
+    const bool dir = children_are_dirs || (n.kind == Node::Kind::Root && (name == "events" || name == "options"));
     listing->entries.emplace_back(std::move(name), dir);
   }
   fi->fh = reinterpret_cast<uint64_t>(listing.release());

@@ -141,12 +141,10 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
     return size;
   }
   if (n.file == "snapshot") {
-    // As tracefs: 0 frees and any number above 1 clears it (both empty it
-    // here); 1 is a manual snapshot histd does not take.
+    // As tracefs: 0 frees it, 1 takes a snapshot, any other number clears it.
     auto v = parse_control_number(data);
     if (!v) return -v.error();
-    if (*v == 1) return -EINVAL;
-    engine.clear_snapshot();
+    engine.write_snapshot(*v);
     return size;
   }
   if (n.file == "tracing_on") {
@@ -164,8 +162,18 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
   if (n.file == "enable") {
     auto v = parse_enable(data);
     if (!v) return -v.error();
-    const int rc = write_enable(engine, n, *v);
+    const int rc = write_enable(ctx.ns, n, *v);
     return rc < 0 ? rc : size;
+  }
+  if (n.file == "set_event") {
+    const int rc = write_set_event(ctx.ns, data);
+    return rc < 0 ? rc : size;
+  }
+  if (n.file == "options/stacktrace") {
+    auto v = parse_enable(data);
+    if (!v) return -v.error();
+    engine.set_stacktrace_option(*v);
+    return size;
   }
   if (n.file == "trace_marker") {
     auto r = engine.write_marker(data, static_cast<uint32_t>(pid), comm_of(pid));
@@ -250,6 +258,7 @@ int truncate_file(Tree::Context& ctx, const Node& n) {
     auto r = engine.truncate_synthetic();
     return r ? 0 : -r.error().error.err;
   }
+  if (n.file == "set_event") return clear_set_event(ctx.ns);
   if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot, tracing_on, ...: nothing to drop
   auto r = engine.truncate_triggers(n.system, n.event);
   return r ? 0 : -r.error().error.err;

@@ -54,12 +54,15 @@ inline constexpr const char* kRingMap = "histd_ring";
 // What the ring had no room for, per CPU (HISTD_LOST_*).
 inline constexpr const char* kLostMap = "histd_lost";
 
-// An enable_hist/disable_hist trigger: when it fires (filter, count), it
-// sets the paused flag of every hist trigger of its target.
-struct EnableInput {
+// A control trigger (parse::ControlTrigger): when it fires (filter, count)
+// it pauses or continues `target_slots` (enable_hist/disable_hist: the
+// target's hist triggers; enable_event/disable_event: the target's record
+// slot), turns tracing on or off, asks histd for a snapshot, or sends the
+// kernel stack.
+struct ControlInput {
+  parse::ControlTrigger::Kind kind = parse::ControlTrigger::Kind::EnableHist;
   const plan::TypedFilter* filter = nullptr;  // none: always
   uint32_t control_slot = 0;                  // holds its remaining count
-  bool enable = true;
   std::vector<uint32_t> target_slots;
 };
 
@@ -68,7 +71,7 @@ struct EnableInput {
 // Its triggers' depth is one more than the deepest trigger generating it.
 struct InlinedEvent {
   std::vector<TriggerInput> triggers;
-  std::vector<EnableInput> enables;
+  std::vector<ControlInput> controls;
 };
 
 // How the dispatcher enters the unit's event program: from the classic
@@ -81,11 +84,33 @@ struct EventEntry {
   uint32_t syscall_args = 0;  // SyscallEnter: argument registers in the record
 };
 
+// An event whose records go to the trace buffer (its `enable` file is 1):
+// before its triggers run, the program copies each record to the ring
+// (HISTD_NOTICE_RECORD), as long as the fixed part and the data of its
+// __data_loc / __rel_loc fields, which follow it.
+struct RecordInput {
+  uint32_t id = 0;          // the event's common_type
+  uint32_t slot = 0;        // control slot: paused while not enabled (enable_event/disable_event flip it)
+  uint32_t fixed_size = 0;  // up to the end of its last field
+  struct Dynamic {
+    uint32_t offset = 0;    // of the u32 location word
+    bool relative = false;  // __rel_loc: from the end of the word, not the record
+  };
+  std::vector<Dynamic> dynamic;
+};
+
+// The per-CPU buffers a recording unit copies its records through, and a
+// unit sending kernel stacks its stacks.
+inline constexpr const char* kRecordBufferMap = "histd_recbuf";
+inline constexpr const char* kStackBufferMap = "histd_stkbuf";
+
 // All triggers of one event, in order, then those of the synthetic events
 // inlined into it: hist trigger n (counting the inlined ones after the
-// event's own) has table map tbl<n> and stats map st<n>.
+// event's own) has table map tbl<n> and stats map st<n>. `record`: the
+// event's records are traced too.
 std::string generate_event_unit(const std::vector<TriggerInput>& triggers,
-                                const std::vector<EnableInput>& enables = {},
-                                const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {});
+                                const std::vector<ControlInput>& enables = {},
+                                const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {},
+                                const RecordInput* record = nullptr);
 
 }  // namespace histd::codegen

@@ -25,6 +25,7 @@
 
 #include "histd/diagnostic.h"
 #include "histd/pipeline.h"
+#include "histd/printfmt.h"
 #include "histd/readout.h"
 #include "histd/registry.h"
 #include "histd/result.h"
@@ -74,6 +75,14 @@ struct RingLost {
   uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
 };
 
+// An event's enable file: whether its records go to the trace buffer now,
+// and whether an enable_event/disable_event trigger turns it on and off
+// (the kernel's soft mode, shown with a '*').
+struct EventEnableState {
+  bool on = false;
+  bool soft = false;
+};
+
 // One event's tables as they were when the engine's lock was held, each
 // with fds of its own (a trigger removed meanwhile closes its own): read
 // after the lock by read_tables(), so that a command never waits for a big
@@ -93,7 +102,7 @@ class TableReads {
 };
 Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
 
-struct EnableTrigger;
+struct ControlTrigger;
 struct EventState;
 class RingPasses;
 struct SynthState;
@@ -127,7 +136,7 @@ class Deployer {
   bool paused(uint64_t uid) const;
   // An enable_hist/disable_hist as its event's trigger file lists it, with
   // the count its control word has left.
-  std::string enable_line(const catalog::EventId& event, const parse::EnableHistCommand& cmd) const;
+  std::string control_line(const catalog::EventId& event, const parse::ControlTrigger& cmd) const;
   // Trigger `uid`'s maps: memory by the formula, the named table it
   // shares, the kernel's map ids.
   void add_maps(uint64_t uid, readout::TriggerInfo& info) const;
@@ -143,6 +152,7 @@ class Deployer {
   // bits above what those reach.
   uint64_t activity(const catalog::EventId& event) const;
   std::vector<EventMissed> missed() const;
+  EventEnableState enable_state(const catalog::EventId& event) const;
   // The generated BPF C of the event's program as loaded ("" without one).
   std::string source(const catalog::EventId& event) const;
   // Runs one record through the event's loaded program (the raw_tp test
@@ -163,10 +173,18 @@ class Deployer {
   void clear_trace();
   std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
                                            bool hide_kernel_addresses);
+  // The snapshot file: its lines, or while it has none the kernel's help
+  // with whether a snapshot buffer is allocated (a snapshot trigger, or a
+  // snapshot taken, allocates it; `echo 0 > snapshot` frees it).
   std::string read_snapshot(bool hide_kernel_addresses);
-  void clear_snapshot();
+  void clear_snapshot();      // echo 2 (any number but 0 and 1) > snapshot
+  void free_snapshot();       // echo 0 > snapshot
+  void take_snapshot_now();   // echo 1 > snapshot: the buffers swap
   bool tracing_on() const;
   void set_tracing_on(bool on);
+  // options/stacktrace: every recorded event followed by the kernel stack.
+  bool stacktrace_option() const;
+  void set_stacktrace_option(bool on);
   // A trace_marker write by task `pid` (`comm`): its trace line, and its
   // ftrace:print record through that event's program. EBADF while
   // tracing_on is 0, as the kernel.
@@ -205,24 +223,37 @@ class Deployer {
   CommandResult deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command);
   CommandResult control_trigger(EventState& ev, const registry::Change& c);
   CommandResult truncate_event(EventState& ev);
-  CommandResult deploy_enable(EventState& ev, const registry::EnableTrigger& e);
+  CommandResult deploy_control(EventState& ev, const registry::ControlTrigger& e);
   CommandResult define_synth(const registry::Synthetic& s);
   void remove_synth(const std::string& name);
   CommandResult enable_synth(const std::string& name, bool on);
+  // A kernel event's enable file: its records to the trace buffer, or no
+  // longer. Recording starts when it is enabled or an enable_event/
+  // disable_event targets it, and stops when neither holds.
+  CommandResult record_event(EventState& ev, bool on);
+  Status start_recording(EventState& ev);
+  void stop_recording(EventState& ev);
+  // An enable_event/disable_event's hold on its target's recording, and the
+  // release of a control trigger (its slot, that hold).
+  Status hold_target(const ControlTrigger& e);
+  void release_control(ControlTrigger& e);
+  // Teaches the printer `ev`'s format (and, the first time, the kernel's
+  // enums and printk strings): records of it can then be printed.
+  Status learn_format(const EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   Status remove_trigger(EventState& ev, Trigger* going);
   // Releases a trigger whose program could not be rebuilt without it.
   void drop_trigger(EventState& ev, Trigger* going);
-  CommandResult remove_enable(EventState& ev, EnableTrigger* going);
-  std::vector<EnableTrigger*> enables_of(EventState& ev);
+  CommandResult remove_control(EventState& ev, ControlTrigger* going);
+  std::vector<ControlTrigger*> controls_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
-  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<EnableTrigger*>& enables);
+  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<ControlTrigger*>& enables);
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
   // after its set of hist triggers changed.
   void refresh_enablers_of(const EventState& target);
   // rebuild()'s steps (rebuild.cpp): the parts, read from the state; their maps; the swap.
   pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                   const std::vector<EnableTrigger*>& enables, bool attaches) const;
+                                   const std::vector<ControlTrigger*>& enables, bool attaches) const;
   Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
   Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>);
   Status set_paused(uint32_t slot, bool paused);
@@ -282,8 +313,12 @@ class Deployer {
   symbols::SystemResolver resolver_;
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
+  // Prints enabled kernel events' records as the kernel's trace does; made
+  // when the first event is enabled (reading BTF and kallsyms takes time).
+  std::unique_ptr<printfmt::Printer> printer_;
   std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
   std::atomic<uint64_t> delivered_{0};
+  std::atomic<bool> snapshot_allocated_{false};
   std::atomic<bool> stop_consumer_{false};
   std::thread consumer_;
 };

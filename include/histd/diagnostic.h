@@ -105,6 +105,7 @@ struct Span {
   X(TooManyKeys, "too many keys (max 3)")                                                         \
   X(TooManyVals, "too many values (max 2 besides hitcount)")                                      \
   X(InvalidSize, "size must be a number from 1 to 131072")                                        \
+  X(InvalidCount, "a trigger's count must be a number")                                          \
   X(UnknownToken, "unknown hist trigger attribute")                                               \
   X(UnknownCommand, "unknown trigger command")                                                    \
   X(EmptyCommand, "empty command")                                                                \

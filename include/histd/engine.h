@@ -192,8 +192,19 @@ class Engine {
   std::vector<synth::SynthDefinition> synthetic_events();
   std::vector<std::string> synthetic_names();
   // events/synthetic/<name>/enable: whether the event's records are traced.
+  // Any event's enable file: its records go to the trace buffer (a kernel
+  // event's program then copies each record to histd; a synthetic event's
+  // generating programs do). Saved, like a command.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
   bool enabled(const std::string& system, const std::string& event);
+  // The events enabled (set_event lists them): kernel events, then synthetic.
+  std::vector<catalog::EventId> enabled_events();
+  // An event's enable file as it reads now: enable_event/disable_event
+  // triggers turn a kernel event's recording on and off from BPF.
+  deploy::EventEnableState enable_state(const std::string& system, const std::string& event);
+  // options/stacktrace: every recorded event followed by the kernel stack.
+  bool stacktrace_option() const { return deployer_->stacktrace_option(); }
+  void set_stacktrace_option(bool on) { deployer_->set_stacktrace_option(on); }
   // The trace buffer's text, with every record committed before the read
   // (RingPasses); lines formatted on arrival for both kinds of reader
   // (`hide_kernel_addresses`: those who may not see kernel addresses).
@@ -205,6 +216,9 @@ class Engine {
   // The snapshot buffer (as read_trace).
   std::string read_snapshot(bool hide_kernel_addresses = false);
   void clear_snapshot();
+  // A number written to the snapshot file: 0 frees the snapshot buffer, 1
+  // takes a snapshot (the buffers swap), any other clears it.
+  void write_snapshot(uint64_t value);
   // trace_pipe: waits up to `timeout` for lines and takes them out.
   std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
                                            bool hide_kernel_addresses = false);
@@ -299,7 +313,7 @@ class Engine {
   void begin_command(const catalog::EventId& ev);
   // A trigger as the listings show it (without its maps).
   TriggerInfo trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const;
-  TriggerInfo enable_info(const catalog::EventId& ev, const registry::EnableTrigger& e) const;
+  TriggerInfo control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const;
   // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
   std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
   // The state file. A change first reserves room for the state it will
@@ -323,7 +337,7 @@ class Engine {
   bool may_sweep_pins() const;
   // `config`: a definition the configuration directory declares.
   CommandResult write_synthetic_locked(std::string_view text, bool config = false);
-  CommandResult set_enabled_locked(const std::string& event, bool on);
+  CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
   // compiler, the verifier, the kernel, the state directory) is logged to

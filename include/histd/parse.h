@@ -190,12 +190,24 @@ struct HistCommand {
   friend bool operator==(const HistCommand&, const HistCommand&) = default;
 };
 
-// enable_hist:<system>:<event>[:count] [if <filter>] and disable_hist:...
+// Every trigger command besides hist, as the kernel's event triggers
+// (Documentation/trace/events.rst, 6.2): each fires on its event, under its
+// filter, at most `count` times, and controls tracing —
+//   traceon[:count] [if <filter>]        tracing_on to 1
+//   traceoff[:count] [if <filter>]       tracing_on to 0
+//   snapshot[:count] [if <filter>]       the trace buffer swapped with snapshot
+//   stacktrace[:count] [if <filter>]     the kernel stack into the trace buffer
+//   enable_event:<system>:<event>[:count] [if <filter>]   that event recorded
+//   disable_event:<system>:<event>[:count] [if <filter>]  ... or no longer
+//   enable_hist:<system>:<event>[:count] [if <filter>]    its hist triggers continued
+//   disable_hist:<system>:<event>[:count] [if <filter>]   ... or paused
 // The logged command is the text without a leading '!'.
-struct EnableHistCommand {
+struct ControlTrigger {
+  enum class Kind { TraceOn, TraceOff, Snapshot, Stacktrace, EnableEvent, DisableEvent, EnableHist, DisableHist };
+  Kind kind = Kind::EnableHist;
   bool remove = false;
-  bool enable = true;  // enable_hist, or disable_hist
   std::string command;
+  // The *_event and *_hist kinds' target.
   std::string system;
   Span system_span;
   std::string event;
@@ -203,11 +215,27 @@ struct EnableHistCommand {
   std::optional<uint64_t> count;  // absent: unlimited
   Span count_span;
   std::optional<Filter> filter;
-  friend bool operator==(const EnableHistCommand&, const EnableHistCommand&) = default;
+  // As written and listed: "traceon", "enable_event", ...
+  std::string_view name() const;
+  bool has_target() const { return kind >= Kind::EnableEvent; }
+  bool targets_hist() const { return kind == Kind::EnableHist || kind == Kind::DisableHist; }
+  // traceon, enable_event, enable_hist: it turns something on.
+  bool enables() const { return kind == Kind::TraceOn || kind == Kind::EnableEvent || kind == Kind::EnableHist; }
+  // One of a kind per event (per target for the *_event and *_hist kinds),
+  // as the kernel's trigger types: traceon and traceoff are one type,
+  // enable_event and disable_event another, enable_hist and disable_hist a
+  // third. A second is EEXIST; '!' removes whichever is there.
+  bool same_type(const ControlTrigger& o) const;
+  friend bool operator==(const ControlTrigger&, const ControlTrigger&) = default;
 };
 
 // Everything a trigger file accepts.
-using TriggerCommand = std::variant<HistCommand, EnableHistCommand>;
+using TriggerCommand = std::variant<HistCommand, ControlTrigger>;
+// The names of the control triggers, as the kernel's trigger file lists
+// them under "# Available triggers:" (hist follows them there).
+inline constexpr const char* kControlTriggerNames[] = {"traceon",      "traceoff",      "snapshot",
+                                                       "stacktrace",   "enable_event",  "disable_event",
+                                                       "enable_hist",  "disable_hist"};
 
 // A command must be shorter than this: tracefs takes at most a page per
 // write(2), and the socket and `histctl check` take the same.
@@ -218,8 +246,8 @@ inline constexpr size_t kMaxCommandBytes = 4096;
 // a listed line names a trigger to remove: those take up to this.
 inline constexpr size_t kMaxPrintedCommandBytes = 16 * kMaxCommandBytes;
 
-// Parses "[!]enable_hist:..." / "[!]disable_hist:...".
-Result<EnableHistCommand, Diagnostic> parse_enable_hist(std::string_view line,
+// Parses "[!]traceon...", "[!]enable_hist:...", ... (ControlTrigger).
+Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line,
                                                         size_t max_bytes = kMaxCommandBytes);
 
 // Parses one line written to a trigger file (trailing newline and

@@ -52,7 +52,7 @@ struct EventTriggers {
     uint32_t control_slot = 0;  // index into the engine's control array
   };
   std::vector<Hist> hist;                     // in creation order
-  std::vector<codegen::EnableInput> enables;  // newest first, as the kernel lists them
+  std::vector<codegen::ControlInput> controls;  // newest first, as the kernel lists them
 };
 
 // A synthetic event triggers may generate: where its records go, and its
@@ -73,6 +73,8 @@ struct EventParts {
   EventTriggers own;
   std::map<std::string, SynthSink> synths;
   std::optional<catalog::SyscallEvent> syscall;
+  // The event is enabled: its records go to the trace buffer (record_input).
+  std::optional<codegen::RecordInput> record;
 };
 
 // The same, resolved for codegen: each trigger with its control slot and
@@ -81,9 +83,10 @@ struct EventParts {
 // depth, and the entry.
 struct EventUnit {
   std::vector<codegen::TriggerInput> triggers;
-  std::vector<codegen::EnableInput> enables;
+  std::vector<codegen::ControlInput> controls;
   std::vector<codegen::InlinedEvent> inlined;
   codegen::EventEntry entry;
+  std::optional<codegen::RecordInput> record;
   // Every hist trigger's plan by its number in the unit (its maps are
   // tbl<n>, st<n>, ...): the event's own, then the inlined events'.
   std::vector<const plan::HistPlan*> numbered() const;
@@ -92,6 +95,10 @@ struct EventUnit {
 // Resolves `parts`; fails (E2BIG) when a chain of synthetic events runs
 // deeper than the BPF side has buffers for (HISTD_MAX_DEPTH).
 Expected<EventUnit> event_unit(const EventParts& parts);
+
+// How an enabled event's program records it: its id, fixed size and
+// dynamic fields, from its format.
+codegen::RecordInput record_input(const catalog::EventFormat& format);
 
 // The entry histd attaches `format`'s program through: with --raw-syscalls
 // (`raw_syscalls`), the raw sys_enter / sys_exit tracepoint for a syscall

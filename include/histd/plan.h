@@ -44,8 +44,7 @@ struct FieldAccess {
   friend bool operator==(const FieldAccess&, const FieldAccess&) = default;
 };
 
-// How a key's stored value is derived from the field's value; each
-// modifier's is in its row of modifier::modifiers().
+// How a key's stored value is derived from the field's (modifier::modifiers()).
 using modifier::KeyTransform;
 
 struct KeyField {
@@ -90,9 +89,10 @@ struct TypedExpr {
   bool is_signed = false;
   bool usecs = false;      // carries common_timestamp.usecs units
   bool timestamp = false;  // reads common_timestamp
-  bool is_string = false;  // a string field: `string_field` says where
-  bool is_stack = false;   // common_stacktrace, for a long[] synthetic field
+  bool is_string = false;  // a string field (`string_field` says where), or a string variable's value
+  bool is_stack = false;   // common_stacktrace, or a stack variable's value
   FieldAccess string_field;
+  int blob_ref = -1;  // a string or stack variable's value: its reference in the plan's refs
   bool is_constant() const { return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant; }
   friend bool operator==(const TypedExpr&, const TypedExpr&) = default;
 };
@@ -114,17 +114,21 @@ struct ValField {
 // ---- inter-event -------------------------------------------------------------
 
 // A variable of this trigger: one u64 slot per table entry, in the shared
-// variable map keyed like the table.
+// variable map keyed like the table; a string or stack variable also has
+// bytes of its own after every slot (docs/design.md, "Variable records").
+inline constexpr uint32_t kStringVarSize = 256;  // the kernel's STR_VAR_LEN_MAX
+inline constexpr uint32_t kStackVarSize = 256;   // a frame count and 31 frames, as histd's long[] fields
 struct Variable {
   std::string name;
   TypedExpr expr;
   uint32_t slot = 0;  // u64 index in the entry's variable record (after the set mask)
+  uint32_t blob_offset = 0;  // bytes into the record of a string or stack variable's bytes
+  uint32_t blob_size = 0;    // 0: a number
   friend bool operator==(const Variable&, const Variable&) = default;
 };
 
-// A $reference. Another trigger's variable is looked up in its owner's
-// variable map with this event's key; this trigger's own is read after the
-// entry update.
+// A $reference: another trigger's variable, looked up in its owner's
+// variable map with this event's key, or this trigger's own.
 struct VarRef {
   std::string system;  // the owner's event
   std::string event;
@@ -136,6 +140,8 @@ struct VarRef {
   uint32_t owner_record_size = 0;  // bytes of the owner's variable record
   uint32_t owner_record_offset = 0;  // where it starts in the owner's map value
   bool read_once = false;       // an operand of an expression: consumed when read
+  uint32_t blob_offset = 0;     // a string or stack variable's bytes in the owner's record
+  uint32_t blob_size = 0;       // 0: a number
   friend bool operator==(const VarRef&, const VarRef&) = default;
 };
 
@@ -154,6 +160,8 @@ struct RegisteredVar {
   uint32_t key_size = 0;
   uint32_t record_size = 0;
   uint32_t record_offset = 0;  // in the owner's map value (HistPlan::record_offset)
+  uint32_t blob_offset = 0;    // Variable::blob_offset, blob_size
+  uint32_t blob_size = 0;
   TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 
@@ -161,15 +169,12 @@ struct RegisteredVar {
 enum class TableMap {
   // A per-CPU hash keyed by the key struct, max_entries entries.
   PerCpuHash,
-  // A lone .log2 key has only 65 possible values (histd_log2: 0..64): a
-  // per-CPU array indexed by it, an entry being a slot with a hitcount. An
-  // array lookup is a bounds check and an add, where a hash lookup hashes
-  // and compares the key (bench: log2 1.5x the hand-written array before).
+  // A lone .log2 key (65 possible values): a per-CPU array indexed by it; a
+  // bounds check and an add instead of a hash lookup (bench: 1.5x before).
   Log2Slots,
   // A hash shared by all CPUs, values added atomically: a table that as a
-  // per-CPU hash would take more than TablePolicy::percpu_limit bytes. Every CPU that updates an entry moves
-  // its cache line (bench/shared.sh: 2.4x the per-CPU cost with 2 CPUs on
-  // one key), so it is the exception, for many CPUs x big tables.
+  // per-CPU hash would take more than TablePolicy::percpu_limit bytes (every
+  // update moves a cache line: bench/shared.sh, 2.4x the per-CPU cost).
   SharedHash,
   // A trigger with variables (or onmax/onchange tracking) keeps each entry's
   // variable record after its values, in one hash shared by all CPUs (the
@@ -187,9 +192,8 @@ enum class TableMap {
 // "Hot slots".
 inline constexpr uint32_t kHotSlotsMax = 256;
 inline constexpr uint32_t kHotKeyMax = 64;  // bytes: longer keys cost more to compare than they save
-// A slot's standing: a claim starts at kHotStart, every hit of the resident
-// adds one (up to kHotMax), every other key's event there takes one; at 0
-// the slot goes to that key.
+// A slot's standing: a claim starts at kHotStart, a hit of the resident adds
+// one (up to kHotMax), another key's event takes one; at 0 that key wins it.
 inline constexpr uint32_t kHotStart = 2;
 inline constexpr uint32_t kHotMax = 8;
 
@@ -257,11 +261,9 @@ struct GlobAtom {
 };
 
 // A string comparison compiled for BPF: the pattern split at '*' into
-// fixed-length segments. An exact match is one segment and no stars. The
-// string matches when the first segment matches at its start (unless
-// leading_star), the last at its end (unless trailing_star), and the others
-// in order in between (leftmost first, which is exact for fixed-length
-// segments).
+// fixed-length segments (an exact match: one, no stars), matched first at
+// the start (unless leading_star), last at the end (unless trailing_star),
+// the others in order between (leftmost first: exact for fixed lengths).
 struct StringMatch {
   std::vector<std::vector<GlobAtom>> segments;
   bool leading_star = false;

@@ -71,10 +71,12 @@ class Printer {
   // What follows the line header in the kernel's trace for a record
   // (common fields first) of an event added before: "<event>: <fields>",
   // or a system call's own form. ENOENT for an event it does not know.
-  Expected<std::string> line_text(std::span<const uint8_t> record) const;
+  // `hide_kernel_addresses`: for a reader who may not see them, a %px
+  // address and one no symbol names are hashed as %p's are.
+  Expected<std::string> line_text(std::span<const uint8_t> record, bool hide_kernel_addresses = false) const;
 
  private:
-  std::string replace_tags(std::string text) const;
+  std::string replace_tags(std::string text, bool hide_kernel_addresses) const;
   std::string pointer_hash(uint64_t addr) const;
 
   std::unique_ptr<tep_handle, void (*)(tep_handle*)> tep_;

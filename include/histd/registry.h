@@ -45,17 +45,17 @@ struct HistTrigger {
   friend bool operator==(const HistTrigger&, const HistTrigger&) = default;
 };
 
-struct EnableTrigger {
-  parse::EnableHistCommand cmd;
+struct ControlTrigger {
+  parse::ControlTrigger cmd;
   std::optional<plan::TypedFilter> filter;
   std::string config;
-  friend bool operator==(const EnableTrigger&, const EnableTrigger&) = default;
+  friend bool operator==(const ControlTrigger&, const ControlTrigger&) = default;
 };
 
 struct EventTriggers {
   std::vector<HistTrigger> hist;        // in creation order
-  std::vector<EnableTrigger> enables;   // newest first, as the kernel lists them
-  bool empty() const { return hist.empty() && enables.empty(); }
+  std::vector<ControlTrigger> controls;  // newest first, as the kernel lists them
+  bool empty() const { return hist.empty() && controls.empty(); }
   friend bool operator==(const EventTriggers&, const EventTriggers&) = default;
 };
 
@@ -90,12 +90,12 @@ struct TriggerTruncate {
   catalog::EventId event;
 };
 // Removing one trigger by what it is (a listed line, the configuration's
-// own): hist trigger `uid`, or the enable/disable_hist `enable` names.
+// own): hist trigger `uid`, or the control trigger of `control`'s type.
 // `command` is what a refusal logs: the trigger's printed line.
 struct TriggerRemove {
   catalog::EventId event;
   uint64_t uid = 0;
-  std::optional<parse::EnableHistCommand> enable;
+  std::optional<parse::ControlTrigger> control;
   std::string command;
 };
 // One line of a synthetic_events write (the lines before a failing one stay
@@ -111,6 +111,12 @@ struct SynthEnable {
   std::string name;
   bool on = false;
 };
+// events/<system>/<event>/enable or set_event for a kernel event: whether
+// its records go to the trace buffer (a synthetic event's is SynthEnable).
+struct EventEnable {
+  catalog::EventId event;
+  bool on = false;
+};
 // What a user's command cannot say of a trigger: a restored one's pause
 // flag as saved, a declared one's pause flag and words (a reworded
 // declaration of the same trigger keeps it and its counts).
@@ -119,8 +125,8 @@ struct TriggerMark {
   bool paused = false;
   std::string config;
 };
-using Command =
-    std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable, TriggerMark>;
+using Command = std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable,
+                             TriggerMark, EventEnable>;
 
 // One thing the deployer must carry out, in order.
 struct Change {
@@ -131,17 +137,19 @@ struct Change {
     TriggerContinued,  // event, uid
     TriggerCleared,    // event, uid
     EventTruncated,    // event: every hist and enable trigger of it, at once
-    EnableAdded,       // event, enable (its identity)
-    EnableRemoved,     // event, enable
+    ControlAdded,      // event, control (its identity)
+    ControlRemoved,    // event, control
     SynthDefined,      // synth
     SynthRemoved,      // synth
     SynthEnabled,      // synth
     SynthDisabled,     // synth
+    EventEnabled,      // event: a kernel event's records go to the trace buffer
+    EventDisabled,     // event
   };
   Kind kind = Kind::TriggerAdded;
   catalog::EventId event;
   uint64_t uid = 0;
-  std::optional<parse::EnableHistCommand> enable;
+  std::optional<parse::ControlTrigger> control;
   std::string synth;
   // What the deployer reports a failure of this change with: the logged
   // command that made it (a field variable's own), and for a field
@@ -181,6 +189,8 @@ class Registry {
   const std::map<catalog::EventId, EventTriggers>& events() const { return events_; }
   const EventTriggers* triggers(const catalog::EventId& event) const;
   const std::map<std::string, Synthetic>& synthetics() const { return synths_; }
+  // The kernel events whose records go to the trace buffer.
+  const std::set<catalog::EventId>& enabled_events() const { return enabled_; }
   // The trigger with this uid and its event (nullptr: none).
   std::pair<const catalog::EventId*, const HistTrigger*> find(uint64_t uid) const;
   // What planning a trigger consults: the variables, the synthetic events.
@@ -219,6 +229,7 @@ class Registry {
   std::map<catalog::EventId, EventTriggers> events_;
   std::map<std::string, plan::HistPlan> named_;  // named tables' layouts, while used
   std::map<std::string, Synthetic> synths_;
+  std::set<catalog::EventId> enabled_;
   uint64_t next_uid_ = 1;
   uint32_t next_synth_id_ = 0xf000;
 };
@@ -233,9 +244,11 @@ struct Applied {
 // (hist or enable_hist/disable_hist), or a synthetic event's enable state.
 // A restart applies them in order, as commands.
 struct SavedEntry {
-  enum class Kind { Synthetic, Trigger, Enabled };
+  // Enabled: a synthetic event's enable state; EventEnabled: a kernel event's.
+  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled };
   Kind kind = Kind::Trigger;
-  std::string event;    // "system:event" (Trigger), the synthetic event's name (Enabled)
+  // "system:event" (Trigger, EventEnabled), the synthetic event's name (Enabled)
+  std::string event;
   std::string command;  // the saved line
   bool paused = false;
   uint64_t missed_base = 0;  // where its Missed count starts, as saved
@@ -254,12 +267,13 @@ struct KernelFacts {
   std::function<bool(uint64_t uid)> paused;          // the control word's flag (BPF flips it too)
   std::function<uint64_t(uint64_t uid)> missed_base;  // on the event's pinned counter
   // An enable_hist/disable_hist with the count it has left.
-  std::function<std::string(const catalog::EventId&, const EnableTrigger&)> enable_line;
+  std::function<std::string(const catalog::EventId&, const ControlTrigger&)> control_line;
 };
 
 // The state file's text (JSON, version 1): the synthetic events, the hist
 // triggers in creation order (a trigger's $references need their owners
-// first), the enable triggers oldest first, the enabled synthetic events;
+// first), the enable triggers oldest first, the enabled synthetic and
+// kernel events;
 // then `kept` — entries saved before that did not restore — as they were
 // saved, in their order.
 std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept);

@@ -67,9 +67,10 @@ class SystemResolver : public render::Resolver {
   std::string symbol_offset(uint64_t addr) const override;
   std::string syscall_name(uint64_t nr) const override;
   bool is_tracing_frame(uint64_t addr) const override;
+  // The kernel's symbols (/proc/kallsyms), read on first use.
+  const KernelSymbols& kallsyms() const;
 
  private:
-  const KernelSymbols& kallsyms() const;
   mutable std::once_flag loaded_;
   mutable KernelSymbols kallsyms_;
 };

@@ -32,6 +32,23 @@ struct LineHeader {
 // the kernel's default trace line (comm right-aligned in 16, pid left in 7,
 // cpu in 3 digits, flags as five '.', timestamp %5lu.%06lu).
 std::string format_line(const LineHeader& h, std::string_view event, std::string_view body);
+// The same with what follows the prefix as one text ("<event>: <body>", or
+// a system call's "sys_read(fd: 3, ...)"): printfmt::Printer::line_text.
+std::string format_line(const LineHeader& h, std::string_view text);
+
+// What an empty snapshot file shows after its "# tracer:" lines: whether a
+// snapshot buffer is allocated, and the commands the file takes (the
+// kernel's print_snapshot_help()).
+std::string snapshot_help(bool allocated);
+
+// A kernel stack as the kernel's trace prints a stack trace entry (its
+// trace_stack_print()): "<stack trace>" and a " => <symbol>" line per
+// frame, innermost first, the symbol without its offset, an address no
+// symbol names as 0x%08lx (hidden as render::Options says); the leading
+// frames of the BPF machinery that took it are left out. Without the final
+// newline (format_line() adds it).
+std::string stack_trace_text(std::span<const uint64_t> frames, const render::Resolver* resolver,
+                             const render::Options& options = {});
 
 // The body the kernel's print_synth_event() prints for one record of a
 // synthetic event: what follows "<name>: " in the trace line, without the

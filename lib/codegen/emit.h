@@ -36,4 +36,13 @@ bool reads_common_pid(const plan::TypedFilter& f);
 std::string hot_hit(size_t i, const plan::HistPlan& p, const std::vector<std::string>& values);
 std::string hot_claim(size_t i, const plan::HistPlan& p);
 
+// What controls tracing (control_code.cpp): recording an enabled event (the
+// per-CPU buffer map, and record_event(ctx, rec, c) that sends the record
+// to the ring); control trigger i as control_<i>(ctx, rec, c) with its
+// filter's C expression (or ""); the per-CPU stack buffer map, which a
+// recording unit and one with a stacktrace trigger define.
+std::string emit_record(const RecordInput& r);
+std::string emit_control(size_t i, const ControlInput& in, const std::string& filter);
+std::string emit_stack_buffer();
+
 }  // namespace histd::codegen::detail

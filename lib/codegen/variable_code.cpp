@@ -86,6 +86,59 @@ std::string store_int(const std::string& base, uint32_t offset, uint32_t size, c
   return fmt::format("  *(__u64 *)({} + {}u) = (__u64)({}){};\n", base, offset, type, value);
 }
 
+// Where a string or stack variable's value is: its reference's bytes.
+std::string blob_source(const plan::TypedExpr& e, const plan::HistPlan& p) {
+  const plan::VarRef& r = p.refs.at(static_cast<size_t>(e.blob_ref));
+  // Its own variable: in its record, stored before the actions run.
+  if (r.self) return fmt::format("((const __u8 *)vr + {}u)", r.blob_offset);
+  return fmt::format("rb{}", e.blob_ref);
+}
+
+std::string emit_blob_store(const plan::Variable& v, const plan::HistPlan& p) {
+  const std::string dst = fmt::format("((char *)vr + {}u)", v.blob_offset);
+  std::string o = "  {\n    long n = 0;\n    (void)n;\n";
+  if (v.expr.blob_ref >= 0) {
+    // Another variable's value, copied whole.
+    o += fmt::format("    __builtin_memcpy({}, {}, {}u);\n", dst, blob_source(v.expr, p), v.blob_size);
+    if (v.expr.is_string) o += fmt::format("    vr->w[{}] = r{};\n", 1 + v.slot, v.expr.blob_ref);
+  } else if (v.expr.is_stack) {
+    // The stack at the event, as a synthetic long[] field keeps it: the
+    // frame count, then the frames.
+    o += fmt::format("    __builtin_memset({0}, 0, {1}u);\n"
+                     "    n = bpf_get_stack(ctx, {0} + 8, {2}u, 0);\n    if (n < 0)\n      n = 0;\n"
+                     "    *(__u64 *){0} = (__u64)n / 8;\n",
+                     dst, v.blob_size, v.blob_size - 8);
+  } else {
+    o += fmt::format("    __builtin_memset({}, 0, {}u);\n", dst, v.blob_size);
+    o += copy_string(v.expr.string_field, dst, v.blob_size);
+    o += fmt::format("    if (n < 0)\n      n = 0;\n    vr->w[{}] = (__u64)n;\n", 1 + v.slot);
+  }
+  return o + "  }\n";
+}
+
+// A string or stack variable as a synthetic event's field: its bytes
+// copied into the record (a static string's room, or the next 256-byte
+// dynamic area at `dyn` with the field's location word).
+std::string generate_blob_param(const plan::ActionParam& prm, const plan::HistPlan& p, uint32_t dyn) {
+  using Kind = synth::SynthField::Kind;
+  const synth::SynthField& f = prm.target;
+  const std::string src = blob_source(prm.value, p);
+  const plan::VarRef& r = p.refs.at(static_cast<size_t>(prm.value.blob_ref));
+  const std::string len = r.self ? fmt::format("((const __u64 *)vr)[{}]", 1 + r.slot) : fmt::format("r{}", prm.value.blob_ref);
+  if (f.kind == Kind::StaticString) {
+    const uint32_t room = std::min<uint32_t>(f.size, 256);
+    return fmt::format("  __builtin_memcpy(sb->rec + {}u, {}, {}u);\n  sb->rec[{}u] = 0;\n", f.offset, src, room,
+                       f.offset + room - 1);
+  }
+  std::string o = fmt::format("  __builtin_memcpy(sb->rec + {}u, {}, 256u);\n", dyn, src);
+  if (f.kind == Kind::Stack)  // the frame count, then the frames: (count + 1) words
+    o += fmt::format("  n = (long)((*(const __u64 *)(sb->rec + {0}u) & 31) + 1) * 8;\n", dyn);
+  else
+    o += fmt::format("  n = (long)({} & 0x1ff);\n  if (n > 256)\n    n = 256;\n", len);
+  o += fmt::format("  *(__u32 *)(sb->rec + {}u) = ((__u32)(n & 0xffff) << 16) | {}u;\n", f.offset, dyn);
+  return o;
+}
+
 // Builds the synthetic event of a Trace action, runs it through the
 // synthetic event's triggers inlined in this unit, and sends it to the ring
 // when the event is traced.
@@ -105,7 +158,10 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
   for (const plan::ActionParam& prm : a.params) {
     const synth::SynthField& f = prm.target;
     using Kind = synth::SynthField::Kind;
-    if (f.kind == Kind::StaticString && prm.value.is_string) {
+    if (prm.value.blob_ref >= 0) {
+      body += generate_blob_param(prm, p, dyn);
+      if (f.kind != Kind::StaticString) dyn += 256;
+    } else if (f.kind == Kind::StaticString && prm.value.is_string) {
       const uint32_t room = std::min<uint32_t>(f.size, 256);
       body += fmt::format("  __builtin_memset(sb->rec + {}u, 0, {}u);\n", f.offset, (room + 7) & ~7u);
       body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", f.offset), room);
@@ -186,7 +242,12 @@ std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
     if (r.self) continue;
     // The owner's table is looked up with this event's key, as the kernel
     // does: the key bytes, cut or zero-padded to the owner's key size.
-    o += fmt::format("  __u64 r{} = 0;\n  {{\n", k);
+    // A string or stack variable's value is its bytes in the owner's record
+    // (rb<k>), its slot the string's length.
+    if (r.blob_size) o += fmt::format("  const __u8 *rb{0} = 0;\n  (void)rb{0};\n", k);
+    o += fmt::format("  __u64 r{} = 0;\n", k);
+    if (r.blob_size) o += fmt::format("  (void)r{};\n", k);
+    o += "  {\n";
     if (r.owner_key_size == p.key_size) {
       o += fmt::format("    struct histd_xr{}_{} *x = bpf_map_lookup_elem(&{}, key);\n", i, k, ref_map_name(i, k));
     } else {
@@ -198,6 +259,7 @@ std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
     const uint64_t bit = uint64_t{1} << r.slot;
     o += fmt::format("    if (!x || !(x->w[0] & 0x{:x}ULL))\n      return;\n", bit);
     o += fmt::format("    r{} = x->w[{}];\n", k, 1 + r.slot);
+    if (r.blob_size) o += fmt::format("    rb{} = (const __u8 *)x->w + {}u;\n", k, r.blob_offset);
     if (r.read_once) o += fmt::format("    __sync_fetch_and_and(&x->w[0], ~0x{:x}ULL);\n", bit);
     o += "  }\n";
   }
@@ -206,7 +268,10 @@ std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
 
 std::string emit_var_values(const plan::HistPlan& p) {
   std::string o;
-  for (const plan::Variable& v : p.vars) o += fmt::format("  __u64 vv{} = {};\n", v.slot, expr_code(v.expr, p));
+  // A string or stack variable's bytes are copied into the record when it
+  // is stored (emit_blob_store); its slot holds a string's length.
+  for (const plan::Variable& v : p.vars)
+    if (!v.blob_size) o += fmt::format("  __u64 vv{} = {};\n", v.slot, expr_code(v.expr, p));
   return o;
 }
 
@@ -224,7 +289,10 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
   if (p.has_var_map()) {
     uint64_t mask = 0;
     for (const plan::Variable& v : p.vars) {
-      o += fmt::format("  vr->w[{}] = vv{};\n", 1 + v.slot, v.slot);
+      if (v.blob_size)
+        o += emit_blob_store(v, p);
+      else
+        o += fmt::format("  vr->w[{}] = vv{};\n", 1 + v.slot, v.slot);
       mask |= uint64_t{1} << v.slot;
     }
     if (mask) o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);

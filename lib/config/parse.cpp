@@ -79,15 +79,19 @@ Result<Declaration, Diagnostic> declare_hist(Declaration d, const parse::HistCom
   return d;
 }
 
-Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::EnableHistCommand& cmd) {
+Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::ControlTrigger& cmd) {
   if (cmd.remove)
     return unexpected(Diagnostic{ErrorCode::ConfigNotDeclaration, Span{0, 1}, cmd.command,
                                  "a removal: delete the line, and the reload removes the trigger"});
-  const std::string target = cmd.system + ":" + cmd.event;
-  // One enable (and one disable) per target and event, as in the kernel.
-  d.key = fmt::format("{} {}:{}", d.item.event, cmd.enable ? "enable_hist" : "disable_hist", target);
+  const std::string target = cmd.has_target() ? cmd.system + ":" + cmd.event : std::string();
+  // One of a type per event (and target), as in the kernel: traceon and
+  // traceoff are one type, the enable and disable of a target another.
+  std::string type(cmd.name());
+  if (type.starts_with("dis")) type = "en" + type.substr(3);
+  if (type == "traceoff") type = "traceon";
+  d.key = fmt::format("{} {}:{}", d.item.event, type, target);
   d.shape = cmd.command;
-  if (catalog::event_source(cmd.system) == catalog::EventSource::Synthetic) d.uses.push_back(target);
+  if (cmd.has_target() && catalog::event_source(cmd.system) == catalog::EventSource::Synthetic) d.uses.push_back(target);
   if (d.item.event.starts_with("synthetic:")) d.uses.push_back(d.item.event);
   return d;
 }
@@ -96,7 +100,7 @@ Result<Declaration, Diagnostic> declare_trigger(Declaration d) {
   auto parsed = parse::parse_trigger(d.item.text);
   if (!parsed) return unexpected(std::move(parsed).error());
   if (const auto* hist = std::get_if<parse::HistCommand>(&*parsed)) return declare_hist(std::move(d), *hist);
-  return declare_enable(std::move(d), std::get<parse::EnableHistCommand>(*parsed));
+  return declare_enable(std::move(d), std::get<parse::ControlTrigger>(*parsed));
 }
 
 Result<Declaration, Diagnostic> declare_synthetic(Declaration d) {

@@ -63,16 +63,15 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
       return control_trigger(target, c);
     case Change::Kind::EventTruncated:
       return truncate_event(target);
-    case Change::Kind::EnableAdded: {
+    case Change::Kind::ControlAdded: {
       const registry::EventTriggers* triggers = next.triggers(c.event);
-      auto e = std::find_if(triggers->enables.begin(), triggers->enables.end(),
-                            [&](const registry::EnableTrigger& x) { return x.cmd == *c.enable; });
-      return deploy_enable(target, *e);
+      auto e = std::find_if(triggers->controls.begin(), triggers->controls.end(),
+                            [&](const registry::ControlTrigger& x) { return x.cmd == *c.control; });
+      return deploy_control(target, *e);
     }
-    case Change::Kind::EnableRemoved:
-      for (const auto& e : target.enables)
-        if (e->cmd.enable == c.enable->enable && e->cmd.system == c.enable->system && e->cmd.event == c.enable->event)
-          return remove_enable(target, e.get());
+    case Change::Kind::ControlRemoved:
+      for (const auto& e : target.controls)
+        if (e->cmd.same_type(*c.control)) return remove_control(target, e.get());
       return Unit{};
     case Change::Kind::SynthDefined:
       return define_synth(next.synthetics().at(c.synth));
@@ -82,6 +81,9 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
     case Change::Kind::SynthEnabled:
     case Change::Kind::SynthDisabled:
       return enable_synth(c.synth, c.kind == Change::Kind::SynthEnabled);
+    case Change::Kind::EventEnabled:
+    case Change::Kind::EventDisabled:
+      return record_event(target, c.kind == Change::Kind::EventEnabled);
   }
   return Unit{};
 }
@@ -126,7 +128,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   std::vector<Trigger*> all = triggers_of(ev);
   all.push_back(trigger.get());
   trigger->missed_base = event_missed(ev);
-  if (st) st = rebuild(ev, all, enables_of(ev));
+  if (st) st = rebuild(ev, all, controls_of(ev));
   if (!st) {
     release_trigger(*trigger, Release::Undo);
     return rebuild_failure(ev, command, std::move(st).error());
@@ -138,7 +140,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
     if (!generators) {
       std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
       ev.triggers.pop_back();
-      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
+      (void)rebuild(ev, triggers_of(ev), controls_of(ev));
       (void)rebuild_generators(ev.event);
       release_trigger(*added, Release::Undo);
       return rebuild_failure(ev, command, std::move(generators).error());
@@ -173,8 +175,8 @@ CommandResult Deployer::truncate_event(EventState& ev) {
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
   ev.triggers.clear();
-  for (auto& e : ev.enables) release_slot(e->slot);
-  ev.enables.clear();
+  for (auto& e : ev.controls) release_control(*e);
+  ev.controls.clear();
   refresh_enablers_of(ev);
   after_synth_removal(ev);
   return Unit{};
@@ -195,7 +197,7 @@ Status Deployer::remove_trigger(EventState& ev, Trigger* going) {
   std::vector<Trigger*> rest;
   for (auto& t : ev.triggers)
     if (t.get() != going) rest.push_back(t.get());
-  auto st = rebuild(ev, rest, enables_of(ev));
+  auto st = rebuild(ev, rest, controls_of(ev));
   if (!st) return st;
   release_trigger(*going);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });

@@ -53,7 +53,12 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       lost_(std::move(lost)),
       trace_(options_.trace_buffer_size, true),
       snapshot_(options_.trace_buffer_size, true),
-      passes_(std::make_unique<RingPasses>()) {}
+      passes_(std::make_unique<RingPasses>()) {
+  // Tracing's own slots are never a trigger's: tracing on, and
+  // options/stacktrace off, as tracefs starts.
+  slot_used_[HISTD_TRACING_SLOT] = slot_used_[HISTD_STACKTRACE_OPTION_SLOT] = true;
+  (void)set_paused(HISTD_STACKTRACE_OPTION_SLOT, true);
+}
 
 Deployer::~Deployer() {
   stop_consumer();
@@ -86,14 +91,15 @@ void Deployer::shutdown() {
   // so the dispatchers need not be emptied one by one.
   for (auto& [id, ev] : events_) {
     for (auto& t : ev->triggers) release_trigger(*t);
-    for (auto& e : ev->enables) release_slot(e->slot);
+    for (auto& e : ev->controls) release_slot(e->slot);
+    if (ev->record_slot) release_slot(*ev->record_slot);
   }
   for (auto& [id, ev] : events_) {
     if (ev->attachment) ev->attachment->keep_program_until_detached();
     ev->attachment.reset();
     ev->program.reset();
     ev->triggers.clear();
-    ev->enables.clear();
+    ev->controls.clear();
   }
   events_.clear();
   named_tables_.clear();
@@ -101,14 +107,16 @@ void Deployer::shutdown() {
 
 
 
-std::string Deployer::enable_line(const catalog::EventId& event, const parse::EnableHistCommand& cmd) const {
-  std::string s = fmt::format("{}:{}:{}", cmd.enable ? "enable_hist" : "disable_hist", cmd.system, cmd.event);
+std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlTrigger& cmd) const {
+  // As the kernel's event_trigger_print() and event_enable_trigger_print():
+  // the name (and target), the count its control word has left, the filter.
+  std::string s(cmd.name());
+  if (cmd.has_target()) s += fmt::format(":{}:{}", cmd.system, cmd.event);
   histd_trigger_control c{};
   c.count = HISTD_UNLIMITED;
   if (const EventState* ev = find_event(event))
-    for (const auto& e : ev->enables)
-      if (e->cmd.enable == cmd.enable && e->cmd.system == cmd.system && e->cmd.event == cmd.event)
-        bpf_map_lookup_elem(control_.get(), &e->slot, &c);
+    for (const auto& e : ev->controls)
+      if (e->cmd.same_type(cmd)) bpf_map_lookup_elem(control_.get(), &e->slot, &c);
   s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
   if (cmd.filter) s += " if " + cmd.filter->text;
   return s;

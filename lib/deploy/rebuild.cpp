@@ -2,8 +2,10 @@
 // is made of is read from the state as pipeline::EventParts, and
 // pipeline::compile_event() writes it — the same function `histctl explain`
 // and the tests call; then the deployer compiles, loads and swaps it in.
-// Also enable_hist / disable_hist triggers: they live on one event and flip
-// the pause flags of another event's hist triggers from BPF.
+// Also the control triggers: they live on one event and, from BPF, flip the
+// pause flags of another event's hist triggers (enable_hist/disable_hist) or
+// its recording (enable_event/disable_event), or tracing_on, or ask histd
+// for a snapshot or send the stack; and the recording of enabled events.
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 
@@ -14,9 +16,9 @@
 
 namespace histd::deploy {
 
-std::vector<EnableTrigger*> Deployer::enables_of(EventState& ev) {
-  std::vector<EnableTrigger*> out;
-  for (auto& e : ev.enables) out.push_back(e.get());
+std::vector<ControlTrigger*> Deployer::controls_of(EventState& ev) {
+  std::vector<ControlTrigger*> out;
+  for (auto& e : ev.controls) out.push_back(e.get());
   return out;
 }
 
@@ -28,11 +30,11 @@ std::vector<Trigger*> Deployer::triggers_of(EventState& ev) {
 
 void Deployer::refresh_enablers_of(const EventState& target) {
   for (auto& [id, ev] : events_) {
-    const bool targets = std::any_of(ev->enables.begin(), ev->enables.end(), [&](const auto& e) {
-      return e->cmd.system == target.system && e->cmd.event == target.event;
+    const bool targets = std::any_of(ev->controls.begin(), ev->controls.end(), [&](const auto& e) {
+      return e->cmd.targets_hist() && e->cmd.system == target.system && e->cmd.event == target.event;
     });
     if (!targets) continue;
-    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
+    auto st = rebuild(*ev, triggers_of(*ev), controls_of(*ev));
     if (!st) {
       log_({}, nullptr,
            fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system, id.name,
@@ -41,33 +43,40 @@ void Deployer::refresh_enablers_of(const EventState& target) {
   }
 }
 
-CommandResult Deployer::deploy_enable(EventState& ev, const registry::EnableTrigger& decided) {
+CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTrigger& decided) {
   auto slot = allocate_slot();
   if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
-  auto e = std::make_unique<EnableTrigger>();
+  auto e = std::make_unique<ControlTrigger>();
   e->cmd = decided.cmd;
   e->filter = decided.filter;
   e->slot = *slot;
   histd_trigger_control c{0, e->cmd.count ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
                                           : HISTD_UNLIMITED};
   bpf_map_update_elem(control_.get(), &e->slot, &c, BPF_ANY);
-  std::vector<EnableTrigger*> all{e.get()};
-  for (auto& other : ev.enables) all.push_back(other.get());
+  // enable_event/disable_event: the target records under a slot they flip.
+  if (auto held = hold_target(*e); !held) {
+    release_slot(e->slot);
+    return system_failure(std::move(held).error());
+  }
+  std::vector<ControlTrigger*> all{e.get()};
+  for (auto& other : ev.controls) all.push_back(other.get());
   auto st = rebuild(ev, triggers_of(ev), all);
   if (!st) {
-    release_slot(e->slot);
+    release_control(*e);
     return rebuild_failure(ev, e->cmd.command, std::move(st).error());
   }
-  ev.enables.insert(ev.enables.begin(), std::move(e));
+  // A snapshot trigger allocates the snapshot buffer (tracing_arm_snapshot()).
+  if (e->cmd.kind == parse::ControlTrigger::Kind::Snapshot) snapshot_allocated_ = true;
+  ev.controls.insert(ev.controls.begin(), std::move(e));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
-    // The events generating this one run its enables in their programs.
+    // The events generating this one run its controls in their programs.
     auto generators = rebuild_generators(ev.event);
     if (!generators) {
-      std::unique_ptr<EnableTrigger> added = std::move(ev.enables.front());
-      ev.enables.erase(ev.enables.begin());
-      (void)rebuild(ev, triggers_of(ev), enables_of(ev));
+      std::unique_ptr<ControlTrigger> added = std::move(ev.controls.front());
+      ev.controls.erase(ev.controls.begin());
+      (void)rebuild(ev, triggers_of(ev), controls_of(ev));
       (void)rebuild_generators(ev.event);
-      release_slot(added->slot);
+      release_control(*added);
       return rebuild_failure(ev, added->cmd.command, std::move(generators).error());
     }
     (void)refresh_synth(ev.event);
@@ -75,16 +84,93 @@ CommandResult Deployer::deploy_enable(EventState& ev, const registry::EnableTrig
   return Unit{};
 }
 
-CommandResult Deployer::remove_enable(EventState& ev, EnableTrigger* going) {
-  std::vector<EnableTrigger*> rest;
-  for (auto& e : ev.enables)
+CommandResult Deployer::remove_control(EventState& ev, ControlTrigger* going) {
+  std::vector<ControlTrigger*> rest;
+  for (auto& e : ev.controls)
     if (e.get() != going) rest.push_back(e.get());
   auto st = rebuild(ev, triggers_of(ev), rest);
   if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
-  release_slot(going->slot);
-  std::erase_if(ev.enables, [&](const auto& e) { return e.get() == going; });
+  release_control(*going);
+  std::erase_if(ev.controls, [&](const auto& e) { return e.get() == going; });
   after_synth_removal(ev);
   return Unit{};
+}
+
+Status Deployer::hold_target(const ControlTrigger& e) {
+  if (!e.cmd.has_target() || e.cmd.targets_hist()) return ok_status();
+  EventState& target = event_state(catalog::EventId{e.cmd.system, e.cmd.event});
+  ++target.soft_refs;
+  if (target.soft_refs > 1 || target.enabled) return ok_status();
+  auto st = start_recording(target);
+  if (!st) --target.soft_refs;
+  return st;
+}
+
+void Deployer::release_control(ControlTrigger& e) {
+  release_slot(e.slot);
+  if (!e.cmd.has_target() || e.cmd.targets_hist()) return;
+  auto it = events_.find(catalog::EventId{e.cmd.system, e.cmd.event});
+  if (it == events_.end() || it->second->soft_refs == 0) return;
+  EventState& target = *it->second;
+  --target.soft_refs;
+  if (!target.recorded()) {
+    stop_recording(target);
+  } else if (target.soft_refs == 0 && target.record_slot) {
+    // Out of soft mode: the event records as its enable file says.
+    (void)set_paused(*target.record_slot, !target.enabled);
+  }
+}
+
+CommandResult Deployer::record_event(EventState& ev, bool on) {
+  if (ev.enabled == on) return Unit{};
+  const bool was = ev.recorded();
+  ev.enabled = on;
+  Status st = ok_status();
+  if (!was && ev.recorded()) {
+    st = start_recording(ev);
+  } else if (was && !ev.recorded()) {
+    stop_recording(ev);
+  } else if (ev.record_slot) {
+    // Soft mode (an enable_event/disable_event targets it): the enable file
+    // turns its recording on or off as the triggers do.
+    st = set_paused(*ev.record_slot, !on);
+  }
+  if (!st) {
+    ev.enabled = !on;
+    return system_failure(std::move(st).error());
+  }
+  return Unit{};
+}
+
+Status Deployer::start_recording(EventState& ev) {
+  // Its records are printed with its format's print fmt.
+  if (auto learned = learn_format(ev); !learned) return learned;
+  auto slot = allocate_slot();
+  if (!slot) return unexpected(std::move(slot).error());
+  ev.record_slot = *slot;
+  auto st = set_paused(*slot, !ev.enabled);
+  if (st) st = rebuild(ev, triggers_of(ev), controls_of(ev));
+  if (!st) {
+    release_slot(*slot);
+    ev.record_slot.reset();
+  }
+  return st;
+}
+
+void Deployer::stop_recording(EventState& ev) {
+  if (!ev.record_slot) return;
+  const uint32_t slot = *ev.record_slot;
+  // Paused first: until the smaller program is in, nothing more is sent.
+  (void)set_paused(slot, true);
+  ev.record_slot.reset();
+  if (!shutting_down_) (void)rebuild(ev, triggers_of(ev), controls_of(ev));
+  release_slot(slot);
+}
+
+EventEnableState Deployer::enable_state(const catalog::EventId& event) const {
+  const EventState* ev = find_event(event);
+  if (!ev || !ev->record_slot) return {};
+  return EventEnableState{!is_paused(*ev->record_slot), ev->soft_refs > 0};
 }
 
 std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev) const {
@@ -94,20 +180,24 @@ std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev)
 }
 
 pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                         const std::vector<EnableTrigger*>& enables, bool attaches) const {
-  auto enable_input = [&](const EnableTrigger& e) {
-    codegen::EnableInput in;
+                                         const std::vector<ControlTrigger*>& enables, bool attaches) const {
+  auto enable_input = [&](const ControlTrigger& e) {
+    codegen::ControlInput in;
+    in.kind = e.cmd.kind;
     in.filter = e.filter ? &*e.filter : nullptr;
     in.control_slot = e.slot;
-    in.enable = e.cmd.enable;
-    auto target = events_.find(catalog::EventId{e.cmd.system, e.cmd.event});
-    if (target != events_.end())
+    auto target = e.cmd.has_target() ? events_.find(catalog::EventId{e.cmd.system, e.cmd.event}) : events_.end();
+    if (target == events_.end()) return in;
+    if (e.cmd.targets_hist()) {
       for (const auto& t : target->second->triggers) in.target_slots.push_back(t->slot);
+    } else if (target->second->record_slot) {
+      in.target_slots.push_back(*target->second->record_slot);
+    }
     return in;
   };
   pipeline::EventParts parts;
   for (const Trigger* t : triggers) parts.own.hist.push_back({&t->plan, t->slot});
-  for (const EnableTrigger* e : enables) parts.own.enables.push_back(enable_input(*e));
+  for (const ControlTrigger* e : enables) parts.own.controls.push_back(enable_input(*e));
   // Every synthetic event: its definition where it has one, its triggers
   // where it has any (its EventState).
   for (const auto& [name, s] : synths_) {
@@ -121,10 +211,15 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
     if (id.system != kSynthSystem) continue;
     pipeline::EventTriggers& sink = parts.synths[id.name].triggers;
     for (const auto& t : s->triggers) sink.hist.push_back({&t->plan, t->slot});
-    for (const auto& e : s->enables) sink.enables.push_back(enable_input(*e));
+    for (const auto& e : s->controls) sink.controls.push_back(enable_input(*e));
   }
   // Once attached, the program keeps the entry it was attached through.
   parts.syscall = ev.attachment ? ev.syscall : attaches ? raw_syscall(ev) : std::nullopt;
+  if (ev.recorded() && ev.record_slot)
+    if (auto format = catalog_.event(ev.system, ev.event)) {
+      parts.record = pipeline::record_input(**format);
+      parts.record->slot = *ev.record_slot;
+    }
   return parts;
 }
 
@@ -160,8 +255,8 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
 // Compiles and loads one program holding `triggers`, then swaps it into the
 // event's dispatcher. Nothing observable changes unless every step succeeds.
 Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
-                       const std::vector<EnableTrigger*>& enables) {
-  if (triggers.empty() && enables.empty()) {
+                       const std::vector<ControlTrigger*>& enables) {
+  if (triggers.empty() && enables.empty() && !(ev.recorded() && ev.record_slot)) {
     ev.attachment.reset();
     ev.syscall.reset();
     ev.program.reset();

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "deploy/ring_passes.h"
 #include "deploy/state.h"
@@ -36,9 +38,15 @@ std::string Deployer::read_trace(bool hide_kernel_addresses) {
   return trace_.contents(possible_cpus_, hide_kernel_addresses);
 }
 
-bool Deployer::tracing_on() const { return trace_.recording(); }
+// tracing_on is a control slot: traceon/traceoff triggers flip it from BPF,
+// and the programs send no record, trace line or stack while it is off.
+bool Deployer::tracing_on() const { return !is_paused(HISTD_TRACING_SLOT); }
 
-void Deployer::set_tracing_on(bool on) { trace_.set_recording(on); }
+void Deployer::set_tracing_on(bool on) { (void)set_paused(HISTD_TRACING_SLOT, !on); }
+
+bool Deployer::stacktrace_option() const { return !is_paused(HISTD_STACKTRACE_OPTION_SLOT); }
+
+void Deployer::set_stacktrace_option(bool on) { (void)set_paused(HISTD_STACKTRACE_OPTION_SLOT, !on); }
 
 void Deployer::clear_trace() {
   passes_->await_pass(kReadWait);
@@ -52,12 +60,26 @@ std::optional<std::string> Deployer::consume_trace(std::chrono::milliseconds tim
 
 std::string Deployer::read_snapshot(bool hide_kernel_addresses) {
   passes_->await_pass(kReadWait);
+  // An empty snapshot shows its commands, as the kernel's s_show() does.
+  if (snapshot_.entries() == 0 && snapshot_.lines().empty())
+    return "# tracer: nop\n#\n" + trace::snapshot_help(snapshot_allocated_);
   return snapshot_.contents(possible_cpus_, hide_kernel_addresses);
 }
 
 void Deployer::clear_snapshot() {
   passes_->await_pass(kReadWait);
   snapshot_.clear();
+}
+
+void Deployer::free_snapshot() {
+  clear_snapshot();
+  snapshot_allocated_ = false;
+}
+
+void Deployer::take_snapshot_now() {
+  passes_->await_pass(kReadWait);
+  trace_.swap(snapshot_);
+  snapshot_allocated_ = true;
 }
 
 // The kernel's conditional snapshot: onmax() takes one when its value beats
@@ -72,6 +94,7 @@ void Deployer::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t
   if (onmax && t.snapshot && value <= t.snapshot->value) return;
   t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
   trace_.swap(snapshot_);
+  snapshot_allocated_ = true;
 }
 
 void Deployer::deliver(std::span<const uint8_t> notice) {
@@ -89,23 +112,50 @@ void Deployer::deliver(std::span<const uint8_t> notice) {
         if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
     return;
   }
+  const trace::LineHeader header{std::string(n.comm, strnlen(n.comm, sizeof(n.comm))), 0, n.cpu, n.ts};
+  if (n.kind == HISTD_NOTICE_SNAPSHOT_TRIGGER) {
+    trace_.swap(snapshot_);
+    snapshot_allocated_ = true;
+    return;
+  }
+  if (n.kind == HISTD_NOTICE_STACK) {
+    // The stack of the task that hit the event (the notice's id is its pid).
+    std::vector<uint64_t> frames(rec.size() / 8);
+    std::memcpy(frames.data(), rec.data(), frames.size() * 8);
+    trace::LineHeader h = header;
+    h.pid = n.id;
+    trace_.append(trace::format_line(h, trace::stack_trace_text(frames, &resolver_)),
+                  trace::format_line(h, trace::stack_trace_text(frames, &resolver_, {.hide_kernel_addresses = true})));
+    return;
+  }
+  if (n.kind == HISTD_NOTICE_RECORD) {
+    if (!printer_) return;
+    auto text = printer_->line_text(rec);
+    if (!text) return;
+    auto hidden = printer_->line_text(rec, true);
+    int32_t pid = 0;
+    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+    trace::LineHeader h = header;
+    h.pid = uint32_t(pid);
+    trace_.append(trace::format_line(h, *text), trace::format_line(h, hidden ? *hidden : *text));
+    return;
+  }
   auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second->id == n.id; });
   if (found == synths_.end()) return;
   // The generating program already ran the event's triggers: a record comes
   // here only to be traced.
   const SynthState* s = found->second.get();
-  // With tracing_on 0 the lines would only be dropped: not made at all.
-  if (s->enabled && trace_.recording()) {
+  // With tracing_on 0 the generating program sent none (histd_synth_trace).
+  if (s->enabled) {
     int32_t pid = 0;
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
-    const std::string comm(n.comm, strnlen(n.comm, sizeof(n.comm)));
-    const trace::LineHeader header{comm, uint32_t(pid), n.cpu, n.ts};
+    trace::LineHeader h = header;
+    h.pid = uint32_t(pid);
     // Both forms are made now, for readers who may see kernel addresses and
     // for those who may not: the record is gone once read.
-    trace_.append(
-        trace::format_line(header, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
-        trace::format_line(header, s->def.name,
-                           trace::synth_event_body(s->def, rec, &resolver_, {.hide_kernel_addresses = true})));
+    trace_.append(trace::format_line(h, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
+                  trace::format_line(h, s->def.name,
+                                     trace::synth_event_body(s->def, rec, &resolver_, {.hide_kernel_addresses = true})));
   }
 }
 
@@ -135,10 +185,27 @@ void Deployer::note_lost_lines(std::vector<uint64_t>& seen) {
   }
 }
 
+Status Deployer::learn_format(const EventState& ev) {
+  if (!printer_) {
+    // Symbols for %pS, the kernel's enum constants, and the strings events
+    // record by address, as the kernel's own trace has them.
+    auto printer = std::make_unique<printfmt::Printer>(&resolver_.kallsyms(), printfmt::kernel_enums());
+    std::ifstream in(catalog_.root() / "printk_formats");
+    std::stringstream text;
+    text << in.rdbuf();
+    (void)printer->add_printk_formats(text.str());  // without it, such strings print as addresses
+    printer_ = std::move(printer);
+  }
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format) return unexpected(std::move(format).error());
+  if (printer_->knows((*format)->id)) return ok_status();
+  return printer_->add_event(ev.system, (*format)->text);
+}
+
 Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
   // As the kernel, whose marker is an event in a ring that is not
   // recording: no line, no ftrace:print for its triggers, EBADF.
-  if (!trace_.recording()) return fail(ErrorKind::Invalid, EBADF, "tracing is off (tracing_on is 0)");
+  if (!tracing_on()) return fail(ErrorKind::Invalid, EBADF, "tracing is off (tracing_on is 0)");
   std::string body(text);
   if (!body.empty() && body.back() == '\n') body.pop_back();
   const uint64_t ts = monotonic_ns();

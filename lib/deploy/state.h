@@ -88,8 +88,8 @@ struct Trigger {
 
 // The kernel side of one of registry_'s enable_hist/disable_hist triggers
 // (the command and filter its event's program is built from).
-struct EnableTrigger {
-  parse::EnableHistCommand cmd;
+struct ControlTrigger {
+  parse::ControlTrigger cmd;
   std::optional<plan::TypedFilter> filter;
   uint32_t slot = 0;
 };
@@ -98,7 +98,7 @@ struct EventState {
   std::string system;
   std::string event;
   std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
-  std::vector<std::unique_ptr<EnableTrigger>> enables;  // newest first, as the kernel lists them
+  std::vector<std::unique_ptr<ControlTrigger>> controls;  // newest first, as the kernel lists them
   std::optional<runtime::Attachment> attachment;
   // Set with `attachment` when it is on the raw sys_enter / sys_exit
   // tracepoint: the event program must then be generated for that entry.
@@ -106,6 +106,15 @@ struct EventState {
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
   size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
+  // Its `enable` file is 1 (a kernel event's records go to the trace
+  // buffer), and how many enable_event/disable_event triggers target it
+  // (the kernel's soft mode: they turn its recording on and off from BPF).
+  bool enabled = false;
+  uint32_t soft_refs = 0;
+  // While either holds, its program copies each record to the ring (even
+  // with no trigger on it) unless this control slot is paused.
+  std::optional<uint32_t> record_slot;
+  bool recorded() const { return enabled || soft_refs > 0; }
 };
 
 // The kernel side of one of the registry's synthetic events.

@@ -31,7 +31,7 @@ Status Deployer::refresh_synth(const std::string& name) {
   auto s = synths_.find(name);
   if (s == synths_.end()) return ok_status();
   auto ev = events_.find(catalog::EventId{kSynthSystem, name});
-  const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->enables.empty());
+  const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->controls.empty());
   auto st = set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
   return set_paused(s->second->slot, !(s->second->enabled || has_triggers));
@@ -44,7 +44,7 @@ Status Deployer::rebuild_generators(const std::string& name) {
       for (const plan::ActionPlan& a : t->plan.actions)
         generates = generates || (!a.synth.empty() && (a.synth == name || synth_reaches(a.synth, name)));
     if (!generates) continue;
-    auto st = rebuild(*ev, triggers_of(*ev), enables_of(*ev));
+    auto st = rebuild(*ev, triggers_of(*ev), controls_of(*ev));
     if (!st) return st;
   }
   return ok_status();

@@ -51,7 +51,7 @@ std::vector<ConfigItem> Engine::config_items() {
   std::sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [uid, item] : hist) out.push_back(std::move(item));
   for (const auto& [id, triggers] : registry_.events())
-    for (const registry::EnableTrigger& e : triggers.enables)
+    for (const registry::ControlTrigger& e : triggers.controls)
       if (!e.config.empty()) out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, e.config, true});
   for (const SavedEntry& e : not_restored_) {
     if (e.config.empty() || e.kind == SavedEntry::Kind::Enabled) continue;
@@ -135,10 +135,10 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   // it (its own command may have been a pause, which removes nothing), but
   // by what it is, not by parsing that line again.
   const registry::HistTrigger* trigger = nullptr;
-  const registry::EnableTrigger* enable = nullptr;
+  const registry::ControlTrigger* enable = nullptr;
   for (const registry::HistTrigger& t : triggers->hist)
     if (t.config == item.text) trigger = &t;
-  for (const registry::EnableTrigger& e : triggers->enables)
+  for (const registry::ControlTrigger& e : triggers->controls)
     if (e.config == item.text) enable = &e;
   if (!trigger && !enable) return not_found(item);
   const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
@@ -147,7 +147,7 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   if (auto room = reserve_state(command.size() + 1); !room)
     return finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
   registry::TriggerRemove remove{id, trigger ? trigger->uid : 0, {}, command};
-  if (enable) remove.enable = enable->cmd;
+  if (enable) remove.control = enable->cmd;
   return finish_command(location, "!" + command, &id, run(remove, &id, location, command));
 }
 

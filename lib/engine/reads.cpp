@@ -14,7 +14,7 @@ std::vector<TriggerInfo> Engine::event_triggers(const std::string& system, const
   const catalog::EventId id{system, event};
   const registry::EventTriggers* triggers = registry_.triggers(id);
   if (!triggers) return out;
-  for (const registry::EnableTrigger& e : triggers->enables) out.push_back(enable_info(id, e));
+  for (const registry::ControlTrigger& e : triggers->controls) out.push_back(control_info(id, e));
   for (const registry::HistTrigger& t : triggers->hist) out.push_back(trigger_line(id, t));
   return out;
 }
@@ -70,11 +70,11 @@ TriggerInfo Engine::trigger_line(const catalog::EventId& ev, const registry::His
   return info;
 }
 
-TriggerInfo Engine::enable_info(const catalog::EventId& ev, const registry::EnableTrigger& e) const {
+TriggerInfo Engine::control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const {
   TriggerInfo info;
   info.system = ev.system;
   info.event = ev.name;
-  info.line = deployer_->enable_line(ev, e.cmd);
+  info.line = deployer_->control_line(ev, e.cmd);
   info.hist = false;
   info.config = !e.config.empty();
   return info;
@@ -99,7 +99,7 @@ std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
       out.push_back(std::move(info));
     }
   for (const auto& [id, triggers] : registry_.events())
-    for (const registry::EnableTrigger& e : triggers.enables) out.push_back(enable_info(id, e));
+    for (const registry::ControlTrigger& e : triggers.controls) out.push_back(control_info(id, e));
   for (const SavedEntry& e : not_restored_) {
     if (e.kind != SavedEntry::Kind::Trigger) continue;
     TriggerInfo info;

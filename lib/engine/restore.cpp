@@ -118,11 +118,18 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
     case SavedEntry::Kind::Synthetic:
       if (e.command.empty()) return bad("not a synthetic event definition");
       return e.config.empty() ? write_synthetic_locked(e.command) : write_config_synthetic_locked(e.command);
-    case SavedEntry::Kind::Enabled: {
-      if (e.event.empty()) return bad("not a synthetic event name");
+    case SavedEntry::Kind::Enabled:
+    case SavedEntry::Kind::EventEnabled: {
+      const size_t colon = e.event.find(':');
+      const bool kernel = e.kind == SavedEntry::Kind::EventEnabled;
+      if (e.event.empty() || (kernel && (colon == std::string::npos || colon == 0 || colon + 1 == e.event.size())))
+        return bad(kernel ? "not an event" : "not a synthetic event name");
+      const catalog::EventId id = kernel ? catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}
+                                         : catalog::EventId{std::string(catalog::kSynthSystem), e.event};
+      if (!registry_.exists(id)) return system_failure(Error{ErrorKind::NotFound, ENOENT, "no event " + e.event});
       if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
-      return finish_command(fmt::format("{}:{}/enable", catalog::kSynthSystem, e.event), "1", nullptr,
-                            set_enabled_locked(e.event, true));
+      return finish_command(fmt::format("{}:{}/enable", id.system, id.name), "1", nullptr,
+                            set_enabled_locked(id, true));
     }
     case SavedEntry::Kind::Trigger:
       break;
@@ -245,7 +252,7 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
   }
   auto count = [&] {
     const registry::EventTriggers* triggers = registry_.triggers(catalog::EventId{system, event});
-    return triggers ? triggers->hist.size() + triggers->enables.size() : size_t{0};
+    return triggers ? triggers->hist.size() + triggers->controls.size() : size_t{0};
   };
   const size_t before = count();
   CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), registry::kMaxPrintedCommandBytes);

@@ -71,25 +71,45 @@ std::vector<std::string> Engine::synthetic_names() {
 
 CommandResult Engine::set_enabled(const std::string& system, const std::string& event, bool on) {
   std::lock_guard lock(mu_);
-  if (system != kSynthSystem || !registry_.synthetics().count(event))
-    return unexpected(CommandFailure{std::nullopt, Error{ErrorKind::NotFound, ENOENT, "only synthetic events are traced"}});
+  const bool synthetic = system == kSynthSystem;
+  if (synthetic ? !registry_.synthetics().count(event) : !catalog_.contains(system, event))
+    return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   // Saved like a command: a restart keeps tracing what was enabled.
-  const std::string location = fmt::format("{}:{}/enable", kSynthSystem, event);
+  const std::string location = fmt::format("{}:{}/enable", system, event);
   const std::string_view command = on ? "1" : "0";
   if (auto room = reserve_state(0); !room)
     return finish_command(location, command, nullptr, system_failure(std::move(room).error()));
-  return finish_command(location, command, nullptr, set_enabled_locked(event, on));
+  return finish_command(location, command, nullptr, set_enabled_locked(catalog::EventId{system, event}, on));
 }
 
-CommandResult Engine::set_enabled_locked(const std::string& event, bool on) {
-  return run(registry::SynthEnable{event, on}, nullptr, fmt::format("{}:{}/enable", kSynthSystem, event), {});
+CommandResult Engine::set_enabled_locked(const catalog::EventId& event, bool on) {
+  const std::string location = fmt::format("{}:{}/enable", event.system, event.name);
+  if (event.system == kSynthSystem) return run(registry::SynthEnable{event.name, on}, nullptr, location, {});
+  return run(registry::EventEnable{event, on}, nullptr, location, {});
 }
 
 bool Engine::enabled(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  if (system != kSynthSystem) return false;
+  if (system != kSynthSystem) return registry_.enabled_events().count(catalog::EventId{system, event}) > 0;
   auto s = registry_.synthetics().find(event);
   return s != registry_.synthetics().end() && s->second.enabled;
+}
+
+deploy::EventEnableState Engine::enable_state(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  if (system == kSynthSystem) {
+    auto s = registry_.synthetics().find(event);
+    return deploy::EventEnableState{s != registry_.synthetics().end() && s->second.enabled, false};
+  }
+  return deployer_->enable_state(catalog::EventId{system, event});
+}
+
+std::vector<catalog::EventId> Engine::enabled_events() {
+  std::lock_guard lock(mu_);
+  std::vector<catalog::EventId> out(registry_.enabled_events().begin(), registry_.enabled_events().end());
+  for (const auto& [name, s] : registry_.synthetics())
+    if (s.enabled) out.push_back(catalog::EventId{std::string(kSynthSystem), name});
+  return out;
 }
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
@@ -117,6 +137,12 @@ std::string Engine::read_snapshot(bool hide_kernel_addresses) {
 }
 
 void Engine::clear_snapshot() { deployer_->clear_snapshot(); }
+
+void Engine::write_snapshot(uint64_t value) {
+  if (value == 0) deployer_->free_snapshot();
+  else if (value == 1) deployer_->take_snapshot_now();
+  else deployer_->clear_snapshot();
+}
 
 RingLost Engine::ring_lost() const { return deployer_->ring_lost(); }
 

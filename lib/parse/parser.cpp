@@ -273,8 +273,8 @@ Result<TriggerCommand, Diagnostic> parse_trigger(std::string_view line, size_t m
   if (line.size() >= max_bytes) return unexpected(too_long(line, max_bytes));
   std::string_view t = trim(line);
   if (!t.empty() && t.front() == '!') t = trim(t.substr(1));
-  if (t.starts_with("enable_hist:") || t.starts_with("disable_hist:")) {
-    auto e = parse_enable_hist(line, max_bytes);
+  if (!t.starts_with("hist:") && !t.starts_with("hist ") && t != "hist") {
+    auto e = parse_control_trigger(line, max_bytes);
     if (!e) return unexpected(std::move(e).error());
     return TriggerCommand{std::move(*e)};
   }

@@ -39,7 +39,7 @@ Expected<std::map<std::string, uint32_t>> inlined_depths(const EventParts& parts
     for (const plan::ActionPlan& a : p.actions) {
       if (a.synth.empty()) continue;
       auto sink = parts.synths.find(a.synth);
-      if (sink == parts.synths.end() || (sink->second.triggers.hist.empty() && sink->second.triggers.enables.empty()))
+      if (sink == parts.synths.end() || (sink->second.triggers.hist.empty() && sink->second.triggers.controls.empty()))
         continue;
       if (d + 1 >= HISTD_MAX_DEPTH) {
         too_deep = a.synth;
@@ -88,12 +88,12 @@ Expected<EventUnit> event_unit(const EventParts& parts) {
   };
   EventUnit unit;
   for (const EventTriggers::Hist& t : parts.own.hist) unit.triggers.push_back(trigger_input(t, 0));
-  unit.enables = parts.own.enables;
+  unit.controls = parts.own.controls;
   for (const auto& [name, depth] : *depths) {
     const EventTriggers& s = parts.synths.at(name).triggers;
     codegen::InlinedEvent ie;
     for (const EventTriggers::Hist& t : s.hist) ie.triggers.push_back(trigger_input(t, depth));
-    ie.enables = s.enables;
+    ie.controls = s.controls;
     unit.inlined.push_back(std::move(ie));
   }
   if (parts.syscall) {
@@ -101,7 +101,22 @@ Expected<EventUnit> event_unit(const EventParts& parts) {
         parts.syscall->exit ? codegen::EventEntry::Kind::SyscallExit : codegen::EventEntry::Kind::SyscallEnter;
     unit.entry.syscall_args = parts.syscall->args;
   }
+  unit.record = parts.record;
   return unit;
+}
+
+codegen::RecordInput record_input(const catalog::EventFormat& format) {
+  codegen::RecordInput r;
+  r.id = format.id;
+  r.fixed_size = format.record_size();
+  for (const catalog::Field& f : format.fields) {
+    // A __data_loc field's data follows the fixed part, whatever its type
+    // (strings, arrays of numbers, bitmasks).
+    const bool data_loc = f.kind == catalog::FieldKind::DynamicString || f.type.starts_with("__data_loc");
+    const bool rel_loc = f.kind == catalog::FieldKind::RelString || f.type.starts_with("__rel_loc");
+    if ((data_loc || rel_loc) && f.size == 4) r.dynamic.push_back({f.offset, rel_loc});
+  }
+  return r;
 }
 
 std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls) {
@@ -110,7 +125,8 @@ std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& f
 }
 
 std::string compile_event(const EventUnit& unit) {
-  return codegen::generate_event_unit(unit.triggers, unit.enables, unit.inlined, unit.entry);
+  return codegen::generate_event_unit(unit.triggers, unit.controls, unit.inlined, unit.entry,
+                                      unit.record ? &*unit.record : nullptr);
 }
 
 }  // namespace histd::pipeline

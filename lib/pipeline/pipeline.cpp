@@ -15,7 +15,7 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
   if (!parsed) return unexpected(std::move(parsed).error());
   auto* hist = std::get_if<parse::HistCommand>(&*parsed);
   if (!hist) {
-    const auto& e = std::get<parse::EnableHistCommand>(*parsed);
+    const auto& e = std::get<parse::ControlTrigger>(*parsed);
     return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, e.command, "only hist commands have a plan"});
   }
   parse::HistCommand command = std::move(*hist);

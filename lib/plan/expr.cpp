@@ -47,7 +47,7 @@ class Typer {
     if (!root) return unexpected(std::move(root).error());
     out_.root = *root;
     const ExprOp& r = out_.ops.at(static_cast<size_t>(out_.root));
-    if (out_.is_string) {
+    if (out_.is_string || out_.is_stack) {
       out_.ops.clear();
       out_.root = -1;
     } else if (r.kind == ExprOp::Kind::Constant && out_.ops.size() > 1) {
@@ -96,13 +96,18 @@ class Typer {
         return push(op);
       }
       case parse::ExprNode::Kind::Field:
+        if (is_stack_field(n.field)) {
+          // A variable of the stack at the event: a whole value, no operand.
+          if (use != Use::Direct) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, n.text);
+          return stack();
+        }
         return field(n.field, n.text);
       case parse::ExprNode::Kind::VarRef:
         return var_ref(n, use);
       case parse::ExprNode::Kind::Negate: {
         auto operand = node(n.lhs, Use::Operand);
         if (!operand) return operand;
-        if (out_.is_string) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
+        if (out_.is_string || out_.is_stack) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
         const ExprOp& o = out_.ops.at(static_cast<size_t>(*operand));
         ExprOp op;
         if (o.kind == ExprOp::Kind::Constant) {
@@ -121,14 +126,29 @@ class Typer {
     }
   }
 
+  static bool is_stack_field(const parse::FieldRef& f) {
+    return f.modifiers.empty() && (f.name == "common_stacktrace" || f.name == "stacktrace");
+  }
+
+  Result<int, Diagnostic> stack() {
+    Facts f;
+    f.text = "common_stacktrace";
+    f.type = "unsigned long[]";
+    set_facts(f);
+    out_.is_stack = true;
+    ExprOp op;
+    op.kind = ExprOp::Kind::Constant;  // no value of its own: codegen takes the stack
+    return push(op);
+  }
+
   Result<int, Diagnostic> binary(const parse::ExprNode& n) {
     auto lhs = node(n.lhs, Use::Operand);
     if (!lhs) return lhs;
-    if (out_.is_string) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
+    if (out_.is_string || out_.is_stack) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
     const Facts left{out_.text, out_.type, out_.size, out_.is_signed, out_.usecs, out_.timestamp, false};
     auto rhs = node(n.rhs, Use::Operand);
     if (!rhs) return rhs;
-    if (out_.is_string) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.rhs).text);
+    if (out_.is_string || out_.is_stack) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.rhs).text);
     const bool right_usecs = out_.usecs;
     const std::string right_text = out_.text;
     if (left.usecs != right_usecs)
@@ -218,7 +238,7 @@ class Typer {
         if (cmd.vars[i].name != n.var) continue;
         const parse::Expr& def = cmd.exprs.at(static_cast<size_t>(cmd.vars[i].expr));
         const parse::ExprNode& root = def.at(def.root);
-        if (root.kind == parse::ExprNode::Kind::Field) return field(root.field, root.text);
+        if (root.kind == parse::ExprNode::Kind::Field && !is_stack_field(root.field)) return field(root.field, root.text);
         if (i >= ctx_.vars_done) return error_at(cmd, ErrorCode::VarNotFound, n.text, "defined after its use");
         const Variable& v = ctx_.plan.vars[i];
         VarRef ref;
@@ -227,6 +247,8 @@ class Typer {
         ref.name = v.name;
         ref.self = true;
         ref.slot = v.slot;
+        ref.blob_offset = v.blob_offset;
+        ref.blob_size = v.blob_size;
         return reference(ref, v.expr, n, use);
       }
     }
@@ -238,7 +260,6 @@ class Typer {
       found = &rv;
     }
     if (!found) return error_at(cmd, ErrorCode::VarNotFound, n.text);
-    if (found->type.is_string) return error_at(cmd, ErrorCode::Unsupported, n.text, "string variables");
     VarRef ref;
     ref.system = found->system;
     ref.event = found->event;
@@ -248,10 +269,15 @@ class Typer {
     ref.owner_key_size = found->key_size;
     ref.owner_record_size = found->record_size;
     ref.owner_record_offset = found->record_offset;
+    ref.blob_offset = found->blob_offset;
+    ref.blob_size = found->blob_size;
     return reference(ref, found->type, n, use);
   }
 
   Result<int, Diagnostic> reference(VarRef ref, const TypedExpr& type, const parse::ExprNode& n, Use use) {
+    // A string or stack is a whole value: never an operand.
+    if ((type.is_string || type.is_stack) && use == Use::Operand)
+      return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, n.text);
     ref.read_once = use == Use::Operand && !ref.self;
     std::vector<VarRef>& refs = ctx_.plan.refs;
     int index = -1;
@@ -274,7 +300,10 @@ class Typer {
     f.is_signed = type.is_signed;
     f.usecs = type.usecs;
     f.timestamp = type.timestamp;
+    f.is_string = type.is_string;
     set_facts(f);
+    out_.is_stack = type.is_stack;
+    if (type.is_string || type.is_stack) out_.blob_ref = index;
     ExprOp op;
     op.kind = ExprOp::Kind::Ref;
     op.ref = index;

@@ -87,9 +87,12 @@ RegisteredVar registered_var(const HistPlan& plan, const Variable& v, uint64_t o
   rv.key_size = plan.key_size;
   rv.record_size = plan.var_record_size;
   rv.record_offset = plan.record_offset();
+  rv.blob_offset = v.blob_offset;
+  rv.blob_size = v.blob_size;
   rv.type = v.expr;
   rv.type.ops.clear();  // only the type facts travel
   rv.type.root = -1;
+  rv.type.blob_ref = -1;
   return rv;
 }
 

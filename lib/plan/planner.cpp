@@ -294,7 +294,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
     if (!field) {
       auto typed = type_expression(ctx, written.expr);
       if (!typed) return unexpected(std::move(typed).error());
-      if (typed->is_string) return error(cmd, ErrorCode::StringValue, written.span);
+      if (typed->is_string || typed->is_stack) return error(cmd, ErrorCode::StringValue, written.span);
       ValField val;
       const ExprOp& root = typed->ops.at(static_cast<size_t>(typed->root));
       val.printed = typed->text;

@@ -161,6 +161,8 @@ Result<Unit, Diagnostic> plan_onmatch(ExprContext& ctx, const parse::Action& a, 
 
 Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
   const parse::HistCommand& cmd = ctx.cmd;
+  // String and stack variables keep their bytes after every variable's slot.
+  uint32_t blob_offset = 8 + 8 * static_cast<uint32_t>(cmd.vars.size());
   for (size_t i = 0; i < cmd.vars.size(); ++i) {
     const parse::VarDef& def = cmd.vars[i];
     for (size_t j = 0; j < i; ++j)
@@ -168,8 +170,13 @@ Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
     ctx.vars_done = i;
     auto e = type_expression(ctx, def.expr);
     if (!e) return unexpected(std::move(e).error());
-    if (e->is_string) return error_at(cmd, ErrorCode::Unsupported, def.name, "string variables");
-    ctx.plan.vars.push_back(Variable{def.name, std::move(*e), static_cast<uint32_t>(i)});
+    Variable v{def.name, std::move(*e), static_cast<uint32_t>(i)};
+    if (v.expr.is_string || v.expr.is_stack) {
+      v.blob_offset = blob_offset;
+      v.blob_size = v.expr.is_string ? kStringVarSize : kStackVarSize;
+      blob_offset += v.blob_size;
+    }
+    ctx.plan.vars.push_back(std::move(v));
   }
   ctx.vars_done = cmd.vars.size();
   return Unit{};
@@ -178,8 +185,11 @@ Result<Unit, Diagnostic> plan_variables(ExprContext& ctx) {
 Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
   const parse::HistCommand& cmd = ctx.cmd;
   HistPlan& plan = ctx.plan;
-  // The record: a set mask, one slot per variable, then what actions keep.
+  // The record: a set mask, one slot per variable, the string and stack
+  // variables' bytes, then what actions keep.
   uint32_t offset = 8 + 8 * static_cast<uint32_t>(plan.vars.size());
+  for (const Variable& v : plan.vars) offset += v.blob_size;
+  const uint32_t vars_end = offset;
   bool saved = false;
   for (const parse::Action& a : cmd.actions) {
     ActionPlan out;
@@ -241,7 +251,7 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
     out.printed = fmt::format("{}({}).{}({})", handler, a.track_var, a.action_name, inner);
     plan.actions.push_back(std::move(out));
   }
-  const bool tracking = offset > 8 + 8 * plan.vars.size();
+  const bool tracking = offset > vars_end;
   plan.var_record_size = (!plan.vars.empty() || tracking) ? offset : 0;
   return Unit{};
 }

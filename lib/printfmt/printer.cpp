@@ -97,7 +97,7 @@ Status Printer::add_printk_formats(std::string_view text) {
 
 bool Printer::knows(uint32_t id) const { return tep_ && tep_find_event(tep_.get(), static_cast<int>(id)) != nullptr; }
 
-Expected<std::string> Printer::line_text(std::span<const uint8_t> record) const {
+Expected<std::string> Printer::line_text(std::span<const uint8_t> record, bool hide_kernel_addresses) const {
   if (!tep_ || record.size() < 2) return fail(ErrorKind::Invalid, EINVAL, "not a record");
   const uint32_t id = uint32_t(record[0]) | uint32_t(record[1]) << 8;  // common_type, 2 bytes
   tep_event* event = tep_find_event(tep_.get(), static_cast<int>(id));
@@ -112,7 +112,7 @@ Expected<std::string> Printer::line_text(std::span<const uint8_t> record) const 
   trace_seq_terminate(&seq);
   std::string body(seq.buffer, seq.len);
   trace_seq_destroy(&seq);
-  return std::string(event->name) + ": " + replace_tags(std::move(body));
+  return std::string(event->name) + ": " + replace_tags(std::move(body), hide_kernel_addresses);
 }
 
 std::string Printer::pointer_hash(uint64_t addr) const {
@@ -129,7 +129,7 @@ std::string Printer::pointer_hash(uint64_t addr) const {
   return fmt::format("{:016x}", h);
 }
 
-std::string Printer::replace_tags(std::string text) const {
+std::string Printer::replace_tags(std::string text, bool hide_kernel_addresses) const {
   const std::string open = "{{histd:" + nonce_ + ":";
   for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at)) {
     const size_t kind_at = at + open.size();
@@ -141,10 +141,12 @@ std::string Printer::replace_tags(std::string text) const {
     if (kind == 'p') {
       shown = pointer_hash(value);
     } else if (kind == 'x') {
-      shown = fmt::format("{:016x}", value);
+      shown = hide_kernel_addresses ? pointer_hash(value) : fmt::format("{:016x}", value);
     } else {
       const auto found = symbols_ ? symbols_->lookup(value) : std::nullopt;
-      shown = found && found->symbol ? symbols::format_symbol(found, kind == 'S') : fmt::format("{:#x}", value);
+      shown = found && found->symbol   ? symbols::format_symbol(found, kind == 'S')
+              : hide_kernel_addresses ? pointer_hash(value)
+                                      : fmt::format("{:#x}", value);
     }
     text.replace(at, close + 2 - at, shown);
     at += shown.size();

@@ -210,13 +210,14 @@ struct Work {
     return std::nullopt;
   }
 
-  Outcome enable(const Id& id, const parse::EnableHistCommand& cmd, const std::string& config);
+  Outcome control(const Id& id, const parse::ControlTrigger& cmd, const std::string& config);
   Outcome truncate(const Id& id);
   Outcome remove(const TriggerRemove& rm);
   Outcome synth_line(const SynthWrite& w);
   Outcome synth_truncate();
   Outcome synth_enable(const SynthEnable& e);
   Outcome mark(const TriggerMark& m);
+  Outcome event_enable(const EventEnable& e);
 };
 
 Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, std::vector<uint64_t>& created) {
@@ -264,9 +265,17 @@ Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, 
   return std::nullopt;
 }
 
-Work::Outcome Work::enable(const Id& id, const parse::EnableHistCommand& cmd, const std::string& config) {
-  if (!r.exists(Id{cmd.system, cmd.event}))
-    return refused(Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
+Work::Outcome Work::control(const Id& id, const parse::ControlTrigger& cmd, const std::string& config) {
+  if (cmd.has_target()) {
+    const Id target{cmd.system, cmd.event};
+    if (!r.exists(target)) return refused(Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
+    // enable_event/disable_event record the target: histd records kernel
+    // tracepoint events (a synthetic event's trace line is its enable file's).
+    const catalog::EventSource kind = r.source(target);
+    if (!cmd.targets_hist() && kind != catalog::EventSource::Tracepoint && kind != catalog::EventSource::RawSyscall)
+      return refused(Diagnostic{ErrorCode::Unsupported, cmd.event_span, cmd.command,
+                                "enable_event and disable_event of an event that is not a kernel tracepoint"});
+  }
   std::optional<plan::TypedFilter> filter;
   if (cmd.filter) {
     auto format = r.format(id);
@@ -275,24 +284,23 @@ Work::Outcome Work::enable(const Id& id, const parse::EnableHistCommand& cmd, co
     if (!typed) return refused(std::move(typed).error());
     filter = std::move(*typed);
   }
-  // As the kernel, one enable (or disable) per target and event; removal
-  // matches on the target alone.
+  // As the kernel, one trigger of a type per event (per target for the
+  // *_event and *_hist kinds); removal matches on the type alone.
   EventTriggers& ev = at(id);
-  auto found = std::find_if(ev.enables.begin(), ev.enables.end(), [&](const EnableTrigger& e) {
-    return e.cmd.enable == cmd.enable && e.cmd.system == cmd.system && e.cmd.event == cmd.event;
-  });
+  auto found = std::find_if(ev.controls.begin(), ev.controls.end(),
+                            [&](const ControlTrigger& e) { return e.cmd.same_type(cmd); });
   if (cmd.remove) {
-    if (found != ev.enables.end()) {
-      changes.push_back(Change{Change::Kind::EnableRemoved, id, 0, found->cmd, {}});
-      ev.enables.erase(found);
+    if (found != ev.controls.end()) {
+      changes.push_back(Change{Change::Kind::ControlRemoved, id, 0, found->cmd, {}});
+      ev.controls.erase(found);
     }
     tidy(id);
     return std::nullopt;
   }
-  if (found != ev.enables.end()) return refused(Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
+  if (found != ev.controls.end()) return refused(Diagnostic{ErrorCode::TriggerEexist, Span{0, 0}, cmd.command, {}});
   if (auto over = check_limits(cmd.command, 1, Span{0, 0}, 0, Span{0, 0})) return over;
-  ev.enables.insert(ev.enables.begin(), EnableTrigger{cmd, std::move(filter), config});
-  changes.push_back(Change{Change::Kind::EnableAdded, id, 0, cmd, {}});
+  ev.controls.insert(ev.controls.begin(), ControlTrigger{cmd, std::move(filter), config});
+  changes.push_back(Change{Change::Kind::ControlAdded, id, 0, cmd, {}});
   return std::nullopt;
 }
 
@@ -313,13 +321,12 @@ Work::Outcome Work::truncate(const Id& id) {
 
 Work::Outcome Work::remove(const TriggerRemove& rm) {
   EventTriggers& ev = at(rm.event);
-  if (rm.enable) {
-    auto found = std::find_if(ev.enables.begin(), ev.enables.end(), [&](const EnableTrigger& e) {
-      return e.cmd.enable == rm.enable->enable && e.cmd.system == rm.enable->system && e.cmd.event == rm.enable->event;
-    });
-    if (found == ev.enables.end()) return refused(ErrorKind::NotFound, ENOENT, "no such trigger: " + rm.command);
-    changes.push_back(Change{Change::Kind::EnableRemoved, rm.event, 0, found->cmd, {}});
-    ev.enables.erase(found);
+  if (rm.control) {
+    auto found = std::find_if(ev.controls.begin(), ev.controls.end(),
+                              [&](const ControlTrigger& e) { return e.cmd.same_type(*rm.control); });
+    if (found == ev.controls.end()) return refused(ErrorKind::NotFound, ENOENT, "no such trigger: " + rm.command);
+    changes.push_back(Change{Change::Kind::ControlRemoved, rm.event, 0, found->cmd, {}});
+    ev.controls.erase(found);
     tidy(rm.event);
     return std::nullopt;
   }
@@ -394,6 +401,42 @@ Work::Outcome Work::mark(const TriggerMark& m) {
   return refused(ErrorKind::NotFound, ENOENT, fmt::format("no trigger {}", m.uid));
 }
 
+Work::Outcome Work::event_enable(const EventEnable& e) {
+  const catalog::EventId& id = e.event;
+  if (id.system == catalog::kSynthSystem) return synth_enable(SynthEnable{id.name, e.on});
+  if (!r.exists(id)) return refused(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", id.system, id.name));
+  if (e.on == (r.enabled_.count(id) > 0)) return std::nullopt;  // as it is: nothing to do
+  if (e.on) {
+    switch (r.source(id)) {
+      case catalog::EventSource::Tracepoint:
+      case catalog::EventSource::RawSyscall:
+        break;
+      case catalog::EventSource::Marker:
+        // As tracefs, which gives ftrace's own events no enable file.
+        return refused(ErrorKind::NotFound, ENOENT,
+                       fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system,
+                                   id.name));
+      case catalog::EventSource::Probe:
+        return refused(ErrorKind::Invalid, EOPNOTSUPP,
+                       fmt::format("{}:{} is a kprobe or uprobe event: histd attaches tracepoint programs", id.system,
+                                   id.name));
+      case catalog::EventSource::Synthetic:
+        break;
+    }
+    // Each enabled event is a program of its own, like a trigger: the same
+    // ceiling keeps `echo 1 > events/enable` from loading thousands.
+    if (r.enabled_.size() >= r.options_.max_triggers)
+      return refused(ErrorKind::Busy, ENOSPC,
+                     fmt::format("at most {} events are enabled at once (histd's trigger limit)",
+                                 r.options_.max_triggers));
+    r.enabled_.insert(id);
+  } else {
+    r.enabled_.erase(id);
+  }
+  changes.push_back(Change{e.on ? Change::Kind::EventEnabled : Change::Kind::EventDisabled, id, 0, {}, {}});
+  return std::nullopt;
+}
+
 Result<Applied, Refusal> Registry::apply(const Command& command) const {
   Work w{*this, {}};
   Work::Outcome no;
@@ -404,7 +447,7 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     if (const auto* h = std::get_if<parse::HistCommand>(&t->command))
       no = w.hist(t->event, *h, t->config);
     else
-      no = w.enable(t->event, std::get<parse::EnableHistCommand>(t->command), t->config);
+      no = w.control(t->event, std::get<parse::ControlTrigger>(t->command), t->config);
   } else if (const auto* tr = std::get_if<TriggerTruncate>(&command)) {
     no = w.truncate(tr->event);
   } else if (const auto* rm = std::get_if<TriggerRemove>(&command)) {
@@ -415,8 +458,10 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     no = w.synth_truncate();
   } else if (const auto* e = std::get_if<SynthEnable>(&command)) {
     no = w.synth_enable(*e);
+  } else if (const auto* m = std::get_if<TriggerMark>(&command)) {
+    no = w.mark(*m);
   } else {
-    no = w.mark(std::get<TriggerMark>(command));
+    no = w.event_enable(std::get<EventEnable>(command));
   }
   if (no) {
     no->tried_on = std::move(w.tried_on);

@@ -108,7 +108,7 @@ catalog::EventSource Registry::source(const catalog::EventId& event) const {
 
 size_t Registry::trigger_count() const {
   size_t n = 0;
-  for (const auto& [id, ev] : events_) n += ev.hist.size() + ev.enables.size();
+  for (const auto& [id, ev] : events_) n += ev.hist.size() + ev.controls.size();
   return n;
 }
 

@@ -42,8 +42,8 @@ json live_triggers(const Registry& registry, const KernelFacts& kernel) {
   json list = json::array();
   for (auto& [uid, entry] : hist) list.push_back(std::move(entry));
   for (const auto& [id, triggers] : registry.events())
-    for (auto it = triggers.enables.rbegin(); it != triggers.enables.rend(); ++it) {
-      json entry{{"event", id.system + ":" + id.name}, {"command", kernel.enable_line(id, *it)}};
+    for (auto it = triggers.controls.rbegin(); it != triggers.controls.rend(); ++it) {
+      json entry{{"event", id.system + ":" + id.name}, {"command", kernel.control_line(id, *it)}};
       if (!it->config.empty()) entry["config"] = it->config;
       list.push_back(std::move(entry));
     }
@@ -66,6 +66,8 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   }
   // What did not restore follows as it was saved, in its order: what it
   // depends on is either restored (before it) or among it.
+  json events = json::array();
+  for (const catalog::EventId& id : registry.enabled_events()) events.push_back(id.system + ":" + id.name);
   for (const SavedEntry& e : kept) {
     if (e.applying) continue;
     json raw = json::parse(e.raw, nullptr, false);
@@ -80,10 +82,15 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
       case SavedEntry::Kind::Enabled:
         enabled.push_back(std::move(raw));
         break;
+      case SavedEntry::Kind::EventEnabled:
+        events.push_back(std::move(raw));
+        break;
     }
   }
   json doc{{"version", 1}, {"synthetic_events", synthetic}, {"enabled_synthetic_events", enabled}, {"triggers", list}};
   if (!config_synthetic.empty()) doc["config_synthetic_events"] = std::move(config_synthetic);
+  // Kernel events whose `enable` is 1 (an older histd ignores the member).
+  if (!events.empty()) doc["enabled_events"] = std::move(events);
   return doc.dump(2) + "\n";
 }
 
@@ -124,6 +131,8 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
   for (const json& t : doc["triggers"]) add(SavedEntry::Kind::Trigger, t, string_at(t, "event"), string_at(t, "command"));
   if (auto s = doc.find("enabled_synthetic_events"); s != doc.end() && s->is_array())
     for (const json& n : *s) add(SavedEntry::Kind::Enabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
+  if (auto s = doc.find("enabled_events"); s != doc.end() && s->is_array())
+    for (const json& n : *s) add(SavedEntry::Kind::EventEnabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
   return entries;
 }
 

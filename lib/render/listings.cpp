@@ -17,7 +17,9 @@ std::string trigger_line(const readout::TriggerInfo& t) {
 }
 
 std::string trigger_file(const std::vector<readout::TriggerInfo>& triggers) {
-  if (triggers.empty()) return "# Available triggers:\n# enable_hist disable_hist hist\n";
+  if (triggers.empty())
+    return "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist "
+           "disable_hist hist\n";
   std::string out;
   for (const readout::TriggerInfo& t : triggers) out += trigger_line(t) + "\n";
   return out;

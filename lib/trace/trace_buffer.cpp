@@ -105,6 +105,34 @@ void append_stack(std::string& out, const synth::SynthField& f, std::span<const 
 
 }  // namespace
 
+std::string snapshot_help(bool allocated) {
+  return std::string(allocated ? "#\n# * Snapshot is allocated *\n#\n" : "#\n# * Snapshot is freed *\n#\n") +
+         "# Snapshot commands:\n"
+         "# echo 0 > snapshot : Clears and frees snapshot buffer\n"
+         "# echo 1 > snapshot : Allocates snapshot buffer, if not already allocated.\n"
+         "#                      Takes a snapshot of the main buffer.\n"
+         "# echo 2 > snapshot : Clears snapshot buffer (but does not allocate or free)\n"
+         "#                      (Doesn't have to be '2' works with any number that\n"
+         "#                       is not a '0' or '1')\n";
+}
+
+std::string stack_trace_text(std::span<const uint64_t> frames, const render::Resolver* resolver,
+                             const render::Options& options) {
+  std::string out = "<stack trace>";
+  bool leading = true;
+  for (const uint64_t addr : frames) {
+    if (addr == 0) break;  // bpf_get_stack() leaves the rest zero
+    if (leading && resolver && resolver->is_tracing_frame(addr)) continue;
+    leading = false;
+    std::string sym = resolver ? resolver->symbol(addr) : std::string();
+    sym = sym.substr(0, sym.find(' '));  // the name alone, without " [module]"
+    if (sym.empty()) sym = fmt::format("0x{:08x}", render::shown(addr, table::AddressKind::Pointer, options));
+    out += "\n => ";
+    out += sym;
+  }
+  return out;
+}
+
 std::string synth_event_body(const synth::SynthDefinition& def, std::span<const uint8_t> record,
                              const render::Resolver* resolver, const render::Options& options) {
   std::string out;
@@ -139,6 +167,13 @@ std::string synth_event_body(const synth::SynthDefinition& def, std::span<const 
 }
 
 std::string format_line(const LineHeader& h, std::string_view event, std::string_view body) {
+  std::string text(event);
+  text += ": ";
+  text += body;
+  return format_line(h, text);
+}
+
+std::string format_line(const LineHeader& h, std::string_view text) {
   // The kernel rounds to the nearest microsecond (ns2usecs adds 500 first).
   const uint64_t usecs = (h.ts_ns + 500) / 1000;
   const std::string_view comm = h.comm.empty() ? std::string_view("<...>") : std::string_view(h.comm);
@@ -146,8 +181,8 @@ std::string format_line(const LineHeader& h, std::string_view event, std::string
   std::string out(comm.size() < 16 ? 16 - comm.size() : 0, ' ');
   out += comm;
   // The pid is an int in the kernel's entry; %d of it.
-  fmt::format_to(std::back_inserter(out), "-{:<7} [{:03}] ..... {:5}.{:06}: {}: {}\n", static_cast<int32_t>(h.pid),
-                 h.cpu, usecs / 1000000, usecs % 1000000, event, body);
+  fmt::format_to(std::back_inserter(out), "-{:<7} [{:03}] ..... {:5}.{:06}: {}\n", static_cast<int32_t>(h.pid), h.cpu,
+                 usecs / 1000000, usecs % 1000000, text);
   return out;
 }
 

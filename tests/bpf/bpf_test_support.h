@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "histd/engine.h"
@@ -80,6 +82,14 @@ class EngineTest : public ::testing::Test {
   void inject(const std::string& sys, const std::string& ev, const Record& rec) {
     auto r = engine_->inject(sys, ev, rec.bytes());
     ASSERT_TRUE(r.ok()) << r.error().context;
+  }
+  // What reaches histd through its ring (trace lines, snapshot notices,
+  // records of enabled events) is delivered by its consumer thread: waits
+  // until `n` have been.
+  void wait_delivered(uint64_t n) {
+    for (int i = 0; i < 300 && engine_->synthetic_delivered() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(engine_->synthetic_delivered(), n);
   }
   std::unique_ptr<engine::Engine> engine_;
 };

@@ -209,7 +209,7 @@ TEST_F(InjectTest, RemoveByCommandOrPrintedLine) {
   EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
   add("!hist:keys=fd");
-  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"), "# Available triggers:\n# enable_hist disable_hist hist\n");
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"), "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
   EXPECT_EQ(hist(), "");
 }
 

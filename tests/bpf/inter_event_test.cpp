@@ -45,12 +45,6 @@ class InterEventTest : public EngineTest {
   // The generating program runs a synthetic event's triggers itself: an
   // untraced record never travels to histd.
   void expect_nothing_through_user_space() { EXPECT_EQ(engine_->synthetic_delivered(), 0u); }
-  // Traced records (and snapshot notices) reach histd through its ring consumer.
-  void wait_delivered(uint64_t n) {
-    for (int i = 0; i < 200 && engine_->synthetic_delivered() < n; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(engine_->synthetic_delivered(), n);
-  }
   void synth(const std::string& def) {
     auto r = engine_->write_synthetic(def);
     ASSERT_TRUE(r.ok()) << def << ": " << r.error().message();

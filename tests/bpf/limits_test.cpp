@@ -118,8 +118,8 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
   EXPECT_EQ(open_maps(), maps);
   EXPECT_EQ(engine_->usage().map_memory, memory);
   EXPECT_EQ(engine_->usage().triggers, 3u);
-  // An enable trigger is refused the same way.
-  auto e = write("disable_hist:syscalls:sys_enter_write", "sys_exit_write");
+  // A control trigger is refused the same way.
+  auto e = write("traceoff", "sys_exit_write");
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().error.err, ENOSPC);
 
@@ -220,7 +220,7 @@ TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverythin
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().error.err, ENOSPC);
   EXPECT_EQ(engine_->usage().triggers, 1u);
-  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_switch"), "# Available triggers:\n# enable_hist disable_hist hist\n");
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_switch"), "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
   EXPECT_NE(last_error().find("too many triggers: the limit is 2 and 1 are in use; this command needs 2 with its "
                               "field variables\n"),
             std::string::npos)

@@ -27,12 +27,6 @@ Record switch_to(int32_t next_pid) {
 
 class SnapshotTest : public EngineTest {
  protected:
-  // Snapshot notices reach histd through its ring consumer.
-  void wait_delivered(uint64_t n) {
-    for (int i = 0; i < 300 && engine_->synthetic_delivered() < n; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_EQ(engine_->synthetic_delivered(), n);
-  }
   // A latency of at least `ms` for pid 42, which changes the tracked value.
   void latency(int ms) {
     inject("sched", "sched_waking", waking(42));

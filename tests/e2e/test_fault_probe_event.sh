@@ -39,7 +39,7 @@ err=$( (echo 'hist:keys=common_pid' >"$P/trigger") 2>&1 || true)
 expect_eq "a hist trigger on it is refused: EINVAL" "1" "$(grep -c 'Invalid argument' <<<"$err")"
 expect_eq "with the reason in error_log" "1" \
   "$(grep -c "error: command failed: $GROUP:$NAME is a kprobe or uprobe event: the kernel runs only kprobe programs" "$MNT/error_log")"
-expect_eq "its trigger file is unchanged" "$(printf '# Available triggers:\n# enable_hist disable_hist hist')" "$(cat "$P/trigger")"
+expect_eq "its trigger file is unchanged" "$(printf '# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist')" "$(cat "$P/trigger")"
 rc=0; out=$("${HISTCTL[@]}" add "$GROUP:$NAME" 'hist:keys=common_pid' 2>&1) || rc=$?
 expect_eq "histctl: refused with the reason" "1:1" "$rc:$(grep -c 'is a kprobe or uprobe event' <<<"$out")"
 expect_eq "nothing is attached to it: the kernel deletes it" "0" \

@@ -41,6 +41,6 @@ expect_eq "a trigger on an event read before still applies" "2" "$(grep -c '^his
 writes 1
 expect_eq "and counts" "6" "$(hits)"
 : >"$W/trigger"
-expect_eq "every trigger removed" "$(printf '# Available triggers:\n# enable_hist disable_hist hist')" "$(cat "$W/trigger")"
+expect_eq "every trigger removed" "$(printf '# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist')" "$(cat "$W/trigger")"
 expect_eq "histd still answers" "" "$("${HISTCTL[@]}" list)"
 finish

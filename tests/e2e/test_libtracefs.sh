@@ -9,9 +9,9 @@ source "$(dirname "$0")/lib.sh"
 CLIENT=${HISTD_TRACEFS_SQL:-$(dirname "$HISTD_BIN")/histd_tracefs_sql}
 [ -x "$CLIENT" ] || { echo "FAIL: no client at $CLIENT (build histd_tracefs_sql)"; exit 1; }
 histd_start
-# String fields (SELECT ..., end.next_comm) need string variables, which
-# histd does not have yet: this SQL selects numbers only.
-SQL='SELECT start.pid, (end.TIMESTAMP_USECS - start.TIMESTAMP_USECS) AS lat FROM sched_waking AS start JOIN sched_switch AS end ON start.pid = end.next_pid'
+# A string (end.next_comm) travels in a string variable of the matching
+# trigger to the synthetic event's char[] field.
+SQL='SELECT start.pid, end.next_comm AS comm, (end.TIMESTAMP_USECS - start.TIMESTAMP_USECS) AS lat FROM sched_waking AS start JOIN sched_switch AS end ON start.pid = end.next_pid'
 # The client creates, then waits on a fifo before it destroys.
 mkfifo "$WORK/go-on"
 "$CLIENT" "$MNT" wakeup_lat "$SQL" <"$WORK/go-on" >"$WORK/client.out" 2>&1 &
@@ -19,7 +19,8 @@ client=$!
 exec 7>"$WORK/go-on"
 for _ in $(seq 100); do grep -q '^created$' "$WORK/client.out" && break; kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
 grep -q '^created$' "$WORK/client.out" || { echo "FAIL: create:"; cat "$WORK/client.out"; exit 1; }
-expect_eq "the synthetic event, through dynamic_events" "s:synthetic/wakeup_lat	pid_t pid; u64 lat" "$(cat "$MNT/dynamic_events")"
+expect_eq "the synthetic event, through dynamic_events" "s:synthetic/wakeup_lat	pid_t pid; char[16] comm; u64 lat" \
+  "$(cat "$MNT/dynamic_events")"
 expect_eq "the start trigger on sched_waking" "1" "$(grep -c '^hist:keys=pid:' "$MNT/events/sched/sched_waking/trigger")"
 expect_eq "the matching trigger on sched_switch" "1" \
   "$(grep -c '^hist:keys=next_pid:.*:onmatch(sched.sched_waking).trace(wakeup_lat,' "$MNT/events/sched/sched_switch/trigger")"
@@ -36,6 +37,14 @@ child_go
 sleep 0.3
 rows=$(awk -v p="$pid" '$2 == "pid:" && $3 == p {print $6}' "$MNT/events/synthetic/wakeup_lat/hist")
 expect_eq "the child's wakeups are counted" "yes" "$([ "${rows:-0}" -ge 20 ] && echo yes || echo "no (${rows:-0})")"
+# The string column: the woken tasks by name.
+echo 'hist:keys=comm' >>"$MNT/events/synthetic/wakeup_lat/trigger"
+for _ in 1 2 3 4 5; do  # a wakeup missed (another BPF program ran then) is tried again
+  sleep 0.05
+  grep -q '^{ comm: sleep  *} hitcount:' "$MNT/events/synthetic/wakeup_lat/hist" && break
+done
+expect_eq "a histogram by the selected string" "yes" \
+  "$(grep -q '^{ comm: sleep  *} hitcount:' "$MNT/events/synthetic/wakeup_lat/hist" && echo yes)"
 
 : >"$MNT/events/synthetic/wakeup_lat/trigger"
 echo >&7

@@ -40,7 +40,7 @@ the_tree_answers() {  # $1: how many readers wait
   expect_eq "$1 readers: and another" "yes" \
     "$(answers bash -c "echo 'hist:keys=common_pid:cont if common_pid == 1' >> '$W/trigger'")"
   expect_eq "$1 readers: a non-blocking read of trace_pipe answers EAGAIN" "yes" \
-    "$(timeout 1 python3 -c "
+    "$(timeout 5 python3 -c "
 import os, errno
 fd = os.open('$MNT/trace_pipe', os.O_RDONLY | os.O_NONBLOCK)
 try:

@@ -54,6 +54,26 @@ TEST(Codegen, GeneratedUnitsCompile) {
 // A page of `&&` (or `||`) terms is one flat chain: nested pair by pair it
 // passed clang's bracket limit of 256, and a command the parser accepts
 // failed to compile (found restoring a 4095-byte saved trigger).
+TEST(Codegen, RecordingUnitsCompile) {
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  RecordInput r{7, 3, 40, {{8, false}, {12, true}}};
+  auto trigger = pipeline::plan_command("hist:keys=fd", sys_enter_write());
+  ASSERT_TRUE(trigger.ok());
+  for (bool with_trigger : {false, true}) {
+    std::vector<TriggerInput> triggers;
+    if (with_trigger) triggers.push_back(TriggerInput{&trigger->plan, 0, {}, 0});
+    const std::string src = generate_event_unit(triggers, {}, {}, {}, &r);
+    // The end of each dynamic field's data: from the record (__data_loc) or
+    // from after its location word (__rel_loc).
+    EXPECT_NE(src.find("__u32 end = 0u + (loc & 0xffff) + (loc >> 16);"), std::string::npos) << src;
+    EXPECT_NE(src.find("__u32 end = 16u + (loc & 0xffff) + (loc >> 16);"), std::string::npos) << src;
+    auto obj = compiler.compile(src);
+    ASSERT_TRUE(obj.ok()) << obj.error().context;
+  }
+}
+
 TEST(Codegen, APageOfFilterTermsCompiles) {
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().context;

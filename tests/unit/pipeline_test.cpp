@@ -88,7 +88,7 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   const plan::HistPlan own = generating({"a", "c", ""}), on_a = generating({"b"}), on_b, on_d;
   EventParts parts;
   parts.own.hist = {{&own, 7}};
-  parts.own.enables = {codegen::EnableInput{nullptr, 9, false, {7}}};
+  parts.own.controls = {codegen::ControlInput{parse::ControlTrigger::Kind::DisableHist, nullptr, 9, {7}}};
   SynthSink& a = parts.synths["a"];
   a.def = &def;
   a.id = 0xf001;
@@ -96,7 +96,7 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   a.trace_slot = 12;
   a.triggers.hist = {{&on_a, 13}};
   parts.synths["b"].triggers.hist = {{&on_b, 14}};
-  parts.synths["b"].triggers.enables = {codegen::EnableInput{nullptr, 15, true, {13}}};
+  parts.synths["b"].triggers.controls = {codegen::ControlInput{parse::ControlTrigger::Kind::EnableHist, nullptr, 15, {13}}};
   parts.synths["c"].id = 0xf002;
   parts.synths["d"].triggers.hist = {{&on_d, 16}};
   auto unit = event_unit(parts);
@@ -116,16 +116,16 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   EXPECT_EQ(t.synths[1].id, 0u);  // c: no definition given, so an empty target
   EXPECT_EQ(t.synths[1].inlined, -1);
   EXPECT_EQ(t.synths[2].inlined, -1);
-  ASSERT_EQ(unit->enables.size(), 1u);
-  EXPECT_EQ(unit->enables[0].control_slot, 9u);
+  ASSERT_EQ(unit->controls.size(), 1u);
+  EXPECT_EQ(unit->controls[0].control_slot, 9u);
   ASSERT_EQ(unit->inlined.size(), 2u);
   EXPECT_EQ(unit->inlined[0].triggers.at(0).control_slot, 13u);
   EXPECT_EQ(unit->inlined[0].triggers.at(0).depth, 1u);
   EXPECT_EQ(unit->inlined[0].triggers.at(0).synths.at(0).inlined, 1);
   EXPECT_EQ(unit->inlined[1].triggers.at(0).control_slot, 14u);
   EXPECT_EQ(unit->inlined[1].triggers.at(0).depth, 2u);
-  ASSERT_EQ(unit->inlined[1].enables.size(), 1u);
-  EXPECT_EQ(unit->inlined[1].enables[0].target_slots, std::vector<uint32_t>{13});
+  ASSERT_EQ(unit->inlined[1].controls.size(), 1u);
+  EXPECT_EQ(unit->inlined[1].controls[0].target_slots, std::vector<uint32_t>{13});
 }
 
 // Each level has its own buffers on the BPF side (HISTD_MAX_DEPTH 4): a
@@ -146,6 +146,31 @@ TEST(Pipeline, EventUnitRefusesTooDeepAChain) {
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(deep.error().err, E2BIG);
   EXPECT_EQ(deep.error().context, "synthetic event s4 is generated more than 3 events deep");
+}
+
+TEST(Pipeline, ARecordedEventCopiesItsFixedPartAndItsStrings) {
+  // sched_process_exec: a __data_loc filename after three fixed fields.
+  const auto exec = fixture_format("sched", "sched_process_exec");
+  const codegen::RecordInput r = record_input(*exec);
+  EXPECT_EQ(r.id, exec->id);
+  EXPECT_EQ(r.fixed_size, exec->record_size());
+  ASSERT_EQ(r.dynamic.size(), 1u);
+  EXPECT_EQ(r.dynamic[0].offset, exec->find("filename")->offset);
+  EXPECT_FALSE(r.dynamic[0].relative);
+  EXPECT_TRUE(record_input(*fixture_format("kmem", "kmalloc")).dynamic.empty());
+
+  // The unit records before its triggers, and with none at all.
+  EventParts parts;
+  parts.record = r;
+  auto unit = event_unit(parts);
+  ASSERT_TRUE(unit.ok());
+  const std::string src = compile_event(*unit);
+  EXPECT_NE(src.find("histd_recbuf SEC(\".maps\")"), std::string::npos);
+  EXPECT_NE(src.find("record_event(ctx, rec, c);"), std::string::npos);
+  EXPECT_NE(src.find("HISTD_EVENT_ENTRY(handle, 1, 1)"), std::string::npos) << "a record carries its task and time";
+  // A unit that does not record pays nothing for it.
+  parts.record.reset();
+  EXPECT_EQ(compile_event(*event_unit(parts)).find("histd_recbuf"), std::string::npos);
 }
 
 }  // namespace

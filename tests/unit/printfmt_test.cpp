@@ -89,6 +89,13 @@ TEST(Printfmt, PointersAreHashedAndSymbolsNamed) {
   EXPECT_EQ(text->find("ffff888102ddf000"), std::string::npos);
   EXPECT_EQ(*printer.line_text(record(0, 0x1234)), "tev: ptr=0000000000000000 site=0x1234 short=0x1234");
   EXPECT_EQ(printer.line_text(std::vector<uint8_t>(24, 0)).error().err, ENOENT);
+  // For a reader who may not see kernel addresses, an address no symbol
+  // names is hashed like %p; a named one reads the same.
+  auto hidden = printer.line_text(record(0, 0xffffffffc0001234), true);
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_TRUE(std::regex_match(*hidden, std::regex("tev: ptr=0000000000000000 site=00000000[0-9a-f]{8} short=00000000[0-9a-f]{8}")))
+      << *hidden;
+  EXPECT_EQ(*printer.line_text(record(0, 0xffffffff81000010), true), *printer.line_text(record(0, 0xffffffff81000010)));
 }
 
 TEST(Printfmt, SystemCallsAsTheKernelPrintsThem) {

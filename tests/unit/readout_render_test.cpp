@@ -132,7 +132,10 @@ TEST(ReadoutRender, HistDebugSaysHowTheEventIsAttached) {
 }
 
 TEST(ReadoutRender, TriggerFileAndList) {
-  EXPECT_EQ(render::trigger_file({}), "# Available triggers:\n# enable_hist disable_hist hist\n");
+  // As the kernel lists its trigger commands.
+  EXPECT_EQ(render::trigger_file({}),
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist "
+            "disable_hist hist\n");
   readout::TriggerInfo enable{"sched", "sched_switch", "enable_hist:kmem:kmalloc:unlimited", false};
   readout::TriggerInfo active{"sched", "sched_switch", "hist:keys=pid"};
   readout::TriggerInfo paused = active;

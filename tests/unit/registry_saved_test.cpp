@@ -25,7 +25,7 @@ registry::KernelFacts facts(const Registry& r) {
         return t && t->paused;
       },
       [](uint64_t uid) { return uid == 3 ? uint64_t{7} : uint64_t{0}; },
-      [](const catalog::EventId&, const registry::EnableTrigger& e) { return e.cmd.command; }};
+      [](const catalog::EventId&, const registry::ControlTrigger& e) { return e.cmd.command; }};
 }
 
 // Applies a state file's entries as the engine restores them: each a
@@ -46,6 +46,11 @@ Registry restored_from(std::string_view text) {
       case registry::SavedEntry::Kind::Enabled:
         ok(back, registry::SynthEnable{e.event, true});
         break;
+      case registry::SavedEntry::Kind::EventEnabled: {
+        const size_t colon = e.event.find(':');
+        ok(back, registry::EventEnable{{e.event.substr(0, colon), e.event.substr(colon + 1)}, true});
+        break;
+      }
       case registry::SavedEntry::Kind::Trigger: {
         const size_t colon = e.event.find(':');
         const catalog::EventId id{e.event.substr(0, colon), e.event.substr(colon + 1)};
@@ -70,8 +75,12 @@ TEST(Registry, ItsStateFileRestoresIt) {
   ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
   ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
   ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
-  ok(r, write(kSwitch, "disable_hist:kmem:kmalloc"));
+  ok(r, write(kSwitch, "disable_hist:sched:sched_waking"));
+  ok(r, write(kSwitch, "traceoff:2 if prev_prio < 5"));
+  ok(r, write(kSwitch, "enable_event:kmem:kmalloc"));
   ok(r, registry::SynthEnable{"wakeup_latency", true});
+  ok(r, registry::EventEnable{kSwitch, true});
+  ok(r, registry::EventEnable{kKmalloc, true});
   // A declared trigger: its words and pause flag are the configuration's.
   const uint64_t declared = r.events().at(kKmalloc).hist.back().uid;
   ok(r, registry::TriggerMark{declared, true, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"});
@@ -91,11 +100,13 @@ TEST(Registry, ItsStateFileRestoresIt) {
       EXPECT_EQ(restored->hist[i].paused, ev.hist[i].paused);
       EXPECT_EQ(restored->hist[i].config, ev.hist[i].config);
     }
-    ASSERT_EQ(restored->enables.size(), ev.enables.size());
-    for (size_t i = 0; i < ev.enables.size(); ++i) EXPECT_EQ(restored->enables[i].cmd, ev.enables[i].cmd);
+    ASSERT_EQ(restored->controls.size(), ev.controls.size());
+    for (size_t i = 0; i < ev.controls.size(); ++i) EXPECT_EQ(restored->controls[i].cmd, ev.controls[i].cmd);
   }
   EXPECT_EQ(back.map_memory(), r.map_memory());
   EXPECT_EQ(back.synthetics(), r.synthetics());
+  EXPECT_EQ(back.enabled_events(), r.enabled_events());
+  EXPECT_EQ(r.enabled_events().size(), 2u);
   // Saved again, the restored registry is the same file.
   EXPECT_EQ(registry::saved_text(back, facts(back), {}), text);
   EXPECT_NE(text.find("\"missed_base\": 7"), std::string::npos) << text;

@@ -187,16 +187,19 @@ TEST(Registry, EnableHistAddRemove) {
   auto nosuch = no(r, write(kWaking, "enable_hist:sched:nosuch"));
   EXPECT_EQ(code_of(nosuch), ErrorCode::InvalidSubsysEvent);
   ok(r, write(kWaking, "enable_hist:kmem:kmalloc:3"));
-  auto changes = ok(r, write(kWaking, "disable_hist:kmem:kmalloc if prio < 10"));
+  auto changes = ok(r, write(kWaking, "disable_hist:sched:sched_switch if prio < 10"));
   ASSERT_EQ(changes.size(), 1u);
-  EXPECT_EQ(changes[0].kind, Change::Kind::EnableAdded);
-  ASSERT_EQ(r.triggers(kWaking)->enables.size(), 2u);
-  EXPECT_FALSE(r.triggers(kWaking)->enables[0].cmd.enable);  // newest first
-  EXPECT_TRUE(r.triggers(kWaking)->enables[0].filter.has_value());
+  EXPECT_EQ(changes[0].kind, Change::Kind::ControlAdded);
+  ASSERT_EQ(r.triggers(kWaking)->controls.size(), 2u);
+  EXPECT_EQ(r.triggers(kWaking)->controls[0].cmd.kind, parse::ControlTrigger::Kind::DisableHist);  // newest first
+  EXPECT_TRUE(r.triggers(kWaking)->controls[0].filter.has_value());
+  // As the kernel's trigger types: the enable and the disable of one target
+  // are one type, a second is EEXIST.
   EXPECT_EQ(code_of(no(r, write(kWaking, "enable_hist:kmem:kmalloc"))), ErrorCode::TriggerEexist);
-  // Removal matches on the target alone.
-  ok(r, write(kWaking, "!enable_hist:kmem:kmalloc:7"));
-  EXPECT_EQ(r.triggers(kWaking)->enables.size(), 1u);
+  EXPECT_EQ(code_of(no(r, write(kWaking, "disable_hist:kmem:kmalloc"))), ErrorCode::TriggerEexist);
+  // Removal matches on the type and target alone.
+  ok(r, write(kWaking, "!disable_hist:kmem:kmalloc:7"));
+  EXPECT_EQ(r.triggers(kWaking)->controls.size(), 1u);
   EXPECT_EQ(r.trigger_count(), 1u);
 }
 
@@ -240,10 +243,10 @@ TEST(Registry, RemovalByIdentityAndTruncateAsOneChange) {
   EXPECT_EQ(code_of(busy), ErrorCode::VarBusy);
   EXPECT_EQ(busy.diagnostic->command, line);
   EXPECT_EQ(no(r, registry::TriggerRemove{kWaking, 999, {}, line}).error.err, ENOENT);
-  auto enable = std::get<parse::EnableHistCommand>(*parse::parse_trigger("enable_hist:kmem:kmalloc"));
+  auto enable = std::get<parse::ControlTrigger>(*parse::parse_trigger("enable_hist:kmem:kmalloc"));
   auto gone = ok(r, registry::TriggerRemove{kWaking, 0, enable, enable.command});
   ASSERT_EQ(gone.size(), 1u);
-  EXPECT_EQ(gone[0].kind, Change::Kind::EnableRemoved);
+  EXPECT_EQ(gone[0].kind, Change::Kind::ControlRemoved);
   // A truncate is one change for the event (its program goes at once).
   auto truncated = ok(r, registry::TriggerTruncate{kSwitch});
   EXPECT_EQ(truncated, (std::vector<Change>{{Change::Kind::EventTruncated, kSwitch, 0, {}, {}}}));
@@ -336,6 +339,48 @@ TEST(Registry, ADeclarationsIdentityIsTheTriggersKey) {
   EXPECT_EQ(r.identity_of(kKmalloc, "hist:keys=nosuchfield"), "");
   EXPECT_EQ(r.identity_of(kKmalloc, "!hist:keys=call_site"), "");
   EXPECT_EQ(r.identity_of(kKmalloc, "enable_hist:sched:sched_switch"), "");
+}
+
+TEST(Registry, ControlTriggersOneOfATypePerEvent) {
+  Registry r(fixtures(), {});
+  ok(r, write(kWaking, "traceoff if prio < 10"));
+  EXPECT_EQ(code_of(no(r, write(kWaking, "traceon"))), ErrorCode::TriggerEexist);
+  ok(r, write(kWaking, "snapshot:1"));
+  ok(r, write(kWaking, "stacktrace"));
+  EXPECT_EQ(code_of(no(r, write(kWaking, "stacktrace:2"))), ErrorCode::TriggerEexist);
+  ok(r, write(kWaking, "enable_event:sched:sched_switch"));
+  EXPECT_EQ(code_of(no(r, write(kWaking, "disable_event:sched:sched_switch"))), ErrorCode::TriggerEexist);
+  EXPECT_EQ(code_of(no(r, write(kWaking, "enable_event:nogroup:noevent"))), ErrorCode::InvalidSubsysEvent);
+  EXPECT_EQ(code_of(no(r, write(kWaking, "enable_event:ftrace:print"))), ErrorCode::Unsupported);
+  EXPECT_EQ(code_of(no(r, write(kWaking, "traceoff if nosuchfield == 1"))), ErrorCode::FilterFieldNotFound);
+  ASSERT_EQ(r.triggers(kWaking)->controls.size(), 4u);
+  EXPECT_EQ(r.triggers(kWaking)->controls[0].cmd.kind, parse::ControlTrigger::Kind::EnableEvent);  // newest first
+  // '!' and the name remove the one of that type, whatever its count or filter.
+  auto changes = ok(r, write(kWaking, "!traceon"));
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].kind, Change::Kind::ControlRemoved);
+  EXPECT_EQ(changes[0].control->kind, parse::ControlTrigger::Kind::TraceOff);
+  EXPECT_EQ(r.triggers(kWaking)->controls.size(), 3u);
+  EXPECT_EQ(r.trigger_count(), 3u);
+}
+
+TEST(Registry, EnablingAKernelEventIsOneChangeAndCountsAgainstTheLimit) {
+  Registry r(fixtures(), registry::Options{2, 8, uint64_t{1} << 30, 1, uint64_t{16} << 20});
+  auto changes = ok(r, registry::EventEnable{kSwitch, true});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].kind, Change::Kind::EventEnabled);
+  EXPECT_EQ(changes[0].event, kSwitch);
+  EXPECT_TRUE(ok(r, registry::EventEnable{kSwitch, true}).empty()) << "enabled again: nothing to do";
+  EXPECT_TRUE(ok(r, registry::EventEnable{kWaking, false}).empty()) << "not enabled: nothing to do";
+  ok(r, registry::EventEnable{kWaking, true});
+  auto over = no(r, registry::EventEnable{kKmalloc, true});
+  EXPECT_EQ(over.error.err, ENOSPC);
+  EXPECT_EQ(over.error.context, "at most 2 events are enabled at once (histd's trigger limit)");
+  changes = ok(r, registry::EventEnable{kSwitch, false});
+  EXPECT_EQ(changes.at(0).kind, Change::Kind::EventDisabled);
+  EXPECT_EQ(r.enabled_events(), (std::set<catalog::EventId>{kWaking}));
+  EXPECT_EQ(no(r, registry::EventEnable{{"sched", "nosuch"}, true}).error.err, ENOENT);
+  EXPECT_EQ(no(r, registry::EventEnable{{"ftrace", "print"}, true}).error.err, ENOENT);
 }
 
 TEST(Registry, WritesToEventsTheCatalogLacksAreENOENT) {
