@@ -175,8 +175,11 @@ CommandResult Deployer::truncate_event(EventState& ev) {
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
   ev.triggers.clear();
-  for (auto& e : ev.controls) release_control(*e);
+  // Out of the event first: releasing an enable_event of the event itself
+  // rebuilds it, which must not see them.
+  std::vector<std::unique_ptr<ControlTrigger>> going = std::move(ev.controls);
   ev.controls.clear();
+  for (auto& e : going) release_control(*e);
   refresh_enablers_of(ev);
   after_synth_removal(ev);
   return Unit{};

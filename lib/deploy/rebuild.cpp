@@ -90,8 +90,12 @@ CommandResult Deployer::remove_control(EventState& ev, ControlTrigger* going) {
     if (e.get() != going) rest.push_back(e.get());
   auto st = rebuild(ev, triggers_of(ev), rest);
   if (!st) return unexpected(CommandFailure{std::nullopt, std::move(st).error()});
-  release_control(*going);
-  std::erase_if(ev.controls, [&](const auto& e) { return e.get() == going; });
+  // Out of the event before its release, which may rebuild the event itself
+  // (an enable_event of its own event).
+  auto it = std::find_if(ev.controls.begin(), ev.controls.end(), [&](const auto& e) { return e.get() == going; });
+  std::unique_ptr<ControlTrigger> gone = std::move(*it);
+  ev.controls.erase(it);
+  release_control(*gone);
   after_synth_removal(ev);
   return Unit{};
 }

@@ -99,6 +99,22 @@ echo '!disable_event:sched:sched_switch' >>"$F/trigger"
 expect_eq "removed: the target is as its own enable file says" "1" "$(cat "$S/enable")"
 echo 0 >"$S/enable"
 
+# An event that enables itself: removing the trigger must not rebuild the
+# event with the trigger still in it.
+echo "enable_event:sched:sched_process_fork $ONLY" >"$F/trigger"
+expect_eq "an event may enable itself (soft mode)" "0*" "$(cat "$F/enable")"
+echo '!enable_event:sched:sched_process_fork' >>"$F/trigger"
+expect_eq "removed with !: its own enable is off again" "0" "$(cat "$F/enable")"
+for _ in 1 2 3; do "$WORK/forker" -c '(exit 0)'; done
+expect_eq "and forks no longer turn it on" "0" "$(cat "$F/enable")"
+echo "enable_event:sched:sched_process_fork $ONLY" >"$F/trigger"
+: >"$F/trigger"
+expect_eq "removed by truncation: no trigger left" "# Available triggers:" "$(head -1 "$F/trigger")"
+expect_eq "and its own enable is off again" "0" "$(cat "$F/enable")"
+for _ in 1 2 3; do "$WORK/forker" -c '(exit 0)'; done
+expect_eq "and forks leave it off" "0" "$(cat "$F/enable")"
+expect_eq "and no event's program is attached" "0" "$(find "$PIN" -name 'event-*_link' | wc -l)"
+
 # --- kept across a restart ---------------------------------------------------
 echo 'traceoff:3 if child_pid == 0' >"$F/trigger"
 echo 'enable_event:sched:sched_switch' >>"$F/trigger"
