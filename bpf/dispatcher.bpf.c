@@ -9,4 +9,12 @@ int dispatch(void *ctx) {
   return 0;
 }
 
+/* The same for a kprobe or uprobe event: the kernel runs only kprobe-type
+ * programs there, and a program array holds programs of one type. */
+SEC("kprobe")
+int dispatch_probe(void *ctx) {
+  bpf_tail_call(ctx, &slots, 0);
+  return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

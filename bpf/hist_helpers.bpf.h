@@ -467,6 +467,8 @@ static __always_inline __u64 histd_log2(__u64 v) {
     return 0;                                                                  \
   }
 
+#include "probe_entry.bpf.h"
+
 char LICENSE[] SEC("license") = "GPL";
 
 #endif

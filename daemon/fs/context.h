@@ -68,8 +68,8 @@ void add_entry_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);
 void add_refusal_ops(fuse_lowlevel_ops& ops);
 
-// Truncating a writable file (O_TRUNC or truncate(2)), as tracefs does; a
-// negative errno on failure.
-int truncate_file(Tree::Context& ctx, const Node& n);
+// Truncating a writable file (O_TRUNC or truncate(2)) for user `uid`, as
+// tracefs does; a negative errno on failure.
+int truncate_file(Tree::Context& ctx, const Node& n, uid_t uid);
 
 }  // namespace histd::fs

@@ -1,5 +1,7 @@
-// dynamic_events, as far as histd has dynamic events: synthetic events in
-// the "s:" form (kprobes, uprobes and eprobes are not there yet).
+// dynamic_events: histd's synthetic events in the "s:" form, and the
+// kernel's probe events ("p:", "r:"; kprobes where the kernel has them,
+// uprobes), whose lines go to the kernel's own dynamic_events (root only: a
+// probe reads any memory). Eprobes are not there yet.
 #pragma once
 
 #include <string>
@@ -9,12 +11,17 @@
 
 namespace histd::fs {
 
-// "s:synthetic/<name>\t<fields>" per synthetic event, as the kernel lists them.
+// "s:synthetic/<name>\t<fields>" per synthetic event, as the kernel lists
+// them, then the kernel's probe events.
 std::string dynamic_events_text(engine::Engine& engine);
 
 // One write(2): each line created or removed in turn, the first failure
 // ends it; 0 or a negative errno. Refusals the kernel logs go to error_log
-// under "synthetic_events".
-int write_dynamic_events(engine::Engine& engine, std::string_view data);
+// under "synthetic_events" (histd's) or "dynamic_events" (the kernel's).
+// `root`: the writer may define probe events.
+int write_dynamic_events(engine::Engine& engine, std::string_view data, bool root);
+// O_TRUNC: every synthetic event, and (`root`) every probe event of the
+// kernel's, goes.
+int truncate_dynamic_events(engine::Engine& engine, bool root);
 
 }  // namespace histd::fs

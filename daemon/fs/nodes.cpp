@@ -34,6 +34,8 @@ std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
+bool is_probe_file(std::string_view file) { return file == "kprobe_events" || file == "uprobe_events"; }
+
 // ftrace's own events (trace_marker's ftrace:print) are always recorded:
 // tracefs gives them no enable file (TRACE_EVENT_FL_IGNORE_ENABLE).
 bool has_enable_file(const Node& event) { return catalog::event_source(event.system) != catalog::EventSource::Marker; }
@@ -63,9 +65,15 @@ std::string readme() {
          "  events/<system>/<event>/hist     the event's histograms (hist.json: the same as JSON)\n"
          "  error_log                        rejected commands, with a caret at the fault\n"
          "  synthetic_events                 define and remove synthetic events\n"
-         "  dynamic_events                   synthetic events as dynamic events:\n"
+         "  uprobe_events, kprobe_events     the kernel's probe events, where it has them (root);\n"
+         "                                   hist triggers and enable on them\n"
+         "           p[:[<group>/][<event>]] <place> [<args>]\n"
+         "           r[:[<group>/][<event>]] <place> [<args>]\n"
+         "           -:[<group>/][<event>]\n"
+         "  dynamic_events                   synthetic events, and the kernel's probe events (root):\n"
          "           s:[synthetic/]<event> <field> [<field>]\n"
-         "           -:[synthetic/]<event>\n"
+         "           p|r...: as in uprobe_events, kprobe_events\n"
+         "           -:[<group>/]<event>\n"
          "  trace, trace_pipe                traced synthetic events and trace_marker text\n"
          "  trace_marker                     text written here is an ftrace:print event\n"
          "  snapshot                         the trace buffer as the last snapshot() action left it\n"
@@ -108,11 +116,14 @@ bool writable(const Node& n) {
   return n.file == "trigger" || n.file == "error_log" || n.file == "synthetic_events" || n.file == "trace" ||
          n.file == "trace_marker" || n.file == "enable" || n.file == "snapshot" || n.file == "tracing_on" ||
          n.file == "current_tracer" || n.file == "dynamic_events" || n.file == "set_event" ||
-         n.file == "options/stacktrace";
+         n.file == "options/stacktrace" || is_probe_file(n.file);
 }
 
 mode_t node_mode(const Node& n, gid_t group) {
   if (n.is_dir()) return S_IFDIR | (group ? 0750 : 0700);
+  // A probe reads any kernel or process memory: only root defines them, as
+  // in tracefs.
+  if (is_probe_file(n.file)) return S_IFREG | 0600 | (group ? 0040 : 0);
   const mode_t owner = writable(n) ? 0600 : 0400;
   return S_IFREG | owner | (group ? owner >> 3 : 0);
 }
@@ -123,6 +134,10 @@ Namespace::Namespace(engine::Engine& engine) : engine_(&engine) {
     std::string text = read_text(engine.catalog().root() / "events" / name);
     if (!text.empty()) headers_[name] = std::move(text);
   }
+  // The kernel's probe event files histd writes through to: those this
+  // kernel has.
+  for (const char* name : {"kprobe_events", "uprobe_events"})
+    if (std::filesystem::exists(engine.catalog().root() / name)) probe_files_.emplace_back(name);
 }
 
 Node Namespace::resolve(std::string_view path) const {
@@ -153,6 +168,11 @@ Node Namespace::resolve(std::string_view path) const {
       return n;
     }
     for (const char* f : kRootFiles)
+      if (parts[0] == f) {
+        n.kind = Node::Kind::File;
+        n.file = f;
+      }
+    for (const std::string& f : probe_files_)
       if (parts[0] == f) {
         n.kind = Node::Kind::File;
         n.file = f;
@@ -194,6 +214,7 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
   switch (dir.kind) {
     case Node::Kind::Root:
       for (const char* f : kRootFiles) out.emplace_back(f);
+      for (const std::string& f : probe_files_) out.push_back(f);
       out.emplace_back("events");
       out.emplace_back("options");
       break;
@@ -299,6 +320,7 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
     else if (n.file == "trace") out = engine.read_trace(options.hide_kernel_addresses);
     else if (n.file == "snapshot") out = engine.read_snapshot(options.hide_kernel_addresses);
     else if (n.file == "dynamic_events") out = dynamic_events_text(engine);
+    else if (is_probe_file(n.file)) out = engine.probe_events(n.file);
     else if (n.file == "tracing_on") out = engine.tracing_on() ? "1\n" : "0\n";
     else if (n.file == "set_event") out = set_event_text(engine);
     else if (n.file == "options/stacktrace") out = engine.stacktrace_option() ? "1\n" : "0\n";

@@ -70,6 +70,7 @@ class Namespace {
   // events/header_page and header_event as the kernel's tracefs had them at
   // mount (they describe its ring buffer, which does not change while it runs).
   std::map<std::string, std::string> headers_;
+  std::vector<std::string> probe_files_;  // kprobe_events, uprobe_events: those tracefs has
 };
 
 // The text of hist or hist.json (n.file) as a reader shown `options` reads it:

@@ -85,7 +85,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, struct
       fuse_reply_err(req, EACCES);
       return;
     }
-    if (const int rc = truncate_file(ctx, n); rc < 0) {
+    if (const int rc = truncate_file(ctx, n, fuse_req_ctx(req)->uid); rc < 0) {
       fuse_reply_err(req, -rc);
       return;
     }

@@ -83,7 +83,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   fi->direct_io = 1;
   fi->nonseekable = 0;
   if (mode != O_RDONLY && (fi->flags & O_TRUNC)) {
-    if (const int rc = truncate_file(ctx, n); rc < 0) {
+    if (const int rc = truncate_file(ctx, n, fuse_req_ctx(req)->uid); rc < 0) {
       fuse_reply_err(req, -rc);
       return;
     }
@@ -132,7 +132,8 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
 }
 
 // A write to `n`: the bytes taken, or a negative errno.
-int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t pid) {
+int write_file(Tree::Context& ctx, const Node& n, std::string_view data, const fuse_ctx& caller) {
+  const pid_t pid = caller.pid;
   engine::Engine& engine = ctx.ns.engine();
   const int size = static_cast<int>(data.size());
   if (n.file == "error_log" || n.file == "trace") {
@@ -184,8 +185,12 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, pid_t p
     return r ? size : -r.error().error.err;
   }
   if (n.file == "dynamic_events") {
-    const int rc = write_dynamic_events(engine, data);
+    const int rc = write_dynamic_events(engine, data, caller.uid == 0);
     return rc < 0 ? rc : size;
+  }
+  if (n.file == "kprobe_events" || n.file == "uprobe_events") {
+    auto r = engine.write_probe_events(n.file, data, false);
+    return r ? size : -r.error().error.err;
   }
   // As tracefs: one write(2) is one command, and a page is the most it takes.
   if (data.size() >= 4096) return -EINVAL;
@@ -206,7 +211,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
     fuse_reply_err(req, EACCES);
     return;
   }
-  const int rc = write_file(ctx, n, std::string_view(buf, size), fuse_req_ctx(req)->pid);
+  const int rc = write_file(ctx, n, std::string_view(buf, size), *fuse_req_ctx(req));
   if (rc < 0) fuse_reply_err(req, -rc);
   else fuse_reply_write(req, static_cast<size_t>(rc));
 }
@@ -244,7 +249,7 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
 
 }  // namespace
 
-int truncate_file(Tree::Context& ctx, const Node& n) {
+int truncate_file(Tree::Context& ctx, const Node& n, uid_t uid) {
   engine::Engine& engine = ctx.ns.engine();
   if (n.file == "error_log") {
     engine.clear_error_log();
@@ -254,11 +259,16 @@ int truncate_file(Tree::Context& ctx, const Node& n) {
     engine.clear_trace();
     return 0;
   }
-  if (n.file == "synthetic_events" || n.file == "dynamic_events") {
+  if (n.file == "synthetic_events") {
     auto r = engine.truncate_synthetic();
     return r ? 0 : -r.error().error.err;
   }
+  if (n.file == "dynamic_events") return truncate_dynamic_events(engine, uid == 0);
   if (n.file == "set_event") return clear_set_event(ctx.ns);
+  if (n.file == "kprobe_events" || n.file == "uprobe_events") {
+    auto r = engine.write_probe_events(n.file, "", true);
+    return r ? 0 : -r.error().error.err;
+  }
   if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot, tracing_on, ...: nothing to drop
   auto r = engine.truncate_triggers(n.system, n.event);
   return r ? 0 : -r.error().error.err;

@@ -66,10 +66,68 @@ enum class EventSource {
   RawSyscall,
   Synthetic,  // defined in histd (synthetic_events): its records come from histd's programs
   Marker,     // ftrace's own events (ftrace:print is trace_marker): histd injects their records
-  // A kprobe or uprobe event (its record starts with __probe_ip): a
-  // tracepoint created at run time, which runs only kprobe-type programs.
+  // A kprobe or uprobe event (its record starts with __probe_ip, or
+  // __probe_func for a return probe): a tracepoint created at run time
+  // (EventFormat::probe), which runs only kprobe-type programs.
   Probe,
 };
+
+// One argument of a probe event as the kernel lists it in kprobe_events
+// (NAME=FETCHARG[:TYPE], Documentation/trace/kprobetrace.rst), parsed into
+// what computes its value: a base, then memory reads.
+struct ProbeFetch {
+  enum class Base {
+    Register,      // %REG (reg)
+    Argument,      // $argN (index, from 1)
+    ReturnValue,   // $retval
+    StackPointer,  // $stack; $stackN is +8N($stack)
+    Comm,          // $comm: the current task's comm, a string
+    Immediate,     // \IMM (immediate); @ADDR is +0(\ADDR)
+    Symbol,        // the address of `symbol` plus `immediate`; @SYM+OFFS is +0 of it
+  };
+  Base base = Base::Register;
+  std::string reg;
+  uint32_t index = 0;
+  int64_t immediate = 0;
+  std::string symbol;
+  // +|-[u]OFFS(...): read memory at the value plus offset (user memory with
+  // 'u'), innermost first.
+  struct Deref {
+    int64_t offset = 0;
+    bool user = false;
+    friend bool operator==(const Deref&, const Deref&) = default;
+  };
+  std::vector<Deref> derefs;
+  std::string type;  // as written after the last ':' ("u32", "string"); empty: the default
+  friend bool operator==(const ProbeFetch&, const ProbeFetch&) = default;
+};
+
+struct ProbeArg {
+  std::string name;
+  ProbeFetch fetch;
+  friend bool operator==(const ProbeArg&, const ProbeArg&) = default;
+};
+
+// A probe event's definition, from its kprobe_events or uprobe_events line.
+struct ProbeDefinition {
+  bool is_return = false;  // r: or SYM%return
+  bool uprobe = false;     // in a program's file: `path` at file offset `offset`
+  std::string group;
+  std::string event;
+  std::string symbol;  // kprobe; empty: the probe is at `address`
+  std::string path;    // uprobe
+  uint64_t offset = 0;
+  uint64_t address = 0;
+  std::vector<ProbeArg> args;
+  friend bool operator==(const ProbeDefinition&, const ProbeDefinition&) = default;
+};
+
+// Parses one line as kprobe_events or uprobe_events lists it
+// ("p:GRP/EVENT SYM+OFFS ARGS", "r4:GRP/EVENT SYM ARGS",
+// "p:GRP/EVENT /PATH:0xOFFS ARGS"). Invalid, naming the part, for what histd
+// cannot compute: BTF names as arguments ("file->f_pos"), types other than
+// the integers, char, string, ustring and symbol.
+Expected<ProbeDefinition> parse_probe_definition(std::string_view line);
 
 // The system of histd's synthetic events, and of the trace marker's event.
 inline constexpr const char* kSynthSystem = "synthetic";
@@ -85,6 +143,10 @@ struct EventFormat {
   std::string text;           // the format file verbatim (served by histd's tree)
   EventSource source = EventSource::Tracepoint;  // event_source(*this), set by the catalog
   std::optional<SyscallEvent> syscall;           // syscall_event(*this), set by the catalog
+  // Probe events: the definition the kernel lists for it, or why histd
+  // cannot run it (set by the catalog from kprobe_events / uprobe_events).
+  std::optional<ProbeDefinition> probe;
+  std::string probe_error;
 
   const Field* find(std::string_view field_name) const;
   // Record size: the end of the last field.
@@ -140,8 +202,14 @@ class Catalog {
   // The event's EventSource: its format's, or by its system's name when the
   // format cannot be read.
   EventSource source(std::string_view system, std::string_view event) const;
+  // Drops the cached formats of probe events: kprobe_events was written, and
+  // an event of the same name may now be another probe.
+  void forget_probes();
 
  private:
+  // Sets a probe event's definition (or why histd cannot compute it) from
+  // the kernel's kprobe_events / uprobe_events listing.
+  void attach_probe_definition(EventFormat& format) const;
   std::filesystem::path root_;
   std::vector<EventId> events_;
   // Cache: parsed on first use. mutable because parsing is a pure function

@@ -78,10 +78,47 @@ struct InlinedEvent {
 // tracepoint, whose record it is handed, or from the raw sys_enter / sys_exit
 // tracepoint, where it rebuilds the classic record of a syscall event from
 // the registers (catalog::SyscallEvent; the dispatcher checked the number).
+// One argument of a probe event's record, computed at the probe (kprobe
+// programs see the registers, not a record): a base value, memory reads,
+// stored at its field as the kernel's kprobe event would.
+struct ProbeValue {
+  enum class Base {
+    Register,   // a u64 of x86_64 struct pt_regs at `reg_offset`
+    Immediate,  // `immediate` (symbols resolved to addresses before codegen)
+    Comm,       // the current task's comm, as a string
+  };
+  Base base = Base::Register;
+  uint32_t reg_offset = 0;
+  uint64_t immediate = 0;
+  // +OFFS(...): innermost first; all but the last read 8 bytes; the last
+  // reads the field (or its string) at the value plus its offset.
+  struct Deref {
+    int64_t offset = 0;
+    bool user = false;  // user memory
+  };
+  std::vector<Deref> derefs;
+  uint32_t field_offset = 0;  // in the record
+  uint32_t field_size = 0;    // 1, 2, 4 or 8 (a string: its 4-byte __data_loc word)
+  bool string = false;        // __data_loc char[]: the data follows the fixed part
+  bool user_string = false;   // ustring: the last read is of user memory
+};
+
+// A kprobe event's entry: the kprobe program rebuilds the record the
+// kernel's kprobe event would have written.
+struct ProbeEntry {
+  bool is_return = false;   // kretprobe: __probe_func, __probe_ret_ip; else __probe_ip
+  // A uprobe: the registers are the task's user registers. A uretprobe's
+  // __probe_func is 0: its program learns only where the call returns to.
+  bool uprobe = false;
+  uint32_t fixed_size = 0;  // where string data begins
+  std::vector<ProbeValue> values;
+};
+
 struct EventEntry {
-  enum class Kind { Tracepoint, SyscallEnter, SyscallExit };
+  enum class Kind { Tracepoint, SyscallEnter, SyscallExit, Probe };
   Kind kind = Kind::Tracepoint;
   uint32_t syscall_args = 0;  // SyscallEnter: argument registers in the record
+  ProbeEntry probe;           // Probe
 };
 
 // An event whose records go to the trace buffer (its `enable` file is 1):

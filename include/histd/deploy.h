@@ -191,6 +191,14 @@ class Deployer {
   Status write_marker(std::string_view text, uint32_t pid, const std::string& comm);
   RingLost ring_lost() const;
   uint64_t delivered() const { return delivered_.load(); }
+  // ---- probe events: the kernel's own, defined through its kprobe_events,
+  // uprobe_events or dynamic_events (`file`) ----
+  // The kernel's listing.
+  std::string probe_events(const std::string& file) const;
+  // One write(2) to the kernel's file (with O_TRUNC: `truncate`): the kernel
+  // checks and makes the events, histd's programs compute their records.
+  // The kernel's errno and error_log reason on a refusal.
+  Status write_probe_events(const std::string& file, std::string_view text, bool truncate);
   const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
 
   // ---- restore and shutdown ----
@@ -255,7 +263,8 @@ class Deployer {
   pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
                                    const std::vector<ControlTrigger*>& enables, bool attaches) const;
   Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
-  Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>);
+  Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>,
+                 bool probe);
   Status set_paused(uint32_t slot, bool paused);
   bool is_paused(uint32_t slot) const;
   void release_slot(uint32_t slot);

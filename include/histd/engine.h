@@ -190,6 +190,11 @@ class Engine {
   CommandResult truncate_synthetic();
   // The definitions, by name.
   std::vector<synth::SynthDefinition> synthetic_events();
+  // kprobe_events, uprobe_events (`file`): the kernel's, read and written
+  // through (deploy::Deployer::write_probe_events); a refusal is logged to
+  // error_log.
+  std::string probe_events(const std::string& file);
+  CommandResult write_probe_events(const std::string& file, std::string_view text, bool truncate);
   std::vector<std::string> synthetic_names();
   // events/synthetic/<name>/enable: whether the event's records are traced.
   // Any event's enable file: its records go to the trace buffer (a kernel

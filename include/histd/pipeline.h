@@ -75,6 +75,8 @@ struct EventParts {
   std::optional<catalog::SyscallEvent> syscall;
   // The event is enabled: its records go to the trace buffer (record_input).
   std::optional<codegen::RecordInput> record;
+  // A probe event: the entry that computes its record (probe_entry).
+  std::optional<codegen::ProbeEntry> probe;
 };
 
 // The same, resolved for codegen: each trigger with its control slot and
@@ -99,6 +101,12 @@ Expected<EventUnit> event_unit(const EventParts& parts);
 // How an enabled event's program records it: its id, fixed size and
 // dynamic fields, from its format.
 codegen::RecordInput record_input(const catalog::EventFormat& format);
+
+// How a probe event's program computes its record: each argument of its
+// definition (format.probe) to its field. Invalid, saying why, for what
+// histd's programs cannot compute (format.probe_error, $argN past the six
+// argument registers or on a return probe, @SYM, unknown registers).
+Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format);
 
 // The entry histd attaches `format`'s program through: with --raw-syscalls
 // (`raw_syscalls`), the raw sys_enter / sys_exit tracepoint for a syscall

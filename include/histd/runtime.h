@@ -156,7 +156,8 @@ class Attachment {
  public:
   static Expected<Attachment> attach(const BpfPaths& paths, const std::string& system, const std::string& event,
                                      const std::string& pin_base = {},
-                                     const std::optional<catalog::SyscallEvent>& syscall = std::nullopt);
+                                     const std::optional<catalog::SyscallEvent>& syscall = std::nullopt,
+                                     bool probe = false);
   Attachment(Attachment&&) noexcept;
   Attachment& operator=(Attachment&&) noexcept;
   ~Attachment();
@@ -184,6 +185,8 @@ class Attachment {
   Fd prog_;  // the attached dispatcher program (through the link: adopted ones too)
   std::string pin_base_;
   bool adopted_ = false;
+  bool probe_ = false;  // on a probe event, which may be deleted once detached
+  void unpin();
   bpf_object* obj_ = nullptr;
   bpf_link* link_ = nullptr;
 };

@@ -57,6 +57,13 @@ Expected<std::string> read_small_file(const fs::path& path) {
   return out;
 }
 
+// Whether the event in the tree at `root` still has this format (a probe
+// event made again under its name may not; its id may be the same).
+bool same_format(const fs::path& root, const EventFormat& format) {
+  auto text = read_small_file(root / "events" / format.system / format.name / "format");
+  return text && *text == format.text;
+}
+
 // True when `dir` has events/ (a directory); used to tell a tracefs mount
 // from the empty directory it is mounted on.
 bool has_events(const fs::path& dir) {
@@ -199,6 +206,33 @@ std::vector<std::string> Catalog::live_events(std::string_view system) const {
   return out;
 }
 
+void Catalog::attach_probe_definition(EventFormat& format) const {
+  // Its line in kprobe_events, as the kernel lists it ("p:GROUP/EVENT ...").
+  for (const char* file : {"kprobe_events", "uprobe_events"}) {
+    auto text = read_small_file(root_ / file);
+    if (!text) continue;
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      const size_t nl = rest.find('\n');
+      const std::string_view line = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      const size_t colon = line.find(':'), space = line.find(' ');
+      if (colon == std::string_view::npos || space == std::string_view::npos || space < colon) continue;
+      if (line.substr(colon + 1, space - colon - 1) != format.system + "/" + format.name) continue;
+      auto definition = parse_probe_definition(line);
+      if (definition) format.probe = std::move(*definition);
+      else format.probe_error = std::move(definition).error().context;
+      return;
+    }
+  }
+  format.probe_error = "its definition is in neither kprobe_events nor uprobe_events";
+}
+
+void Catalog::forget_probes() {
+  std::lock_guard lock(*cache_mu_);
+  std::erase_if(cache_, [](const auto& entry) { return entry.second->source == EventSource::Probe; });
+}
+
 Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view system,
                                                             std::string_view event) const {
   // Checking the list first also keeps names like "../x" off the file system.
@@ -209,7 +243,12 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
   EventId id{std::string(system), std::string(event)};
   std::lock_guard lock(*cache_mu_);
   if (auto it = dynamic_.find(id); it != dynamic_.end()) return it->second;
-  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(id); it != cache_.end()) {
+    // A probe event deleted and made again behind histd's back may have
+    // other fields.
+    if (it->second->source != EventSource::Probe || same_format(root_, *it->second)) return it->second;
+    cache_.erase(it);
+  }
 
   const fs::path path = root_ / "events" / id.system / id.name / "format";
   auto text = read_small_file(path);
@@ -235,6 +274,7 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
                 path.string() + ": names event '" + parsed->name + "', expected '" +
                     std::string(event) + "'");
   }
+  if (parsed->source == EventSource::Probe) attach_probe_definition(*parsed);
   auto format = std::make_shared<const EventFormat>(std::move(*parsed));
   cache_.emplace(std::move(id), format);
   return format;

@@ -13,8 +13,9 @@ EventSource event_source(std::string_view system) {
 EventSource event_source(const EventFormat& format) {
   if (const EventSource by_name = event_source(format.system); by_name != EventSource::Tracepoint) return by_name;
   // kprobe and uprobe events live in systems their creator names; what
-  // marks them is the probe address the kernel puts first in the record.
-  if (format.find("__probe_ip")) return EventSource::Probe;
+  // marks them is the probe address the kernel puts first in the record
+  // (a return probe's: the function's).
+  if (format.find("__probe_ip") || format.find("__probe_func")) return EventSource::Probe;
   if (syscall_event(format)) return EventSource::RawSyscall;
   return EventSource::Tracepoint;
 }

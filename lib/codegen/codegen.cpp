@@ -473,6 +473,9 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
     case EventEntry::Kind::SyscallExit:
       out += fmt::format("HISTD_SYSCALL_EXIT_ENTRY(handle, {}, {})\n", ts, pid);
       break;
+    case EventEntry::Kind::Probe:
+      out += detail::probe_entry(entry.probe, ts, pid);
+      break;
   }
   out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
   return out;

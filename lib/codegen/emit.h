@@ -45,4 +45,8 @@ std::string emit_record(const RecordInput& r);
 std::string emit_control(size_t i, const ControlInput& in, const std::string& filter);
 std::string emit_stack_buffer();
 
+// The kprobe program of a probe event (probe_entry.cpp): rebuilds the
+// record in per-CPU scratch, then runs `handle` on it.
+std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid);
+
 }  // namespace histd::codegen::detail

@@ -273,15 +273,16 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
   const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker;
   const bool attaches = options_.attach && !injected_only;
-  // kprobe and uprobe events take only kprobe-type BPF programs; the kernel
-  // refuses histd's tracepoint programs there with a bare EINVAL, after a
-  // compile: say why, first.
-  if (attaches && !ev.attachment && kind == catalog::EventSource::Probe)
-    return fail(ErrorKind::Invalid, EINVAL,
-                fmt::format("{}:{} is a kprobe or uprobe event: the kernel runs only kprobe programs on those, "
-                            "and histd attaches tracepoint programs",
-                            ev.system, ev.event));
-  const pipeline::EventParts parts = event_parts(ev, triggers, enables, attaches);
+  pipeline::EventParts parts = event_parts(ev, triggers, enables, attaches);
+  // kprobe events run only kprobe-type programs, which see the registers:
+  // the program computes the record from them as its definition says.
+  if (kind == catalog::EventSource::Probe) {
+    auto format = catalog_.event(ev.system, ev.event);
+    if (!format) return unexpected(std::move(format).error());
+    auto probe = pipeline::probe_entry(**format);
+    if (!probe) return unexpected(std::move(probe).error());
+    parts.probe = std::move(*probe);
+  }
   auto unit = pipeline::event_unit(parts);
   if (!unit) return unexpected(std::move(unit).error());
   auto maps = unit_maps(*unit, triggers);
@@ -302,7 +303,7 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     compiler_.evict(source);
     return unexpected(std::move(program).error());
   }
-  auto st = swap_in(ev, std::move(*program), attaches, parts.syscall);
+  auto st = swap_in(ev, std::move(*program), attaches, parts.syscall, parts.probe.has_value());
   if (!st) return st;
   ev.source = std::move(source);
   ev.maps_used = *maps_used;
@@ -312,12 +313,12 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
 // Attaches the event's dispatcher on its first program; installs the
 // program in it (while restoring, it waits for install_restored(): see there).
 Status Deployer::swap_in(EventState& ev, runtime::EventProgram program, bool attaches,
-                       std::optional<catalog::SyscallEvent> syscall) {
+                       std::optional<catalog::SyscallEvent> syscall, bool probe) {
   if (!attaches) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
-    auto attachment =
-        runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event, event_pin_base(ev, syscall), syscall);
+    auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event,
+                                                  event_pin_base(ev, syscall), syscall, probe);
     if (!attachment) return unexpected(std::move(attachment).error());
     if (!restoring_) {
       auto st = attachment->install(program.event_fd());

@@ -101,6 +101,10 @@ Expected<EventUnit> event_unit(const EventParts& parts) {
         parts.syscall->exit ? codegen::EventEntry::Kind::SyscallExit : codegen::EventEntry::Kind::SyscallEnter;
     unit.entry.syscall_args = parts.syscall->args;
   }
+  if (parts.probe) {
+    unit.entry.kind = codegen::EventEntry::Kind::Probe;
+    unit.entry.probe = *parts.probe;
+  }
   unit.record = parts.record;
   return unit;
 }

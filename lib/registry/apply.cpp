@@ -417,9 +417,8 @@ Work::Outcome Work::event_enable(const EventEnable& e) {
                        fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system,
                                    id.name));
       case catalog::EventSource::Probe:
-        return refused(ErrorKind::Invalid, EOPNOTSUPP,
-                       fmt::format("{}:{} is a kprobe or uprobe event: histd attaches tracepoint programs", id.system,
-                                   id.name));
+        // Recorded by the kprobe program that computes its record.
+        break;
       case catalog::EventSource::Synthetic:
         break;
     }

@@ -169,8 +169,9 @@ uint64_t Attachment::missed() const { return recursion_misses(prog_.get()); }
 
 Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event,
                                         const std::string& pin_base,
-                                        const std::optional<catalog::SyscallEvent>& syscall) {
+                                        const std::optional<catalog::SyscallEvent>& syscall, bool probe) {
   Attachment a;
+  a.probe_ = probe;
   if (!pin_base.empty()) {
     const std::string link_path = pin_base + "_link", slots_path = pin_base + "_slots";
     // libbpf warns on stderr when there is nothing to open (every event at
@@ -198,7 +199,9 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   if (!a.obj_) return bpf_fail(-errno, "opening " + object.string());
   int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(a.obj_, "slots"), a.slots_.get());
   if (err) return bpf_fail(err, "reusing the dispatcher's program array");
-  const char* wanted = !syscall ? "dispatch" : syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter";
+  const char* wanted = syscall ? (syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter")
+                       : probe ? "dispatch_probe"
+                               : "dispatch";
   bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, a.obj_) {
     bpf_program__set_autoload(prog, std::strcmp(bpf_program__name(prog), wanted) == 0);
@@ -218,6 +221,8 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
       return bpf_fail(-errno, fmt::format("attaching to the raw tracepoint {} for {}:{}",
                                           syscall->exit ? "sys_exit" : "sys_enter", system, event));
   } else {
+    // A probe event is a tracepoint to perf too: its kprobe-type program is
+    // attached the same way, and runs wherever the event fires.
     a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
     if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
   }
@@ -240,6 +245,7 @@ Attachment::Attachment(Attachment&& o) noexcept
       prog_(std::move(o.prog_)),
       pin_base_(std::move(o.pin_base_)),
       adopted_(o.adopted_),
+      probe_(o.probe_),
       obj_(o.obj_),
       link_(o.link_) {
   o.obj_ = nullptr;
@@ -252,6 +258,7 @@ Attachment& Attachment::operator=(Attachment&& o) noexcept {
   std::swap(prog_, o.prog_);
   std::swap(pin_base_, o.pin_base_);
   std::swap(adopted_, o.adopted_);
+  std::swap(probe_, o.probe_);
   std::swap(obj_, o.obj_);
   std::swap(link_, o.link_);
   return *this;
@@ -271,14 +278,20 @@ Attachment::~Attachment() {
     const uint32_t key = 0;
     bpf_map_delete_elem(slots_.get(), &key);
   }
+  // A probe event's pins go first, so that closing the fd detaches at once:
+  // the kernel refuses to delete a probe event while it is attached, and
+  // its user may delete it as soon as the last trigger is gone.
+  if (probe_ && !pin_base_.empty()) unpin();
   if (link_) bpf_link__destroy(link_);
   bpf_object__close(obj_);
   link_ = nullptr;
   obj_ = nullptr;
-  if (!pin_base_.empty()) {
-    unlink((pin_base_ + "_link").c_str());
-    unlink((pin_base_ + "_slots").c_str());
-  }
+  if (!pin_base_.empty()) unpin();
+}
+
+void Attachment::unpin() {
+  unlink((pin_base_ + "_link").c_str());
+  unlink((pin_base_ + "_slots").c_str());
 }
 
 Status Attachment::install(int prog_fd) {

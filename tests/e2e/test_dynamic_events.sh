@@ -2,8 +2,9 @@
 # dynamic_events for synthetic events, as tracefs has it (issue 21): "s:"
 # creates one (group synthetic or none), the listing shows each as
 # "s:synthetic/<name>\t<fields>", "-:" removes one, O_TRUNC removes all,
-# and the kernel's errors are logged under "synthetic_events". Other kinds
-# of dynamic events (kprobes, uprobes, eprobes) are refused.
+# and the kernel's errors are logged under "synthetic_events". Probe lines
+# go to the kernel's own dynamic_events (test_probe_events.sh); eprobes are
+# refused.
 source "$(dirname "$0")/lib.sh"
 histd_start
 D=$MNT/dynamic_events
@@ -23,8 +24,10 @@ expect_eq "another group is refused" "Invalid argument" \
 expect_eq "and logged as the kernel logs it" "synthetic_events: error: Command must be of the form: s or -:[synthetic/]<name> field[;field] ...
   Command: s:junk/myevent char str[
            ^" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/error_log")"
-expect_eq "a kprobe is not histd's (yet)" "Invalid argument" \
-  "$(err bash -c "echo 'p:myprobe do_sys_open' >> '$D'")"
+expect_eq "a probe line the kernel refuses: its errno" "Invalid argument" \
+  "$(err bash -c "echo 'p:histd_noplace' >> '$D'")"
+expect_eq "an eprobe is not histd's (yet)" "Invalid argument" \
+  "$(err bash -c "echo 'e:histd_ep sched.sched_switch' >> '$D'")"
 expect_eq "removing one that is not there" "No such file or directory" \
   "$(err bash -c "echo '-:synthetic/nosuch' >> '$D'")"
 expect_eq "removing from another group" "No such file or directory" \

@@ -1,0 +1,69 @@
+/* The entry of a probe event's program (kprobe or kretprobe), with the
+ * fetches its generated code makes (lib/codegen/probe_entry.cpp). A kprobe
+ * program sees x86_64 struct pt_regs, not a record: the entry rebuilds the
+ * record the kernel's kprobe event would have written, in per-CPU scratch.
+ * A fetch that faults leaves its field zero (a string: empty), where the
+ * kernel would print "(fault)". */
+#ifndef HISTD_PROBE_ENTRY_BPF_H
+#define HISTD_PROBE_ENTRY_BPF_H
+
+#define HISTD_REG_IP 128
+/* The most of one string argument kept in the record: a hist key holds no
+ * more. */
+#define HISTD_PROBE_STRING 256
+
+#define HISTD_PROBE_ENTRY_BEGIN(needs_ts, needs_pid)                           \
+  __u32 zero = 0;                                                              \
+  struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero);   \
+  if (!buf)                                                                    \
+    return 0;                                                                  \
+  __u8 *rec = buf->data;                                                       \
+  struct histd_common c = {0};                                                 \
+  if (needs_pid)                                                               \
+    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
+  if (needs_ts)                                                                \
+    c.ts = bpf_ktime_get_ns();                                                 \
+  *(__u64 *)rec = 0
+
+/* 8 bytes at addr: a pointer on the way to the value. */
+static __always_inline __u64 histd_probe_load(__u64 addr, int user) {
+  __u64 v = 0;
+  long err = user ? bpf_probe_read_user(&v, sizeof(v), (const void *)addr)
+                  : bpf_probe_read_kernel(&v, sizeof(v), (const void *)addr);
+  return err ? 0 : v;
+}
+
+/* The field's `size` bytes at addr. */
+static __always_inline void histd_probe_read(__u8 *dst, __u32 size, __u64 addr, int user) {
+  long err = user ? bpf_probe_read_user(dst, size, (const void *)addr)
+                  : bpf_probe_read_kernel(dst, size, (const void *)addr);
+  if (err)
+    __builtin_memset(dst, 0, size);
+}
+
+/* The string at addr after the record's `data` bytes, and its __data_loc
+ * word (length with the NUL << 16 | offset) at `loc`; returns where the next
+ * string goes. */
+static __always_inline __u32 histd_probe_string(__u8 *rec, __u32 loc, __u32 data, __u64 addr, int user) {
+  __u32 at = data;
+  long n = 0;
+  if (at <= HISTD_MAX_RECORD - HISTD_PROBE_STRING) {
+    n = user ? bpf_probe_read_user_str(rec + at, HISTD_PROBE_STRING, (const void *)addr)
+             : bpf_probe_read_kernel_str(rec + at, HISTD_PROBE_STRING, (const void *)addr);
+    if (n < 0)
+      n = 0;
+  } else {
+    at = 0;
+  }
+  *(__u32 *)(rec + loc) = ((__u32)n << 16) | at;
+  return at + (__u32)n;
+}
+
+/* $comm: the task's comm as a string argument. */
+static __always_inline __u32 histd_probe_comm(__u8 *rec, __u32 loc, __u32 data) {
+  char comm[16] = {0};
+  bpf_get_current_comm(comm, sizeof(comm));
+  return histd_probe_string(rec, loc, data, (__u64)comm, 0);
+}
+
+#endif
