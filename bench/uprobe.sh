@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# A count by argument on a uprobe (issue 21): histd's hist trigger on a
+# uprobe event against bpftrace's uprobe and the untraced program, in
+# interleaved rounds with the variants in a shuffled order; medians
+# (min..max) of the ns each call of the probed function costs.
+#   untraced  tests/e2e/probe_target.c calling histd_probe_target CALLS times
+#   histd     p:uprobes/... n=%di:s64 and hist:keys=n (a copy of the target)
+#   bpftrace  uprobe:...:histd_probe_target { @[arg0] = count(); }
+# Each variant attaches before its run and detaches after, so that only one
+# probe is ever on the function.
+#   bash bench/uprobe.sh    (as root; ROUNDS=7 CALLS=200000, HISTD_BUILD=dir)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-7}
+CALLS=${CALLS:-200000}
+command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
+B=$(realpath "${HISTD_BUILD:-build}")
+T=/sys/kernel/tracing
+WORK=$(mktemp -d /tmp/histd-bench-uprobe.XXXXXX)
+MNT=$WORK/mnt
+BIN=$WORK/probe_target
+cp "$B/histd_probe_target" "$BIN"
+ADDR=$((16#$(readelf -sW "$BIN" | awk '$8 == "histd_probe_target" { print $2 }')))
+while read -r _ offset vaddr _ _ memsz _; do
+  if ((ADDR >= vaddr && ADDR < vaddr + memsz)); then OFF=$(printf '0x%x' $((ADDR - vaddr + offset))); fi
+done < <(readelf -lW "$BIN" | awk '$1 == "LOAD"')
+EV=histd_bench$$
+mkdir -p "$MNT"
+"$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
+  >"$WORK/histd.log" 2>&1 &
+HISTD=$!
+BT=
+cleanup() {
+  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
+  : >"$MNT/events/uprobes/$EV/trigger" 2>/dev/null || true
+  kill -TERM "$HISTD" 2>/dev/null || true
+  wait "$HISTD" 2>/dev/null || true
+  echo "-:uprobes/$EV" >>"$T/uprobe_events" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+echo "p:uprobes/$EV $BIN:$OFF n=%di:s64" >>"$MNT/uprobe_events"
+
+# ns per call of one run of the target.
+run() {
+  local t0 t1
+  t0=$(date +%s%N)
+  "$BIN" "$CALLS"
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / CALLS))
+}
+variant() {
+  case $1 in
+    untraced) run ;;
+    histd)
+      echo 'hist:keys=n' >"$MNT/events/uprobes/$EV/trigger"
+      run
+      : >"$MNT/events/uprobes/$EV/trigger" ;;
+    bpftrace)
+      bpftrace -e "uprobe:$BIN:histd_probe_target { @[arg0] = count(); }" >"$WORK/bt.log" 2>&1 &
+      BT=$!
+      for _ in $(seq 200); do grep -q 'Attaching' "$WORK/bt.log" && break; sleep 0.05; done
+      sleep 0.5
+      run
+      kill -INT "$BT"; wait "$BT" 2>/dev/null || true; BT= ;;
+  esac
+}
+
+declare -A times=()
+for r in $(seq "$ROUNDS"); do
+  for v in $(printf '%s\n' untraced histd bpftrace | shuf); do times[$v]+="$(variant "$v") "; done
+  echo "round $r done" >&2
+done
+for v in untraced histd bpftrace; do
+  python3 - "$v" ${times[$v]} <<'EOF'
+import statistics, sys
+v, xs = sys.argv[1], sorted(int(x) for x in sys.argv[2:])
+print(f"{v:9s} {statistics.median(xs):7.0f} ns/call ({xs[0]}..{xs[-1]})")
+EOF
+done
