@@ -66,7 +66,10 @@ touch "$WORK/idle/go"; wait "$READER"
 echo "100 fds, idle table: VmRSS ${before} KiB -> ${after} KiB (+$(((after - before) / 1024)) MiB)"
 expect_eq "100 fds on an idle table pin less than 40 MiB" "yes" "$([ $((after - before)) -lt 40960 ] && echo yes || echo no)"
 expect_eq "every fd read the whole table" "100" "$(whole_tables "$WORK/idle")"
-expect_eq "all the same text" "1" "$(md5sum "$WORK"/idle/[0-9]* | awk '{print $1}' | sort -u | wc -l)"
+# Other BPF work on the CPU (ctest -j2) makes the kernel skip events: the
+# Missed lines may grow between opens; the table itself may not.
+expect_eq "all the same table" "1" "$(for f in "$WORK"/idle/[0-9]*; do
+  grep -vi 'missed' "$f" | md5sum; done | sort -u | wc -l)"
 
 # A table that changes between opens: new texts up to the cap, then shared.
 ( while :; do echo go | "$CLOSE" 50 >/dev/null; done ) &
