@@ -59,6 +59,28 @@ static __always_inline __u32 histd_probe_string(__u8 *rec, __u32 loc, __u32 data
   return at + (__u32)n;
 }
 
+/* An eprobe's $FIELD in the attached event's record (the tracepoint
+ * program's ctx): a number (`size` bytes, sign-extended when `is_signed`),
+ * or for a string field (`string`: 1 char[N], 2 __data_loc) the address of
+ * its text, as the kernel's get_event_field(). */
+static __always_inline __u64 histd_probe_field(void *ctx, __u32 off, __u32 size, int is_signed, int string) {
+  if (string == 1)
+    return (__u64)ctx + off;
+  if (string == 2) {
+    __u32 loc = 0;
+    bpf_probe_read_kernel(&loc, sizeof(loc), (const char *)ctx + off);
+    return (__u64)ctx + (loc & 0xffff);
+  }
+  __u64 v = 0;
+  if (bpf_probe_read_kernel(&v, size, (const char *)ctx + off))
+    return 0;
+  if (is_signed && size < 8) {
+    const __u32 shift = 64 - 8 * size;
+    v = (__u64)(((__s64)(v << shift)) >> shift);
+  }
+  return v;
+}
+
 /* $comm: the task's comm as a string argument. */
 static __always_inline __u32 histd_probe_comm(__u8 *rec, __u32 loc, __u32 data) {
   char comm[16] = {0};

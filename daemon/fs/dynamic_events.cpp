@@ -9,9 +9,10 @@ namespace histd::fs {
 
 namespace {
 
-// "p:...", "p ...", "r:...", "r16:...": a kprobe or uprobe definition.
+// "p:...", "p ...", "r:...", "r16:...": a kprobe or uprobe definition;
+// "e:...", "e ...": an eprobe (histd's own).
 bool is_probe_line(std::string_view cmd) {
-  if (cmd.size() < 2 || (cmd[0] != 'p' && cmd[0] != 'r')) return false;
+  if (cmd.size() < 2 || (cmd[0] != 'p' && cmd[0] != 'r' && cmd[0] != 'e')) return false;
   size_t i = 1;
   while (cmd[0] == 'r' && i < cmd.size() && cmd[i] >= '0' && cmd[i] <= '9') ++i;
   return i < cmd.size() && (cmd[i] == ':' || is_space(cmd[i]));

@@ -70,9 +70,11 @@ std::string readme() {
          "           p[:[<group>/][<event>]] <place> [<args>]\n"
          "           r[:[<group>/][<event>]] <place> [<args>]\n"
          "           -:[<group>/][<event>]\n"
-         "  dynamic_events                   synthetic events, and the kernel's probe events (root):\n"
+         "  dynamic_events                   synthetic events, the kernel's probe events and histd's\n"
+         "                                   eprobes on kernel tracepoints (probes: root):\n"
          "           s:[synthetic/]<event> <field> [<field>]\n"
          "           p|r...: as in uprobe_events, kprobe_events\n"
+         "           e[:[<group>/][<event>]] <system>.<tracepoint> [<args>]\n"
          "           -:[<group>/]<event>\n"
          "  trace, trace_pipe                traced synthetic events and trace_marker text\n"
          "  trace_marker                     text written here is an ftrace:print event\n"
@@ -249,6 +251,7 @@ std::set<std::string> Namespace::systems() const {
   std::set<std::string> names;
   for (const auto& [sys, events] : systems_) names.insert(sys);
   for (std::string& sys : engine_->catalog().live_systems()) names.insert(std::move(sys));
+  for (const catalog::EventId& id : engine_->catalog().dynamic_events()) names.insert(id.system);
   if (has_system(kSynthSystem)) names.insert(kSynthSystem);
   return names;
 }
@@ -258,6 +261,8 @@ std::set<std::string> Namespace::systems() const {
 bool Namespace::has_system(const std::string& system) const {
   if (is_synthetic(system)) return !engine_->synthetic_names().empty();
   if (systems_.count(system) > 0) return true;
+  for (const catalog::EventId& id : engine_->catalog().dynamic_events())
+    if (id.system == system) return true;
   const auto live = engine_->catalog().live_systems();
   return std::find(live.begin(), live.end(), system) != live.end() || !engine_events_of(system).empty();
 }
@@ -277,6 +282,8 @@ std::set<std::string> Namespace::events_of(const std::string& system) const {
   auto sys = systems_.find(system);
   std::set<std::string> out = sys == systems_.end() ? std::set<std::string>() : sys->second;
   for (std::string& ev : engine_->catalog().live_events(system)) out.insert(std::move(ev));
+  for (const catalog::EventId& id : engine_->catalog().dynamic_events())
+    if (id.system == system) out.insert(id.name);
   out.merge(engine_events_of(system));
   return out;
 }
@@ -294,6 +301,8 @@ std::string Namespace::available_events() const {
   for (const auto& [sys, events] : systems_)
     for (const auto& ev : events) all.emplace(sys, ev);
   for (const catalog::EventId& id : engine_->catalog().discovered_events()) all.emplace(id.system, id.name);
+  for (const catalog::EventId& id : engine_->catalog().dynamic_events())
+    if (id.system != kSynthSystem) all.emplace(id.system, id.name);
   std::string out;
   for (const auto& [sys, ev] : all) out += sys + ":" + ev + "\n";
   for (const std::string& ev : engine_->synthetic_names()) out += std::string(kSynthSystem) + ":" + ev + "\n";

@@ -84,6 +84,7 @@ struct ProbeFetch {
     Comm,          // $comm: the current task's comm, a string
     Immediate,     // \IMM (immediate); @ADDR is +0(\ADDR)
     Symbol,        // the address of `symbol` plus `immediate`; @SYM+OFFS is +0 of it
+    EventField,    // $FIELD of an eprobe: the attached event's field `symbol`
   };
   Base base = Base::Register;
   std::string reg;
@@ -118,6 +119,11 @@ struct ProbeDefinition {
   std::string path;    // uprobe
   uint64_t offset = 0;
   uint64_t address = 0;
+  // An eprobe (histd's own, dynamic_events' e:): its record is computed from
+  // each record of the attached event, a kernel tracepoint.
+  bool eprobe = false;
+  std::string attached_system;
+  std::string attached_event;
   std::vector<ProbeArg> args;
   friend bool operator==(const ProbeDefinition&, const ProbeDefinition&) = default;
 };
@@ -128,6 +134,8 @@ struct ProbeDefinition {
 // cannot compute: BTF names as arguments ("file->f_pos"), types other than
 // the integers, char, string, ustring and symbol.
 Expected<ProbeDefinition> parse_probe_definition(std::string_view line);
+// One NAME=FETCHARG[:TYPE] of such a line (Invalid, saying why, as above).
+Expected<ProbeArg> parse_probe_arg(std::string_view arg);
 
 // The system of histd's synthetic events, and of the trace marker's event.
 inline constexpr const char* kSynthSystem = "synthetic";

@@ -86,9 +86,17 @@ struct ProbeValue {
     Register,   // a u64 of x86_64 struct pt_regs at `reg_offset`
     Immediate,  // `immediate` (symbols resolved to addresses before codegen)
     Comm,       // the current task's comm, as a string
+    // An eprobe's $FIELD: the attached event's record (the program's ctx)
+    // at `reg_offset`, `record_size` bytes (signed: `record_signed`); a
+    // string field's value is its text's address (`record_string`).
+    Field,
   };
+  enum class RecordString { None, Static, Dynamic };
   Base base = Base::Register;
   uint32_t reg_offset = 0;
+  uint32_t record_size = 0;
+  bool record_signed = false;
+  RecordString record_string = RecordString::None;
   uint64_t immediate = 0;
   // +OFFS(...): innermost first; all but the last read 8 bytes; the last
   // reads the field (or its string) at the value plus its offset.
@@ -110,6 +118,9 @@ struct ProbeEntry {
   // A uprobe: the registers are the task's user registers. A uretprobe's
   // __probe_func is 0: its program learns only where the call returns to.
   bool uprobe = false;
+  // An eprobe: a tracepoint program on the attached event, whose record it
+  // reads; the record has no probe address.
+  bool eprobe = false;
   uint32_t fixed_size = 0;  // where string data begins
   std::vector<ProbeValue> values;
 };

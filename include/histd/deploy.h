@@ -234,6 +234,9 @@ class Deployer {
   CommandResult deploy_control(EventState& ev, const registry::ControlTrigger& e);
   CommandResult define_synth(const registry::Synthetic& s);
   void remove_synth(const std::string& name);
+  // The event an eprobe `ev` is attached to (its program runs at that
+  // tracepoint); nullopt for any other event.
+  std::optional<catalog::EventId> eprobe_attached(const EventState& ev) const;
   CommandResult enable_synth(const std::string& name, bool on);
   // A kernel event's enable file: its records to the trace buffer, or no
   // longer. Recording starts when it is enabled or an enable_event/

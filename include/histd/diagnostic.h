@@ -100,6 +100,26 @@ struct Span {
   X(SynthInvalidType, "Invalid type")                                                             \
   X(SynthInvalidField, "Invalid field")                                                           \
   X(SynthInvalidArraySpec, "Invalid array specification")                                         \
+  /* the kernel's probe-event errors (trace_probe.h), for histd's own eprobes */                \
+  X(ProbeNoGroupName, "Group name is not specified")                                              \
+  X(ProbeGroupTooLong, "Group name is too long")                                                  \
+  X(ProbeBadGroupName, "Group name must follow the same rules as C identifiers")                  \
+  X(ProbeNoEventName, "Event name is not specified")                                              \
+  X(ProbeEventTooLong, "Event name is too long")                                                  \
+  X(ProbeBadEventName, "Event name must follow the same rules as C identifiers")                  \
+  X(ProbeEventExist, "Given group/event name is already used by another event")                  \
+  X(ProbeBadVar, "Invalid $-variable specified")                                                  \
+  X(ProbeBadFetchArg, "Invalid fetch argument")                                                   \
+  X(ProbeBadType, "Unknown type is specified")                                                    \
+  X(ProbeBadString, "String accepts only memory argument")                                        \
+  X(ProbeArgNameTooLong, "Argument name is too long")                                             \
+  X(ProbeNoArgName, "Argument name is not specified")                                             \
+  X(ProbeBadArgName, "Argument name must follow the same rules as C identifiers")                 \
+  X(ProbeUsedArgName, "This argument name is already used")                                       \
+  X(ProbeNoArgBody, "No argument expression")                                                     \
+  X(ProbeNoEventInfo, "This requires both group and event name to attach")                        \
+  X(ProbeBadAttachEvent, "Attached event does not exist")                                         \
+  X(ProbeNeedStringType, "$comm and immediate-string only accepts string type")                  \
   /* where the kernel returns -EINVAL without a text */                                          \
   X(MissingKeys, "hist trigger needs keys=")                                                      \
   X(TooManyKeys, "too many keys (max 3)")                                                         \
@@ -116,6 +136,7 @@ struct Span {
   X(SynthBusy, "synthetic event is in use")                                                       \
   X(SynthNotFound, "no such synthetic event")                                                     \
   X(SynthCycle, "synthetic events would generate each other in a loop")                          \
+  X(ProbeTooManyArgs, "too many arguments (max 128)")                                             \
   X(VarBusy, "a variable of this trigger is used by another trigger")                            \
   X(Unsupported, "not supported by histd yet")                                                   \
   X(FilterControlChar, "a filter may not hold a newline or NUL byte")                            \

@@ -190,9 +190,12 @@ class Engine {
   CommandResult truncate_synthetic();
   // The definitions, by name.
   std::vector<synth::SynthDefinition> synthetic_events();
-  // kprobe_events, uprobe_events (`file`): the kernel's, read and written
-  // through (deploy::Deployer::write_probe_events); a refusal is logged to
-  // error_log.
+  // kprobe_events, uprobe_events, dynamic_events' probe lines (`file`): the
+  // kernel's, read and written through (deploy::Deployer::write_probe_events);
+  // a refusal is logged to error_log. dynamic_events' e: lines define
+  // histd's own eprobes (registry::Eprobe): checked and refused as the
+  // kernel would ("event_probe" in error_log), listed in dynamic_events,
+  // saved with the triggers.
   std::string probe_events(const std::string& file);
   CommandResult write_probe_events(const std::string& file, std::string_view text, bool truncate);
   std::vector<std::string> synthetic_names();
@@ -342,6 +345,11 @@ class Engine {
   bool may_sweep_pins() const;
   // `config`: a definition the configuration directory declares.
   CommandResult write_synthetic_locked(std::string_view text, bool config = false);
+  // histd's eprobes (lib/engine/probes.cpp): whether a dynamic_events line
+  // is one of theirs (e:, or -: naming one), and their writes.
+  bool own_probe_line(std::string_view line) const;
+  CommandResult write_own_probes(std::string_view text, bool truncate);
+  CommandResult apply_own_probes(std::string_view text);
   CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the

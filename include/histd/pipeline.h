@@ -106,7 +106,9 @@ codegen::RecordInput record_input(const catalog::EventFormat& format);
 // definition (format.probe) to its field. Invalid, saying why, for what
 // histd's programs cannot compute (format.probe_error, $argN past the six
 // argument registers or on a return probe, @SYM, unknown registers).
-Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format);
+// An eprobe's $FIELDs are fields of `attached`, the event it is attached to.
+Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format,
+                                          const catalog::EventFormat* attached = nullptr);
 
 // The entry histd attaches `format`'s program through: with --raw-syscalls
 // (`raw_syscalls`), the raw sys_enter / sys_exit tracepoint for a syscall

@@ -60,8 +60,10 @@ class Printer {
   Printer(const Printer&) = delete;
   Printer& operator=(const Printer&) = delete;
 
-  // Learns an event from the text of events/<system>/<event>/format.
-  Status add_event(std::string_view system, std::string_view format_text);
+  // Learns an event from the text of events/<system>/<event>/format;
+  // `prefix` goes between its name and its fields in a line (an eprobe's
+  // "(SYSTEM.EVENT)", which the kernel prints and its print fmt lacks).
+  Status add_event(std::string_view system, std::string_view format_text, std::string_view prefix = {});
   bool knows(uint32_t id) const;
   // Learns the kernel strings that events record by address (a const char *
   // printed with %s: rcu_utilization's "Start scheduler-tick"), from the
@@ -85,6 +87,7 @@ class Printer {
   std::string nonce_;
   std::string hash_key_;
   std::map<uint32_t, std::string> syscall_names_;  // event id -> "sys_openat", for syscall events
+  std::map<uint32_t, std::string> prefixes_;       // event id -> what precedes its fields
 };
 
 }  // namespace histd::printfmt

@@ -20,6 +20,7 @@
 #include "histd/diagnostic.h"
 #include "histd/parse.h"
 #include "histd/plan.h"
+#include "histd/probe.h"
 #include "histd/result.h"
 #include "histd/synth.h"
 
@@ -65,6 +66,14 @@ struct Synthetic {
   bool enabled = false;
   bool config = false;  // defined by the configuration directory
   friend bool operator==(const Synthetic&, const Synthetic&) = default;
+};
+
+// An eprobe histd defined itself (dynamic_events' e:): an event computed
+// from each record of a kernel tracepoint.
+struct Eprobe {
+  probe::Define def;
+  uint32_t id = 0;  // its records' common_type
+  friend bool operator==(const Eprobe&, const Eprobe&) = default;
 };
 
 // ---- commands: what the front doors parsed, once ----
@@ -125,8 +134,16 @@ struct TriggerMark {
   bool paused = false;
   std::string config;
 };
+// One dynamic_events line for histd's eprobes (e:, or -: naming one):
+// define or remove one.
+struct ProbeWrite {
+  probe::ProbeCommand command;
+  static Result<ProbeWrite, Diagnostic> parse(std::string_view line);
+};
+// Every eprobe (dynamic_events opened with O_TRUNC), or none if one is busy.
+struct ProbeTruncate {};
 using Command = std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable,
-                             TriggerMark, EventEnable>;
+                             TriggerMark, EventEnable, ProbeWrite, ProbeTruncate>;
 
 // One thing the deployer must carry out, in order.
 struct Change {
@@ -145,6 +162,8 @@ struct Change {
     SynthDisabled,     // synth
     EventEnabled,      // event: a kernel event's records go to the trace buffer
     EventDisabled,     // event
+    ProbeDefined,      // event: one of histd's eprobes
+    ProbeRemoved,      // event
   };
   Kind kind = Kind::TriggerAdded;
   catalog::EventId event;
@@ -189,6 +208,10 @@ class Registry {
   const std::map<catalog::EventId, EventTriggers>& events() const { return events_; }
   const EventTriggers* triggers(const catalog::EventId& event) const;
   const std::map<std::string, Synthetic>& synthetics() const { return synths_; }
+  const std::map<catalog::EventId, Eprobe>& eprobes() const { return eprobes_; }
+  // An eprobe is busy while it has triggers or is enabled (the kernel's
+  // eprobe_dyn_event_is_busy()): it cannot be removed.
+  bool probe_in_use(const catalog::EventId& event) const;
   // The kernel events whose records go to the trace buffer.
   const std::set<catalog::EventId>& enabled_events() const { return enabled_; }
   // The trigger with this uid and its event (nullptr: none).
@@ -224,14 +247,24 @@ class Registry {
 
  private:
   friend struct Work;
+  // lib/registry/probes.cpp
+  Result<Applied, Refusal> apply_probe(const ProbeWrite& w) const;
+  Result<Applied, Refusal> apply_probe_truncate() const;
+  // Why an eprobe cannot be attached as `d` says: no such event, not a
+  // kernel tracepoint, no such field (the kernel's error where it puts it).
+  std::optional<Refusal> attached_refusal(const probe::Define& d, const std::string& command) const;
   const catalog::Catalog* catalog_ = nullptr;
   Options options_;
   std::map<catalog::EventId, EventTriggers> events_;
   std::map<std::string, plan::HistPlan> named_;  // named tables' layouts, while used
   std::map<std::string, Synthetic> synths_;
+  std::map<catalog::EventId, Eprobe> eprobes_;
   std::set<catalog::EventId> enabled_;
   uint64_t next_uid_ = 1;
   uint32_t next_synth_id_ = 0xf000;
+  // Apart from the synthetic events' ids, which a restart hands out again
+  // in the same order whatever eprobes came between.
+  uint32_t next_eprobe_id_ = 0xe000;
 };
 
 struct Applied {
@@ -244,8 +277,9 @@ struct Applied {
 // (hist or enable_hist/disable_hist), or a synthetic event's enable state.
 // A restart applies them in order, as commands.
 struct SavedEntry {
-  // Enabled: a synthetic event's enable state; EventEnabled: a kernel event's.
-  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled };
+  // Enabled: a synthetic event's enable state; EventEnabled: a kernel event's;
+  // Eprobe: one of histd's eprobes (its dynamic_events line).
+  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled, Eprobe };
   Kind kind = Kind::Trigger;
   // "system:event" (Trigger, EventEnabled), the synthetic event's name (Enabled)
   std::string event;

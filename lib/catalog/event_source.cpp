@@ -16,6 +16,8 @@ EventSource event_source(const EventFormat& format) {
   // marks them is the probe address the kernel puts first in the record
   // (a return probe's: the function's).
   if (format.find("__probe_ip") || format.find("__probe_func")) return EventSource::Probe;
+  // histd's eprobes have no probe address: their definition says it.
+  if (format.probe && format.probe->eprobe) return EventSource::Probe;
   if (syscall_event(format)) return EventSource::RawSyscall;
   return EventSource::Tracepoint;
 }

@@ -67,7 +67,7 @@ Expected<ProbeFetch> parse_base(std::string_view s) {
     if (!n || *n > 4096) return invalid(fmt::format("'{}': no such stack entry", s));
     f.base = ProbeFetch::Base::StackPointer;
     f.derefs.push_back({static_cast<int64_t>(*n * 8), false});
-  } else if (s.starts_with("$arg")) {
+  } else if (s.starts_with("$arg") && s.size() > 4 && std::isdigit(static_cast<unsigned char>(s[4]))) {
     auto n = parse_number(s.substr(4));
     if (!n || *n < 1 || *n > 128) return invalid(fmt::format("'{}': no such argument", s));
     f.base = ProbeFetch::Base::Argument;
@@ -86,6 +86,13 @@ Expected<ProbeFetch> parse_base(std::string_view s) {
       std::tie(f.symbol, f.immediate) = split_symbol(s.substr(1));
     }
     f.derefs.push_back({0, false});
+  } else if (s.starts_with('$') && s.size() > 1 &&
+             std::all_of(s.begin() + 1, s.end(),
+                         [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+    // An eprobe's field of the attached event (what has one is checked
+    // against that event's format).
+    f.base = ProbeFetch::Base::EventField;
+    f.symbol = std::string(s.substr(1));
   } else {
     return invalid(fmt::format("'{}': histd computes registers, $argN, $retval, $stack, $comm, @ADDR, @SYM, "
                                "immediates and dereferences of them, not BTF names",
@@ -117,8 +124,9 @@ bool supported_type(std::string_view t) {
   return t.empty() || std::find(std::begin(kTypes), std::end(kTypes), t) != std::end(kTypes);
 }
 
-// NAME=FETCHARG[:TYPE]
-Expected<ProbeArg> parse_arg(std::string_view s) {
+}  // namespace
+
+Expected<ProbeArg> parse_probe_arg(std::string_view s) {
   const size_t eq = s.find('=');
   if (eq == std::string_view::npos || eq == 0) return invalid(fmt::format("'{}': an argument has a name", s));
   ProbeArg a;
@@ -139,6 +147,8 @@ Expected<ProbeArg> parse_arg(std::string_view s) {
   a.fetch.type = std::string(type);
   return a;
 }
+
+namespace {
 
 // Where the probe is: [MOD:]SYM[+OFFS][%return] or 0xADDR (kprobes),
 // /PATH:0xOFFS[(0xREF_CTR)][%return] (uprobes).
@@ -180,7 +190,7 @@ Expected<ProbeDefinition> parse_probe_definition(std::string_view line) {
   d.event = std::string(head.substr(slash + 1));
   if (auto st = parse_place(words[1], d); !st) return unexpected(std::move(st).error());
   for (size_t i = 2; i < words.size(); ++i) {
-    auto arg = parse_arg(words[i]);
+    auto arg = parse_probe_arg(words[i]);
     if (!arg) return unexpected(std::move(arg).error());
     d.args.push_back(std::move(*arg));
   }

@@ -26,6 +26,13 @@ std::string base_code(const ProbeValue& v) {
       return fmt::format("HISTD_REG(ctx, {})", v.reg_offset);
     case ProbeValue::Base::Immediate:
       return fmt::format("{}ULL", v.immediate);
+    case ProbeValue::Base::Field: {
+      const int string = v.record_string == ProbeValue::RecordString::Static    ? 1
+                         : v.record_string == ProbeValue::RecordString::Dynamic ? 2
+                                                                                : 0;
+      return fmt::format("histd_probe_field(ctx, {}, {}, {}, {})", v.reg_offset, v.record_size,
+                         v.record_signed ? 1 : 0, string);
+    }
     case ProbeValue::Base::Comm:
       break;
   }
@@ -59,11 +66,14 @@ std::string value_code(const ProbeValue& v) {
 }  // namespace
 
 std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
-  std::string out = "SEC(\"kprobe\")\nint event_prog(void *ctx) {\n";
+  // An eprobe's program runs at its attached event's tracepoint.
+  std::string out = fmt::format("SEC(\"{}\")\nint event_prog(void *ctx) {{\n", entry.eprobe ? "tracepoint" : "kprobe");
   out += fmt::format("  HISTD_PROBE_ENTRY_BEGIN({}, {});\n", needs_ts, needs_pid);
   // The kernel's probe address (the function's, for a return probe), and
   // where a return probe returns to.
-  if (!entry.uprobe) out += "  *(__u64 *)(rec + 8) = bpf_get_func_ip(ctx);\n";
+  if (entry.eprobe) {
+    // No probe address: the arguments follow the common fields.
+  } else if (!entry.uprobe) out += "  *(__u64 *)(rec + 8) = bpf_get_func_ip(ctx);\n";
   else out += fmt::format("  *(__u64 *)(rec + 8) = {};\n", entry.is_return ? "0" : "HISTD_REG(ctx, HISTD_REG_IP)");
   if (entry.is_return) out += "  *(__u64 *)(rec + 16) = HISTD_REG(ctx, HISTD_REG_IP);\n";
   out += fmt::format("  __u32 data = {};\n", entry.fixed_size);

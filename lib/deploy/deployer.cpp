@@ -84,6 +84,16 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
     case Change::Kind::EventEnabled:
     case Change::Kind::EventDisabled:
       return record_event(target, c.kind == Change::Kind::EventEnabled);
+    case Change::Kind::ProbeDefined: {
+      auto format = next.format(c.event);
+      if (!format) return system_failure(std::move(format).error());
+      catalog_.add_dynamic(**format);
+      return Unit{};
+    }
+    case Change::Kind::ProbeRemoved:
+      catalog_.remove_dynamic(c.event.system, c.event.name);
+      events_.erase(c.event);
+      return Unit{};
   }
   return Unit{};
 }

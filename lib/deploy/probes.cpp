@@ -1,7 +1,8 @@
-// Probe events are the kernel's: kprobe_events / uprobe_events writes go to
+// Probe events: the kernel's kprobe_events / uprobe_events writes go to
 // the kernel's file, which checks them, makes the events and lists them;
 // histd attaches a kprobe-type program to such an event like to any
-// tracepoint (pipeline::probe_entry computes its record).
+// tracepoint (pipeline::probe_entry computes its record). histd's own
+// eprobes run a tracepoint program at the event they are attached to.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "deploy/state.h"
 #include "histd/deploy.h"
 
 namespace histd::deploy {
@@ -55,6 +57,14 @@ Status Deployer::write_probe_events(const std::string& file, std::string_view te
   std::string why = read_text(catalog_.root() / "error_log") != before ? kernel_reason(catalog_.root()) : "";
   if (why.empty()) why = std::strerror(err);
   return fail(err == EBUSY ? ErrorKind::Busy : ErrorKind::Invalid, err, fmt::format("the kernel refused it: {}", why));
+}
+
+std::optional<catalog::EventId> Deployer::eprobe_attached(const EventState& ev) const {
+  if (catalog_.source(ev.system, ev.event) != catalog::EventSource::Probe) return std::nullopt;
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format || !(*format)->probe || !(*format)->probe->eprobe) return std::nullopt;
+  const catalog::ProbeDefinition& d = *(*format)->probe;
+  return catalog::EventId{d.attached_system, d.attached_event};
 }
 
 }  // namespace histd::deploy

@@ -279,7 +279,13 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   if (kind == catalog::EventSource::Probe) {
     auto format = catalog_.event(ev.system, ev.event);
     if (!format) return unexpected(std::move(format).error());
-    auto probe = pipeline::probe_entry(**format);
+    std::shared_ptr<const catalog::EventFormat> attached;
+    if (const std::optional<catalog::EventId> on = eprobe_attached(ev)) {
+      auto a = catalog_.event(on->system, on->name);
+      if (!a) return unexpected(std::move(a).error());
+      attached = *a;
+    }
+    auto probe = pipeline::probe_entry(**format, attached.get());
     if (!probe) return unexpected(std::move(probe).error());
     parts.probe = std::move(*probe);
   }
@@ -317,8 +323,11 @@ Status Deployer::swap_in(EventState& ev, runtime::EventProgram program, bool att
   if (!attaches) {
     // Inject-only: the program runs through its test entry alone.
   } else if (!ev.attachment) {
-    auto attachment = runtime::Attachment::attach(compiler_.paths(), ev.system, ev.event,
-                                                  event_pin_base(ev, syscall), syscall, probe);
+    // An eprobe's program runs at the tracepoint of the event it is attached to.
+    const std::optional<catalog::EventId> attached = eprobe_attached(ev);
+    auto attachment = runtime::Attachment::attach(compiler_.paths(), attached ? attached->system : ev.system,
+                                                  attached ? attached->name : ev.event, event_pin_base(ev, syscall),
+                                                  syscall, probe && !attached);
     if (!attachment) return unexpected(std::move(attachment).error());
     if (!restoring_) {
       auto st = attachment->install(program.event_fd());

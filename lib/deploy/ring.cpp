@@ -199,7 +199,8 @@ Status Deployer::learn_format(const EventState& ev) {
   auto format = catalog_.event(ev.system, ev.event);
   if (!format) return unexpected(std::move(format).error());
   if (printer_->knows((*format)->id)) return ok_status();
-  return printer_->add_event(ev.system, (*format)->text);
+  const catalog::EventFormat& f = **format;
+  return printer_->add_event(ev.system, f.text, f.probe && f.probe->eprobe ? probe::trace_prefix(*f.probe) : "");
 }
 
 Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {

@@ -131,6 +131,9 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
       return finish_command(fmt::format("{}:{}/enable", id.system, id.name), "1", nullptr,
                             set_enabled_locked(id, true));
     }
+    case SavedEntry::Kind::Eprobe:
+      if (e.command.empty()) return bad("not an eprobe definition");
+      return write_own_probes(e.command, false);
     case SavedEntry::Kind::Trigger:
       break;
   }

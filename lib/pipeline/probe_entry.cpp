@@ -64,23 +64,57 @@ Expected<codegen::ProbeValue> base_value(const catalog::EventFormat& f, const ca
       break;
     case Base::Symbol:
       return cannot(f, fmt::format("{}: histd does not compute @SYM yet (@ADDR it does)", a.name));
+    case Base::EventField:
+      return cannot(f, fmt::format("{}: ${} is an eprobe's, of the event it is attached to", a.name, fetch.symbol));
   }
+  return v;
+}
+
+// An eprobe's argument's base: a field of the attached event's record.
+Expected<codegen::ProbeValue> field_value(const catalog::EventFormat& f, const catalog::EventFormat& attached,
+                                          const catalog::ProbeArg& a) {
+  using codegen::ProbeValue;
+  ProbeValue v;
+  const catalog::ProbeFetch& fetch = a.fetch;
+  if (fetch.base == Base::Comm) {
+    v.base = ProbeValue::Base::Comm;
+    return v;
+  }
+  if (fetch.base == Base::Immediate) {
+    v.base = ProbeValue::Base::Immediate;
+    v.immediate = static_cast<uint64_t>(fetch.immediate);
+    return v;
+  }
+  if (fetch.base != Base::EventField) return cannot(f, fmt::format("{}: an eprobe fetches $FIELD, $comm or an immediate", a.name));
+  const catalog::Field* field = attached.find(fetch.symbol);
+  if (!field) return cannot(f, fmt::format("{}: {}:{} has no field {}", a.name, attached.system, attached.name, fetch.symbol));
+  v.base = ProbeValue::Base::Field;
+  v.reg_offset = field->offset;
+  v.record_size = field->size;
+  v.record_signed = field->is_signed;
+  if (field->kind == catalog::FieldKind::DynamicString) v.record_string = ProbeValue::RecordString::Dynamic;
+  else if (field->kind == catalog::FieldKind::CharArray) v.record_string = ProbeValue::RecordString::Static;
+  else if (field->kind != catalog::FieldKind::Integer ||
+           (field->size != 1 && field->size != 2 && field->size != 4 && field->size != 8))
+    return cannot(f, fmt::format("{}: histd reads numbers and strings of an event, not a {}", a.name, field->type));
   return v;
 }
 
 }  // namespace
 
-Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format) {
+Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format, const catalog::EventFormat* attached) {
   if (!format.probe) return cannot(format, format.probe_error.empty() ? "not a probe event" : format.probe_error);
   const catalog::ProbeDefinition& d = *format.probe;
   codegen::ProbeEntry entry;
   entry.is_return = d.is_return;
   entry.uprobe = d.uprobe;
+  entry.eprobe = d.eprobe;
+  if (d.eprobe && !attached) return cannot(format, "the event it is attached to is gone");
   entry.fixed_size = format.record_size();
   for (const catalog::ProbeArg& a : d.args) {
     const catalog::Field* field = format.find(a.name);
     if (!field) return cannot(format, fmt::format("argument {} is not a field of its format", a.name));
-    auto v = base_value(format, d, a);
+    auto v = d.eprobe ? field_value(format, *attached, a) : base_value(format, d, a);
     if (!v) return unexpected(std::move(v).error());
     // A uprobe's memory is the task's: every read is of user memory.
     for (const catalog::ProbeFetch::Deref& r : a.fetch.derefs) v->derefs.push_back({r.offset, r.user || d.uprobe});

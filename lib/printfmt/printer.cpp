@@ -69,7 +69,7 @@ Printer::~Printer() = default;
 Printer::Printer(Printer&&) noexcept = default;
 Printer& Printer::operator=(Printer&&) noexcept = default;
 
-Status Printer::add_event(std::string_view system, std::string_view format_text) {
+Status Printer::add_event(std::string_view system, std::string_view format_text, std::string_view prefix) {
   if (!tep_) return fail(ErrorKind::System, ENOMEM, "libtraceevent: no handle");
   const std::string sys(system);
   const std::string prepared = prepare_format(format_text, nonce_, enums_);
@@ -81,6 +81,7 @@ Status Printer::add_event(std::string_view system, std::string_view format_text)
     return fail(ErrorKind::Invalid, EINVAL, fmt::format("libtraceevent refused the format of a {} event: {}", sys, why));
   }
   const std::string_view name(event->name);
+  if (!prefix.empty()) prefixes_[static_cast<uint32_t>(event->id)] = std::string(prefix);
   if (system == "syscalls" && (name.starts_with("sys_enter_") || name.starts_with("sys_exit_")))
     syscall_names_[static_cast<uint32_t>(event->id)] =
         "sys_" + std::string(name.substr(name.starts_with("sys_enter_") ? 10 : 9));
@@ -112,7 +113,9 @@ Expected<std::string> Printer::line_text(std::span<const uint8_t> record, bool h
   trace_seq_terminate(&seq);
   std::string body(seq.buffer, seq.len);
   trace_seq_destroy(&seq);
-  return std::string(event->name) + ": " + replace_tags(std::move(body), hide_kernel_addresses);
+  auto prefix = prefixes_.find(id);
+  return std::string(event->name) + ": " + (prefix == prefixes_.end() ? std::string() : prefix->second) +
+         replace_tags(std::move(body), hide_kernel_addresses);
 }
 
 std::string Printer::pointer_hash(uint64_t addr) const {

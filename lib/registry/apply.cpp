@@ -459,6 +459,10 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     no = w.synth_enable(*e);
   } else if (const auto* m = std::get_if<TriggerMark>(&command)) {
     no = w.mark(*m);
+  } else if (const auto* p = std::get_if<ProbeWrite>(&command)) {
+    return apply_probe(*p);
+  } else if (std::holds_alternative<ProbeTruncate>(command)) {
+    return apply_probe_truncate();
   } else {
     no = w.event_enable(std::get<EventEnable>(command));
   }

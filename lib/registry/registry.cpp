@@ -90,19 +90,24 @@ Expected<std::shared_ptr<const catalog::EventFormat>> Registry::format(const cat
     if (auto s = synths_.find(event.name); s != synths_.end())
       return std::make_shared<const catalog::EventFormat>(synth::format_of(s->second.def, s->second.id));
   }
+  if (auto k = eprobes_.find(event); k != eprobes_.end())
+    return std::make_shared<const catalog::EventFormat>(probe::format_of(k->second.def.def, k->second.id));
   return catalog_->event(event.system, event.name);
 }
 
 bool Registry::exists(const catalog::EventId& event) const {
   if (event.system == catalog::kSynthSystem && synths_.count(event.name)) return true;
-  // A synthetic event the catalog holds for a registry that no longer has
-  // it (the engine's catalog follows the registry it committed) is gone.
+  if (eprobes_.count(event)) return true;
+  // A synthetic event or eprobe the catalog holds for a registry that no
+  // longer has it (the engine's catalog follows the registry it committed)
+  // is gone.
   if (!catalog_->contains(event.system, event.name)) return false;
-  return event.system != catalog::kSynthSystem || !is_dynamic(*catalog_, event);
+  return !is_dynamic(*catalog_, event);
 }
 
 catalog::EventSource Registry::source(const catalog::EventId& event) const {
   if (event.system == catalog::kSynthSystem && synths_.count(event.name)) return catalog::EventSource::Synthetic;
+  if (eprobes_.count(event)) return catalog::EventSource::Probe;
   return catalog_->source(event.system, event.name);
 }
 

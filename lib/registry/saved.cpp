@@ -68,6 +68,10 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   // depends on is either restored (before it) or among it.
   json events = json::array();
   for (const catalog::EventId& id : registry.enabled_events()) events.push_back(id.system + ":" + id.name);
+  // histd's eprobes, as dynamic_events lists them (an older histd
+  // ignores the member).
+  json eprobes = json::array();
+  for (const auto& [id, k] : registry.eprobes()) eprobes.push_back(probe::list_line(k.def));
   for (const SavedEntry& e : kept) {
     if (e.applying) continue;
     json raw = json::parse(e.raw, nullptr, false);
@@ -85,12 +89,16 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
       case SavedEntry::Kind::EventEnabled:
         events.push_back(std::move(raw));
         break;
+      case SavedEntry::Kind::Eprobe:
+        eprobes.push_back(std::move(raw));
+        break;
     }
   }
   json doc{{"version", 1}, {"synthetic_events", synthetic}, {"enabled_synthetic_events", enabled}, {"triggers", list}};
   if (!config_synthetic.empty()) doc["config_synthetic_events"] = std::move(config_synthetic);
   // Kernel events whose `enable` is 1 (an older histd ignores the member).
   if (!events.empty()) doc["enabled_events"] = std::move(events);
+  if (!eprobes.empty()) doc["eprobes"] = std::move(eprobes);
   return doc.dump(2) + "\n";
 }
 
@@ -126,6 +134,9 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
     }
     entries.push_back(std::move(e));
   };
+  // Probe events first: a synthetic event never needs one, their triggers do.
+  if (auto s = doc.find("eprobes"); s != doc.end() && s->is_array())
+    for (const json& d : *s) add(SavedEntry::Kind::Eprobe, d, "dynamic_events", d.is_string() ? d.get<std::string>() : "");
   if (auto s = doc.find("synthetic_events"); s != doc.end() && s->is_array())
     for (const json& d : *s) add(SavedEntry::Kind::Synthetic, d, "synthetic_events", d.is_string() ? d.get<std::string>() : "");
   for (const json& t : doc["triggers"]) add(SavedEntry::Kind::Trigger, t, string_at(t, "event"), string_at(t, "command"));

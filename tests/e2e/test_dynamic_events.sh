@@ -4,7 +4,7 @@
 # "s:synthetic/<name>\t<fields>", "-:" removes one, O_TRUNC removes all,
 # and the kernel's errors are logged under "synthetic_events". Probe lines
 # go to the kernel's own dynamic_events (test_probe_events.sh); eprobes are
-# refused.
+# histd's own (test_eprobes.sh).
 source "$(dirname "$0")/lib.sh"
 histd_start
 D=$MNT/dynamic_events
@@ -26,8 +26,10 @@ expect_eq "and logged as the kernel logs it" "synthetic_events: error: Command m
            ^" "$(sed 's/^\[ *[0-9.]*\] //' "$MNT/error_log")"
 expect_eq "a probe line the kernel refuses: its errno" "Invalid argument" \
   "$(err bash -c "echo 'p:histd_noplace' >> '$D'")"
-expect_eq "an eprobe is not histd's (yet)" "Invalid argument" \
-  "$(err bash -c "echo 'e:histd_ep sched.sched_switch' >> '$D'")"
+echo 'e:histd_ep sched.sched_switch' >>"$D"
+expect_eq "an eprobe is histd's, listed after the synthetic events" "e:eprobes/histd_ep sched.sched_switch" \
+  "$(tail -1 "$D")"
+echo '-:histd_ep' >>"$D"
 expect_eq "removing one that is not there" "No such file or directory" \
   "$(err bash -c "echo '-:synthetic/nosuch' >> '$D'")"
 expect_eq "removing from another group" "No such file or directory" \

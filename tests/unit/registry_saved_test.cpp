@@ -43,6 +43,12 @@ Registry restored_from(std::string_view text) {
         if (w) ok(back, *w);
         break;
       }
+      case registry::SavedEntry::Kind::Eprobe: {
+        auto w = registry::ProbeWrite::parse(e.command);
+        EXPECT_TRUE(w.ok()) << e.command;
+        if (w) ok(back, *w);
+        break;
+      }
       case registry::SavedEntry::Kind::Enabled:
         ok(back, registry::SynthEnable{e.event, true});
         break;
@@ -81,6 +87,13 @@ TEST(Registry, ItsStateFileRestoresIt) {
   ok(r, registry::SynthEnable{"wakeup_latency", true});
   ok(r, registry::EventEnable{kSwitch, true});
   ok(r, registry::EventEnable{kKmalloc, true});
+  // One of histd's eprobes, a trigger on it, recorded.
+  auto eprobe = registry::ProbeWrite::parse("e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm");
+  ASSERT_TRUE(eprobe.ok());
+  ok(r, *eprobe);
+  const catalog::EventId kRead{"myprobes", "read"};
+  ok(r, write(kRead, "hist:keys=common_pid:vals=size:sort=size.descending"));
+  ok(r, registry::EventEnable{kRead, true});
   // A declared trigger: its words and pause flag are the configuration's.
   const uint64_t declared = r.events().at(kKmalloc).hist.back().uid;
   ok(r, registry::TriggerMark{declared, true, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"});
@@ -106,7 +119,9 @@ TEST(Registry, ItsStateFileRestoresIt) {
   EXPECT_EQ(back.map_memory(), r.map_memory());
   EXPECT_EQ(back.synthetics(), r.synthetics());
   EXPECT_EQ(back.enabled_events(), r.enabled_events());
-  EXPECT_EQ(r.enabled_events().size(), 2u);
+  EXPECT_EQ(r.enabled_events().size(), 3u);
+  EXPECT_EQ(back.eprobes(), r.eprobes());
+  EXPECT_NE(text.find("\"e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm\""), std::string::npos) << text;
   // Saved again, the restored registry is the same file.
   EXPECT_EQ(registry::saved_text(back, facts(back), {}), text);
   EXPECT_NE(text.find("\"missed_base\": 7"), std::string::npos) << text;
