@@ -96,6 +96,9 @@ struct EventDebug {
   // How the event's program is attached: on its tracepoint, on the raw
   // sys_enter/sys_exit tracepoint for system call `raw_syscall_nr`, or not.
   bool attached = false;
+  // The tracepoint it runs at ("system:event"): its own, or an eprobe's
+  // attached event.
+  std::string tracepoint;
   std::optional<int> raw_syscall_nr;
   bool raw_syscall_exit = false;
   size_t maps_used = 0;  // by the event's program

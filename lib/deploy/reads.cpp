@@ -128,6 +128,8 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
   if (!ev) return d;
   d.possible_cpus = possible_cpus_;
   d.attached = ev->attachment.has_value();
+  const std::optional<catalog::EventId> on = eprobe_attached(*ev);
+  d.tracepoint = on ? on->system + ":" + on->name : event.system + ":" + event.name;
   if (ev->syscall) {
     d.raw_syscall_nr = ev->syscall->nr;
     d.raw_syscall_exit = ev->syscall->exit;

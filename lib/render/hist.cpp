@@ -74,7 +74,7 @@ std::string hist_debug(const readout::EventDebug& d) {
       out += fmt::format("  attached: raw tracepoint {}, system call {} (the record rebuilt from the registers)\n",
                          d.raw_syscall_exit ? "sys_exit" : "sys_enter", *d.raw_syscall_nr);
     else if (d.attached)
-      out += fmt::format("  attached: tracepoint {}:{}\n", d.system, d.event);
+      out += fmt::format("  attached: tracepoint {}\n", d.tracepoint);
     out += fmt::format("  program maps: {} of the {} one BPF program may use (all triggers of the event)\n",
                        d.maps_used, d.max_maps);
     if (d.attached)

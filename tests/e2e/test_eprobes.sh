@@ -49,6 +49,9 @@ opens "$B" 5
 expect_eq "keyed by the string sys_enter_openat points to: $A 3 times" "ok" "$(counted "$A" 3)"
 expect_eq "and $B 5 times" "ok" "$(counted "$B" 5)"
 
+expect_eq "hist_debug: its program runs at the attached tracepoint" "1" \
+  "$(grep -c '^  attached: tracepoint syscalls:sys_enter_openat$' "$E/hist_debug")"
+
 echo 1 >"$E/enable"
 : >"$MNT/trace"
 opens "$A" 1

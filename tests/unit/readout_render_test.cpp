@@ -124,8 +124,13 @@ TEST(ReadoutRender, HistDebugSaysHowTheEventIsAttached) {
   EXPECT_NE(render::hist_debug(d).find("hist_data: 000000000000002a\n"), std::string::npos);
   EXPECT_NE(render::hist_debug(d).find("  program maps: 4 of the 64 one BPF program may use"), std::string::npos);
   d.attached = true;
+  d.tracepoint = "kmem:kmalloc";
   d.event_missed = 7;
   EXPECT_NE(render::hist_debug(d).find("  attached: tracepoint kmem:kmalloc\n"), std::string::npos);
+  // An eprobe's program runs at the event it is attached to.
+  d.tracepoint = "kmem:kfree";
+  EXPECT_NE(render::hist_debug(d).find("  attached: tracepoint kmem:kfree\n"), std::string::npos);
+  d.tracepoint = "kmem:kmalloc";
   EXPECT_NE(render::hist_debug(d).find("  missed: 3 events since this trigger began (7 since"), std::string::npos);
   d.raw_syscall_nr = 1;
   EXPECT_NE(render::hist_debug(d).find("  attached: raw tracepoint sys_enter, system call 1 "), std::string::npos);
