@@ -362,6 +362,30 @@ class Engine {
   // The deployer's refusals and notes (deploy::Deployer::Log).
   void deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note);
   CommandResult apply_synthetic(std::string_view text, bool config);
+  // One command per line of `text` (synthetic_events, dynamic_events), as
+  // the kernel's trace_parse_run_command(): `parse` reads each into a
+  // registry command (an empty line does nothing), which is run; the first
+  // line that fails stops, the lines before it stay applied.
+  template <class Parse>
+  CommandResult run_lines(std::string_view text, const std::string& location, Parse parse) {
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view line = text.substr(start, end - start);
+      start = end + 1;
+      auto parsed = parse(line);
+      if (!parsed) {
+        if (parsed.error().code == ErrorCode::EmptyCommand) continue;
+        log_error(location, parsed.error());
+        return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
+      }
+      const std::string logged = parsed->command.command;
+      CommandResult r = run(*parsed, nullptr, location, logged);
+      if (!r) return r;
+    }
+    return Unit{};
+  }
 
   std::mutex mu_;
   catalog::Catalog catalog_;

@@ -57,24 +57,7 @@ CommandResult Engine::write_own_probes(std::string_view text, bool truncate) {
 }
 
 CommandResult Engine::apply_own_probes(std::string_view text) {
-  // One command per line; the first failing line stops.
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    auto parsed = registry::ProbeWrite::parse(line);
-    if (!parsed) {
-      if (parsed.error().code == ErrorCode::EmptyCommand) continue;
-      log_error(kLocation, parsed.error());
-      return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
-    }
-    const std::string logged = parsed->command.command;
-    CommandResult r = run(*parsed, nullptr, kLocation, logged);
-    if (!r) return r;
-  }
-  return Unit{};
+  return run_lines(text, kLocation, [](std::string_view line) { return registry::ProbeWrite::parse(line); });
 }
 
 }  // namespace histd::engine

@@ -25,25 +25,8 @@ CommandResult Engine::write_synthetic_locked(std::string_view text, bool config)
 }
 
 CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
-  // Like the kernel, one command per line; the first failing line stops.
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    auto parsed = registry::SynthWrite::parse(line, config);
-    if (!parsed) {
-      if (parsed.error().code == ErrorCode::EmptyCommand) continue;
-      log_error("synthetic_events", parsed.error());
-      // A line that does not parse: EINVAL, logged.
-      return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
-    }
-    const std::string logged = parsed->command.command;
-    CommandResult r = run(*parsed, nullptr, "synthetic_events", logged);
-    if (!r) return r;
-  }
-  return Unit{};
+  return run_lines(text, "synthetic_events",
+                   [config](std::string_view line) { return registry::SynthWrite::parse(line, config); });
 }
 
 CommandResult Engine::truncate_synthetic() {
