@@ -121,6 +121,9 @@ struct ProbeEntry {
   // An eprobe: a tracepoint program on the attached event, whose record it
   // reads; the record has no probe address.
   bool eprobe = false;
+  // An eprobe's `if FILTER`, on the attached event's record: the eprobe
+  // sees only the records it matches (none: every record).
+  const plan::TypedFilter* filter = nullptr;
   uint32_t fixed_size = 0;  // where string data begins
   std::vector<ProbeValue> values;
 };

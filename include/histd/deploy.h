@@ -318,6 +318,8 @@ class Deployer {
   std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   // The kernel side of the registry's synthetic events.
   std::map<std::string, std::unique_ptr<SynthState>> synths_;
+  // Each eprobe's `if FILTER`, typed (a program's unit points into it).
+  std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
   Fd ring_;  // generated synthetic events, shared by every unit
   Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   bool restoring_ = false;

@@ -119,6 +119,7 @@ struct Span {
   X(ProbeNoArgBody, "No argument expression")                                                     \
   X(ProbeNoEventInfo, "This requires both group and event name to attach")                        \
   X(ProbeBadAttachEvent, "Attached event does not exist")                                         \
+  X(ProbeNoEpFilter, "No filter rule after 'if'")                                                 \
   X(ProbeNeedStringType, "$comm and immediate-string only accepts string type")                  \
   /* where the kernel returns -EINVAL without a text */                                          \
   X(MissingKeys, "hist trigger needs keys=")                                                      \

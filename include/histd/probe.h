@@ -5,7 +5,7 @@
 // with CONFIG_EPROBE_EVENTS; histd's run on any BPF kernel.)
 //
 // Grammar (Documentation/trace/eprobetrace.rst):
-//   e[:[GRP/][EVENT]] SYSTEM.EVENT [FETCHARGS]     define
+//   e[:[GRP/][EVENT]] SYSTEM.EVENT [FETCHARGS] [if FILTER]   define
 //   -:[GRP/][EVENT]                                remove
 // FETCHARGS as catalog::parse_probe_arg reads them ([NAME=]FETCHARG[:TYPE]),
 // where $FIELD is a field of the attached event.
@@ -32,6 +32,10 @@ struct Define {
   catalog::ProbeDefinition def;  // eprobe: attached_system.attached_event, args typed
   std::vector<std::string> arg_texts;  // each argument's FETCHARG[:TYPE] as written (listed so)
   std::vector<uint32_t> arg_at;        // where each FETCHARG starts in the logged command
+  // `if FILTER`: on the attached event's record, which the eprobe sees only
+  // when it matches ("": none); `filter_at`: where it starts in the command.
+  std::string filter;
+  uint32_t filter_at = 0;
   friend bool operator==(const Define&, const Define&) = default;
 };
 struct Remove {
@@ -59,6 +63,9 @@ std::string arg_type(const catalog::ProbeArg& arg);
 // The line dynamic_events lists for a definition
 // ("e:eprobes/open syscalls.sys_enter_openat file=+0($filename):ustring").
 std::string list_line(const Define& d);
+// The line that defines it again (its state-file form): the listing, and
+// its filter, which the kernel's listing does not show.
+std::string defining_line(const Define& d);
 
 // The event format of an eprobe, as the kernel's tracefs shows it
 // (events/GRP/EVENT/format): the common fields, then each argument packed

@@ -72,6 +72,7 @@ struct Synthetic {
 // from each record of a kernel tracepoint.
 struct Eprobe {
   probe::Define def;
+  std::optional<plan::TypedFilter> filter;  // def.filter, typed against the attached event
   uint32_t id = 0;  // its records' common_type
   friend bool operator==(const Eprobe&, const Eprobe&) = default;
 };
@@ -250,9 +251,11 @@ class Registry {
   // lib/registry/probes.cpp
   Result<Applied, Refusal> apply_probe(const ProbeWrite& w) const;
   Result<Applied, Refusal> apply_probe_truncate() const;
-  // Why an eprobe cannot be attached as `d` says: no such event, not a
-  // kernel tracepoint, no such field (the kernel's error where it puts it).
-  std::optional<Refusal> attached_refusal(const probe::Define& d, const std::string& command) const;
+  // Whether an eprobe can be attached as `d` says, and its filter typed
+  // against the attached event; or why not: no such event, not a kernel
+  // tracepoint, no such field, a bad filter (the error where it points).
+  Result<std::optional<plan::TypedFilter>, Refusal> check_attached(const probe::Define& d,
+                                                                   const std::string& command) const;
   const catalog::Catalog* catalog_ = nullptr;
   Options options_;
   std::map<catalog::EventId, EventTriggers> events_;

@@ -421,6 +421,11 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
   const bool alone = all.size() == 1 && all_controls.empty();
   for (size_t i = 0; i < all.size(); ++i) emit_handler(em, i, *all[i], nested, alone);
   for (size_t i = 0; i < all_controls.size(); ++i) emit_control(em, i, *all_controls[i]);
+  const plan::TypedFilter* eprobe_filter = entry.kind == EventEntry::Kind::Probe ? entry.probe.filter : nullptr;
+  if (eprobe_filter)
+    em.helpers += "static __always_inline int eprobe_filter(const void *rec, const struct histd_common *c) {\n"
+                  "  (void)rec;\n  (void)c;\n  return " +
+                  em.filter_expr(*eprobe_filter, eprobe_filter->root) + ";\n}\n\n";
   const bool stacks = record || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
                          return c->kind == parse::ControlTrigger::Kind::Stacktrace;
                        });
@@ -462,6 +467,7 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
   bool reads_pid = notices;
   for (const TriggerInput* t : all) reads_pid = reads_pid || detail::reads_common_pid(*t->plan);
   for (const ControlInput* e : all_controls) reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
+  reads_pid = reads_pid || (eprobe_filter && detail::reads_common_pid(*eprobe_filter));
   const int pid = reads_pid ? 1 : 0;
   switch (entry.kind) {
     case EventEntry::Kind::Tracepoint:

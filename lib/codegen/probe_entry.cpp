@@ -69,6 +69,8 @@ std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
   // An eprobe's program runs at its attached event's tracepoint.
   std::string out = fmt::format("SEC(\"{}\")\nint event_prog(void *ctx) {{\n", entry.eprobe ? "tracepoint" : "kprobe");
   out += fmt::format("  HISTD_PROBE_ENTRY_BEGIN({}, {});\n", needs_ts, needs_pid);
+  // An eprobe's filter, on the attached event's record (its ctx).
+  if (entry.filter) out += "  if (!eprobe_filter(ctx, &c))\n    return 0;\n";
   // The kernel's probe address (the function's, for a return probe), and
   // where a return probe returns to.
   if (entry.eprobe) {

@@ -88,10 +88,12 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
       auto format = next.format(c.event);
       if (!format) return system_failure(std::move(format).error());
       catalog_.add_dynamic(**format);
+      if (const auto& filter = next.eprobes().at(c.event).filter) eprobe_filters_[c.event] = *filter;
       return Unit{};
     }
     case Change::Kind::ProbeRemoved:
       catalog_.remove_dynamic(c.event.system, c.event.name);
+      eprobe_filters_.erase(c.event);
       events_.erase(c.event);
       return Unit{};
   }

@@ -287,6 +287,8 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     }
     auto probe = pipeline::probe_entry(**format, attached.get());
     if (!probe) return unexpected(std::move(probe).error());
+    if (auto f = eprobe_filters_.find(catalog::EventId{ev.system, ev.event}); f != eprobe_filters_.end())
+      probe->filter = &f->second;
     parts.probe = std::move(*probe);
   }
   auto unit = pipeline::event_unit(parts);

@@ -165,10 +165,17 @@ Result<ProbeCommand, Diagnostic> parse_define(const std::vector<Word>& words, st
       d.attached_system.empty() || d.attached_event.empty())
     return refuse({ErrorCode::ProbeNoEventInfo, attached.at});
   if (d.event.empty()) d.event = d.attached_event;
-  const size_t end = words.size();
-  for (size_t i = 2; i < end; ++i)
-    if (words[i].text == "if")
-      return refuse({ErrorCode::UnknownCommand, words[i].at, 2, "histd does not take an eprobe's filter yet"});
+  size_t end = words.size();
+  for (size_t i = 2; i < words.size(); ++i) {
+    if (words[i].text != "if") continue;
+    // The rest is a filter on the attached event (the registry types it).
+    if (i + 1 == words.size())
+      return refuse({ErrorCode::ProbeNoEpFilter, static_cast<uint32_t>(command.size()), 1, {}});
+    out.filter_at = words[i + 1].at;
+    out.filter = command.substr(out.filter_at);
+    end = i;
+    break;
+  }
   if (end - 2 > kMaxArgs)
     return unexpected(Diagnostic{ErrorCode::ProbeTooManyArgs, {words[2].at, words[2].at + 1}, command, {}});
   std::set<std::string> names;

@@ -51,6 +51,10 @@ std::string list_line(const Define& d) {
   return out;
 }
 
+std::string defining_line(const Define& d) {
+  return d.filter.empty() ? list_line(d) : list_line(d) + " if " + d.filter;
+}
+
 std::string trace_prefix(const catalog::ProbeDefinition& def) {
   return fmt::format("({}.{})", def.attached_system, def.attached_event);
 }

@@ -19,10 +19,13 @@ Result<ProbeWrite, Diagnostic> ProbeWrite::parse(std::string_view line) {
   return ProbeWrite{std::move(*parsed)};
 }
 
-std::optional<Refusal> Registry::attached_refusal(const probe::Define& d, const std::string& command) const {
+Result<std::optional<plan::TypedFilter>, Refusal> Registry::check_attached(const probe::Define& d,
+                                                                            const std::string& command) const {
+  auto refused = [](Diagnostic diagnostic) {
+    return unexpected(Refusal{std::move(diagnostic), Error{ErrorKind::Invalid, EINVAL, {}}, {}, {}});
+  };
   auto invalid = [&](ErrorCode code, uint32_t at, std::string detail) {
-    return Refusal{Diagnostic{code, Span{at, at + 1}, command, std::move(detail)}, Error{ErrorKind::Invalid, EINVAL, {}},
-                   {}, {}};
+    return refused(Diagnostic{code, Span{at, at + 1}, command, std::move(detail)});
   };
   // The attached event is the second word.
   const uint32_t at = static_cast<uint32_t>(command.find(' ') + 1);
@@ -44,7 +47,14 @@ std::optional<Refusal> Registry::attached_refusal(const probe::Define& d, const 
     return invalid(ErrorCode::ProbeBadVar, arg_at + static_cast<uint32_t>(dollar == std::string::npos ? 0 : dollar),
                      fmt::format("{}:{} has no field {}", attached.system, attached.name, f.symbol));
   }
-  return std::nullopt;
+  if (d.filter.empty()) return std::optional<plan::TypedFilter>();
+  // A filter on the attached event's fields, as the kernel's
+  // create_event_filter() on that event.
+  auto filter = parse::parse_filter(d.filter, d.filter_at, command);
+  if (!filter) return refused(std::move(filter).error());
+  auto typed = plan::plan_filter(*filter, **format, command);
+  if (!typed) return refused(std::move(typed).error());
+  return std::optional<plan::TypedFilter>(std::move(*typed));
 }
 
 bool Registry::probe_in_use(const catalog::EventId& event) const {
@@ -75,13 +85,14 @@ Result<Applied, Refusal> Registry::apply_probe(const ProbeWrite& w) const {
   }
   const probe::Define& d = std::get<probe::Define>(w.command.what);
   const catalog::EventId id{d.def.group, d.def.event};
-  if (auto no = attached_refusal(d, w.command.command)) return unexpected(std::move(*no));
+  auto filter = check_attached(d, w.command.command);
+  if (!filter) return unexpected(std::move(filter).error());
   // The kernel appends a probe of the same name and arguments to the event
   // (a multi-probe event); histd's events have one probe each.
   if (exists(id) || (id.system == catalog::kSynthSystem))
     return unexpected(Refusal{Diagnostic{ErrorCode::ProbeEventExist, Span{0, 1}, w.command.command, {}},
                               Error{ErrorKind::Invalid, EEXIST, {}}, {}, {}});
-  r.eprobes_[id] = Eprobe{d, r.next_eprobe_id_++};
+  r.eprobes_[id] = Eprobe{d, std::move(*filter), r.next_eprobe_id_++};
   out.changes.push_back(Change{Change::Kind::ProbeDefined, id, 0, {}, {}, w.command.command, {}});
   return out;
 }

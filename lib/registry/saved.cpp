@@ -71,7 +71,7 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   // histd's eprobes, as dynamic_events lists them (an older histd
   // ignores the member).
   json eprobes = json::array();
-  for (const auto& [id, k] : registry.eprobes()) eprobes.push_back(probe::list_line(k.def));
+  for (const auto& [id, k] : registry.eprobes()) eprobes.push_back(probe::defining_line(k.def));
   for (const SavedEntry& e : kept) {
     if (e.applying) continue;
     json raw = json::parse(e.raw, nullptr, false);

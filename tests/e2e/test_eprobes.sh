@@ -70,15 +70,32 @@ expect_eq "no such event" "Invalid argument" "$(err bash -c "echo 'e:bad$$ sched
 expect_eq "said so" "1" "$(grep -c 'event_probe: error: Attached event does not exist$' "$MNT/error_log")"
 echo 'x u64 n' >>"$MNT/synthetic_events"
 expect_eq "not on a synthetic event (yet)" "Invalid argument" "$(err bash -c "echo 'e:bad$$ synthetic.x' >> '$D'")"
+expect_eq "a filter on a field the attached event lacks" "Invalid argument" \
+  "$(err bash -c "echo 'e:bad$$ syscalls.sys_enter_openat if nosuch > 1' >> '$D'")"
 expect_eq "the same name twice" "File exists" \
   "$(err bash -c "echo 'e:op$$ syscalls.sys_enter_openat' >> '$D'")"
 expect_eq "nothing refused was made" "0" "$(grep -c "bad$$" "$D")"
+
+# `if FILTER`: on the attached event's record; only creating opens here.
+C=$WORK/eprobe-c
+echo "e:cr$$ syscalls.sys_enter_openat file=+0(\$filename):ustring if flags & 0x40" >>"$D"
+echo 'hist:keys=file' >"$MNT/events/eprobes/cr$$/trigger"
+opens "$A" 3
+for _ in 1 2; do : >"$C"; done
+expect_eq "the filter passes the creating opens of $C" "1" \
+  "$(grep -cE "^\{ file: $C +\} hitcount: +[12]\$" "$MNT/events/eprobes/cr$$/hist")"
+expect_eq "and not the reads of $A" "0" "$(grep -c "$A" "$MNT/events/eprobes/cr$$/hist")"
 
 # Across a clean restart and a crash: the definition, its trigger, its
 # counts; after a crash, what happened while histd was down is counted.
 kill -TERM "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true
 histd_start --group nogroup
 expect_eq "after SIGTERM: still defined" "1" "$(grep -c "op$$" "$D")"
+opens "$A" 2
+expect_eq "its filter too (listed without it, as the kernel lists one)" \
+  "e:eprobes/cr$$ syscalls.sys_enter_openat file=+0(\$filename):ustring:0" \
+  "$(grep "cr$$" "$D"):$(grep -c "$A" "$MNT/events/eprobes/cr$$/hist")"
+echo '!hist:keys=file' >>"$MNT/events/eprobes/cr$$/trigger"
 expect_eq "its trigger and counts kept" "ok" "$(counted "$B" 5)"
 kill -KILL "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true
 opens "$B" 2

@@ -54,6 +54,15 @@ TEST(ProbeCommand, AnEprobeAsTheKernelNamesIt) {
   EXPECT_EQ(probe::list_line(d), "e:my/open syscalls.sys_enter_openat file=+0($filename):ustring c=$comm");
   EXPECT_EQ(probe::trace_prefix(d.def), "(syscalls.sys_enter_openat)");
 
+  // A filter on the attached event: its text and where it starts; kept
+  // when the definition is saved, not listed (the kernel's listing).
+  d = define("e:f/o kmem.kmalloc n=$bytes_req  if bytes_req > 100 && gfp_flags & 1");
+  EXPECT_EQ(d.filter, "bytes_req > 100 && gfp_flags & 1");
+  EXPECT_EQ(d.filter_at, 35u);
+  EXPECT_EQ(probe::list_line(d), "e:f/o kmem.kmalloc n=$bytes_req");
+  EXPECT_EQ(probe::defining_line(d), "e:f/o kmem.kmalloc n=$bytes_req if bytes_req > 100 && gfp_flags & 1");
+  EXPECT_EQ(define(probe::defining_line(d)), d);
+
   d = define("e:grp/ sched.sched_switch");
   EXPECT_EQ(d.def.event, "sched_switch");
   EXPECT_EQ(d.def.group, "grp");
@@ -94,7 +103,7 @@ TEST(ProbeCommand, RefusalsAtTheKernelsPositions) {
   EXPECT_EQ(refusal("e a.b x=$retval"), "Invalid fetch argument\ne a.b x=$retval\n        ^");
   EXPECT_EQ(refusal("e a.b x=\\5:string"), "String accepts only memory argument\ne a.b x=\\5:string\n        ^");
   EXPECT_EQ(refusal("e a.b x=$comm:u32"), "$comm and immediate-string only accepts string type\ne a.b x=$comm:u32\n        ^");
-  EXPECT_EQ(refusal("e a.b x=$f if x > 1").substr(0, 23), "unknown trigger command");
+  EXPECT_EQ(refusal("e a.b x=$f if"), "No filter rule after 'if'\ne a.b x=$f if\n             ^");
   EXPECT_EQ(refusal("p:k/x vfs_read").substr(0, 23), "unknown trigger command");
   EXPECT_EQ(refusal("  # only a comment"), "empty command\n\n^");
 }

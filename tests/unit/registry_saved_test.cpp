@@ -88,7 +88,7 @@ TEST(Registry, ItsStateFileRestoresIt) {
   ok(r, registry::EventEnable{kSwitch, true});
   ok(r, registry::EventEnable{kKmalloc, true});
   // One of histd's eprobes, a trigger on it, recorded.
-  auto eprobe = registry::ProbeWrite::parse("e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm");
+  auto eprobe = registry::ProbeWrite::parse("e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64");
   ASSERT_TRUE(eprobe.ok());
   ok(r, *eprobe);
   const catalog::EventId kRead{"myprobes", "read"};
@@ -121,7 +121,7 @@ TEST(Registry, ItsStateFileRestoresIt) {
   EXPECT_EQ(back.enabled_events(), r.enabled_events());
   EXPECT_EQ(r.enabled_events().size(), 3u);
   EXPECT_EQ(back.eprobes(), r.eprobes());
-  EXPECT_NE(text.find("\"e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64\""), std::string::npos) << text;
   // Saved again, the restored registry is the same file.
   EXPECT_EQ(registry::saved_text(back, facts(back), {}), text);
   EXPECT_NE(text.find("\"missed_base\": 7"), std::string::npos) << text;
