@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A count by the file name an openat() passes (issue 21): histd's eprobe
+# (the user string behind sys_enter_openat's filename) with a hist trigger
+# keyed by it, against bpftrace's count by str(args->filename) and the
+# untraced opens, in interleaved rounds with the variants in a shuffled
+# order; medians (min..max) of the ns each open+close costs.
+#   untraced  OPENS opens and closes of one file (python3's os.open)
+#   histd     e:... syscalls.sys_enter_openat file=+0($filename):ustring
+#             and hist:keys=file
+#   bpftrace  tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }
+# Each variant attaches before its run and detaches after.
+#   bash bench/eprobe.sh    (as root; ROUNDS=7 OPENS=200000, HISTD_BUILD=dir)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-7}
+OPENS=${OPENS:-200000}
+command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
+B=$(realpath "${HISTD_BUILD:-build}")
+WORK=$(mktemp -d /tmp/histd-bench-eprobe.XXXXXX)
+MNT=$WORK/mnt
+FILE=$WORK/opened
+touch "$FILE"
+EV=bench$$
+mkdir -p "$MNT"
+"$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
+  >"$WORK/histd.log" 2>&1 &
+HISTD=$!
+BT=
+cleanup() {
+  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
+  : >"$MNT/events/eprobes/$EV/trigger" 2>/dev/null || true
+  kill -TERM "$HISTD" 2>/dev/null || true
+  wait "$HISTD" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+echo "e:$EV syscalls.sys_enter_openat file=+0(\$filename):ustring" >>"$MNT/dynamic_events"
+
+# ns per open+close of one run.
+run() {
+  python3 - "$FILE" "$OPENS" <<'PY'
+import os, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+t0 = time.perf_counter_ns()
+for _ in range(n):
+    os.close(os.open(path, os.O_RDONLY))
+print((time.perf_counter_ns() - t0) // n)
+PY
+}
+variant() {
+  case $1 in
+    untraced) run ;;
+    histd)
+      echo 'hist:keys=file' >"$MNT/events/eprobes/$EV/trigger"
+      run
+      : >"$MNT/events/eprobes/$EV/trigger" ;;
+    bpftrace)
+      bpftrace -e 'tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }' >"$WORK/bt.log" 2>&1 &
+      BT=$!
+      for _ in $(seq 200); do grep -q 'Attaching' "$WORK/bt.log" && break; sleep 0.05; done
+      sleep 0.5
+      run
+      kill -INT "$BT"; wait "$BT" 2>/dev/null || true; BT= ;;
+  esac
+}
+
+declare -A times=()
+for r in $(seq "$ROUNDS"); do
+  for v in $(printf '%s\n' untraced histd bpftrace | shuf); do times[$v]+="$(variant "$v") "; done
+  echo "round $r done" >&2
+done
+for v in untraced histd bpftrace; do
+  python3 - "$v" ${times[$v]} <<'EOF2'
+import statistics, sys
+v, xs = sys.argv[1], sorted(int(x) for x in sys.argv[2:])
+print(f"{v:9s} {statistics.median(xs):7.0f} ns/open ({xs[0]}..{xs[-1]})")
+EOF2
+done
