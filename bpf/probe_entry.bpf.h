@@ -81,6 +81,30 @@ static __always_inline __u64 histd_probe_field(void *ctx, __u32 off, __u32 size,
   return v;
 }
 
+/* An eprobe on a synthetic event: its record is built in `buf` (a per-CPU
+ * struct histd_recbuf of the unit) from the record just generated, then
+ * sent to the ring as a traced record of event `id`, `size` bytes. */
+static __always_inline struct histd_recbuf *histd_eprobe_begin(void *buf) {
+  __u32 zero = 0;
+  struct histd_recbuf *b = bpf_map_lookup_elem(buf, &zero);
+  if (b)
+    *(__u64 *)b->rec = 0;
+  return b;
+}
+
+static __always_inline void histd_eprobe_send(struct histd_recbuf *b, __u32 size, __u32 id,
+                                              const struct histd_common *c) {
+  if (size > HISTD_MAX_RECORD)
+    size = HISTD_MAX_RECORD;
+  if (size < 8)
+    size = 8;
+  *(__u16 *)b->rec = (__u16)id;
+  *(__s32 *)(b->rec + 4) = (__s32)c->pid;
+  histd_notice_header(&b->n, HISTD_NOTICE_RECORD, id, size, c);
+  if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
+    histd_count_lost(HISTD_LOST_TRACE);
+}
+
 /* $comm: the task's comm as a string argument. */
 static __always_inline __u32 histd_probe_comm(__u8 *rec, __u32 loc, __u32 data) {
   char comm[16] = {0};

@@ -15,6 +15,66 @@
 
 namespace histd::codegen {
 
+// One argument of a probe event's record, computed at the probe (kprobe
+// programs see the registers, not a record): a base value, memory reads,
+// stored at its field as the kernel's kprobe event would.
+struct ProbeValue {
+  enum class Base {
+    Register,   // a u64 of x86_64 struct pt_regs at `reg_offset`
+    Immediate,  // `immediate` (symbols resolved to addresses before codegen)
+    Comm,       // the current task's comm, as a string
+    // An eprobe's $FIELD: the attached event's record (the program's ctx)
+    // at `reg_offset`, `record_size` bytes (signed: `record_signed`); a
+    // string field's value is its text's address (`record_string`).
+    Field,
+  };
+  enum class RecordString { None, Static, Dynamic };
+  Base base = Base::Register;
+  uint32_t reg_offset = 0;
+  uint32_t record_size = 0;
+  bool record_signed = false;
+  RecordString record_string = RecordString::None;
+  uint64_t immediate = 0;
+  // +OFFS(...): innermost first; all but the last read 8 bytes; the last
+  // reads the field (or its string) at the value plus its offset.
+  struct Deref {
+    int64_t offset = 0;
+    bool user = false;  // user memory
+  };
+  std::vector<Deref> derefs;
+  uint32_t field_offset = 0;  // in the record
+  uint32_t field_size = 0;    // 1, 2, 4 or 8 (a string: its 4-byte __data_loc word)
+  bool string = false;        // __data_loc char[]: the data follows the fixed part
+  bool user_string = false;   // ustring: the last read is of user memory
+};
+
+// A kprobe event's entry: the kprobe program rebuilds the record the
+// kernel's kprobe event would have written.
+struct ProbeEntry {
+  bool is_return = false;   // kretprobe: __probe_func, __probe_ret_ip; else __probe_ip
+  // A uprobe: the registers are the task's user registers. A uretprobe's
+  // __probe_func is 0: its program learns only where the call returns to.
+  bool uprobe = false;
+  // An eprobe: a tracepoint program on the attached event, whose record it
+  // reads; the record has no probe address.
+  bool eprobe = false;
+  // An eprobe's `if FILTER`, on the attached event's record: the eprobe
+  // sees only the records it matches (none: every record).
+  const plan::TypedFilter* filter = nullptr;
+  uint32_t fixed_size = 0;  // where string data begins
+  std::vector<ProbeValue> values;
+};
+
+// An eprobe on a synthetic event, recorded (its `enable` is 1): the
+// program that generates the synthetic event computes the eprobe's record
+// from it (`entry`, its fields read from the synthetic record) and sends
+// it to the ring while `slot` is not paused.
+struct EprobeOutput {
+  ProbeEntry entry;
+  uint32_t id = 0;
+  uint32_t slot = 0;
+};
+
 // Where a synthetic event an action generates goes: its event id (the
 // record's common_type), the control slot that says whether anything wants
 // it (a paused slot: nobody), the one that says whether it is traced, its
@@ -27,6 +87,7 @@ struct SynthTarget {
   uint32_t fixed_size = 0;   // header and slots; dynamic strings follow, 256 bytes each
   uint32_t record_size = 0;
   int inlined = -1;
+  std::vector<EprobeOutput> eprobes;  // recorded eprobes on it
 };
 
 struct TriggerInput {
@@ -78,56 +139,6 @@ struct InlinedEvent {
 // tracepoint, whose record it is handed, or from the raw sys_enter / sys_exit
 // tracepoint, where it rebuilds the classic record of a syscall event from
 // the registers (catalog::SyscallEvent; the dispatcher checked the number).
-// One argument of a probe event's record, computed at the probe (kprobe
-// programs see the registers, not a record): a base value, memory reads,
-// stored at its field as the kernel's kprobe event would.
-struct ProbeValue {
-  enum class Base {
-    Register,   // a u64 of x86_64 struct pt_regs at `reg_offset`
-    Immediate,  // `immediate` (symbols resolved to addresses before codegen)
-    Comm,       // the current task's comm, as a string
-    // An eprobe's $FIELD: the attached event's record (the program's ctx)
-    // at `reg_offset`, `record_size` bytes (signed: `record_signed`); a
-    // string field's value is its text's address (`record_string`).
-    Field,
-  };
-  enum class RecordString { None, Static, Dynamic };
-  Base base = Base::Register;
-  uint32_t reg_offset = 0;
-  uint32_t record_size = 0;
-  bool record_signed = false;
-  RecordString record_string = RecordString::None;
-  uint64_t immediate = 0;
-  // +OFFS(...): innermost first; all but the last read 8 bytes; the last
-  // reads the field (or its string) at the value plus its offset.
-  struct Deref {
-    int64_t offset = 0;
-    bool user = false;  // user memory
-  };
-  std::vector<Deref> derefs;
-  uint32_t field_offset = 0;  // in the record
-  uint32_t field_size = 0;    // 1, 2, 4 or 8 (a string: its 4-byte __data_loc word)
-  bool string = false;        // __data_loc char[]: the data follows the fixed part
-  bool user_string = false;   // ustring: the last read is of user memory
-};
-
-// A kprobe event's entry: the kprobe program rebuilds the record the
-// kernel's kprobe event would have written.
-struct ProbeEntry {
-  bool is_return = false;   // kretprobe: __probe_func, __probe_ret_ip; else __probe_ip
-  // A uprobe: the registers are the task's user registers. A uretprobe's
-  // __probe_func is 0: its program learns only where the call returns to.
-  bool uprobe = false;
-  // An eprobe: a tracepoint program on the attached event, whose record it
-  // reads; the record has no probe address.
-  bool eprobe = false;
-  // An eprobe's `if FILTER`, on the attached event's record: the eprobe
-  // sees only the records it matches (none: every record).
-  const plan::TypedFilter* filter = nullptr;
-  uint32_t fixed_size = 0;  // where string data begins
-  std::vector<ProbeValue> values;
-};
-
 struct EventEntry {
   enum class Kind { Tracepoint, SyscallEnter, SyscallExit, Probe };
   Kind kind = Kind::Tracepoint;

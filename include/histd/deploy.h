@@ -237,6 +237,11 @@ class Deployer {
   // The event an eprobe `ev` is attached to (its program runs at that
   // tracepoint); nullopt for any other event.
   std::optional<catalog::EventId> eprobe_attached(const EventState& ev) const;
+  // The recorded eprobes on synthetic event `synth`, as its generators
+  // build them; and, after an eprobe on one starts or stops being
+  // recorded, that event's slots and generators brought up to date.
+  std::vector<codegen::EprobeOutput> eprobe_outputs(const std::string& synth) const;
+  Status refresh_eprobe_generators(const EventState& ev);
   CommandResult enable_synth(const std::string& name, bool on);
   // A kernel event's enable file: its records to the trace buffer, or no
   // longer. Recording starts when it is enabled or an enable_event/

@@ -63,6 +63,7 @@ struct SynthSink {
   uint32_t control_slot = 0;                    // paused: nothing wants its records
   uint32_t trace_slot = 0;                      // paused: not traced
   EventTriggers triggers;
+  std::vector<codegen::EprobeOutput> eprobes;   // recorded eprobes on it
 };
 
 // What one event's program is made of, as the engine holds it: the event's

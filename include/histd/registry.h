@@ -213,6 +213,9 @@ class Registry {
   // An eprobe is busy while it has triggers or is enabled (the kernel's
   // eprobe_dyn_event_is_busy()): it cannot be removed.
   bool probe_in_use(const catalog::EventId& event) const;
+  // An eprobe on a synthetic event: recorded where that event is
+  // generated; it takes no triggers (yet).
+  bool eprobe_on_synthetic(const catalog::EventId& event) const;
   // The kernel events whose records go to the trace buffer.
   const std::set<catalog::EventId>& enabled_events() const { return enabled_; }
   // The trigger with this uid and its event (nullptr: none).

@@ -430,6 +430,11 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
                          return c->kind == parse::ControlTrigger::Kind::Stacktrace;
                        });
   if (stacks) out += detail::emit_stack_buffer();
+  // Recorded eprobes on a synthetic event a trigger generates are built in a buffer of their own.
+  const bool eprobes = std::any_of(all.begin(), all.end(), [](const TriggerInput* t) {
+    return std::any_of(t->synths.begin(), t->synths.end(), [](const SynthTarget& s) { return !s.eprobes.empty(); });
+  });
+  if (eprobes) out += detail::emit_eprobe_buffer();
   out += em.helpers;
   out += em.body;
   if (record) out += detail::emit_record(*record);

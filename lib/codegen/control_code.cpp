@@ -26,6 +26,8 @@ using Kind = parse::ControlTrigger::Kind;
 
 std::string emit_stack_buffer() { return percpu_buffer("histd_stkbuf", kStackBufferMap); }
 
+std::string emit_eprobe_buffer() { return percpu_buffer("histd_recbuf", kEprobeBufferMap); }
+
 std::string emit_record(const RecordInput& r) {
   std::string out = percpu_buffer("histd_recbuf", kRecordBufferMap);
   out += "static __attribute__((noinline)) void record_event(void *ctx, const void *rec, const struct histd_common *c) {\n";

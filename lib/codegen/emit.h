@@ -48,5 +48,11 @@ std::string emit_stack_buffer();
 // The kprobe program of a probe event (probe_entry.cpp): rebuilds the
 // record in per-CPU scratch, then runs `handle` on it.
 std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid);
+// Its arguments alone: each computed from `ctx` (a register set, or the
+// attached event's record) into `rec` from `data` on.
+std::string probe_values(const ProbeEntry& entry);
+// The buffer eprobes on synthetic events are built in (EprobeOutput).
+std::string emit_eprobe_buffer();
+inline constexpr const char* kEprobeBufferMap = "histd_eprobe_buf";
 
 }  // namespace histd::codegen::detail

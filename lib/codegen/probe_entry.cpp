@@ -65,6 +65,12 @@ std::string value_code(const ProbeValue& v) {
 
 }  // namespace
 
+std::string probe_values(const ProbeEntry& entry) {
+  std::string out;
+  for (const ProbeValue& v : entry.values) out += "  {\n" + value_code(v) + "  }\n";
+  return out;
+}
+
 std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
   // An eprobe's program runs at its attached event's tracepoint.
   std::string out = fmt::format("SEC(\"{}\")\nint event_prog(void *ctx) {{\n", entry.eprobe ? "tracepoint" : "kprobe");
@@ -79,7 +85,7 @@ std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
   else out += fmt::format("  *(__u64 *)(rec + 8) = {};\n", entry.is_return ? "0" : "HISTD_REG(ctx, HISTD_REG_IP)");
   if (entry.is_return) out += "  *(__u64 *)(rec + 16) = HISTD_REG(ctx, HISTD_REG_IP);\n";
   out += fmt::format("  __u32 data = {};\n", entry.fixed_size);
-  for (const ProbeValue& v : entry.values) out += "  {\n" + value_code(v) + "  }\n";
+  out += probe_values(entry);
   out += "  (void)data;\n  handle(ctx, rec, &c);\n  return 0;\n}\n";
   return out;
 }

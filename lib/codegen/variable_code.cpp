@@ -139,6 +139,22 @@ std::string generate_blob_param(const plan::ActionParam& prm, const plan::HistPl
   return o;
 }
 
+// A recorded eprobe on the synthetic event just built (sb): its record,
+// computed from the synthetic record as from an attached event's, goes to
+// the ring as a traced record.
+std::string emit_eprobe_output(const EprobeOutput& e) {
+  std::string o = fmt::format("        if (!histd_paused({}u) && histd_tracing_on()) {{\n", e.slot);
+  o += fmt::format("          struct histd_recbuf *eb = histd_eprobe_begin(&{});\n", kEprobeBufferMap);
+  o += "          if (eb) {\n";
+  o += "            struct histd_common ec = histd_common_at(c, sb->n.ts);\n";
+  // The argument code reads `ctx` (the attached record) into `rec`.
+  o += "            void *ctx = sb->rec;\n            __u8 *rec = eb->rec;\n";
+  o += fmt::format("            __u32 data = {}u;\n", e.entry.fixed_size);
+  o += probe_values(e.entry);
+  o += fmt::format("            histd_eprobe_send(eb, data, {}u, &ec);\n          }}\n        }}\n", e.id);
+  return o;
+}
+
 // Builds the synthetic event of a Trace action, runs it through the
 // synthetic event's triggers inlined in this unit, and sends it to the ring
 // when the event is traced.
@@ -192,6 +208,7 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
         "        struct histd_common sc = histd_common_at(c, sb->n.ts);\n"
         "        handle_s{}(ctx, sb->rec, &sc);\n",
         t.inlined);
+  for (const EprobeOutput& e : t.eprobes) o += emit_eprobe_output(e);
   o += "      }\n    }\n  }\n";
   return o;
 }

@@ -67,4 +67,29 @@ std::optional<catalog::EventId> Deployer::eprobe_attached(const EventState& ev) 
   return catalog::EventId{d.attached_system, d.attached_event};
 }
 
+std::vector<codegen::EprobeOutput> Deployer::eprobe_outputs(const std::string& synth) const {
+  std::vector<codegen::EprobeOutput> out;
+  auto attached = catalog_.event(catalog::kSynthSystem, synth);
+  if (!attached) return out;
+  for (const auto& [id, ev] : events_) {
+    if (!ev->recorded() || !ev->record_slot) continue;
+    const std::optional<catalog::EventId> on = eprobe_attached(*ev);
+    if (!on || on->system != catalog::kSynthSystem || on->name != synth) continue;
+    auto format = catalog_.event(id.system, id.name);
+    if (!format) continue;
+    auto entry = pipeline::probe_entry(**format, attached->get());
+    if (!entry) continue;  // checked when it was defined
+    out.push_back(codegen::EprobeOutput{std::move(*entry), (*format)->id, *ev->record_slot});
+  }
+  return out;
+}
+
+Status Deployer::refresh_eprobe_generators(const EventState& ev) {
+  const std::optional<catalog::EventId> on = eprobe_attached(ev);
+  if (!on || on->system != catalog::kSynthSystem) return ok_status();
+  auto st = refresh_synth(on->name);
+  if (!st) return st;
+  return rebuild_generators(on->name);
+}
+
 }  // namespace histd::deploy

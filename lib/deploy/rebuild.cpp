@@ -154,9 +154,11 @@ Status Deployer::start_recording(EventState& ev) {
   ev.record_slot = *slot;
   auto st = set_paused(*slot, !ev.enabled);
   if (st) st = rebuild(ev, triggers_of(ev), controls_of(ev));
+  if (st) st = refresh_eprobe_generators(ev);
   if (!st) {
     release_slot(*slot);
     ev.record_slot.reset();
+    (void)refresh_eprobe_generators(ev);
   }
   return st;
 }
@@ -167,7 +169,10 @@ void Deployer::stop_recording(EventState& ev) {
   // Paused first: until the smaller program is in, nothing more is sent.
   (void)set_paused(slot, true);
   ev.record_slot.reset();
-  if (!shutting_down_) (void)rebuild(ev, triggers_of(ev), controls_of(ev));
+  if (!shutting_down_) {
+    (void)rebuild(ev, triggers_of(ev), controls_of(ev));
+    (void)refresh_eprobe_generators(ev);
+  }
   release_slot(slot);
 }
 
@@ -217,6 +222,9 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
     for (const auto& t : s->triggers) sink.hist.push_back({&t->plan, t->slot});
     for (const auto& e : s->controls) sink.controls.push_back(enable_input(*e));
   }
+  // Recorded eprobes on synthetic events: built where those are generated.
+  for (const auto& [name, s] : synths_)
+    for (codegen::EprobeOutput& out : eprobe_outputs(name)) parts.synths[name].eprobes.push_back(std::move(out));
   // Once attached, the program keeps the entry it was attached through.
   parts.syscall = ev.attachment ? ev.syscall : attaches ? raw_syscall(ev) : std::nullopt;
   if (ev.recorded() && ev.record_slot)
@@ -271,7 +279,10 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
-  const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker;
+  // So are eprobes on synthetic events: they are built where those are generated.
+  const std::optional<catalog::EventId> on = eprobe_attached(ev);
+  const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker ||
+                             (on && on->system == kSynthSystem);
   const bool attaches = options_.attach && !injected_only;
   pipeline::EventParts parts = event_parts(ev, triggers, enables, attaches);
   // kprobe events run only kprobe-type programs, which see the registers:
@@ -280,7 +291,7 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     auto format = catalog_.event(ev.system, ev.event);
     if (!format) return unexpected(std::move(format).error());
     std::shared_ptr<const catalog::EventFormat> attached;
-    if (const std::optional<catalog::EventId> on = eprobe_attached(ev)) {
+    if (on) {
       auto a = catalog_.event(on->system, on->name);
       if (!a) return unexpected(std::move(a).error());
       attached = *a;

@@ -34,7 +34,8 @@ Status Deployer::refresh_synth(const std::string& name) {
   const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->controls.empty());
   auto st = set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
-  return set_paused(s->second->slot, !(s->second->enabled || has_triggers));
+  // A recorded eprobe on it wants its records too.
+  return set_paused(s->second->slot, !(s->second->enabled || has_triggers || !eprobe_outputs(name).empty()));
 }
 
 Status Deployer::rebuild_generators(const std::string& name) {

@@ -26,6 +26,7 @@ codegen::SynthTarget synth_target(const SynthSink& sink) {
   for (const synth::SynthField& f : sink.def->fields)
     if (f.kind == synth::SynthField::Kind::DynamicString || f.kind == synth::SynthField::Kind::Stack) ++dynamic;
   t.record_size = t.fixed_size + dynamic * kDynamicStringRoom;
+  t.eprobes = sink.eprobes;
   return t;
 }
 

@@ -443,6 +443,9 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     if (!exists(t->event))
       return unexpected(
           refused(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", t->event.system, t->event.name)));
+    if (eprobe_on_synthetic(t->event))
+      return unexpected(refused(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, t->logged(),
+                                           "triggers on an eprobe of a synthetic event (its enable file works)"}));
     if (const auto* h = std::get_if<parse::HistCommand>(&t->command))
       no = w.hist(t->event, *h, t->config);
     else

@@ -31,11 +31,14 @@ Result<std::optional<plan::TypedFilter>, Refusal> Registry::check_attached(const
   const uint32_t at = static_cast<uint32_t>(command.find(' ') + 1);
   const catalog::EventId attached{d.def.attached_system, d.def.attached_event};
   if (!exists(attached)) return invalid(ErrorCode::ProbeBadAttachEvent, at, {});
-  // Its program runs at the attached event's tracepoint.
+  // Its program runs at the attached event's tracepoint, or where the
+  // synthetic event is generated.
   const catalog::EventSource source = this->source(attached);
-  if (source != catalog::EventSource::Tracepoint && source != catalog::EventSource::RawSyscall)
+  if (source != catalog::EventSource::Tracepoint && source != catalog::EventSource::RawSyscall &&
+      source != catalog::EventSource::Synthetic)
     return invalid(ErrorCode::ProbeBadAttachEvent, at,
-                   "histd attaches eprobes to kernel tracepoints, not yet to synthetic, probe or ftrace events");
+                   "histd attaches eprobes to kernel tracepoints and synthetic events, not yet to probe or "
+                   "ftrace events");
   auto format = this->format(attached);
   if (!format) return invalid(ErrorCode::ProbeBadAttachEvent, at, format.error().context);
   for (size_t i = 0; i < d.def.args.size(); ++i) {
@@ -55,6 +58,11 @@ Result<std::optional<plan::TypedFilter>, Refusal> Registry::check_attached(const
   auto typed = plan::plan_filter(*filter, **format, command);
   if (!typed) return refused(std::move(typed).error());
   return std::optional<plan::TypedFilter>(std::move(*typed));
+}
+
+bool Registry::eprobe_on_synthetic(const catalog::EventId& event) const {
+  auto e = eprobes_.find(event);
+  return e != eprobes_.end() && e->second.def.def.attached_system == catalog::kSynthSystem;
 }
 
 bool Registry::probe_in_use(const catalog::EventId& event) const {

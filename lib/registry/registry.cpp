@@ -50,6 +50,9 @@ std::optional<std::string> Registry::referenced_by(const std::set<uint64_t>& goi
 }
 
 bool Registry::synth_in_use(const std::string& name) const {
+  // An eprobe attached to it holds it, as the kernel's holds the event.
+  for (const auto& [id, e] : eprobes_)
+    if (e.def.def.attached_system == catalog::kSynthSystem && e.def.def.attached_event == name) return true;
   // An enabled event is busy too, as trace_event_dyn_busy() makes it.
   if (auto s = synths_.find(name); s != synths_.end() && s->second.enabled) return true;
   for (const auto& [id, ev] : events_) {

@@ -3,7 +3,7 @@
 # computed from each record of a kernel tracepoint — its fields, memory they
 # point to (a user string behind sys_enter_openat's filename), $comm — so
 # that hist triggers and `enable` work on what the tracepoint only points
-# to. The kernel here has no eprobes (CONFIG_EPROBE_EVENTS): histd runs its
+# to; on a synthetic event, recorded where that event is generated. The kernel here has no eprobes (CONFIG_EPROBE_EVENTS): histd runs its
 # own, a tracepoint program at the attached event. Listed, refused and
 # removed as the kernel does; root only; kept across restarts, counting
 # while histd is down after a crash.
@@ -68,13 +68,39 @@ $(printf '%*s^' $((45 + ${#$})) '')" \
   "$(grep -A2 "event_probe: error: Invalid \$-variable specified" "$MNT/error_log" | tail -2)"
 expect_eq "no such event" "Invalid argument" "$(err bash -c "echo 'e:bad$$ sched.nosuch' >> '$D'")"
 expect_eq "said so" "1" "$(grep -c 'event_probe: error: Attached event does not exist$' "$MNT/error_log")"
-echo 'x u64 n' >>"$MNT/synthetic_events"
-expect_eq "not on a synthetic event (yet)" "Invalid argument" "$(err bash -c "echo 'e:bad$$ synthetic.x' >> '$D'")"
+expect_eq "not on a probe or ftrace event" "Invalid argument" "$(err bash -c "echo 'e:bad$$ ftrace.print' >> '$D'")"
 expect_eq "a filter on a field the attached event lacks" "Invalid argument" \
   "$(err bash -c "echo 'e:bad$$ syscalls.sys_enter_openat if nosuch > 1' >> '$D'")"
 expect_eq "the same name twice" "File exists" \
   "$(err bash -c "echo 'e:op$$ syscalls.sys_enter_openat' >> '$D'")"
 expect_eq "nothing refused was made" "0" "$(grep -c "bad$$" "$D")"
+
+# On a synthetic event: recorded where the synthetic event is generated
+# (onmatch().trace() at sys_exit_openat), the user string behind the
+# filename it carries read there; it holds the synthetic event.
+S=sop$$
+echo "$S unsigned long filename; long ret" >>"$MNT/synthetic_events"
+echo 'hist:keys=common_pid:fn=filename' >"$MNT/events/syscalls/sys_enter_openat/trigger"
+echo "hist:keys=common_pid:f=\$fn,r=ret:onmatch(syscalls.sys_enter_openat).trace($S,\$f,\$r)" \
+  >"$MNT/events/syscalls/sys_exit_openat/trigger"
+echo "e:sy$$ synthetic.$S file=+0(\$filename):ustring ret=\$ret:s64" >>"$D"
+F=$WORK/eprobe-f
+touch "$F"
+echo 1 >"$MNT/events/eprobes/sy$$/enable"
+: >"$MNT/trace"
+opens "$F" 1
+sleep 0.3
+echo 0 >"$MNT/events/eprobes/sy$$/enable"
+expect_eq "its records in trace, as the kernel prints them" "1" \
+  "$(grep -cE "sy$$: \(synthetic\.$S\) file=\"$F\" ret=[0-9]+\$" "$MNT/trace")"
+expect_eq "no triggers on it yet: refused" "Invalid argument" \
+  "$(err bash -c "echo 'hist:keys=file' > '$MNT/events/eprobes/sy$$/trigger'")"
+expect_eq "the synthetic event it is attached to stays" "Device or resource busy" \
+  "$(err bash -c "echo '!$S' >> '$MNT/synthetic_events'")"
+echo "-:sy$$" >>"$D"
+: >"$MNT/events/syscalls/sys_exit_openat/trigger"
+: >"$MNT/events/syscalls/sys_enter_openat/trigger"
+echo "!$S" >>"$MNT/synthetic_events"
 
 # `if FILTER`: on the attached event's record; only creating opens here.
 C=$WORK/eprobe-c
