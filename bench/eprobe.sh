@@ -12,6 +12,7 @@
 #   bash bench/eprobe.sh    (as root; ROUNDS=7 OPENS=200000, HISTD_BUILD=dir)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/rounds.sh
 ROUNDS=${ROUNDS:-7}
 OPENS=${OPENS:-200000}
 command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
@@ -65,15 +66,4 @@ variant() {
   esac
 }
 
-declare -A times=()
-for r in $(seq "$ROUNDS"); do
-  for v in $(printf '%s\n' untraced histd bpftrace | shuf); do times[$v]+="$(variant "$v") "; done
-  echo "round $r done" >&2
-done
-for v in untraced histd bpftrace; do
-  python3 - "$v" ${times[$v]} <<'EOF2'
-import statistics, sys
-v, xs = sys.argv[1], sorted(int(x) for x in sys.argv[2:])
-print(f"{v:9s} {statistics.median(xs):7.0f} ns/open ({xs[0]}..{xs[-1]})")
-EOF2
-done
+interleaved_rounds ns/open untraced histd bpftrace

@@ -11,6 +11,7 @@
 #   bash bench/uprobe.sh    (as root; ROUNDS=7 CALLS=200000, HISTD_BUILD=dir)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/rounds.sh
 ROUNDS=${ROUNDS:-7}
 CALLS=${CALLS:-200000}
 command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
@@ -67,15 +68,4 @@ variant() {
   esac
 }
 
-declare -A times=()
-for r in $(seq "$ROUNDS"); do
-  for v in $(printf '%s\n' untraced histd bpftrace | shuf); do times[$v]+="$(variant "$v") "; done
-  echo "round $r done" >&2
-done
-for v in untraced histd bpftrace; do
-  python3 - "$v" ${times[$v]} <<'EOF'
-import statistics, sys
-v, xs = sys.argv[1], sorted(int(x) for x in sys.argv[2:])
-print(f"{v:9s} {statistics.median(xs):7.0f} ns/call ({xs[0]}..{xs[-1]})")
-EOF
-done
+interleaved_rounds ns/call untraced histd bpftrace
