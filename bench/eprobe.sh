@@ -56,13 +56,7 @@ variant() {
       echo 'hist:keys=file' >"$MNT/events/eprobes/$EV/trigger"
       run
       : >"$MNT/events/eprobes/$EV/trigger" ;;
-    bpftrace)
-      bpftrace -e 'tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }' >"$WORK/bt.log" 2>&1 &
-      BT=$!
-      for _ in $(seq 200); do grep -q 'Attaching' "$WORK/bt.log" && break; sleep 0.05; done
-      sleep 0.5
-      run
-      kill -INT "$BT"; wait "$BT" 2>/dev/null || true; BT= ;;
+    bpftrace) with_bpftrace 'tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }' ;;
   esac
 }
 

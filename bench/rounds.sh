@@ -4,6 +4,9 @@
 # the names in a shuffled order each round, then prints each one's median
 # and min..max, labelled with UNIT.
 #   interleaved_rounds UNIT NAME...
+# And `with_bpftrace PROGRAM`: the caller's `run` while bpftrace runs
+# PROGRAM (once it says it attached, and half a second more); BT holds its
+# pid meanwhile, for the caller's cleanup; its output goes to $WORK/bt.log.
 interleaved_rounds() {
   local unit=$1 r v
   shift
@@ -19,4 +22,15 @@ v, unit, xs = sys.argv[1], sys.argv[2], sorted(int(x) for x in sys.argv[3:])
 print(f"{v:9s} {statistics.median(xs):7.0f} {unit} ({xs[0]}..{xs[-1]})")
 PY
   done
+}
+
+with_bpftrace() {
+  bpftrace -e "$1" >"$WORK/bt.log" 2>&1 &
+  BT=$!
+  for _ in $(seq 200); do grep -q 'Attaching' "$WORK/bt.log" && break; sleep 0.05; done
+  sleep 0.5
+  run
+  kill -INT "$BT"
+  wait "$BT" 2>/dev/null || true
+  BT=
 }

@@ -58,13 +58,7 @@ variant() {
       echo 'hist:keys=n' >"$MNT/events/uprobes/$EV/trigger"
       run
       : >"$MNT/events/uprobes/$EV/trigger" ;;
-    bpftrace)
-      bpftrace -e "uprobe:$BIN:histd_probe_target { @[arg0] = count(); }" >"$WORK/bt.log" 2>&1 &
-      BT=$!
-      for _ in $(seq 200); do grep -q 'Attaching' "$WORK/bt.log" && break; sleep 0.05; done
-      sleep 0.5
-      run
-      kill -INT "$BT"; wait "$BT" 2>/dev/null || true; BT= ;;
+    bpftrace) with_bpftrace "uprobe:$BIN:histd_probe_target { @[arg0] = count(); }" ;;
   esac
 }
 
