@@ -99,15 +99,16 @@ int write_dynamic_events(engine::Engine& engine, std::string_view data, bool roo
 }
 
 int truncate_dynamic_events(engine::Engine& engine, bool root) {
+  if (root) {
+    // The probes histd lists, one by one (the kernel's O_TRUNC would take
+    // its other dynamic events too), first: an eprobe holds the synthetic
+    // event it is attached to.
+    const std::string kernel = engine.probe_events("dynamic_events");
+    for (std::string_view line : probe_lines(kernel))
+      if (const int rc = to_kernel(engine, removal_of(line), root); rc < 0) return rc;
+  }
   auto r = engine.truncate_synthetic();
-  if (!r) return -r.error().error.err;
-  if (!root) return 0;
-  // The probes histd lists, one by one: the kernel's O_TRUNC would take its
-  // other dynamic events too.
-  const std::string kernel = engine.probe_events("dynamic_events");
-  for (std::string_view line : probe_lines(kernel))
-    if (const int rc = to_kernel(engine, removal_of(line), root); rc < 0) return rc;
-  return 0;
+  return r ? 0 : -r.error().error.err;
 }
 
 }  // namespace histd::fs

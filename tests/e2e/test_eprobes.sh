@@ -136,6 +136,9 @@ expect_eq "removed: no longer listed" "0" "$(grep -c "op$$" "$D")"
 expect_eq "its directory gone" "no" "$([ -e "$E" ] && echo yes || echo no)"
 echo "e:op$$ syscalls.sys_enter_openat fl=\$flags" >>"$D"
 echo "e:op2$$ sched.sched_switch p=\$prev_pid:s32" >>"$D"
+echo "$S u64 n" >>"$MNT/synthetic_events"
+echo "e:op3$$ synthetic.$S n=\$n" >>"$D"
 : >"$D"
-expect_eq "truncating dynamic_events removes every eprobe" "0" "$(grep -c "op2\?$$" "$D")"
+expect_eq "truncating dynamic_events removes every eprobe, then the synthetic events they held" "0" \
+  "$(grep -c "op[23]\?$$\|$S" "$D")"
 finish
