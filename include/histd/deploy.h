@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "histd/diagnostic.h"
@@ -237,10 +238,13 @@ class Deployer {
   // The event an eprobe `ev` is attached to (its program runs at that
   // tracepoint); nullopt for any other event.
   std::optional<catalog::EventId> eprobe_attached(const EventState& ev) const;
-  // The recorded eprobes on synthetic event `synth`, as its generators
-  // build them; and, after an eprobe on one starts or stops being
-  // recorded, that event's slots and generators brought up to date.
-  std::vector<codegen::EprobeOutput> eprobe_outputs(const std::string& synth) const;
+  // The recorded eprobes on synthetic events, each with the name of the
+  // one it is attached to (one pass over the events); the record one of
+  // them computes, as the generators of its synthetic event build it; and,
+  // after an eprobe on one starts or stops being recorded, that event's
+  // slots and generators brought up to date.
+  std::vector<std::pair<std::string, const EventState*>> synth_eprobes() const;
+  std::optional<codegen::EprobeOutput> eprobe_output(const EventState& ev, const std::string& synth) const;
   Status refresh_eprobe_generators(const EventState& ev);
   CommandResult enable_synth(const std::string& name, bool on);
   // A kernel event's enable file: its records to the trace buffer, or no

@@ -345,11 +345,11 @@ class Engine {
   bool may_sweep_pins() const;
   // `config`: a definition the configuration directory declares.
   CommandResult write_synthetic_locked(std::string_view text, bool config = false);
-  // histd's eprobes (lib/engine/probes.cpp): whether a dynamic_events line
-  // is one of theirs (e:, or -: naming one), and their writes.
-  bool own_probe_line(std::string_view line) const;
-  CommandResult write_own_probes(std::string_view text, bool truncate);
-  CommandResult apply_own_probes(std::string_view text);
+  // histd's eprobes (lib/engine/probes.cpp): a dynamic_events line read
+  // once, and its command if it is theirs (e:, or -: naming one; none: the
+  // kernel's probes), then run.
+  std::optional<Result<registry::ProbeWrite, Diagnostic>> own_probe(std::string_view line) const;
+  CommandResult write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed);
   CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
@@ -362,7 +362,7 @@ class Engine {
   // The deployer's refusals and notes (deploy::Deployer::Log).
   void deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note);
   CommandResult apply_synthetic(std::string_view text, bool config);
-  // One command per line of `text` (synthetic_events, dynamic_events), as
+  // One command per line of `text` (synthetic_events), as
   // the kernel's trace_parse_run_command(): `parse` reads each into a
   // registry command (an empty line does nothing), which is run; the first
   // line that fails stops, the lines before it stay applied.

@@ -153,6 +153,8 @@ void Deployer::sweep_pins() {
   }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(options_.pin_dir, ec)) {
+    // A directory is not this deployer's (the tree's instances pin there).
+    if (entry.is_directory(ec)) continue;
     // Unpinning a stale link detaches its program.
     if (!used.count(entry.path().string())) std::filesystem::remove(entry.path(), ec);
   }

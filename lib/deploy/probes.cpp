@@ -67,21 +67,23 @@ std::optional<catalog::EventId> Deployer::eprobe_attached(const EventState& ev) 
   return catalog::EventId{d.attached_system, d.attached_event};
 }
 
-std::vector<codegen::EprobeOutput> Deployer::eprobe_outputs(const std::string& synth) const {
-  std::vector<codegen::EprobeOutput> out;
-  auto attached = catalog_.event(catalog::kSynthSystem, synth);
-  if (!attached) return out;
+std::vector<std::pair<std::string, const EventState*>> Deployer::synth_eprobes() const {
+  std::vector<std::pair<std::string, const EventState*>> out;
   for (const auto& [id, ev] : events_) {
     if (!ev->recorded() || !ev->record_slot) continue;
-    const std::optional<catalog::EventId> on = eprobe_attached(*ev);
-    if (!on || on->system != catalog::kSynthSystem || on->name != synth) continue;
-    auto format = catalog_.event(id.system, id.name);
-    if (!format) continue;
-    auto entry = pipeline::probe_entry(**format, attached->get());
-    if (!entry) continue;  // checked when it was defined
-    out.push_back(codegen::EprobeOutput{std::move(*entry), (*format)->id, *ev->record_slot});
+    std::optional<catalog::EventId> on = eprobe_attached(*ev);
+    if (on && on->system == catalog::kSynthSystem) out.emplace_back(std::move(on->name), ev.get());
   }
   return out;
+}
+
+std::optional<codegen::EprobeOutput> Deployer::eprobe_output(const EventState& ev, const std::string& synth) const {
+  auto attached = catalog_.event(catalog::kSynthSystem, synth);
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!attached || !format) return std::nullopt;
+  auto entry = pipeline::probe_entry(**format, attached->get());
+  if (!entry) return std::nullopt;  // checked when it was defined
+  return codegen::EprobeOutput{std::move(*entry), (*format)->id, *ev.record_slot};
 }
 
 Status Deployer::refresh_eprobe_generators(const EventState& ev) {

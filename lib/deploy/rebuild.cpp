@@ -223,8 +223,9 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
     for (const auto& e : s->controls) sink.controls.push_back(enable_input(*e));
   }
   // Recorded eprobes on synthetic events: built where those are generated.
-  for (const auto& [name, s] : synths_)
-    for (codegen::EprobeOutput& out : eprobe_outputs(name)) parts.synths[name].eprobes.push_back(std::move(out));
+  for (const auto& [name, on] : synth_eprobes())
+    if (synths_.count(name))
+      if (auto out = eprobe_output(*on, name)) parts.synths[name].eprobes.push_back(std::move(*out));
   // Once attached, the program keeps the entry it was attached through.
   parts.syscall = ev.attachment ? ev.syscall : attaches ? raw_syscall(ev) : std::nullopt;
   if (ev.recorded() && ev.record_slot)

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -35,7 +36,9 @@ Status Deployer::refresh_synth(const std::string& name) {
   auto st = set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
   // A recorded eprobe on it wants its records too.
-  return set_paused(s->second->slot, !(s->second->enabled || has_triggers || !eprobe_outputs(name).empty()));
+  const auto eprobes = synth_eprobes();
+  const bool has_eprobes = std::any_of(eprobes.begin(), eprobes.end(), [&](const auto& e) { return e.first == name; });
+  return set_paused(s->second->slot, !(s->second->enabled || has_triggers || has_eprobes));
 }
 
 Status Deployer::rebuild_generators(const std::string& name) {

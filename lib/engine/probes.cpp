@@ -16,15 +16,19 @@ constexpr const char* kLocation = "event_probe";  // as the kernel's error_log n
 
 }  // namespace
 
-bool Engine::own_probe_line(std::string_view line) const {
+std::optional<Result<registry::ProbeWrite, Diagnostic>> Engine::own_probe(std::string_view line) const {
   auto parsed = registry::ProbeWrite::parse(line);
-  if (!parsed) return parsed.error().code != ErrorCode::UnknownCommand && parsed.error().code != ErrorCode::EmptyCommand;
-  if (std::holds_alternative<probe::Define>(parsed->command.what)) return true;
+  if (!parsed) {
+    const ErrorCode code = parsed.error().code;
+    if (code == ErrorCode::UnknownCommand || code == ErrorCode::EmptyCommand) return std::nullopt;
+    return parsed;
+  }
+  if (std::holds_alternative<probe::Define>(parsed->command.what)) return parsed;
   // A removal is histd's when it names one of histd's (else: the kernel's probes).
   const auto& rm = std::get<probe::Remove>(parsed->command.what);
   for (const auto& [id, e] : registry_.eprobes())
-    if (id.name == rm.event && (rm.group.empty() || id.system == rm.group)) return true;
-  return false;
+    if (id.name == rm.event && (rm.group.empty() || id.system == rm.group)) return parsed;
+  return std::nullopt;
 }
 
 std::string Engine::probe_events(const std::string& file) {
@@ -37,27 +41,23 @@ std::string Engine::probe_events(const std::string& file) {
 
 CommandResult Engine::write_probe_events(const std::string& file, std::string_view text, bool truncate) {
   std::lock_guard lock(mu_);
-  if (file == "dynamic_events" && !truncate && own_probe_line(text)) return write_own_probes(text, false);
+  if (file == "dynamic_events" && !truncate)
+    if (auto own = own_probe(text)) return write_own_probe(text, std::move(*own));
   auto st = deployer_->write_probe_events(file, text, truncate);
   if (st) return Unit{};
   const std::string_view command = truncate && text.empty() ? std::string_view("(truncate)") : text;
   return finish_command(file, command, nullptr, system_failure(std::move(st).error()));
 }
 
-CommandResult Engine::write_own_probes(std::string_view text, bool truncate) {
-  if (auto room = reserve_state(text.size()); !room)
-    return finish_command(kLocation, text, nullptr, system_failure(std::move(room).error()));
-  CommandResult r = truncate ? run(registry::ProbeTruncate{}, nullptr, kLocation, "(truncate)") : CommandResult(Unit{});
-  if (r) r = apply_own_probes(text);
-  // The lines before a failing one stay applied, as in the kernel: the
-  // state is saved either way.
-  if (r) return finish_command(kLocation, text, nullptr, std::move(r));
-  (void)finish_command(kLocation, text, nullptr, Unit{});
-  return finish_command(kLocation, text, nullptr, std::move(r));
-}
-
-CommandResult Engine::apply_own_probes(std::string_view text) {
-  return run_lines(text, kLocation, [](std::string_view line) { return registry::ProbeWrite::parse(line); });
+CommandResult Engine::write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed) {
+  if (!parsed) {
+    log_error(kLocation, parsed.error());
+    return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
+  }
+  if (auto room = reserve_state(line.size()); !room)
+    return finish_command(kLocation, line, nullptr, system_failure(std::move(room).error()));
+  const std::string logged = parsed->command.command;
+  return finish_command(kLocation, line, nullptr, run(*parsed, nullptr, kLocation, logged));
 }
 
 }  // namespace histd::engine

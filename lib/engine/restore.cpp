@@ -133,7 +133,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
     }
     case SavedEntry::Kind::Eprobe:
       if (e.command.empty()) return bad("not an eprobe definition");
-      return write_own_probes(e.command, false);
+      return write_own_probe(e.command, registry::ProbeWrite::parse(e.command));
     case SavedEntry::Kind::Trigger:
       break;
   }
