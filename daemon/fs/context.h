@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,25 +30,40 @@ struct OpenFile {
   bool pipe = false;     // trace_pipe: each read takes lines out of the buffer
   bool nonblock = false;
   render::Options options;  // how this reader is shown kernel addresses
+  std::string instance;     // whose file ("": the top tree's); an open file keeps its instance (rmdir: EBUSY)
 };
 
 // A poll() waiting for an event's tables to change.
 struct Waiter {
+  std::string instance;
   std::string system;
   std::string event;
   uint64_t version = 0;
   struct fuse_pollhandle* handle = nullptr;
 };
 
+// An instance's trace_pipe, made at its first read.
+struct InstancePipe {
+  std::shared_ptr<engine::Engine> engine;  // outlives the pipe
+  std::unique_ptr<TracePipe> pipe;
+};
+
 struct Tree::Context {
-  Context(engine::Engine& engine, gid_t group_, size_t reader_memory)
-      : ns(engine), group(group_), renderings(engine, reader_memory), pipe(engine) {}
+  Context(engine::Engine& engine, instances::Instances* instances, gid_t group_, size_t reader_memory)
+      : ns(engine, instances), group(group_), renderings(ns, reader_memory), pipe(engine) {}
 
   Namespace ns;
   gid_t group = 0;  // may read, and change triggers, besides root
   InodeTable inodes;
   Renderings renderings;
-  TracePipe pipe;
+  TracePipe pipe;  // the top tree's
+  // Instances: the files open in each (rmdir waits for none, EBUSY as
+  // tracefs) and their trace_pipes. Held while an instance is removed, so
+  // no file of it opens meanwhile.
+  std::mutex instances_mu;
+  std::map<std::string, size_t> open_files;
+  std::map<std::string, InstancePipe> instance_pipes;
+  bool pipes_started = false;  // after run(): a new pipe starts its thread
   std::mutex waiters_mu;
   std::vector<Waiter> waiters;
   // When to hand freed heap back to the kernel (steady-clock ns, 0: nothing
@@ -57,6 +74,16 @@ struct Tree::Context {
 
   // The node an inode names now (Kind::None once it is gone).
   Node node_of(fuse_ino_t ino) const;
+  // The trace_pipe of `instance` ("": the top tree's); null once it is removed.
+  TracePipe* pipe_of(const std::string& instance);
+  // An open (or release) of a file of `instance`; false if it is gone.
+  bool opened(const std::string& instance);
+  void released(const std::string& instance);
+  // rmdir instances/<name>: EBUSY while a file of it is open.
+  int remove_instance(const std::string& name);
+  // The pipes' threads (run()) and, at the end, every parked read answered.
+  void start_pipes();
+  void stop_pipes();
   // st_mode, st_nlink, owner (root, group) of `n`, numbered `ino`.
   void fill_stat(const Node& n, fuse_ino_t ino, struct stat* st) const;
 };
@@ -67,6 +94,7 @@ inline Tree::Context& context_of(fuse_req_t req) { return *static_cast<Tree::Con
 void add_entry_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);
 void add_refusal_ops(fuse_lowlevel_ops& ops);
+void add_instance_ops(fuse_lowlevel_ops& ops);
 
 // Truncating a writable file (O_TRUNC or truncate(2)) for user `uid`, as
 // tracefs does; a negative errno on failure.

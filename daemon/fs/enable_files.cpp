@@ -17,11 +17,11 @@ bool has_enable(const engine::Engine& engine, const std::string& system, const s
 }
 
 // Every event an enable file or a set_event word may name.
-std::vector<catalog::EventId> all_events(const Namespace& ns) {
+std::vector<catalog::EventId> all_events(const Namespace& ns, engine::Engine& engine) {
   std::vector<catalog::EventId> out;
-  for (const std::string& system : ns.systems())
-    for (const std::string& event : ns.events_of(system))
-      if (has_enable(ns.engine(), system, event)) out.push_back(catalog::EventId{system, event});
+  for (const std::string& system : ns.systems(engine))
+    for (const std::string& event : ns.events_of(engine, system))
+      if (has_enable(engine, system, event)) out.push_back(catalog::EventId{system, event});
   return out;
 }
 
@@ -37,10 +37,10 @@ int set_all(engine::Engine& engine, const std::vector<catalog::EventId>& events,
   return first;
 }
 
-std::vector<catalog::EventId> named_by(const Namespace& ns, const Node& n) {
+std::vector<catalog::EventId> named_by(const Namespace& ns, engine::Engine& engine, const Node& n) {
   if (!n.event.empty()) return {catalog::EventId{n.system, n.event}};
   std::vector<catalog::EventId> out;
-  for (const catalog::EventId& id : all_events(ns))
+  for (const catalog::EventId& id : all_events(ns, engine))
     if (n.system.empty() || id.system == n.system) out.push_back(id);
   return out;
 }
@@ -48,18 +48,20 @@ std::vector<catalog::EventId> named_by(const Namespace& ns, const Node& n) {
 }  // namespace
 
 std::string enable_state(const Namespace& ns, const Node& n) {
+  const auto engine = ns.engine(n);
+  if (!engine) return "0\n";  // its instance was removed
   if (!n.event.empty()) {
     // "1" or "0", and a '*' while enable_event/disable_event triggers turn
     // it on and off (the kernel's soft mode).
-    const deploy::EventEnableState st = ns.engine().enable_state(n.system, n.event);
+    const deploy::EventEnableState st = engine->enable_state(n.system, n.event);
     return std::string(st.on ? "1" : "0") + (st.soft ? "*" : "") + "\n";
   }
   size_t on = 0, total = 0;
   const std::set<catalog::EventId> enabled = [&] {
-    const auto list = ns.engine().enabled_events();
+    const auto list = engine->enabled_events();
     return std::set<catalog::EventId>(list.begin(), list.end());
   }();
-  for (const catalog::EventId& id : named_by(ns, n)) {
+  for (const catalog::EventId& id : named_by(ns, *engine, n)) {
     ++total;
     on += enabled.count(id);
   }
@@ -68,8 +70,10 @@ std::string enable_state(const Namespace& ns, const Node& n) {
 }
 
 int write_enable(const Namespace& ns, const Node& n, bool on) {
-  if (!n.event.empty() && !has_enable(ns.engine(), n.system, n.event)) return -EINVAL;
-  return set_all(ns.engine(), named_by(ns, n), on);
+  const auto engine = ns.engine(n);
+  if (!engine) return -ENOENT;
+  if (!n.event.empty() && !has_enable(*engine, n.system, n.event)) return -EINVAL;
+  return set_all(*engine, named_by(ns, *engine, n), on);
 }
 
 std::string set_event_text(engine::Engine& engine) {
@@ -95,8 +99,10 @@ std::vector<std::string_view> words(std::string_view data) {
 
 }  // namespace
 
-int write_set_event(const Namespace& ns, std::string_view data) {
-  const std::vector<catalog::EventId> events = all_events(ns);
+int write_set_event(const Namespace& ns, const Node& n, std::string_view data) {
+  const auto engine = ns.engine(n);
+  if (!engine) return -ENOENT;
+  const std::vector<catalog::EventId> events = all_events(ns, *engine);
   for (std::string_view word : words(data)) {
     const bool on = !word.starts_with('!');
     if (!on) word.remove_prefix(1);
@@ -119,15 +125,17 @@ int write_set_event(const Namespace& ns, std::string_view data) {
       named.push_back(id);
     }
     // The first word that fails ends the write, as ftrace_event_write().
-    const int r = named.empty() ? -EINVAL : set_all(ns.engine(), named, on);
+    const int r = named.empty() ? -EINVAL : set_all(*engine, named, on);
     if (r < 0) return r;
   }
   return 0;
 }
 
-int clear_set_event(const Namespace& ns) {
-  const auto enabled = ns.engine().enabled_events();
-  return set_all(ns.engine(), enabled, false);
+int clear_set_event(const Namespace& ns, const Node& n) {
+  const auto engine = ns.engine(n);
+  if (!engine) return -ENOENT;
+  const auto enabled = engine->enabled_events();
+  return set_all(*engine, enabled, false);
 }
 
 }  // namespace histd::fs

@@ -26,8 +26,9 @@ std::string set_event_text(engine::Engine& engine);
 // "*:event" (that event in any system), a bare word (every event, or every
 // system, of that name). 0, or EINVAL when a word names nothing, or the
 // first refusal.
-int write_set_event(const Namespace& ns, std::string_view data);
-// Opening set_event with O_TRUNC: every event disabled.
-int clear_set_event(const Namespace& ns);
+int write_set_event(const Namespace& ns, const Node& n, std::string_view data);
+// Opening set_event with O_TRUNC: every event disabled. (`n`: the set_event
+// file, whose instance is the one meant.)
+int clear_set_event(const Namespace& ns, const Node& n);
 
 }  // namespace histd::fs

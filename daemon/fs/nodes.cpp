@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 namespace histd::fs {
@@ -19,7 +20,17 @@ constexpr const char* kRootFiles[] = {"README",     "available_events", "error_l
                                      "trace",      "trace_pipe",       "trace_marker",   "snapshot",
                                      "tracing_on", "current_tracer",   "available_tracers", "dynamic_events",
                                      "set_event"};
+// An instance's files, as tracefs gives each instance its own (the
+// definitions of events, and README, are the top tree's only).
+constexpr const char* kInstanceFiles[] = {"error_log",  "trace",          "trace_pipe",        "trace_marker",
+                                          "snapshot",   "tracing_on",     "current_tracer",    "available_tracers",
+                                          "set_event"};
 using catalog::kSynthSystem;
+
+std::span<const char* const> root_files(bool top) {
+  if (top) return kRootFiles;
+  return kInstanceFiles;
+}
 
 // The synthetic system's directory holds histd's own events, and their
 // `enable` files.
@@ -80,7 +91,9 @@ std::string readme() {
          "  trace_marker                     text written here is an ftrace:print event\n"
          "  snapshot                         the trace buffer as the last snapshot() action left it\n"
          "  tracing_on                       0: trace records nothing (trace_marker fails); 1: again\n"
-         "  current_tracer                   nop, the only tracer (available_tracers)\n\n"
+         "  current_tracer                   nop, the only tracer (available_tracers)\n"
+         "  instances                        Make sub-buffers with: mkdir instances/foo\n"
+         "                                   Remove sub-buffer with rmdir\n\n"
          "  hist trigger:\n"
          "    Format: hist:keys=<field1[,field2,...]>\n"
          "            [:<var1>=<field|var_ref|numeric_literal>[,<var2>=...]]\n"
@@ -122,6 +135,8 @@ bool writable(const Node& n) {
 }
 
 mode_t node_mode(const Node& n, gid_t group) {
+  // instances/ takes mkdir and rmdir from those who may write.
+  if (n.kind == Node::Kind::InstancesDir) return S_IFDIR | (group ? 0770 : 0700);
   if (n.is_dir()) return S_IFDIR | (group ? 0750 : 0700);
   // A probe reads any kernel or process memory: only root defines them, as
   // in tracefs.
@@ -130,7 +145,8 @@ mode_t node_mode(const Node& n, gid_t group) {
   return S_IFREG | owner | (group ? owner >> 3 : 0);
 }
 
-Namespace::Namespace(engine::Engine& engine) : engine_(&engine) {
+Namespace::Namespace(engine::Engine& engine, instances::Instances* instances)
+    : engine_(&engine), instances_(instances) {
   for (const catalog::EventId& id : engine.catalog().events()) systems_[id.system].insert(id.name);
   for (const char* name : {"header_page", "header_event"}) {
     std::string text = read_text(engine.catalog().root() / "events" / name);
@@ -142,9 +158,31 @@ Namespace::Namespace(engine::Engine& engine) : engine_(&engine) {
     if (std::filesystem::exists(engine.catalog().root() / name)) probe_files_.emplace_back(name);
 }
 
+std::shared_ptr<engine::Engine> Namespace::engine(const std::string& instance) const {
+  // The top engine outlives the tree: shared without being owned.
+  if (instance.empty()) return std::shared_ptr<engine::Engine>(std::shared_ptr<void>(), engine_);
+  return instances_ ? instances_->find(instance) : nullptr;
+}
+
 Node Namespace::resolve(std::string_view path) const {
   const auto parts = split_path(path);
+  if (parts.empty() || parts[0] != "instances" || !instances_) return resolve_in(parts, 0, Node{});
   Node n;
+  if (parts.size() == 1) {
+    n.kind = Node::Kind::InstancesDir;
+    return n;
+  }
+  if (!instances_->find(parts[1])) return n;
+  n.instance = parts[1];
+  return resolve_in(parts, 2, std::move(n));
+}
+
+// `parts` from `first` on, under the top tree or the instance `n` names.
+Node Namespace::resolve_in(const std::vector<std::string>& all, size_t first, Node n) const {
+  const std::vector<std::string> parts(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
+  const auto eng = engine(n.instance);
+  if (!eng) return Node{};
+  const bool top = n.instance.empty();
   if (parts.empty()) {
     n.kind = Node::Kind::Root;
     return n;
@@ -169,20 +207,20 @@ Node Namespace::resolve(std::string_view path) const {
       n.kind = Node::Kind::EventsDir;
       return n;
     }
-    for (const char* f : kRootFiles)
+    for (const char* f : root_files(top))
       if (parts[0] == f) {
         n.kind = Node::Kind::File;
         n.file = f;
       }
     for (const std::string& f : probe_files_)
-      if (parts[0] == f) {
+      if (top && parts[0] == f) {
         n.kind = Node::Kind::File;
         n.file = f;
       }
     return n;
   }
   if (parts[0] != "events" || parts.size() > 4) return n;
-  if (!has_system(parts[1])) return n;
+  if (!has_system(*eng, parts[1])) return n;
   n.system = parts[1];
   if (parts.size() == 2) {
     n.kind = Node::Kind::SystemDir;
@@ -193,7 +231,7 @@ Node Namespace::resolve(std::string_view path) const {
     n.file = "enable";
     return n;
   }
-  if (!has_event(parts[1], parts[2])) return n;
+  if (!has_event(*eng, parts[1], parts[2])) return n;
   n.event = parts[2];
   if (parts.size() == 3) {
     n.kind = Node::Kind::EventDir;
@@ -213,25 +251,36 @@ Node Namespace::resolve(std::string_view path) const {
 
 std::vector<std::string> Namespace::list(const Node& dir) const {
   std::vector<std::string> out;
+  const auto eng = engine(dir.instance);
+  if (!eng) return out;
   switch (dir.kind) {
     case Node::Kind::Root:
-      for (const char* f : kRootFiles) out.emplace_back(f);
+      for (const char* f : root_files(dir.instance.empty())) out.emplace_back(f);
+      if (!dir.instance.empty()) {
+        out.emplace_back("events");
+        out.emplace_back("options");
+        break;
+      }
       for (const std::string& f : probe_files_) out.push_back(f);
       out.emplace_back("events");
       out.emplace_back("options");
+      if (instances_) out.emplace_back("instances");
+      break;
+    case Node::Kind::InstancesDir:
+      if (instances_) out = instances_->names();
       break;
     case Node::Kind::OptionsDir:
       out.emplace_back("stacktrace");
       break;
     case Node::Kind::EventsDir: {
-      const std::set<std::string> names = systems();
+      const std::set<std::string> names = systems(*eng);
       out.assign(names.begin(), names.end());
       out.emplace_back("enable");
       for (const auto& [name, text] : headers_) out.push_back(name);
       break;
     }
     case Node::Kind::SystemDir: {
-      const auto events = events_of(dir.system);
+      const auto events = events_of(*eng, dir.system);
       out.assign(events.begin(), events.end());
       out.emplace_back("enable");
       break;
@@ -247,51 +296,51 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
   return out;
 }
 
-std::set<std::string> Namespace::systems() const {
+std::set<std::string> Namespace::systems(engine::Engine& engine) const {
   std::set<std::string> names;
   for (const auto& [sys, events] : systems_) names.insert(sys);
-  for (std::string& sys : engine_->catalog().live_systems()) names.insert(std::move(sys));
-  for (const catalog::EventId& id : engine_->catalog().dynamic_events()) names.insert(id.system);
-  if (has_system(kSynthSystem)) names.insert(kSynthSystem);
+  for (std::string& sys : engine.catalog().live_systems()) names.insert(std::move(sys));
+  for (const catalog::EventId& id : engine.catalog().dynamic_events()) names.insert(id.system);
+  if (has_system(engine, kSynthSystem)) names.insert(kSynthSystem);
   return names;
 }
 
 // An event that still has triggers stays reachable, so that they can be
 // read and removed.
-bool Namespace::has_system(const std::string& system) const {
-  if (is_synthetic(system)) return !engine_->synthetic_names().empty();
+bool Namespace::has_system(engine::Engine& engine, const std::string& system) const {
+  if (is_synthetic(system)) return !engine.synthetic_names().empty();
   if (systems_.count(system) > 0) return true;
-  for (const catalog::EventId& id : engine_->catalog().dynamic_events())
+  for (const catalog::EventId& id : engine.catalog().dynamic_events())
     if (id.system == system) return true;
-  const auto live = engine_->catalog().live_systems();
-  return std::find(live.begin(), live.end(), system) != live.end() || !engine_events_of(system).empty();
+  const auto live = engine.catalog().live_systems();
+  return std::find(live.begin(), live.end(), system) != live.end() || !engine_events_of(engine, system).empty();
 }
 
-bool Namespace::has_event(const std::string& system, const std::string& event) const {
-  if (is_synthetic(system)) return engine_->catalog().contains(system, event);
+bool Namespace::has_event(engine::Engine& engine, const std::string& system, const std::string& event) const {
+  if (is_synthetic(system)) return engine.catalog().contains(system, event);
   auto sys = systems_.find(system);
   if (sys != systems_.end() && sys->second.count(event) > 0) return true;
-  return engine_->catalog().contains(system, event) || engine_events_of(system).count(event) > 0;
+  return engine.catalog().contains(system, event) || engine_events_of(engine, system).count(event) > 0;
 }
 
-std::set<std::string> Namespace::events_of(const std::string& system) const {
+std::set<std::string> Namespace::events_of(engine::Engine& engine, const std::string& system) const {
   if (is_synthetic(system)) {
-    auto names = engine_->synthetic_names();
+    auto names = engine.synthetic_names();
     return std::set<std::string>(names.begin(), names.end());
   }
   auto sys = systems_.find(system);
   std::set<std::string> out = sys == systems_.end() ? std::set<std::string>() : sys->second;
-  for (std::string& ev : engine_->catalog().live_events(system)) out.insert(std::move(ev));
-  for (const catalog::EventId& id : engine_->catalog().dynamic_events())
+  for (std::string& ev : engine.catalog().live_events(system)) out.insert(std::move(ev));
+  for (const catalog::EventId& id : engine.catalog().dynamic_events())
     if (id.system == system) out.insert(id.name);
-  out.merge(engine_events_of(system));
+  out.merge(engine_events_of(engine, system));
   return out;
 }
 
 // Events of `system` that have triggers in the engine.
-std::set<std::string> Namespace::engine_events_of(const std::string& system) const {
+std::set<std::string> Namespace::engine_events_of(engine::Engine& engine, const std::string& system) const {
   std::set<std::string> out;
-  for (const engine::TriggerInfo& t : engine_->trigger_lines())
+  for (const engine::TriggerInfo& t : engine.trigger_lines())
     if (t.system == system && !t.event.empty()) out.insert(t.event);
   return out;
 }
@@ -310,7 +359,9 @@ std::string Namespace::available_events() const {
 }
 
 int Namespace::generate(const Node& n, const render::Options& options, std::string& out) const {
-  engine::Engine& engine = *engine_;
+  const std::shared_ptr<engine::Engine> held = this->engine(n);
+  if (!held) return -ENOENT;  // its instance was removed
+  engine::Engine& engine = *held;
   if (n.file == "enable") {
     out = enable_state(*this, n);
     return 0;

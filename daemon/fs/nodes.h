@@ -5,6 +5,9 @@
 //   /events/<system>/<event>/{format,hist,hist.json,hist_debug,id,trigger}
 //   /events/enable, /events/<system>/enable, /events/<system>/<event>/enable
 //   /options/stacktrace
+//   /instances/<name>/: an instance (histd/instances.h), its own
+//    error_log trace trace_pipe trace_marker snapshot tracing_on
+//    current_tracer available_tracers set_event events/ options/
 #pragma once
 
 #include <sys/stat.h>
@@ -17,13 +20,16 @@
 #include <vector>
 
 #include "histd/engine.h"
+#include "histd/instances.h"
 #include "histd/render.h"
 
 namespace histd::fs {
 
 struct Node {
-  enum class Kind { None, Root, EventsDir, SystemDir, EventDir, OptionsDir, File };
+  // Root: the tree's root, or an instance's directory (instance set).
+  enum class Kind { None, Root, InstancesDir, EventsDir, SystemDir, EventDir, OptionsDir, File };
   Kind kind = Kind::None;
+  std::string instance;  // "" for the top tree
   std::string system;
   std::string event;
   std::string file;  // README, format, trigger, ...
@@ -44,7 +50,8 @@ class Namespace {
   // The kernel's events are those tracefs had at mount, plus any created
   // since (kprobe and uprobe events), found by name; synthetic events are
   // asked of the engine at every lookup.
-  explicit Namespace(engine::Engine& engine);
+  // `instances`: the tree's instances/ (null: the tree has none).
+  Namespace(engine::Engine& engine, instances::Instances* instances);
 
   // `path` is "/" or "/events/sched/sched_switch/hist".
   Node resolve(std::string_view path) const;
@@ -54,18 +61,25 @@ class Namespace {
   // tree's Renderings share between readers), or a negative errno.
   int generate(const Node& n, const render::Options& options, std::string& out) const;
 
-  engine::Engine& engine() const { return *engine_; }
-  // The systems of events/ (synthetic with its events), and a system's events.
-  std::set<std::string> systems() const;
-  std::set<std::string> events_of(const std::string& system) const;
+  // The engine of the top tree (""), or of an instance (null once it is
+  // removed); holding it keeps it alive.
+  std::shared_ptr<engine::Engine> engine(const std::string& instance) const;
+  std::shared_ptr<engine::Engine> engine(const Node& n) const { return engine(n.instance); }
+  instances::Instances* instances() const { return instances_; }
+  // The systems of `engine`'s events/ (synthetic with its events), and a
+  // system's events.
+  std::set<std::string> systems(engine::Engine& engine) const;
+  std::set<std::string> events_of(engine::Engine& engine, const std::string& system) const;
 
  private:
-  bool has_system(const std::string& system) const;
-  bool has_event(const std::string& system, const std::string& event) const;
-  std::set<std::string> engine_events_of(const std::string& system) const;
+  Node resolve_in(const std::vector<std::string>& parts, size_t first, Node n) const;
+  bool has_system(engine::Engine& engine, const std::string& system) const;
+  bool has_event(engine::Engine& engine, const std::string& system, const std::string& event) const;
+  std::set<std::string> engine_events_of(engine::Engine& engine, const std::string& system) const;
   std::string available_events() const;
 
   engine::Engine* engine_;
+  instances::Instances* instances_;
   std::map<std::string, std::set<std::string>> systems_;  // at mount: system -> events
   // events/header_page and header_event as the kernel's tracefs had them at
   // mount (they describe its ring buffer, which does not change while it runs).

@@ -90,6 +90,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   }
   auto file = std::make_unique<OpenFile>();
   file->options = reader_options(req);
+  file->instance = n.instance;
   if (n.file == "trace_pipe") {
     // Read as it is consumed, never at open.
     file->pipe = true;
@@ -101,8 +102,13 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
       return;
     }
   }
+  if (!ctx.opened(n.instance)) {
+    fuse_reply_err(req, ENOENT);  // its instance was removed meanwhile
+    return;
+  }
   fi->fh = reinterpret_cast<uint64_t>(file.get());
   if (fuse_reply_open(req, fi) == 0) file.release();  // else the kernel never got it: freed here
+  else ctx.released(n.instance);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_info* fi) {
@@ -114,7 +120,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
   if (file->pipe) {
     // Blocks until lines arrive, as trace_pipe does, without holding this
     // worker; a signal to the reader ends the read (TracePipe).
-    context_of(req).pipe.read(req, size, file->nonblock, file->options);
+    TracePipe* pipe = context_of(req).pipe_of(file->instance);
+    if (pipe) pipe->read(req, size, file->nonblock, file->options);
+    else fuse_reply_buf(req, nullptr, 0);
     return;
   }
   // Held until the reply is out: the reader may close the file once the
@@ -134,7 +142,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
 // A write to `n`: the bytes taken, or a negative errno.
 int write_file(Tree::Context& ctx, const Node& n, std::string_view data, const fuse_ctx& caller) {
   const pid_t pid = caller.pid;
-  engine::Engine& engine = ctx.ns.engine();
+  const std::shared_ptr<engine::Engine> held = ctx.ns.engine(n);
+  if (!held) return -ENOENT;
+  engine::Engine& engine = *held;
   const int size = static_cast<int>(data.size());
   if (n.file == "error_log" || n.file == "trace") {
     // As tracefs: what is written is ignored; opening with O_TRUNC clears
@@ -167,7 +177,7 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, const f
     return rc < 0 ? rc : size;
   }
   if (n.file == "set_event") {
-    const int rc = write_set_event(ctx.ns, data);
+    const int rc = write_set_event(ctx.ns, n, data);
     return rc < 0 ? rc : size;
   }
   if (n.file == "options/stacktrace") {
@@ -220,6 +230,7 @@ void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
   auto* file = reinterpret_cast<OpenFile*>(fi->fh);
   if (file && file->content && file->content->size() >= kBigContent)
     context_of(req).trim_at = steady_ns() + std::chrono::nanoseconds(kKeepHeapAfterRead).count();
+  if (file) context_of(req).released(file->instance);
   delete file;
   fi->fh = 0;
   fuse_reply_err(req, 0);
@@ -235,14 +246,15 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
     fuse_reply_poll(req, POLLIN | POLLRDNORM);
     return;
   }
-  if (ctx.ns.engine().version(n.system, n.event) != file->version) {
+  const auto engine = ctx.ns.engine(n);
+  if (!engine || engine->version(n.system, n.event) != file->version) {
     if (ph) fuse_pollhandle_destroy(ph);
     fuse_reply_poll(req, POLLIN | POLLPRI);
     return;
   }
   if (ph) {
     std::lock_guard lock(ctx.waiters_mu);
-    ctx.waiters.push_back(Waiter{n.system, n.event, file->version, ph});
+    ctx.waiters.push_back(Waiter{n.instance, n.system, n.event, file->version, ph});
   }
   fuse_reply_poll(req, 0);
 }
@@ -250,7 +262,9 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
 }  // namespace
 
 int truncate_file(Tree::Context& ctx, const Node& n, uid_t uid) {
-  engine::Engine& engine = ctx.ns.engine();
+  const std::shared_ptr<engine::Engine> held = ctx.ns.engine(n);
+  if (!held) return -ENOENT;
+  engine::Engine& engine = *held;
   if (n.file == "error_log") {
     engine.clear_error_log();
     return 0;
@@ -264,7 +278,7 @@ int truncate_file(Tree::Context& ctx, const Node& n, uid_t uid) {
     return r ? 0 : -r.error().error.err;
   }
   if (n.file == "dynamic_events") return truncate_dynamic_events(engine, uid == 0);
-  if (n.file == "set_event") return clear_set_event(ctx.ns);
+  if (n.file == "set_event") return clear_set_event(ctx.ns, n);
   if (n.file == "kprobe_events" || n.file == "uprobe_events") {
     auto r = engine.write_probe_events(n.file, "", true);
     return r ? 0 : -r.error().error.err;

@@ -2,8 +2,8 @@
 
 namespace histd::fs {
 
-Renderings::Renderings(engine::Engine& engine, size_t cap)
-    : engine_(&engine), cap_(cap), pinned_(std::make_shared<std::atomic<size_t>>(0)) {}
+Renderings::Renderings(const Namespace& ns, size_t cap)
+    : ns_(&ns), cap_(cap), pinned_(std::make_shared<std::atomic<size_t>>(0)) {}
 
 Text Renderings::share(std::string text) {
   // Counted at its capacity: what the heap holds for it.
@@ -16,7 +16,9 @@ Text Renderings::share(std::string text) {
 }
 
 Expected<Rendering> Renderings::open(const Node& n, const render::Options& options) {
-  const Key key{n.system, n.event, n.file == "hist.json", options.hide_kernel_addresses};
+  const auto engine = ns_->engine(n);
+  if (!engine) return fail(ErrorKind::NotFound, ENOENT, "its instance was removed");
+  const Key key{n.instance, n.system, n.event, n.file == "hist.json", options.hide_kernel_addresses};
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard lock(mu_);
@@ -29,11 +31,11 @@ Expected<Rendering> Renderings::open(const Node& n, const render::Options& optio
   }
   std::lock_guard rendering(slot->rendering);
   // Read after waiting: a rendering that finished meanwhile is as new.
-  const uint64_t version = engine_->version(n.system, n.event);
+  const uint64_t version = engine->version(n.system, n.event);
   if (Text text = slot->text.lock()) {
     if (slot->version == version || *pinned_ >= cap_) return Rendering{text, version};
   }
-  auto text = hist_file(*engine_, n, options);
+  auto text = hist_file(*engine, n, options);
   if (!text) return unexpected(std::move(text).error());
   Text shared = share(std::move(*text));
   slot->version = version;

@@ -35,7 +35,8 @@ struct Rendering {
 
 class Renderings {
  public:
-  Renderings(engine::Engine& engine, size_t cap);
+  // The engines (the top tree's, an instance's) come from `ns`.
+  Renderings(const Namespace& ns, size_t cap);
   // The text of `n` (hist or hist.json) for a reader shown `options`.
   // Concurrent opens of one file wait for one rendering and share it.
   Expected<Rendering> open(const Node& n, const render::Options& options);
@@ -44,6 +45,7 @@ class Renderings {
 
  private:
   struct Key {
+    std::string instance;
     std::string system;
     std::string event;
     bool json = false;
@@ -57,7 +59,7 @@ class Renderings {
   };
   Text share(std::string text);
 
-  engine::Engine* engine_;
+  const Namespace* ns_;
   size_t cap_;
   std::shared_ptr<std::atomic<size_t>> pinned_;  // outlives the tree in the deleters of texts
   std::mutex mu_;

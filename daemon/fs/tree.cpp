@@ -54,6 +54,7 @@ const fuse_lowlevel_ops& operations() {
     add_entry_ops(o);
     add_file_ops(o);
     add_refusal_ops(o);
+    add_instance_ops(o);
     return o;
   }();
   return ops;
@@ -62,9 +63,9 @@ const fuse_lowlevel_ops& operations() {
 }  // namespace
 
 Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
-                                           gid_t group) {
+                                           gid_t group, instances::Instances* instances) {
   std::unique_ptr<Tree> tree(new Tree());
-  tree->ctx_ = std::make_unique<Context>(engine, group, kReaderMemory);
+  tree->ctx_ = std::make_unique<Context>(engine, instances, group, kReaderMemory);
   // The kernel enforces the modes the tree reports (default_permissions);
   // allow_other lets the group in.
   std::vector<std::string> argv_s = {"histd", "-o", "fsname=histd,subtype=histd,allow_other,default_permissions"};
@@ -92,7 +93,9 @@ void Tree::watch_pollers() {
     }
     std::vector<Waiter> still;
     for (Waiter& w : waiters) {
-      if (ctx_->ns.engine().version(w.system, w.event) != w.version) {
+      // A removed instance's pollers are woken too (their reads then fail).
+      const auto engine = ctx_->ns.engine(w.instance);
+      if (!engine || engine->version(w.system, w.event) != w.version) {
         fuse_lowlevel_notify_poll(w.handle);
         fuse_pollhandle_destroy(w.handle);
       } else {
@@ -113,7 +116,7 @@ void Tree::watch_pollers() {
 
 int Tree::run() {
   stop_watch_ = false;
-  ctx_->pipe.start();
+  ctx_->start_pipes();
   std::thread watcher = start_thread([this] { watch_pollers(); });
   int rc = -1;
   if (fuse_set_signal_handlers(session_) == 0) {
@@ -127,7 +130,7 @@ int Tree::run() {
   }
   // Readers still waiting on trace_pipe get end of file, before the tree
   // is unmounted (which would fail them with ENOTCONN).
-  ctx_->pipe.stop();
+  ctx_->stop_pipes();
   stop_watch_ = true;
   watcher.join();
   std::lock_guard lock(ctx_->waiters_mu);

@@ -2,6 +2,7 @@
 //   <mount>/README available_events error_log synthetic_events trace
 //           trace_pipe trace_marker snapshot
 //           events/<system>/<event>/{format,id,trigger,hist,hist.json,hist_debug}
+//           instances/<name>/ (mkdir, rmdir: histd/instances.h)
 // Every file is generated on open (like a seq_file) and served with
 // direct_io, so sizes read as 0 as in tracefs. Writes go to the engine.
 // Served with libfuse's low-level API: no request holds a worker thread
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "histd/engine.h"
+#include "histd/instances.h"
 #include "histd/result.h"
 
 struct fuse_session;
@@ -32,8 +34,9 @@ class Tree {
   // members of `group` (0: nobody but root), may read or write the tree;
   // the group's readers are shown kernel addresses as the kernel's
   // kptr_restrict decides for them.
+  // `instances` (null: the tree has no instances/) must outlive it too.
   static Expected<std::unique_ptr<Tree>> mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
-                                               gid_t group = 0);
+                                               gid_t group = 0, instances::Instances* instances = nullptr);
   ~Tree();
   // Serves requests until unmounted or a SIGINT/SIGTERM (or a SIGHUP the
   // caller has no handler of its own for) arrives;

@@ -22,6 +22,7 @@
 #include "histd/startup.h"
 #include "histd/catalog.h"
 #include "histd/engine.h"
+#include "histd/instances.h"
 #include "histd/runtime.h"
 
 namespace {
@@ -73,8 +74,9 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
 
 // From a mounted tree to the end: daemonize, listen, serve until a signal
 // or until the tree goes away, then detach and unmount.
-int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd::fs::Tree> tree,
-          std::unique_ptr<histd::control::Server> server, histd::daemon::Reloader& reloader) {
+int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Instances& instances,
+          std::unique_ptr<histd::fs::Tree> tree, std::unique_ptr<histd::control::Server> server,
+          histd::daemon::Reloader& reloader) {
   using namespace histd;
   if (fuse_daemonize(opt.foreground ? 1 : 0) != 0) {
     fmt::print(stderr, "histd: cannot daemonize\n");
@@ -82,6 +84,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd:
   }
   // Threads do not survive the fork in fuse_daemonize: start them after it.
   eng.start_consumer();
+  instances.start_consumers();
   reloader.start(eng);
   if (opt.config_dir.empty())
     server->start(eng);
@@ -109,6 +112,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, std::unique_ptr<histd:
   server.reset();
   reloader.stop();
   // Detach every program before the tree goes away, then unmount.
+  instances.shutdown();
   eng.shutdown();
   tree.reset();
   return unmounted || rc < 0 ? 1 : 0;
@@ -161,9 +165,15 @@ int run(const Options& opt) {
   // What was saved first (its counts, and what the configuration held
   // then), then the files as they are now: changed, added, removed.
   if (!opt.config_dir.empty()) (void)(*reloader)->reload(**eng);
-  auto tree = fs::Tree::mount(**eng, opt.mount, group);
+  // The tree's instances (mkdir instances/NAME), as saved: after the top
+  // tree, whose compiler they share.
+  instances::Options iopt{eopt, std::filesystem::path(opt.state_dir) / "instances",
+                          opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances"};
+  instances::Instances inst(**eng, std::move(iopt));
+  for (const std::string& problem : inst.restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  auto tree = fs::Tree::mount(**eng, opt.mount, group, &inst);
   if (!tree) return failed(tree.error());
-  return serve(opt, **eng, std::move(*tree), std::move(*server), **reloader);
+  return serve(opt, **eng, inst, std::move(*tree), std::move(*server), **reloader);
 }
 
 // Reading a big table allocates tens of MB (entries, sort order, text) and

@@ -133,13 +133,19 @@ class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
                                                   EngineOptions options);
+  // An engine that compiles through another's compiler (`shared`, from
+  // shared_compiler()): the tree's instances. The compiler's owner starts and
+  // watches its resident server; this engine only uses it.
+  static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> shared,
+                                                  EngineOptions options);
+  std::shared_ptr<runtime::Compiler> shared_compiler() const { return compiler_; }
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   const catalog::Catalog& catalog() const { return catalog_; }
   // Which compiler answered (tests); the engine started its server.
-  const runtime::Compiler& compiler() const { return compiler_; }
+  const runtime::Compiler& compiler() const { return *compiler_; }
 
   // One write(2) to events/<system>/<event>/trigger; an O_TRUNC open of it
   // (truncate_triggers) removes every hist trigger of the event.
@@ -294,7 +300,9 @@ class Engine {
     uint64_t generation = 0;  // bumped by every command, so pollers see clears
   };
 
-  Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options);
+  Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler, EngineOptions options);
+  static Expected<std::unique_ptr<Engine>> make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
+                                                EngineOptions options, bool owns_compiler);
 
   // The command paths take lines shorter than `max_bytes`: a page for what
   // users write, more for lines histd printed (parse::kMaxPrintedCommandBytes).
@@ -389,7 +397,8 @@ class Engine {
 
   std::mutex mu_;
   catalog::Catalog catalog_;
-  runtime::Compiler compiler_;
+  std::shared_ptr<runtime::Compiler> compiler_;
+  bool owns_compiler_ = true;  // starts and watches its resident server
   EngineOptions options_;
   std::deque<readout::ErrorLogEntry> error_log_;
   std::string log_location_;  // while add_config applies a line: its "file:line" for error_log

@@ -28,7 +28,7 @@ registry::Options registry_options(const EngineOptions& o) {
 
 }  // namespace
 
-Engine::Engine(catalog::Catalog catalog, runtime::Compiler compiler, EngineOptions options)
+Engine::Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler, EngineOptions options)
     : catalog_(std::move(catalog)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
@@ -38,6 +38,16 @@ Engine::~Engine() { shutdown(); }
 
 Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runtime::Compiler compiler,
                                                  EngineOptions options) {
+  return make(std::move(catalog), std::make_shared<runtime::Compiler>(std::move(compiler)), std::move(options), true);
+}
+
+Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> shared,
+                                                 EngineOptions options) {
+  return make(std::move(catalog), std::move(shared), std::move(options), false);
+}
+
+Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
+                                               EngineOptions options, bool owns_compiler) {
   if (options.max_triggers == 0 || options.max_triggers > kMaxTriggers)
     return fail(ErrorKind::Invalid, EINVAL,
                 fmt::format("the trigger limit must be from 1 to {}, not {}", kMaxTriggers, options.max_triggers));
@@ -51,8 +61,9 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
                 fmt::format("the trace buffer must hold at least 4096 bytes, not {}", options.trace_buffer_size));
   std::unique_ptr<Engine> engine(new Engine(std::move(catalog), std::move(compiler), std::move(options)));
   Engine& e = *engine;
+  e.owns_compiler_ = owns_compiler;
   auto deployer = deploy::Deployer::create(
-      e.catalog_, e.compiler_,
+      e.catalog_, *e.compiler_,
       deploy::Options{e.options_.attach, e.options_.pin_dir, e.options_.raw_syscalls, e.options_.trace_buffer_size},
       [&e](const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
         e.deployer_log(event, d, note);
@@ -60,7 +71,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
   // The resident compiler loads its libraries now, not on the first command.
-  e.compiler_.start_server();
+  if (owns_compiler) e.compiler_->start_server();
   if (!e.options_.defer_consumer) e.start_consumer();
   return engine;
 }
@@ -68,7 +79,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runti
 void Engine::start_consumer() {
   deployer_->start_consumer(mu_);
   // A thread too, so after daemonizing as well.
-  compiler_.watch_server();
+  if (owns_compiler_) compiler_->watch_server();
 }
 
 void Engine::log_error(const std::string& location, const Diagnostic& d) {

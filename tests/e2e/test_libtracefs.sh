@@ -3,8 +3,11 @@
 # with, pointed at histd's tree (tracefs_set_tracing_dir): tracefs_sql()
 # turns SQL into a synthetic event and the hist triggers that generate it,
 # written through dynamic_events and the trigger files; a latency histogram
-# on that event then counts real wakeups (issue 21). The client is
-# tests/e2e/tracefs_sql.c (target histd_tracefs_sql, next to histd).
+# on that event then counts real wakeups (issue 21). The hist API
+# (tracefs_hist_alloc, tracefs_hist_start) in an instance the client makes
+# (tracefs_instance_create), and tracefs_synth_alloc, work the same. The
+# clients are tests/e2e/tracefs_sql.c and tracefs_hist.c (targets
+# histd_tracefs_sql and histd_tracefs_hist, next to histd).
 source "$(dirname "$0")/lib.sh"
 CLIENT=${HISTD_TRACEFS_SQL:-$(dirname "$HISTD_BIN")/histd_tracefs_sql}
 [ -x "$CLIENT" ] || { echo "FAIL: no client at $CLIENT (build histd_tracefs_sql)"; exit 1; }
@@ -53,4 +56,42 @@ expect_eq "the client destroyed it" "destroyed" "$(tail -1 "$WORK/client.out")"
 expect_eq "destroy removes the event" "" "$(cat "$MNT/dynamic_events")"
 expect_eq "and its triggers" "0 0" \
   "$(grep -vc '^#' "$MNT/events/sched/sched_waking/trigger") $(grep -vc '^#' "$MNT/events/sched/sched_switch/trigger")"
+
+# The hist API in an instance the client makes (tracefs_instance_create:
+# mkdir instances/NAME), then destroys with the histogram.
+HCLIENT=$(dirname "$CLIENT")/histd_tracefs_hist
+[ -x "$HCLIENT" ] || { echo "FAIL: no client at $HCLIENT (build histd_tracefs_hist)"; exit 1; }
+SIZE=$((20000 + $$ % 40000))
+mkfifo "$WORK/go-hist"
+"$HCLIENT" "$MNT" "lt$$" "$SIZE" <"$WORK/go-hist" >"$WORK/hist.out" 2>&1 &
+hclient=$!
+exec 8>"$WORK/go-hist"
+for _ in $(seq 100); do grep -q '^started$' "$WORK/hist.out" && break; kill -0 "$hclient" 2>/dev/null || break; sleep 0.1; done
+grep -q '^started$' "$WORK/hist.out" || { echo "FAIL: hist start:"; cat "$WORK/hist.out"; exit 1; }
+expect_eq "tracefs_instance_create made an instance" "lt$$" "$(ls "$MNT/instances")"
+expect_eq "tracefs_hist_start wrote the trigger in it" \
+  "hist:keys=count:vals=hitcount,count:sort=hitcount:size=2048 if count == $SIZE [active]" \
+  "$(cat "$MNT/instances/lt$$/events/syscalls/sys_enter_write/trigger")"
+expect_eq "and not in the top tree" "0" "$(grep -vc '^#' "$MNT/events/syscalls/sys_enter_write/trigger" || true)"
+dd if=/dev/zero of=/dev/null bs="$SIZE" count=3 status=none
+echo >&8
+wait "$hclient" || true
+expect_eq "tracefs_event_file_read read the instance's table" "yes" \
+  "$(grep -qE "^\{ count: +$SIZE \} hitcount: +[1-3] +count: +[0-9]+$" "$WORK/hist.out" && echo yes || cat "$WORK/hist.out")"
+expect_eq "the histogram and the instance destroyed" "destroyed" "$(tail -1 "$WORK/hist.out")"
+expect_eq "no instance left" "" "$(ls "$MNT/instances")"
+
+# tracefs_synth_alloc: a synthetic event from its parts, not from SQL.
+mkfifo "$WORK/go-synth"
+"$HCLIENT" "$MNT" - "wl$$" <"$WORK/go-synth" >"$WORK/synth.out" 2>&1 &
+sclient=$!
+exec 9>"$WORK/go-synth"
+for _ in $(seq 100); do grep -q '^created$' "$WORK/synth.out" && break; kill -0 "$sclient" 2>/dev/null || break; sleep 0.1; done
+grep -q '^created$' "$WORK/synth.out" || { echo "FAIL: synth create:"; cat "$WORK/synth.out"; exit 1; }
+expect_eq "tracefs_synth_create made the event" "s:synthetic/wl$$	pid_t pid; u64 lat" "$(cat "$MNT/dynamic_events")"
+expect_eq "with its matching trigger" "1" \
+  "$(grep -c "onmatch(sched.sched_waking).trace(wl$$," "$MNT/events/sched/sched_switch/trigger")"
+echo >&9
+wait "$sclient" || true
+expect_eq "tracefs_synth_destroy removed it" "destroyed " "$(tail -1 "$WORK/synth.out") $(cat "$MNT/dynamic_events")"
 finish

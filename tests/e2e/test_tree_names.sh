@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tree's names are fixed, and what would change them fails as it fails
 # on tracefs (issue 21): creating a file EACCES ("Permission denied"),
-# making a directory or link, removing or renaming EPERM, and ENOENT for a
+# making a directory (outside instances/) or link, removing or renaming EPERM, and ENOENT for a
 # name that is not there. Never ENOSYS.
 source "$(dirname "$0")/lib.sh"
 histd_start
@@ -21,7 +21,7 @@ expect_eq "chmod" "Operation not permitted" "$(err chmod 0666 "$MNT/trace")"
 expect_eq "touch an existing file (as tracefs, a no-op)" "" "$(err touch "$MNT/trace")"
 # The kernel's probe event files are there when the kernel has them.
 probe_files=$(for f in kprobe_events uprobe_events; do [ -e "/sys/kernel/tracing/$f" ] && printf ' %s' "$f"; done || true)
-expect_eq "the tree is as it was" "README available_events available_tracers current_tracer dynamic_events error_log events options set_event snapshot synthetic_events trace trace_marker trace_pipe tracing_on$probe_files" \
+expect_eq "the tree is as it was" "README available_events available_tracers current_tracer dynamic_events error_log events instances options set_event snapshot synthetic_events trace trace_marker trace_pipe tracing_on$probe_files" \
   "$(ls "$MNT" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "and trace keeps its mode" "-rw-------" "$(stat -c %A "$MNT/trace")"
 finish

@@ -53,8 +53,9 @@ run_one() {
     exec ./ftracetest "$@"' _ "$MNT" "$SRC" "$@"
 }
 
+# A line is a test's name as reported, "(instance)" included.
 declare -A passing=()
-while read -r name _; do
+while read -r name; do
   [ -n "$name" ] && [ "${name:0:1}" != "#" ] && passing[$name]=1
 done <"$HERE/ftrace_passing.txt"
 
@@ -73,7 +74,7 @@ while read -r name _; do
   [ -n "$name" ] && [ "${name:0:1}" != "#" ] && racy[$name]=1
 done <"$HERE/ftrace_racy.txt"
 
-declare -A counts=()
+declare -A counts=() seen=()
 bad=0
 cd "$SRC"
 for tc in $(find test.d/trigger -name '*.tc' | sort); do
@@ -101,6 +102,7 @@ for tc in $(find test.d/trigger -name '*.tc' | sort); do
       PASS | UNSUPPORTED | XFAIL) ;;
       *) bad=$((bad + 1)) ;;
     esac
+    seen[$name]=1
     if [ -n "${passing[$name]:-}" ] && [ "$result" != PASS ]; then
       echo "    ^ listed in ftrace_passing.txt: a regression"
       bad=$((bad + 1))
@@ -112,6 +114,12 @@ for tc in $(find test.d/trigger -name '*.tc' | sort); do
   fi
 done
 cd /
+# A listed test that gave no result at all (its run did not happen) fails too.
+for name in "${!passing[@]}"; do
+  [ -n "${seen[$name]:-}" ] && continue
+  echo "NOT RUN      $name -- listed in ftrace_passing.txt"
+  bad=$((bad + 1))
+done
 echo
 for r in "${!counts[@]}"; do echo "$r: ${counts[$r]}"; done | sort
 if [ "$bad" -ne 0 ]; then

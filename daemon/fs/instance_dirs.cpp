@@ -1,0 +1,112 @@
+// instances/: mkdir makes an instance, rmdir removes it (histd/instances.h),
+// and the tree's per-instance state (open files, trace_pipes).
+#include <cerrno>
+#include <string>
+
+#include "fs/context.h"
+
+namespace histd::fs {
+
+TracePipe* Tree::Context::pipe_of(const std::string& instance) {
+  if (instance.empty()) return &pipe;
+  std::lock_guard lock(instances_mu);
+  auto it = instance_pipes.find(instance);
+  if (it != instance_pipes.end()) return it->second.pipe.get();
+  auto engine = ns.engine(instance);
+  if (!engine) return nullptr;
+  InstancePipe& p = instance_pipes[instance];
+  p.engine = std::move(engine);
+  p.pipe = std::make_unique<TracePipe>(*p.engine);
+  if (pipes_started) p.pipe->start();
+  return p.pipe.get();
+}
+
+bool Tree::Context::opened(const std::string& instance) {
+  if (instance.empty()) return true;
+  std::lock_guard lock(instances_mu);
+  if (!ns.engine(instance)) return false;
+  ++open_files[instance];
+  return true;
+}
+
+void Tree::Context::released(const std::string& instance) {
+  if (instance.empty()) return;
+  std::lock_guard lock(instances_mu);
+  auto it = open_files.find(instance);
+  if (it != open_files.end() && --it->second == 0) open_files.erase(it);
+}
+
+int Tree::Context::remove_instance(const std::string& name) {
+  if (!ns.instances()) return -EPERM;
+  InstancePipe gone;  // its engine outlives its pipe's thread
+  {
+    std::lock_guard lock(instances_mu);
+    if (open_files.count(name)) return -EBUSY;
+    auto removed = ns.instances()->remove(name);
+    if (!removed) return -removed.error().err;
+    if (auto it = instance_pipes.find(name); it != instance_pipes.end()) {
+      gone = std::move(it->second);
+      instance_pipes.erase(it);
+    }
+  }
+  // No reader is parked in it (its files are all closed): the thread ends.
+  if (gone.pipe) gone.pipe->stop();
+  return 0;
+}
+
+void Tree::Context::start_pipes() {
+  pipe.start();
+  std::lock_guard lock(instances_mu);
+  pipes_started = true;
+  for (auto& [name, p] : instance_pipes) p.pipe->start();
+}
+
+void Tree::Context::stop_pipes() {
+  pipe.stop();
+  std::lock_guard lock(instances_mu);
+  for (auto& [name, p] : instance_pipes) p.pipe->stop();
+}
+
+namespace {
+
+// Only instances/ takes mkdir and rmdir; elsewhere EPERM, as tracefs.
+bool in_instances_dir(Tree::Context& ctx, fuse_ino_t parent) {
+  return ctx.node_of(parent).kind == Node::Kind::InstancesDir;
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
+  Tree::Context& ctx = context_of(req);
+  if (!in_instances_dir(ctx, parent) || !ctx.ns.instances()) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  auto made = ctx.ns.instances()->create(name);
+  if (!made) {
+    fuse_reply_err(req, made.error().err);
+    return;
+  }
+  const std::string path = InodeTable::child("/instances", name);
+  const Node n = ctx.ns.resolve(path);
+  fuse_entry_param e{};
+  e.ino = ctx.inodes.lookup(path);
+  ctx.fill_stat(n, e.ino, &e.attr);
+  if (fuse_reply_entry(req, &e) != 0) ctx.inodes.forget(e.ino, 1);
+}
+
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Tree::Context& ctx = context_of(req);
+  if (!in_instances_dir(ctx, parent)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  fuse_reply_err(req, -ctx.remove_instance(name));
+}
+
+}  // namespace
+
+void add_instance_ops(fuse_lowlevel_ops& ops) {
+  ops.mkdir = op_mkdir;
+  ops.rmdir = op_rmdir;
+}
+
+}  // namespace histd::fs
