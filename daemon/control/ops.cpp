@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "control/protocol.h"
 #include "histd/render.h"
@@ -283,6 +286,23 @@ json op_clear_trace(Call& c) {
   return success();
 }
 json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
+
+// `histctl metrics`: every table as Prometheus metric families
+// (render::metrics), in the text format 0.0.4 or ("command": "openmetrics")
+// OpenMetrics 1.0. Triggers that did not restore have no table.
+json op_metrics(Call& c) {
+  render::MetricsOptions options;
+  if (c.command == "openmetrics") options.format = render::MetricsFormat::OpenMetrics;
+  else if (!c.command.empty() && c.command != "prometheus")
+    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus or openmetrics)");
+  std::vector<readout::EventHist> events;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const engine::TriggerInfo& t : c.engine.trigger_lines()) {
+    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
+    if (auto h = c.engine.hist(t.system, t.event)) events.push_back(std::move(*h));
+  }
+  return success(render::metrics(events, c.engine.resolver(), options));
+}
 json op_clear_errors(Call& c) {
   c.engine.clear_error_log();
   return success();
@@ -311,6 +331,7 @@ constexpr Op kOps[] = {
     {"clear_trace", false, false, op_clear_trace},
     {"errors", false, false, op_errors},
     {"clear_errors", false, false, op_clear_errors},
+    {"metrics", false, false, op_metrics},
 };
 
 }  // namespace

@@ -239,12 +239,12 @@ struct Args {
   int count = 0;
   bool clear_errors = false, clear_trace = false;
   std::string format_path, system = "unknown", tracefs;
-  bool explain = false, raw_syscalls = false;
+  bool explain = false, raw_syscalls = false, openmetrics = false;
 };
 
 struct Commands {
   CLI::App *add, *remove, *show, *list, *watch, *status, *restore, *reload, *errors;
-  CLI::App *synth_add, *synth_remove, *synth_list, *trace, *check, *explain;
+  CLI::App *synth_add, *synth_remove, *synth_list, *trace, *check, *explain, *metrics;
 };
 
 Commands define_commands(CLI::App& app, Args& a) {
@@ -272,6 +272,8 @@ Commands define_commands(CLI::App& app, Args& a) {
   c.restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
   c.reload = app.add_subcommand(
       "reload", "apply histd's configuration directory again, as SIGHUP does (exit 1 when a line was not applied)");
+  c.metrics = app.add_subcommand("metrics", "every table as Prometheus metrics (docs/metrics.md)");
+  c.metrics->add_flag("--openmetrics", a.openmetrics, "in OpenMetrics 1.0 (default: the text format 0.0.4)");
   c.errors = app.add_subcommand("errors", "the error log");
   c.errors->add_flag("--clear", a.clear_errors, "empty the error log");
 
@@ -316,6 +318,8 @@ int run(const Commands& c, const Args& a) {
   if (c.synth_list->parsed()) return call(sock, {{"op", "synth_list"}});
   if (c.trace->parsed()) return call(sock, {{"op", a.clear_trace ? "clear_trace" : "trace"}});
   if (c.errors->parsed()) return call(sock, {{"op", a.clear_errors ? "clear_errors" : "errors"}});
+  if (c.metrics->parsed())
+    return call(sock, {{"op", "metrics"}, {"command", a.openmetrics ? "openmetrics" : "prometheus"}});
   return kBadArguments;
 }
 

@@ -149,6 +149,22 @@ std::string error_log(const std::vector<readout::ErrorLogEntry>& entries);
 // The synthetic_events file: one definition a line (synth::list_line).
 std::string synthetic_events(const std::vector<synth::SynthDefinition>& defs);
 
+// Tables as metric families for Prometheus (docs/metrics.md): the text
+// format 0.0.4 or OpenMetrics 1.0. A table is the family histd_<name> (its
+// name=) or histd_<system>_<event>_<hash of its trigger>; its hitcount and
+// values are counters, its keys labels in their rendered form (never a raw
+// kernel address); a lone .log2 or .buckets key makes a histogram per label
+// set of the other keys (cumulative le buckets, _count, and _sum when the
+// table sums the same field). At most `max_series` label sets per table;
+// the rest are counted in histd_metrics_series_dropped.
+enum class MetricsFormat { Prometheus, OpenMetrics };
+struct MetricsOptions {
+  MetricsFormat format = MetricsFormat::Prometheus;
+  size_t max_series = 10000;
+};
+std::string metrics(const std::vector<readout::EventHist>& events, const Resolver& resolver,
+                    const MetricsOptions& options = {});
+
 }  // namespace histd::render
 
 namespace histd::render {

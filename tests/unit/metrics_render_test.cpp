@@ -1,0 +1,195 @@
+// Tables as Prometheus metric families (render::metrics, docs/metrics.md):
+// families and their names, counters, labels in the rendered form of their
+// keys, real histograms from .log2 and .buckets keys, escaping, the series
+// cap, and the two formats' differences. Without root.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "histd/readout.h"
+#include "histd/render.h"
+#include "test_support.h"
+
+namespace histd {
+namespace {
+
+using render::MetricsFormat;
+using render::MetricsOptions;
+
+std::vector<uint8_t> key_of(std::initializer_list<uint64_t> words) {
+  std::vector<uint8_t> k;
+  for (uint64_t w : words) {
+    const size_t at = k.size();
+    k.resize(at + 8);
+    std::memcpy(k.data() + at, &w, 8);
+  }
+  return k;
+}
+
+readout::HistTable table_of(const std::string& cmd) {
+  readout::HistTable t;
+  t.plan = testing::plan_ok(cmd);
+  t.table = t.plan.columns();
+  return t;
+}
+
+std::string metrics_of(const readout::HistTable& t, MetricsOptions o = {}) {
+  readout::EventHist h{"kmem", "kmalloc", {t}, {}};
+  return render::metrics({h}, render::null_resolver(), o);
+}
+
+TEST(MetricsRender, CountersPerKeyInTheTextFormat) {
+  readout::HistTable t = table_of("hist:keys=common_pid:vals=bytes_req:name=allocs");
+  const uint64_t a[] = {3, 300}, b[] = {1, 64};
+  t.table.add(key_of({7}), a);
+  t.table.add(key_of({9}), b);
+  t.table.hits = 4;
+  t.table.drops = 2;
+  t.missed = 5;
+  const std::string help = "kmem:kmalloc " + t.plan.trigger_text();
+  EXPECT_EQ(metrics_of(t),
+            "# HELP histd_allocs_hitcount_total " + help + "\n# TYPE histd_allocs_hitcount_total counter\n"
+            "histd_allocs_hitcount_total{common_pid=\"7\"} 3\nhistd_allocs_hitcount_total{common_pid=\"9\"} 1\n"
+            "# HELP histd_allocs_bytes_req_total " + help + "\n# TYPE histd_allocs_bytes_req_total counter\n"
+            "histd_allocs_bytes_req_total{common_pid=\"7\"} 300\nhistd_allocs_bytes_req_total{common_pid=\"9\"} 64\n"
+            "# HELP histd_table_hits_total events counted by the table (its Hits)\n"
+            "# TYPE histd_table_hits_total counter\nhistd_table_hits_total{table=\"histd_allocs\"} 4\n"
+            "# HELP histd_table_entries entries in the table\n# TYPE histd_table_entries gauge\n"
+            "histd_table_entries{table=\"histd_allocs\"} 2\n"
+            "# HELP histd_table_dropped_total events the full table dropped (its Dropped)\n"
+            "# TYPE histd_table_dropped_total counter\nhistd_table_dropped_total{table=\"histd_allocs\"} 2\n"
+            "# HELP histd_table_missed_total events the kernel's BPF recursion guard kept from the table\n"
+            "# TYPE histd_table_missed_total counter\nhistd_table_missed_total{table=\"histd_allocs\"} 5\n"
+            "# HELP histd_metrics_series_dropped label sets of the table not exported (past --metrics-max-series)\n"
+            "# TYPE histd_metrics_series_dropped gauge\nhistd_metrics_series_dropped{table=\"histd_allocs\"} 0\n");
+}
+
+TEST(MetricsRender, OpenMetricsNamesCounterFamiliesWithoutTotalAndEnds) {
+  readout::HistTable t = table_of("hist:keys=common_pid:name=allocs");
+  const uint64_t a[] = {3};
+  t.table.add(key_of({7}), a);
+  const std::string text = metrics_of(t, {MetricsFormat::OpenMetrics, 100});
+  EXPECT_NE(text.find("# TYPE histd_allocs_hitcount counter\nhistd_allocs_hitcount_total{common_pid=\"7\"} 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# TYPE histd_table_hits counter\nhistd_table_hits_total{table=\"histd_allocs\"} 0\n"),
+            std::string::npos);
+  EXPECT_TRUE(text.ends_with("\n# EOF\n"));
+  EXPECT_FALSE(metrics_of(t).ends_with("# EOF\n"));
+}
+
+TEST(MetricsRender, AnUnnamedTableIsItsEventAndAHashOfItsTrigger) {
+  readout::HistTable a = table_of("hist:keys=common_pid");
+  readout::HistTable b = table_of("hist:keys=common_pid if bytes_req > 10");
+  const std::string ta = metrics_of(a), tb = metrics_of(b);
+  ASSERT_EQ(ta.find("# HELP histd_kmem_kmalloc_"), 0u) << ta;
+  const std::string fa = ta.substr(7, ta.find(' ', 7) - 7), fb = tb.substr(7, tb.find(' ', 7) - 7);
+  EXPECT_EQ(fa.size(), std::string("histd_kmem_kmalloc_01234567_hitcount_total").size()) << fa;
+  EXPECT_NE(fa, fb);
+  EXPECT_EQ(ta, metrics_of(a)) << "the same trigger, the same family";
+}
+
+TEST(MetricsRender, ALoneLog2KeyIsAHistogramWithItsSum) {
+  readout::HistTable t = table_of("hist:keys=bytes_req.log2:vals=bytes_req:name=sizes");
+  // The kernel's log2 bucket 2^v holds (2^(v-1), 2^v].
+  const uint64_t b3[] = {2, 12}, b5[] = {1, 20};
+  t.table.add(key_of({5}), b5);
+  t.table.add(key_of({3}), b3);
+  const std::string text = metrics_of(t);
+  EXPECT_NE(text.find("# TYPE histd_sizes_bytes_req histogram\n"
+                      "histd_sizes_bytes_req_bucket{le=\"8\"} 2\n"
+                      "histd_sizes_bytes_req_bucket{le=\"32\"} 3\n"
+                      "histd_sizes_bytes_req_bucket{le=\"+Inf\"} 3\n"
+                      "histd_sizes_bytes_req_count 3\n"
+                      "histd_sizes_bytes_req_sum 32\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("histd_sizes_hitcount"), std::string::npos) << "the histogram counts the hits";
+  EXPECT_EQ(text.find("bytes_req_total"), std::string::npos) << "the sum is the histogram's _sum";
+}
+
+TEST(MetricsRender, ALog2KeyBesideOthersIsAHistogramPerLabelSet) {
+  readout::HistTable t = table_of("hist:keys=common_pid,bytes_req.log2:vals=bytes_alloc:name=sizes");
+  const uint64_t a[] = {1, 64}, b[] = {2, 128}, c[] = {4, 512};
+  t.table.add(key_of({7, 3}), a);
+  t.table.add(key_of({7, 4}), b);
+  t.table.add(key_of({9, 4}), c);
+  const std::string text = metrics_of(t);
+  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"8\"} 1\n"
+                      "histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"16\"} 3\n"
+                      "histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"+Inf\"} 3\n"
+                      "histd_sizes_bytes_req_count{common_pid=\"7\"} 3\n"
+                      "histd_sizes_bytes_req_bucket{common_pid=\"9\",le=\"16\"} 4\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("_sum"), std::string::npos) << "no value sums bytes_req";
+  const std::string om = metrics_of(t, {MetricsFormat::OpenMetrics, 100});
+  EXPECT_EQ(om.find("_count{"), std::string::npos) << "OpenMetrics: a _count only beside a _sum\n" << om;
+  EXPECT_NE(om.find("histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"+Inf\"} 3\n"), std::string::npos) << om;
+  EXPECT_NE(text.find("histd_sizes_bytes_alloc_total{common_pid=\"7\"} 192\n"), std::string::npos) << text;
+}
+
+TEST(MetricsRender, LinearBucketsAreAHistogramToo) {
+  readout::HistTable t = table_of("hist:keys=bytes_req.buckets=100:name=sizes");
+  const uint64_t a[] = {4}, b[] = {1};
+  t.table.add(key_of({200}), a);
+  t.table.add(key_of({0}), b);
+  const std::string text = metrics_of(t);
+  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{le=\"99\"} 1\nhistd_sizes_bytes_req_bucket{le=\"299\"} 5\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(MetricsRender, TwoBucketedKeysAreLabels) {
+  readout::HistTable t = table_of("hist:keys=bytes_req.log2,bytes_alloc.log2:name=sizes");
+  const uint64_t a[] = {1};
+  t.table.add(key_of({3, 4}), a);
+  EXPECT_NE(metrics_of(t).find("histd_sizes_hitcount_total{bytes_req=\"2^3\",bytes_alloc=\"2^4\"} 1\n"),
+            std::string::npos);
+}
+
+TEST(MetricsRender, LabelValuesAreEscapedAndUtf8) {
+  readout::HistTable t = table_of("hist:keys=comm:name=tasks");
+  std::vector<uint8_t> key(16, 0);
+  std::memcpy(key.data(), "a\"b\\c\nd\xff", 8);
+  const uint64_t a[] = {1};
+  t.table.add(key, a);
+  EXPECT_NE(metrics_of(t).find("histd_tasks_hitcount_total{comm=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\"} 1\n"),
+            std::string::npos)
+      << metrics_of(t);
+}
+
+TEST(MetricsRender, KernelAddressesAreNeverLabels) {
+  readout::HistTable t = table_of("hist:keys=ptr:name=ptrs");
+  const uint64_t a[] = {1};
+  t.table.add(key_of({0xffff888012345678ull}), a);
+  const std::string text = metrics_of(t);
+  EXPECT_EQ(text.find("ffff888012345678"), std::string::npos) << text;
+  EXPECT_EQ(text.find(std::to_string(0xffff888012345678ull)), std::string::npos) << text;
+  EXPECT_NE(text.find("histd_ptrs_hitcount_total{ptr=\"0\"} 1\n"), std::string::npos) << text;
+}
+
+TEST(MetricsRender, LabelSetsPastTheCapAreCountedNotWritten) {
+  readout::HistTable t = table_of("hist:keys=common_pid:name=pids");
+  const uint64_t a[] = {1};
+  for (uint64_t pid = 1; pid <= 5; ++pid) t.table.add(key_of({pid}), a);
+  const std::string text = metrics_of(t, {MetricsFormat::Prometheus, 3});
+  EXPECT_NE(text.find("{common_pid=\"3\"}"), std::string::npos);
+  EXPECT_EQ(text.find("{common_pid=\"4\"}"), std::string::npos);
+  EXPECT_NE(text.find("histd_metrics_series_dropped{table=\"histd_pids\"} 2\n"), std::string::npos) << text;
+}
+
+TEST(MetricsRender, ANamedTableSharedByTriggersIsOneFamily) {
+  readout::HistTable t = table_of("hist:keys=common_pid:name=shared");
+  readout::EventHist a{"kmem", "kmalloc", {t}, {}}, b{"kmem", "kmalloc", {t}, {}};
+  const std::string text = render::metrics({a, b}, render::null_resolver());
+  EXPECT_EQ(text.find("# TYPE histd_shared_hitcount_total"), text.rfind("# TYPE histd_shared_hitcount_total"));
+}
+
+TEST(MetricsRender, NoTablesNoFamilies) {
+  EXPECT_EQ(render::metrics({}, render::null_resolver()), "");
+  EXPECT_EQ(render::metrics({}, render::null_resolver(), {MetricsFormat::OpenMetrics, 1}), "# EOF\n");
+}
+
+}  // namespace
+}  // namespace histd
