@@ -17,6 +17,7 @@ PACKAGES=(
   libssl-dev                 # libcrypto: SHA-256 of cached objects, checked before loading
   libtraceevent-dev          # kernel event records printed as the kernel's trace prints them
   libtracefs-dev             # tests: a libtracefs client (tracefs_sql) drives histd's tree
+  libmicrohttpd-dev          # histd-exporter: /metrics over HTTP
   python3                    # tests: poll() and packet helpers
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian

@@ -385,6 +385,7 @@ json dispatch(engine::Engine& engine, const json& request, const Peer& peer, con
   if (op.empty()) return failure(EINVAL, "missing \"op\"");
   const Op* found = std::find_if(std::begin(kOps), std::end(kOps), [&](const Op& o) { return o.name == op; });
   if (found == std::end(kOps)) return failure(EINVAL, "unknown op '" + op + "'");
+  if (access.metrics_only && op != "metrics") return failure(EPERM, "histd's metrics socket serves metrics only");
   if (found->needs_event) {
     auto ev = split_event(call.event);
     if (!ev) return failure(EINVAL, "expected SYSTEM:EVENT, got '" + call.event + "'");

@@ -38,6 +38,9 @@ Peer peer_of(int fd);
 struct Access {
   gid_t group = 0;
   std::string group_name;  // for the refusal's text
+  // A metrics socket (histd --metrics-listen): its peers may read the
+  // metrics and nothing else, to read as to change (EPERM).
+  bool metrics_only = false;
 
   bool allows(const Peer& peer) const;
   // The reply to anyone else: EACCES, with "denied": true for histctl.

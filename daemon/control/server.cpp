@@ -49,6 +49,12 @@ Expected<std::unique_ptr<Server>> Server::open(const std::filesystem::path& sock
   return s;
 }
 
+Expected<std::unique_ptr<Server>> Server::open_metrics(const std::filesystem::path& socket_path, gid_t group) {
+  auto s = HISTD_TRY(open(socket_path, group));
+  s->access_.metrics_only = true;
+  return s;
+}
+
 void Server::start(engine::Engine& engine, ReloadHook reload) {
   engine_ = &engine;
   reload_ = std::move(reload);

@@ -41,6 +41,9 @@ class Server {
   // members of `group` (0: none), may use it.
   static Expected<std::unique_ptr<Server>> open(const std::filesystem::path& socket_path, gid_t group = 0,
                                                 ServerLimits limits = {});
+  // The same for the metrics socket: it answers the metrics op only (its
+  // peers, root and `group`, may change nothing).
+  static Expected<std::unique_ptr<Server>> open_metrics(const std::filesystem::path& socket_path, gid_t group);
   // Answers from now on, on threads of its own (start them after any fork);
   // `reload` answers `histctl reload`.
   void start(engine::Engine& engine, ReloadHook reload = {});

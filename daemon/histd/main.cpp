@@ -23,6 +23,7 @@
 #include "histd/catalog.h"
 #include "histd/engine.h"
 #include "histd/instances.h"
+#include "histd/metrics_listener.h"
 #include "histd/runtime.h"
 
 namespace {
@@ -74,8 +75,23 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
 
 // From a mounted tree to the end: daemonize, listen, serve until a signal
 // or until the tree goes away, then detach and unmount.
+// --metrics-listen: the metrics socket and the exporter on the port (none: off).
+struct Metrics {
+  std::unique_ptr<histd::control::Server> socket;
+  std::unique_ptr<histd::daemon::MetricsListener> listener;
+};
+
+histd::Expected<Metrics> open_metrics(const Options& opt) {
+  Metrics m;
+  if (opt.metrics_listen.empty()) return m;
+  const std::filesystem::path sock = std::filesystem::path(opt.socket).parent_path() / "metrics.sock";
+  m.listener = HISTD_TRY(histd::daemon::MetricsListener::open(opt.metrics_listen, opt.metrics_user, sock));
+  m.socket = HISTD_TRY(histd::control::Server::open_metrics(sock, m.listener->gid()));
+  return m;
+}
+
 int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Instances& instances,
-          std::unique_ptr<histd::fs::Tree> tree, std::unique_ptr<histd::control::Server> server,
+          std::unique_ptr<histd::fs::Tree> tree, std::unique_ptr<histd::control::Server> server, Metrics metrics,
           histd::daemon::Reloader& reloader) {
   using namespace histd;
   if (fuse_daemonize(opt.foreground ? 1 : 0) != 0) {
@@ -90,6 +106,10 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
     server->start(eng);
   else
     server->start(eng, [&reloader, &eng] { return reloader.reload(eng); });
+  if (metrics.socket) {
+    metrics.socket->start(eng);
+    metrics.listener->start();
+  }
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
   sd_notify(0, "READY=1");
@@ -109,6 +129,8 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
                opt.mount);
   else if (rc < 0)
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
+  metrics.listener.reset();  // the exporter ends first, then its socket
+  metrics.socket.reset();
   server.reset();
   reloader.stop();
   // Detach every program before the tree goes away, then unmount.
@@ -137,6 +159,10 @@ int run(const Options& opt) {
   // here. It answers from start(), after the fork.
   auto server = control::Server::open(opt.socket, group);
   if (!server) return failed(server.error());
+  // The metrics port is bound now, and the exporter's user checked: a
+  // refusal stops histd before it mounts anything.
+  auto metrics = open_metrics(opt);
+  if (!metrics) return failed(metrics.error());
   // SIGHUP reloads from here on (until now it would end histd, as it did
   // before histd read a configuration directory).
   auto reloader = daemon::Reloader::install(opt.config_dir);
@@ -173,7 +199,7 @@ int run(const Options& opt) {
   for (const std::string& problem : inst.restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
   auto tree = fs::Tree::mount(**eng, opt.mount, group, &inst);
   if (!tree) return failed(tree.error());
-  return serve(opt, **eng, inst, std::move(*tree), std::move(*server), **reloader);
+  return serve(opt, **eng, inst, std::move(*tree), std::move(*server), std::move(*metrics), **reloader);
 }
 
 // Reading a big table allocates tens of MB (entries, sort order, text) and
@@ -237,6 +263,12 @@ int main(int argc, char** argv) {
   app.add_option("--raw-syscalls", opt.raw_syscalls,
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
+      ->capture_default_str();
+  app.add_option("--metrics-listen", opt.metrics_listen,
+                 "serve every table as Prometheus metrics at http://ADDRESS:PORT/metrics (127.0.0.1:9464, "
+                 "[::1]:9464, :9464 for every address; default: off), from histd-exporter run as --metrics-user");
+  app.add_option("--metrics-user", opt.metrics_user,
+                 "the user histd-exporter runs as (not root; without capabilities, it may read the metrics only)")
       ->capture_default_str();
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");

@@ -27,6 +27,9 @@ struct Options {
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
   bool raw_syscalls = false;
+  // Prometheus metrics over HTTP (daemon::MetricsListener): off when empty.
+  std::string metrics_listen;
+  std::string metrics_user = "nobody";  // runs histd-exporter; never root
 };
 
 }  // namespace histd::daemon

@@ -49,24 +49,14 @@ std::string utf8(std::string_view s) {
   return out;
 }
 
-// A label value as both formats escape it: backslash, double quote, newline.
-std::string label_value(std::string_view raw) {
-  std::string out;
-  for (char c : utf8(raw)) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
-// HELP text: backslash and newline escaped.
-std::string help_text(std::string_view raw) {
+// Text as both formats escape it: backslash and newline, and in a label
+// value (`quotes`) the double quote; made valid UTF-8 first.
+std::string escaped(std::string_view raw, bool quotes) {
   std::string out;
   for (char c : utf8(raw)) {
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
+    else if (c == '"' && quotes) out += "\\\"";
     else out += c;
   }
   return out;
@@ -175,14 +165,14 @@ class Writer {
 };
 
 void Writer::family(const std::string& name, const char* type, const std::string& help) {
-  out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help_text(help), name, type);
+  out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, escaped(help, false), name, type);
 }
 
 std::string Writer::labels(const std::vector<std::string>& names, const LabelSet& set,
                            const std::string& extra) const {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
-    out += fmt::format("{}{}=\"{}\"", out.empty() ? "" : ",", names[i], label_value(set.values[i]));
+    out += fmt::format("{}{}=\"{}\"", out.empty() ? "" : ",", names[i], escaped(set.values[i], true));
   if (!extra.empty()) out += (out.empty() ? "" : ",") + extra;
   return out.empty() ? "" : "{" + out + "}";
 }

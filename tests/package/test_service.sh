@@ -68,11 +68,11 @@ expect_eq "the package's version is histd's" "$VERSION" "$(dpkg-deb -f "$DEB" Ve
 expect_eq "histctl --version says the same" "histctl $VERSION" "$("$BUILD/histctl" --version)"
 depends=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' | sort)
 for dep in clang libbpf-dev linux-libc-dev fuse3 procps libbpf1 libfuse3-3 libclang-cpp14 libllvm14 libseccomp2 \
-           libssl3 libsystemd0 libfmt9; do
+           libssl3 libsystemd0 libfmt9 libmicrohttpd12; do
   expect_eq "Depends: $dep" "$dep" "$(grep -x "$dep" <<<"$depends" || true)"
 done
 contents=$(dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|')
-for f in /usr/bin/histd /usr/bin/histctl /usr/bin/histd-cc /lib/systemd/system/histd.service /etc/histd/histd.conf \
+for f in /usr/bin/histd /usr/bin/histctl /usr/bin/histd-cc /usr/bin/histd-exporter /lib/systemd/system/histd.service /etc/histd/histd.conf \
          /usr/share/man/man8/histd.8.gz /usr/share/man/man8/histctl.8.gz /usr/lib/histd/bpf/dispatcher.bpf.o \
          /usr/lib/histd/bpf/syscall_dispatcher.bpf.o /usr/lib/histd/bpf/hist_helpers.bpf.h \
          /usr/lib/histd/bpf/hist_shared.h; do
@@ -181,6 +181,25 @@ expect_eq "systemctl restart histd" "active" "$(ct systemctl is-active histd || 
 expect_eq "a restart keeps the counts" "{ count: $(printf '%10d' "$SIZE") } hitcount:          3" "$(rows "$W/hist")"
 workload 2
 expect_eq "and counts on" "{ count: $(printf '%10d' "$SIZE") } hitcount:          5" "$(rows "$W/hist")"
+
+# Metrics over HTTP (issue 22): metrics-listen in histd.conf; the service
+# runs histd-exporter as nobody, without capabilities, on the port (the
+# container shares the machine's network).
+MPORT=$((20000 + ($$ + 7) % 20000))
+ct sh -c "echo 'metrics-listen = \"127.0.0.1:$MPORT\"' >>/etc/histd/histd.conf" || true
+ct systemctl restart histd || true
+scrape() {
+  python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$MPORT/metrics', timeout=5).read().decode())" \
+    2>/dev/null || true
+}
+for _ in $(seq 50); do scrape | grep -q '^histd_table_hits_total' && break; sleep 0.1; done
+expect_eq "the service serves /metrics with metrics-listen" "yes" \
+  "$(yes_no grep -q '^histd_table_hits_total{table=' <(scrape))"
+exporter=$(ct pgrep -x histd-exporter | head -1 || true)
+expect_eq "from histd-exporter, as nobody" "nobody" "$(ct ps -o user= -p "${exporter:-1}" 2>/dev/null | tr -d ' ' || true)"
+expect_eq "without capabilities" "0000000000000000" \
+  "$(ct awk '/^CapEff:/ {print $2}' "/proc/${exporter:-1}/status" 2>/dev/null || true)"
+ct sed -i '/^metrics-listen = /d' /etc/histd/histd.conf || true
 
 ct systemctl stop histd || true
 expect_eq "systemctl stop histd" "inactive" "$(ct systemctl is-active histd || true)"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# /metrics over HTTP (issue 22): histd --metrics-listen binds the port and
+# runs histd-exporter on it as --metrics-user, without capabilities and
+# without new privileges; the exporter reads the tables through histd's
+# metrics socket, which answers nothing but metrics. The scraper's Accept
+# header picks the text format or OpenMetrics; a stalled client holds no
+# scrape up; an exporter that dies is started again; it ends with histd.
+source "$(dirname "$0")/lib.sh"
+command -v promtool >/dev/null || { echo "FAIL: promtool is needed (apt-get install prometheus)"; exit 1; }
+# The exporter's user reaches the metrics socket beside the control socket
+# (as in /run/histd, 0755).
+chmod 755 "$WORK"
+PORT=$((20000 + $$ % 20000))
+URL=http://127.0.0.1:$PORT
+
+refused() {
+  "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/x.sock" --state-dir "$WORK/x" --pin-dir "" "$@" 2>&1 || true
+}
+expect_eq "a listen address without a port is refused at start" \
+  "histd: --metrics-listen nonsense: expected ADDRESS:PORT" "$(refused --metrics-listen nonsense)"
+expect_eq "root as the exporter's user is refused" "histd: --metrics-user must not be root: it serves the network" \
+  "$(refused --metrics-listen "127.0.0.1:$PORT" --metrics-user root)"
+
+histd_start --metrics-listen "127.0.0.1:$PORT"
+echo 'hist:keys=count.log2:vals=count:name=http_writes' >"$MNT/events/syscalls/sys_enter_write/trigger"
+dd if=/dev/zero of=/dev/null bs=1000 count=3 status=none
+
+# GET: status, content type, body (python3's urllib: no other client needed).
+get() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+url, accept = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
+status_only = accept == "status"
+accept = None if status_only else accept
+req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+try:
+    with urllib.request.urlopen(req, timeout=10) as r:
+        print(r.status, r.headers.get("Content-Type"))
+        body = r.read().decode()
+        if not status_only:
+            sys.stdout.write(body)
+except urllib.error.HTTPError as e:
+    print(e.code, e.headers.get("Content-Type"))
+PY
+}
+# The status code alone.
+status() { get "$1" status | cut -d' ' -f1; }
+for _ in $(seq 50); do get "$URL/metrics" >/dev/null 2>&1 && break; sleep 0.1; done
+get "$URL/metrics" >"$WORK/text.out"
+expect_eq "GET /metrics: the text format" "200 text/plain; version=0.0.4; charset=utf-8" "$(head -1 "$WORK/text.out")"
+expect_eq "promtool check metrics: clean" "" "$(tail -n +2 "$WORK/text.out" | promtool check metrics 2>&1)"
+expect_eq "the table is there" "yes" \
+  "$(grep -q '^histd_http_writes_count_bucket{le="1024"} ' "$WORK/text.out" && echo yes)"
+get "$URL/metrics" 'application/openmetrics-text; version=1.0.0,text/plain;q=0.5' >"$WORK/om.out"
+expect_eq "asked for OpenMetrics" "200 application/openmetrics-text; version=1.0.0; charset=utf-8" \
+  "$(head -1 "$WORK/om.out")"
+expect_eq "which ends as OpenMetrics ends" "# EOF" "$(tail -1 "$WORK/om.out")"
+expect_eq "another path" "404" "$(status "$URL/nosuch")"
+
+# The exporter: not root, no capabilities, no new privileges.
+exporter() { pgrep -P "$HISTD_PID" -x histd-exporter | head -1 || true; }
+pid=$(exporter)
+expect_eq "the exporter runs as nobody" "65534" "$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")"
+expect_eq "without capabilities" "0000000000000000 0000000000000000" \
+  "$(awk '/^CapEff:/ {e = $2} /^CapPrm:/ {p = $2} END {print e, p}' "/proc/$pid/status")"
+expect_eq "and without new privileges" "1" "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$pid/status")"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+expect_eq "its user may read the metrics socket" "yes" \
+  "$(as_nobody "$HISTCTL_BIN" --socket "$WORK/metrics.sock" metrics | grep -q '^histd_http_writes' && echo yes)"
+expect_eq "but not change a trigger through it" "error: histd's metrics socket serves metrics only" \
+  "$(as_nobody "$HISTCTL_BIN" --socket "$WORK/metrics.sock" add syscalls:sys_enter_read 'hist:keys=fd' 2>&1 || true)"
+expect_eq "which changed nothing" "" "$(grep -v '^#' "$MNT/events/syscalls/sys_enter_read/trigger" || true)"
+expect_eq "nor use histd's control socket" "3" \
+  "$(as_nobody "$HISTCTL_BIN" --socket "$WORK/histd.sock" list >/dev/null 2>&1; echo $?)"
+
+# Stalled clients (connected, sending nothing) hold no scrape up.
+/usr/bin/python3 - "$PORT" "$WORK/stalled.ready" <<'PY' &
+import socket, sys, time
+held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(12)]
+open(sys.argv[2], "w").close()
+time.sleep(8)
+PY
+stalled=$!
+for _ in $(seq 50); do [ -e "$WORK/stalled.ready" ] && break; sleep 0.1; done
+start=$(date +%s%N)
+code=$(status "$URL/metrics")
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_eq "a scrape beside 12 stalled clients is answered" "200" "$code"
+expect_eq "at once (not after their timeout)" "yes" "$([ "$ms" -lt 3000 ] && echo yes || echo "no: $ms ms")"
+kill "$stalled" 2>/dev/null || true
+wait "$stalled" 2>/dev/null || true
+
+# An exporter that dies is started again.
+kill -KILL "$pid"
+for _ in $(seq 60); do new=$(exporter); [ -n "$new" ] && [ "$new" != "$pid" ] && break; sleep 0.1; done
+expect_eq "killed, the exporter is started again" "yes" "$([ -n "$new" ] && [ "$new" != "$pid" ] && echo yes)"
+for _ in $(seq 50); do get "$URL/metrics" >/dev/null 2>&1 && break; sleep 0.1; done
+expect_eq "and serves again" "200" "$(status "$URL/metrics")"
+
+# It ends with histd.
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+expect_eq "no exporter left after histd ends" "" "$(pgrep -x histd-exporter -u nobody | grep -x "$new" || true)"
+expect_eq "and the port is closed" "closed" \
+  "$(/usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), timeout=2)" 2>/dev/null &&
+    echo open || echo closed)"
+finish
