@@ -90,6 +90,10 @@ struct Tree::Context {
 
 inline Tree::Context& context_of(fuse_req_t req) { return *static_cast<Tree::Context*>(fuse_req_userdata(req)); }
 
+// Answers a lookup (or mkdir) of `path`, which names `n`, with a new
+// reference to its inode.
+void reply_entry(fuse_req_t req, Tree::Context& ctx, const Node& n, const std::string& path);
+
 // The operations, by file (each adds its own to `ops`).
 void add_entry_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);

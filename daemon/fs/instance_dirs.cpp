@@ -86,11 +86,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
     return;
   }
   const std::string path = InodeTable::child("/instances", name);
-  const Node n = ctx.ns.resolve(path);
-  fuse_entry_param e{};
-  e.ino = ctx.inodes.lookup(path);
-  ctx.fill_stat(n, e.ino, &e.attr);
-  if (fuse_reply_entry(req, &e) != 0) ctx.inodes.forget(e.ino, 1);
+  reply_entry(req, ctx, ctx.ns.resolve(path), path);
 }
 
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {

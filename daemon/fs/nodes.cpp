@@ -172,8 +172,7 @@ Node Namespace::resolve(std::string_view path) const {
     n.kind = Node::Kind::InstancesDir;
     return n;
   }
-  if (!instances_->find(parts[1])) return n;
-  n.instance = parts[1];
+  n.instance = parts[1];  // resolve_in finds no engine for an instance that is not there
   return resolve_in(parts, 2, std::move(n));
 }
 
@@ -256,15 +255,11 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
   switch (dir.kind) {
     case Node::Kind::Root:
       for (const char* f : root_files(dir.instance.empty())) out.emplace_back(f);
-      if (!dir.instance.empty()) {
-        out.emplace_back("events");
-        out.emplace_back("options");
-        break;
-      }
-      for (const std::string& f : probe_files_) out.push_back(f);
+      if (dir.instance.empty())
+        for (const std::string& f : probe_files_) out.push_back(f);
       out.emplace_back("events");
       out.emplace_back("options");
-      if (instances_) out.emplace_back("instances");
+      if (dir.instance.empty() && instances_) out.emplace_back("instances");
       break;
     case Node::Kind::InstancesDir:
       if (instances_) out = instances_->names();

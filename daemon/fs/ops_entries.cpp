@@ -16,15 +16,6 @@ namespace {
 // libfuse's high-level API numbers directory entries so; `ls -i` shows it.
 constexpr ino_t kUnknownIno = 0xffffffff;
 
-void reply_entry(fuse_req_t req, Tree::Context& ctx, const Node& n, const std::string& path) {
-  fuse_entry_param e{};
-  e.ino = ctx.inodes.lookup(path);
-  // Contents and names change under us: the kernel asks again every time.
-  e.attr_timeout = 0;
-  e.entry_timeout = 0;
-  ctx.fill_stat(n, e.ino, &e.attr);
-  if (fuse_reply_entry(req, &e) != 0) ctx.inodes.forget(e.ino, 1);  // the kernel never got it
-}
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Tree::Context& ctx = context_of(req);
@@ -115,9 +106,11 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   auto listing = std::make_unique<Listing>();
   listing->entries = {{".", true}, {"..", true}};
   // Systems and events are directories; in the root only "events" is.
-  const bool children_are_dirs = n.kind == Node::Kind::EventsDir || n.kind == Node::Kind::SystemDir;
+  const bool children_are_dirs =
+      n.kind == Node::Kind::EventsDir || n.kind == Node::Kind::SystemDir || n.kind == Node::Kind::InstancesDir;
   for (std::string& name : ctx.ns.list(n)) {
-    const bool dir = children_are_dirs || (n.kind == Node::Kind::Root && (name == "events" || name == "options"));
+    const bool dir = children_are_dirs ||
+                     (n.kind == Node::Kind::Root && (name == "events" || name == "options" || name == "instances"));
     listing->entries.emplace_back(std::move(name), dir);
   }
   fi->fh = reinterpret_cast<uint64_t>(listing.release());
@@ -151,6 +144,16 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
 }
 
 }  // namespace
+
+void reply_entry(fuse_req_t req, Tree::Context& ctx, const Node& n, const std::string& path) {
+  fuse_entry_param e{};
+  e.ino = ctx.inodes.lookup(path);
+  // Contents and names change under us: the kernel asks again every time.
+  e.attr_timeout = 0;
+  e.entry_timeout = 0;
+  ctx.fill_stat(n, e.ino, &e.attr);
+  if (fuse_reply_entry(req, &e) != 0) ctx.inodes.forget(e.ino, 1);  // the kernel never got it
+}
 
 Node Tree::Context::node_of(fuse_ino_t ino) const {
   auto p = inodes.path(ino);

@@ -23,11 +23,15 @@ counted() {
 }
 
 expect_eq "instances/ is listed in the root" "1" "$(ls "$MNT" | grep -c '^instances$')"
+# readdir's type, as `ls -F` and os.scandir see it without a stat.
+dir_entries() { /usr/bin/python3 -c 'import os, sys; print(" ".join(sorted(e.name for e in os.scandir(sys.argv[1]) if e.is_dir(follow_symlinks=False))))' "$1"; }
+expect_eq "the root's directories, by readdir" "events instances options" "$(dir_entries "$MNT")"
 # A user outside --group may not; the group may, as it may write triggers.
 expect_eq "a user outside the group may not make one" "Permission denied" \
   "$(err setpriv --reuid=nobody --regid=daemon --clear-groups mkdir "$I/x$$")"
 mkdir "$A"
 expect_eq "listed in instances/" "a$$" "$(ls "$I")"
+expect_eq "as a directory, by readdir" "a$$" "$(dir_entries "$I")"
 expect_eq "its files: those tracefs gives an instance" \
   "available_tracers current_tracer error_log events options set_event snapshot trace trace_marker trace_pipe tracing_on" \
   "$(ls "$A" | tr '\n' ' ' | sed 's/ $//')"
