@@ -1,7 +1,9 @@
 // The workload of the big-table read: close() on N distinct invalid fds, so
 // that sys_enter_close sees N distinct fd values from one pid. Prints its pid
 // and waits for a line on stdin first, so that a filter on it can be set up.
-//   histd_bench_close N
+// BASE (default 1<<24) is the first fd: two tests that key on the fd value
+// and run at once (ctest -j2) each take their own range.
+//   histd_bench_close N [BASE]
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -15,7 +17,7 @@ int main(int argc, char **argv) {
   if (!fgets(go, sizeof(go), stdin))
     return 1;
   // Far above any fd this process has open: every call fails with EBADF.
-  const long base = 1 << 24;
+  const long base = argc > 2 ? atol(argv[2]) : 1 << 24;
   for (long i = 0; i < n; i++)
     syscall(SYS_close, base + i);
   return 0;
