@@ -23,7 +23,8 @@ PACKAGES=(
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
   linux-source-6.12 xz-utils iputils-ping  # the kernel's ftrace selftests (run from the source tarball; some need ping)
-  prometheus python3-prometheus-client      # tests: promtool checks histd's metrics, the OpenMetrics parser reads them
+  prometheus python3-prometheus-client      # tests: promtool checks histd's metrics, the OpenMetrics parser reads them,
+  prometheus-node-exporter                  #   Prometheus scrapes two histds, node_exporter reads --textfile-dir
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -104,7 +104,7 @@ std::string not_restored_text(const std::vector<engine::NotRestored>& list) {
 struct Call {
   engine::Engine& engine;
   const Peer& peer;
-  const ReloadHook& reload;
+  const Services& services;
   std::string event;    // as sent
   std::string command;
   std::string system_name, event_name;  // split from `event` for ops that take one
@@ -232,8 +232,8 @@ json op_status(Call& c) {
 // (exit 1) when a line or file was not applied; the summary is printed
 // either way.
 json op_reload(Call& c) {
-  if (!c.reload) return failure(EOPNOTSUPP, "this histd reads no configuration directory");
-  const config::Report r = c.reload();
+  if (!c.services.reload) return failure(EOPNOTSUPP, "this histd reads no configuration directory");
+  const config::Report r = c.services.reload();
   std::string out;
   for (const std::string& change : r.changes) out += change + "\n";
   out += r.summary() + "\n";
@@ -287,21 +287,13 @@ json op_clear_trace(Call& c) {
 }
 json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
 
-// `histctl metrics`: every table as Prometheus metric families
-// (render::metrics), in the text format 0.0.4 or ("command": "openmetrics")
-// OpenMetrics 1.0. Triggers that did not restore have no table.
 json op_metrics(Call& c) {
   render::MetricsOptions options;
+  options.max_series = c.services.metrics_max_series;
   if (c.command == "openmetrics") options.format = render::MetricsFormat::OpenMetrics;
   else if (!c.command.empty() && c.command != "prometheus")
     return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus or openmetrics)");
-  std::vector<readout::EventHist> events;
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const engine::TriggerInfo& t : c.engine.trigger_lines()) {
-    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
-    if (auto h = c.engine.hist(t.system, t.event)) events.push_back(std::move(*h));
-  }
-  return success(render::metrics(events, c.engine.resolver(), options));
+  return success(metrics_text(c.engine, options));
 }
 json op_clear_errors(Call& c) {
   c.engine.clear_error_log();
@@ -375,12 +367,12 @@ json Access::refusal() const {
 }
 
 json dispatch(engine::Engine& engine, const json& request, const Peer& peer, const Access& access,
-              const ReloadHook& reload) {
+              const Services& services) {
   if (!access.allows(peer)) return access.refusal();
   for (const char* key : {"op", "event", "command"}) {
     if (!string_member(request, key)) return failure(EINVAL, fmt::format("\"{}\" must be a string", key));
   }
-  Call call{engine, peer, reload, *string_member(request, "event"), *string_member(request, "command")};
+  Call call{engine, peer, services, *string_member(request, "event"), *string_member(request, "command")};
   const std::string op = *string_member(request, "op");
   if (op.empty()) return failure(EINVAL, "missing \"op\"");
   const Op* found = std::find_if(std::begin(kOps), std::end(kOps), [&](const Op& o) { return o.name == op; });
@@ -398,6 +390,55 @@ json dispatch(engine::Engine& engine, const json& request, const Peer& peer, con
     call.as_json = *as_json;
   }
   return found->run(call);
+}
+
+namespace {
+
+// histd's own state for the metrics (render::DaemonStats).
+render::DaemonStats daemon_stats(engine::Engine& engine) {
+  render::DaemonStats d;
+  d.version = HISTD_VERSION;
+  const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(engine.uptime());
+  d.start_time_seconds =
+      static_cast<double>((std::chrono::system_clock::now().time_since_epoch() - up) / std::chrono::milliseconds(1)) /
+      1000.0;
+  const engine::Usage u = engine.usage();
+  d.triggers = u.triggers;
+  d.max_triggers = u.max_triggers;
+  d.synthetic_events = u.synthetic_events;
+  d.max_synthetic_events = u.max_synthetic_events;
+  d.map_memory = u.map_memory;
+  d.max_map_memory = u.max_map_memory;
+  d.missed_events = missed_events(engine).first;
+  const engine::RingLost lost = engine.ring_lost();
+  d.ring_lost_trace_records = lost.trace_records;
+  d.ring_lost_snapshot_notices = lost.snapshot_notices;
+  const runtime::Compiler::Stats cc = engine.compiler().stats();
+  d.compiles_by_server = cc.by_server;
+  d.compiles_by_clang = cc.by_clang;
+  d.compiler_starts = cc.server_starts;
+  const engine::ActivationTimes times = engine.activation_times();
+  d.activation_bounds.assign(times.kBounds.begin(), times.kBounds.end());
+  d.activation_counts.assign(times.counts.begin(), times.counts.end());
+  d.activation_sum_seconds = times.sum_seconds;
+  return d;
+}
+
+}  // namespace
+
+// Every table as Prometheus metric families (render::metrics), then
+// histd's own. Triggers that did not restore have no table.
+std::string metrics_text(engine::Engine& engine, const render::MetricsOptions& options) {
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<readout::EventHist> events;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
+    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
+    if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
+  }
+  render::DaemonStats daemon = daemon_stats(engine);
+  daemon.scrape_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return render::metrics(events, engine.resolver(), options, &daemon);
 }
 
 }  // namespace histd::control

@@ -13,6 +13,7 @@
 
 #include "histd/config.h"
 #include "histd/engine.h"
+#include "histd/render.h"
 
 namespace histd::control {
 
@@ -54,9 +55,20 @@ nlohmann::json failure(int err, const std::string& message);
 // (config::reconcile, serialized with SIGHUP's). Empty: the op is refused.
 using ReloadHook = std::function<config::Report()>;
 
+// What the ops need besides the engine.
+struct Services {
+  ReloadHook reload;
+  // Label sets of a table a metrics scrape writes (histd --metrics-max-series).
+  size_t metrics_max_series = 10000;
+};
+
 // Answers one request from `peer`: access, the members' types, then the op.
 // A bad request gets an error reply; nothing a client sends throws.
 nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, const Peer& peer,
-                        const Access& access, const ReloadHook& reload = {});
+                        const Access& access, const Services& services = {});
+
+// What a metrics scrape answers (op "metrics", histd --textfile-dir): every
+// table, then histd's own state (docs/metrics.md).
+std::string metrics_text(engine::Engine& engine, const render::MetricsOptions& options);
 
 }  // namespace histd::control

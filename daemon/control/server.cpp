@@ -49,15 +49,16 @@ Expected<std::unique_ptr<Server>> Server::open(const std::filesystem::path& sock
   return s;
 }
 
-Expected<std::unique_ptr<Server>> Server::open_metrics(const std::filesystem::path& socket_path, gid_t group) {
-  auto s = HISTD_TRY(open(socket_path, group));
+Expected<std::unique_ptr<Server>> Server::open_metrics(const std::filesystem::path& socket_path, gid_t group,
+                                                      ServerLimits limits) {
+  auto s = HISTD_TRY(open(socket_path, group, limits));
   s->access_.metrics_only = true;
   return s;
 }
 
 void Server::start(engine::Engine& engine, ReloadHook reload) {
   engine_ = &engine;
-  reload_ = std::move(reload);
+  services_ = Services{std::move(reload), limits_.metrics_max_series};
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -145,7 +146,7 @@ void Server::handle(int fd) {
   try {
     auto request = conn.receive(limits_.request_deadline);
     if (request) {
-      reply = dispatch(*engine_, *request, peer, access_, reload_);
+      reply = dispatch(*engine_, *request, peer, access_, services_);
     } else {
       const Error& e = request.error();
       // EPIPE: the client is gone (a truncated frame); ECANCELED: histd is

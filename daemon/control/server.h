@@ -32,6 +32,8 @@ struct ServerLimits {
   size_t max_connections = 16;
   std::chrono::milliseconds request_deadline{5000};  // the whole request, from accept
   std::chrono::milliseconds reply_deadline{10000};   // the whole reply
+  // Label sets of a table a metrics scrape writes (histd --metrics-max-series).
+  size_t metrics_max_series = 10000;
 };
 
 class Server {
@@ -43,7 +45,8 @@ class Server {
                                                 ServerLimits limits = {});
   // The same for the metrics socket: it answers the metrics op only (its
   // peers, root and `group`, may change nothing).
-  static Expected<std::unique_ptr<Server>> open_metrics(const std::filesystem::path& socket_path, gid_t group);
+  static Expected<std::unique_ptr<Server>> open_metrics(const std::filesystem::path& socket_path, gid_t group,
+                                                        ServerLimits limits = {});
   // Answers from now on, on threads of its own (start them after any fork);
   // `reload` answers `histctl reload`.
   void start(engine::Engine& engine, ReloadHook reload = {});
@@ -68,7 +71,7 @@ class Server {
   void handle(int fd);
 
   engine::Engine* engine_ = nullptr;
-  ReloadHook reload_;
+  Services services_;
   Access access_;
   ServerLimits limits_;
   std::unique_ptr<SocketFile> socket_;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -24,6 +25,7 @@
 #include "histd/engine.h"
 #include "histd/instances.h"
 #include "histd/metrics_listener.h"
+#include "histd/textfile_writer.h"
 #include "histd/runtime.h"
 
 namespace {
@@ -76,17 +78,27 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
 // From a mounted tree to the end: daemonize, listen, serve until a signal
 // or until the tree goes away, then detach and unmount.
 // --metrics-listen: the metrics socket and the exporter on the port (none: off).
+// --textfile-dir: the writer of DIR/histd.prom (none: off).
 struct Metrics {
   std::unique_ptr<histd::control::Server> socket;
   std::unique_ptr<histd::daemon::MetricsListener> listener;
+  std::unique_ptr<histd::daemon::TextfileWriter> textfile;
 };
+
+histd::control::ServerLimits server_limits(const Options& opt) {
+  histd::control::ServerLimits limits;
+  limits.metrics_max_series = opt.metrics_max_series;
+  return limits;
+}
 
 histd::Expected<Metrics> open_metrics(const Options& opt) {
   Metrics m;
+  if (!opt.textfile_dir.empty())
+    m.textfile = HISTD_TRY(histd::daemon::TextfileWriter::open(opt.textfile_dir, std::chrono::seconds(opt.textfile_interval)));
   if (opt.metrics_listen.empty()) return m;
   const std::filesystem::path sock = std::filesystem::path(opt.socket).parent_path() / "metrics.sock";
   m.listener = HISTD_TRY(histd::daemon::MetricsListener::open(opt.metrics_listen, opt.metrics_user, sock));
-  m.socket = HISTD_TRY(histd::control::Server::open_metrics(sock, m.listener->gid()));
+  m.socket = HISTD_TRY(histd::control::Server::open_metrics(sock, m.listener->gid(), server_limits(opt)));
   return m;
 }
 
@@ -110,6 +122,10 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
     metrics.socket->start(eng);
     metrics.listener->start();
   }
+  if (metrics.textfile)
+    metrics.textfile->start([&eng, &opt] {
+      return control::metrics_text(eng, {render::MetricsFormat::Prometheus, opt.metrics_max_series});
+    });
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.
   sd_notify(0, "READY=1");
@@ -131,6 +147,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
   metrics.listener.reset();  // the exporter ends first, then its socket
   metrics.socket.reset();
+  metrics.textfile.reset();
   server.reset();
   reloader.stop();
   // Detach every program before the tree goes away, then unmount.
@@ -157,7 +174,7 @@ int run(const Options& opt) {
   // The control socket before anything is mounted: a refused path (a file
   // that is not a stale socket, a directory others may change) stops histd
   // here. It answers from start(), after the fork.
-  auto server = control::Server::open(opt.socket, group);
+  auto server = control::Server::open(opt.socket, group, server_limits(opt));
   if (!server) return failed(server.error());
   // The metrics port is bound now, and the exporter's user checked: a
   // refusal stops histd before it mounts anything.
@@ -270,6 +287,16 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-user", opt.metrics_user,
                  "the user histd-exporter runs as (not root; without capabilities, it may read the metrics only)")
       ->capture_default_str();
+  app.add_option("--metrics-max-series", opt.metrics_max_series,
+                 "label sets of a table a scrape writes; the others are counted in histd_metrics_series_dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{10000000}));
+  app.add_option("--textfile-dir", opt.textfile_dir,
+                 "write the metrics to DIR/histd.prom every --textfile-interval seconds, whole (renamed into "
+                 "place), for node_exporter's textfile collector (default: off)");
+  app.add_option("--textfile-interval", opt.textfile_interval, "seconds between writes of --textfile-dir")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");
   // Every option can also come from a config file (key = value lines, the
@@ -283,6 +310,7 @@ int main(int argc, char** argv) {
   if (!opt.tracefs.empty()) opt.tracefs = std::filesystem::absolute(opt.tracefs).string();
   if (!opt.config_dir.empty()) opt.config_dir = std::filesystem::absolute(opt.config_dir).string();
   if (!opt.pin_dir.empty()) opt.pin_dir = std::filesystem::absolute(opt.pin_dir).string();
+  if (!opt.textfile_dir.empty()) opt.textfile_dir = std::filesystem::absolute(opt.textfile_dir).string();
   if (opt.clang.find('/') != std::string::npos) opt.clang = std::filesystem::absolute(opt.clang).string();
   return run(opt);
 }

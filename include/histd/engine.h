@@ -6,6 +6,7 @@
 // Thread-safe: every public call takes the engine's lock.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -129,6 +130,15 @@ struct Usage {
   uint32_t possible_cpus = 0;
 };
 
+// How long the trigger changes that loaded programs took to take effect
+// (compile, load, attach: Engine::run's deploy), as counts per bucket.
+struct ActivationTimes {
+  static constexpr std::array<double, 10> kBounds{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};  // seconds
+  std::array<uint64_t, kBounds.size() + 1> counts{};  // bucket i up to kBounds[i]; the last past them all
+  double sum_seconds = 0;
+  void add(std::chrono::duration<double> took);
+};
+
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
@@ -179,6 +189,7 @@ class Engine {
   // Every attached event with the events its programs missed.
   std::vector<EventMissed> missed();
   RingLost ring_lost() const;
+  ActivationTimes activation_times();
   // Since the engine was created (histd's start).
   std::chrono::steady_clock::duration uptime() const { return std::chrono::steady_clock::now() - started_; }
   // The generated BPF C of an event as it is loaded now ("" without triggers).
@@ -408,6 +419,7 @@ class Engine {
   std::string state_file_problem_;
   bool restoring_ = false;  // restore() applies the saved entries: nothing is saved meanwhile
   std::map<catalog::EventId, EventNotes> notes_;
+  ActivationTimes activation_times_;
   // THE logical state: which triggers and synthetic events exist. Every
   // command is decided by it (registry::Registry::apply) and deployed
   // before it is replaced.

@@ -162,8 +162,26 @@ struct MetricsOptions {
   MetricsFormat format = MetricsFormat::Prometheus;
   size_t max_series = 10000;
 };
+// histd's own state, written after the tables as histd_* families
+// (docs/metrics.md, "histd itself").
+struct DaemonStats {
+  std::string version;
+  double start_time_seconds = 0;  // since the epoch
+  uint64_t triggers = 0, max_triggers = 0;
+  uint64_t synthetic_events = 0, max_synthetic_events = 0;
+  uint64_t map_memory = 0, max_map_memory = 0;  // bytes
+  uint64_t missed_events = 0;                   // every event the recursion guard kept from histd
+  uint64_t ring_lost_trace_records = 0, ring_lost_snapshot_notices = 0;
+  uint64_t compiles_by_server = 0, compiles_by_clang = 0, compiler_starts = 0;
+  // How long trigger changes took to take effect: hits per bucket, bucket i
+  // up to bounds[i] seconds, the last one (+Inf) past them all.
+  std::vector<double> activation_bounds;
+  std::vector<uint64_t> activation_counts;
+  double activation_sum_seconds = 0;
+  double scrape_seconds = 0;  // reading the tables for this scrape
+};
 std::string metrics(const std::vector<readout::EventHist>& events, const Resolver& resolver,
-                    const MetricsOptions& options = {});
+                    const MetricsOptions& options = {}, const DaemonStats* daemon = nullptr);
 
 }  // namespace histd::render
 

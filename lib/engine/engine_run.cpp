@@ -6,6 +6,18 @@
 
 namespace histd::engine {
 
+void ActivationTimes::add(std::chrono::duration<double> took) {
+  size_t i = 0;
+  while (i < kBounds.size() && took.count() > kBounds[i]) ++i;
+  ++counts[i];
+  sum_seconds += took.count();
+}
+
+ActivationTimes Engine::activation_times() {
+  std::lock_guard lock(mu_);
+  return activation_times_;
+}
+
 CommandResult Engine::refuse(registry::Refusal no, const catalog::EventId* ev, const std::string& location) {
   // Field variables were tried on their matching events as commands there:
   // their hist files drop an older error, and show a refusal of their own.
@@ -25,8 +37,10 @@ CommandResult Engine::run(const registry::Command& command, const catalog::Event
   // hist file shows what became of it.
   for (const registry::Change& c : applied->changes)
     if (c.kind == registry::Change::Kind::TriggerAdded && (!ev || c.event != *ev)) begin_command(c.event);
+  const auto began = std::chrono::steady_clock::now();
   CommandResult r = deployer_->deploy(applied->changes, applied->next, ev, text);
   if (!r) return r;
+  if (!applied->changes.empty()) activation_times_.add(std::chrono::steady_clock::now() - began);
   registry_ = std::move(applied->next);
   return Unit{};
 }

@@ -143,6 +143,7 @@ class Writer {
  public:
   Writer(const Resolver& res, const MetricsOptions& opt) : res_(res), opt_(opt) {}
   void table(const readout::HistTable& t);
+  void daemon(const DaemonStats& d);
   std::string finish();
 
  private:
@@ -257,6 +258,46 @@ void Writer::write_series(const std::string& base, const table::Table& tab, int 
   }
 }
 
+void Writer::daemon(const DaemonStats& d) {
+  const bool om = opt_.format == MetricsFormat::OpenMetrics;
+  auto one = [&](const char* name, const char* type, const char* help, auto value) {
+    const bool counter = std::strcmp(type, "counter") == 0;
+    family(om || !counter ? name : std::string(name) + "_total", type, help);
+    out_ += fmt::format("{}{} {}\n", name, counter ? "_total" : "", value);
+  };
+  family("histd_build_info", "gauge", "histd's version");
+  out_ += fmt::format("histd_build_info{{version=\"{}\"}} 1\n", escaped(d.version, true));
+  one("histd_start_time_seconds", "gauge", "when histd started, in seconds since the epoch",
+      fmt::format("{:.3f}", d.start_time_seconds));
+  one("histd_triggers", "gauge", "hist and enable triggers", d.triggers);
+  one("histd_triggers_limit", "gauge", "histd --max-triggers", d.max_triggers);
+  one("histd_synthetic_events", "gauge", "synthetic events defined", d.synthetic_events);
+  one("histd_synthetic_events_limit", "gauge", "histd --max-synthetic-events", d.max_synthetic_events);
+  one("histd_map_memory_bytes", "gauge", "BPF map memory of the triggers", d.map_memory);
+  one("histd_map_memory_limit_bytes", "gauge", "histd --max-map-memory", d.max_map_memory);
+  one("histd_missed_events", "counter", "events the kernel's BPF recursion guard kept from histd's programs",
+      d.missed_events);
+  family(om ? "histd_ring_lost" : "histd_ring_lost_total", "counter",
+         "records the ring buffer to histd turned away when histd fell behind");
+  out_ += fmt::format("histd_ring_lost_total{{kind=\"trace_records\"}} {}\n", d.ring_lost_trace_records);
+  out_ += fmt::format("histd_ring_lost_total{{kind=\"snapshot_notices\"}} {}\n", d.ring_lost_snapshot_notices);
+  family(om ? "histd_compiles" : "histd_compiles_total", "counter", "BPF compiles, by who compiled");
+  out_ += fmt::format("histd_compiles_total{{by=\"histd-cc\"}} {}\n", d.compiles_by_server);
+  out_ += fmt::format("histd_compiles_total{{by=\"clang\"}} {}\n", d.compiles_by_clang);
+  one("histd_compiler_starts", "counter", "starts of the resident compiler histd-cc", d.compiler_starts);
+  family("histd_activation_seconds", "histogram", "time a trigger change took to take effect (compile, load, attach)");
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < d.activation_counts.size(); ++i) {
+    cumulative += d.activation_counts[i];
+    const std::string le = i < d.activation_bounds.size() ? fmt::format("{}", d.activation_bounds[i]) : "+Inf";
+    out_ += fmt::format("histd_activation_seconds_bucket{{le=\"{}\"}} {}\n", le, cumulative);
+  }
+  out_ += fmt::format("histd_activation_seconds_count {}\nhistd_activation_seconds_sum {:.6f}\n", cumulative,
+                      d.activation_sum_seconds);
+  one("histd_scrape_duration_seconds", "gauge", "time this scrape took to read the tables",
+      fmt::format("{:.6f}", d.scrape_seconds));
+}
+
 std::string Writer::finish() {
   const bool om = opt_.format == MetricsFormat::OpenMetrics;
   auto stat_family = [&](const char* name, const char* type, const char* help, auto value) {
@@ -284,10 +325,11 @@ std::string Writer::finish() {
 }  // namespace
 
 std::string metrics(const std::vector<readout::EventHist>& events, const Resolver& resolver,
-                    const MetricsOptions& options) {
+                    const MetricsOptions& options, const DaemonStats* daemon) {
   Writer w(resolver, options);
   for (const readout::EventHist& e : events)
     for (const readout::HistTable& t : e.tables) w.table(t);
+  if (daemon) w.daemon(*daemon);
   return w.finish();
 }
 

@@ -191,5 +191,54 @@ TEST(MetricsRender, NoTablesNoFamilies) {
   EXPECT_EQ(render::metrics({}, render::null_resolver(), {MetricsFormat::OpenMetrics, 1}), "# EOF\n");
 }
 
+render::DaemonStats daemon_stats() {
+  render::DaemonStats d;
+  d.version = "0.1.0";
+  d.start_time_seconds = 1700000000.25;
+  d.triggers = 3;
+  d.max_triggers = 1024;
+  d.map_memory = 4096;
+  d.max_map_memory = 1 << 20;
+  d.missed_events = 7;
+  d.ring_lost_trace_records = 2;
+  d.compiles_by_server = 5;
+  d.compiles_by_clang = 1;
+  d.compiler_starts = 1;
+  d.activation_bounds = {0.01, 0.1};
+  d.activation_counts = {2, 1, 1};  // the last past 0.1 s
+  d.activation_sum_seconds = 0.75;
+  d.scrape_seconds = 0.0125;
+  return d;
+}
+
+TEST(MetricsRender, HistdItselfAfterTheTables) {
+  const render::DaemonStats d = daemon_stats();
+  const std::string text = render::metrics({}, render::null_resolver(), {}, &d);
+  for (const char* line :
+       {"histd_build_info{version=\"0.1.0\"} 1\n", "histd_start_time_seconds 1700000000.250\n", "histd_triggers 3\n",
+        "histd_triggers_limit 1024\n", "histd_map_memory_bytes 4096\n", "histd_map_memory_limit_bytes 1048576\n",
+        "# TYPE histd_missed_events_total counter\nhistd_missed_events_total 7\n",
+        "histd_ring_lost_total{kind=\"trace_records\"} 2\n", "histd_ring_lost_total{kind=\"snapshot_notices\"} 0\n",
+        "histd_compiles_total{by=\"histd-cc\"} 5\n", "histd_compiles_total{by=\"clang\"} 1\n",
+        "histd_compiler_starts_total 1\n", "histd_scrape_duration_seconds 0.012500\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  // Cumulative buckets, +Inf the count.
+  EXPECT_NE(text.find("# TYPE histd_activation_seconds histogram\n"
+                      "histd_activation_seconds_bucket{le=\"0.01\"} 2\n"
+                      "histd_activation_seconds_bucket{le=\"0.1\"} 3\n"
+                      "histd_activation_seconds_bucket{le=\"+Inf\"} 4\n"
+                      "histd_activation_seconds_count 4\nhistd_activation_seconds_sum 0.750000\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(MetricsRender, HistdItselfComesBeforeOpenMetricsEof) {
+  const render::DaemonStats d = daemon_stats();
+  const std::string text = render::metrics({}, render::null_resolver(), {MetricsFormat::OpenMetrics, 1}, &d);
+  EXPECT_NE(text.find("# TYPE histd_missed_events counter\nhistd_missed_events_total 7\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE histd_compiles counter\n"), std::string::npos);
+  EXPECT_TRUE(text.ends_with("histd_scrape_duration_seconds 0.012500\n# EOF\n")) << text;
+}
+
 }  // namespace
 }  // namespace histd
