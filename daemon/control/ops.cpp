@@ -289,18 +289,21 @@ json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())
 
 // `histctl metrics`: every table as Prometheus metric families
 // (render::metrics), in the text format 0.0.4 or ("command": "openmetrics")
-// OpenMetrics 1.0. Triggers that did not restore have no table.
+// OpenMetrics 1.0; ("command": "html") as histd-exporter's page at `/`
+// (render::page). Triggers that did not restore have no table.
 json op_metrics(Call& c) {
   render::MetricsOptions options;
+  const bool page = c.command == "html";
   if (c.command == "openmetrics") options.format = render::MetricsFormat::OpenMetrics;
-  else if (!c.command.empty() && c.command != "prometheus")
-    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus or openmetrics)");
+  else if (!c.command.empty() && c.command != "prometheus" && !page)
+    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus, openmetrics or html)");
   std::vector<readout::EventHist> events;
   std::set<std::pair<std::string, std::string>> seen;
   for (const engine::TriggerInfo& t : c.engine.trigger_lines()) {
     if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
     if (auto h = c.engine.hist(t.system, t.event)) events.push_back(std::move(*h));
   }
+  if (page) return success(render::page(events, c.engine.resolver()));
   return success(render::metrics(events, c.engine.resolver(), options));
 }
 json op_clear_errors(Call& c) {
