@@ -24,6 +24,7 @@ PACKAGES=(
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
   linux-source-6.12 xz-utils iputils-ping  # the kernel's ftrace selftests (run from the source tarball; some need ping)
   prometheus python3-prometheus-client      # tests: promtool checks histd's metrics, the OpenMetrics parser reads them
+  chromium                   # tests: the page at / in a real headless browser
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
