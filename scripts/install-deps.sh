@@ -25,6 +25,7 @@ PACKAGES=(
   linux-source-6.12 xz-utils iputils-ping  # the kernel's ftrace selftests (run from the source tarball; some need ping)
   prometheus python3-prometheus-client      # tests: promtool checks histd's metrics, the OpenMetrics parser reads them,
   prometheus-node-exporter                  #   Prometheus scrapes two histds, node_exporter reads --textfile-dir
+  chromium                   # tests: the page at / in a real headless browser
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -287,12 +287,29 @@ json op_clear_trace(Call& c) {
 }
 json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
 
+// Every event that has hist triggers, with its tables. Triggers that did
+// not restore have no table.
+std::vector<readout::EventHist> hist_events(engine::Engine& engine) {
+  std::vector<readout::EventHist> events;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
+    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
+    if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
+  }
+  return events;
+}
+
+// `histctl metrics`: every table as Prometheus metric families
+// (metrics_text), in the text format 0.0.4 or ("command": "openmetrics")
+// OpenMetrics 1.0; ("command": "html") as histd-exporter's page at `/`
+// (render::page).
 json op_metrics(Call& c) {
   render::MetricsOptions options;
   options.max_series = c.services.metrics_max_series;
+  if (c.command == "html") return success(render::page(hist_events(c.engine), c.engine.resolver()));
   if (c.command == "openmetrics") options.format = render::MetricsFormat::OpenMetrics;
   else if (!c.command.empty() && c.command != "prometheus")
-    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus or openmetrics)");
+    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus, openmetrics or html)");
   return success(metrics_text(c.engine, options));
 }
 json op_clear_errors(Call& c) {
@@ -427,15 +444,10 @@ render::DaemonStats daemon_stats(engine::Engine& engine) {
 }  // namespace
 
 // Every table as Prometheus metric families (render::metrics), then
-// histd's own. Triggers that did not restore have no table.
+// histd's own.
 std::string metrics_text(engine::Engine& engine, const render::MetricsOptions& options) {
   const auto began = std::chrono::steady_clock::now();
-  std::vector<readout::EventHist> events;
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
-    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
-    if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
-  }
+  const std::vector<readout::EventHist> events = hist_events(engine);
   render::DaemonStats daemon = daemon_stats(engine);
   daemon.scrape_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return render::metrics(events, engine.resolver(), options, &daemon);

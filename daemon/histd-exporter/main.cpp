@@ -1,4 +1,4 @@
-// histd-exporter: histd's tables as Prometheus metrics over HTTP (issue 22,
+// histd-exporter: histd's tables as Prometheus metrics and a page over HTTP (issue 22,
 // docs/metrics.md). histd runs it (histd --metrics-listen ADDR:PORT) as an
 // unprivileged user, with no capabilities, on a listening socket histd
 // bound (--listen-fd); it reads the tables through histd's metrics socket
@@ -8,6 +8,10 @@
 // and time out.
 //   GET /metrics   the text format 0.0.4, or OpenMetrics 1.0 when the
 //                  scraper's Accept header asks for application/openmetrics-text
+//   GET /          every table as an HTML page with bar charts (render::page),
+//                  which loads nothing and reloads itself; served with a
+//                  Content-Security-Policy that allows inline styles only
+// HEAD as GET; other paths 404, other methods 405.
 #include <microhttpd.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -29,15 +33,22 @@ namespace {
 
 constexpr const char* kTextType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kOpenMetricsType = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+constexpr const char* kHtmlType = "text/html; charset=utf-8";
+// The page has inline styles and inline SVG, nothing else: no script, no
+// image, no frame, no form, no fetch. base-uri, form-action and
+// frame-ancestors do not fall back to default-src, so they are named.
+constexpr const char* kPagePolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+constexpr const char* kPaths = "histd-exporter: GET /metrics (Prometheus), GET / (the page)\n";
 constexpr int kHistdTimeoutSeconds = 10;
 
 struct Settings {
   std::string socket;
 };
 
-// The metrics from histd's metrics socket; "" and `error` set when histd
-// cannot be asked.
-std::string ask_histd(const Settings& s, bool openmetrics, std::string& error) {
+// The metrics from histd's metrics socket in `format` (prometheus,
+// openmetrics, html); "" and `error` set when histd cannot be asked.
+std::string ask_histd(const Settings& s, const char* format, std::string& error) {
   histd::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -54,7 +65,7 @@ std::string ask_histd(const Settings& s, bool openmetrics, std::string& error) {
     return {};
   }
   auto sent = histd::control::write_frame(
-      fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", openmetrics ? "openmetrics" : "prometheus"}});
+      fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", format}});
   if (!sent) {
     error = sent.error().context;
     return {};
@@ -75,6 +86,8 @@ MHD_Result reply(MHD_Connection* c, unsigned status, const std::string& body, co
   MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) return MHD_NO;
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  if (std::strcmp(type, kHtmlType) == 0) MHD_add_response_header(r, "Content-Security-Policy", kPagePolicy);
   const MHD_Result rc = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return rc;
@@ -88,22 +101,23 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     return MHD_YES;
   }
   if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0)
-    return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n", "text/plain; charset=utf-8");
-  if (std::strcmp(url, "/metrics") != 0)
-    return reply(c, MHD_HTTP_NOT_FOUND, "histd-exporter: GET /metrics\n", "text/plain; charset=utf-8");
+    return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, kPaths, "text/plain; charset=utf-8");
+  const bool page = std::strcmp(url, "/") == 0;
+  if (!page && std::strcmp(url, "/metrics") != 0)
+    return reply(c, MHD_HTTP_NOT_FOUND, kPaths, "text/plain; charset=utf-8");
   const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-  const bool openmetrics = accept && std::strstr(accept, "application/openmetrics-text");
+  const bool openmetrics = !page && accept && std::strstr(accept, "application/openmetrics-text");
   std::string error;
-  const std::string text = ask_histd(s, openmetrics, error);
+  const std::string text = ask_histd(s, page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
   if (!error.empty())
     return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", "text/plain; charset=utf-8");
-  return reply(c, MHD_HTTP_OK, text, openmetrics ? kOpenMetricsType : kTextType);
+  return reply(c, MHD_HTTP_OK, text, page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"histd-exporter: histd's tables as Prometheus metrics over HTTP (run by histd --metrics-listen)"};
+  CLI::App app{"histd-exporter: histd's tables as Prometheus metrics and a page over HTTP (run by histd --metrics-listen)"};
   Settings settings;
   int listen_fd = -1, stop_fd = -1;
   app.add_option("--listen-fd", listen_fd, "the listening TCP socket histd bound")->required();

@@ -282,8 +282,9 @@ int main(int argc, char** argv) {
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
   app.add_option("--metrics-listen", opt.metrics_listen,
-                 "serve every table as Prometheus metrics at http://ADDRESS:PORT/metrics (127.0.0.1:9464, "
-                 "[::1]:9464, :9464 for every address; default: off), from histd-exporter run as --metrics-user");
+                 "serve every table as Prometheus metrics at http://ADDRESS:PORT/metrics and as a page with bar "
+                 "charts at / (127.0.0.1:9464, [::1]:9464, :9464 for every address; default: off), from "
+                 "histd-exporter run as --metrics-user");
   app.add_option("--metrics-user", opt.metrics_user,
                  "the user histd-exporter runs as (not root; without capabilities, it may read the metrics only)")
       ->capture_default_str();

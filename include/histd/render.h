@@ -183,6 +183,25 @@ struct DaemonStats {
 std::string metrics(const std::vector<readout::EventHist>& events, const Resolver& resolver,
                     const MetricsOptions& options = {}, const DaemonStats* daemon = nullptr);
 
+// Every table as one self-contained HTML5 page (docs/metrics.md, "The
+// page"), which histd-exporter serves at `/`: per event, per table, the
+// trigger line, the totals, and for a table with a histogram key (a lone
+// .log2 or .buckets key, as in metrics()) an inline SVG bar chart per label
+// set of its other keys, one <rect> per non-empty bucket, most hits first;
+// a table without one lists its first entries as the hist file shows them.
+// Every text from a user or the traced system is HTML-escaped; kernel
+// addresses are hidden as from a reader who may not see them. The page
+// loads nothing (no script, no external resource) and reloads itself by
+// <meta http-equiv="refresh">.
+struct PageOptions {
+  unsigned refresh_seconds = 5;
+  size_t max_charts = 20;  // per table; the rest are counted, not drawn
+  size_t max_bars = 200;   // bucket slots per chart; the rest are counted
+  size_t max_rows = 50;    // entries listed of a table without a chart
+};
+std::string page(const std::vector<readout::EventHist>& events, const Resolver& resolver,
+                 const PageOptions& options = {});
+
 }  // namespace histd::render
 
 namespace histd::render {

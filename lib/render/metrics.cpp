@@ -3,18 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
 
 #include "histd/render.h"
+#include "render/labels.h"
 
 namespace histd::render {
 
 namespace {
-
-using table::KeyDisplay;
 
 // A metric or label name: [a-zA-Z_][a-zA-Z0-9_]* (':' is for recording
 // rules), anything else an underscore.
@@ -28,32 +26,11 @@ std::string metric_name(std::string_view s) {
   return out;
 }
 
-// Valid UTF-8 (a comm, a string field may hold any bytes; the formats want
-// UTF-8): each byte that does not start a well-formed sequence becomes U+FFFD.
-std::string utf8(std::string_view s) {
-  std::string out;
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-    if (ok) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out += "\xef\xbf\xbd";
-      ++i;
-    }
-  }
-  return out;
-}
-
 // Text as both formats escape it: backslash and newline, and in a label
 // value (`quotes`) the double quote; made valid UTF-8 first.
 std::string escaped(std::string_view raw, bool quotes) {
   std::string out;
-  for (char c : utf8(raw)) {
+  for (char c : valid_utf8(raw)) {
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
     else if (c == '"' && quotes) out += "\\\"";
@@ -66,62 +43,6 @@ uint32_t fnv1a32(std::string_view s) {
   uint32_t h = 2166136261u;
   for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
   return h;
-}
-
-// A key as a label shows it: the form its modifier renders, never a raw
-// kernel address (those are hidden as for a reader who may not see them).
-std::string key_label(const table::KeyColumn& k, const table::Row& r, const Resolver& res) {
-  const Options hide{true};
-  if (k.display == KeyDisplay::String) {
-    const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
-    const char* s = reinterpret_cast<const char*>(r.key.data() + k.offset);
-    return std::string(s, strnlen(s, end - k.offset));
-  }
-  if (k.display == KeyDisplay::Stacktrace) {
-    std::string out;
-    for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
-                         [&](uint64_t f) {
-                           const std::string s = res.symbol_offset(f);
-                           if (!out.empty()) out += ';';
-                           out += s.empty() ? "?" : s;
-                         });
-    return out;
-  }
-  const uint64_t addr = r.key_number(k.offset);
-  const uint64_t v = shown(addr, k.address, hide);
-  switch (k.display) {
-    case KeyDisplay::Hex:
-      return fmt::format("{:x}", v);
-    case KeyDisplay::Sym:
-    case KeyDisplay::SymOffset: {
-      const std::string s = k.display == KeyDisplay::Sym ? res.symbol(addr) : res.symbol_offset(addr);
-      return s.empty() ? "unknown" : s;
-    }
-    case KeyDisplay::Execname:
-      return std::string(r.comm);
-    case KeyDisplay::Syscall: {
-      const std::string s = res.syscall_name(v);
-      return s.empty() ? "unknown_syscall" : s;
-    }
-    case KeyDisplay::Log2:
-      return fmt::format("2^{}", v);
-    case KeyDisplay::Buckets:
-      return fmt::format("{}-{}", v, v + k.buckets - 1);
-    default:
-      return k.is_signed ? fmt::format("{}", static_cast<int64_t>(v)) : fmt::format("{}", v);
-  }
-}
-
-// The inclusive upper bound of a histogram key's bucket: the kernel's log2
-// bucket 2^v holds (2^(v-1), 2^v]; a .buckets=N bucket v holds [v, v+N-1].
-double upper_bound(const table::KeyColumn& k, uint64_t v) {
-  if (k.display == KeyDisplay::Log2) return std::ldexp(1.0, static_cast<int>(std::min<uint64_t>(v, 64)));
-  return static_cast<double>(v) + static_cast<double>(k.buckets) - 1;
-}
-
-std::string number(double v) {
-  if (v < 9007199254740992.0) return fmt::format("{}", static_cast<uint64_t>(v));  // exact below 2^53
-  return fmt::format("{}", v);
 }
 
 struct LabelSet {
@@ -186,13 +107,8 @@ void Writer::table(const readout::HistTable& t) {
   if (!families_.insert(base).second) return;
   const table::Table& tab = t.table;
   // A lone .log2 or .buckets key makes a histogram; the other keys are labels.
-  int hist_key = -1, bucketed = 0;
-  for (size_t i = 0; i < tab.keys.size(); ++i)
-    if (tab.keys[i].display == KeyDisplay::Log2 || tab.keys[i].display == KeyDisplay::Buckets) {
-      hist_key = static_cast<int>(i);
-      ++bucketed;
-    }
-  if (bucketed != 1) hist_key = -1;
+  const std::optional<size_t> histogram = histogram_key(tab);
+  const int hist_key = histogram ? static_cast<int>(*histogram) : -1;
   std::vector<std::string> names;
   for (size_t i = 0; i < tab.keys.size(); ++i) {
     if (static_cast<int>(i) == hist_key) continue;
@@ -218,7 +134,7 @@ void Writer::table(const readout::HistTable& t) {
     for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) it->second.sums[v] += r.vals[v];
     if (hist_key >= 0) {
       const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
-      it->second.buckets[upper_bound(k, r.key_number(k.offset))] += r.vals[0];
+      it->second.buckets[bucket_bounds(k, r.key_number(k.offset)).upper] += r.vals[0];
     }
   }
   const std::string help = fmt::format("{}:{} {}", p.system, p.event, p.trigger_text());
@@ -241,7 +157,7 @@ void Writer::write_series(const std::string& base, const table::Table& tab, int 
       uint64_t cumulative = 0;
       for (const auto& [bound, hits] : s.buckets) {
         cumulative += hits;
-        out_ += fmt::format("{}_bucket{} {}\n", name, labels(names, set, "le=\"" + number(bound) + "\""), cumulative);
+        out_ += fmt::format("{}_bucket{} {}\n", name, labels(names, set, "le=\"" + bound_text(bound) + "\""), cumulative);
       }
       out_ += fmt::format("{}_bucket{} {}\n", name, labels(names, set, "le=\"+Inf\""), s.sums[0]);
       // OpenMetrics has a _count only beside a _sum (the +Inf bucket says it).

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The page at / (issue 22): histd-exporter serves every table as HTML with
+# the headers that keep it inert (a Content-Security-Policy that allows
+# inline styles only, nosniff); Debian's headless chromium loads it without
+# a console error (and the same check does see a page's error), draws one
+# bar per non-empty bucket of a .log2 key, as many as the hist file has
+# rows, with the counts of its rows, and shows a comm that carries HTML as
+# text, not as an element.
+source "$(dirname "$0")/lib.sh"
+command -v chromium >/dev/null || { echo "FAIL: chromium is needed (apt-get install chromium)"; exit 1; }
+CLOSE=$(dirname "$HISTD_BIN")/histd_bench_close
+[ -x "$CLOSE" ] || { echo "FAIL: no $CLOSE"; exit 1; }
+BROWSER=$(dirname "$0")/page_in_browser.py
+WORKERS=()
+test_cleanup() { for p in "${WORKERS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; }
+# The exporter's user reaches the metrics socket beside the control socket.
+chmod 755 "$WORK"
+PORT=
+for p in $(seq 19350 19399); do
+  python3 -c "import socket; socket.socket().bind(('127.0.0.1', $p))" 2>/dev/null && { PORT=$p; break; }
+done
+[ -n "$PORT" ] || { echo "FAIL: no free port in 19350-19399"; exit 1; }
+URL=http://127.0.0.1:$PORT
+histd_start --metrics-listen "127.0.0.1:$PORT"
+
+# worker NAME COMMAND...: starts COMMAND, which prints its pid and then
+# waits for a line on its stdin ($WORK/NAME.go); sets PID.
+worker() {
+  local name=$1; shift
+  mkfifo "$WORK/$name.go"
+  "$@" <>"$WORK/$name.go" >"$WORK/$name.pid" &  # read-write: the open does not wait for a writer
+  WORKERS+=($!)
+  for _ in $(seq 100); do [ -s "$WORK/$name.pid" ] && break; sleep 0.05; done
+  PID=$(head -1 "$WORK/$name.pid")
+}
+go() { echo go >"$WORK/$1.go"; wait "${WORKERS[$2]}" || true; }
+
+# A known distribution: close() on fds 5..64 (none open), so fd.log2 has
+# 4 in 2^3 (5-8), 8 in 2^4, 16 in 2^5 and 32 in 2^6. Only the worker's
+# closes count: other tests close fds too.
+C=$MNT/events/syscalls/sys_enter_close
+worker close "$CLOSE" 60 5
+echo "hist:keys=fd.log2 if common_pid == $PID" >"$C/trigger"
+# A process whose comm carries HTML closes three fds (bucket 2^17).
+worker named python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(15, b"<b>x</b>", 0, 0, 0)  # PR_SET_NAME
+print(os.getpid(), flush=True)
+sys.stdin.readline()
+for fd in range(100000, 100003):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+'
+echo "hist:keys=common_pid.execname,fd.log2 if common_pid == $PID" >>"$C/trigger"
+go close 0
+go named 1
+
+# status, then the headers asked for, then the body.
+fetch() {
+  python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+url, method, headers = sys.argv[1], sys.argv[2], sys.argv[3:]
+try:
+    r = urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10)
+except urllib.error.HTTPError as e:
+    r = e
+print(r.status)
+for h in headers:
+    print(f"{h}: {r.headers.get(h)}")
+sys.stdout.write(r.read().decode())
+PY
+}
+for _ in $(seq 50); do fetch "$URL/" GET >/dev/null 2>&1 && break; sleep 0.1; done
+fetch "$URL/" GET Content-Type Content-Security-Policy X-Content-Type-Options >"$WORK/page.out"
+expect_eq "GET /: an HTML page, inert" "200
+Content-Type: text/html; charset=utf-8
+Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'
+X-Content-Type-Options: nosniff" "$(head -4 "$WORK/page.out")"
+expect_eq "which reloads itself every 5 s" "1" "$(grep -c '<meta http-equiv="refresh" content="5">' "$WORK/page.out")"
+expect_eq "HEAD /: the same headers, no body" "200
+Content-Type: text/html; charset=utf-8" "$(fetch "$URL/" HEAD Content-Type)"
+expect_eq "/metrics still serves the metrics" "200
+Content-Type: text/plain; version=0.0.4; charset=utf-8" "$(fetch "$URL/metrics" GET Content-Type | head -2)"
+expect_eq "another path: 404, naming both" "404
+histd-exporter: GET /metrics (Prometheus), GET / (the page)" "$(fetch "$URL/index.html" GET)"
+
+# The browser: the page, then a page with a deliberate error (so a check
+# that saw no error could not pass unnoticed).
+mkdir "$WORK/browser"
+python3 "$BROWSER" "$WORK/browser" "$URL/" 'data:text/html,<title>t</title><script>nosuch()</script>' \
+  >"$WORK/browser.json" || { echo "FAIL: the browser did not load the page"; tail -20 "$WORK/browser/browser.log"; exit 1; }
+# field N EXPRESSION [ARG]: EXPRESSION over the report on page N (r), 0-based;
+# ARG is sys.argv[2].
+field() {
+  python3 -c "import json, sys; r = json.loads(open(sys.argv[1]).readlines()[$1]); print($2)" "$WORK/browser.json" "${@:3}"
+}
+expect_eq "the page loads without console errors" "[]" "$(field 0 'r["errors"]')"
+expect_eq "the check sees a page's error" "yes" \
+  "$(field 1 '"yes" if any("nosuch is not defined" in e for e in r["errors"]) else r["errors"]')"
+
+# Bars as "2^N:count", sorted, from the chart captioned CAPTION and from the
+# hist file's table TABLE (1-based).
+bars() {
+  field 0 "'\n'.join(sorted(
+    t.split(' ~ ')[1].split(' ')[0] + ':' + t.rsplit(': ', 1)[1]
+    for c in r['charts'] if c['caption'].startswith(sys.argv[2]) for t in c['bars']))" "$1"
+}
+rows_of() {
+  awk -v want="$1" '/^# event histogram/ {n++} n == want && /^\{/ {
+      match($0, /2\^[0-9]+/); b = substr($0, RSTART, RLENGTH); sub(/.*hitcount: */, ""); print b ":" $1 }' "$C/hist" | LC_ALL=C sort
+}
+expect_eq "the hist file: the known distribution" "2^3:4
+2^4:8
+2^5:16
+2^6:32" "$(rows_of 1)"
+expect_eq "the chart: one bar per non-empty bucket, each with its row's count" "$(rows_of 1)" "$(bars 'all entries')"
+expect_eq "as many bars as the hist file has rows" "$(rows_of 1 | wc -l)" \
+  "$(field 0 'sum(len(c["bars"]) for c in r["charts"] if c["caption"].startswith("all entries"))')"
+expect_eq "the comm's chart: its one bucket" "2^17:3" "$(bars 'common_pid: <b>x</b>')"
+expect_eq "the comm that carries HTML shows as text" "yes" \
+  "$(field 0 '"yes" if "common_pid: <b>x</b>" in r["text"] else r["text"]')"
+expect_eq "and made no element" "0" "$(field 0 'r["elements"].get("b", 0)')"
+expect_eq "the page runs nothing and loads nothing" "0 0 0 0" \
+  "$(field 0 '" ".join(str(r["elements"].get(t, 0)) for t in ("script", "img", "link", "iframe"))')"
+finish
