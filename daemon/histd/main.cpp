@@ -234,6 +234,27 @@ void keep_freed_heap() {
 
 }  // namespace
 
+// --metrics-*, --textfile-*: how the tables reach Prometheus (docs/metrics.md).
+void add_metrics_options(CLI::App& app, Options& opt) {
+  app.add_option("--metrics-listen", opt.metrics_listen,
+                 "serve every table as Prometheus metrics at http://ADDRESS:PORT/metrics and as a page with bar "
+                 "charts at / (127.0.0.1:9464, [::1]:9464, :9464 for every address; default: off), from "
+                 "histd-exporter run as --metrics-user");
+  app.add_option("--metrics-user", opt.metrics_user,
+                 "the user histd-exporter runs as (not root; without capabilities, it may read the metrics only)")
+      ->capture_default_str();
+  app.add_option("--metrics-max-series", opt.metrics_max_series,
+                 "label sets of a table a scrape writes; the others are counted in histd_metrics_series_dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{10000000}));
+  app.add_option("--textfile-dir", opt.textfile_dir,
+                 "write the metrics to DIR/histd.prom every --textfile-interval seconds, whole (renamed into "
+                 "place), for node_exporter's textfile collector (default: off)");
+  app.add_option("--textfile-interval", opt.textfile_interval, "seconds between writes of --textfile-dir")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+}
+
 int main(int argc, char** argv) {
   keep_freed_heap();
   CLI::App app{"histd: the kernel's hist trigger language on eBPF, served as a tracefs-shaped FUSE tree"};
@@ -281,23 +302,7 @@ int main(int argc, char** argv) {
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
-  app.add_option("--metrics-listen", opt.metrics_listen,
-                 "serve every table as Prometheus metrics at http://ADDRESS:PORT/metrics and as a page with bar "
-                 "charts at / (127.0.0.1:9464, [::1]:9464, :9464 for every address; default: off), from "
-                 "histd-exporter run as --metrics-user");
-  app.add_option("--metrics-user", opt.metrics_user,
-                 "the user histd-exporter runs as (not root; without capabilities, it may read the metrics only)")
-      ->capture_default_str();
-  app.add_option("--metrics-max-series", opt.metrics_max_series,
-                 "label sets of a table a scrape writes; the others are counted in histd_metrics_series_dropped")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{10000000}));
-  app.add_option("--textfile-dir", opt.textfile_dir,
-                 "write the metrics to DIR/histd.prom every --textfile-interval seconds, whole (renamed into "
-                 "place), for node_exporter's textfile collector (default: off)");
-  app.add_option("--textfile-interval", opt.textfile_interval, "seconds between writes of --textfile-dir")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 86400));
+  add_metrics_options(app, opt);
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");
   // Every option can also come from a config file (key = value lines, the
