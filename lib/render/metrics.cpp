@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
 
+#include "histd/modifier.h"
 #include "histd/render.h"
 
 namespace histd::render {
@@ -112,11 +112,13 @@ std::string key_label(const table::KeyColumn& k, const table::Row& r, const Reso
   }
 }
 
-// The inclusive upper bound of a histogram key's bucket: the kernel's log2
-// bucket 2^v holds (2^(v-1), 2^v]; a .buckets=N bucket v holds [v, v+N-1].
+// The inclusive upper bound of a histogram key's bucket (modifier::key_bounds:
+// the kernel's log2 bucket 2^v holds (2^(v-1), 2^v], a .buckets=N bucket v
+// holds [v, v+N-1]).
 double upper_bound(const table::KeyColumn& k, uint64_t v) {
-  if (k.display == KeyDisplay::Log2) return std::ldexp(1.0, static_cast<int>(std::min<uint64_t>(v, 64)));
-  return static_cast<double>(v) + static_cast<double>(k.buckets) - 1;
+  const modifier::ModifierInfo* m = modifier::by_key_display(k.display);
+  return static_cast<double>(
+      modifier::key_bounds(m ? m->transform : modifier::KeyTransform::None, k.buckets, v).upper);
 }
 
 std::string number(double v) {
