@@ -1,47 +1,39 @@
 // histctl: the command-line front end of histd. Talks to histd's control
 // socket, except `check`, which runs the pipeline offline.
-#include <grp.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <optional>
-#include <thread>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "control/protocol.h"
+#include "histctl/client.h"
+#include "histctl/percentiles.h"
+#include "histctl/watch.h"
 #include "histd/catalog.h"
 #include "histd/pipeline.h"
-#include "histd/fd.h"
+#include "histd/quantile.h"
 
 namespace {
 
 using nlohmann::json;
 
-// Exit codes, as kExitStatus documents them (so do docs/histctl.md and the
-// man page: the doc-test compares the first with `histctl --help`).
-constexpr int kRefused = 1;
-constexpr int kUnreachable = 2;
-constexpr int kBadArguments = 2;
-constexpr int kDenied = 3;
+using namespace histd::histctl;
 
+// The exit codes (client.h), as kExitStatus documents them (so do
+// docs/histctl.md and the man page: the doc-test compares the first with
+// `histctl --help`).
 constexpr const char* kExitStatus =
     "Exit status:\n"
     "  0  success\n"
     "  1  the command was refused: histd's error is printed, with a caret under the fault\n"
     "     (restore: some saved entries still do not restore; reload: a line of the configuration was not\n"
-    "     applied; check, explain: the command does not compile)\n"
+    "     applied; check, explain: the command does not compile; show --percentiles: a table has no key\n"
+    "     to take them over)\n"
     "  2  histd could not be reached, or the arguments were wrong (an unknown command or option,\n"
     "     a missing argument, a format file that cannot be read)\n"
     "  3  the caller may not use histd's control socket (root, or histd's --group, only)\n";
@@ -51,11 +43,6 @@ constexpr const char* kExitStatus =
 constexpr const char* kRawSyscallsHelp =
     "show the program as histd --raw-syscalls loads it: a syscalls event that can be is entered from the raw "
     "sys_enter/sys_exit tracepoint (default: from its own tracepoint)";
-
-// The command with a caret under the offending byte.
-std::string caret_block(const std::string& command, size_t caret) {
-  return fmt::format("  {}\n  {}^\n", command, std::string(caret, ' '));
-}
 
 int check(const std::string& command, const std::string& format_path, const std::string& system, bool explain,
           bool raw_syscalls) {
@@ -104,100 +91,41 @@ int explain_event(const std::string& event, const std::string& command, const st
                raw_syscalls);
 }
 
-// The message for a caller the socket's mode keeps out: its group, if it
-// has one, is the --group histd was given.
-std::string denied_message(const std::string& socket_path) {
-  struct stat st {};
-  if (stat(socket_path.c_str(), &st) == 0 && st.st_gid != 0 && (st.st_mode & S_IRWXG)) {
-    const struct group* g = getgrgid(st.st_gid);
-    return "histd's control socket needs root or membership of group " +
-           (g ? std::string(g->gr_name) : std::to_string(st.st_gid));
-  }
-  return "histd's control socket needs root";
+// --percentiles' list, or nullopt after saying where it is wrong.
+std::optional<std::vector<histd::quantile::Percentile>> percentile_list(const std::string& list) {
+  auto parsed = histd::quantile::parse_list(list);
+  if (parsed) return *parsed;
+  fmt::print(stderr, "histctl: --percentiles: {}\n{}", parsed.error().message,
+             caret_block(list, parsed.error().position));
+  return std::nullopt;
 }
 
-// Sends one request and returns the reply, or prints why not and sets
-// `rc` to the exit code.
-std::optional<json> request(const std::string& socket_path, const json& req, int& rc) {
-  histd::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  rc = kUnreachable;
-  if (!fd || connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    if (errno == EACCES || errno == EPERM) {
-      fmt::print(stderr, "histctl: {} ({}: {})\n", denied_message(socket_path), socket_path, std::strerror(errno));
-      rc = kDenied;
-      return std::nullopt;
-    }
-    fmt::print(stderr, "histctl: cannot connect to histd at {}: {}\n", socket_path, std::strerror(errno));
-    return std::nullopt;
+// show --percentiles: the percentiles of each table of the event, as text or
+// JSON; exit 1 when a table has none to give (said on stderr, naming it).
+int show_percentiles(const std::string& socket_path, const std::string& event, const std::string& list,
+                     const std::string& key, bool as_json) {
+  auto wanted = percentile_list(list);
+  if (!wanted) return kBadArguments;
+  int rc = 0;
+  auto doc = show_json(socket_path, event, rc);
+  if (!doc) return rc;
+  const json result = event_percentiles(*doc, KeyRules{key, true}, *wanted);
+  if (result["tables"].empty()) {
+    fmt::print(stderr, "histctl: {} has no hist trigger: no table to take percentiles of\n", event);
+    return kRefused;
   }
-  // A request histd would not take (it has answered and closed) fails to
-  // send; its answer may still be there to read.
-  auto st = histd::control::write_frame(fd.get(), req);
-  auto reply = histd::control::read_frame(fd.get());
-  if (!reply) {
-    fmt::print(stderr, "histctl: {}\n", st ? reply.error().context : st.error().context);
-    return std::nullopt;
+  if (as_json) fmt::print("{}\n", result.dump(2, ' ', false, json::error_handler_t::replace));
+  else fmt::print("{}", percentiles_text(result));
+  std::fflush(stdout);
+  rc = 0;
+  size_t index = 0;
+  for (const json& t : result["tables"]) {
+    ++index;
+    if (!t.contains("error")) continue;
+    fmt::print(stderr, "histctl: {}, table {} ({}): {}\n", event, index, t.value("trigger", ""), t.value("error", ""));
+    rc = kRefused;
   }
-  if (reply->value("denied", false)) {
-    fmt::print(stderr, "histctl: {}\n", reply->value("error", "permission denied"));
-    rc = kDenied;
-    return std::nullopt;
-  }
-  return *reply;
-}
-
-// watch: the event's tables every `interval` seconds, each value with its
-// change since the previous refresh.
-// The tables come as `show --json`'s document: JSON is the control socket's
-// wire format, decoded once here. It is not decoded into readout::EventHist,
-// whose keys are bytes: the JSON's are already rendered (symbols, strings).
-int watch(const std::string& socket_path, const std::string& event, double interval, int count) {
-  std::map<std::string, json> previous;  // table index + keys -> values
-  for (int i = 0; count <= 0 || i < count; ++i) {
-    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-    int rc = 0;
-    auto reply = request(socket_path, {{"op", "show"}, {"event", event}, {"json", true}}, rc);
-    if (!reply) return rc;
-    if (!reply->value("ok", false)) {
-      fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
-      return kRefused;
-    }
-    auto doc = json::parse(reply->value("output", "{}"), nullptr, false);
-    if (doc.is_discarded()) return kUnreachable;
-    std::string screen = isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "";
-    screen += fmt::format("{} every {}s (refresh {})\n", event, interval, i + 1);
-    std::map<std::string, json> current;
-    size_t table_index = 0;
-    for (const json& t : doc["tables"]) {
-      screen += fmt::format("\n# {}\n", t.value("trigger", ""));
-      for (const json& e : t["entries"]) {
-        const std::string id = std::to_string(table_index) + e["keys"].dump();
-        std::string line = e["keys"].dump();
-        for (const auto& [name, v] : e["values"].items()) {
-          const uint64_t now = v.get<uint64_t>();
-          uint64_t before = 0;
-          if (auto p = previous.find(id); p != previous.end() && p->second.contains(name))
-            before = p->second[name].get<uint64_t>();
-          line += fmt::format("  {}: {} (+{})", name, now, now - before);
-        }
-        screen += line + "\n";
-        current[id] = e["values"];
-      }
-      const json& totals = t["totals"];
-      screen += fmt::format("Hits: {}  Entries: {}  Dropped: {}", totals.value("hits", 0ull),
-                            totals.value("entries", 0ull), totals.value("dropped", 0ull));
-      if (const uint64_t missed = totals.value("missed", 0ull)) screen += fmt::format("  Missed: {}", missed);
-      screen += "\n";
-      ++table_index;
-    }
-    fmt::print("{}", screen);
-    std::fflush(stdout);
-    previous = std::move(current);
-  }
-  return 0;
+  return rc;
 }
 
 // One request to histd; prints the output or the error; the exit code (kExitStatus).
@@ -235,6 +163,7 @@ struct Args {
   std::string socket_path = "/run/histd/histd.sock";
   std::string event, command, definition;
   bool json_out = false;
+  std::string percentiles = "50,90,99", key;  // show: --percentiles only when given
   double interval = 1.0;
   int count = 0;
   bool clear_errors = false, clear_trace = false;
@@ -259,13 +188,27 @@ Commands define_commands(CLI::App& app, Args& a) {
   c.show = app.add_subcommand("show", "print an event's hist file");
   c.show->add_option("event", a.event, "SYSTEM:EVENT")->required();
   c.show->add_flag("--json", a.json_out, "the tables as JSON (as hist.json in the tree)");
+  auto* percentiles = c.show->add_option(
+      "--percentiles", a.percentiles,
+      "the percentiles of each table's .log2 or .buckets key (or lone numeric key), e.g. 50,90,99,99.9: "
+      "the bucket that holds each, and an estimate within it, per set of the other keys");
+  c.show->add_option("--key", a.key, "with --percentiles: the key to take them over (when the table has several)")
+      ->needs(percentiles);
   c.list = app.add_subcommand("list", "every trigger, one per line, with its event");
   c.list->add_flag("--json", a.json_out, "with each trigger's BPF map memory and the totals against histd's limits");
-  c.watch = app.add_subcommand("watch", "refresh an event's tables, with each value's change per interval");
+  c.watch = app.add_subcommand(
+      "watch", "refresh an event's tables: each value's change and rate per interval, and its percentiles");
   c.watch->add_option("event", a.event, "SYSTEM:EVENT")->required();
   c.watch->add_option("--interval", a.interval, "seconds between refreshes")->capture_default_str()->check(
       CLI::PositiveNumber);
-  c.watch->add_option("--count", a.count, "stop after this many refreshes (0: until interrupted)");
+  c.watch->add_option("--count", a.count, "stop after this many refreshes, with --json lines (0: until interrupted)");
+  c.watch->add_flag("--json", a.json_out,
+                    "one JSON object a line per interval: each table's deltas, rates per second and percentiles");
+  c.watch
+      ->add_option("--percentiles", a.percentiles,
+                   "the percentiles of the interval's events, for tables with a .log2 or .buckets key")
+      ->capture_default_str();
+  c.watch->add_option("--key", a.key, "the key to take percentiles over (default: the .log2 or .buckets key)");
   c.status = app.add_subcommand(
       "status", "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
   c.status->add_flag("--json", a.json_out, "as JSON");
@@ -307,12 +250,24 @@ int run(const Commands& c, const Args& a) {
   if (c.check->parsed()) return check(a.command, a.format_path, a.system, a.explain, a.raw_syscalls);
   if (c.add->parsed()) return call(sock, {{"op", "add"}, {"event", a.event}, {"command", a.command}});
   if (c.remove->parsed()) return call(sock, {{"op", "remove"}, {"event", a.event}, {"command", a.command}});
+  if (c.show->parsed() && c.show->count("--percentiles") > 0)
+    return show_percentiles(sock, a.event, a.percentiles, a.key, a.json_out);
   if (c.show->parsed()) return call(sock, {{"op", "show"}, {"event", a.event}, {"json", a.json_out}});
   if (c.list->parsed()) return call(sock, {{"op", "list"}, {"json", a.json_out}});
   if (c.status->parsed()) return call(sock, {{"op", "status"}, {"json", a.json_out}});
   if (c.restore->parsed()) return call(sock, {{"op", "restore"}});
   if (c.reload->parsed()) return reload(sock);
-  if (c.watch->parsed()) return watch(sock, a.event, a.interval, a.count);
+  if (c.watch->parsed()) {
+    auto wanted = percentile_list(a.percentiles);
+    if (!wanted) return kBadArguments;
+    return watch(WatchOptions{.socket_path = sock,
+                              .event = a.event,
+                              .interval = a.interval,
+                              .count = a.count,
+                              .json = a.json_out,
+                              .key = KeyRules{a.key, !a.key.empty()},
+                              .percentiles = *wanted});
+  }
   if (c.synth_add->parsed()) return call(sock, {{"op", "synth_add"}, {"command", a.definition}});
   if (c.synth_remove->parsed()) return call(sock, {{"op", "synth_remove"}, {"command", a.definition}});
   if (c.synth_list->parsed()) return call(sock, {{"op", "synth_list"}});

@@ -98,4 +98,17 @@ std::string printed(Modifier m, uint64_t number);
 // (Decimal, String, Stacktrace).
 const ModifierInfo* by_key_display(table::KeyDisplay d);
 
+// The field values a key's stored value `v` stands for, both ends included
+// (the one definition of the kernel's buckets: the metrics' `le` bounds and
+// histctl's percentiles read it). A .log2 key stores ilog2(roundup_pow_of_two(x)):
+// 2^v holds (2^(v-1), 2^v], so [2^(v-1)+1, 2^v], and 2^0 holds 0 and 1
+// (2^64 holds up to 2^64-1; v is at most 64). A .buckets=N key stores
+// (x / N) * N: v holds [v, v+N-1] (at most 2^64-1). Any other key holds v.
+struct KeyBounds {
+  uint64_t lower = 0;
+  uint64_t upper = 0;
+  friend bool operator==(const KeyBounds&, const KeyBounds&) = default;
+};
+KeyBounds key_bounds(KeyTransform transform, uint64_t buckets, uint64_t v);
+
 }  // namespace histd::modifier

@@ -87,4 +87,22 @@ const ModifierInfo* by_key_display(table::KeyDisplay d) {
   return nullptr;
 }
 
+KeyBounds key_bounds(KeyTransform transform, uint64_t buckets, uint64_t v) {
+  switch (transform) {
+    case KeyTransform::Log2: {
+      if (v == 0) return {0, 1};
+      if (v >= 64) return {(uint64_t{1} << 63) + 1, UINT64_MAX};
+      return {(uint64_t{1} << (v - 1)) + 1, uint64_t{1} << v};
+    }
+    case KeyTransform::Buckets: {
+      const uint64_t width = buckets == 0 ? 1 : buckets;
+      return {v, v > UINT64_MAX - (width - 1) ? UINT64_MAX : v + (width - 1)};
+    }
+    case KeyTransform::None:
+    case KeyTransform::Usecs:
+      break;
+  }
+  return {v, v};
+}
+
 }  // namespace histd::modifier

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
+
+#include "histd/modifier.h"
 
 namespace histd::render {
 
@@ -81,12 +82,11 @@ std::optional<size_t> histogram_key(const table::Table& t) {
   return found;
 }
 
+// One definition of what a bucket holds: modifier::key_bounds.
 BucketBounds bucket_bounds(const table::KeyColumn& k, uint64_t v) {
-  if (k.display == KeyDisplay::Log2) {
-    const int e = static_cast<int>(std::min<uint64_t>(v, 64));
-    return {e == 0 ? 0.0 : std::ldexp(1.0, e - 1) + 1, std::ldexp(1.0, e)};
-  }
-  return {static_cast<double>(v), static_cast<double>(v) + static_cast<double>(k.buckets) - 1};
+  const modifier::ModifierInfo* m = modifier::by_key_display(k.display);
+  const modifier::KeyBounds b = modifier::key_bounds(m ? m->transform : modifier::KeyTransform::None, k.buckets, v);
+  return {static_cast<double>(b.lower), static_cast<double>(b.upper)};
 }
 
 std::string bucket_label(const table::KeyColumn& k, uint64_t v) {
