@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# What a metrics scrape costs (issue 22): a table of KEYS label sets (100k
+# series: keys=fd, one counter each) scraped over HTTP from histd-exporter in
+# the text format and in OpenMetrics, beside a read of the same table's hist
+# file (the reference: the same reads, rendered as the kernel does); and what
+# histd's RSS grows by while it answers. Then whether an idle exporter costs
+# anything per event: the getppid() loop under the same trigger, with histd
+# run without and with --metrics-listen, in interleaved rounds.
+#   bash bench/metrics.sh     (as root; ROUNDS=7 KEYS=100000 CALLS=2000000,
+#                              HISTD_BUILD=dir: that build, else build/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-7}
+KEYS=${KEYS:-100000}
+CALLS=${CALLS:-2000000}
+B=$(realpath "${HISTD_BUILD:-build}")
+WORK=$(mktemp -d /tmp/histd-bench-metrics.XXXXXX)
+chmod 755 "$WORK"  # the exporter (nobody) reaches metrics.sock
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for m in "$WORK"/mnt-*; do mountpoint -q "$m" && fusermount3 -u "$m"; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start NAME [OPTION...]: a histd on $WORK/mnt-NAME; sets HISTD.
+start() {
+  local name=$1; shift
+  mkdir -p "$WORK/mnt-$name" "$WORK/$name"
+  chmod 755 "$WORK/$name"
+  "$B/histd" --foreground --mount "$WORK/mnt-$name" --socket "$WORK/$name/sock" --state-dir "$WORK/$name/state" \
+    --pin-dir "" --config-dir "" "$@" >"$WORK/$name.log" 2>&1 &
+  HISTD=$!
+  PIDS+=("$HISTD")
+  for _ in $(seq 100); do [ -e "$WORK/mnt-$name/events" ] && return; sleep 0.1; done
+  echo "histd did not start"; cat "$WORK/$name.log"; exit 1
+}
+rss() { awk -v k="$2" '$1 == k ":" {print $2}' "/proc/$1/status"; }  # KiB
+
+# ---- the scrape of KEYS series
+PORT=$(free_port)
+start scrape --metrics-listen "127.0.0.1:$PORT" --metrics-max-series $((KEYS * 2))
+mkfifo "$WORK/go"
+"$B/histd_bench_close" "$KEYS" <"$WORK/go" >"$WORK/closer.pid" &
+CLOSER=$!
+exec 3>"$WORK/go"
+for _ in $(seq 50); do [ -s "$WORK/closer.pid" ] && break; sleep 0.1; done
+echo "hist:keys=fd:size=131072:name=bench_fds if common_pid == $(cat "$WORK/closer.pid")" \
+  >"$WORK/mnt-scrape/events/syscalls/sys_enter_close/trigger"
+echo go >&3; exec 3>&-; wait "$CLOSER"
+HIST=$WORK/mnt-scrape/events/syscalls/sys_enter_close/hist
+before=$(rss "$HISTD" VmRSS); hwm_before=$(rss "$HISTD" VmHWM)
+python3 - "$PORT" "$HIST" "$ROUNDS" <<'PY'
+import statistics, sys, time, urllib.request
+port, hist, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+kinds = {"text": None, "openmetrics": "application/openmetrics-text; version=1.0.0", "hist": "file"}
+times = {k: [] for k in kinds}
+series = 0
+for r in range(rounds):
+    order = list(kinds) if r % 2 == 0 else list(reversed(kinds))
+    for k in order:
+        t0 = time.perf_counter()
+        if kinds[k] == "file":
+            with open(hist, "rb") as f:
+                body = f.read()
+        else:
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Accept": kinds[k]} if kinds[k] else {})
+            body = urllib.request.urlopen(req, timeout=60).read()
+        times[k].append((time.perf_counter() - t0) * 1000)
+        if k == "text":
+            series = sum(1 for line in body.decode().splitlines() if line.startswith("histd_bench_fds_hitcount_total{"))
+print(f"{series} series of one table ({rounds} rounds, interleaved): ms per request, median (min..max)")
+for k in kinds:
+    print(f"  {'hist file (reference)' if k == 'hist' else 'GET /metrics ' + k:<28} "
+          f"{statistics.median(times[k]):7.1f} ({min(times[k]):.1f}..{max(times[k]):.1f})")
+PY
+after=$(rss "$HISTD" VmRSS); hwm_after=$(rss "$HISTD" VmHWM)
+exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
+echo "histd RSS: $((before / 1024)) MiB before the scrapes, $((after / 1024)) MiB after;" \
+  "peak $((hwm_before / 1024)) -> $((hwm_after / 1024)) MiB (+$(((hwm_after - hwm_before) / 1024)) MiB while answering)"
+echo "histd-exporter RSS: $(($(rss "$exporter" VmRSS) / 1024)) MiB, peak $(($(rss "$exporter" VmHWM) / 1024)) MiB"
+kill "$HISTD"; wait "$HISTD" 2>/dev/null || true
+
+# ---- an idle exporter, per event
+start plain
+PLAIN=$HISTD
+start exported --metrics-listen "127.0.0.1:$(free_port)"
+EXPORTED=$HISTD
+for name in plain exported; do
+  echo 'hist:keys=common_pid' >"$WORK/mnt-$name/events/syscalls/sys_enter_getppid/trigger"
+  echo 0 >"$WORK/mnt-$name/events/syscalls/sys_enter_getppid/enable" 2>/dev/null || true
+done
+# One histd's trigger paused at a time: the loop runs under one program.
+pause() { echo "hist:keys=common_pid:$2" >>"$WORK/mnt-$1/events/syscalls/sys_enter_getppid/trigger"; }
+declare -A ns=()
+for r in $(seq "$ROUNDS"); do
+  for name in $( ((r % 2)) && echo "plain exported" || echo "exported plain"); do
+    other=$([ "$name" = plain ] && echo exported || echo plain)
+    pause "$other" pause; pause "$name" cont
+    ns[$name]+="$("$B/histd_bench_loop" "$CALLS") "
+  done
+done
+python3 - "${ns[plain]}" "${ns[exported]}" <<'PY'
+import statistics, sys
+plain, exported = ([float(x) for x in a.split()] for a in sys.argv[1:3])
+print("getppid() under keys=common_pid, ns per call, median (min..max):")
+for name, xs in (("histd", plain), ("histd --metrics-listen (idle)", exported)):
+    print(f"  {name:<30} {statistics.median(xs):6.1f} ({min(xs):.1f}..{max(xs):.1f})")
+print(f"  ratio {statistics.median(exported) / statistics.median(plain):.3f}")
+PY
