@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "histd/render.h"
 #include "render/labels.h"
@@ -55,10 +56,25 @@ struct Series {
   std::map<double, uint64_t> buckets;  // histogram: bound -> hits in that bucket
   std::vector<uint64_t> sums;          // per value column, over the label set's entries
 };
+using SeriesList = std::vector<std::pair<LabelSet, Series>>;
+
 
 }  // namespace
 
 namespace {
+
+// Whether each entry is a label set of its own: no histogram key, and no
+// key whose rendering can make two values one (an .execname, a symbol, a
+// hidden address, a string's bytes past its end).
+bool one_series_per_entry(const table::Table& tab, int hist_key) {
+  if (hist_key >= 0) return false;
+  for (const table::KeyColumn& k : tab.keys) {
+    const bool number = k.display == table::KeyDisplay::Decimal || k.display == table::KeyDisplay::Hex ||
+                        k.display == table::KeyDisplay::Log2 || k.display == table::KeyDisplay::Buckets;
+    if (!number || k.address != table::AddressKind::None) return false;
+  }
+  return true;
+}
 
 class Writer {
  public:
@@ -69,10 +85,14 @@ class Writer {
 
  private:
   void family(const std::string& name, const char* type, const std::string& help);
+  // The label sets of a table, at most opt_.max_series (the rest counted in
+  // `dropped`): each entry its own, in the table's order; or merged where
+  // entries render the same, sorted.
+  SeriesList entries_as_series(const table::Table& tab, uint64_t& dropped) const;
+  SeriesList merged_series(const table::Table& tab, int hist_key, uint64_t& dropped) const;
   std::string labels(const std::vector<std::string>& names, const LabelSet& set, const std::string& extra = {}) const;
   void write_series(const std::string& base, const table::Table& tab, int hist_key,
-                    const std::vector<std::string>& names, const std::map<LabelSet, Series>& series,
-                    const std::string& help);
+                    const std::vector<std::string>& names, const SeriesList& series, const std::string& help);
 
   const Resolver& res_;
   const MetricsOptions& opt_;
@@ -116,34 +136,69 @@ void Writer::table(const readout::HistTable& t) {
     while (std::find(names.begin(), names.end(), n) != names.end() || n == "le") n += "_";
     names.push_back(std::move(n));
   }
-  std::map<LabelSet, Series> series;
   uint64_t dropped = 0;
-  for (size_t e = 0; e < tab.entries(); ++e) {
-    const table::Row r = tab.row(e);
-    LabelSet set;
-    for (size_t i = 0; i < tab.keys.size(); ++i)
-      if (static_cast<int>(i) != hist_key) set.values.push_back(key_label(tab.keys[i], r, res_));
-    auto it = series.find(set);
-    if (it == series.end()) {
-      if (series.size() >= opt_.max_series) {
-        ++dropped;
-        continue;
-      }
-      it = series.emplace(std::move(set), Series{{}, std::vector<uint64_t>(tab.vals.size(), 0)}).first;
-    }
-    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) it->second.sums[v] += r.vals[v];
-    if (hist_key >= 0) {
-      const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
-      it->second.buckets[bucket_bounds(k, r.key_number(k.offset)).upper] += r.vals[0];
-    }
-  }
+  SeriesList series = one_series_per_entry(tab, hist_key) ? entries_as_series(tab, dropped)
+                                                          : merged_series(tab, hist_key, dropped);
   const std::string help = fmt::format("{}:{} {}", p.system, p.event, p.trigger_text());
   write_series(base, tab, hist_key, names, series, help);
   stats_.push_back(Stat{base, tab.hits, tab.entries(), tab.drops, t.missed, dropped});
 }
 
+SeriesList Writer::entries_as_series(const table::Table& tab, uint64_t& dropped) const {
+  SeriesList series;
+  series.reserve(std::min(tab.entries(), opt_.max_series));
+  for (size_t e = 0; e < tab.entries(); ++e) {
+    if (series.size() >= opt_.max_series) {
+      dropped = tab.entries() - e;
+      break;
+    }
+    const table::Row r = tab.row(e);
+    LabelSet set;
+    for (const table::KeyColumn& k : tab.keys) set.values.push_back(key_label(k, r, res_));
+    std::vector<uint64_t> sums(tab.vals.size(), 0);
+    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) sums[v] = r.vals[v];
+    series.emplace_back(std::move(set), Series{{}, std::move(sums)});
+  }
+  return series;
+}
+
+// A hash of the label values finds an entry's series (a sorted map cost
+// most of a 100k-series scrape); sorted once at the end, as written.
+SeriesList Writer::merged_series(const table::Table& tab, int hist_key, uint64_t& dropped) const {
+  SeriesList series;
+  std::unordered_map<std::string, size_t> index;
+  std::string id;
+  for (size_t e = 0; e < tab.entries(); ++e) {
+    const table::Row r = tab.row(e);
+    LabelSet set;
+    id.clear();
+    for (size_t i = 0; i < tab.keys.size(); ++i) {
+      if (static_cast<int>(i) == hist_key) continue;
+      set.values.push_back(key_label(tab.keys[i], r, res_));
+      fmt::format_to(std::back_inserter(id), "{}:{}", set.values.back().size(), set.values.back());
+    }
+    auto [at, fresh] = index.try_emplace(id, series.size());
+    if (fresh) {
+      if (series.size() >= opt_.max_series) {
+        index.erase(at);
+        ++dropped;
+        continue;
+      }
+      series.emplace_back(std::move(set), Series{{}, std::vector<uint64_t>(tab.vals.size(), 0)});
+    }
+    Series& s = series[at->second].second;
+    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) s.sums[v] += r.vals[v];
+    if (hist_key >= 0) {
+      const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
+      s.buckets[bucket_bounds(k, r.key_number(k.offset)).upper] += r.vals[0];
+    }
+  }
+  std::sort(series.begin(), series.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return series;
+}
+
 void Writer::write_series(const std::string& base, const table::Table& tab, int hist_key,
-                          const std::vector<std::string>& names, const std::map<LabelSet, Series>& series,
+                          const std::vector<std::string>& names, const SeriesList& series,
                           const std::string& help) {
   const bool om = opt_.format == MetricsFormat::OpenMetrics;
   int sum_of = -1;  // the value column that sums the histogram key's field
