@@ -79,12 +79,20 @@ std::string ask_histd(const Settings& s, const char* format, std::string& error)
     error = reply->value("error", std::string("histd refused"));
     return {};
   }
-  return reply->value("output", std::string());
+  auto output = reply->find("output");
+  if (output == reply->end() || !output->is_string()) return {};
+  return std::move(output->get_ref<std::string&>());
 }
 
-MHD_Result reply(MHD_Connection* c, unsigned status, const std::string& body, const char* type) {
-  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
-  if (!r) return MHD_NO;
+// The response owns the body (a 100k-series scrape is megabytes: no copy).
+MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const char* type) {
+  auto* owned = new std::string(std::move(body));
+  MHD_Response* r = MHD_create_response_from_buffer_with_free_callback_cls(
+      owned->size(), owned->data(), [](void* cls) { delete static_cast<std::string*>(cls); }, owned);
+  if (!r) {
+    delete owned;
+    return MHD_NO;
+  }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
   if (std::strcmp(type, kHtmlType) == 0) MHD_add_response_header(r, "Content-Security-Policy", kPagePolicy);
@@ -108,10 +116,10 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
   const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
   const bool openmetrics = !page && accept && std::strstr(accept, "application/openmetrics-text");
   std::string error;
-  const std::string text = ask_histd(s, page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
+  std::string text = ask_histd(s, page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
   if (!error.empty())
     return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", "text/plain; charset=utf-8");
-  return reply(c, MHD_HTTP_OK, text, page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType);
+  return reply(c, MHD_HTTP_OK, std::move(text), page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType);
 }
 
 }  // namespace
