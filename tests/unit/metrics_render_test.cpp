@@ -8,7 +8,7 @@
 
 #include "histd/readout.h"
 #include "histd/render.h"
-#include "test_support.h"
+#include "table_support.h"
 
 namespace histd {
 namespace {
@@ -16,22 +16,8 @@ namespace {
 using render::MetricsFormat;
 using render::MetricsOptions;
 
-std::vector<uint8_t> key_of(std::initializer_list<uint64_t> words) {
-  std::vector<uint8_t> k;
-  for (uint64_t w : words) {
-    const size_t at = k.size();
-    k.resize(at + 8);
-    std::memcpy(k.data() + at, &w, 8);
-  }
-  return k;
-}
-
-readout::HistTable table_of(const std::string& cmd) {
-  readout::HistTable t;
-  t.plan = testing::plan_ok(cmd);
-  t.table = t.plan.columns();
-  return t;
-}
+using testing::key_of;
+using testing::table_of;
 
 std::string metrics_of(const readout::HistTable& t, MetricsOptions o = {}) {
   readout::EventHist h{"kmem", "kmalloc", {t}, {}};
