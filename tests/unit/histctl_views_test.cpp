@@ -212,7 +212,11 @@ TEST(EventPercentiles, Cells) {
 
 // ---- watch's intervals --------------------------------------------------------
 
-json doc_of(json tables) { return json{{"event", "syscalls:sys_enter_close"}, {"tables", std::move(tables)}}; }
+// The tables as a list: `{t}` as a json parameter is t itself under clang
+// and [t] under gcc (CWG 2137).
+json doc_of(std::initializer_list<json> tables) {
+  return json{{"event", "syscalls:sys_enter_close"}, {"tables", json::array_t(tables)}};
+}
 
 const char* kLog2 = "hist:keys=fd.log2:vals=hitcount:sort=hitcount:size=2048 if common_pid == 5";
 
