@@ -426,7 +426,7 @@ render::DaemonStats daemon_stats(engine::Engine& engine) {
   d.max_synthetic_events = u.max_synthetic_events;
   d.map_memory = u.map_memory;
   d.max_map_memory = u.max_map_memory;
-  d.missed_events = missed_events(engine).first;
+  for (const engine::EventMissed& m : engine.missed()) d.missed_events += m.missed;  // the total, no JSON
   const engine::RingLost lost = engine.ring_lost();
   d.ring_lost_trace_records = lost.trace_records;
   d.ring_lost_snapshot_notices = lost.snapshot_notices;
