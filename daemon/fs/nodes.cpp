@@ -148,6 +148,21 @@ mode_t node_mode(const Node& n, gid_t group) {
 Namespace::Namespace(engine::Engine& engine, instances::Instances* instances)
     : engine_(&engine), instances_(instances) {
   for (const catalog::EventId& id : engine.catalog().events()) systems_[id.system].insert(id.name);
+  // Probe events come and go, in any system their creator names: the
+  // kernel's dynamic_events lists them ("p:GROUP/NAME ..."), without
+  // reading every event's format. No list: nothing is fixed.
+  const std::filesystem::path dynamic = engine.catalog().root() / "dynamic_events";
+  if (std::filesystem::exists(dynamic)) {
+    std::set<std::string> come_and_go{std::string(catalog::kSynthSystem)};
+    std::istringstream lines(read_text(dynamic));
+    for (std::string line; std::getline(lines, line);) {
+      const size_t colon = line.find(':'), slash = line.find('/');
+      if (colon != std::string::npos && slash != std::string::npos && colon < slash)
+        come_and_go.insert(line.substr(colon + 1, slash - colon - 1));
+    }
+    for (const auto& [system, events] : systems_)
+      if (!come_and_go.contains(system)) fixed_systems_.insert(system);
+  }
   for (const char* name : {"header_page", "header_event"}) {
     std::string text = read_text(engine.catalog().root() / "events" / name);
     if (!text.empty()) headers_[name] = std::move(text);
@@ -302,6 +317,18 @@ std::set<std::string> Namespace::systems(engine::Engine& engine) const {
 
 // An event that still has triggers stays reachable, so that they can be
 // read and removed.
+bool Namespace::fixed(const Node& n) const {
+  // Not the root: a stat of the mount point must reach histd, so that a
+  // dead histd's tree reads as dead (ENOTCONN, daemon::Instance detaches it).
+  if (!n.instance.empty() || n.kind == Node::Kind::None || n.kind == Node::Kind::Root ||
+      n.kind == Node::Kind::InstancesDir)
+    return false;
+  if (n.system.empty()) return true;  // the root's files, events/, events/enable, options/
+  if (!fixed_systems_.contains(n.system)) return false;
+  if (n.event.empty()) return true;  // the system's directory and its enable
+  return systems_.at(n.system).contains(n.event);
+}
+
 bool Namespace::has_system(engine::Engine& engine, const std::string& system) const {
   if (is_synthetic(system)) return !engine.synthetic_names().empty();
   if (systems_.count(system) > 0) return true;

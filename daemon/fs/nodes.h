@@ -66,6 +66,12 @@ class Namespace {
   std::shared_ptr<engine::Engine> engine(const std::string& instance) const;
   std::shared_ptr<engine::Engine> engine(const Node& n) const { return engine(n.instance); }
   instances::Instances* instances() const { return instances_; }
+  // Whether `n` stays, with the same mode, for as long as the tree is
+  // mounted: the top tree's own files and directories (not its root) and the kernel's
+  // tracepoint events it had at mount, never an instance, a synthetic or a
+  // probe event (those come and go). The kernel may keep such names and
+  // attributes (kFixedTimeout) rather than ask at every path walk.
+  bool fixed(const Node& n) const;
   // The systems of `engine`'s events/ (synthetic with its events), and a
   // system's events.
   std::set<std::string> systems(engine::Engine& engine) const;
@@ -81,6 +87,7 @@ class Namespace {
   engine::Engine* engine_;
   instances::Instances* instances_;
   std::map<std::string, std::set<std::string>> systems_;  // at mount: system -> events
+  std::set<std::string> fixed_systems_;  // of systems_, those whose every event is a tracepoint
   // events/header_page and header_event as the kernel's tracefs had them at
   // mount (they describe its ring buffer, which does not change while it runs).
   std::map<std::string, std::string> headers_;

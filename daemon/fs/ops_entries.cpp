@@ -16,6 +16,13 @@ namespace {
 // libfuse's high-level API numbers directory entries so; `ls -i` shows it.
 constexpr ino_t kUnknownIno = 0xffffffff;
 
+// Seconds the kernel keeps a fixed node's name and attributes
+// (Namespace::fixed). The others change under us: the kernel asks again
+// every time. A path walk to events/SYS/EVENT/trigger was four lookups and
+// a getattr each (ftracetest reads every trigger file, twice per test).
+constexpr double kFixedTimeout = 10;
+double timeout_of(const Tree::Context& ctx, const Node& n) { return ctx.ns.fixed(n) ? kFixedTimeout : 0; }
+
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Tree::Context& ctx = context_of(req);
@@ -53,7 +60,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info*) {
   }
   struct stat st {};
   ctx.fill_stat(n, ino, &st);
-  fuse_reply_attr(req, &st, 0);
+  fuse_reply_attr(req, &st, timeout_of(ctx, n));
 }
 
 // The size may be set (to truncate a writable file, as tracefs does), and
@@ -83,7 +90,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, struct
   }
   struct stat st {};
   ctx.fill_stat(n, ino, &st);
-  fuse_reply_attr(req, &st, 0);
+  fuse_reply_attr(req, &st, timeout_of(ctx, n));
 }
 
 // A directory's listing is taken at opendir and served from there, so that
@@ -148,9 +155,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
 void reply_entry(fuse_req_t req, Tree::Context& ctx, const Node& n, const std::string& path) {
   fuse_entry_param e{};
   e.ino = ctx.inodes.lookup(path);
-  // Contents and names change under us: the kernel asks again every time.
-  e.attr_timeout = 0;
-  e.entry_timeout = 0;
+  e.attr_timeout = e.entry_timeout = timeout_of(ctx, n);
   ctx.fill_stat(n, e.ino, &e.attr);
   if (fuse_reply_entry(req, &e) != 0) ctx.inodes.forget(e.ino, 1);  // the kernel never got it
 }
