@@ -52,6 +52,8 @@ echo "hist:keys=fd:size=131072:name=bench_fds if common_pid == $(cat "$WORK/clos
 echo go >&3; exec 3>&-; wait "$CLOSER"
 HIST=$WORK/mnt-scrape/events/syscalls/sys_enter_close/hist
 before=$(rss "$HISTD" VmRSS); hwm_before=$(rss "$HISTD" VmHWM)
+exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
+exporter_before=$(rss "$exporter" VmRSS)
 python3 - "$PORT" "$HIST" "$ROUNDS" <<'PY'
 import statistics, sys, time, urllib.request
 port, hist, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -77,10 +79,10 @@ for k in kinds:
           f"{statistics.median(times[k]):7.1f} ({min(times[k]):.1f}..{max(times[k]):.1f})")
 PY
 after=$(rss "$HISTD" VmRSS); hwm_after=$(rss "$HISTD" VmHWM)
-exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
 echo "histd RSS: $((before / 1024)) MiB before the scrapes, $((after / 1024)) MiB after;" \
   "peak $((hwm_before / 1024)) -> $((hwm_after / 1024)) MiB (+$(((hwm_after - hwm_before) / 1024)) MiB while answering)"
-echo "histd-exporter RSS: $(($(rss "$exporter" VmRSS) / 1024)) MiB, peak $(($(rss "$exporter" VmHWM) / 1024)) MiB"
+echo "histd-exporter RSS: $((exporter_before / 1024)) MiB before the scrapes, $(($(rss "$exporter" VmRSS) / 1024)) MiB" \
+  "after, peak $(($(rss "$exporter" VmHWM) / 1024)) MiB (+$((($(rss "$exporter" VmHWM) - exporter_before) / 1024)) MiB)"
 kill "$HISTD"; wait "$HISTD" 2>/dev/null || true
 
 # ---- an idle exporter, per event

@@ -68,15 +68,30 @@ Expected<nlohmann::json> Connection::receive(std::chrono::milliseconds within) {
   return decode_body(body);
 }
 
-Status Connection::send(const nlohmann::json& message, std::chrono::milliseconds within) {
+Status Connection::send(const nlohmann::json& message, std::chrono::milliseconds within,
+                        const std::optional<std::string>& raw) {
   const Clock::time_point deadline = Clock::now() + within;
   const std::string frame = encode_frame(message);
+  const std::string raw_header = raw ? frame_header(raw->size()) : std::string();
+  const size_t total = frame.size() + raw_header.size() + (raw ? raw->size() : 0);
   size_t sent = 0;
-  while (sent < frame.size()) {
+  HISTD_TRY(send_bytes(frame, sent, total, deadline, within));
+  if (!raw) return ok_status();
+  HISTD_TRY(send_bytes(raw_header, sent, total, deadline, within));
+  return send_bytes(*raw, sent, total, deadline, within);
+}
+
+// Sends `bytes` whole; `sent` counts across the pieces of one reply of
+// `total` bytes, for the error's text.
+Status Connection::send_bytes(std::string_view bytes, size_t& sent, size_t total, Clock::time_point deadline,
+                              std::chrono::milliseconds within) {
+  size_t done = 0;
+  while (done < bytes.size()) {
     // MSG_NOSIGNAL: a peer that went away is EPIPE here, not a SIGPIPE
     // that kills the process.
-    const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n > 0) {
+      done += static_cast<size_t>(n);
       sent += static_cast<size_t>(n);
       continue;
     }
@@ -86,8 +101,7 @@ Status Connection::send(const nlohmann::json& message, std::chrono::milliseconds
     if (!wait(POLLOUT, deadline, stopped)) {
       if (stopped) return fail(ErrorKind::System, ECANCELED, "histd is stopping");
       return fail(ErrorKind::Busy, ETIMEDOUT,
-                  fmt::format("the client read {} of {} bytes of its reply within {}", sent, frame.size(),
-                              describe(within)));
+                  fmt::format("the client read {} of {} bytes of its reply within {}", sent, total, describe(within)));
     }
   }
   return ok_status();

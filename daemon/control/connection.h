@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -26,14 +28,18 @@ class Connection {
   // `within`, EPIPE when the client hung up mid-frame, ECANCELED when histd
   // stops; the frame's own errors (EMSGSIZE, EINVAL) as protocol.h.
   Expected<nlohmann::json> receive(std::chrono::milliseconds within);
-  // The reply frame, whole within `within` (ETIMEDOUT), else as receive().
-  Status send(const nlohmann::json& message, std::chrono::milliseconds within);
+  // The reply frame, and `raw`'s frame after it when there is one
+  // (protocol.h), whole within `within` (ETIMEDOUT), else as receive().
+  Status send(const nlohmann::json& message, std::chrono::milliseconds within,
+              const std::optional<std::string>& raw = std::nullopt);
 
  private:
   Status read_exact(std::string& out, size_t size, Clock::time_point deadline, std::chrono::milliseconds within);
   // Waits until the socket is ready for `events`; false when `deadline`
   // passed or histd stops (`stopped` says which).
   bool wait(short events, Clock::time_point deadline, bool& stopped) const;
+  Status send_bytes(std::string_view bytes, size_t& sent, size_t total, Clock::time_point deadline,
+                    std::chrono::milliseconds within);
 
   int fd_;
   int stop_fd_;

@@ -37,15 +37,48 @@ Status read_all(int fd, char* data, size_t size) {
 
 }  // namespace
 
+std::string frame_header(size_t size) {
+  const auto len = static_cast<uint32_t>(size);
+  return {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff), static_cast<char>((len >> 16) & 0xff),
+          static_cast<char>((len >> 24) & 0xff)};
+}
+
 std::string encode_frame(const nlohmann::json& message) {
   // Output may carry bytes that are not UTF-8 (a task's comm, a command cut
   // at a page): replaced with U+FFFD rather than dump() throwing.
   std::string frame = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const uint32_t len = static_cast<uint32_t>(frame.size());
-  const char header[kFrameHeader] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
-                                     static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
-  frame.insert(0, header, kFrameHeader);
+  frame.insert(0, frame_header(frame.size()));
   return frame;
+}
+
+std::optional<std::string> take_raw_output(const nlohmann::json& request, nlohmann::json& reply) {
+  auto asked = request.find("raw");
+  if (asked == request.end() || !asked->is_boolean() || !asked->get<bool>()) return std::nullopt;
+  auto output = reply.find("output");
+  if (!reply.value("ok", false) || output == reply.end() || !output->is_string()) return std::nullopt;
+  std::string bytes = std::move(output->get_ref<std::string&>());
+  if (bytes.size() > kMaxRawFrame) return std::nullopt;  // sent in the reply, where the frame limit refuses it
+  reply.erase(output);
+  reply["raw"] = bytes.size();
+  return bytes;
+}
+
+Expected<std::string> read_output(int fd, nlohmann::json& reply) {
+  auto raw = reply.find("raw");
+  if (raw == reply.end()) {
+    auto output = reply.find("output");
+    if (output == reply.end() || !output->is_string()) return std::string();
+    return std::move(output->get_ref<std::string&>());
+  }
+  if (!raw->is_number_unsigned() || raw->get<uint64_t>() > kMaxRawFrame)
+    return fail(ErrorKind::Invalid, EMSGSIZE, "raw output too large");
+  unsigned char header[kFrameHeader];
+  HISTD_TRY(read_all(fd, reinterpret_cast<char*>(header), kFrameHeader));
+  const uint32_t len = header[0] | (header[1] << 8) | (header[2] << 16) | (uint32_t{header[3]} << 24);
+  if (len != raw->get<uint64_t>()) return fail(ErrorKind::Invalid, EINVAL, "raw output's frame does not match its reply");
+  std::string bytes(len, '\0');
+  HISTD_TRY(read_all(fd, bytes.data(), len));
+  return bytes;
 }
 
 Expected<uint32_t> frame_length(const unsigned char (&header)[kFrameHeader]) {

@@ -8,6 +8,10 @@
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,
 //            "command": "...", "caret": N,   (command/caret for diagnostics)
 //            "denied": true}                 (the peer may not use the socket)
+// A request with "raw": true (histd-exporter's) gets a successful reply's
+// output as bytes after the reply: {"ok": true, "raw": N}, then a frame of N
+// bytes. A 100k-series scrape is megabytes of text that histd then does
+// not escape into JSON nor the exporter parse out of it.
 // histd drops a client that has not sent its whole request within 5 s, or
 // not read its whole reply within 10 s (control::ServerLimits).
 #pragma once
@@ -23,6 +27,7 @@ namespace histd::control {
 
 inline constexpr size_t kMaxFrame = 16 << 20;
 inline constexpr size_t kFrameHeader = 4;
+inline constexpr size_t kMaxRawFrame = 256 << 20;
 
 // Blocking I/O of one frame (histctl's side).
 Status write_frame(int fd, const nlohmann::json& message);
@@ -36,6 +41,16 @@ std::string encode_frame(const nlohmann::json& message);
 Expected<uint32_t> frame_length(const unsigned char (&header)[kFrameHeader]);
 // A body as a request or reply object: EINVAL when it is not one.
 Expected<nlohmann::json> decode_body(const std::string& body);
+
+// histd's side of "raw": moves a successful reply's output out of it,
+// leaving its size as "raw". Nullopt, the reply untouched, when the request
+// did not ask for it or the reply carries no output.
+std::optional<std::string> take_raw_output(const nlohmann::json& request, nlohmann::json& reply);
+// A frame's header for `size` bytes.
+std::string frame_header(size_t size);
+// The client's side: the bytes a reply with "raw" announces, read from `fd`
+// (blocking); the reply's own "output" when it has no "raw".
+Expected<std::string> read_output(int fd, nlohmann::json& reply);
 
 // Splits "system:event"; nullopt when malformed.
 std::optional<std::pair<std::string, std::string>> split_event(const std::string& event);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "control/connection.h"
+#include "control/protocol.h"
 
 namespace histd::control {
 
@@ -143,10 +144,12 @@ void Server::handle(int fd) {
   Connection conn(fd, stop_.get());
   const Peer peer = peer_of(fd);
   nlohmann::json reply;
+  std::optional<std::string> raw;
   try {
     auto request = conn.receive(limits_.request_deadline);
     if (request) {
       reply = dispatch(*engine_, *request, peer, access_, services_);
+      raw = take_raw_output(*request, reply);
     } else {
       const Error& e = request.error();
       // EPIPE: the client is gone (a truncated frame); ECANCELED: histd is
@@ -160,7 +163,7 @@ void Server::handle(int fd) {
   } catch (const std::exception& e) {
     reply = failure(EIO, std::string("internal error: ") + e.what());
   }
-  auto sent = conn.send(reply, limits_.reply_deadline);
+  auto sent = conn.send(reply, limits_.reply_deadline, raw);
   if (!sent && sent.error().err == ETIMEDOUT)
     fmt::print(stderr, "histd: control socket: dropped pid {} (uid {}): {}\n", peer.pid, peer.uid,
                sent.error().context);

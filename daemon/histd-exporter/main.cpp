@@ -12,6 +12,7 @@
 //                  which loads nothing and reloads itself; served with a
 //                  Content-Security-Policy that allows inline styles only
 // HEAD as GET; other paths 404, other methods 405.
+#include <malloc.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -65,7 +66,7 @@ std::string ask_histd(const Settings& s, const char* format, std::string& error)
     return {};
   }
   auto sent = histd::control::write_frame(
-      fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", format}});
+      fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", format}, {"raw", true}});
   if (!sent) {
     error = sent.error().context;
     return {};
@@ -79,9 +80,12 @@ std::string ask_histd(const Settings& s, const char* format, std::string& error)
     error = reply->value("error", std::string("histd refused"));
     return {};
   }
-  auto output = reply->find("output");
-  if (output == reply->end() || !output->is_string()) return {};
-  return std::move(output->get_ref<std::string&>());
+  auto output = histd::control::read_output(fd.get(), *reply);
+  if (!output) {
+    error = output.error().context;
+    return {};
+  }
+  return std::move(*output);
 }
 
 // The response owns the body (a 100k-series scrape is megabytes: no copy).
@@ -139,6 +143,11 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A scrape's body is megabytes, made and freed per request on one of the
+  // pool's threads. glibc raises its mmap threshold after such a free, so
+  // later bodies would come from per-thread heaps that keep the pages: a
+  // fixed threshold gives every body back to the kernel when it is sent.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
   MHD_Daemon* d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, nullptr, nullptr, &answer, &settings,
       MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE, 4u, MHD_OPTION_CONNECTION_LIMIT, 64u,

@@ -91,6 +91,7 @@ std::vector<Case> cases() {
        "\"command\" must be a string"},
       {"json not a bool", frame("{\"op\":\"show\",\"event\":\"" + kWrite + "\",\"json\":\"yes\"}"), EINVAL,
        "\"json\" must be a boolean"},
+      {"raw not a bool", frame("{\"op\":\"list\",\"raw\":1}"), EINVAL, "\"raw\" must be a boolean"},
       {"unknown op", req("nosuch"), EINVAL, "unknown op 'nosuch'"},
       {"op in capitals", req("LIST"), EINVAL, "unknown op 'LIST'"},
       {"op with a blank", req("list "), EINVAL, "unknown op 'list '"},
@@ -281,6 +282,44 @@ std::vector<std::string> every_op() {
           req("clear_errors"),
           req("nosuch"),
           frame("not JSON")};
+}
+
+// "raw": true (histd-exporter's megabytes of metrics): the output comes as
+// bytes in a frame after the reply, which says how many; a failed op's
+// reply is as ever, with nothing after it.
+TEST_F(BadControl, ARawReplyCarriesItsOutputAfterItsFrame) {
+  std::string expected;
+  for (const std::string& line : list_triggers(*engine_)) expected += line + "\n";
+  ASSERT_FALSE(expected.empty());
+  for (const bool raw : {true, false}) {
+    json asked = request("list");
+    asked["raw"] = raw;
+    const int fd = connect_socket();
+    ASSERT_TRUE(control::write_frame(fd, asked).ok());
+    auto reply = control::read_frame(fd);
+    ASSERT_TRUE(reply.ok()) << reply.error().context;
+    EXPECT_EQ(reply->contains("output"), !raw) << reply->dump();
+    if (raw) {
+      EXPECT_EQ(reply->value("raw", size_t{0}), expected.size()) << reply->dump();
+    }
+    auto output = control::read_output(fd, *reply);
+    ASSERT_TRUE(output.ok()) << output.error().context;
+    EXPECT_EQ(*output, expected);
+    char more;
+    EXPECT_EQ(recv(fd, &more, 1, 0), 0) << "bytes after the reply";
+    close(fd);
+  }
+  json failing = request("show", "nosuch:event");
+  failing["raw"] = true;
+  const int fd = connect_socket();
+  ASSERT_TRUE(control::write_frame(fd, failing).ok());
+  auto reply = control::read_frame(fd);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_FALSE(reply->value("ok", true));
+  EXPECT_FALSE(reply->contains("raw"));
+  char more;
+  EXPECT_EQ(recv(fd, &more, 1, 0), 0);
+  close(fd);
 }
 
 // Reads need root too (#18): without --group the socket is 0600 root:root,
