@@ -310,7 +310,7 @@ json op_metrics(Call& c) {
   if (c.command == "openmetrics") options.format = render::MetricsFormat::OpenMetrics;
   else if (!c.command.empty() && c.command != "prometheus")
     return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus, openmetrics or html)");
-  return success(metrics_text(c.engine, options));
+  return success(metrics_text(c.engine, c.services.instances, options));
 }
 json op_clear_errors(Call& c) {
   c.engine.clear_error_log();
@@ -389,6 +389,7 @@ json dispatch(engine::Engine& engine, const json& request, const Peer& peer, con
   for (const char* key : {"op", "event", "command"}) {
     if (!string_member(request, key)) return failure(EINVAL, fmt::format("\"{}\" must be a string", key));
   }
+  if (!bool_member(request, "raw")) return failure(EINVAL, "\"raw\" must be a boolean");
   Call call{engine, peer, services, *string_member(request, "event"), *string_member(request, "command")};
   const std::string op = *string_member(request, "op");
   if (op.empty()) return failure(EINVAL, "missing \"op\"");
@@ -445,12 +446,15 @@ render::DaemonStats daemon_stats(engine::Engine& engine) {
 
 // Every table as Prometheus metric families (render::metrics), then
 // histd's own.
-std::string metrics_text(engine::Engine& engine, const render::MetricsOptions& options) {
+std::string metrics_text(engine::Engine& engine, const instances::Instances* instances,
+                         const render::MetricsOptions& options) {
   const auto began = std::chrono::steady_clock::now();
-  const std::vector<readout::EventHist> events = hist_events(engine);
+  std::vector<render::TreeHist> trees{{"", hist_events(engine)}};
+  for (const std::string& name : instances ? instances->names() : std::vector<std::string>{})
+    if (std::shared_ptr<engine::Engine> e = instances->find(name)) trees.push_back({name, hist_events(*e)});
   render::DaemonStats daemon = daemon_stats(engine);
   daemon.scrape_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  return render::metrics(events, engine.resolver(), options, &daemon);
+  return render::metrics(trees, engine.resolver(), options, &daemon);
 }
 
 }  // namespace histd::control

@@ -13,6 +13,7 @@
 
 #include "histd/config.h"
 #include "histd/engine.h"
+#include "histd/instances.h"
 #include "histd/render.h"
 
 namespace histd::control {
@@ -60,6 +61,8 @@ struct Services {
   ReloadHook reload;
   // Label sets of a table a metrics scrape writes (histd --metrics-max-series).
   size_t metrics_max_series = 10000;
+  // The tree's instances, whose tables the metrics carry too (null: none).
+  const instances::Instances* instances = nullptr;
 };
 
 // Answers one request from `peer`: access, the members' types, then the op.
@@ -68,7 +71,9 @@ nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, c
                         const Access& access, const Services& services = {});
 
 // What a metrics scrape answers (op "metrics", histd --textfile-dir): every
-// table, then histd's own state (docs/metrics.md).
-std::string metrics_text(engine::Engine& engine, const render::MetricsOptions& options);
+// table, the top tree's and then each instance's (`instances` may be null),
+// then histd's own state (docs/metrics.md).
+std::string metrics_text(engine::Engine& engine, const instances::Instances* instances,
+                         const render::MetricsOptions& options);
 
 }  // namespace histd::control

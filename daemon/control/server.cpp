@@ -57,9 +57,9 @@ Expected<std::unique_ptr<Server>> Server::open_metrics(const std::filesystem::pa
   return s;
 }
 
-void Server::start(engine::Engine& engine, ReloadHook reload) {
+void Server::start(engine::Engine& engine, ReloadHook reload, const instances::Instances* instances) {
   engine_ = &engine;
-  services_ = Services{std::move(reload), limits_.metrics_max_series};
+  services_ = Services{std::move(reload), limits_.metrics_max_series, instances};
   thread_ = std::thread([this] { serve(); });
 }
 

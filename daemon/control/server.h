@@ -49,7 +49,7 @@ class Server {
                                                         ServerLimits limits = {});
   // Answers from now on, on threads of its own (start them after any fork);
   // `reload` answers `histctl reload`.
-  void start(engine::Engine& engine, ReloadHook reload = {});
+  void start(engine::Engine& engine, ReloadHook reload = {}, const instances::Instances* instances = nullptr);
   // open() then start().
   static Expected<std::unique_ptr<Server>> start(engine::Engine& engine, const std::filesystem::path& socket_path,
                                                  gid_t group = 0, ServerLimits limits = {});

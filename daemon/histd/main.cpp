@@ -115,16 +115,16 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
   instances.start_consumers();
   reloader.start(eng);
   if (opt.config_dir.empty())
-    server->start(eng);
+    server->start(eng, {}, &instances);
   else
-    server->start(eng, [&reloader, &eng] { return reloader.reload(eng); });
+    server->start(eng, [&reloader, &eng] { return reloader.reload(eng); }, &instances);
   if (metrics.socket) {
-    metrics.socket->start(eng);
+    metrics.socket->start(eng, {}, &instances);
     metrics.listener->start();
   }
   if (metrics.textfile)
-    metrics.textfile->start([&eng, &opt] {
-      return control::metrics_text(eng, {render::MetricsFormat::Prometheus, opt.metrics_max_series});
+    metrics.textfile->start([&eng, &instances, &opt] {
+      return control::metrics_text(eng, &instances, {render::MetricsFormat::Prometheus, opt.metrics_max_series});
     });
   // Under systemd (Type=notify) the service is ready once the tree is
   // mounted and the socket listens.

@@ -180,7 +180,16 @@ struct DaemonStats {
   double activation_sum_seconds = 0;
   double scrape_seconds = 0;  // reading the tables for this scrape
 };
-std::string metrics(const std::vector<readout::EventHist>& events, const Resolver& resolver,
+// The tables of one tree: the top tree's (instance "") or those of
+// instances/NAME, whose series carry the label tracefs_instance="NAME" in
+// the same families as the top tree's (a family's first table sets its
+// columns: another tree's named table with other columns is not exported,
+// its label sets counted as dropped).
+struct TreeHist {
+  std::string instance;
+  std::vector<readout::EventHist> events;
+};
+std::string metrics(const std::vector<TreeHist>& trees, const Resolver& resolver,
                     const MetricsOptions& options = {}, const DaemonStats* daemon = nullptr);
 
 // Every table as one self-contained HTML5 page (docs/metrics.md, "The

@@ -27,17 +27,49 @@ std::string metric_name(std::string_view s) {
   return out;
 }
 
-// Text as both formats escape it: backslash and newline, and in a label
-// value (`quotes`) the double quote; made valid UTF-8 first.
-std::string escaped(std::string_view raw, bool quotes) {
-  std::string out;
+// Appends text as both formats escape it: backslash and newline, and in a
+// label value (`quotes`) the double quote; made valid UTF-8 first. Most
+// labels are digits or plain names: those are appended as they are.
+void append_escaped(std::string& out, std::string_view raw, bool quotes) {
+  const bool plain = std::all_of(raw.begin(), raw.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '\\' && c != '"';
+  });
+  if (plain) {
+    out += raw;
+    return;
+  }
   for (char c : valid_utf8(raw)) {
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
     else if (c == '"' && quotes) out += "\\\"";
     else out += c;
   }
+}
+
+std::string escaped(std::string_view raw, bool quotes) {
+  std::string out;
+  append_escaped(out, raw, quotes);
   return out;
+}
+
+void append_number(std::string& out, uint64_t n) {
+  const fmt::format_int digits(n);
+  out.append(digits.data(), digits.size());
+}
+
+// Appends one label set's text: `name="value",...`, after `first` (a
+// tree's tracefs_instance label, or nothing).
+void append_labels(std::string& out, std::string_view first, const std::vector<std::string>& names,
+                   const std::vector<std::string>& values) {
+  out += first;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0 || !first.empty()) out += ',';
+    out += names[i];
+    out += "=\"";
+    append_escaped(out, values[i], true);
+    out += '"';
+  }
 }
 
 uint32_t fnv1a32(std::string_view s) {
@@ -51,13 +83,23 @@ struct LabelSet {
   auto operator<=>(const LabelSet&) const = default;
 };
 
-// The samples of one table, grouped by label set.
-struct Series {
-  std::map<double, uint64_t> buckets;  // histogram: bound -> hits in that bucket
-  std::vector<uint64_t> sums;          // per value column, over the label set's entries
+// The samples of one table, one per label set, ready to write: each set's
+// label text (`name="value",...`, escaped, no braces) back to back in one
+// buffer, its sums per value column, and for a histogram its buckets. A
+// 100k-series table is then a few allocations, not a few per series.
+struct Samples {
+  std::string labels;
+  std::vector<size_t> ends;  // where each set's label text ends in `labels`
+  size_t columns = 0;        // value columns
+  std::vector<uint64_t> sums;                     // set × column
+  std::vector<std::map<double, uint64_t>> buckets;  // histogram: bound -> hits in that bucket
+  size_t size() const { return ends.size(); }
+  std::string_view label_text(size_t i) const {
+    const size_t from = i == 0 ? 0 : ends[i - 1];
+    return std::string_view(labels).substr(from, ends[i] - from);
+  }
+  uint64_t sum(size_t i, size_t column) const { return sums[i * columns + column]; }
 };
-using SeriesList = std::vector<std::pair<LabelSet, Series>>;
-
 
 }  // namespace
 
@@ -76,10 +118,33 @@ bool one_series_per_entry(const table::Table& tab, int hist_key) {
   return true;
 }
 
+// The family a table makes: histd_<name>, or histd_<system>_<event>_<hash
+// of the trigger>.
+std::string family_base(const plan::HistPlan& p) {
+  return "histd_" + metric_name(p.name ? *p.name : fmt::format("{}_{}_{:08x}", p.system, p.event, fnv1a32(p.identity())));
+}
+
+// What must agree for tables to share a family: key and value columns.
+std::string table_shape(const table::Table& tab) {
+  std::string shape;
+  for (const table::KeyColumn& k : tab.keys)
+    shape += fmt::format("{}/{}/{}/{};", k.name, static_cast<int>(k.display), k.buckets, static_cast<int>(k.address));
+  shape += '|';
+  for (const table::ValColumn& v : tab.vals) shape += fmt::format("{}/{};", v.name, v.printed);
+  return shape + (tab.nohitcount ? "n" : "");
+}
+
+// The tables of one family: the same trigger (or name=) in the top tree
+// and in instances.
+struct Member {
+  const std::string* instance;
+  const readout::HistTable* table;
+};
+
 class Writer {
  public:
   Writer(const Resolver& res, const MetricsOptions& opt) : res_(res), opt_(opt) {}
-  void table(const readout::HistTable& t);
+  void tables(const std::string& base, const std::vector<Member>& members);
   void daemon(const DaemonStats& d);
   std::string finish();
 
@@ -88,19 +153,23 @@ class Writer {
   // The label sets of a table, at most opt_.max_series (the rest counted in
   // `dropped`): each entry its own, in the table's order; or merged where
   // entries render the same, sorted.
-  SeriesList entries_as_series(const table::Table& tab, uint64_t& dropped) const;
-  SeriesList merged_series(const table::Table& tab, int hist_key, uint64_t& dropped) const;
-  std::string labels(const std::vector<std::string>& names, const LabelSet& set, const std::string& extra = {}) const;
+  Samples entries_as_series(const table::Table& tab, std::string_view first, const std::vector<std::string>& names,
+                            uint64_t& dropped) const;
+  Samples merged_series(const table::Table& tab, int hist_key, std::string_view first,
+                        const std::vector<std::string>& names, uint64_t& dropped) const;
+  // One sample line: NAME{LABELS[,EXTRA]} VALUE
+  void sample(std::string_view name, std::string_view suffix, std::string_view labels, std::string_view extra,
+              uint64_t value);
   void write_series(const std::string& base, const table::Table& tab, int hist_key,
-                    const std::vector<std::string>& names, const SeriesList& series, const std::string& help);
+                    const std::vector<Samples>& trees, const std::string& help);
 
   const Resolver& res_;
   const MetricsOptions& opt_;
   std::string out_;
-  std::set<std::string> families_;  // written (a named table shared by triggers: once)
   // Per table, for the histd_table_* families written last.
   struct Stat {
     std::string table;
+    std::string instance;
     uint64_t hits, entries, dropped, missed, series_dropped;
   };
   std::vector<Stat> stats_;
@@ -110,22 +179,27 @@ void Writer::family(const std::string& name, const char* type, const std::string
   out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, escaped(help, false), name, type);
 }
 
-std::string Writer::labels(const std::vector<std::string>& names, const LabelSet& set,
-                           const std::string& extra) const {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i)
-    out += fmt::format("{}{}=\"{}\"", out.empty() ? "" : ",", names[i], escaped(set.values[i], true));
-  if (!extra.empty()) out += (out.empty() ? "" : ",") + extra;
-  return out.empty() ? "" : "{" + out + "}";
+void Writer::sample(std::string_view name, std::string_view suffix, std::string_view labels,
+                    std::string_view extra, uint64_t value) {
+  out_ += name;
+  out_ += suffix;
+  if (!labels.empty() || !extra.empty()) {
+    out_ += '{';
+    out_ += labels;
+    if (!labels.empty() && !extra.empty()) out_ += ',';
+    out_ += extra;
+    out_ += '}';
+  }
+  out_ += ' ';
+  append_number(out_, value);
+  out_ += '\n';
 }
 
-void Writer::table(const readout::HistTable& t) {
-  const plan::HistPlan& p = t.plan;
-  const std::string base = "histd_" + metric_name(p.name ? *p.name
-                                                         : fmt::format("{}_{}_{:08x}", p.system, p.event,
-                                                                       fnv1a32(p.identity())));
-  if (!families_.insert(base).second) return;
-  const table::Table& tab = t.table;
+// A family's tables, in the order the trees came: the first one's shape is
+// the family's; a table of an instance whose named table has other
+// columns is not exported (its label sets counted as dropped).
+void Writer::tables(const std::string& base, const std::vector<Member>& members) {
+  const table::Table& tab = members.front().table->table;
   // A lone .log2 or .buckets key makes a histogram; the other keys are labels.
   const std::optional<size_t> histogram = histogram_key(tab);
   const int hist_key = histogram ? static_cast<int>(*histogram) : -1;
@@ -133,39 +207,59 @@ void Writer::table(const readout::HistTable& t) {
   for (size_t i = 0; i < tab.keys.size(); ++i) {
     if (static_cast<int>(i) == hist_key) continue;
     std::string n = metric_name(tab.keys[i].name);
-    while (std::find(names.begin(), names.end(), n) != names.end() || n == "le") n += "_";
+    while (std::find(names.begin(), names.end(), n) != names.end() || n == "le" || n == "tracefs_instance") n += "_";
     names.push_back(std::move(n));
   }
-  uint64_t dropped = 0;
-  SeriesList series = one_series_per_entry(tab, hist_key) ? entries_as_series(tab, dropped)
-                                                          : merged_series(tab, hist_key, dropped);
-  const std::string help = fmt::format("{}:{} {}", p.system, p.event, p.trigger_text());
-  write_series(base, tab, hist_key, names, series, help);
-  stats_.push_back(Stat{base, tab.hits, tab.entries(), tab.drops, t.missed, dropped});
+  const std::string shape = table_shape(tab);
+  std::vector<Samples> trees;
+  std::set<std::string> seen;  // a named table shared by triggers of one tree: once
+  for (const Member& m : members) {
+    if (!seen.insert(*m.instance).second) continue;
+    const table::Table& t = m.table->table;
+    uint64_t dropped = 0;
+    if (table_shape(t) != shape) {
+      dropped = t.entries();
+    } else {
+      const std::string first = m.instance->empty() ? "" : "tracefs_instance=\"" + escaped(*m.instance, true) + "\"";
+      trees.push_back(one_series_per_entry(t, hist_key) ? entries_as_series(t, first, names, dropped)
+                                                         : merged_series(t, hist_key, first, names, dropped));
+    }
+    stats_.push_back(Stat{base, *m.instance, t.hits, t.entries(), t.drops, m.table->missed, dropped});
+  }
+  const plan::HistPlan& p = members.front().table->plan;
+  write_series(base, tab, hist_key, trees, fmt::format("{}:{} {}", p.system, p.event, p.trigger_text()));
 }
 
-SeriesList Writer::entries_as_series(const table::Table& tab, uint64_t& dropped) const {
-  SeriesList series;
-  series.reserve(std::min(tab.entries(), opt_.max_series));
-  for (size_t e = 0; e < tab.entries(); ++e) {
-    if (series.size() >= opt_.max_series) {
-      dropped = tab.entries() - e;
-      break;
-    }
+Samples Writer::entries_as_series(const table::Table& tab, std::string_view first,
+                                  const std::vector<std::string>& names, uint64_t& dropped) const {
+  const size_t shown = std::min(tab.entries(), opt_.max_series);
+  dropped = tab.entries() - shown;
+  Samples series;
+  series.columns = tab.vals.size();
+  series.ends.reserve(shown);
+  series.sums.reserve(shown * series.columns);
+  series.labels.reserve(shown * 16);
+  std::vector<std::string> values(tab.keys.size());
+  for (size_t e = 0; e < shown; ++e) {
     const table::Row r = tab.row(e);
-    LabelSet set;
-    for (const table::KeyColumn& k : tab.keys) set.values.push_back(key_label(k, r, res_));
-    std::vector<uint64_t> sums(tab.vals.size(), 0);
-    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) sums[v] = r.vals[v];
-    series.emplace_back(std::move(set), Series{{}, std::move(sums)});
+    for (size_t i = 0; i < tab.keys.size(); ++i) values[i] = key_label(tab.keys[i], r, res_);
+    append_labels(series.labels, first, names, values);
+    series.ends.push_back(series.labels.size());
+    for (size_t v = 0; v < series.columns; ++v) series.sums.push_back(v < r.vals.size() ? r.vals[v] : 0);
   }
   return series;
 }
 
-// A hash of the label values finds an entry's series (a sorted map cost
-// most of a 100k-series scrape); sorted once at the end, as written.
-SeriesList Writer::merged_series(const table::Table& tab, int hist_key, uint64_t& dropped) const {
-  SeriesList series;
+// A hash of the label values finds an entry's set (a sorted map cost most
+// of a 100k-series scrape); sorted once at the end, as written.
+Samples Writer::merged_series(const table::Table& tab, int hist_key, std::string_view first,
+                              const std::vector<std::string>& names, uint64_t& dropped) const {
+  struct Merged {
+    LabelSet set;
+    std::vector<uint64_t> sums;
+    std::map<double, uint64_t> buckets;
+  };
+  std::vector<Merged> merged;
   std::unordered_map<std::string, size_t> index;
   std::string id;
   for (size_t e = 0; e < tab.entries(); ++e) {
@@ -177,55 +271,67 @@ SeriesList Writer::merged_series(const table::Table& tab, int hist_key, uint64_t
       set.values.push_back(key_label(tab.keys[i], r, res_));
       fmt::format_to(std::back_inserter(id), "{}:{}", set.values.back().size(), set.values.back());
     }
-    auto [at, fresh] = index.try_emplace(id, series.size());
+    auto [at, fresh] = index.try_emplace(id, merged.size());
     if (fresh) {
-      if (series.size() >= opt_.max_series) {
+      if (merged.size() >= opt_.max_series) {
         index.erase(at);
         ++dropped;
         continue;
       }
-      series.emplace_back(std::move(set), Series{{}, std::vector<uint64_t>(tab.vals.size(), 0)});
+      merged.push_back(Merged{std::move(set), std::vector<uint64_t>(tab.vals.size(), 0), {}});
     }
-    Series& s = series[at->second].second;
-    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) s.sums[v] += r.vals[v];
+    Merged& m = merged[at->second];
+    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) m.sums[v] += r.vals[v];
     if (hist_key >= 0) {
       const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
-      s.buckets[bucket_bounds(k, r.key_number(k.offset)).upper] += r.vals[0];
+      m.buckets[bucket_bounds(k, r.key_number(k.offset)).upper] += r.vals[0];
     }
   }
-  std::sort(series.begin(), series.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(merged.begin(), merged.end(), [](const Merged& a, const Merged& b) { return a.set < b.set; });
+  Samples series;
+  series.columns = tab.vals.size();
+  for (Merged& m : merged) {
+    append_labels(series.labels, first, names, m.set.values);
+    series.ends.push_back(series.labels.size());
+    series.sums.insert(series.sums.end(), m.sums.begin(), m.sums.end());
+    series.buckets.push_back(std::move(m.buckets));
+  }
   return series;
 }
 
 void Writer::write_series(const std::string& base, const table::Table& tab, int hist_key,
-                          const std::vector<std::string>& names, const SeriesList& series,
-                          const std::string& help) {
+                          const std::vector<Samples>& trees, const std::string& help) {
   const bool om = opt_.format == MetricsFormat::OpenMetrics;
   int sum_of = -1;  // the value column that sums the histogram key's field
+  for (const Samples& series : trees)
+    out_.reserve(out_.size() + series.labels.size() + series.size() * (base.size() + 32) * tab.vals.size());
   if (hist_key >= 0) {
     const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
     for (size_t v = 1; v < tab.vals.size(); ++v)
       if (tab.vals[v].printed && tab.vals[v].name == k.name) sum_of = static_cast<int>(v);
     const std::string name = base + "_" + metric_name(k.name);
     family(name, "histogram", help);
-    for (const auto& [set, s] : series) {
-      uint64_t cumulative = 0;
-      for (const auto& [bound, hits] : s.buckets) {
-        cumulative += hits;
-        out_ += fmt::format("{}_bucket{} {}\n", name, labels(names, set, "le=\"" + bound_text(bound) + "\""), cumulative);
+    for (const Samples& series : trees)
+      for (size_t i = 0; i < series.size(); ++i) {
+        const std::string_view labels = series.label_text(i);
+        uint64_t cumulative = 0;
+        for (const auto& [bound, hits] : series.buckets[i]) {
+          cumulative += hits;
+          sample(name, "_bucket", labels, "le=\"" + bound_text(bound) + "\"", cumulative);
+        }
+        sample(name, "_bucket", labels, "le=\"+Inf\"", series.sum(i, 0));
+        // OpenMetrics has a _count only beside a _sum (the +Inf bucket says it).
+        if (!om || sum_of >= 0) sample(name, "_count", labels, {}, series.sum(i, 0));
+        if (sum_of >= 0) sample(name, "_sum", labels, {}, series.sum(i, static_cast<size_t>(sum_of)));
       }
-      out_ += fmt::format("{}_bucket{} {}\n", name, labels(names, set, "le=\"+Inf\""), s.sums[0]);
-      // OpenMetrics has a _count only beside a _sum (the +Inf bucket says it).
-      if (!om || sum_of >= 0) out_ += fmt::format("{}_count{} {}\n", name, labels(names, set), s.sums[0]);
-      if (sum_of >= 0) out_ += fmt::format("{}_sum{} {}\n", name, labels(names, set), s.sums[static_cast<size_t>(sum_of)]);
-    }
   }
   for (size_t v = 0; v < tab.vals.size(); ++v) {
     if (!tab.vals[v].printed || static_cast<int>(v) == sum_of || (v == 0 && (tab.nohitcount || hist_key >= 0)))
       continue;
     const std::string name = base + "_" + metric_name(tab.vals[v].name);
     family(om ? name : name + "_total", "counter", help);
-    for (const auto& [set, s] : series) out_ += fmt::format("{}_total{} {}\n", name, labels(names, set), s.sums[v]);
+    for (const Samples& series : trees)
+      for (size_t i = 0; i < series.size(); ++i) sample(name, "_total", series.label_text(i), {}, series.sum(i, v));
   }
 }
 
@@ -274,8 +380,11 @@ std::string Writer::finish() {
   auto stat_family = [&](const char* name, const char* type, const char* help, auto value) {
     const bool counter = std::strcmp(type, "counter") == 0;
     family(om || !counter ? name : std::string(name) + "_total", type, help);
-    for (const Stat& s : stats_)
-      out_ += fmt::format("{}{}{{table=\"{}\"}} {}\n", name, counter ? "_total" : "", s.table, value(s));
+    for (const Stat& s : stats_) {
+      const std::string instance =
+          s.instance.empty() ? "" : ",tracefs_instance=\"" + escaped(s.instance, true) + "\"";
+      out_ += fmt::format("{}{}{{table=\"{}\"{}}} {}\n", name, counter ? "_total" : "", s.table, instance, value(s));
+    }
   };
   if (!stats_.empty()) {
     stat_family("histd_table_hits", "counter", "events counted by the table (its Hits)",
@@ -295,11 +404,21 @@ std::string Writer::finish() {
 
 }  // namespace
 
-std::string metrics(const std::vector<readout::EventHist>& events, const Resolver& resolver,
-                    const MetricsOptions& options, const DaemonStats* daemon) {
+std::string metrics(const std::vector<TreeHist>& trees, const Resolver& resolver, const MetricsOptions& options,
+                    const DaemonStats* daemon) {
+  // Families in the order their first table comes.
+  std::vector<std::pair<std::string, std::vector<Member>>> families;
+  std::unordered_map<std::string, size_t> index;
+  for (const TreeHist& tree : trees)
+    for (const readout::EventHist& e : tree.events)
+      for (const readout::HistTable& t : e.tables) {
+        std::string base = family_base(t.plan);
+        auto [at, fresh] = index.try_emplace(base, families.size());
+        if (fresh) families.emplace_back(std::move(base), std::vector<Member>{});
+        families[at->second].second.push_back(Member{&tree.instance, &t});
+      }
   Writer w(resolver, options);
-  for (const readout::EventHist& e : events)
-    for (const readout::HistTable& t : e.tables) w.table(t);
+  for (const auto& [base, members] : families) w.tables(base, members);
   if (daemon) w.daemon(*daemon);
   return w.finish();
 }

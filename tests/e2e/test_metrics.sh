@@ -21,6 +21,10 @@ HISTCTL add sched:sched_switch 'hist:keys=next_comm,prev_state:name=switches'
 HISTCTL add sched:sched_switch 'hist:keys=common_stacktrace:vals=hitcount:size=256'
 HISTCTL add kmem:kmalloc 'hist:keys=call_site.sym,gfp_flags.hex:vals=bytes_req.percent,bytes_alloc'
 HISTCTL add kmem:kmalloc 'hist:keys=ptr:vals=bytes_req'
+# The same table in an instance: the same family, its series labelled.
+mkdir "$MNT/instances/fleet"
+echo "hist:keys=count.log2:vals=count:name=write_sizes if count == $SIZE" \
+  >"$MNT/instances/fleet/events/syscalls/sys_enter_write/trigger"
 dd if=/dev/zero of=/dev/null bs="$SIZE" count=5 status=none
 cat /etc/hostname >/dev/null
 sleep 0.2
@@ -59,4 +63,17 @@ expect_eq "no raw kernel address in any label" "" \
   "$(grep -oE '="ffff[0-9a-f]{12}"|="1844[0-9]{16}"' "$WORK/metrics.txt" | head -3)"
 expect_eq "the tables' totals" "yes" \
   "$(grep -q '^histd_table_hits_total{table="histd_write_sizes"} ' "$WORK/metrics.txt" && echo yes)"
+
+# The instance's table: in the same histogram family (one TYPE line), its
+# series labelled tracefs_instance; the same writes counted.
+imissed=$(awk '/^    Missed: / {s += $2} END {print s + 0}' "$MNT/instances/fleet/events/syscalls/sys_enter_write/hist")
+ibucket=$(sed -n 's/^histd_write_sizes_count_bucket{tracefs_instance="fleet",le="4096"} \([0-9]*\)$/\1/p' \
+  "$WORK/metrics.txt")
+expect_eq "an instance's table: its le=4096 bucket holds the 5 writes" "ok" \
+  "$([ "${ibucket:-0}" -le 5 ] && [ $((${ibucket:-0} + imissed)) -ge 5 ] && echo ok || echo "${ibucket:-none}")"
+expect_eq "one family for both trees" "1" "$(grep -c '^# TYPE histd_write_sizes_count histogram$' "$WORK/metrics.txt")"
+expect_eq "the instance's totals" "yes" \
+  "$(grep -q '^histd_table_hits_total{table="histd_write_sizes",tracefs_instance="fleet"} ' "$WORK/metrics.txt" &&
+    echo yes)"
+rmdir "$MNT/instances/fleet"
 finish

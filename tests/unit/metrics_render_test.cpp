@@ -21,7 +21,7 @@ using testing::table_of;
 
 std::string metrics_of(const readout::HistTable& t, MetricsOptions o = {}) {
   readout::EventHist h{"kmem", "kmalloc", {t}, {}};
-  return render::metrics({h}, render::null_resolver(), o);
+  return render::metrics({{"", {h}}}, render::null_resolver(), o);
 }
 
 TEST(MetricsRender, CountersPerKeyInTheTextFormat) {
@@ -168,8 +168,48 @@ TEST(MetricsRender, LabelSetsPastTheCapAreCountedNotWritten) {
 TEST(MetricsRender, ANamedTableSharedByTriggersIsOneFamily) {
   readout::HistTable t = table_of("hist:keys=common_pid:name=shared");
   readout::EventHist a{"kmem", "kmalloc", {t}, {}}, b{"kmem", "kmalloc", {t}, {}};
-  const std::string text = render::metrics({a, b}, render::null_resolver());
+  const std::string text = render::metrics({{"", {a, b}}}, render::null_resolver());
   EXPECT_EQ(text.find("# TYPE histd_shared_hitcount_total"), text.rfind("# TYPE histd_shared_hitcount_total"));
+}
+
+// An instance's tables join the top tree's families, told apart by a
+// tracefs_instance label (the top tree's series have none); one family
+// header each, every table's hits in histd_table_hits.
+TEST(MetricsRender, AnInstancesTablesCarryItsNameAsALabel) {
+  readout::HistTable top = table_of("hist:keys=common_pid");
+  readout::HistTable inst = table_of("hist:keys=common_pid");
+  const uint64_t one[] = {1}, two[] = {2};
+  top.table.add(key_of({7}), one);
+  top.table.hits = 1;
+  inst.table.add(key_of({7}), two);
+  inst.table.hits = 2;
+  readout::EventHist a{"kmem", "kmalloc", {top}, {}}, b{"kmem", "kmalloc", {inst}, {}};
+  const std::string text = render::metrics({{"", {a}}, {"in\"st", {b}}}, render::null_resolver());
+  const std::string family = "histd_kmem_kmalloc_";
+  const size_t at = text.find("# TYPE " + family);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(at, text.rfind("# TYPE " + family)) << text;
+  EXPECT_NE(text.find("_hitcount_total{common_pid=\"7\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("_hitcount_total{tracefs_instance=\"in\\\"st\",common_pid=\"7\"} 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(",tracefs_instance=\"in\\\"st\"} 2\n"), std::string::npos) << text;  // histd_table_hits
+}
+
+// name= tables are an instance's own: one with other columns than the
+// family's (the top tree's) is not exported, and says so.
+TEST(MetricsRender, AnInstancesNamedTableOfOtherColumnsIsCountedNotWritten) {
+  readout::HistTable top = table_of("hist:keys=common_pid:name=t");
+  readout::HistTable inst = table_of("hist:keys=common_pid,bytes_req:name=t");
+  const uint64_t one[] = {1};
+  top.table.add(key_of({7}), one);
+  inst.table.add(key_of({7, 1}), one);
+  inst.table.add(key_of({7, 2}), one);
+  readout::EventHist a{"kmem", "kmalloc", {top}, {}}, b{"kmem", "kmalloc", {inst}, {}};
+  const std::string text = render::metrics({{"", {a}}, {"i", {b}}}, render::null_resolver());
+  EXPECT_EQ(text.find("bytes_req=\""), std::string::npos) << text;
+  EXPECT_NE(text.find("histd_metrics_series_dropped{table=\"histd_t\",tracefs_instance=\"i\"} 2\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(MetricsRender, NoTablesNoFamilies) {
