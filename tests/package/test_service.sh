@@ -9,7 +9,9 @@
 # written there counts a known workload, `reload` applies what
 # /etc/histd/triggers.d declares, `reload` and `restart` keep the
 # counts, `stop` leaves no mount behind, `enable --now` serves the tree
-# again, and removing the package stops histd.
+# again, with metrics-listen and textfile-dir the service serves /metrics and
+# the page from an unprivileged exporter and writes the textfile, and
+# removing the package stops histd.
 #
 # Usage: test_service.sh BUILD_DIR. Root. Skips (exit 77, said loudly) only
 # on a kernel without FUSE, bpffs or tracefs events; anything else missing
@@ -187,6 +189,10 @@ expect_eq "and counts on" "{ count: $(printf '%10d' "$SIZE") } hitcount:        
 # container shares the machine's network).
 MPORT=$((20000 + ($$ + 7) % 20000))
 ct sh -c "echo 'metrics-listen = \"127.0.0.1:$MPORT\"' >>/etc/histd/histd.conf" || true
+# And the textfile for node_exporter, in the directory histd.conf suggests.
+ct mkdir -p /var/lib/prometheus/node-exporter || true
+ct sh -c "printf 'textfile-dir = \"/var/lib/prometheus/node-exporter\"\ntextfile-interval = 1\n' >>/etc/histd/histd.conf" ||
+  true
 ct systemctl restart histd || true
 scrape() {
   python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$MPORT/metrics', timeout=5).read().decode())" \
@@ -199,7 +205,20 @@ exporter=$(ct pgrep -x histd-exporter | head -1 || true)
 expect_eq "from histd-exporter, as nobody" "nobody" "$(ct ps -o user= -p "${exporter:-1}" 2>/dev/null | tr -d ' ' || true)"
 expect_eq "without capabilities" "0000000000000000" \
   "$(ct awk '/^CapEff:/ {print $2}' "/proc/${exporter:-1}/status" 2>/dev/null || true)"
-ct sed -i '/^metrics-listen = /d' /etc/histd/histd.conf || true
+# The page at /: the trigger line, served with its content security policy.
+page_headers=$(python3 -c "
+import urllib.request
+r = urllib.request.urlopen('http://127.0.0.1:$MPORT/', timeout=5)
+body = r.read().decode()
+print(r.headers['Content-Type'], '|', r.headers['Content-Security-Policy'].split(';')[0], '|',
+      'hist:keys=count' in body and '<!DOCTYPE html>' in body)" 2>&1 || true)
+expect_eq "and its page at /" "text/html; charset=utf-8 | default-src 'none' | True" "$page_headers"
+for _ in $(seq 50); do ct test -s /var/lib/prometheus/node-exporter/histd.prom && break; sleep 0.1; done
+expect_eq "the service writes the textfile" "yes" \
+  "$(yes_no ct grep -q '^histd_table_hits_total{table=' /var/lib/prometheus/node-exporter/histd.prom)"
+expect_eq "whole, readable by node_exporter (0644), and nothing else there" "-rw-r--r-- histd.prom" \
+  "$(ct sh -c 'cd /var/lib/prometheus/node-exporter && ls -l | awk "NR > 1 {print \$1, \$NF}"' 2>&1 || true)"
+ct sed -i '/^metrics-listen = /d; /^textfile-/d' /etc/histd/histd.conf || true
 
 ct systemctl stop histd || true
 expect_eq "systemctl stop histd" "inactive" "$(ct systemctl is-active histd || true)"
