@@ -158,11 +158,18 @@ const char* compiler_state(const runtime::Compiler::Stats& s) {
   return s.server_pid ? "running" : "stopped";
 }
 
+// Servers started after one failed or died (not the first, nor one started
+// again after an idle stop).
+uint64_t restarts(const runtime::Compiler::Stats& s) {
+  return s.server_starts > 1 + s.idle_stops ? s.server_starts - 1 - s.idle_stops : 0;
+}
+
 json compiler_json(const runtime::Compiler::Stats& s) {
   return json{{"state", compiler_state(s)},
               {"pid", s.server_pid},
               {"starts", s.server_starts},
-              {"restarts", s.server_starts > 0 ? s.server_starts - 1 : 0},
+              {"restarts", restarts(s)},
+              {"idle_stops", s.idle_stops},
               {"failures_in_row", s.failures_in_row},
               {"compiles_served", s.by_server},
               {"clang_compiles", s.by_clang}};
@@ -178,8 +185,8 @@ std::string compiler_text(const runtime::Compiler::Stats& s) {
     state = fmt::format("histd-cc running (pid {})", s.server_pid);
   else
     state = "histd-cc not running (started again for the next compile)";
-  return fmt::format("compiler: {}\n  {} restarts, {} compiles served by histd-cc, {} by clang\n", state,
-                     s.server_starts > 0 ? s.server_starts - 1 : 0, s.by_server, s.by_clang);
+  return fmt::format("compiler: {}\n  {} restarts, {} idle stops, {} compiles served by histd-cc, {} by clang\n",
+                     state, restarts(s), s.idle_stops, s.by_server, s.by_clang);
 }
 
 // What a whole ring (histd falling behind) turned away since histd started.

@@ -79,6 +79,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     fuse_reply_err(req, EACCES);
     return;
   }
+  // A trigger (or event definition) is about to be written: a resident
+  // compiler stopped for idleness loads its libraries meanwhile.
+  if (mode != O_RDONLY && (n.file == "trigger" || n.file == "synthetic_events" || n.file == "dynamic_events"))
+    if (const auto engine = ctx.ns.engine(n.instance)) engine->warm_compiler();
   // Contents change under us: never cached; sizes read as 0, as in tracefs.
   fi->direct_io = 1;
   fi->nonseekable = 0;

@@ -70,6 +70,7 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.percpu_table_limit = opt.percpu_table_limit;
   eopt.raw_syscalls = opt.raw_syscalls;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
+  eopt.compiler_idle_stop = std::chrono::seconds(opt.compiler_idle_stop);
   eopt.defer_consumer = true;
   eopt.pin_dir = opt.pin_dir;
   return eopt;
@@ -302,6 +303,11 @@ int main(int argc, char** argv) {
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
+  app.add_option("--compiler-idle-stop", opt.compiler_idle_stop,
+                 "seconds without a compile after which the resident compiler histd-cc stops (its memory back to "
+                 "the machine); it starts again when a trigger file is opened for writing (0: it stays)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400 * 365));
   add_metrics_options(app, opt);
   app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
   app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");

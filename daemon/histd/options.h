@@ -27,6 +27,8 @@ struct Options {
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
   bool raw_syscalls = false;
+  // Seconds without a compile after which histd-cc stops (0: never).
+  int compiler_idle_stop = 60;
   // Prometheus metrics over HTTP (daemon::MetricsListener): off when empty.
   std::string metrics_listen;
   std::string metrics_user = "nobody";  // runs histd-exporter; never root

@@ -80,6 +80,10 @@ struct EngineOptions {
   bool raw_syscalls = false;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;
+  // The resident compiler stops after this long without a compile and
+  // starts again for the next one (runtime::Compiler::set_idle_stop); zero:
+  // it stays. For the engine that owns the compiler.
+  std::chrono::milliseconds compiler_idle_stop{0};
 };
 
 // One trigger, with its state (readout::TriggerInfo).
@@ -156,6 +160,9 @@ class Engine {
   const catalog::Catalog& catalog() const { return catalog_; }
   // Which compiler answered (tests); the engine started its server.
   const runtime::Compiler& compiler() const { return *compiler_; }
+  // A trigger change is coming: the resident compiler, if idleness stopped
+  // it, starts loading now (runtime::Compiler::warm).
+  void warm_compiler() const { compiler_->warm(); }
 
   // One write(2) to events/<system>/<event>/trigger; an O_TRUNC open of it
   // (truncate_triggers) removes every hist trigger of the event.

@@ -74,6 +74,7 @@ class Compiler {
     uint64_t by_server = 0;  // compiles histd-cc answered
     uint64_t by_clang = 0;   // compiles that spawned clang (a fallback, or no histd-cc)
     uint64_t server_starts = 0;
+    uint64_t idle_stops = 0;  // servers stopped after set_idle_stop()'s time without a compile
     bool resident = false;    // a histd-cc to run (paths().cc_server)
     pid_t server_pid = 0;     // the server running now (0: none)
     int failures_in_row = 0;  // of the server, since its last answer
@@ -94,6 +95,15 @@ class Compiler {
   void watch_server();
   // How long a compile waits for histd-cc's answer (tests shorten it).
   void set_server_timeout(std::chrono::milliseconds timeout);
+  // Stops histd-cc once it has compiled nothing for `after`: its libraries
+  // (~90 MB resident) go back to the machine while no trigger changes. The
+  // next compile, or warm(), starts it again. Zero: it stays. Needs
+  // watch_server()'s thread.
+  void set_idle_stop(std::chrono::milliseconds after);
+  // Starts histd-cc if idleness stopped it: a trigger change is on its way
+  // (a trigger file opened for writing), and the server loads its libraries
+  // meanwhile rather than when the compile asks.
+  void warm() const;
   Expected<std::string> compile(const std::string& source) const;
   // Drops the cached object of `source`: the kernel refused it, and the
   // next compile (perhaps by a repaired compiler) must not find it again.

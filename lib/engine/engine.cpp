@@ -71,7 +71,10 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
   // The resident compiler loads its libraries now, not on the first command.
-  if (owns_compiler) e.compiler_->start_server();
+  if (owns_compiler) {
+    e.compiler_->start_server();
+    e.compiler_->set_idle_stop(e.options_.compiler_idle_stop);
+  }
   if (!e.options_.defer_consumer) e.start_consumer();
   return engine;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -27,6 +28,8 @@ Compiler::Resident::~Resident() {
 bool Compiler::Resident::start_locked() {
   if (!client_.start(timeout_)) return false;
   ++stats_.server_starts;
+  idle_stopped_ = false;
+  last_used_ = std::chrono::steady_clock::now();
   const uint64_t one = 1;
   (void)!write(wake_.get(), &one, sizeof one);
   return true;
@@ -42,6 +45,32 @@ void Compiler::Resident::set_timeout(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mu_);
   timeout_ = timeout;
   if (client_.running()) start_locked();  // the timeout is set at start
+}
+
+void Compiler::Resident::set_idle_stop(std::chrono::milliseconds after) {
+  std::lock_guard lock(mu_);
+  idle_stop_ = after;
+  const uint64_t one = 1;
+  (void)!write(wake_.get(), &one, sizeof one);  // the watcher's next wait
+}
+
+void Compiler::Resident::warm() {
+  std::lock_guard lock(mu_);
+  if (wanted_ && idle_stopped_ && !client_.running() && failures_ < kMaxServerFailures) start_locked();
+}
+
+int Compiler::Resident::idle_wait_ms_locked() const {
+  if (idle_stop_.count() <= 0 || !client_.running()) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(last_used_ + idle_stop_ -
+                                                                 std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(left.count(), 0));
+}
+
+void Compiler::Resident::stop_if_idle_locked() {
+  if (idle_wait_ms_locked() != 0) return;
+  client_.stop();
+  idle_stopped_ = true;
+  ++stats_.idle_stops;
 }
 
 void Compiler::Resident::watch() {
@@ -86,6 +115,7 @@ std::optional<CcClient::Reply> Compiler::Resident::ask(const cc::CcRequest& req)
     return std::nullopt;
   }
   std::optional<CcClient::Reply> reply = client_.request(req);
+  last_used_ = std::chrono::steady_clock::now();
   if (!reply) {
     // Lost (killed, crashed, hung): clang compiles this unit, which also
     // tells a source that crashes the compiler from a dead server.
@@ -111,19 +141,27 @@ void Compiler::Resident::watch_loop() {
   for (;;) {
     pid_t pid = 0;
     Fd pidfd;
+    int wait_ms = -1;
     {
       std::lock_guard lock(mu_);
+      wait_ms = idle_wait_ms_locked();
       if (client_.running() && client_.pidfd() >= 0) {
         pid = client_.pid();
         pidfd = Fd(fcntl(client_.pidfd(), F_DUPFD_CLOEXEC, 0));
       }
     }
     pollfd fds[2] = {{wake_.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};  // poll skips fd -1
-    if (poll(fds, 2, -1) < 0) {
+    const int ready = poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (stopping_) return;
+    if (ready == 0) {
+      std::lock_guard lock(mu_);
+      stop_if_idle_locked();  // a compile may have come meanwhile: then not yet
+      continue;
+    }
     if (fds[0].revents & POLLIN) {
       uint64_t n = 0;
       (void)!read(wake_.get(), &n, sizeof n);
@@ -149,6 +187,12 @@ void Compiler::watch_server() {
 }
 
 void Compiler::set_server_timeout(std::chrono::milliseconds timeout) { resident_->set_timeout(timeout); }
+
+void Compiler::set_idle_stop(std::chrono::milliseconds after) { resident_->set_idle_stop(after); }
+
+void Compiler::warm() const {
+  if (!paths_.cc_server.empty()) resident_->warm();
+}
 
 pid_t Compiler::server_pid() const { return resident_->pid(); }
 

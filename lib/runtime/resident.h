@@ -26,6 +26,9 @@ class Compiler::Resident {
   void start();
   void watch();
   void set_timeout(std::chrono::milliseconds timeout);
+  void set_idle_stop(std::chrono::milliseconds after);
+  // Starts the server again if idleness stopped it.
+  void warm();
   // The server's answer: an object, or the unit's diagnostics. nullopt: the
   // server failed (lost, hung, failed on its own, or given up on after
   // kMaxServerFailures): clang must compile this unit; the failure is logged
@@ -42,6 +45,11 @@ class Compiler::Resident {
   // last try. `compiling`: the failure cost a compile (clang does it).
   void failed_locked(const std::string& what, bool compiling);
   void watch_loop();
+  // How long the watcher may sleep before the server is idle long enough
+  // to stop (-1: forever); under mu_.
+  int idle_wait_ms_locked() const;
+  // Stops the server if it has been idle for idle_stop_; under mu_.
+  void stop_if_idle_locked();
 
   std::filesystem::path program_;
   std::mutex mu_;
@@ -49,6 +57,9 @@ class Compiler::Resident {
   bool wanted_ = false;  // start() was called
   int failures_ = 0;     // in a row, without an answer
   std::chrono::milliseconds timeout_ = kServerTimeout;
+  std::chrono::milliseconds idle_stop_{0};
+  std::chrono::steady_clock::time_point last_used_ = std::chrono::steady_clock::now();
+  bool idle_stopped_ = false;  // the last server was stopped for idleness (warm() restarts it)
   Stats stats_;
   Fd wake_;  // eventfd: a new server to watch, or stop
   std::atomic<bool> stopping_{false};

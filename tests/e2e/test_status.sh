@@ -22,7 +22,7 @@ expect_eq "status: version, pid and uptime first" "yes" \
 expect_eq "status: nothing lost yet" "lost in the ring buffer: 0 trace records, 0 snapshot notices" \
   "$(grep '^lost in the ring buffer' <<<"$out")"
 expect_eq "status: the resident compiler runs" "compiler: histd-cc running (pid $cc)
-  0 restarts, 0 compiles served by histd-cc, 0 by clang" "$(grep -A1 '^compiler:' <<<"$out")"
+  0 restarts, 0 idle stops, 0 compiles served by histd-cc, 0 by clang" "$(grep -A1 '^compiler:' <<<"$out")"
 json=$(ctl status --json)
 expect_eq "status --json: version, pid" "$VERSION $HISTD_PID" "$(field 'd["version"], d["pid"]' <<<"$json")"
 expect_eq "status --json: uptime in seconds" "True" "$(field 'd["uptime_seconds"] >= 0' <<<"$json")"
@@ -64,7 +64,7 @@ expect_eq "trace: entries-written counts every record, kept or lost" \
 
 # ---- the compiler: a killed histd-cc is replaced; the third death in a row
 # is the last, and clang compiles from then on.
-expect_eq "status: the trigger was compiled by histd-cc" "  0 restarts, 1 compiles served by histd-cc, 0 by clang" \
+expect_eq "status: the trigger was compiled by histd-cc" "  0 restarts, 0 idle stops, 1 compiles served by histd-cc, 0 by clang" \
   "$(ctl status | grep -A1 '^compiler:' | tail -1)"
 for i in 1 2 3; do
   kill -KILL "$cc"
@@ -74,7 +74,7 @@ for _ in $(seq 50); do ctl status | grep -q '^compiler: histd-cc given up' && br
 echo 'hist:keys=fd' >"$MNT/events/syscalls/sys_enter_close/trigger"
 expect_eq "status: given up, clang compiles" \
   "compiler: histd-cc given up after 3 failures in a row: clang compiles every unit
-  2 restarts, 1 compiles served by histd-cc, 1 by clang" "$(ctl status | grep -A1 '^compiler:')"
+  2 restarts, 0 idle stops, 1 compiles served by histd-cc, 1 by clang" "$(ctl status | grep -A1 '^compiler:')"
 expect_eq "status --json: given up" "given up 0 3 2 3 1" \
   "$(ctl status --json | compiler 'state pid starts restarts failures_in_row clang_compiles')"
 finish
