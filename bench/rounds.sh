@@ -30,7 +30,15 @@ with_bpftrace() {
   for _ in $(seq 200); do grep -q 'Attaching' "$WORK/bt.log" && break; sleep 0.05; done
   sleep 0.5
   run
-  kill -INT "$BT"
+  # bpftrace 0.17 sometimes ignores a SIGINT and runs on (bench/run.sh's
+  # bt_stop): the signal is repeated every second, SIGKILL after 30 s.
+  local i
+  for i in $(seq 30); do
+    kill -INT "$BT" 2>/dev/null || break
+    for _ in $(seq 10); do kill -0 "$BT" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$BT/stat" 2>/dev/null)" != Z ] ||
+      break 2; sleep 0.1; done
+  done
+  kill -KILL "$BT" 2>/dev/null || true
   wait "$BT" 2>/dev/null || true
   BT=
 }

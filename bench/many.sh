@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Many triggers on one event (issue 23, point 3). K hist triggers on
+# sys_enter_getppid, each counting every call (`hist:keys=common_pid if
+# common_pid != <a pid no process has>`: K tables, all updated), against
+# bpftrace with K probes doing the same (`@tK[pid] = count()` under the same
+# filter) and against no tracing; ns per getppid() call of
+# histd_bench_loop. Then activation: how long the write of the k-th trigger
+# takes (a unit not in the object cache: the event's program holds every
+# trigger of the event, so it is compiled and loaded again with all of them),
+# and the first trigger histd refuses (one program may use 64 maps).
+# Interleaved rounds; medians (min..max).
+#   bash bench/many.sh   (root; ROUNDS=5 CALLS=1000000 COUNTS="1 4 16",
+#                         HISTD_BUILD=dir: that build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+CALLS=${CALLS:-1000000}
+COUNTS=${COUNTS:-1 4 16}
+B=$(realpath "${HISTD_BUILD:-build}")
+WORK=$(mktemp -d /tmp/histd-bench-many.XXXXXX)
+HISTD=
+BT=
+cleanup() {
+  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
+  [ -z "$HISTD" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
+  mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+source bench/rounds.sh
+mkdir -p "$WORK/mnt"
+"$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
+  --config-dir "" >"$WORK/histd.log" 2>&1 &
+HISTD=$!
+for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
+EV=$WORK/mnt/events/syscalls/sys_enter_getppid
+trigger() { echo "hist:keys=common_pid if common_pid != $((4000000 + $1))"; }
+loop() { printf "%.0f\n" "$("$B/histd_bench_loop" "$CALLS")"; }
+run() { FIGURE=$(loop); }
+
+variant() {
+  local k=${1#*_} i prog=
+  case $1 in
+    none) loop ;;
+    histd_*)
+      for i in $(seq "$k"); do trigger "$i" >>"$EV/trigger"; done
+      loop
+      : >"$EV/trigger" ;;
+    bpftrace_*)
+      for i in $(seq "$k"); do
+        prog+="tracepoint:syscalls:sys_enter_getppid /pid != $((4000000 + i))/ { @t$i[pid] = count(); } "
+      done
+      with_bpftrace "$prog"
+      echo "$FIGURE" ;;
+  esac
+}
+names=(none)
+for k in $COUNTS; do names+=("histd_$k" "bpftrace_$k"); done
+echo "K triggers (histd) or probes (bpftrace) on sys_enter_getppid, each counting every call:"
+interleaved_rounds "ns per getppid()" "${names[@]}"
+
+# Activation of the k-th trigger, ROUNDS times from none.
+declare -A act=()
+refused=
+for r in $(seq "$ROUNDS"); do
+  for k in $(seq 64); do
+    t0=${EPOCHREALTIME/./}
+    if ! echo "hist:keys=common_pid if common_pid != $((5000000 + 1000 * r + k))" >>"$EV/trigger" 2>/dev/null; then
+      refused=$k
+      break
+    fi
+    act[$k]+="$(((${EPOCHREALTIME/./} - t0) / 1000)) "
+  done
+  : >"$EV/trigger"
+done
+echo "activation of the k-th trigger on one event, ms, median (min..max); trigger $refused refused:"
+for k in 1 2 4 8 16 $((refused - 1)); do
+  python3 -c 'import statistics, sys; xs = [int(x) for x in sys.argv[2:]]
+print(f"  k = {sys.argv[1]:>2}  {statistics.median(xs):5.0f} ({min(xs)}..{max(xs)})")' "$k" ${act[$k]}
+done
+grep -m1 'would use' "$WORK/mnt/error_log" | sed 's/^\[[^]]*\] /  /' || true
