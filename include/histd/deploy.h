@@ -207,6 +207,23 @@ class Deployer {
   // installs each event's once at the end.
   void set_restoring(bool on) { restoring_ = on; }
   void install_restored(std::vector<std::string>& problems);
+  // ---- batches: many commands, one load per event ----
+  // Between begin_batch() and end_batch(), an event of plain hist triggers
+  // (no variables, references or actions; no control trigger; not
+  // recorded) is compiled and checked at each change, but its program is
+  // loaded once, by end_batch(): restoring or reloading N triggers loads
+  // an event's program once instead of once per trigger (the verifier's
+  // work grows with the program). A program the kernel refuses then is
+  // built again trigger by trigger in creation order, as single commands
+  // would have been; the triggers it still refuses are dropped (tables
+  // adopted from pins stay pinned) and returned for the engine to take
+  // back from its registry.
+  struct Refused {
+    uint64_t uid = 0;
+    Error error;
+  };
+  void begin_batch() { batching_ = true; }
+  std::vector<Refused> end_batch();
   // Removes pins nothing uses any more (left by a histd that died with
   // triggers the state file no longer names).
   void sweep_pins();
@@ -262,12 +279,21 @@ class Deployer {
   Status learn_format(const EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   Status remove_trigger(EventState& ev, Trigger* going);
+  enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
   // Releases a trigger whose program could not be rebuilt without it.
-  void drop_trigger(EventState& ev, Trigger* going);
+  void drop_trigger(EventState& ev, Trigger* going, Release how = Release::Removed);
   CommandResult remove_control(EventState& ev, ControlTrigger* going);
   std::vector<ControlTrigger*> controls_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
   Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<ControlTrigger*>& enables);
+  struct Built;
+  Expected<Built> build(EventState& ev, const std::vector<Trigger*>& triggers,
+                        const std::vector<ControlTrigger*>& enables);
+  // Whether a batch may leave `ev`'s program to end_batch() (see there).
+  bool deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
+                  const std::vector<ControlTrigger*>& enables) const;
+  // end_batch()'s fallback for an event whose whole program the kernel refused.
+  void build_one_by_one(EventState& ev, std::vector<Refused>& refused);
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
   // after its set of hist triggers changed.
   void refresh_enablers_of(const EventState& target);
@@ -291,7 +317,6 @@ class Deployer {
   CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   Expected<uint32_t> allocate_slot();
-  enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
   void release_trigger(Trigger& t, Release how = Release::Removed);
   // Whether the deployed programs of synthetic event `from` generate `to`,
   // directly or down a chain.
@@ -332,6 +357,8 @@ class Deployer {
   Fd ring_;  // generated synthetic events, shared by every unit
   Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   bool restoring_ = false;
+  bool batching_ = false;  // begin_batch() .. end_batch()
+  std::vector<uint32_t> released_in_batch_;  // control slots free again after end_batch()
   bool shutting_down_ = false;
   symbols::SystemResolver resolver_;
   trace::TraceBuffer trace_;

@@ -293,6 +293,19 @@ class Engine {
   // and the pinned counts it kept), as `histctl restore` would. Errors go
   // to error_log under `location` ("file:line") instead of the event's name.
   CommandResult add_config(const ConfigItem& item, const std::string& location);
+  // Many commands (a reload's), each event's program loaded once: between
+  // begin_batch() and end_batch() the deployer compiles and checks what a
+  // command changes but may leave the kernel's load to the end (see
+  // deploy::Deployer::begin_batch); a command made meanwhile, a user's
+  // too, counts from then. end_batch() takes back from the registry what
+  // the kernel refused then (error_log says why), and returns those the
+  // configuration declared.
+  struct BatchRefusal {
+    ConfigItem item;
+    CommandFailure failure;
+  };
+  void begin_batch();
+  std::vector<BatchRefusal> end_batch();
   // Removes what config_items() listed as `item` (a saved one that did not
   // restore is dropped from the state file); ENOENT when it is no longer
   // there or is not the configuration's.
@@ -359,13 +372,19 @@ class Engine {
   void drop_state_room();
   Status save_state();
   std::string state_text() const;
-  // Applies one saved entry under the lock, as a command.
-  CommandResult apply_saved(const SavedEntry& e);
+  // Applies one saved entry under the lock, as a command; `added`: the uid
+  // of the hist trigger it made (0: none).
+  CommandResult apply_saved(const SavedEntry& e, uint64_t* added = nullptr);
   // Reads the state file into entries; a file that cannot be read is kept aside.
   std::vector<SavedEntry> read_state(std::vector<std::string>& problems);
   void keep_corrupt_state(const std::string& why, std::vector<std::string>& problems);
-  // Applies `entries` in order; those that fail go to not_restored_.
-  void apply_saved_entries(std::vector<SavedEntry> entries, std::vector<std::string>& problems);
+  // Applies `entries` in order; those that fail go to not_restored_. The
+  // hist triggers made, by uid: the deployer's batch may still refuse them.
+  std::map<uint64_t, SavedEntry> apply_saved_entries(std::vector<SavedEntry> entries,
+                                                     std::vector<std::string>& problems);
+  // Ends the deployer's batch: what its kernel refused goes back out of the
+  // registry, and its saved entry (made: the uid's) to not_restored_.
+  void end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems);
   // Whether pins nobody uses may go: never while a saved trigger is not
   // restored or a corrupt state file is kept aside.
   bool may_sweep_pins() const;

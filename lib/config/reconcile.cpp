@@ -68,6 +68,20 @@ class Applier {
     }
   }
 
+  // An addition the kernel refused at the batch's end (Engine::end_batch):
+  // not added after all, as if its command had failed.
+  void refused(const engine::Engine::BatchRefusal& r, const std::vector<Step>& steps) {
+    for (const Step& s : steps) {
+      const Declaration& d = s.declared;
+      if (s.op != Step::Op::Add || d.item.event != r.item.event || d.item.text != r.item.text) continue;
+      const std::string said = fmt::format("{} {} ({})", s.change ? "changed" : "added", described(d), d.origin.where());
+      if (std::erase(report_.changes, said) == 0) continue;  // its command had failed already
+      --(s.change ? report_.changed : report_.added);
+      return failed(d, r.failure, true);
+    }
+    report_.problems.push_back(held_problem(report_.dir, r.item, r.failure));
+  }
+
  private:
   void remove(const Step& s) {
     auto r = engine_.remove_config(s.held);
@@ -156,7 +170,10 @@ Report reconcile(engine::Engine& engine, const std::filesystem::path& dir) {
   report.unchanged = plan.unchanged;
   report.kept = plan.kept;
   Applier applier(engine, report);
+  // Each event's program loaded once, not once per trigger.
+  engine.begin_batch();
   for (const Step& s : plan.steps) applier.run(s);
+  for (const engine::Engine::BatchRefusal& r : engine.end_batch()) applier.refused(r, plan.steps);
   // In the files' order, whichever stage found them.
   std::stable_sort(report.problems.begin(), report.problems.end(), [](const Problem& a, const Problem& b) {
     return std::tie(a.origin.file, a.origin.line) < std::tie(b.origin.file, b.origin.line);

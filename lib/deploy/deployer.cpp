@@ -177,8 +177,8 @@ CommandResult Deployer::control_trigger(EventState& ev, const Change& c) {
   return Unit{};
 }
 
-void Deployer::drop_trigger(EventState& ev, Trigger* going) {
-  release_trigger(*going);
+void Deployer::drop_trigger(EventState& ev, Trigger* going, Release how) {
+  release_trigger(*going, how);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
 }
 

@@ -269,6 +269,13 @@ void Deployer::release_slot(uint32_t slot) {
   // can never count into it or fire through it.
   histd_trigger_control c{1, 0};
   bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY);
+  // In a batch the program that ran through it may still be installed
+  // (end_batch() loads its successor): a trigger made meanwhile must not
+  // count through it.
+  if (batching_) {
+    released_in_batch_.push_back(slot);
+    return;
+  }
   slot_used_[slot] = false;
 }
 

@@ -175,7 +175,9 @@ void Deployer::restore_missed_base(uint64_t uid, uint64_t base) {
   // A saved base counts on the dispatcher a previous histd pinned, adopted
   // by now; a dispatcher attached afresh (its counter below the base)
   // counts the trigger's misses from its start.
-  if (auto [ev, t] = find_trigger(uid); t) t->missed_base = std::min(base, event_missed(*ev));
+  // Its event's program waiting for the batch's end has no dispatcher yet:
+  // end_batch() makes the same choice then.
+  if (auto [ev, t] = find_trigger(uid); t) t->missed_base = ev->deferred ? base : std::min(base, event_missed(*ev));
 }
 
 std::vector<EventMissed> Deployer::missed() const {

@@ -265,18 +265,20 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
   return maps;
 }
 
-// Compiles and loads one program holding `triggers`, then swaps it into the
-// event's dispatcher. Nothing observable changes unless every step succeeds.
-Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
-                       const std::vector<ControlTrigger*>& enables) {
-  if (triggers.empty() && enables.empty() && !(ev.recorded() && ev.record_slot)) {
-    ev.attachment.reset();
-    ev.syscall.reset();
-    ev.program.reset();
-    ev.source.clear();
-    ev.maps_used = 0;
-    return ok_status();
-  }
+// What rebuild() loads: the event's program compiled, with its maps.
+struct Deployer::Built {
+  pipeline::EventParts parts;
+  std::map<std::string, int> maps;
+  std::string source;
+  std::string object;
+  size_t maps_used = 0;
+  bool attaches = false;
+};
+
+// Compiles one program holding `triggers`: every check but the kernel's
+// own (the verifier's, at load).
+Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trigger*>& triggers,
+                                          const std::vector<ControlTrigger*>& enables) {
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
@@ -284,8 +286,9 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   const std::optional<catalog::EventId> on = eprobe_attached(ev);
   const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker ||
                              (on && on->system == kSynthSystem);
-  const bool attaches = options_.attach && !injected_only;
-  pipeline::EventParts parts = event_parts(ev, triggers, enables, attaches);
+  Built b;
+  b.attaches = options_.attach && !injected_only;
+  b.parts = event_parts(ev, triggers, enables, b.attaches);
   // kprobe events run only kprobe-type programs, which see the registers:
   // the program computes the record from them as its definition says.
   if (kind == catalog::EventSource::Probe) {
@@ -301,32 +304,60 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     if (!probe) return unexpected(std::move(probe).error());
     if (auto f = eprobe_filters_.find(catalog::EventId{ev.system, ev.event}); f != eprobe_filters_.end())
       probe->filter = &f->second;
-    parts.probe = std::move(*probe);
+    b.parts.probe = std::move(*probe);
   }
-  auto unit = pipeline::event_unit(parts);
+  auto unit = pipeline::event_unit(b.parts);
   if (!unit) return unexpected(std::move(unit).error());
   auto maps = unit_maps(*unit, triggers);
   if (!maps) return unexpected(std::move(maps).error());
-  std::string source = pipeline::compile_event(*unit);
-  auto object = compiler_.compile(source);
+  b.maps = std::move(*maps);
+  b.source = pipeline::compile_event(*unit);
+  auto object = compiler_.compile(b.source);
   if (!object) return unexpected(std::move(object).error());
+  b.object = std::move(*object);
   // The kernel would refuse it with a bare E2BIG, after loading began.
-  auto maps_used = runtime::maps_used_per_program(*object);
+  auto maps_used = runtime::maps_used_per_program(b.object);
   if (!maps_used) return unexpected(std::move(maps_used).error());
   if (*maps_used > kMaxMapsPerProgram)
     return fail(ErrorKind::Busy, ENOSPC,
                 fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
                             unit->numbered().size() + enables.size(), ev.system, ev.event, *maps_used,
                             kMaxMapsPerProgram));
-  auto program = runtime::EventProgram::load(*object, *maps);
+  b.maps_used = *maps_used;
+  return b;
+}
+
+// Compiles and loads one program holding `triggers`, then swaps it into the
+// event's dispatcher. Nothing observable changes unless every step succeeds.
+// In a batch, an event of plain triggers is only compiled (every check but
+// the verifier's): end_batch() loads its program once.
+Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
+                       const std::vector<ControlTrigger*>& enables) {
+  if (triggers.empty() && enables.empty() && !(ev.recorded() && ev.record_slot)) {
+    ev.attachment.reset();
+    ev.syscall.reset();
+    ev.program.reset();
+    ev.source.clear();
+    ev.maps_used = 0;
+    ev.deferred = false;
+    return ok_status();
+  }
+  auto built = build(ev, triggers, enables);
+  if (!built) return unexpected(std::move(built).error());
+  if (batching_ && deferrable(ev, triggers, enables)) {
+    ev.deferred = true;
+    return ok_status();
+  }
+  auto program = runtime::EventProgram::load(built->object, built->maps);
   if (!program) {
-    compiler_.evict(source);
+    compiler_.evict(built->source);
     return unexpected(std::move(program).error());
   }
-  auto st = swap_in(ev, std::move(*program), attaches, parts.syscall, parts.probe.has_value());
+  auto st = swap_in(ev, std::move(*program), built->attaches, built->parts.syscall, built->parts.probe.has_value());
   if (!st) return st;
-  ev.source = std::move(source);
-  ev.maps_used = *maps_used;
+  ev.source = std::move(built->source);
+  ev.maps_used = built->maps_used;
+  ev.deferred = false;
   return ok_status();
 }
 

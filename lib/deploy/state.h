@@ -106,6 +106,8 @@ struct EventState {
   std::optional<runtime::EventProgram> program;
   std::string source;  // of `program`
   size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
+  // In a batch: `program` is behind its triggers, end_batch() loads theirs.
+  bool deferred = false;
   // Its `enable` file is 1 (a kernel event's records go to the trace
   // buffer), and how many enable_event/disable_event triggers target it
   // (the kernel's soft mode: they turn its recording on and off from BPF).

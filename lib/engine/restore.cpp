@@ -110,7 +110,7 @@ void Engine::keep_corrupt_state(const std::string& why, std::vector<std::string>
   problems.push_back(state_file_problem_);
 }
 
-CommandResult Engine::apply_saved(const SavedEntry& e) {
+CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
   auto bad = [&](const std::string& why) {
     return system_failure(Error{ErrorKind::Invalid, EINVAL, why + ": " + e.raw});
   };
@@ -151,6 +151,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   const registry::HistTrigger* added =
       triggers && !triggers->hist.empty() && triggers->hist.back().uid >= next_uid ? &triggers->hist.back() : nullptr;
   if (added) deployer_->restore_missed_base(added->uid, e.missed_base);
+  if (added && made) *made = added->uid;
   if (!e.paused || !added) return r;
   CommandResult paused = run(registry::TriggerMark{added->uid, true, e.config}, &id, "hist:" + e.event, e.command);
   if (!paused) return paused;
@@ -158,10 +159,14 @@ CommandResult Engine::apply_saved(const SavedEntry& e) {
   return r;
 }
 
-void Engine::apply_saved_entries(std::vector<SavedEntry> entries, std::vector<std::string>& problems) {
+std::map<uint64_t, Engine::SavedEntry> Engine::apply_saved_entries(std::vector<SavedEntry> entries,
+                                                                   std::vector<std::string>& problems) {
+  std::map<uint64_t, SavedEntry> made;
   for (SavedEntry& e : entries) {
     std::lock_guard lock(mu_);
-    CommandResult r = apply_saved(e);
+    uint64_t uid = 0;
+    CommandResult r = apply_saved(e, &uid);
+    if (r && uid != 0) made.emplace(uid, std::move(e));
     if (r) continue;
     e.reason = first_line(r.error().message());
     const ErrorKind kind = r.error().error.kind;
@@ -169,6 +174,24 @@ void Engine::apply_saved_entries(std::vector<SavedEntry> entries, std::vector<st
     if (r.error().diagnostic == std::nullopt && (kind == ErrorKind::NotFound || kind == ErrorKind::Busy))
       log_error(e.kind == SavedEntry::Kind::Trigger ? "hist:" + e.event : e.event,
                 Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
+    problems.push_back(fmt::format("{}: {}: {}", e.event, e.command, e.reason));
+    not_restored_.push_back(std::move(e));
+  }
+  return made;
+}
+
+void Engine::end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems) {
+  for (deploy::Deployer::Refused& refused : deployer_->end_batch()) {
+    auto it = made.find(refused.uid);
+    if (it == made.end()) continue;  // only restored triggers are in this batch
+    SavedEntry e = std::move(it->second);
+    made.erase(it);
+    const size_t colon = e.event.find(':');
+    const catalog::EventId id{e.event.substr(0, colon), e.event.substr(colon + 1)};
+    // The deployer dropped it already: only the registry still holds it.
+    (void)run(registry::TriggerRemove{id, refused.uid, std::nullopt, e.command}, &id, "hist:" + e.event, e.command);
+    e.reason = first_line(refused.error.context);
+    log_error("hist:" + e.event, Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
     problems.push_back(fmt::format("{}: {}: {}", e.event, e.command, e.reason));
     not_restored_.push_back(std::move(e));
   }
@@ -191,9 +214,11 @@ std::vector<std::string> Engine::restore() {
     std::lock_guard lock(mu_);
     restoring_ = true;
     deployer_->set_restoring(true);
+    deployer_->begin_batch();
   }
-  apply_saved_entries(std::move(entries), problems);
+  std::map<uint64_t, SavedEntry> made = apply_saved_entries(std::move(entries), problems);
   std::lock_guard lock(mu_);
+  end_restore_batch(made, problems);
   deployer_->install_restored(problems);
   restoring_ = false;
   deployer_->set_restoring(false);

@@ -1,0 +1,63 @@
+// Batches (Deployer::begin_batch .. end_batch): restoring or reloading many
+// triggers loads each event's program once. Every trigger is still checked
+// when its command runs (planned, compiled, its maps counted); only the
+// kernel's verifier, whose work grows with the program, waits for the end.
+#include <algorithm>
+
+#include "deploy/state.h"
+
+namespace histd::deploy {
+
+namespace {
+
+// A trigger no other trigger or action depends on: it has no variables to
+// reference, references none and fires nothing.
+bool plain(const plan::HistPlan& p) { return p.vars.empty() && p.refs.empty() && p.actions.empty(); }
+
+}  // namespace
+
+bool Deployer::deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
+                          const std::vector<ControlTrigger*>& enables) const {
+  const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
+  if (kind != catalog::EventSource::Tracepoint && kind != catalog::EventSource::RawSyscall) return false;
+  if (!enables.empty() || ev.recorded() || eprobe_attached(ev)) return false;
+  return std::all_of(triggers.begin(), triggers.end(), [](const Trigger* t) { return plain(t->plan); });
+}
+
+std::vector<Deployer::Refused> Deployer::end_batch() {
+  batching_ = false;
+  std::vector<Refused> refused;
+  for (auto& [id, ev] : events_) {
+    if (!ev->deferred) continue;
+    if (!rebuild(*ev, triggers_of(*ev), controls_of(*ev))) build_one_by_one(*ev, refused);
+    // A restored trigger's saved base waited for the dispatcher (adopted
+    // from its pins, or attached afresh: see restore_missed_base).
+    const uint64_t now = event_missed(*ev);
+    for (auto& t : ev->triggers) t->missed_base = std::min(t->missed_base, now);
+  }
+  // Every program that ran through them is gone now.
+  for (uint32_t slot : released_in_batch_) slot_used_[slot] = false;
+  released_in_batch_.clear();
+  return refused;
+}
+
+void Deployer::build_one_by_one(EventState& ev, std::vector<Refused>& refused) {
+  std::vector<Trigger*> kept;
+  std::vector<Trigger*> dropped;
+  for (Trigger* t : triggers_of(ev)) {
+    kept.push_back(t);
+    auto st = rebuild(ev, kept, controls_of(ev));
+    if (st) continue;
+    kept.pop_back();
+    dropped.push_back(t);
+    refused.push_back(Refused{t->uid, std::move(st).error()});
+  }
+  // The program swapped in last holds `kept`, unless none loaded: then the
+  // one from before the batch (or none) is still there.
+  if (kept.empty()) (void)rebuild(ev, kept, controls_of(ev));
+  ev.deferred = false;
+  for (Trigger* t : dropped) drop_trigger(ev, t, Release::Undo);
+  refresh_enablers_of(ev);
+}
+
+}  // namespace histd::deploy

@@ -1,0 +1,31 @@
+// The engine's side of the deployer's batches (a reload's commands): what
+// the kernel refused at the batch's end goes back out of the registry.
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+void Engine::begin_batch() {
+  std::lock_guard lock(mu_);
+  deployer_->begin_batch();
+}
+
+std::vector<Engine::BatchRefusal> Engine::end_batch() {
+  std::lock_guard lock(mu_);
+  std::vector<BatchRefusal> out;
+  for (deploy::Deployer::Refused& refused : deployer_->end_batch()) {
+    const auto [event, trigger] = registry_.find(refused.uid);
+    if (!trigger) continue;
+    const catalog::EventId id = *event;
+    ConfigItem item{ConfigItem::Kind::Trigger, id.system + ":" + id.name, trigger->config, true,
+                    registry::Registry::identity(*trigger)};
+    const std::string command = trigger->plan.trigger_text();
+    // The deployer dropped it already: only the registry still holds it.
+    (void)run(registry::TriggerRemove{id, refused.uid, std::nullopt, command}, &id, "hist:" + item.event, command);
+    CommandResult failed = finish_command("hist:" + item.event, command, &id, system_failure(refused.error));
+    if (!item.text.empty()) out.push_back(BatchRefusal{std::move(item), std::move(failed).error()});
+  }
+  (void)save_state();
+  return out;
+}
+
+}  // namespace histd::engine

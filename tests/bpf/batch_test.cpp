@@ -1,0 +1,150 @@
+// Batches (a restore, a reload): each event's program is loaded once, at
+// the end. What the kernel then refuses must come out as single commands
+// would have: the triggers it accepts one by one count, the others are
+// refused with the verifier's reason, and a restore keeps them saved.
+// Triggers with string keys and glob filters reach the verifier's limits
+// before the 64 maps per program (program_limits_test.cpp): 9 of these fit
+// here (each compile takes a while: the fewer, the shorter the test).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "bpf_test_support.h"
+
+namespace histd::testing {
+namespace {
+
+constexpr int kTriggers = 11;  // 31 would pass the 64 maps
+const std::string kSys = "sched", kEvent = "sched_process_exec";
+
+std::string command(int i) {
+  return "hist:keys=filename:vals=old_pid if filename ~ \"*x*y*\" && filename ~ \"*y*z*\" && filename ~ \"*x*z*\" && pid == " + std::to_string(i);
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; at += what.size()) ++n;
+  return n;
+}
+
+class BatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HISTD_REQUIRE_BPF();
+    char tmpl[] = "/tmp/histd-batch-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    options_.state_file = dir_ / "triggers.json";
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  void start() {
+    engine_ = fixture_engine(options_);
+    ASSERT_TRUE(engine_);
+  }
+  // Which of command(0..kTriggers-1) are listed as deployed (not as saved
+  // but not restored); each counts its own record (pid i).
+  std::set<int> listed_and_counting() {
+    std::set<int> listed;
+    const std::vector<std::string> lines = list_triggers(*engine_);
+    for (int i = 0; i < kTriggers; ++i)
+      for (const std::string& line : lines)
+        if (line.find(" && pid == " + std::to_string(i) + " [") != std::string::npos &&
+            line.find("[not restored") == std::string::npos)
+          listed.insert(i);
+    for (int i : listed) {
+      auto r = engine_->inject(kSys, kEvent, exec_record("/bin/xyz", i).bytes());
+      EXPECT_TRUE(r.ok()) << r.error().context;
+    }
+    auto hist = read_hist(*engine_, kSys, kEvent);
+    EXPECT_TRUE(hist.ok());
+    if (hist) {
+      EXPECT_EQ(count(*hist, "    Hits: 1\n"), listed.size()) << *hist;
+    }
+    return listed;
+  }
+  std::filesystem::path dir_;
+  engine::EngineOptions options_;
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+// A reload's declarations: each accepted when made (planned, compiled, its
+// maps counted), the program loaded at the end. The kernel refuses the
+// whole; trigger by trigger it takes what it can.
+TEST_F(BatchTest, WhatTheKernelRefusesAtTheEndIsRefusedAsItsOwnCommandWouldHaveBeen) {
+  start();
+  engine_->begin_batch();
+  for (int i = 0; i < kTriggers; ++i) {
+    const engine::ConfigItem item{engine::ConfigItem::Kind::Trigger, kSys + ":" + kEvent, command(i), true, {}};
+    auto r = engine_->add_config(item, "batch.conf:" + std::to_string(i + 1));
+    ASSERT_TRUE(r.ok()) << command(i) << ": " << r.error().message();
+  }
+  const std::vector<engine::Engine::BatchRefusal> refused = engine_->end_batch();
+  ASSERT_FALSE(refused.empty()) << kTriggers << " triggers with globs fit in one program";
+  const std::set<int> listed = listed_and_counting();
+  EXPECT_GE(listed.size(), 5u);
+  EXPECT_EQ(listed.size() + refused.size(), static_cast<size_t>(kTriggers));
+  for (const engine::Engine::BatchRefusal& r : refused) {
+    EXPECT_EQ(r.item.event, kSys + ":" + kEvent);
+    const size_t at = r.item.text.rfind("== ");
+    ASSERT_NE(at, std::string::npos) << r.item.text;
+    EXPECT_EQ(listed.count(std::stoi(r.item.text.substr(at + 3))), 0u) << r.item.text << " is listed and refused";
+    EXPECT_NE(r.failure.message().find("the kernel refused the generated program"), std::string::npos)
+        << r.failure.message();
+  }
+  const std::string log = read_error_log(*engine_);
+  EXPECT_EQ(count(log, "the kernel refused the generated program"), refused.size()) << log;
+  // The state file holds what is deployed, no more (each declared trigger
+  // with its declaration).
+  EXPECT_EQ(count(file_text(options_.state_file), "pid == "), 2 * listed.size());
+}
+
+// A state file saved with more triggers than the kernel now accepts in one
+// program (saved while a batch was open; a new kernel may verify less):
+// the restore restores what loads, and what does not stays saved, listed
+// with its reason, for the next start or `histctl restore`.
+TEST_F(BatchTest, ARestoreTheKernelRefusesWholeRestoresWhatLoadsAndKeepsTheRestSaved) {
+  start();
+  engine_->begin_batch();
+  for (int i = 0; i < kTriggers; ++i) {
+    auto r = engine_->write_trigger(kSys, kEvent, command(i));
+    ASSERT_TRUE(r.ok()) << command(i) << ": " << r.error().message();
+  }
+  const std::string saved = file_text(options_.state_file);
+  ASSERT_EQ(count(saved, "pid == "), static_cast<size_t>(kTriggers)) << saved;
+  engine_.reset();
+  {
+    std::ofstream out(options_.state_file, std::ios::trunc);
+    out << saved;
+  }
+  start();
+  const std::vector<std::string> problems = engine_->restore();
+  const std::set<int> listed = listed_and_counting();
+  EXPECT_GE(listed.size(), 5u);
+  const engine::RestoreReport report = engine_->restore_report();
+  EXPECT_EQ(listed.size() + report.not_restored.size(), static_cast<size_t>(kTriggers));
+  ASSERT_FALSE(report.not_restored.empty());
+  for (const engine::NotRestored& n : report.not_restored)
+    EXPECT_NE(n.reason.find("the kernel refused the generated program"), std::string::npos) << n.reason;
+  EXPECT_EQ(problems.size(), report.not_restored.size() + 1);  // and the summary line
+  // Every saved trigger is still in the state file.
+  EXPECT_EQ(count(file_text(options_.state_file), "pid == "), static_cast<size_t>(kTriggers));
+}
+
+}  // namespace
+}  // namespace histd::testing
