@@ -190,3 +190,24 @@ int hand_nr_shared(void *ctx) {
     __sync_fetch_and_add(&v->hits, 1);
   return 0;
 }
+
+// Keys that never repeat (bench/fresh.sh): a count by sys_enter_close's fd
+// (offset 16) in the per-CPU hash histd plans for keys=fd (2048 entries):
+// full after 2048 new fds, then each call a lookup that misses and an
+// insert that fails.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 2048);
+  __type(key, __u64);
+  __type(value, struct count_val);
+} fds SEC(".maps");
+
+SEC("tracepoint")
+int hand_fd(void *ctx) {
+  __u64 fd = *(const __u64 *)((const char *)ctx + 16);
+  struct count_val zero = {};
+  struct count_val *v = lookup_or_init(&fds, &fd, &zero);
+  if (v)
+    v->hits++;
+  return 0;
+}
