@@ -13,12 +13,19 @@
 #             id.syscall on raw_syscalls:sys_enter) while dd copies 512-byte
 #             blocks from /dev/zero to /dev/null (two calls per block),
 #             against bpftrace's @[pid, comm, args->id] = count(); ms.
+#             And the run time of the tracer's own BPF programs meanwhile
+#             (kernel.bpf_stats_enabled), which the workload's noise hides
+#             less: ms per hackbench run.
 #   agree     one hackbench run with histd and runqlat.bt attached together:
 #             both histograms in runqlat.bt's buckets ([2^k, 2^k+1) µs;
 #             histd keys on the latency in ns by 1000 ns buckets, which this
 #             script sums into those), and histd's own Missed.
-# BCC's runqlat (bpfcc-tools) needs the running kernel's headers, which this
-# machine does not have (no linux-headers for it, no CONFIG_IKHEADERS).
+# BCC's runqlat is its libbpf-tools build (Debian's libbpf-tools,
+# /usr/sbin/runqlat: CO-RE, BTF): the Python one (bpfcc-tools) compiles
+# against the running kernel's headers, which this machine does not have.
+# It queues a task that is switched out while runnable by its task state, so
+# preempted ones too (their prev_state is TASK_REPORT_MAX, 256, not 0):
+# histd's twin of it filters prev_state == 0 || prev_state == 256.
 # runqlat.bt is read from /usr/sbin as Debian ships it, but for its
 # `#include <linux/sched.h>` (bpftrace 0.17 finds no kernel headers here
 # either, and does not take TASK_RUNNING from BTF): TASK_RUNNING is 0.
@@ -35,16 +42,23 @@ BLOCKS=${BLOCKS:-1000000}
 SECTIONS=${SECTIONS:-runqlat syscalls agree}
 B=$(realpath "${HISTD_BUILD:-build}")
 command -v hackbench >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q rt-tests >/dev/null
+[ -x /usr/sbin/runqlat ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q libbpf-tools >/dev/null
+BCC_RUNQLAT=/usr/sbin/runqlat
 WORK=$(mktemp -d /tmp/histd-bench-runqlat.XXXXXX)
 HISTD=
 BT=
+BCC=
 cleanup() {
+  [ -z "$BCC" ] || { kill -INT "$BCC" 2>/dev/null || true; wait "$BCC" 2>/dev/null || true; }
   [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
   [ -z "$HISTD" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
   mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+STATS_WERE=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+trap 'cleanup; sysctl -qw kernel.bpf_stats_enabled="$STATS_WERE"' EXIT
 source bench/rounds.sh
 mkdir -p "$WORK/mnt"
 "$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
@@ -55,12 +69,25 @@ T=$WORK/mnt/events
 echo 'runq_latency u64 lat' >>"$WORK/mnt/synthetic_events"
 RUNQLAT_BT=$(sed -e '/^#/d' -e 's/TASK_RUNNING/0/' /usr/sbin/runqlat.bt)
 
-# histd's runqlat; $1: the synthetic event's histogram.
+# The caller's `run` while BCC's runqlat traces (once it says so, and half
+# a second more); its histogram goes to $WORK/bcc.log when it ends.
+with_bcc() {
+  "$BCC_RUNQLAT" >"$WORK/bcc.log" 2>&1 &
+  BCC=$!
+  for _ in $(seq 200); do grep -q '^Tracing' "$WORK/bcc.log" && break; sleep 0.05; done
+  sleep 0.5
+  run
+  kill -INT "$BCC"
+  wait "$BCC" || true
+  BCC=
+}
+# histd's runqlat; $1: the synthetic event's histogram; $2: which switches
+# out queue the task again (runqlat.bt's rule unless given).
 runqlat_on() {
   echo 'hist:keys=pid:tw=common_timestamp' >>"$T/sched/sched_wakeup/trigger"
   echo 'hist:keys=pid:tn=common_timestamp' >>"$T/sched/sched_wakeup_new/trigger"
   local s=$T/sched/sched_switch/trigger
-  echo 'hist:keys=prev_pid:tp=common_timestamp if prev_state == 0' >>"$s"
+  echo "hist:keys=prev_pid:tp=common_timestamp if ${2:-prev_state == 0}" >>"$s"
   echo 'hist:keys=next_pid:lw=common_timestamp-$tw:onmatch(sched.sched_wakeup).runq_latency($lw)' >>"$s"
   echo 'hist:keys=next_pid:ln=common_timestamp-$tn:onmatch(sched.sched_wakeup_new).runq_latency($ln)' >>"$s"
   echo 'hist:keys=next_pid:lp=common_timestamp-$tp:onmatch(sched.sched_switch).runq_latency($lp)' >>"$s"
@@ -70,7 +97,19 @@ runqlat_off() {
   local f
   for f in synthetic/runq_latency sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new; do : >"$T/$f/trigger"; done
 }
-hackbench_ms() { hackbench -g "$GROUPS_" -l "$LOOPS" | awk '/^Time:/ {printf "%.0f\n", $2 * 1000}'; }
+# Run time of every tracing BPF program on the machine, ns (kernel.bpf_stats_enabled):
+# only the variant being measured has any attached.
+bpf_ns() {
+  bpftool prog show -j | python3 -c 'import json, sys
+print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
+          if p["type"] in ("tracepoint", "raw_tracepoint", "tracing", "perf_event", "kprobe")))'
+}
+# hackbench's time, ms; the BPF run time during it, ms, to $WORK/bpf_ms.
+hackbench_ms() {
+  local before; before=$(bpf_ns)
+  hackbench -g "$GROUPS_" -l "$LOOPS" | awk '/^Time:/ {printf "%.0f\n", $2 * 1000}'
+  echo $((($(bpf_ns) - before) / 1000000)) >"$WORK/bpf_ms"
+}
 dd_ms() {
   local t0=${EPOCHREALTIME/./}
   dd if=/dev/zero of=/dev/null bs=512 count="$BLOCKS" 2>/dev/null
@@ -78,10 +117,16 @@ dd_ms() {
 }
 
 variant() {
+  rm -f "$WORK/bpf_ms"
+  one "$1"
+  [ ! -f "$WORK/bpf_ms" ] || echo "$(cat "$WORK/bpf_ms") " >>"$WORK/bpf_of_$1"
+}
+one() {
   case $1 in
     runqlat_none) hackbench_ms ;;
     runqlat_histd) runqlat_on 'hist:keys=lat.log2' && hackbench_ms && runqlat_off ;;
     runqlat_bpftrace) run() { FIGURE=$(hackbench_ms); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
+    runqlat_bcc) run() { FIGURE=$(hackbench_ms); } && with_bcc && echo "$FIGURE" ;;
     syscalls_none) dd_ms ;;
     syscalls_histd)
       echo 'hist:keys=common_pid.execname,id.syscall' >"$T/raw_syscalls/sys_enter/trigger"
@@ -95,7 +140,12 @@ variant() {
 }
 if [[ " $SECTIONS " == *" runqlat "* ]]; then
   echo "hackbench -g $GROUPS_ -l $LOOPS, its time; run-queue latency traced:"
-  interleaved_rounds "ms" runqlat_none runqlat_histd runqlat_bpftrace
+  interleaved_rounds "ms" runqlat_none runqlat_histd runqlat_bpftrace runqlat_bcc
+  echo "the same runs: run time of the tracer's BPF programs during hackbench (kernel.bpf_stats_enabled):"
+  for v in runqlat_histd runqlat_bpftrace runqlat_bcc; do
+    python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[2:])
+print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ms ({xs[0]}..{xs[-1]})")' "$v" $(cat "$WORK/bpf_of_$v")
+  done
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
   echo "dd of $BLOCKS 512-byte blocks, /dev/zero to /dev/null; a count by process and system call:"
@@ -104,55 +154,66 @@ fi
 
 # Both attached to the same run, in both orders: at a tracepoint the
 # program attached last runs first, so each one's timestamps come after the
-# other's program (or before it) by that program's time.
+# other's program (or before it) by that program's time. $1: bpftrace or
+# bcc (histd then queues as that tool does); $2: which is attached first.
 agree() {
-  if [ "$1" = histd ]; then
-    runqlat_on 'hist:keys=lat.buckets=1000:size=16384'
+  local rule='prev_state == 0' with=with_bpftrace tool=runqlat.bt log=$WORK/bt.log
+  [ "$1" = bcc ] && rule='prev_state == 0 || prev_state == 256' with=with_bcc tool=BCC log=$WORK/bcc.log
+  local table='hist:keys=lat.buckets=1000:size=16384'
+  if [ "$2" = histd ]; then
+    runqlat_on "$table" "$rule"
     run() { hackbench_ms >/dev/null; }
   else
-    run() { runqlat_on 'hist:keys=lat.buckets=1000:size=16384' && hackbench_ms >/dev/null; }
+    run() { runqlat_on "$table" "$rule" && hackbench_ms >/dev/null; }
   fi
-  with_bpftrace "$RUNQLAT_BT"
+  $with "$RUNQLAT_BT"
   cp "$T/synthetic/runq_latency/hist" "$WORK/histd.hist"
   grep -h '^    Missed:' "$T"/sched/*/hist "$T/synthetic/runq_latency/hist" | awk '{m += $2} END {print m + 0}' \
     >"$WORK/missed"
   runqlat_off
-  compare "$1 attached first"
-}
-compare() {
-python3 - "$WORK/bt.log" "$WORK/histd.hist" "$(cat "$WORK/missed")" "$1" <<'PY'
+  python3 - "$1" "$log" "$WORK/histd.hist" "$(cat "$WORK/missed")" "$tool, $2 attached first" <<'PY'
 import re, sys
-def bucket(us):  # runqlat.bt's hist(): [0], [1], [2, 4), [4, 8) ...
-    return 0 if us == 0 else 1 << (us.bit_length() - 1)
+tool, tool_log, histd_hist, missed, title = sys.argv[1:6]
+def bucket(us):  # bpftrace's hist(): [0], [1], [2, 4) ...; BCC's: 0 -> 1, 2 -> 3, 4 -> 7 ...
+    if us < 2:
+        return us if tool == "bpftrace" else 0
+    return 1 << (us.bit_length() - 1)
 def label(lo):
+    if tool == "bcc":
+        return f"{lo} -> {max(2 * lo - 1, 1)}"
     return f"[{lo}]" if lo < 2 else f"[{lo}, {2 * lo})"
 def number(text):  # bpftrace's labels: 512, 1K, 2M (powers of 1024)
     return int(text.rstrip("KMG")) * 1024 ** ("KMG".find(text[-1]) + 1 if text[-1] in "KMG" else 0)
-bt, hd = {}, {}
-for line in open(sys.argv[1]):
-    m = re.match(r"\[(\d+[KMG]?)(?:, \d+[KMG]?\)|\])\s+(\d+)", line)  # [lo, hi) count, or [n] count
+theirs, ours = {}, {}
+for line in open(tool_log):
+    if tool == "bpftrace":
+        m = re.match(r"\[(\d+[KMG]?)(?:, \d+[KMG]?\)|\])\s+(\d+)", line)  # [lo, hi) count, or [n] count
+    else:
+        m = re.match(r"\s*(\d+) -> \d+\s+: (\d+)", line)  # lo -> hi : count
     if m:
         lo = number(m.group(1))
-        bt[lo] = bt.get(lo, 0) + int(m.group(2))
+        theirs[lo] = theirs.get(lo, 0) + int(m.group(2))
 entries = 0
-for line in open(sys.argv[2]):
+for line in open(histd_hist):
     m = re.match(r"\{ lat: ~ (\d+)-\d+ \} hitcount:\s+(\d+)", line)
     if m:
         entries += 1
         b = bucket(int(m.group(1)) // 1000)
-        hd[b] = hd.get(b, 0) + int(m.group(2))
-dropped = re.search(r"Dropped: (\d+)", open(sys.argv[2]).read())
-print(f"one hackbench run, both attached ({sys.argv[4]}): runq latency, usecs (histd: {entries} ns-buckets, "
-      f"Dropped {dropped.group(1) if dropped else '?'}, Missed {sys.argv[3]})")
-print(f"  {'usecs':>18} {'runqlat.bt':>10} {'histd':>10} {'diff':>7}")
-for lo in sorted(set(bt) | set(hd)):
-    a, b = bt.get(lo, 0), hd.get(lo, 0)
+        ours[b] = ours.get(b, 0) + int(m.group(2))
+dropped = re.search(r"Dropped: (\d+)", open(histd_hist).read())
+print(f"one hackbench run, both attached ({title}): runq latency, usecs "
+      f"(histd: {entries} ns-buckets, Dropped {dropped.group(1) if dropped else '?'}, Missed {missed})")
+print(f"  {'usecs':>18} {tool:>10} {'histd':>10} {'diff':>7}")
+for lo in sorted(set(theirs) | set(ours)):
+    a, b = theirs.get(lo, 0), ours.get(lo, 0)
     print(f"  {label(lo):>18} {a:10d} {b:10d} {b - a:+7d}")
-ta, tb = sum(bt.values()), sum(hd.values())
+ta, tb = sum(theirs.values()), sum(ours.values())
 print(f"  {'total':>18} {ta:10d} {tb:10d} {tb - ta:+7d}")
 PY
 }
 if [[ " $SECTIONS " == *" agree "* ]]; then
-  agree histd
-  agree bpftrace
+  agree bpftrace histd
+  agree bpftrace bpftrace
+  agree bcc histd
+  agree bcc bcc
 fi
