@@ -11,6 +11,7 @@
 #include "hist_shared.h"
 
 #define HISTD_EEXIST 17
+#define HISTD_E2BIG 7
 
 /* The per-trigger control array, created once by the engine and shared by
  * every event unit (bpf_map__reuse_fd). */
@@ -316,6 +317,30 @@ static __always_inline void *histd_insert(void *map, const void *key, const void
                                           struct histd_table_stats *st) {
   void *v;
   long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+  if (err && err != -HISTD_EEXIST) {
+    st->drops++;
+    return 0;
+  }
+  v = bpf_map_lookup_elem(map, key);
+  if (!v)
+    st->drops++;
+  return v;
+}
+
+/* histd_insert() for a table's entry: once this CPU found the table full
+ * (HISTD_TABLE_FULL), a new key is a drop without asking the kernel. */
+static __always_inline void *histd_insert_entry(void *map, const void *key, const void *init,
+                                                struct histd_table_stats *st) {
+  if (st->drops & HISTD_TABLE_FULL) {
+    st->drops++;
+    return 0;
+  }
+  void *v;
+  long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+  if (err == -HISTD_E2BIG) {
+    st->drops = (st->drops + 1) | HISTD_TABLE_FULL;
+    return 0;
+  }
   if (err && err != -HISTD_EEXIST) {
     st->drops++;
     return 0;

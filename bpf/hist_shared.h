@@ -20,6 +20,15 @@ struct histd_table_stats {
   histd_u64 drops;
 };
 
+/* The top bit of a CPU's drops: that CPU found the table full (the kernel
+ * refused an entry with E2BIG). No entry leaves a table but by clearing it,
+ * which zeroes the statistics after the entries, so until then every new
+ * key on that CPU is a drop: it is counted without asking the kernel again
+ * (a refused insert takes the bucket's lock with interrupts off). Readers
+ * mask it out (histd_drops). */
+#define HISTD_TABLE_FULL (1ull << 63)
+static inline histd_u64 histd_drops(const struct histd_table_stats *s) { return s->drops & ~HISTD_TABLE_FULL; }
+
 /* Per trigger, in the engine's shared control array: what user space and
  * enable_hist/disable_hist flip without recompiling anything. */
 struct histd_trigger_control {

@@ -366,7 +366,7 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
     out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
     out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
     if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
-    out += fmt::format("    v = histd_insert(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
+    out += fmt::format("    v = histd_insert_entry(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
                        table_map_name(i));
   }
   for (size_t k = 0; k < values.size(); ++k) {

@@ -115,7 +115,7 @@ uint64_t Deployer::activity(const catalog::EventId& event) const {
   for (const auto& t : ev->triggers) {
     uint32_t zero = 0;
     if (bpf_map_lookup_elem(t->table->stats.get(), &zero, per_cpu.data()) != 0) continue;
-    for (const histd_table_stats& s : per_cpu) v += s.hits + s.drops;
+    for (const histd_table_stats& s : per_cpu) v += s.hits + histd_drops(&s);
   }
   return v ^ (paused << 48);
 }

@@ -28,7 +28,7 @@ Status read_stats(int stats_fd, Table& t) {
   if (bpf_map_lookup_elem(stats_fd, &zero, per_cpu.data()) != 0) return fail_errno("reading table stats");
   for (const histd_table_stats& s : per_cpu) {
     t.hits += s.hits;
-    t.drops += s.drops;
+    t.drops += histd_drops(&s);
   }
   return ok_status();
 }

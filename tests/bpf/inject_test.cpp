@@ -182,6 +182,14 @@ TEST_F(InjectTest, FullTableDropsNewKeysAndKeepsCounting) {
   const std::string h = hist();
   EXPECT_NE(h.find("size=128 [active]"), std::string::npos) << h;
   EXPECT_NE(h.find("Totals:\n    Hits: 129\n    Entries: 128\n    Dropped: 2\n"), std::string::npos) << h;
+  // Once full, a new key is a drop without asking the kernel again: each
+  // one still counts.
+  for (uint64_t c = 200; c < 210; ++c) inject(write_record(1, 1, c));
+  EXPECT_NE(hist().find("Totals:\n    Hits: 129\n    Entries: 128\n    Dropped: 12\n"), std::string::npos) << hist();
+  // Cleared, the table takes new keys again.
+  add("hist:keys=count:size=100:clear");
+  for (uint64_t c = 300; c < 305; ++c) inject(write_record(1, 1, c));
+  EXPECT_NE(hist().find("Totals:\n    Hits: 5\n    Entries: 5\n    Dropped: 0\n"), std::string::npos) << hist();
 }
 
 TEST_F(InjectTest, PauseContinueClear) {

@@ -111,7 +111,7 @@ static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, cons
   if (!v) {
     struct histd_val0 init;
     __builtin_memset(&init, 0, sizeof(init));
-    v = histd_insert(&tbl0, key, &init, st);
+    v = histd_insert_entry(&tbl0, key, &init, st);
     if (!v)
       return;
   }
@@ -157,7 +157,7 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
   if (!v) {
     struct histd_val1 init;
     __builtin_memset(&init, 0, sizeof(init));
-    v = histd_insert(&tbl1, key, &init, st);
+    v = histd_insert_entry(&tbl1, key, &init, st);
     if (!v)
       return;
   }

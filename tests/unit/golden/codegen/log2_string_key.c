@@ -71,7 +71,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   if (!v) {
     struct histd_val0 init;
     __builtin_memset(&init, 0, sizeof(init));
-    v = histd_insert(&tbl0, key, &init, st);
+    v = histd_insert_entry(&tbl0, key, &init, st);
     if (!v)
       return;
   }
