@@ -7,7 +7,8 @@
 # histd_bench_loop. Then activation: how long the write of the k-th trigger
 # takes (a unit not in the object cache: the event's program holds every
 # trigger of the event, so it is compiled and loaded again with all of them),
-# and the first trigger histd refuses (one program may use 64 maps).
+# and the first trigger histd refuses (one program may use 64 maps). And 16
+# events with a trigger each, against bpftrace with a probe on each.
 # Interleaved rounds; medians (min..max).
 #   bash bench/many.sh   (root; ROUNDS=5 CALLS=1000000 COUNTS="1 4 16",
 #                         HISTD_BUILD=dir: that build)
@@ -58,6 +59,31 @@ names=(none)
 for k in $COUNTS; do names+=("histd_$k" "bpftrace_$k"); done
 echo "K triggers (histd) or probes (bpftrace) on sys_enter_getppid, each counting every call:"
 interleaved_rounds "ns per getppid()" "${names[@]}"
+
+# 16 events with a trigger each: histd_bench_loop's "spread" calls 16 system
+# calls in turn, each event counting its own (and bpftrace a probe on each).
+SPREAD=(getppid getpid getuid getgid geteuid getegid gettid getpgrp getsid getpgid times getpriority
+        sched_getscheduler getcpu getresuid getresgid)
+spread() { printf "%.0f\n" "$("$B/histd_bench_loop" "$CALLS" spread)"; }
+variant() {
+  local e prog=
+  case $1 in
+    none16) spread ;;
+    histd16)
+      for e in "${SPREAD[@]}"; do trigger 1 >>"$WORK/mnt/events/syscalls/sys_enter_$e/trigger"; done
+      spread
+      for e in "${SPREAD[@]}"; do : >"$WORK/mnt/events/syscalls/sys_enter_$e/trigger"; done ;;
+    bpftrace16)
+      for e in "${SPREAD[@]}"; do
+        prog+="tracepoint:syscalls:sys_enter_$e /pid != 4000001/ { @$e[pid] = count(); } "
+      done
+      run() { FIGURE=$(spread); }
+      with_bpftrace "$prog"
+      echo "$FIGURE" ;;
+  esac
+}
+echo "16 events with one trigger (histd) or probe (bpftrace) each, 16 system calls in turn:"
+interleaved_rounds "ns per call" none16 histd16 bpftrace16
 
 # Activation of the k-th trigger, ROUNDS times from none.
 declare -A act=()
