@@ -21,19 +21,9 @@ B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-bench-fresh.XXXXXX)
 HISTD=
 BT=
-cleanup() {
-  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
-  [ -z "$HISTD" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
-  mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 source bench/rounds.sh
-mkdir -p "$WORK/mnt"
-"$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
-  --config-dir "" >"$WORK/histd.log" 2>&1 &
-HISTD=$!
-for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
+trap bench_cleanup EXIT
+start_histd
 EV=$WORK/mnt/events/syscalls/sys_enter_close
 CLOSE="$B/histd_bench_close $CALLS $((1 << 24)) time"
 ATTACH=$B/histd_bench_attach

@@ -7,6 +7,9 @@
 # And `with_bpftrace PROGRAM`: the caller's `run` while bpftrace runs
 # PROGRAM (once it says it attached, and half a second more); BT holds its
 # pid meanwhile, for the caller's cleanup; its output goes to $WORK/bt.log.
+# And `start_histd`: a histd of build $B on $WORK/mnt (no pins, no
+# configuration directory), its pid in HISTD; `bench_cleanup` (the
+# caller's EXIT trap) ends bpftrace and histd, unmounts, removes $WORK.
 interleaved_rounds() {
   local unit=$1 r v
   shift
@@ -41,4 +44,19 @@ with_bpftrace() {
   kill -KILL "$BT" 2>/dev/null || true
   wait "$BT" 2>/dev/null || true
   BT=
+}
+
+start_histd() {
+  mkdir -p "$WORK/mnt"
+  "$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
+    --config-dir "" >"$WORK/histd.log" 2>&1 &
+  HISTD=$!
+  for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
+}
+
+bench_cleanup() {
+  [ -z "${BT:-}" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
+  [ -z "${HISTD:-}" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
+  mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
+  rm -rf "$WORK"
 }

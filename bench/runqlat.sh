@@ -48,23 +48,16 @@ WORK=$(mktemp -d /tmp/histd-bench-runqlat.XXXXXX)
 HISTD=
 BT=
 BCC=
+source bench/rounds.sh
+STATS_WERE=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
   [ -z "$BCC" ] || { kill -INT "$BCC" 2>/dev/null || true; wait "$BCC" 2>/dev/null || true; }
-  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
-  [ -z "$HISTD" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
-  mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
-  rm -rf "$WORK"
+  bench_cleanup
+  sysctl -qw kernel.bpf_stats_enabled="$STATS_WERE"
 }
 trap cleanup EXIT
-STATS_WERE=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
-trap 'cleanup; sysctl -qw kernel.bpf_stats_enabled="$STATS_WERE"' EXIT
-source bench/rounds.sh
-mkdir -p "$WORK/mnt"
-"$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
-  --config-dir "" >"$WORK/histd.log" 2>&1 &
-HISTD=$!
-for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
+start_histd
 T=$WORK/mnt/events
 echo 'runq_latency u64 lat' >>"$WORK/mnt/synthetic_events"
 RUNQLAT_BT=$(sed -e '/^#/d' -e 's/TASK_RUNNING/0/' /usr/sbin/runqlat.bt)

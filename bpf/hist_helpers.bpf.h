@@ -310,15 +310,16 @@ static __always_inline void histd_record_out(void *recbuf, const void *rec, __u3
 
 
 /* Creates the entry for `key` after a failed lookup, with `init` as its
- * value; counts a drop and returns NULL when the table is full. Another CPU
- * may create the same key between the lookup and the update: EEXIST then just
- * means "look again". */
+ * value; counts a drop and returns NULL when the map is full (marking the
+ * drops with `full`: HISTD_TABLE_FULL for a table, 0 for a variable map).
+ * Another CPU may create the same key between the lookup and the update:
+ * EEXIST then just means "look again". */
 static __always_inline void *histd_insert(void *map, const void *key, const void *init,
-                                          struct histd_table_stats *st) {
+                                          struct histd_table_stats *st, __u64 full) {
   void *v;
   long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
   if (err && err != -HISTD_EEXIST) {
-    st->drops++;
+    st->drops = (st->drops + 1) | (err == -HISTD_E2BIG ? full : 0);
     return 0;
   }
   v = bpf_map_lookup_elem(map, key);
@@ -335,20 +336,7 @@ static __always_inline void *histd_insert_entry(void *map, const void *key, cons
     st->drops++;
     return 0;
   }
-  void *v;
-  long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
-  if (err == -HISTD_E2BIG) {
-    st->drops = (st->drops + 1) | HISTD_TABLE_FULL;
-    return 0;
-  }
-  if (err && err != -HISTD_EEXIST) {
-    st->drops++;
-    return 0;
-  }
-  v = bpf_map_lookup_elem(map, key);
-  if (!v)
-    st->drops++;
-  return v;
+  return histd_insert(map, key, init, st, HISTD_TABLE_FULL);
 }
 
 static __always_inline struct histd_table_stats *histd_stats(void *map) {

@@ -301,7 +301,7 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
   } else if (p.has_var_map()) {
     o += fmt::format("  struct histd_vrec{} *vr = bpf_map_lookup_elem(&{}, key);\n  if (!vr) {{\n", i, var_map_name(i));
     o += fmt::format("    struct histd_vrec{} vinit;\n    __builtin_memset(&vinit, 0, sizeof(vinit));\n", i);
-    o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st);\n    if (!vr)\n      return;\n  }}\n", var_map_name(i));
+    o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st, 0);\n    if (!vr)\n      return;\n  }}\n", var_map_name(i));
   }
   if (p.has_var_map()) {
     uint64_t mask = 0;
