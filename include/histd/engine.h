@@ -385,6 +385,9 @@ class Engine {
   // Ends the deployer's batch: what its kernel refused goes back out of the
   // registry, and its saved entry (made: the uid's) to not_restored_.
   void end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems);
+  // Takes a trigger the deployer's batch dropped out of the registry; with
+  // `logged`, error_log says why (as a command's failure would).
+  std::optional<BatchRefusal> take_back(const deploy::Deployer::Refused& refused, bool logged = true);
   // Whether pins nobody uses may go: never while a saved trigger is not
   // restored or a corrupt state file is kept aside.
   bool may_sweep_pins() const;

@@ -9,21 +9,25 @@ void Engine::begin_batch() {
   deployer_->begin_batch();
 }
 
+std::optional<Engine::BatchRefusal> Engine::take_back(const deploy::Deployer::Refused& refused, bool logged) {
+  const auto [event, trigger] = registry_.find(refused.uid);
+  if (!trigger) return std::nullopt;
+  const catalog::EventId id = *event;
+  ConfigItem item{ConfigItem::Kind::Trigger, id.system + ":" + id.name, trigger->config, true,
+                  registry::Registry::identity(*trigger)};
+  const std::string command = trigger->plan.trigger_text();
+  // The deployer dropped it already: only the registry still holds it.
+  (void)run(registry::TriggerRemove{id, refused.uid, std::nullopt, command}, &id, "hist:" + item.event, command);
+  CommandFailure failure{std::nullopt, refused.error};
+  if (logged) failure = finish_command("hist:" + item.event, command, &id, system_failure(refused.error)).error();
+  return BatchRefusal{std::move(item), std::move(failure)};
+}
+
 std::vector<Engine::BatchRefusal> Engine::end_batch() {
   std::lock_guard lock(mu_);
   std::vector<BatchRefusal> out;
-  for (deploy::Deployer::Refused& refused : deployer_->end_batch()) {
-    const auto [event, trigger] = registry_.find(refused.uid);
-    if (!trigger) continue;
-    const catalog::EventId id = *event;
-    ConfigItem item{ConfigItem::Kind::Trigger, id.system + ":" + id.name, trigger->config, true,
-                    registry::Registry::identity(*trigger)};
-    const std::string command = trigger->plan.trigger_text();
-    // The deployer dropped it already: only the registry still holds it.
-    (void)run(registry::TriggerRemove{id, refused.uid, std::nullopt, command}, &id, "hist:" + item.event, command);
-    CommandResult failed = finish_command("hist:" + item.event, command, &id, system_failure(refused.error));
-    if (!item.text.empty()) out.push_back(BatchRefusal{std::move(item), std::move(failed).error()});
-  }
+  for (deploy::Deployer::Refused& refused : deployer_->end_batch())
+    if (auto r = take_back(refused); r && !r->item.text.empty()) out.push_back(std::move(*r));
   (void)save_state();
   return out;
 }

@@ -183,13 +183,13 @@ std::map<uint64_t, Engine::SavedEntry> Engine::apply_saved_entries(std::vector<S
 void Engine::end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems) {
   for (deploy::Deployer::Refused& refused : deployer_->end_batch()) {
     auto it = made.find(refused.uid);
-    if (it == made.end()) continue;  // only restored triggers are in this batch
+    if (it == made.end()) {  // not expected: a restore's triggers come from saved entries
+      take_back(refused);
+      continue;
+    }
     SavedEntry e = std::move(it->second);
     made.erase(it);
-    const size_t colon = e.event.find(':');
-    const catalog::EventId id{e.event.substr(0, colon), e.event.substr(colon + 1)};
-    // The deployer dropped it already: only the registry still holds it.
-    (void)run(registry::TriggerRemove{id, refused.uid, std::nullopt, e.command}, &id, "hist:" + e.event, e.command);
+    (void)take_back(refused, false);
     e.reason = first_line(refused.error.context);
     log_error("hist:" + e.event, Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
     problems.push_back(fmt::format("{}: {}: {}", e.event, e.command, e.reason));
