@@ -56,14 +56,22 @@ std::optional<Lookup> KernelSymbols::lookup(uint64_t addr) const {
   l.symbol = &*sym;
   l.offset = addr - sym->addr;
   l.size = next == symbols_.end() ? 0 : next->addr - sym->addr;
-  if (next == symbols_.end() && l.offset > 0) return std::nullopt;
+  // Past the last symbol nothing says where it ends. A BPF program is the
+  // exception that matters: on a machine running no other BPF, histd's
+  // own program is the highest symbol, and it is the first frame of every
+  // stack its events take (a frame to leave out, is_tracing_frame). Its
+  // image lies within one pack of JIT images (2 MiB), so an address that
+  // close above it is taken for it; its size stays unknown (0).
+  constexpr uint64_t kBpfPackBytes = uint64_t{2} << 20;
+  if (next == symbols_.end() && l.offset > 0 && (sym->module != "bpf" || l.offset >= kBpfPackBytes))
+    return std::nullopt;
   return l;
 }
 
 std::string format_symbol(const std::optional<Lookup>& l, bool with_offset) {
   if (!l) return {};
   std::string s = l->symbol->name;
-  if (with_offset) s += fmt::format("+{:#x}/{:#x}", l->offset, l->size);
+  if (with_offset) s += l->size ? fmt::format("+{:#x}/{:#x}", l->offset, l->size) : fmt::format("+{:#x}", l->offset);
   if (!l->symbol->module.empty()) s += " [" + l->symbol->module + "]";
   return s;
 }

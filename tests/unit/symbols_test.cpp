@@ -40,6 +40,20 @@ TEST(Symbols, TracingFramesAreBpfProgramsAndTheRawTracepointLoop) {
     EXPECT_FALSE(is_tracing_frame(k.lookup(a))) << std::hex << a;
 }
 
+// On a machine with no other BPF, histd's own program is the highest
+// symbol: its frames are still its own (and left out), within a JIT pack.
+TEST(Symbols, TheHighestSymbolIsABpfProgramOfUnknownSize) {
+  const KernelSymbols k = KernelSymbols::parse(
+      "ffffffff81100000 T bpf_trace_run2\n"
+      "ffffffffa0001000 t hidraw_send_report\t[hid]\n"
+      "ffffffffc0001b0c t bpf_prog_4621db037d15000e_test_entry\t[bpf]\n");
+  EXPECT_TRUE(is_tracing_frame(k.lookup(0xffffffffc0002497ULL)));
+  EXPECT_EQ(format_symbol(k.lookup(0xffffffffc0002497ULL), true), "bpf_prog_4621db037d15000e_test_entry+0x98b [bpf]");
+  EXPECT_EQ(format_symbol(k.lookup(0xffffffffc0001b0cULL + (2u << 20)), false), "");
+  const KernelSymbols m = KernelSymbols::parse("ffffffffa0001000 t hidraw_send_report\t[hid]\n");
+  EXPECT_EQ(format_symbol(m.lookup(0xffffffffa0001010ULL), false), "");  // a module's end is unknown
+}
+
 TEST(Symbols, SyscallNamesLikeTheKernel) {
   SystemResolver r;
   EXPECT_EQ(r.syscall_name(1), "sys_write");
