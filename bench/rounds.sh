@@ -8,7 +8,7 @@
 # PROGRAM (once it says it attached, and half a second more); BT holds its
 # pid meanwhile, for the caller's cleanup; its output goes to $WORK/bt.log.
 # And `start_histd`: a histd of build $B on $WORK/mnt (no pins, no
-# configuration directory), its pid in HISTD; `bench_cleanup` (the
+# configuration directory; the arguments are histd's too), its pid in HISTD; `bench_cleanup` (the
 # caller's EXIT trap) ends bpftrace and histd, unmounts, removes $WORK.
 interleaved_rounds() {
   local unit=$1 r v
@@ -49,7 +49,7 @@ with_bpftrace() {
 start_histd() {
   mkdir -p "$WORK/mnt"
   "$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
-    --config-dir "" >"$WORK/histd.log" 2>&1 &
+    --config-dir "" "$@" >"$WORK/histd.log" 2>&1 &
   HISTD=$!
   for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
 }

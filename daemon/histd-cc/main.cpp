@@ -18,6 +18,7 @@
 // generated unit, against 150 ms for spawning clang): histd does not use it.
 // A crash ends the server; histd then compiles that unit with clang and
 // starts a new server.
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +42,7 @@
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +51,7 @@
 #include <vector>
 
 #include "runtime/cc_protocol.h"
+#include "shed.h"
 
 namespace {
 
@@ -183,15 +186,34 @@ void report(const Clock& start, bool forked) {
                end.faults - start.faults);
 }
 
+// Waits for the next request; after `shed_after_ms` without one (-1: never)
+// gives back its memory once and waits on. False when the socket failed.
+bool wait_for_request(int fd, int shed_after_ms, bool timing) {
+  struct pollfd p {fd, POLLIN, 0};
+  int rc = 0;
+  while ((rc = poll(&p, 1, shed_after_ms)) < 0 && errno == EINTR) {
+  }
+  if (rc != 0) return rc > 0;
+  const histd::cc_server::Shed shed = histd::cc_server::shed_memory();
+  if (timing)
+    std::fprintf(stderr, "histd-cc: idle: dropped %zu KiB of %zu file mappings\n", shed.bytes / 1024, shed.mappings);
+  while ((rc = poll(&p, 1, -1)) < 0 && errno == EINTR) {
+  }
+  return rc > 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int fd = 3;
   bool fork_each = false;
   bool timing = false;  // per request on stderr: wall and CPU milliseconds
+  int shed_after_ms = -1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
       fd = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--shed-after") == 0 && i + 1 < argc) {
+      shed_after_ms = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--fork") == 0) {
       fork_each = true;
     } else if (std::strcmp(argv[i], "--timing") == 0) {
@@ -200,7 +222,7 @@ int main(int argc, char** argv) {
       std::printf("histd-cc %s\n", HISTD_CC_CLANG_VERSION);
       return 0;
     } else {
-      std::fprintf(stderr, "usage: histd-cc [--fd N] [--fork] [--timing] [--version]\n"
+      std::fprintf(stderr, "usage: histd-cc [--fd N] [--shed-after MS] [--fork] [--timing] [--version]\n"
                            "histd starts it; it is not meant to be run by hand.\n");
       return 2;
     }
@@ -225,7 +247,7 @@ int main(int argc, char** argv) {
   compile(warm);
 
   CcRequest req;
-  while (histd::runtime::cc::read_request(fd, req)) {
+  while (wait_for_request(fd, shed_after_ms, timing) && histd::runtime::cc::read_request(fd, req)) {
     const Clock start = now();
     if (fork_each) {
       if (!serve_forked(fd, req)) _exit(1);

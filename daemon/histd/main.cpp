@@ -71,6 +71,7 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.raw_syscalls = opt.raw_syscalls;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.compiler_idle_stop = std::chrono::seconds(opt.compiler_idle_stop);
+  eopt.compiler_idle_shed = std::chrono::seconds(opt.compiler_idle_shed);
   eopt.defer_consumer = true;
   eopt.pin_dir = opt.pin_dir;
   return eopt;
@@ -303,9 +304,15 @@ int main(int argc, char** argv) {
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
+  app.add_option("--compiler-idle-shed", opt.compiler_idle_shed,
+                 "seconds without a compile after which the resident compiler histd-cc gives back its memory but "
+                 "its libraries' relocated data (~12 MiB) and stays; the next compile faults back what it needs "
+                 "(0: it keeps it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400 * 365));
   app.add_option("--compiler-idle-stop", opt.compiler_idle_stop,
-                 "seconds without a compile after which the resident compiler histd-cc stops (its memory back to "
-                 "the machine); it starts again when a trigger file is opened for writing (0: it stays)")
+                 "seconds without a compile after which histd-cc stops altogether; it starts again when a trigger "
+                 "file is opened for writing, and the first compile then waits for its start (0: it stays)")
       ->capture_default_str()
       ->check(CLI::Range(0, 86400 * 365));
   add_metrics_options(app, opt);

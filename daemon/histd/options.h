@@ -27,8 +27,10 @@ struct Options {
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
   bool raw_syscalls = false;
-  // Seconds without a compile after which histd-cc stops (0: never).
-  int compiler_idle_stop = 60;
+  // Seconds without a compile after which histd-cc gives back its memory
+  // and stays (0: never), or stops altogether (0: never).
+  int compiler_idle_shed = 60;
+  int compiler_idle_stop = 0;
   // Prometheus metrics over HTTP (daemon::MetricsListener): off when empty.
   std::string metrics_listen;
   std::string metrics_user = "nobody";  // runs histd-exporter; never root

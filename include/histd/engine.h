@@ -84,6 +84,9 @@ struct EngineOptions {
   // starts again for the next one (runtime::Compiler::set_idle_stop); zero:
   // it stays. For the engine that owns the compiler.
   std::chrono::milliseconds compiler_idle_stop{0};
+  // The resident compiler gives back its memory after this long without a
+  // compile, and stays (runtime::Compiler::set_idle_shed); zero: it keeps it.
+  std::chrono::milliseconds compiler_idle_shed{0};
 };
 
 // One trigger, with its state (readout::TriggerInfo).

@@ -100,6 +100,15 @@ class Compiler {
   // next compile, or warm(), starts it again. Zero: it stays. Needs
   // watch_server()'s thread.
   void set_idle_stop(std::chrono::milliseconds after);
+  // histd-cc stays, but once it has compiled nothing for `after` it gives
+  // back what the kernel can take at no cost: its allocator's free pages
+  // and the resident pages of its libraries' code and read-only data
+  // (~50 MB; they stay in the page cache). What is left is the libraries'
+  // relocated data (~12 MiB). The next compile faults the pages it needs
+  // back in (a few ms), not the libraries' load (~200 ms after a stop).
+  // Zero: it keeps them. Set before start_server() (a running server is
+  // replaced to be told).
+  void set_idle_shed(std::chrono::milliseconds after);
   // Starts histd-cc if idleness stopped it: a trigger change is on its way
   // (a trigger file opened for writing), and the server loads its libraries
   // meanwhile rather than when the compile asks.

@@ -253,21 +253,29 @@ void Deployer::consume(std::mutex& lock) {
     b->emplace_back(p, p + size);
     return 0;
   };
-  ring_buffer* rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
-  if (!rb) {
-    passes_->running(false);
-    return;
-  }
+  // The ring is mapped only once it holds a record: libbpf maps its data
+  // pages twice (a record may wrap), so a mapped 4 MiB ring is 8 MiB of
+  // histd's resident size, and most histd never receive a record (plain
+  // hist triggers send none). Until then the map's own fd is polled: the
+  // kernel reports it readable while the ring holds data.
+  ring_buffer* rb = nullptr;
   // Losses before the consumer started (a deferred start) are reported too.
   std::vector<uint64_t> seen(possible_cpus_, 0);
-  // The ring's epoll fd is readable while the ring holds records; the
-  // passes' eventfd when a reader waits for one (RingPasses).
-  pollfd fds[2] = {{ring_buffer__epoll_fd(rb), POLLIN, 0}, {passes_->wake_fd(), POLLIN, 0}};
-  while (!stop) {
+  // The ring (its map fd, then libbpf's epoll fd) is readable while it
+  // holds records; the passes' eventfd when a reader waits for one
+  // (RingPasses).
+  pollfd fds[2] = {{ring_.get(), POLLIN, 0}, {passes_->wake_fd(), POLLIN, 0}};
+  bool broken = false;
+  while (!stop && !broken) {
     if (poll(fds, 2, 100) < 0 && errno != EINTR) break;
+    if (!rb && (fds[0].revents & POLLIN)) {
+      rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
+      if (!rb) break;
+      fds[0].fd = ring_buffer__epoll_fd(rb);
+    }
     const uint64_t serving = passes_->begin();
-    const int n = ring_buffer__consume(rb);
-    if (n < 0 && n != -EINTR) break;
+    const int n = rb ? ring_buffer__consume(rb) : 0;
+    broken = n < 0 && n != -EINTR;
     // A pass drains the whole ring (4 MiB: tens of thousands of notices).
     // The lock that trigger writes and reads take is held for one chunk at
     // a time, so they wait for at most one chunk's work, and a shutdown
@@ -283,7 +291,7 @@ void Deployer::consume(std::mutex& lock) {
     passes_->end(serving);
   }
   passes_->running(false);
-  ring_buffer__free(rb);
+  if (rb) ring_buffer__free(rb);
 }
 
 }  // namespace histd::deploy

@@ -72,6 +72,7 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   e.deployer_ = std::move(*deployer);
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
+    e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
     e.compiler_->start_server();
     e.compiler_->set_idle_stop(e.options_.compiler_idle_stop);
   }

@@ -23,7 +23,7 @@ namespace histd::runtime {
 
 CcClient::~CcClient() { stop(); }
 
-bool CcClient::start(std::chrono::milliseconds timeout) {
+bool CcClient::start(std::chrono::milliseconds timeout, std::chrono::milliseconds shed_after) {
   stop();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
@@ -56,7 +56,11 @@ bool CcClient::start(std::chrono::milliseconds timeout) {
   std::string program = program_.string();
   std::string fd_flag = "--fd";
   std::string fd_num = "3";
-  std::vector<char*> argv{program.data(), fd_flag.data(), fd_num.data(), nullptr};
+  std::string shed_flag = "--shed-after";
+  std::string shed_ms = std::to_string(shed_after.count());
+  std::vector<char*> argv{program.data(), fd_flag.data(), fd_num.data()};
+  if (shed_after.count() > 0) argv.insert(argv.end(), {shed_flag.data(), shed_ms.data()});
+  argv.push_back(nullptr);
   pid_t pid = 0;
   int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

@@ -27,8 +27,9 @@ class CcClient {
   // histd goes on, and the first request waits for it if needed. False when
   // it cannot be spawned. Its working directory is /, whatever histd's is.
   // A request whose answer (or a part of it) takes longer than `timeout`
-  // fails.
-  bool start(std::chrono::milliseconds timeout);
+  // fails. After `shed_after` without a request (zero: never) the server
+  // gives back its memory and goes on waiting (histd-cc --shed-after).
+  bool start(std::chrono::milliseconds timeout, std::chrono::milliseconds shed_after);
   bool running() const { return static_cast<bool>(sock_); }
   pid_t pid() const { return pid_; }
   // Readable once the server has exited (-1: none).

@@ -26,7 +26,7 @@ Compiler::Resident::~Resident() {
 }
 
 bool Compiler::Resident::start_locked() {
-  if (!client_.start(timeout_)) return false;
+  if (!client_.start(timeout_, idle_shed_)) return false;
   ++stats_.server_starts;
   idle_stopped_ = false;
   last_used_ = std::chrono::steady_clock::now();
@@ -45,6 +45,13 @@ void Compiler::Resident::set_timeout(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mu_);
   timeout_ = timeout;
   if (client_.running()) start_locked();  // the timeout is set at start
+}
+
+void Compiler::Resident::set_idle_shed(std::chrono::milliseconds after) {
+  std::lock_guard lock(mu_);
+  if (idle_shed_ == after) return;
+  idle_shed_ = after;
+  if (client_.running()) start_locked();  // the server is told at start
 }
 
 void Compiler::Resident::set_idle_stop(std::chrono::milliseconds after) {
@@ -189,6 +196,8 @@ void Compiler::watch_server() {
 void Compiler::set_server_timeout(std::chrono::milliseconds timeout) { resident_->set_timeout(timeout); }
 
 void Compiler::set_idle_stop(std::chrono::milliseconds after) { resident_->set_idle_stop(after); }
+
+void Compiler::set_idle_shed(std::chrono::milliseconds after) { resident_->set_idle_shed(after); }
 
 void Compiler::warm() const {
   if (!paths_.cc_server.empty()) resident_->warm();

@@ -27,6 +27,7 @@ class Compiler::Resident {
   void watch();
   void set_timeout(std::chrono::milliseconds timeout);
   void set_idle_stop(std::chrono::milliseconds after);
+  void set_idle_shed(std::chrono::milliseconds after);
   // Starts the server again if idleness stopped it.
   void warm();
   // The server's answer: an object, or the unit's diagnostics. nullopt: the
@@ -58,6 +59,7 @@ class Compiler::Resident {
   int failures_ = 0;     // in a row, without an answer
   std::chrono::milliseconds timeout_ = kServerTimeout;
   std::chrono::milliseconds idle_stop_{0};
+  std::chrono::milliseconds idle_shed_{0};
   std::chrono::steady_clock::time_point last_used_ = std::chrono::steady_clock::now();
   bool idle_stopped_ = false;  // the last server was stopped for idleness (warm() restarts it)
   Stats stats_;

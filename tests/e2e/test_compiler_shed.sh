@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The resident compiler gives back its memory while nothing is compiled and
+# stays (issue 23, point 4): with --compiler-idle-shed 1, histd-cc's resident
+# size falls to well under half of what it held after a compile, its pid does
+# not change, and the next trigger is still compiled by it (not clang, no
+# restart) and counts.
+source "$(dirname "$0")/lib.sh"
+histd_start --compiler-idle-shed 1
+ctl() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }
+compiler() { ctl status --json |
+  python3 -c "import json,sys; c=json.load(sys.stdin)['compiler']; print(*(c[k] for k in '$1'.split()))"; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+pid=$(compiler pid)
+W=$MNT/events/syscalls/sys_enter_getppid
+echo "hist:keys=common_pid" >>"$W/trigger"
+compiled=$(rss_kib "$pid")
+# Shed a second after the compile; give a loaded machine a few.
+for _ in $(seq 50); do [ "$(rss_kib "$pid")" -lt $((compiled / 2)) ] && break; sleep 0.1; done
+idle=$(rss_kib "$pid")
+echo "histd-cc: $((compiled / 1024)) MiB after a compile, $((idle / 1024)) MiB idle"
+expect_eq "idle, histd-cc holds less than half of what it did after compiling" "yes" \
+  "$([ "$idle" -lt $((compiled / 2)) ] && echo yes || echo "no: $idle of $compiled KiB")"
+expect_eq "it is still running, the same process" "running $pid" "$(compiler 'state pid')"
+
+W2=$MNT/events/syscalls/sys_enter_getpid
+echo "hist:keys=common_pid:vals=hitcount" >>"$W2/trigger"
+expect_eq "the next trigger is compiled by it: no restart, no clang" "2 0 0 $pid" \
+  "$(compiler 'compiles_served clang_compiles restarts pid')"
+python3 -c 'import os; [(os.getppid(), os.getpid()) for _ in range(50)]'
+expect_eq "both triggers count" "2" "$(cat "$W/hist" "$W2/hist" | grep -cE '^ *Hits: [1-9]')"
+finish
