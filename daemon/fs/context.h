@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -66,6 +67,9 @@ struct Tree::Context {
   bool pipes_started = false;  // after run(): a new pipe starts its thread
   std::mutex waiters_mu;
   std::vector<Waiter> waiters;
+  // Told (under waiters_mu) when a waiter or a trim comes, or the watcher
+  // is to stop: with neither to watch, the watcher sleeps without a timer.
+  std::condition_variable watch_cv;
   // When to hand freed heap back to the kernel (steady-clock ns, 0: nothing
   // to hand back): the allocator keeps what a big read freed, so that the
   // next read does not fault it all in again (see histd's main), until reads

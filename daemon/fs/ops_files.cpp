@@ -232,8 +232,12 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
   auto* file = reinterpret_cast<OpenFile*>(fi->fh);
-  if (file && file->content && file->content->size() >= kBigContent)
-    context_of(req).trim_at = steady_ns() + std::chrono::nanoseconds(kKeepHeapAfterRead).count();
+  if (file && file->content && file->content->size() >= kBigContent) {
+    Tree::Context& ctx = context_of(req);
+    std::lock_guard lock(ctx.waiters_mu);
+    ctx.trim_at = steady_ns() + std::chrono::nanoseconds(kKeepHeapAfterRead).count();
+    ctx.watch_cv.notify_one();
+  }
   if (file) context_of(req).released(file->instance);
   delete file;
   fi->fh = 0;
@@ -259,6 +263,7 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
   if (ph) {
     std::lock_guard lock(ctx.waiters_mu);
     ctx.waiters.push_back(Waiter{n.instance, n.system, n.event, file->version, ph});
+    ctx.watch_cv.notify_one();
   }
   fuse_reply_poll(req, 0);
 }

@@ -83,12 +83,16 @@ Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::f
 }
 
 // BPF updates are invisible to user space until read: pollers are woken by
-// checking their events' versions a few times a second.
+// checking their events' versions a few times a second. With no poller and
+// no trim due, the watcher sleeps until one comes: an idle histd wakes for
+// nothing.
 void Tree::watch_pollers() {
   while (!stop_watch_) {
     std::vector<Waiter> waiters;
     {
-      std::lock_guard lock(ctx_->waiters_mu);
+      std::unique_lock lock(ctx_->waiters_mu);
+      ctx_->watch_cv.wait(lock, [this] { return stop_watch_ || !ctx_->waiters.empty() || ctx_->trim_at != 0; });
+      if (stop_watch_) break;
       waiters.swap(ctx_->waiters);
     }
     std::vector<Waiter> still;
@@ -131,7 +135,11 @@ int Tree::run() {
   // Readers still waiting on trace_pipe get end of file, before the tree
   // is unmounted (which would fail them with ENOTCONN).
   ctx_->stop_pipes();
-  stop_watch_ = true;
+  {
+    std::lock_guard lock(ctx_->waiters_mu);
+    stop_watch_ = true;
+    ctx_->watch_cv.notify_one();
+  }
   watcher.join();
   std::lock_guard lock(ctx_->waiters_mu);
   for (Waiter& w : ctx_->waiters) fuse_pollhandle_destroy(w.handle);

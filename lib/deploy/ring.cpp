@@ -241,6 +241,7 @@ void Deployer::start_consumer(std::mutex& lock) {
 
 void Deployer::stop_consumer() {
   stop_consumer_ = true;
+  passes_->interrupt();
   if (consumer_.joinable()) consumer_.join();
 }
 
@@ -263,11 +264,13 @@ void Deployer::consume(std::mutex& lock) {
   std::vector<uint64_t> seen(possible_cpus_, 0);
   // The ring (its map fd, then libbpf's epoll fd) is readable while it
   // holds records; the passes' eventfd when a reader waits for one
-  // (RingPasses).
+  // (RingPasses) or the consumer is to stop. Nothing else wakes it: an
+  // idle histd has no timer (a lost record needs a full ring, which is
+  // readable).
   pollfd fds[2] = {{ring_.get(), POLLIN, 0}, {passes_->wake_fd(), POLLIN, 0}};
   bool broken = false;
   while (!stop && !broken) {
-    if (poll(fds, 2, 100) < 0 && errno != EINTR) break;
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
     if (!rb && (fds[0].revents & POLLIN)) {
       rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
       if (!rb) break;

@@ -20,6 +20,11 @@ void RingPasses::await_pass(std::chrono::milliseconds timeout) {
   done_.wait_for(lock, timeout, [&] { return served_ >= ticket || !running_; });
 }
 
+void RingPasses::interrupt() {
+  const uint64_t one = 1;
+  if (wake_) (void)!write(wake_.get(), &one, sizeof(one));
+}
+
 void RingPasses::running(bool on) {
   std::lock_guard lock(mu_);
   running_ = on;

@@ -30,6 +30,8 @@ class RingPasses {
   // ring holds, returning the requests that pass serves; end() after it
   // delivered them.
   void running(bool on);
+  // Wakes the consumer without asking for a pass (it is to stop).
+  void interrupt();
   uint64_t begin();
   void end(uint64_t served);
 
