@@ -23,16 +23,7 @@ cleanup() {
 trap cleanup EXIT
 CMD='hist:keys=common_pid:vals=__syscall_nr'
 
-# Milliseconds one write of $2 to file $1 takes.
-timed_write() {
-  python3 - "$1" "$2" <<'PY'
-import sys, time
-t = time.perf_counter()
-with open(sys.argv[1], "w") as f:
-    f.write(sys.argv[2])
-print("%.2f" % ((time.perf_counter() - t) * 1e3))
-PY
-}
+source bench/rounds.sh  # timed_write
 
 # One round of one variant: prints "cold cached".
 run_once() {

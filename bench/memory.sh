@@ -33,13 +33,7 @@ rss_kib() {
 
 # Milliseconds one write of a new trigger to sys_enter_$1 takes.
 timed_trigger() {
-  python3 - "$WORK/mnt/events/syscalls/sys_enter_$1/trigger" "hist:keys=common_pid if common_pid != $RANDOM$RANDOM" <<'PY'
-import sys, time
-t = time.perf_counter()
-with open(sys.argv[1], "a") as f:
-    f.write(sys.argv[2])
-print("%.1f" % ((time.perf_counter() - t) * 1e3))
-PY
+  timed_write "$WORK/mnt/events/syscalls/sys_enter_$1/trigger" "hist:keys=common_pid if common_pid != $RANDOM$RANDOM"
 }
 
 fresh_histd() {

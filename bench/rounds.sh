@@ -10,6 +10,8 @@
 # And `start_histd`: a histd of build $B on $WORK/mnt (no pins, no
 # configuration directory; the arguments are histd's too), its pid in HISTD; `bench_cleanup` (the
 # caller's EXIT trap) ends bpftrace and histd, unmounts, removes $WORK.
+# And `timed_write FILE TEXT`: ms one write takes (bench/activation.sh,
+# bench/memory.sh).
 interleaved_rounds() {
   local unit=$1 r v
   shift
@@ -44,6 +46,19 @@ with_bpftrace() {
   kill -KILL "$BT" 2>/dev/null || true
   wait "$BT" 2>/dev/null || true
   BT=
+}
+
+# Milliseconds one write of $2 to file $1 takes, opened as echo's > does
+# (truncating: a trigger file drops the event's hist triggers first, as in
+# tracefs).
+timed_write() {
+  python3 - "$1" "$2" <<'PY'
+import sys, time
+t = time.perf_counter()
+with open(sys.argv[1], "w") as f:
+    f.write(sys.argv[2])
+print("%.2f" % ((time.perf_counter() - t) * 1e3))
+PY
 }
 
 start_histd() {
