@@ -271,7 +271,9 @@ void Deployer::consume(std::mutex& lock) {
   bool broken = false;
   while (!stop && !broken) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
-    if (!rb && (fds[0].revents & POLLIN)) {
+    // Any event on the map's fd maps the ring: POLLIN as expected, and an
+    // error too (poll would report it again at once, forever).
+    if (!rb && fds[0].revents != 0) {
       rb = ring_buffer__new(ring_.get(), on_notice, &batch, nullptr);
       if (!rb) break;
       fds[0].fd = ring_buffer__epoll_fd(rb);
