@@ -22,20 +22,14 @@ MNT=$WORK/mnt
 FILE=$WORK/opened
 touch "$FILE"
 EV=bench$$
-mkdir -p "$MNT"
-"$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
-  >"$WORK/histd.log" 2>&1 &
-HISTD=$!
+HISTD=
 BT=
 cleanup() {
-  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
   : >"$MNT/events/eprobes/$EV/trigger" 2>/dev/null || true
-  kill -TERM "$HISTD" 2>/dev/null || true
-  wait "$HISTD" 2>/dev/null || true
-  rm -rf "$WORK"
+  bench_cleanup
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+start_histd
 echo "e:$EV syscalls.sys_enter_openat file=+0(\$filename):ustring" >>"$MNT/dynamic_events"
 
 # ns per open+close of one run.

@@ -26,21 +26,16 @@ while read -r _ offset vaddr _ _ memsz _; do
   if ((ADDR >= vaddr && ADDR < vaddr + memsz)); then OFF=$(printf '0x%x' $((ADDR - vaddr + offset))); fi
 done < <(readelf -lW "$BIN" | awk '$1 == "LOAD"')
 EV=histd_bench$$
-mkdir -p "$MNT"
-"$B/histd" --foreground --mount "$MNT" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
-  >"$WORK/histd.log" 2>&1 &
-HISTD=$!
+HISTD=
 BT=
+# The kernel's uprobe goes once histd, whose program is attached to it, is gone.
 cleanup() {
-  [ -z "$BT" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
   : >"$MNT/events/uprobes/$EV/trigger" 2>/dev/null || true
-  kill -TERM "$HISTD" 2>/dev/null || true
-  wait "$HISTD" 2>/dev/null || true
+  bench_cleanup
   echo "-:uprobes/$EV" >>"$T/uprobe_events" 2>/dev/null || true
-  rm -rf "$WORK"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+start_histd
 echo "p:uprobes/$EV $BIN:$OFF n=%di:s64" >>"$MNT/uprobe_events"
 
 # ns per call of one run of the target.

@@ -41,8 +41,10 @@ class MissedTest : public ::testing::Test {
   void SetUp() override {
     HISTD_REQUIRE_BPF();
     // Misses are the event's, whoever provoked them: two of these tests at
-    // once (ctest -j) would each count the other's. One at a time.
-    lock_ = open("/tmp/histd-missed-test.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    // once (ctest -j) would each count the other's. One at a time: a lock
+    // on the test binary itself, which every process of it shares and which
+    // leaves no lock file behind.
+    lock_ = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     ASSERT_GE(lock_, 0) << std::strerror(errno);
     ASSERT_EQ(flock(lock_, LOCK_EX), 0) << std::strerror(errno);
     obj_ = bpf_object__open_file(HISTD_TEST_OBJECTS "/nested_printk.bpf.o", nullptr);
