@@ -22,6 +22,8 @@ struct {
   __type(value, struct histd_trigger_control);
 } histd_ctl SEC(".maps");
 
+#include "chain.bpf.h"
+
 /* Scratch space for records injected through the test entry: records can be
  * larger than the 512-byte BPF stack. */
 struct histd_record_buf {
@@ -414,6 +416,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
     if (needs_ts)                                                              \
       c.ts = bpf_ktime_get_ns();                                               \
     handler(ctx, ctx, &c);                                                     \
+    HISTD_CHAIN_NEXT(ctx);                                                     \
     return 0;                                                                  \
   }
 
@@ -465,6 +468,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
     if ((nargs) > 5)                                                           \
       rec[7] = HISTD_REG(regs, HISTD_REG_R9);                                  \
     handler(ctx, rec, &c);                                                     \
+    HISTD_CHAIN_NEXT(ctx);                                                     \
     return 0;                                                                  \
   }
 
@@ -477,6 +481,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
     rec[1] = (__u32)HISTD_REG(regs, HISTD_REG_ORIG_AX);                                    \
     rec[2] = HISTD_REG(regs, HISTD_REG_AX);                                    \
     handler(ctx, rec, &c);                                                     \
+    HISTD_CHAIN_NEXT(ctx);                                                     \
     return 0;                                                                  \
   }
 

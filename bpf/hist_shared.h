@@ -96,6 +96,12 @@ struct histd_notice {
  * kind can run the other out of slots, and for tracing's own two. */
 #define HISTD_CONTROL_SLOTS (HISTD_STACKTRACE_OPTION_SLOT + 1)
 
+/* The program array behind an event's dispatcher: slot 0 holds the program
+ * the dispatcher runs; slot k (1..) holds the k-th program of the event's
+ * chain, which the one before it tail-calls (docs/design.md, "Program
+ * chains"). Dispatcher + 32 programs stay within the kernel's 33 tail calls. */
+#define HISTD_CHAIN_SLOTS 32
+
 /* The test entry copies at most this many bytes of an injected record. */
 #define HISTD_MAX_RECORD 4096
 

@@ -69,6 +69,7 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.max_map_memory = opt.max_map_memory;
   eopt.percpu_table_limit = opt.percpu_table_limit;
   eopt.raw_syscalls = opt.raw_syscalls;
+  eopt.plain_triggers_per_program = opt.plain_triggers_per_program;
   eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.compiler_idle_stop = std::chrono::seconds(opt.compiler_idle_stop);
   eopt.compiler_idle_shed = std::chrono::seconds(opt.compiler_idle_shed);
@@ -304,6 +305,12 @@ int main(int argc, char** argv) {
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
       ->capture_default_str();
+  app.add_option("--plain-triggers-per-program", opt.plain_triggers_per_program,
+                 "an attached event's plain hist triggers (no variables, references or actions) are compiled this "
+                 "many to a BPF program, the event's programs chained by tail calls: a new trigger compiles one "
+                 "small program (0: one program per event, as many triggers as its 64 maps hold)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   app.add_option("--compiler-idle-shed", opt.compiler_idle_shed,
                  "seconds without a compile after which the resident compiler histd-cc gives back its memory but "
                  "its libraries' relocated data (~12 MiB) and stays; the next compile faults back what it needs "

@@ -112,6 +112,10 @@ std::string var_map_name(size_t trigger_index);
 std::string ref_map_name(size_t trigger_index, size_t ref_index);
 // The ring buffer generated synthetic events travel through to histd.
 inline constexpr const char* kRingMap = "histd_ring";
+// A chained unit's (EventEntry::chained): the dispatcher's program array,
+// and the read-only section holding the slot its entry tail-calls next.
+inline constexpr const char* kChainMap = "histd_chain";
+inline constexpr const char* kChainNextSlot = ".rodata.chain";
 // What the ring had no room for, per CPU (HISTD_LOST_*).
 inline constexpr const char* kLostMap = "histd_lost";
 
@@ -144,6 +148,10 @@ struct EventEntry {
   Kind kind = Kind::Tracepoint;
   uint32_t syscall_args = 0;  // SyscallEnter: argument registers in the record
   ProbeEntry probe;           // Probe
+  // Part of the event's chain of programs: the entry ends by tail-calling
+  // the next slot of kChainMap (the dispatcher's program array), set before
+  // load (kChainNextSlot). Not Probe.
+  bool chained = false;
 };
 
 // An event whose records go to the trace buffer (its `enable` file is 1):

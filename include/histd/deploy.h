@@ -56,6 +56,12 @@ struct Options {
   // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
   // (docs/design.md, "Syscall events").
   bool raw_syscalls = false;
+  // An attached tracepoint's plain hist triggers (no variables, references
+  // or actions) are compiled this many to a program, its programs chained
+  // by tail calls (docs/design.md, "Program chains"): a new trigger
+  // compiles one small program, whatever the event has already. 0: every
+  // trigger of an event in its one program.
+  size_t plain_triggers_per_program = 4;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;
 };
@@ -286,9 +292,27 @@ class Deployer {
   std::vector<ControlTrigger*> controls_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
   Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<ControlTrigger*>& enables);
+  // rebuild()'s steps (chain.cpp): which program holds each trigger; each
+  // changed program built (rebuild.cpp), loaded, installed, kept.
+  bool chained(const EventState& ev) const;
+  struct Layout {
+    std::vector<Trigger*> event;                // in the event program
+    std::vector<std::vector<Trigger*>> groups;  // ProgramGroup g's
+  };
+  Expected<Layout> layout(const EventState& ev, const std::vector<Trigger*>& triggers) const;
   struct Built;
+  struct Loaded;
+  // `group`: a program of the event's chain (no controls, no record).
   Expected<Built> build(EventState& ev, const std::vector<Trigger*>& triggers,
-                        const std::vector<ControlTrigger*>& enables);
+                        const std::vector<ControlTrigger*>& enables, bool group);
+  Status defer(EventState& ev, const Layout& lay);
+  Status attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe);
+  Status load(EventState& ev, Loaded& loaded);
+  Status install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has);
+  void commit(EventState& ev, const Layout& lay, Loaded& loaded, bool event_has);
+  Status install_all(EventState& ev);
+  // The test entries of the event's programs, in the order they run.
+  std::vector<int> test_fds(const EventState& ev) const;
   // Whether a batch may leave `ev`'s program to end_batch() (see there).
   bool deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
                   const std::vector<ControlTrigger*>& enables) const;
@@ -297,12 +321,10 @@ class Deployer {
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
   // after its set of hist triggers changed.
   void refresh_enablers_of(const EventState& target);
-  // rebuild()'s steps (rebuild.cpp): the parts, read from the state; their maps; the swap.
+  // build()'s steps (rebuild.cpp): the parts, read from the state; their maps.
   pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
                                    const std::vector<ControlTrigger*>& enables, bool attaches) const;
   Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
-  Status swap_in(EventState& ev, runtime::EventProgram program, bool attaches, std::optional<catalog::SyscallEvent>,
-                 bool probe);
   Status set_paused(uint32_t slot, bool paused);
   bool is_paused(uint32_t slot) const;
   void release_slot(uint32_t slot);
@@ -345,6 +367,7 @@ class Deployer {
   runtime::Compiler& compiler_;
   const Options options_;
   const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
+  uint64_t next_serial_ = 1;      // Trigger::serial
   Log log_;
   Fd control_;  // the shared per-trigger control array
   std::vector<bool> slot_used_;

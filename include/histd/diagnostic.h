@@ -156,7 +156,8 @@ struct Span {
   X(TriggerLimit, "too many triggers")                                                            \
   X(MapMemoryLimit, "hist trigger would exceed the map memory limit")                            \
   X(SyntheticLimit, "too many synthetic events")                                                  \
-  X(ProgramMapLimit, "too many maps in one event's program")
+  X(ProgramMapLimit, "too many maps in one event's program")                                      \
+  X(ChainLimit, "too many programs in one event's chain")
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,

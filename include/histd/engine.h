@@ -80,6 +80,9 @@ struct EngineOptions {
   bool raw_syscalls = false;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;
+  // Plain hist triggers per program of an event's chain
+  // (deploy::Options::plain_triggers_per_program); 0: one program per event.
+  size_t plain_triggers_per_program = 4;
   // The resident compiler stops after this long without a compile and
   // starts again for the next one (runtime::Compiler::set_idle_stop); zero:
   // it stays. For the engine that owns the compiler.

@@ -85,6 +85,12 @@ struct DebugTable {
   plan::MapMemory memory;
   std::string shared_table;  // the named table, when another trigger shares it
   uint64_t missed = 0;       // since the trigger began
+  // The program holding it: 0 the event program, N the N-th of the event's
+  // chain (its plain triggers, a few to a program), with that program's
+  // maps and triggers.
+  uint32_t chain_slot = 0;
+  size_t program_maps = 0;
+  size_t program_triggers = 0;
 };
 
 // An event's hist_debug as data.
@@ -101,8 +107,9 @@ struct EventDebug {
   std::string tracepoint;
   std::optional<int> raw_syscall_nr;
   bool raw_syscall_exit = false;
-  size_t maps_used = 0;  // by the event's program
+  size_t maps_used = 0;  // by the fullest of the event's programs
   size_t max_maps = 0;   // one program may use (engine::kMaxMapsPerProgram)
+  size_t chained_programs = 0;  // after the event program
   uint64_t event_missed = 0;  // since the event was attached
 };
 

@@ -148,7 +148,11 @@ class EventProgram {
   // `maps` names every map of the unit the engine owns; the unit's own
   // scratch maps are created by libbpf. When the verifier refuses a
   // program, the error carries the end of its log (where the reason is).
-  static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps);
+  // `words`: read-only sections of the unit (".rodata.<name>") each set to
+  // one 32-bit value before load: the same cached object serves several
+  // places (codegen::kChainNextSlot).
+  static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps,
+                                     const std::map<std::string, uint32_t>& words = {});
   EventProgram(EventProgram&&) noexcept;
   EventProgram& operator=(EventProgram&&) noexcept;
   ~EventProgram();
@@ -162,7 +166,7 @@ class EventProgram {
   bpf_object* obj_ = nullptr;
 };
 
-// The dispatcher attached to one tracepoint, with its one-slot program array.
+// The dispatcher attached to one tracepoint, with its program array.
 // With a pin base, the link and the array are pinned ("<base>_link",
 // "<base>_slots"): if histd dies, the event keeps being counted by the last
 // installed program, and the next histd adopts both instead of attaching
@@ -180,14 +184,27 @@ class Attachment {
   Attachment(Attachment&&) noexcept;
   Attachment& operator=(Attachment&&) noexcept;
   ~Attachment();
-  // Atomically replaces the event program the dispatcher runs.
-  Status install(int prog_fd);
+  // Atomically replaces the program in one slot of the dispatcher's array:
+  // slot 0 is the one the dispatcher runs, the others the rest of the
+  // event's chain (HISTD_CHAIN_SLOTS).
+  Status install(int prog_fd, uint32_t slot = 0);
+  void clear(uint32_t slot);
+  // The array's slots: HISTD_CHAIN_SLOTS, or 1 for pins an older histd left.
+  uint32_t slot_count() const { return slot_count_; }
+  int slots_fd() const { return slots_.get(); }
   // Destroying an Attachment empties the dispatcher's slot before the
   // detach, which the kernel may finish later (see ~Attachment), so that the
   // program counts nothing meanwhile. A caller that has paused every trigger
   // of the program already (shutdown) may skip that step: emptying a slot is
   // a text poke of the dispatcher, ~15 ms per event.
   void keep_program_until_detached() { slots_ = Fd(); }
+  // Closes what it holds and leaves the rest as it found it: an adopted
+  // link and array stay pinned, running what they ran (a restore that
+  // failed: the next try adopts them again).
+  void let_go() {
+    slots_ = Fd();
+    pin_base_.clear();
+  }
   const std::string& pin_base() const { return pin_base_; }
   // True when it took over a link a previous histd left pinned.
   bool adopted() const { return adopted_; }
@@ -205,6 +222,7 @@ class Attachment {
   std::string pin_base_;
   bool adopted_ = false;
   bool probe_ = false;  // on a probe event, which may be deleted once detached
+  uint32_t slot_count_ = 0;
   void unpin();
   bpf_object* obj_ = nullptr;
   bpf_link* link_ = nullptr;

@@ -8,14 +8,6 @@
 
 namespace histd::deploy {
 
-namespace {
-
-// A trigger no other trigger or action depends on: it has no variables to
-// reference, references none and fires nothing.
-bool plain(const plan::HistPlan& p) { return p.vars.empty() && p.refs.empty() && p.actions.empty(); }
-
-}  // namespace
-
 bool Deployer::deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
                           const std::vector<ControlTrigger*>& enables) const {
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);

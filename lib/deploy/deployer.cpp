@@ -136,6 +136,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   trigger->vars = std::move(vars);
   trigger->table = std::move(*table);
   trigger->slot = *slot;
+  trigger->serial = next_serial_++;
   auto st = set_paused(trigger->slot, h.paused);
   std::vector<Trigger*> all = triggers_of(ev);
   all.push_back(trigger.get());

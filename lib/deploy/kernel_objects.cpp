@@ -98,6 +98,7 @@ void Deployer::shutdown() {
     if (ev->attachment) ev->attachment->keep_program_until_detached();
     ev->attachment.reset();
     ev->program.reset();
+    ev->groups.clear();
     ev->triggers.clear();
     ev->controls.clear();
   }
@@ -211,8 +212,8 @@ Status Deployer::pin_table(TableState& t) {
 // event, to the program holding all of them, loses nothing.
 void Deployer::install_restored(std::vector<std::string>& problems) {
   for (auto& [id, ev] : events_) {
-    if (!ev->attachment || !ev->program) continue;
-    auto st = ev->attachment->install(ev->program->event_fd());
+    if (!ev->attachment || (!ev->program && ev->groups.empty())) continue;
+    auto st = install_all(*ev);
     if (!st) problems.push_back(fmt::format("{}:{}: {}", id.system, id.name, st.error().context));
   }
 }
@@ -227,9 +228,12 @@ uint64_t Deployer::trigger_missed(const EventState& ev, const Trigger& t) const 
 }
 
 CommandResult Deployer::rebuild_failure(EventState& ev, const std::string& command, Error e) {
-  // rebuild() says ENOSPC only for the maps of one program (see there).
+  // rebuild() says ENOSPC only for the maps of one program (see build()),
+  // EMLINK for the programs of one event's chain (see layout()).
   if (e.kind == ErrorKind::Busy && e.err == ENOSPC)
     return user_error(ev, Diagnostic{ErrorCode::ProgramMapLimit, Span{0, 0}, command, std::move(e.context)}, ENOSPC);
+  if (e.kind == ErrorKind::Busy && e.err == EMLINK)
+    return user_error(ev, Diagnostic{ErrorCode::ChainLimit, Span{0, 0}, command, std::move(e.context)}, ENOSPC);
   return system_failure(std::move(e));
 }
 

@@ -134,7 +134,10 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
     d.raw_syscall_nr = ev->syscall->nr;
     d.raw_syscall_exit = ev->syscall->exit;
   }
+  // The fullest of its programs.
   d.maps_used = ev->maps_used;
+  for (const ProgramGroup& g : ev->groups) d.maps_used = std::max(d.maps_used, g.maps_used);
+  d.chained_programs = ev->groups.size();
   d.max_maps = kMaxMapsPerProgram;
   d.event_missed = event_missed(*ev);
   for (const auto& t : ev->triggers) {
@@ -145,6 +148,14 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
     dt.memory = plan::map_memory(t->plan, possible_cpus_);
     if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
     dt.missed = ev->attachment ? trigger_missed(*ev, *t) : 0;
+    dt.program_maps = ev->maps_used;
+    dt.program_triggers = ev->program_triggers.size();
+    if (t->group >= 0 && size_t(t->group) < ev->groups.size()) {
+      const ProgramGroup& g = ev->groups[t->group];
+      dt.chain_slot = uint32_t(t->group + 1);
+      dt.program_maps = g.maps_used;
+      dt.program_triggers = g.members.size();
+    }
     d.tables.push_back(std::move(dt));
   }
   return d;
@@ -189,15 +200,23 @@ std::vector<EventMissed> Deployer::missed() const {
 
 std::string Deployer::source(const catalog::EventId& event) const {
   const EventState* ev = find_event(event);
-  return ev ? ev->source : std::string();
+  if (!ev) return {};
+  // Each program of the chain after the event program, marked with its slot.
+  std::string out = ev->source;
+  for (size_t g = 0; g < ev->groups.size(); ++g)
+    out += fmt::format("{}/* histd: chain slot {} */\n{}", out.empty() ? "" : "\n", g + 1, ev->groups[g].source);
+  return out;
 }
 
 Expected<bool> Deployer::inject(const catalog::EventId& event, std::span<const uint8_t> record) {
   const EventState* ev = find_event(event);
-  if (!ev || !ev->program) return false;
-  auto rc = runtime::test_run(ev->program->test_fd(), record);
-  if (!rc) return unexpected(std::move(rc).error());
-  if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
+  const std::vector<int> fds = ev ? test_fds(*ev) : std::vector<int>{};
+  if (fds.empty()) return false;
+  for (int fd : fds) {
+    auto rc = runtime::test_run(fd, record);
+    if (!rc) return unexpected(std::move(rc).error());
+    if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
+  }
   return true;
 }
 

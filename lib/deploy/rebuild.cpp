@@ -1,7 +1,7 @@
-// rebuild(): an event's program from the deployer's state. What the program
-// is made of is read from the state as pipeline::EventParts, and
-// pipeline::compile_event() writes it — the same function `histctl explain`
-// and the tests call; then the deployer compiles, loads and swaps it in.
+// build(): one of an event's programs from the deployer's state (rebuild()
+// and the chain are in chain.cpp). What the program is made of is read from
+// the state as pipeline::EventParts, and pipeline::compile_event() writes it
+// — the same function `histctl explain` and the tests call.
 // Also the control triggers: they live on one event and, from BPF, flip the
 // pause flags of another event's hist triggers (enable_hist/disable_hist) or
 // its recording (enable_event/disable_event), or tracing_on, or ask histd
@@ -265,20 +265,10 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
   return maps;
 }
 
-// What rebuild() loads: the event's program compiled, with its maps.
-struct Deployer::Built {
-  pipeline::EventParts parts;
-  std::map<std::string, int> maps;
-  std::string source;
-  std::string object;
-  size_t maps_used = 0;
-  bool attaches = false;
-};
-
 // Compiles one program holding `triggers`: every check but the kernel's
 // own (the verifier's, at load).
 Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trigger*>& triggers,
-                                          const std::vector<ControlTrigger*>& enables) {
+                                          const std::vector<ControlTrigger*>& enables, bool group) {
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
@@ -289,6 +279,7 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   Built b;
   b.attaches = options_.attach && !injected_only;
   b.parts = event_parts(ev, triggers, enables, b.attaches);
+  if (group) b.parts.record.reset();  // the event program records it
   // kprobe events run only kprobe-type programs, which see the registers:
   // the program computes the record from them as its definition says.
   if (kind == catalog::EventSource::Probe) {
@@ -308,6 +299,8 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   }
   auto unit = pipeline::event_unit(b.parts);
   if (!unit) return unexpected(std::move(unit).error());
+  b.chained = b.attaches && chained(ev);
+  unit->entry.chained = b.chained;
   auto maps = unit_maps(*unit, triggers);
   if (!maps) return unexpected(std::move(maps).error());
   b.maps = std::move(*maps);
@@ -325,67 +318,6 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
                             kMaxMapsPerProgram));
   b.maps_used = *maps_used;
   return b;
-}
-
-// Compiles and loads one program holding `triggers`, then swaps it into the
-// event's dispatcher. Nothing observable changes unless every step succeeds.
-// In a batch, an event of plain triggers is only compiled (every check but
-// the verifier's): end_batch() loads its program once.
-Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
-                       const std::vector<ControlTrigger*>& enables) {
-  if (triggers.empty() && enables.empty() && !(ev.recorded() && ev.record_slot)) {
-    ev.attachment.reset();
-    ev.syscall.reset();
-    ev.program.reset();
-    ev.source.clear();
-    ev.maps_used = 0;
-    ev.deferred = false;
-    return ok_status();
-  }
-  auto built = build(ev, triggers, enables);
-  if (!built) return unexpected(std::move(built).error());
-  if (batching_ && deferrable(ev, triggers, enables)) {
-    ev.deferred = true;
-    return ok_status();
-  }
-  auto program = runtime::EventProgram::load(built->object, built->maps);
-  if (!program) {
-    compiler_.evict(built->source);
-    return unexpected(std::move(program).error());
-  }
-  auto st = swap_in(ev, std::move(*program), built->attaches, built->parts.syscall, built->parts.probe.has_value());
-  if (!st) return st;
-  ev.source = std::move(built->source);
-  ev.maps_used = built->maps_used;
-  ev.deferred = false;
-  return ok_status();
-}
-
-// Attaches the event's dispatcher on its first program; installs the
-// program in it (while restoring, it waits for install_restored(): see there).
-Status Deployer::swap_in(EventState& ev, runtime::EventProgram program, bool attaches,
-                       std::optional<catalog::SyscallEvent> syscall, bool probe) {
-  if (!attaches) {
-    // Inject-only: the program runs through its test entry alone.
-  } else if (!ev.attachment) {
-    // An eprobe's program runs at the tracepoint of the event it is attached to.
-    const std::optional<catalog::EventId> attached = eprobe_attached(ev);
-    auto attachment = runtime::Attachment::attach(compiler_.paths(), attached ? attached->system : ev.system,
-                                                  attached ? attached->name : ev.event, event_pin_base(ev, syscall),
-                                                  syscall, probe && !attached);
-    if (!attachment) return unexpected(std::move(attachment).error());
-    if (!restoring_) {
-      auto st = attachment->install(program.event_fd());
-      if (!st) return st;
-    }
-    ev.attachment = std::move(*attachment);
-    ev.syscall = syscall;
-  } else if (!restoring_) {
-    auto st = ev.attachment->install(program.event_fd());
-    if (!st) return st;
-  }
-  ev.program = std::move(program);
-  return ok_status();
 }
 
 }  // namespace histd::deploy

@@ -216,7 +216,7 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   // ftrace:print, as the kernel records a marker: ip, then the text (its
   // newline dropped), NUL-padded so that a string read never runs past it.
   const EventState* ev = find_event(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
-  if (!ev || !ev->program) return ok_status();
+  if (!ev || test_fds(*ev).empty()) return ok_status();
   auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
   if (!format) return ok_status();
   std::vector<uint8_t> rec(16 + 256 + 8, 0);
@@ -227,8 +227,8 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
   char task[16] = {};
   std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
-  auto rc = runtime::test_run(ev->program->test_fd(), rec, ts, task);
-  if (!rc) return unexpected(std::move(rc).error());
+  for (int fd : test_fds(*ev))
+    if (auto rc = runtime::test_run(fd, rec, ts, task); !rc) return unexpected(std::move(rc).error());
   return ok_status();
 }
 

@@ -20,6 +20,11 @@ namespace histd::deploy {
 
 using catalog::kSynthSystem;
 
+// A trigger no other trigger or action depends on: it has no variables to
+// reference, references none and fires nothing. A batch loads an event of
+// these at its end; an attached tracepoint chains them (Deployer::layout).
+inline bool plain(const plan::HistPlan& p) { return p.vars.empty() && p.refs.empty() && p.actions.empty(); }
+
 // The BPF map behind a plan's table (plan::TableMap).
 inline bpf_map_type table_map_type(const plan::HistPlan& p) {
   switch (p.table_map) {
@@ -81,6 +86,12 @@ struct Trigger {
   };
   std::optional<Snapshot> snapshot;
   uint32_t slot = 0;  // in the control array; its paused flag is the truth (BPF flips it too)
+  // Unique for the deployer's life: which triggers a program holds is kept
+  // by serial, never by address (a removed trigger's address comes back).
+  uint64_t serial = 0;
+  // Its program in the event's chain (EventState::groups), -1: the event
+  // program. Set when a rebuild holding it succeeds.
+  int group = -1;
   // Its event's missed count (Deployer::event_missed) when it was created or
   // last cleared: it missed what came after. Saved with it.
   uint64_t missed_base = 0;
@@ -94,6 +105,18 @@ struct ControlTrigger {
   uint32_t slot = 0;
 };
 
+// A program of an event's chain (docs/design.md, "Program chains"): up to
+// Options::plain_triggers_per_program plain triggers, in chain slot
+// (its index + 1), run after the event program by a tail call.
+struct ProgramGroup {
+  std::vector<uint64_t> members;  // the serials of what `program` counts (none: it only passes on)
+  std::optional<runtime::EventProgram> program;
+  std::string source;  // of `program`
+  size_t maps_used = 0;
+  // In a batch: the members last compiled (end_batch() loads them).
+  std::vector<uint64_t> built;
+};
+
 struct EventState {
   std::string system;
   std::string event;
@@ -103,8 +126,14 @@ struct EventState {
   // Set with `attachment` when it is on the raw sys_enter / sys_exit
   // tracepoint: the event program must then be generated for that entry.
   std::optional<catalog::SyscallEvent> syscall;
+  // The event program: its controls, its record, the triggers that are not
+  // plain; all of its triggers when it has no chain (a probe, an event run
+  // only through the test entry). Slot 0 of the dispatcher's array, or, when
+  // there is no such program, the first group's is there too.
   std::optional<runtime::EventProgram> program;
+  std::vector<uint64_t> program_triggers;  // the serials of what `program` counts
   std::string source;  // of `program`
+  std::vector<ProgramGroup> groups;
   size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
   // In a batch: `program` is behind its triggers, end_batch() loads theirs.
   bool deferred = false;
@@ -117,6 +146,18 @@ struct EventState {
   // with no trigger on it) unless this control slot is paused.
   std::optional<uint32_t> record_slot;
   bool recorded() const { return enabled || soft_refs > 0; }
+};
+
+// What rebuild() loads: one of an event's programs compiled, with its maps
+// (the chain's array, and the slot it calls next, come at load).
+struct Deployer::Built {
+  pipeline::EventParts parts;
+  std::map<std::string, int> maps;
+  std::string source;
+  std::string object;
+  size_t maps_used = 0;
+  bool attaches = false;
+  bool chained = false;
 };
 
 // The kernel side of one of the registry's synthetic events.

@@ -64,7 +64,8 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   e.owns_compiler_ = owns_compiler;
   auto deployer = deploy::Deployer::create(
       e.catalog_, *e.compiler_,
-      deploy::Options{e.options_.attach, e.options_.pin_dir, e.options_.raw_syscalls, e.options_.trace_buffer_size},
+      deploy::Options{e.options_.attach, e.options_.pin_dir, e.options_.raw_syscalls,
+                      e.options_.plain_triggers_per_program, e.options_.trace_buffer_size},
       [&e](const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
         e.deployer_log(event, d, note);
       });

@@ -22,6 +22,16 @@ std::vector<Section> sections_of(const readout::EventHist& hist, const Resolver&
   return sections;
 }
 
+// Which of the event's programs holds a trigger (docs/design.md, "Program chains").
+std::string program_of(const readout::EventDebug& d, const readout::DebugTable& t) {
+  if (t.chain_slot > 0)
+    return fmt::format("program {} of the {} in the event's chain: {} plain trigger{}", t.chain_slot,
+                       d.chained_programs, t.program_triggers, t.program_triggers == 1 ? "" : "s");
+  if (d.chained_programs == 0) return "all triggers of the event";
+  return fmt::format("the event program: its {} trigger{} that {} not plain", t.program_triggers,
+                     t.program_triggers == 1 ? "" : "s", t.program_triggers == 1 ? "is" : "are");
+}
+
 }  // namespace
 
 std::string snapshot_block(const readout::HistTable& t, const Resolver& resolver, const Options& options) {
@@ -75,8 +85,8 @@ std::string hist_debug(const readout::EventDebug& d) {
                          d.raw_syscall_exit ? "sys_exit" : "sys_enter", *d.raw_syscall_nr);
     else if (d.attached)
       out += fmt::format("  attached: tracepoint {}\n", d.tracepoint);
-    out += fmt::format("  program maps: {} of the {} one BPF program may use (all triggers of the event)\n",
-                       d.maps_used, d.max_maps);
+    out += fmt::format("  program maps: {} of the {} one BPF program may use ({})\n", t.program_maps, d.max_maps,
+                       program_of(d, t));
     if (d.attached)
       out += fmt::format("  missed: {} events since this trigger began ({} since the event was attached: the "
                          "kernel's BPF recursion guard)\n",

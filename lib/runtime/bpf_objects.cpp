@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hist_shared.h"
 #include "histd/runtime.h"
 
 namespace histd::runtime {
@@ -57,6 +58,12 @@ uint64_t recursion_misses(int prog_fd) {
   return bpf_obj_get_info_by_fd(prog_fd, &info, &len) == 0 ? info.recursion_misses : 0;
 }
 
+uint32_t max_entries(int map_fd) {
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  return bpf_obj_get_info_by_fd(map_fd, &info, &len) == 0 ? info.max_entries : 0;
+}
+
 // The program a link runs, as an fd of its own.
 Fd linked_program(bpf_link* link) {
   bpf_link_info info{};
@@ -91,7 +98,8 @@ constexpr uint32_t kLogStatsOnly = 4;
 // log is in `log`. `log_level` 0: libbpf asks for a level-1 log only when a
 // load fails (and retries with it).
 Expected<bpf_object*> open_and_load(const std::string& object, const std::map<std::string, int>& maps,
-                                    std::string& log, uint32_t log_level) {
+                                    const std::map<std::string, uint32_t>& words, std::string& log,
+                                    uint32_t log_level) {
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
               .kernel_log_size = log.size(), .kernel_log_level = log_level);
   bpf_object* obj = bpf_object__open_mem(object.data(), object.size(), &opts);
@@ -105,6 +113,11 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
     if (!m) return failed(fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name));
     int err = bpf_map__reuse_fd(m, fd);
     if (err) return failed(bpf_fail(err, "reusing map " + name));
+  }
+  for (const auto& [section, value] : words) {
+    bpf_map* m = bpf_object__find_map_by_name(obj, section.c_str());
+    const int err = m ? bpf_map__set_initial_value(m, &value, sizeof(value)) : -ENOENT;
+    if (err) return failed(bpf_fail(err, "setting " + section + " of the generated object"));
   }
   // The test entry is loaded but never attached.
   bpf_program* test = bpf_object__find_program_by_name(obj, "test_entry");
@@ -122,18 +135,19 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
 
 }  // namespace
 
-Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps) {
+Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps,
+                                          const std::map<std::string, uint32_t>& words) {
   // libbpf asks the kernel for a log only when a load fails, and then
   // writes it here instead of printing it.
   std::string log(kVerifierLogSize, '\0');
-  auto obj = open_and_load(object, maps, log, 0);
+  auto obj = open_and_load(object, maps, words, log, 0);
   if (!obj && obj.error().err == ENOSPC && log[0] != '\0') {
     // ENOSPC with a log says only that the log did not fit (the kernel
     // reports a cut log instead of the refusal, whatever it was: a program
     // too complex to verify, with string filters, once showed as "No space
     // left on device"). Once more with the verifier's messages alone.
     std::fill(log.begin(), log.end(), '\0');
-    obj = open_and_load(object, maps, log, kLogStatsOnly);
+    obj = open_and_load(object, maps, words, log, kLogStatsOnly);
   }
   if (!obj) return unexpected(std::move(obj).error());
   EventProgram p;
@@ -179,6 +193,7 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
     bpf_link* link = access(link_path.c_str(), F_OK) == 0 ? bpf_link__open(link_path.c_str()) : nullptr;
     Fd slots(bpf_obj_get(slots_path.c_str()));
     if (link && slots) {
+      a.slot_count_ = max_entries(slots.get());
       a.link_ = link;
       a.slots_ = std::move(slots);
       a.prog_ = linked_program(link);
@@ -191,8 +206,9 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
     unlink(link_path.c_str());
     unlink(slots_path.c_str());
   }
-  auto slots = create_map(BPF_MAP_TYPE_PROG_ARRAY, "histd_slots", 4, 4, 1);
+  auto slots = create_map(BPF_MAP_TYPE_PROG_ARRAY, "histd_slots", 4, 4, HISTD_CHAIN_SLOTS);
   if (!slots) return unexpected(std::move(slots).error());
+  a.slot_count_ = HISTD_CHAIN_SLOTS;
   a.slots_ = std::move(*slots);
   const std::filesystem::path& object = syscall ? paths.syscall_dispatcher_object : paths.dispatcher_object;
   a.obj_ = bpf_object__open_file(object.c_str(), nullptr);
@@ -246,6 +262,7 @@ Attachment::Attachment(Attachment&& o) noexcept
       pin_base_(std::move(o.pin_base_)),
       adopted_(o.adopted_),
       probe_(o.probe_),
+      slot_count_(o.slot_count_),
       obj_(o.obj_),
       link_(o.link_) {
   o.obj_ = nullptr;
@@ -259,6 +276,7 @@ Attachment& Attachment::operator=(Attachment&& o) noexcept {
   std::swap(pin_base_, o.pin_base_);
   std::swap(adopted_, o.adopted_);
   std::swap(probe_, o.probe_);
+  std::swap(slot_count_, o.slot_count_);
   std::swap(obj_, o.obj_);
   std::swap(link_, o.link_);
   return *this;
@@ -294,12 +312,14 @@ void Attachment::unpin() {
   unlink((pin_base_ + "_slots").c_str());
 }
 
-Status Attachment::install(int prog_fd) {
-  uint32_t key = 0;
-  int err = bpf_map_update_elem(slots_.get(), &key, &prog_fd, BPF_ANY);
+Status Attachment::install(int prog_fd, uint32_t slot) {
+  int err = bpf_map_update_elem(slots_.get(), &slot, &prog_fd, BPF_ANY);
   if (err) return bpf_fail(-errno, "installing the event program");
   return ok_status();
 }
+
+// An empty slot already is what is wanted (ENOENT).
+void Attachment::clear(uint32_t slot) { bpf_map_delete_elem(slots_.get(), &slot); }
 
 Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts, const char* comm) {
   // comm: 16 bytes, NUL-terminated within them.

@@ -3,8 +3,10 @@
  * maps a unit with two hist triggers names (histd hands them over before
  * loading; their shapes come from histd's fds) and the two programs, and
  * event_prog reads the record's first 8 bytes, which the verifier never lets
- * a tracepoint program do (docs/design.md, "Fields by offset"). */
+ * a tracepoint program do (docs/design.md, "Fields by offset"). Its event's
+ * plain triggers are chained (docs/design.md, "Program chains"): so is it. */
 #include <linux/bpf.h>
+#define HISTD_CHAINED 1
 
 #include "hist_helpers.bpf.h"
 

@@ -112,6 +112,39 @@ TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
   }
 }
 
+// A unit of an event's chain (docs/design.md, "Program chains") declares
+// the dispatcher's program array and the read-only slot it tail-calls next,
+// on every entry the chain has; one holding no trigger only passes on.
+TEST(Codegen, ChainedUnitsNameTheArrayAndTheNextSlotAndCompile) {
+  auto planned = pipeline::compile("hist:keys=fd:vals=count", sys_enter_write());
+  ASSERT_TRUE(planned.ok()) << planned.error().message();
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  using Kind = codegen::EventEntry::Kind;
+  for (Kind kind : {Kind::Tracepoint, Kind::SyscallEnter, Kind::SyscallExit}) {
+    for (bool empty : {false, true}) {
+      codegen::EventEntry entry{kind, 3};
+      entry.chained = true;
+      std::vector<codegen::TriggerInput> triggers;
+      if (!empty) triggers.push_back(codegen::TriggerInput{&planned->plan, 0});
+      const std::string src = codegen::generate_event_unit(triggers, {}, {}, entry);
+      const std::string bpf_h = "#include <linux/bpf.h>\n";
+      EXPECT_EQ(src.find("#define HISTD_CHAINED 1\n"), src.find(bpf_h) + bpf_h.size()) << src;
+      EXPECT_LT(src.find("#define HISTD_CHAINED 1\n"), src.find("#include \"hist_helpers.bpf.h\""));
+      auto obj = compiler.compile(src);
+      ASSERT_TRUE(obj.ok()) << obj.error().context;
+      EXPECT_NE(obj->find(codegen::kChainMap), std::string::npos);
+      EXPECT_NE(obj->find(codegen::kChainNextSlot), std::string::npos);
+    }
+  }
+  const std::string alone = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, {});
+  EXPECT_EQ(alone.find("HISTD_CHAINED"), std::string::npos);
+  auto obj = compiler.compile(alone);
+  ASSERT_TRUE(obj.ok());
+  EXPECT_EQ(obj->find(codegen::kChainMap), std::string::npos);
+}
+
 TEST(Codegen, UserTextNeverReachesTheSource) {
   // Names, filter text and the table name appear nowhere in the unit:
   // only synthesized identifiers and re-printed numbers do.

@@ -117,12 +117,28 @@ TEST(ReadoutRender, HistDebugSaysHowTheEventIsAttached) {
   t.plan = testing::plan_ok("hist:keys=common_pid");
   t.table_map_id = 0x2a;
   t.missed = 3;
+  t.program_maps = 4;
+  t.program_triggers = 1;
   d.tables = {t};
   d.maps_used = 4;
   d.max_maps = 64;
   EXPECT_EQ(render::hist_debug(d).find("attached:"), std::string::npos);
   EXPECT_NE(render::hist_debug(d).find("hist_data: 000000000000002a\n"), std::string::npos);
-  EXPECT_NE(render::hist_debug(d).find("  program maps: 4 of the 64 one BPF program may use"), std::string::npos);
+  EXPECT_NE(render::hist_debug(d).find("  program maps: 4 of the 64 one BPF program may use (all triggers of the "
+                                       "event)\n"),
+            std::string::npos);
+  // With a chain: which program holds the trigger, with its own maps.
+  d.chained_programs = 3;
+  EXPECT_NE(render::hist_debug(d).find("  program maps: 4 of the 64 one BPF program may use (the event program: "
+                                       "its 1 trigger that is not plain)\n"),
+            std::string::npos);
+  d.tables[0].chain_slot = 2;
+  d.tables[0].program_maps = 13;
+  d.tables[0].program_triggers = 4;
+  EXPECT_NE(render::hist_debug(d).find("  program maps: 13 of the 64 one BPF program may use (program 2 of the 3 in "
+                                       "the event's chain: 4 plain triggers)\n"),
+            std::string::npos);
+  d.tables[0].chain_slot = 0;
   d.attached = true;
   d.tracepoint = "kmem:kmalloc";
   d.event_missed = 7;

@@ -1,0 +1,23 @@
+/* Included by hist_helpers.bpf.h. */
+#ifndef HISTD_CHAIN_BPF_H
+#define HISTD_CHAIN_BPF_H
+
+/* A unit generated as part of its event's chain (HISTD_CHAINED) ends each
+ * run by tail-calling the next slot of the dispatcher's program array; an
+ * empty slot ends the chain. The slot is a constant the engine sets before
+ * load (a read-only map the verifier folds), so the JIT makes the tail call
+ * a direct jump, patched when the slot changes: no retpoline, a few ns. */
+#ifdef HISTD_CHAINED
+struct {
+  __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+  __uint(max_entries, HISTD_CHAIN_SLOTS);
+  __type(key, __u32);
+  __type(value, __u32);
+} histd_chain SEC(".maps");
+const volatile __u32 histd_next_slot SEC(".rodata.chain") = 1;
+#define HISTD_CHAIN_NEXT(ctx) bpf_tail_call(ctx, &histd_chain, histd_next_slot)
+#else
+#define HISTD_CHAIN_NEXT(ctx) ((void)(ctx))
+#endif
+
+#endif

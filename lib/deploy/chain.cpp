@@ -1,0 +1,278 @@
+// rebuild(): an event's programs from the deployer's state, and their place
+// behind its dispatcher (docs/design.md, "Program chains"). The event
+// program holds its controls, its record and the triggers that are not
+// plain; an attached tracepoint's plain triggers (no variables, references
+// or actions) go, Options::plain_triggers_per_program at a time, into
+// programs of their own, each tail-calling the next slot of the
+// dispatcher's array. A new plain trigger compiles only the program it
+// joins, so activation stays the cost of one small program however many
+// triggers the event has, and no program nears the kernel's 64 maps.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "deploy/state.h"
+#include "hist_shared.h"
+
+namespace histd::deploy {
+
+namespace {
+
+constexpr size_t kMaxGroups = HISTD_CHAIN_SLOTS - 1;
+
+std::vector<uint64_t> serials(const std::vector<Trigger*>& triggers) {
+  std::vector<uint64_t> out;
+  for (const Trigger* t : triggers) out.push_back(t->serial);
+  return out;
+}
+
+}  // namespace
+
+bool Deployer::chained(const EventState& ev) const {
+  const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
+  return options_.attach && (kind == catalog::EventSource::Tracepoint || kind == catalog::EventSource::RawSyscall) &&
+         !eprobe_attached(ev);
+}
+
+// Which program holds each trigger: the ones it was in stay there; a new
+// plain trigger joins the first group with room, or a new one at the end.
+Expected<Deployer::Layout> Deployer::layout(const EventState& ev, const std::vector<Trigger*>& triggers) const {
+  Layout l;
+  const size_t per = options_.plain_triggers_per_program;
+  // Pins an older histd left hold a one-slot array: no chain on them.
+  const bool grouped =
+      chained(ev) && per > 0 && (!ev.attachment || ev.attachment->slot_count() >= HISTD_CHAIN_SLOTS);
+  if (!grouped) {
+    l.event = triggers;
+    return l;
+  }
+  l.groups.resize(ev.groups.size());
+  std::vector<Trigger*> fresh;
+  for (Trigger* t : triggers) {
+    if (!plain(t->plan)) l.event.push_back(t);
+    else if (t->group >= 0 && size_t(t->group) < l.groups.size()) l.groups[t->group].push_back(t);
+    else fresh.push_back(t);
+  }
+  for (Trigger* t : fresh) {
+    auto room = std::find_if(l.groups.begin(), l.groups.end(), [&](const auto& g) { return g.size() < per; });
+    if (room != l.groups.end()) room->push_back(t);
+    else l.groups.push_back({t});
+  }
+  while (!l.groups.empty() && l.groups.back().empty()) l.groups.pop_back();
+  if (l.groups.size() > kMaxGroups)
+    return fail(ErrorKind::Busy, EMLINK,
+                fmt::format("{}:{} would need {} programs of {} plain triggers each after its event program (at "
+                            "most {})",
+                            ev.system, ev.event, l.groups.size(), per, kMaxGroups));
+  return l;
+}
+
+// The new programs of one rebuild, loaded, not yet installed.
+struct Deployer::Loaded {
+  std::optional<Built> event;
+  std::optional<runtime::EventProgram> event_program;
+  std::map<size_t, Built> groups;
+  std::map<size_t, runtime::EventProgram> group_programs;
+};
+
+// Compiles and loads the event's programs holding `triggers`, then installs
+// them behind its dispatcher. Nothing observable changes unless every step
+// succeeds. In a batch, an event of plain triggers is only compiled (every
+// check but the verifier's): end_batch() loads its programs.
+Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
+                         const std::vector<ControlTrigger*>& enables) {
+  const bool has_record = ev.recorded() && ev.record_slot;
+  if (triggers.empty() && enables.empty() && !has_record) {
+    ev.attachment.reset();
+    ev.syscall.reset();
+    ev.program.reset();
+    ev.program_triggers.clear();
+    ev.groups.clear();
+    ev.source.clear();
+    ev.maps_used = 0;
+    ev.deferred = false;
+    return ok_status();
+  }
+  auto lay = layout(ev, triggers);
+  if (!lay) return unexpected(std::move(lay).error());
+  std::vector<size_t> dirty;
+  for (size_t g = 0; g < lay->groups.size(); ++g)
+    if (g >= ev.groups.size() || !ev.groups[g].program || ev.groups[g].members != serials(lay->groups[g]))
+      dirty.push_back(g);
+  const bool groups_changed = !dirty.empty() || lay->groups.size() < ev.groups.size();
+  const bool event_has = !lay->event.empty() || !enables.empty() || has_record;
+  // A change of plain triggers alone leaves the event program as it is.
+  const bool event_dirty =
+      event_has && (!ev.program || serials(lay->event) != ev.program_triggers || !groups_changed);
+  if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
+
+  Loaded loaded;
+  if (event_dirty) {
+    auto b = build(ev, lay->event, enables, false);
+    if (!b) return unexpected(std::move(b).error());
+    loaded.event = std::move(*b);
+  }
+  for (size_t g : dirty) {
+    auto b = build(ev, lay->groups[g], {}, true);
+    if (!b) return unexpected(std::move(b).error());
+    loaded.groups.emplace(g, std::move(*b));
+  }
+  const Built* any = loaded.event ? &*loaded.event : loaded.groups.empty() ? nullptr : &loaded.groups.begin()->second;
+  const bool fresh_attachment = !ev.attachment;
+  if (any && any->attaches) {
+    auto st = attach(ev, any->parts.syscall, any->parts.probe.has_value());
+    if (!st) return st;
+  }
+  // Nothing of the event runs yet, so no dispatcher either. One a dead
+  // histd left pinned stays as it was, running its program, for the next try.
+  auto unattach = [&](Status st) {
+    if (fresh_attachment && ev.attachment && !ev.program && ev.groups.empty()) {
+      if (ev.attachment->adopted()) ev.attachment->let_go();
+      ev.attachment.reset();
+    }
+    return st;
+  };
+  // Adopted pins of an older histd: one slot, no chain. Laid out again.
+  if (!lay->groups.empty() && ev.attachment && ev.attachment->slot_count() < HISTD_CHAIN_SLOTS)
+    return unattach(rebuild(ev, triggers, enables));
+  if (auto st = load(ev, loaded); !st) return unattach(std::move(st));
+  if (!restoring_ && ev.attachment) {
+    auto st = install(ev, *lay, loaded, event_has);
+    if (!st) return st;
+  }
+  commit(ev, *lay, loaded, event_has);
+  return ok_status();
+}
+
+// A batch: the programs that changed are compiled now, loaded by end_batch().
+Status Deployer::defer(EventState& ev, const Layout& lay) {
+  if (ev.groups.size() < lay.groups.size()) ev.groups.resize(lay.groups.size());
+  for (size_t g = 0; g < lay.groups.size(); ++g) {
+    ProgramGroup& group = ev.groups[g];
+    const std::vector<uint64_t> members = serials(lay.groups[g]);
+    if (group.built == members || (group.program && group.members == members)) continue;
+    auto b = build(ev, lay.groups[g], {}, true);
+    if (!b) return unexpected(std::move(b).error());
+    group.built = members;
+  }
+  if (lay.groups.empty()) {
+    auto b = build(ev, lay.event, {}, false);
+    if (!b) return unexpected(std::move(b).error());
+  }
+  for (size_t g = 0; g < lay.groups.size(); ++g)
+    for (Trigger* t : lay.groups[g]) t->group = int(g);
+  ev.deferred = true;
+  return ok_status();
+}
+
+// The dispatcher, attached (or adopted from pins) before the first load: a
+// chained program's tail calls name its array.
+Status Deployer::attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe) {
+  if (ev.attachment) return ok_status();
+  // An eprobe's program runs at the tracepoint of the event it is attached to.
+  const std::optional<catalog::EventId> attached = eprobe_attached(ev);
+  auto attachment = runtime::Attachment::attach(compiler_.paths(), attached ? attached->system : ev.system,
+                                                attached ? attached->name : ev.event, event_pin_base(ev, syscall),
+                                                syscall, probe && !attached);
+  if (!attachment) return unexpected(std::move(attachment).error());
+  ev.attachment = std::move(*attachment);
+  ev.syscall = syscall;
+  return ok_status();
+}
+
+Status Deployer::load(EventState& ev, Loaded& loaded) {
+  auto load_one = [&](const Built& b, uint32_t next_slot) -> Expected<runtime::EventProgram> {
+    std::map<std::string, int> maps = b.maps;
+    std::map<std::string, uint32_t> words;
+    if (b.chained) {
+      maps[codegen::kChainMap] = ev.attachment->slots_fd();
+      words[codegen::kChainNextSlot] = next_slot;
+    }
+    auto program = runtime::EventProgram::load(b.object, maps, words);
+    if (!program) compiler_.evict(b.source);
+    return program;
+  };
+  if (loaded.event) {
+    auto p = load_one(*loaded.event, 1);
+    if (!p) return unexpected(std::move(p).error());
+    loaded.event_program = std::move(*p);
+  }
+  for (const auto& [g, b] : loaded.groups) {
+    auto p = load_one(b, uint32_t(g + 2));
+    if (!p) return unexpected(std::move(p).error());
+    loaded.group_programs.emplace(g, std::move(*p));
+  }
+  return ok_status();
+}
+
+// Group g in slot g + 1 first, the head (slot 0) next, the slots of groups
+// that went last: each step leaves a chain that runs every trigger once.
+Status Deployer::install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has) {
+  runtime::Attachment& a = *ev.attachment;
+  for (const auto& [g, p] : loaded.group_programs)
+    if (auto st = a.install(p.event_fd(), uint32_t(g + 1)); !st) return st;
+  Status st = ok_status();
+  if (event_has) {
+    if (loaded.event_program) st = a.install(loaded.event_program->event_fd(), 0);
+  } else if (lay.groups.empty()) {
+    a.clear(0);
+  } else if (ev.program || loaded.group_programs.count(0)) {
+    st = a.install(loaded.group_programs.count(0) ? loaded.group_programs.at(0).event_fd()
+                                                  : ev.groups[0].program->event_fd(),
+                   0);
+  }
+  if (!st) return st;
+  for (size_t g = lay.groups.size(); g < ev.groups.size(); ++g) a.clear(uint32_t(g + 1));
+  return ok_status();
+}
+
+void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool event_has) {
+  if (!event_has) {
+    ev.program.reset();
+    ev.source.clear();
+    ev.maps_used = 0;
+  } else if (loaded.event_program) {
+    ev.program = std::move(loaded.event_program);
+    ev.source = std::move(loaded.event->source);
+    ev.maps_used = loaded.event->maps_used;
+  }
+  ev.program_triggers = serials(lay.event);
+  ev.groups.resize(lay.groups.size());
+  for (auto& [g, p] : loaded.group_programs) {
+    ProgramGroup& group = ev.groups[g];
+    group.program = std::move(p);
+    group.members = serials(lay.groups[g]);
+    group.source = std::move(loaded.groups.at(g).source);
+    group.maps_used = loaded.groups.at(g).maps_used;
+  }
+  for (ProgramGroup& group : ev.groups) group.built.clear();
+  for (Trigger* t : lay.event) t->group = -1;
+  for (size_t g = 0; g < lay.groups.size(); ++g)
+    for (Trigger* t : lay.groups[g]) t->group = int(g);
+  ev.deferred = false;
+}
+
+// Every program of the event's chain in its slot, and none past it: after a
+// restore, which loaded them without installing (see install_restored).
+Status Deployer::install_all(EventState& ev) {
+  runtime::Attachment& a = *ev.attachment;
+  for (size_t g = 0; g < ev.groups.size(); ++g)
+    if (ev.groups[g].program)
+      if (auto st = a.install(ev.groups[g].program->event_fd(), uint32_t(g + 1)); !st) return st;
+  Status st = ok_status();
+  if (ev.program) st = a.install(ev.program->event_fd(), 0);
+  else if (!ev.groups.empty() && ev.groups[0].program) st = a.install(ev.groups[0].program->event_fd(), 0);
+  if (!st) return st;
+  for (size_t slot = ev.groups.size() + 1; slot < a.slot_count(); ++slot) a.clear(uint32_t(slot));
+  return ok_status();
+}
+
+std::vector<int> Deployer::test_fds(const EventState& ev) const {
+  std::vector<int> fds;
+  if (ev.program) fds.push_back(ev.program->test_fd());
+  for (const ProgramGroup& g : ev.groups)
+    if (g.program && !g.members.empty()) fds.push_back(g.program->test_fd());
+  return fds;
+}
+
+}  // namespace histd::deploy

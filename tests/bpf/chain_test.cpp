@@ -1,0 +1,158 @@
+// An attached event's plain hist triggers run in a chain of programs, a few
+// triggers each, behind the event program (docs/design.md, "Program
+// chains"). Driven by the test's own getppid() calls on the real
+// tracepoint: every trigger must count every call, whichever program holds
+// it, through additions, removals and a chain that outgrows its slots.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "bpf_test_support.h"
+
+namespace histd::testing {
+namespace {
+
+const std::string kSys = "syscalls", kEvent = "sys_enter_getppid";
+
+// A plain trigger counting this process's calls; `i` keeps the commands apart.
+std::string plain(int i) {
+  return "hist:keys=common_pid:vals=hitcount if common_pid == " + std::to_string(getpid()) +
+         " && common_pid != " + std::to_string(4000000 + i);
+}
+
+void calls(int n) {
+  for (int i = 0; i < n; ++i) getppid();
+}
+
+// Every table's Hits, in the order the hist file shows the triggers.
+std::vector<long> hits(engine::Engine& engine) {
+  auto h = read_hist(engine, kSys, kEvent);
+  EXPECT_TRUE(h.ok());
+  std::vector<long> out;
+  if (!h) return out;
+  static const std::regex re("    Hits: ([0-9]+)\n");
+  for (auto it = std::sregex_iterator(h->begin(), h->end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stol((*it)[1]));
+  return out;
+}
+
+// The programs after the event program, as the control socket's `source` shows them.
+size_t chain_programs(engine::Engine& engine) {
+  const std::string src = engine.event_source(kSys, kEvent);
+  size_t n = 0;
+  for (size_t at = 0; (at = src.find("/* histd: chain slot ", at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
+class ChainTest : public ::testing::Test {
+ protected:
+  void SetUp() override { HISTD_REQUIRE_BPF(); }
+  void TearDown() override {
+    if (engine_) engine_->shutdown();
+  }
+  void start(size_t per_program = 4) {
+    engine::EngineOptions opt;
+    opt.plain_triggers_per_program = per_program;
+    engine_ = real_engine(opt);
+    ASSERT_TRUE(engine_);
+  }
+  void add(const std::string& cmd, const std::string& event = kEvent) {
+    auto r = engine_->write_trigger(kSys, event, cmd);
+    ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
+  }
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+TEST_F(ChainTest, FortyPlainTriggersOnOneEventEachCountEveryCall) {
+  start();
+  for (int i = 0; i < 40; ++i) ASSERT_NO_FATAL_FAILURE(add(plain(i)));
+  EXPECT_EQ(chain_programs(*engine_), 10u);  // 4 triggers to a program
+  calls(25);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(40, 25));
+  // An injected record goes through every program's test entry.
+  Record r(16);
+  r.pid(getpid());
+  ASSERT_TRUE(engine_->inject(kSys, kEvent, r.bytes()).ok());
+  EXPECT_EQ(hits(*engine_), std::vector<long>(40, 26));
+}
+
+TEST_F(ChainTest, RemovalsLeaveTheOthersCountingAndNewTriggersFillTheGaps) {
+  start();
+  for (int i = 0; i < 10; ++i) ASSERT_NO_FATAL_FAILURE(add(plain(i)));
+  ASSERT_EQ(chain_programs(*engine_), 3u);
+  calls(5);
+  // 4..7 were the second program's: it passes on, holding nothing.
+  for (int i : {1, 4, 5, 6, 7}) ASSERT_NO_FATAL_FAILURE(add("!" + plain(i)));
+  EXPECT_EQ(chain_programs(*engine_), 3u);
+  calls(10);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(5, 15));
+  // The new ones take the room first: no fourth program.
+  for (int i = 10; i < 15; ++i) ASSERT_NO_FATAL_FAILURE(add(plain(i)));
+  EXPECT_EQ(chain_programs(*engine_), 3u);
+  calls(3);
+  std::vector<long> expected(5, 18);
+  expected.insert(expected.end(), 5, 3);
+  EXPECT_EQ(hits(*engine_), expected);
+  // The last program's triggers gone: its slot goes too.
+  for (int i : {8, 9}) ASSERT_NO_FATAL_FAILURE(add("!" + plain(i)));
+  EXPECT_EQ(chain_programs(*engine_), 2u);
+  calls(2);
+  expected.assign(3, 20);
+  expected.insert(expected.end(), 5, 5);
+  EXPECT_EQ(hits(*engine_), expected);
+}
+
+// A trigger with a variable stays in the event program, ahead of the chain;
+// controls on another event pause the chained triggers as the others.
+TEST_F(ChainTest, TheEventProgramRunsAheadOfTheChainAndControlsReachIt) {
+  start();
+  const std::string pid = std::to_string(getpid());
+  ASSERT_NO_FATAL_FAILURE(add(plain(0)));
+  ASSERT_NO_FATAL_FAILURE(add("hist:keys=common_pid:ts0=common_timestamp.usecs if common_pid == " + pid));
+  for (int i = 1; i < 6; ++i) ASSERT_NO_FATAL_FAILURE(add(plain(i)));
+  EXPECT_EQ(chain_programs(*engine_), 2u);
+  calls(4);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(7, 4));
+  // Without the event program the first of the chain is the dispatcher's.
+  ASSERT_NO_FATAL_FAILURE(add("!hist:keys=common_pid:ts0=common_timestamp.usecs if common_pid == " + pid));
+  calls(3);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(6, 7));
+  ASSERT_NO_FATAL_FAILURE(add("disable_hist:syscalls:sys_enter_getppid if common_pid == " + pid, "sys_enter_getpid"));
+  getpid();
+  calls(3);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(6, 7));
+  auto h = read_hist(*engine_, kSys, kEvent);
+  ASSERT_TRUE(h.ok());
+  size_t paused = 0;
+  for (size_t at = 0; (at = h->find("[paused]", at)) != std::string::npos; ++at) ++paused;
+  EXPECT_EQ(paused, 6u) << *h;
+}
+
+// One trigger to a program here: the 32nd plain trigger would need a 32nd
+// program after the event program's slot. Refused before anything loads,
+// naming the limit; the others keep counting.
+TEST_F(ChainTest, TheTriggerPastTheLastSlotIsRefusedNamingTheLimit) {
+  start(1);
+  for (int i = 0; i < 31; ++i) ASSERT_NO_FATAL_FAILURE(add(plain(i)));
+  const std::string before = read_trigger(*engine_, kSys, kEvent);
+  auto r = engine_->write_trigger(kSys, kEvent, plain(31));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().error.err, ENOSPC) << r.error().message();
+  ASSERT_TRUE(r.error().diagnostic.has_value()) << r.error().message();
+  EXPECT_EQ(r.error().diagnostic->code, ErrorCode::ChainLimit);
+  const std::string log = read_error_log(*engine_);
+  EXPECT_NE(log.find("hist:syscalls:sys_enter_getppid: error: too many programs in one event's chain: "
+                     "syscalls:sys_enter_getppid would need 32 programs of 1 plain triggers each after its event "
+                     "program (at most 31)\n"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(read_trigger(*engine_, kSys, kEvent), before);
+  calls(2);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(31, 2));
+}
+
+}  // namespace
+}  // namespace histd::testing
