@@ -126,7 +126,9 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   // Nothing of the event runs yet, so no dispatcher either. One a dead
   // histd left pinned stays as it was, running its program, for the next try.
   auto unattach = [&](Status st) {
-    if (fresh_attachment && ev.attachment && !ev.program && ev.groups.empty()) {
+    const bool runs = ev.program || std::any_of(ev.groups.begin(), ev.groups.end(),
+                                                [](const ProgramGroup& g) { return g.program.has_value(); });
+    if (fresh_attachment && ev.attachment && !runs) {
       if (ev.attachment->adopted()) ev.attachment->let_go();
       ev.attachment.reset();
     }

@@ -41,8 +41,13 @@ TEST(Pipeline, CompileIsTheOneTriggerUnit) {
   auto unit = event_unit(parts);
   ASSERT_TRUE(unit.ok());
   EXPECT_EQ(unit->entry.kind, codegen::EventEntry::Kind::Tracepoint);
+  // An attached tracepoint's program, as the engine chains it.
+  EXPECT_FALSE(unit->entry.chained);
+  unit->entry.chained = true;
   EXPECT_EQ(compile_event(*unit), compiled->source);
-  EXPECT_EQ(compiled->source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}));
+  codegen::EventEntry chained;
+  chained.chained = true;
+  EXPECT_EQ(compiled->source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained));
 }
 
 // explain --raw-syscalls shows what histd --raw-syscalls loads: the same
@@ -60,7 +65,8 @@ TEST(Pipeline, RawSyscallEntry) {
   ASSERT_TRUE(classic.ok() && raw.ok());
   EXPECT_NE(classic->source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
   EXPECT_EQ(raw->source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
-  const codegen::EventEntry entry{codegen::EventEntry::Kind::SyscallEnter, enter->syscall->args};
+  codegen::EventEntry entry{codegen::EventEntry::Kind::SyscallEnter, enter->syscall->args};
+  entry.chained = true;
   EXPECT_EQ(raw->source, codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry));
   EXPECT_NE(raw->source.find("HISTD_SYSCALL_ENTER_ENTRY(handle"), std::string::npos);
 
