@@ -205,11 +205,15 @@ Status Deployer::pin_table(TableState& t) {
 
 // Triggers come back one at a time, each rebuilding its event, but none of
 // those programs is installed on the way: after a kill -9 the dispatcher
-// adopted from the pins still runs the dead histd's program, which counts
+// adopted from the pins still runs the dead histd's programs, which count
 // every trigger of the event into the same pinned tables. Installing the
 // program of the first restored trigger would leave the event's other
-// triggers uncounted until their own turn (a compile each). One swap per
-// event, to the program holding all of them, loses nothing.
+// triggers uncounted until their own turn (a compile each). The event's
+// programs go in at the end, its chain first and slot 0 last (install_all).
+// Restored in creation order, the triggers are laid out as the dead histd
+// had them, and each program replaces its twin; only where removals had
+// left room that later triggers took may a trigger count in two programs
+// for the moment between two slot writes.
 void Deployer::install_restored(std::vector<std::string>& problems) {
   for (auto& [id, ev] : events_) {
     if (!ev->attachment || (!ev->program && ev->groups.empty())) continue;
