@@ -115,6 +115,10 @@ Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format,
 // (`raw_syscalls`), the raw sys_enter / sys_exit tracepoint for a syscall
 // event whose record can be rebuilt there (EventFormat::syscall); else none.
 std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls);
+// Whether histd chains the programs of this event when it attaches it
+// (codegen::EventEntry::chained; docs/design.md, "Program chains"): a
+// tracepoint's, entered classically or from the raw syscall tracepoints.
+bool chained_entry(const catalog::EventFormat& format);
 
 // THE function that turns an event's unit into its BPF C unit: the engine
 // loads what it returns, explain prints it, the tests compile it.

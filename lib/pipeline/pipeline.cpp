@@ -24,6 +24,10 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
   return Planned{std::move(command), std::move(*planned)};
 }
 
+bool chained_entry(const catalog::EventFormat& format) {
+  return format.source == catalog::EventSource::Tracepoint || format.source == catalog::EventSource::RawSyscall;
+}
+
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format,
                                      CompileOptions options) {
   auto planned = plan_command(text, format);
@@ -35,10 +39,7 @@ Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::Event
   parts.syscall = syscall_entry(format, options.raw_syscalls);
   auto unit = event_unit(parts);
   if (!unit) return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, std::string(text), unit.error().context});
-  // An attached tracepoint's program ends by calling the rest of its event's
-  // chain (docs/design.md, "Program chains").
-  unit->entry.chained =
-      format.source == catalog::EventSource::Tracepoint || format.source == catalog::EventSource::RawSyscall;
+  unit->entry.chained = chained_entry(format);
   std::string source = compile_event(*unit);
   return Compiled{std::move(planned->command), std::move(planned->plan), std::move(source)};
 }

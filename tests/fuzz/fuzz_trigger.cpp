@@ -27,7 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       renamed.name = "n";
       auto plan = histd::plan::plan_hist(renamed, *format);
       if (!plan) __builtin_trap();
-      if (histd::codegen::generate_event_unit({{&*plan, 0}}) != compiled->source) __builtin_trap();
+      histd::codegen::EventEntry entry;
+      entry.chained = histd::pipeline::chained_entry(*format);
+      if (histd::codegen::generate_event_unit({{&*plan, 0}}, {}, {}, entry) != compiled->source) __builtin_trap();
     }
     (void)compiled->plan.trigger_text();
     (void)histd::plan::describe(compiled->plan);
