@@ -1,4 +1,6 @@
-/* Included by hist_helpers.bpf.h. */
+/* Included by every generated unit after hist_helpers.bpf.h, with
+ * HISTD_CHAINED defined first when the unit is part of a chain: the lines
+ * before it are the same in every unit, so histd-cc precompiles them once. */
 #ifndef HISTD_CHAIN_BPF_H
 #define HISTD_CHAIN_BPF_H
 

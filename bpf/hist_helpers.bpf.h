@@ -22,8 +22,6 @@ struct {
   __type(value, struct histd_trigger_control);
 } histd_ctl SEC(".maps");
 
-#include "chain.bpf.h"
-
 /* Scratch space for records injected through the test entry: records can be
  * larger than the 512-byte BPF stack. */
 struct histd_record_buf {

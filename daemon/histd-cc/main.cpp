@@ -46,15 +46,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "prelude.h"
 #include "runtime/cc_protocol.h"
 #include "shed.h"
 
 namespace {
 
+using histd::cc_server::kPreludeHeader;
+using histd::cc_server::Prelude;
 using histd::runtime::cc::CcRequest;
 using histd::runtime::cc::CcStatus;
 
@@ -71,7 +75,9 @@ constexpr const char* kClangPath = HISTD_CC_CLANG_PATH;
 // (the arguments, the driver, the file system) is not the unit's, and
 // histd answers it by spawning clang (CcStatus::ServerError). Only cc1's
 // diagnostics are the unit's (CcStatus::Failed).
-Answer compile(const CcRequest& req) {
+// `prelude`: the text of kPreludeHeader, when the arguments read it or the
+// header precompiled from it.
+Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
   Answer answer;
   answer.status = CcStatus::ServerError;
   llvm::raw_string_ostream diag_out(answer.payload);
@@ -85,6 +91,7 @@ Answer compile(const CcRequest& req) {
   }
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory(new llvm::vfs::InMemoryFileSystem);
   memory->addFile(input, 0, llvm::MemoryBuffer::getMemBufferCopy(req.source, input));
+  if (prelude) memory->addFile(kPreludeHeader, 0, llvm::MemoryBuffer::getMemBufferCopy(*prelude, kPreludeHeader));
   llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files(new llvm::vfs::OverlayFileSystem(real));
   files->pushOverlay(memory);
 
@@ -141,6 +148,52 @@ Answer compile(const CcRequest& req) {
   return answer;
 }
 
+// Precompiles `lines` with the request's options into `prelude`, through a
+// file in a private directory that is gone when this returns.
+bool build_prelude(const CcRequest& req, const std::string& lines, Prelude& prelude) {
+  char dir[] = "/tmp/histd-cc-XXXXXX";
+  if (!mkdtemp(dir)) return false;
+  const std::string pch = std::string(dir) + "/prelude.pch";
+  const Answer a = compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, lines});
+  const bool ok = a.status == CcStatus::Object &&
+                  prelude.adopt(pch, histd::cc_server::prelude_key(req.args, req.input), lines);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return ok;
+}
+
+// A unit that opens with the include lines precompiled in `prelude`, for
+// the same options, is compiled reading them so. If clang refuses it then,
+// it is compiled once more as sent, and that is the answer: a header changed
+// since it was precompiled, or the unit has an error of its own.
+Answer compile_with_prelude(const CcRequest& req, Prelude& prelude, const char*& how) {
+  how = "";
+  const std::string lines = histd::cc_server::leading_includes(req.source);
+  if (lines.empty() || !prelude.serves(histd::cc_server::prelude_key(req.args, req.input), lines))
+    return compile(req);
+  Answer a = compile({histd::cc_server::with_prelude(req.args, req.input, prelude.path()), req.input, req.source},
+                     &lines);
+  if (a.status == CcStatus::Object) {
+    how = " (with the prelude)";
+    return a;
+  }
+  prelude.forget();
+  how = " (refused with the prelude)";
+  return compile(req);
+}
+
+// After answering a request the prelude did not serve, builds it for the
+// next one (which then waits for the build if it comes at once): no request
+// pays for building it, and one that comes later finds it ready.
+void prepare_prelude(const CcRequest& req, const Answer& answered, Prelude& prelude, bool timing) {
+  const std::string lines = histd::cc_server::leading_includes(req.source);
+  if (lines.empty() || answered.status != CcStatus::Object ||
+      prelude.serves(histd::cc_server::prelude_key(req.args, req.input), lines))
+    return;
+  const bool built = build_prelude(req, lines, prelude);
+  if (timing) std::fprintf(stderr, "histd-cc: prelude %s\n", built ? "built" : "not built");
+}
+
 // Compiles in a child; the child answers. False when the child died without
 // finishing its answer (histd sees a broken stream, so the server ends).
 bool serve_forked(int fd, const CcRequest& req) {
@@ -179,10 +232,10 @@ Clock now() {
           self.ru_minflt + children.ru_minflt};
 }
 
-void report(const Clock& start, bool forked) {
+void report(const Clock& start, bool forked, const char* how) {
   const Clock end = now();
-  std::fprintf(stderr, "histd-cc: %s compile: %.1f ms wall, %.1f ms cpu, %ld minor faults\n",
-               forked ? "forked" : "in-process", end.wall_ms - start.wall_ms, end.cpu_ms - start.cpu_ms,
+  std::fprintf(stderr, "histd-cc: %s compile%s: %.1f ms wall, %.1f ms cpu, %ld minor faults\n",
+               forked ? "forked" : "in-process", how, end.wall_ms - start.wall_ms, end.cpu_ms - start.cpu_ms,
                end.faults - start.faults);
 }
 
@@ -246,16 +299,22 @@ int main(int argc, char** argv) {
                  "struct s { int a; };\nint f(struct s *p) { return p ? p->a * 3 : 0; }\n"};
   compile(warm);
 
+  // Forked children compile without it: what a child precompiled would
+  // end with the child.
+  Prelude prelude;
   CcRequest req;
   while (wait_for_request(fd, shed_after_ms, timing) && histd::runtime::cc::read_request(fd, req)) {
     const Clock start = now();
     if (fork_each) {
       if (!serve_forked(fd, req)) _exit(1);
-    } else {
-      const Answer a = compile(req);
-      if (!histd::runtime::cc::write_response(fd, a.status, a.payload)) _exit(1);
+      if (timing) report(start, true, "");
+      continue;
     }
-    if (timing) report(start, fork_each);
+    const char* how = "";
+    const Answer a = compile_with_prelude(req, prelude, how);
+    if (!histd::runtime::cc::write_response(fd, a.status, a.payload)) _exit(1);
+    if (timing) report(start, false, how);
+    prepare_prelude(req, a, prelude, timing);
   }
   // histd closed the socket (or sent garbage): nothing left to do, and
   // nothing worth destroying (a sanitized build would report LLVM's

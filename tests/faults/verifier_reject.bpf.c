@@ -6,9 +6,9 @@
  * a tracepoint program do (docs/design.md, "Fields by offset"). Its event's
  * plain triggers are chained (docs/design.md, "Program chains"): so is it. */
 #include <linux/bpf.h>
-#define HISTD_CHAINED 1
-
 #include "hist_helpers.bpf.h"
+#define HISTD_CHAINED 1
+#include "chain.bpf.h"
 
 struct histd_any_table {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);

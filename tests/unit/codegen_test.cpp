@@ -129,9 +129,12 @@ TEST(Codegen, ChainedUnitsNameTheArrayAndTheNextSlotAndCompile) {
       std::vector<codegen::TriggerInput> triggers;
       if (!empty) triggers.push_back(codegen::TriggerInput{&planned->plan, 0});
       const std::string src = codegen::generate_event_unit(triggers, {}, {}, entry);
-      const std::string bpf_h = "#include <linux/bpf.h>\n";
-      EXPECT_EQ(src.find("#define HISTD_CHAINED 1\n"), src.find(bpf_h) + bpf_h.size()) << src;
-      EXPECT_LT(src.find("#define HISTD_CHAINED 1\n"), src.find("#include \"hist_helpers.bpf.h\""));
+      // The define comes after the lines every unit opens with (histd-cc
+      // precompiles those) and before the chain's header that reads it.
+      const std::string prelude = "#include <linux/bpf.h>\n#include \"hist_helpers.bpf.h\"\n";
+      EXPECT_EQ(src.find("#define HISTD_CHAINED 1\n#include \"chain.bpf.h\"\n"),
+                src.find(prelude) + prelude.size())
+          << src;
       auto obj = compiler.compile(src);
       ASSERT_TRUE(obj.ok()) << obj.error().context;
       EXPECT_NE(obj->find(codegen::kChainMap), std::string::npos);

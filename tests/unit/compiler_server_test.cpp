@@ -7,9 +7,12 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "compiler_support.h"
 #include "histd/runtime.h"
@@ -92,6 +95,47 @@ TEST_F(CompilerServer, ReturnsClangsDiagnostics) {
   EXPECT_NE(server.server_pid(), 0);
   EXPECT_TRUE(server.compile(unit(kCommands[0])).ok());
   EXPECT_EQ(server.stats().by_server, 2u);
+}
+
+// histd-cc precompiles the include lines units open with, after the first
+// unit it compiles (daemon/histd-cc/prelude.h). A header changed on disk
+// since (a package upgrade while histd runs) is read as it is now: clang
+// refuses the stale precompiled header (its size or time differ), histd-cc
+// compiles the unit as sent and builds the prelude again after it.
+TEST_F(CompilerServer, HeaderChangedUnderThePreludeIsReadAsItIsNow) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  BpfPaths paths = paths_with();
+  fs::copy(paths.include_dir, dir.path(), fs::copy_options::recursive);
+  paths.include_dir = dir.path();
+  const fs::path helpers = dir.path() / "hist_helpers.bpf.h";
+  std::string original;
+  {
+    std::ifstream in(helpers);
+    original.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  Compiler c(paths, {});
+  c.start_server();
+  for (const char* cmd : kCommands) ASSERT_TRUE(c.compile(unit(cmd)).ok()) << cmd;
+  int n = 0;
+  auto expects_mark = [&](const std::string& mark) {
+    return unit(kCommands[0]) + fmt::format("_Static_assert(HISTD_TEST_MARK == {}, \"mark\"); /* {} */\n", mark, ++n);
+  };
+  for (const std::string mark : {"1", "22"}) {
+    std::ofstream(helpers, std::ios::trunc) << original << "#define HISTD_TEST_MARK " << mark << "\n";
+    // The first compile after the change finds the prelude stale; the
+    // second reads the one built again.
+    for (int i = 0; i < 2; ++i) {
+      auto obj = c.compile(expects_mark(mark));
+      ASSERT_TRUE(obj.ok()) << "mark " << mark << ", compile " << i << ":\n" << obj.error().context;
+    }
+  }
+  auto stale = c.compile(expects_mark("1"));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.error().context.find("static_assert failed due to requirement '22 == 1'"),
+            std::string::npos)
+      << stale.error().context;
+  EXPECT_EQ(c.stats().by_clang, 0u);
 }
 
 TEST_F(CompilerServer, KilledServerIsReplaced) {

@@ -1,0 +1,91 @@
+#include "prelude.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace histd::cc_server {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool one_line_comment(std::string_view line) {
+  return starts_with(line, "/*") && line.size() >= 4 && line.substr(line.size() - 2) == "*/" &&
+         line.find("*/") == line.size() - 2;
+}
+
+}  // namespace
+
+std::string leading_includes(std::string_view source) {
+  size_t pos = 0, first = std::string_view::npos, end = 0;
+  while (pos < source.size()) {
+    size_t nl = source.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // a last line without its newline is never part of it
+    const std::string_view line = source.substr(pos, nl - pos);
+    if (starts_with(line, "#include ")) {
+      if (first == std::string_view::npos) first = pos;
+      end = nl + 1;
+    } else if (first != std::string_view::npos || !(line.empty() || one_line_comment(line))) {
+      break;
+    }
+    pos = nl + 1;
+  }
+  if (first == std::string_view::npos) return {};
+  return std::string(source.substr(first, end - first));
+}
+
+std::vector<std::string> prelude_key(const std::vector<std::string>& args, const std::string& input) {
+  std::vector<std::string> key;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-o") {
+      ++i;
+    } else if (args[i] != input) {
+      key.push_back(args[i]);
+    }
+  }
+  return key;
+}
+
+std::vector<std::string> prelude_build_args(const std::vector<std::string>& args, const std::string& input,
+                                            const std::string& pch) {
+  std::vector<std::string> out = prelude_key(args, input);
+  for (const char* a : {"-x", "c-header", kPreludeHeader, "-o"}) out.emplace_back(a);
+  out.push_back(pch);
+  return out;
+}
+
+std::vector<std::string> with_prelude(const std::vector<std::string>& args, const std::string& input,
+                                      const std::string& pch) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    if (a == input) {
+      out.emplace_back("-include-pch");
+      out.push_back(pch);
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::string Prelude::path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+bool Prelude::adopt(const std::string& file, std::vector<std::string> key, std::string lines) {
+  forget();
+  fd_ = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  std::remove(file.c_str());
+  if (fd_ < 0) return false;
+  key_ = std::move(key);
+  lines_ = std::move(lines);
+  return true;
+}
+
+void Prelude::forget() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  key_.clear();
+  lines_.clear();
+}
+
+}  // namespace histd::cc_server

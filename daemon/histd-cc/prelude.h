@@ -1,0 +1,69 @@
+// The prelude: the #include lines every generated unit opens with
+// (linux/bpf.h and histd's helpers, which pull in libbpf's declarations of
+// every BPF helper). Parsing them was about 20 ms of a one-trigger unit's
+// 50 to 70 ms compile; histd-cc compiles them once into a precompiled
+// header and has each unit that opens with the same lines, compiled with
+// the same arguments, read that instead. Clang checks the headers' sizes
+// and times against the ones it precompiled, so a header changed on disk
+// (a package upgrade) makes the precompiled one refused, never wrong.
+//
+// These are the pure parts (which lines, which arguments) and the one
+// resource (the precompiled file); the compiles are main.cpp's.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace histd::cc_server {
+
+// Where the prelude's text is, in each compile's in-memory file system:
+// clang records the header a precompiled one was made from and looks for it
+// again (same size and time) whenever it is read.
+inline constexpr const char* kPreludeHeader = "/histd-cc-prelude/prelude.h";
+
+// The run of #include lines `source` opens with, after one-line /* */
+// comments and blank lines; "" when anything else comes first.
+std::string leading_includes(std::string_view source);
+
+// The request's driver arguments without its input and its output (-o X):
+// a precompiled prelude serves only requests with the same key.
+std::vector<std::string> prelude_key(const std::vector<std::string>& args, const std::string& input);
+
+// The arguments that precompile kPreludeHeader into `pch`, from a request's
+// (same options, so that clang accepts it for that request).
+std::vector<std::string> prelude_build_args(const std::vector<std::string>& args, const std::string& input,
+                                            const std::string& pch);
+
+// The request's arguments, reading the precompiled `pch` first.
+std::vector<std::string> with_prelude(const std::vector<std::string>& args, const std::string& input,
+                                      const std::string& pch);
+
+// One precompiled prelude. It is kept open with its name removed, so that
+// nothing is left on disk however histd-cc ends; clang reads it through
+// /proc/self/fd.
+class Prelude {
+ public:
+  Prelude() = default;
+  Prelude(const Prelude&) = delete;
+  Prelude& operator=(const Prelude&) = delete;
+  ~Prelude() { forget(); }
+
+  bool ready() const { return fd_ >= 0; }
+  bool serves(const std::vector<std::string>& key, const std::string& lines) const {
+    return ready() && key == key_ && lines == lines_;
+  }
+  // The path clang reads it by; valid while ready().
+  std::string path() const;
+  // Opens the precompiled file at `file` for `key` and `lines`, then
+  // removes `file`; false (and nothing kept) when it cannot be opened.
+  bool adopt(const std::string& file, std::vector<std::string> key, std::string lines);
+  void forget();
+
+ private:
+  int fd_ = -1;
+  std::vector<std::string> key_;
+  std::string lines_;
+};
+
+}  // namespace histd::cc_server
