@@ -116,6 +116,9 @@ inline constexpr const char* kRingMap = "histd_ring";
 // and the read-only section holding the slot its entry tail-calls next.
 inline constexpr const char* kChainMap = "histd_chain";
 inline constexpr const char* kChainNextSlot = ".rodata.chain";
+// The include lines every unit opens with, before anything of its own:
+// histd-cc precompiles them once (daemon/histd-cc/prelude.h).
+inline constexpr const char* kUnitPrelude = "#include <linux/bpf.h>\n#include \"hist_helpers.bpf.h\"\n";
 // What the ring had no room for, per CPU (HISTD_LOST_*).
 inline constexpr const char* kLostMap = "histd_lost";
 

@@ -88,6 +88,13 @@ class Compiler {
 
   // Starts histd-cc, if paths().cc_server names one, without waiting for it.
   void start_server();
+  // The include lines every unit opens with (codegen::kUnitPrelude). Each
+  // histd-cc started after this is sent, at once, a unit of nothing else:
+  // it compiles it once started and then precompiles those lines, so the
+  // first trigger's compile already reads them; nobody waits for that
+  // unit's answer (the next compile reads and drops it). Set before
+  // start_server().
+  void set_prelude(const std::string& lines);
   // Starts a thread that reaps a server that exits between compiles (a
   // kill, a crash: no zombie is left) and starts the next one. Threads do
   // not survive fork(): call it after daemonizing (the engine's

@@ -29,7 +29,11 @@ class CcClient {
   // A request whose answer (or a part of it) takes longer than `timeout`
   // fails. After `shed_after` without a request (zero: never) the server
   // gives back its memory and goes on waiting (histd-cc --shed-after).
-  bool start(std::chrono::milliseconds timeout, std::chrono::milliseconds shed_after);
+  // `primer`, when given, is sent at once: the server compiles it when it
+  // is up and keeps what it learns (its prelude: daemon/histd-cc/prelude.h).
+  // Nobody waits for its answer; the next request() reads and drops it.
+  bool start(std::chrono::milliseconds timeout, std::chrono::milliseconds shed_after,
+             const cc::CcRequest* primer = nullptr);
   bool running() const { return static_cast<bool>(sock_); }
   pid_t pid() const { return pid_; }
   // Readable once the server has exited (-1: none).
@@ -56,6 +60,7 @@ class CcClient {
   Fd sock_;
   Fd pidfd_;  // signals reach this server even after its pid was reused
   pid_t pid_ = 0;
+  bool owes_answer_ = false;  // the primer's, not read yet
 };
 
 }  // namespace histd::runtime

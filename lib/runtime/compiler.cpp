@@ -189,6 +189,11 @@ Expected<std::string> Compiler::compile(const std::string& source) const {
   return object;
 }
 
+void Compiler::set_prelude(const std::string& lines) {
+  resident_->set_primer({clang_args(paths_, "unit.c", "unit.o"), "unit.c",
+                         "/* histd: what histd-cc precompiles */\n" + lines + "char histd_primer;\n"});
+}
+
 Expected<std::string> Compiler::compile_uncached(const std::string& source) const {
   // The input name is what diagnostics show; the output is never written.
   if (auto reply = resident_->ask({clang_args(paths_, "unit.c", "unit.o"), "unit.c", source})) {

@@ -25,8 +25,8 @@ Compiler::Resident::~Resident() {
   }
 }
 
-bool Compiler::Resident::start_locked() {
-  if (!client_.start(timeout_, idle_shed_)) return false;
+bool Compiler::Resident::start_locked(bool prime) {
+  if (!client_.start(timeout_, idle_shed_, prime && primer_ ? &*primer_ : nullptr)) return false;
   ++stats_.server_starts;
   idle_stopped_ = false;
   last_used_ = std::chrono::steady_clock::now();
@@ -35,23 +35,28 @@ bool Compiler::Resident::start_locked() {
   return true;
 }
 
+void Compiler::Resident::set_primer(cc::CcRequest primer) {
+  std::lock_guard lock(mu_);
+  primer_ = std::move(primer);
+}
+
 void Compiler::Resident::start() {
   std::lock_guard lock(mu_);
   wanted_ = true;
-  if (!client_.running()) start_locked();
+  if (!client_.running()) start_locked(true);
 }
 
 void Compiler::Resident::set_timeout(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mu_);
   timeout_ = timeout;
-  if (client_.running()) start_locked();  // the timeout is set at start
+  if (client_.running()) start_locked(true);  // the timeout is set at start
 }
 
 void Compiler::Resident::set_idle_shed(std::chrono::milliseconds after) {
   std::lock_guard lock(mu_);
   if (idle_shed_ == after) return;
   idle_shed_ = after;
-  if (client_.running()) start_locked();  // the server is told at start
+  if (client_.running()) start_locked(true);  // the server is told at start
 }
 
 void Compiler::Resident::set_idle_stop(std::chrono::milliseconds after) {
@@ -63,7 +68,7 @@ void Compiler::Resident::set_idle_stop(std::chrono::milliseconds after) {
 
 void Compiler::Resident::warm() {
   std::lock_guard lock(mu_);
-  if (wanted_ && idle_stopped_ && !client_.running() && failures_ < kMaxServerFailures) start_locked();
+  if (wanted_ && idle_stopped_ && !client_.running() && failures_ < kMaxServerFailures) start_locked(false);
 }
 
 int Compiler::Resident::idle_wait_ms_locked() const {
@@ -111,13 +116,13 @@ void Compiler::Resident::failed_locked(const std::string& what, bool compiling) 
     next = fmt::format("clang compiles {} every unit from now on ({} failures in a row)", compiling ? "this and" : "",
                        failures_);
   fmt::print(stderr, "histd: {} {}; {}\n", program_.string(), what, next);
-  if (again) start_locked();
+  if (again) start_locked(true);
 }
 
 std::optional<CcClient::Reply> Compiler::Resident::ask(const cc::CcRequest& req) {
   std::lock_guard lock(mu_);
   if (!wanted_ || failures_ >= kMaxServerFailures) return std::nullopt;
-  if (!client_.running() && !start_locked()) {
+  if (!client_.running() && !start_locked(false)) {
     failed_locked("cannot be started", true);
     return std::nullopt;
   }

@@ -24,6 +24,8 @@ class Compiler::Resident {
   Resident& operator=(const Resident&) = delete;
 
   void start();
+  // Sent to each server as it starts (Compiler::set_prelude); before start().
+  void set_primer(cc::CcRequest primer);
   void watch();
   void set_timeout(std::chrono::milliseconds timeout);
   void set_idle_stop(std::chrono::milliseconds after);
@@ -41,7 +43,9 @@ class Compiler::Resident {
 
  private:
   // Starts a server and tells the watcher to watch it; under mu_.
-  bool start_locked();
+  // `prime`: send it the primer (set_primer), when no compile is waiting
+  // for it: one that is would wait for the primer and the prelude too.
+  bool start_locked(bool prime);
   // One failure in a row more, logged; the next server, unless it was the
   // last try. `compiling`: the failure cost a compile (clang does it).
   void failed_locked(const std::string& what, bool compiling);
@@ -53,6 +57,7 @@ class Compiler::Resident {
   void stop_if_idle_locked();
 
   std::filesystem::path program_;
+  std::optional<cc::CcRequest> primer_;
   std::mutex mu_;
   CcClient client_;
   bool wanted_ = false;  // start() was called

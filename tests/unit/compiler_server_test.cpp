@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "compiler_support.h"
+#include "histd/codegen.h"
 #include "histd/runtime.h"
 
 namespace histd::runtime {
@@ -136,6 +137,31 @@ TEST_F(CompilerServer, HeaderChangedUnderThePreludeIsReadAsItIsNow) {
             std::string::npos)
       << stale.error().context;
   EXPECT_EQ(c.stats().by_clang, 0u);
+}
+
+// A server started with the prelude (as the engine starts it) compiles a
+// unit of those lines first; that answer is nobody's, and each compile
+// gets its own unit's object, also after the server was replaced.
+TEST_F(CompilerServer, APrimedServerAnswersEachUnitWithItsOwnObject) {
+  Compiler server(paths_with(), {});
+  server.set_prelude(codegen::kUnitPrelude);
+  server.start_server();
+  Compiler clang(paths_with(fs::path()), {});
+  for (const char* cmd : kCommands) {
+    auto a = server.compile(unit(cmd));
+    auto b = clang.compile(unit(cmd));
+    ASSERT_TRUE(a.ok()) << cmd << "\n" << a.error().context;
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(programs(*a), programs(*b)) << cmd;
+    if (cmd == kCommands[0]) {
+      ASSERT_EQ(kill(server.server_pid(), SIGKILL), 0);
+    }
+  }
+  // Killed after the first unit: clang compiled the second, a new server
+  // (primed as it started) the third.
+  EXPECT_EQ(server.stats().by_clang, 1u);
+  EXPECT_EQ(server.stats().by_server, 2u);
+  EXPECT_EQ(server.stats().server_starts, 2u);
 }
 
 TEST_F(CompilerServer, KilledServerIsReplaced) {
