@@ -118,7 +118,8 @@ std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& f
 // Whether histd chains the programs of this event when it attaches it
 // (codegen::EventEntry::chained; docs/design.md, "Program chains"): a
 // tracepoint's, entered classically or from the raw syscall tracepoints.
-bool chained_entry(const catalog::EventFormat& format);
+bool chained_entry(catalog::EventSource source);
+inline bool chained_entry(const catalog::EventFormat& format) { return chained_entry(format.source); }
 
 // THE function that turns an event's unit into its BPF C unit: the engine
 // loads what it returns, explain prints it, the tests compile it.

@@ -29,9 +29,7 @@ std::vector<uint64_t> serials(const std::vector<Trigger*>& triggers) {
 }  // namespace
 
 bool Deployer::chained(const EventState& ev) const {
-  const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
-  return options_.attach && (kind == catalog::EventSource::Tracepoint || kind == catalog::EventSource::RawSyscall) &&
-         !eprobe_attached(ev);
+  return options_.attach && pipeline::chained_entry(catalog_.source(ev.system, ev.event)) && !eprobe_attached(ev);
 }
 
 // Which program holds each trigger: the ones it was in stay there; a new

@@ -24,8 +24,8 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
   return Planned{std::move(command), std::move(*planned)};
 }
 
-bool chained_entry(const catalog::EventFormat& format) {
-  return format.source == catalog::EventSource::Tracepoint || format.source == catalog::EventSource::RawSyscall;
+bool chained_entry(catalog::EventSource source) {
+  return source == catalog::EventSource::Tracepoint || source == catalog::EventSource::RawSyscall;
 }
 
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format,
