@@ -8,9 +8,10 @@
 #include <algorithm>
 #include <set>
 
-#include "deploy/state.h"
 #include "deploy/ring_passes.h"
+#include "deploy/state.h"
 #include "hist_shared.h"
+#include "histd/codegen.h"
 
 namespace histd::deploy {
 
@@ -74,6 +75,9 @@ Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, 
   if (!ring) return unexpected(std::move(ring).error());
   auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
   if (!lost) return unexpected(std::move(lost).error());
+  // Every unit this deployer compiles opens with these lines: a histd-cc
+  // started from now on learns them first (Compiler::set_prelude).
+  compiler.set_prelude(codegen::kUnitPrelude);
   return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(*control),
                                                 std::move(*ring), std::move(*lost), std::move(log)));
 }

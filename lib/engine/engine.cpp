@@ -7,8 +7,6 @@
 
 #include <algorithm>
 
-#include "histd/codegen.h"
-
 namespace histd::engine {
 
 namespace {
@@ -76,7 +74,6 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
     e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
-    e.compiler_->set_prelude(codegen::kUnitPrelude);
     e.compiler_->start_server();
     e.compiler_->set_idle_stop(e.options_.compiler_idle_stop);
   }
