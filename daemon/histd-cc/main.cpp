@@ -46,7 +46,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -148,18 +147,21 @@ Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
   return answer;
 }
 
-// Precompiles `lines` with the request's options into `prelude`, through a
-// file in a private directory that is gone when this returns.
+// Precompiles `lines` with the request's options into `prelude`. Clang
+// writes it straight into a file without a name (it finds none to write a
+// temporary next to in /proc/self/fd).
 bool build_prelude(const CcRequest& req, const std::string& lines, Prelude& prelude) {
-  char dir[] = "/tmp/histd-cc-XXXXXX";
-  if (!mkdtemp(dir)) return false;
-  const std::string pch = std::string(dir) + "/prelude.pch";
+  prelude.forget();
+  const int fd = histd::cc_server::unnamed_file();
+  if (fd < 0) return false;
+  const std::string pch = histd::cc_server::fd_path(fd);
   const Answer a = compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, lines});
-  const bool ok = a.status == CcStatus::Object &&
-                  prelude.adopt(pch, histd::cc_server::prelude_key(req.args, req.input), lines);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  return ok;
+  if (a.status != CcStatus::Object) {
+    close(fd);
+    return false;
+  }
+  prelude.keep(fd, histd::cc_server::prelude_key(req.args, req.input), lines);
+  return true;
 }
 
 // A unit that opens with the include lines precompiled in `prelude`, for

@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 namespace histd::cc_server {
 
 namespace {
@@ -69,16 +67,15 @@ std::vector<std::string> with_prelude(const std::vector<std::string>& args, cons
   return out;
 }
 
-std::string Prelude::path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+int unnamed_file() { return open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); }
 
-bool Prelude::adopt(const std::string& file, std::vector<std::string> key, std::string lines) {
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+void Prelude::keep(int fd, std::vector<std::string> key, std::string lines) {
   forget();
-  fd_ = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  std::remove(file.c_str());
-  if (fd_ < 0) return false;
+  fd_ = fd;
   key_ = std::move(key);
   lines_ = std::move(lines);
-  return true;
 }
 
 void Prelude::forget() {

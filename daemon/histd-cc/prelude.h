@@ -39,9 +39,15 @@ std::vector<std::string> prelude_build_args(const std::vector<std::string>& args
 std::vector<std::string> with_prelude(const std::vector<std::string>& args, const std::string& input,
                                       const std::string& pch);
 
-// One precompiled prelude. It is kept open with its name removed, so that
-// nothing is left on disk however histd-cc ends; clang reads it through
-// /proc/self/fd.
+// A file without a name (O_TMPFILE in /tmp) for clang to write a
+// precompiled prelude into, through fd_path(): nothing is left on disk
+// however histd-cc ends, even killed in the middle of the write. -1 when
+// none can be had (then units compile without a prelude).
+int unnamed_file();
+// How clang names an open file of this process.
+std::string fd_path(int fd);
+
+// The precompiled prelude kept, if any.
 class Prelude {
  public:
   Prelude() = default;
@@ -54,10 +60,9 @@ class Prelude {
     return ready() && key == key_ && lines == lines_;
   }
   // The path clang reads it by; valid while ready().
-  std::string path() const;
-  // Opens the precompiled file at `file` for `key` and `lines`, then
-  // removes `file`; false (and nothing kept) when it cannot be opened.
-  bool adopt(const std::string& file, std::vector<std::string> key, std::string lines);
+  std::string path() const { return fd_path(fd_); }
+  // Takes `fd` (a precompiled prelude, unnamed_file()) for `key` and `lines`.
+  void keep(int fd, std::vector<std::string> key, std::string lines);
   void forget();
 
  private:

@@ -2,9 +2,9 @@
 // arguments it builds and reads them with. No root, no compiler: the
 // compiles themselves are tested through histd-cc (compiler_server_test).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -58,15 +58,16 @@ TEST(PreludeArguments, ReadFirstByTheUnit) {
                   "unit.o"}));
 }
 
-TEST(PreludeFile, KeptOpenWithItsNameGone) {
-  const std::filesystem::path dir = ::testing::TempDir() + "prelude-" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path file = dir / "p.pch";
-  std::ofstream(file) << "precompiled";
+TEST(PreludeFile, WrittenThroughItsPathWithoutAName) {
+  const int fd = unnamed_file();
+  ASSERT_GE(fd, 0) << "O_TMPFILE in /tmp";
+  // As clang writes it: a new open of the path it is given.
+  std::ofstream(fd_path(fd)) << "precompiled";
+  EXPECT_EQ(std::filesystem::read_symlink(fd_path(fd)).filename().string().find('#'), 0u)
+      << "no name: the link reads /tmp/#<inode> (deleted)";
   Prelude p;
   EXPECT_FALSE(p.ready());
-  ASSERT_TRUE(p.adopt(file, {"-O2"}, "#include <a.h>\n"));
-  EXPECT_FALSE(std::filesystem::exists(file));
+  p.keep(fd, {"-O2"}, "#include <a.h>\n");
   EXPECT_TRUE(p.serves({"-O2"}, "#include <a.h>\n"));
   EXPECT_FALSE(p.serves({"-O1"}, "#include <a.h>\n"));
   EXPECT_FALSE(p.serves({"-O2"}, "#include <b.h>\n"));
@@ -77,8 +78,7 @@ TEST(PreludeFile, KeptOpenWithItsNameGone) {
   p.forget();
   EXPECT_FALSE(p.ready());
   EXPECT_FALSE(p.serves({"-O2"}, "#include <a.h>\n"));
-  EXPECT_FALSE(p.adopt(file, {"-O2"}, "#include <a.h>\n")) << "the file is gone";
-  std::filesystem::remove_all(dir);
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1) << "forget() closes it";
 }
 
 }  // namespace
