@@ -4,9 +4,6 @@
 #include <sys/mman.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
 #include <vector>
 
 namespace histd::cc_server {
