@@ -147,20 +147,31 @@ Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
   return answer;
 }
 
-// Precompiles `lines` with the request's options into `prelude`. Clang
-// writes it straight into a file without a name (it finds none to write a
-// temporary next to in /proc/self/fd).
-bool build_prelude(const CcRequest& req, const std::string& lines, Prelude& prelude) {
+// What of a request a precompiled prelude could serve: the include lines it
+// opens with ("" when none) and its options (prelude_key).
+struct PreludeFit {
+  std::string lines;
+  std::vector<std::string> key;
+};
+
+PreludeFit prelude_fit(const CcRequest& req) {
+  PreludeFit fit{histd::cc_server::leading_includes(req.source), {}};
+  if (!fit.lines.empty()) fit.key = histd::cc_server::prelude_key(req.args, req.input);
+  return fit;
+}
+
+// Precompiles the request's leading lines with its options into `prelude`.
+// Clang writes it straight into a file without a name (it finds none to
+// write a temporary next to in /proc/self/fd).
+bool build_prelude(const CcRequest& req, PreludeFit fit, Prelude& prelude) {
   prelude.forget();
-  const int fd = histd::cc_server::unnamed_file();
-  if (fd < 0) return false;
-  const std::string pch = histd::cc_server::fd_path(fd);
-  const Answer a = compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, lines});
-  if (a.status != CcStatus::Object) {
-    close(fd);
-    return false;
-  }
-  prelude.keep(fd, histd::cc_server::prelude_key(req.args, req.input), lines);
+  histd::Fd file = histd::cc_server::unnamed_file();
+  if (!file) return false;
+  const std::string pch = histd::cc_server::fd_path(file.get());
+  const Answer a =
+      compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, fit.lines});
+  if (a.status != CcStatus::Object) return false;
+  prelude.keep(std::move(file), std::move(fit.key), std::move(fit.lines));
   return true;
 }
 
@@ -168,13 +179,11 @@ bool build_prelude(const CcRequest& req, const std::string& lines, Prelude& prel
 // the same options, is compiled reading them so. If clang refuses it then,
 // it is compiled once more as sent, and that is the answer: a header changed
 // since it was precompiled, or the unit has an error of its own.
-Answer compile_with_prelude(const CcRequest& req, Prelude& prelude, const char*& how) {
+Answer compile_with_prelude(const CcRequest& req, const PreludeFit& fit, Prelude& prelude, const char*& how) {
   how = "";
-  const std::string lines = histd::cc_server::leading_includes(req.source);
-  if (lines.empty() || !prelude.serves(histd::cc_server::prelude_key(req.args, req.input), lines))
-    return compile(req);
+  if (fit.lines.empty() || !prelude.serves(fit.key, fit.lines)) return compile(req);
   Answer a = compile({histd::cc_server::with_prelude(req.args, req.input, prelude.path()), req.input, req.source},
-                     &lines);
+                     &fit.lines);
   if (a.status == CcStatus::Object) {
     how = " (with the prelude)";
     return a;
@@ -187,12 +196,9 @@ Answer compile_with_prelude(const CcRequest& req, Prelude& prelude, const char*&
 // After answering a request the prelude did not serve, builds it for the
 // next one (which then waits for the build if it comes at once): no request
 // pays for building it, and one that comes later finds it ready.
-void prepare_prelude(const CcRequest& req, const Answer& answered, Prelude& prelude, bool timing) {
-  const std::string lines = histd::cc_server::leading_includes(req.source);
-  if (lines.empty() || answered.status != CcStatus::Object ||
-      prelude.serves(histd::cc_server::prelude_key(req.args, req.input), lines))
-    return;
-  const bool built = build_prelude(req, lines, prelude);
+void prepare_prelude(const CcRequest& req, PreludeFit fit, const Answer& answered, Prelude& prelude, bool timing) {
+  if (fit.lines.empty() || answered.status != CcStatus::Object || prelude.serves(fit.key, fit.lines)) return;
+  const bool built = build_prelude(req, std::move(fit), prelude);
   if (timing) std::fprintf(stderr, "histd-cc: prelude %s\n", built ? "built" : "not built");
 }
 
@@ -313,10 +319,11 @@ int main(int argc, char** argv) {
       continue;
     }
     const char* how = "";
-    const Answer a = compile_with_prelude(req, prelude, how);
+    PreludeFit fit = prelude_fit(req);
+    const Answer a = compile_with_prelude(req, fit, prelude, how);
     if (!histd::runtime::cc::write_response(fd, a.status, a.payload)) _exit(1);
     if (timing) report(start, false, how);
-    prepare_prelude(req, a, prelude, timing);
+    prepare_prelude(req, std::move(fit), a, prelude, timing);
   }
   // histd closed the socket (or sent garbage): nothing left to do, and
   // nothing worth destroying (a sanitized build would report LLVM's

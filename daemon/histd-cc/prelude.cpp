@@ -1,7 +1,6 @@
 #include "prelude.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 namespace histd::cc_server {
 
@@ -67,20 +66,18 @@ std::vector<std::string> with_prelude(const std::vector<std::string>& args, cons
   return out;
 }
 
-int unnamed_file() { return open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); }
+Fd unnamed_file() { return Fd(open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)); }
 
 std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
-void Prelude::keep(int fd, std::vector<std::string> key, std::string lines) {
-  forget();
-  fd_ = fd;
+void Prelude::keep(Fd file, std::vector<std::string> key, std::string lines) {
+  file_ = std::move(file);
   key_ = std::move(key);
   lines_ = std::move(lines);
 }
 
 void Prelude::forget() {
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
+  file_ = Fd();
   key_.clear();
   lines_.clear();
 }

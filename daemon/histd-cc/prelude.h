@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "histd/fd.h"
+
 namespace histd::cc_server {
 
 // Where the prelude's text is, in each compile's in-memory file system:
@@ -41,9 +43,9 @@ std::vector<std::string> with_prelude(const std::vector<std::string>& args, cons
 
 // A file without a name (O_TMPFILE in /tmp) for clang to write a
 // precompiled prelude into, through fd_path(): nothing is left on disk
-// however histd-cc ends, even killed in the middle of the write. -1 when
+// however histd-cc ends, even killed in the middle of the write. Empty when
 // none can be had (then units compile without a prelude).
-int unnamed_file();
+Fd unnamed_file();
 // How clang names an open file of this process.
 std::string fd_path(int fd);
 
@@ -51,22 +53,18 @@ std::string fd_path(int fd);
 class Prelude {
  public:
   Prelude() = default;
-  Prelude(const Prelude&) = delete;
-  Prelude& operator=(const Prelude&) = delete;
-  ~Prelude() { forget(); }
-
-  bool ready() const { return fd_ >= 0; }
+  bool ready() const { return static_cast<bool>(file_); }
   bool serves(const std::vector<std::string>& key, const std::string& lines) const {
     return ready() && key == key_ && lines == lines_;
   }
   // The path clang reads it by; valid while ready().
-  std::string path() const { return fd_path(fd_); }
-  // Takes `fd` (a precompiled prelude, unnamed_file()) for `key` and `lines`.
-  void keep(int fd, std::vector<std::string> key, std::string lines);
+  std::string path() const { return fd_path(file_.get()); }
+  // Keeps `file` (a precompiled prelude, unnamed_file()) for `key` and `lines`.
+  void keep(Fd file, std::vector<std::string> key, std::string lines);
   void forget();
 
  private:
-  int fd_ = -1;
+  Fd file_;
   std::vector<std::string> key_;
   std::string lines_;
 };

@@ -59,15 +59,16 @@ TEST(PreludeArguments, ReadFirstByTheUnit) {
 }
 
 TEST(PreludeFile, WrittenThroughItsPathWithoutAName) {
-  const int fd = unnamed_file();
-  ASSERT_GE(fd, 0) << "O_TMPFILE in /tmp";
+  histd::Fd file = unnamed_file();
+  ASSERT_TRUE(file) << "O_TMPFILE in /tmp";
+  const int fd = file.get();
   // As clang writes it: a new open of the path it is given.
   std::ofstream(fd_path(fd)) << "precompiled";
   EXPECT_EQ(std::filesystem::read_symlink(fd_path(fd)).filename().string().find('#'), 0u)
       << "no name: the link reads /tmp/#<inode> (deleted)";
   Prelude p;
   EXPECT_FALSE(p.ready());
-  p.keep(fd, {"-O2"}, "#include <a.h>\n");
+  p.keep(std::move(file), {"-O2"}, "#include <a.h>\n");
   EXPECT_TRUE(p.serves({"-O2"}, "#include <a.h>\n"));
   EXPECT_FALSE(p.serves({"-O1"}, "#include <a.h>\n"));
   EXPECT_FALSE(p.serves({"-O2"}, "#include <b.h>\n"));
