@@ -155,6 +155,12 @@ struct EventEntry {
   // the next slot of kChainMap (the dispatcher's program array), set before
   // load (kChainNextSlot). Not Probe.
   bool chained = false;
+  // The unit also has `test_entry` (HISTD_TEST_ENTRY: a raw_tp program run
+  // with BPF_PROG_TEST_RUN on a record histd hands it): for events whose
+  // records only histd delivers (pipeline::injected_only), and tests that
+  // inject into an attached event. Otherwise it would be compiled and
+  // verified for nothing: about a sixth of a new trigger's compile.
+  bool test_entry = false;
 };
 
 // An event whose records go to the trace buffer (its `enable` file is 1):

@@ -64,6 +64,10 @@ struct Options {
   size_t plain_triggers_per_program = 4;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;
+  // Give an attached event's programs the test entry too, for tests that
+  // inject records into a real event (inject()). Events that are not
+  // attached always have it: it is how their records come.
+  bool test_entries = false;
 };
 
 // Events an attached event's programs did not run for (the kernel's BPF

@@ -44,6 +44,9 @@ struct EngineOptions {
   // Attach programs to the real tracepoints. Off for tests that drive a
   // fixture catalog through the test entry only.
   bool attach = true;
+  // Attached events' programs get the test entry too (deploy::Options):
+  // for tests that inject() records into a real event.
+  bool test_entries = false;
   // Where the triggers are saved after every change and restored from at
   // start; empty: not saved.
   std::filesystem::path state_file;

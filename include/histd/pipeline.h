@@ -120,6 +120,10 @@ std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& f
 // tracepoint's, entered classically or from the raw syscall tracepoints.
 bool chained_entry(catalog::EventSource source);
 inline bool chained_entry(const catalog::EventFormat& format) { return chained_entry(format.source); }
+// Whether this kind of event's records reach its programs only as histd
+// hands them over, through the test entry (codegen::EventEntry::test_entry):
+// synthetic events and ftrace's marker, which nothing attaches to.
+bool injected_only(catalog::EventSource source);
 
 // THE function that turns an event's unit into its BPF C unit: the engine
 // loads what it returns, explain prints it, the tests compile it.

@@ -487,7 +487,7 @@ std::string generate_event_unit(const std::vector<TriggerInput>& triggers, const
       out += detail::probe_entry(entry.probe, ts, pid);
       break;
   }
-  out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
+  if (entry.test_entry) out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
   return out;
 }
 

@@ -269,9 +269,9 @@ Status Deployer::install_all(EventState& ev) {
 
 std::vector<int> Deployer::test_fds(const EventState& ev) const {
   std::vector<int> fds;
-  if (ev.program) fds.push_back(ev.program->test_fd());
+  if (ev.program && ev.program->test_fd() >= 0) fds.push_back(ev.program->test_fd());
   for (const ProgramGroup& g : ev.groups)
-    if (g.program && !g.members.empty()) fds.push_back(g.program->test_fd());
+    if (g.program && !g.members.empty() && g.program->test_fd() >= 0) fds.push_back(g.program->test_fd());
   return fds;
 }
 

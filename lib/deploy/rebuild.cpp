@@ -274,8 +274,7 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
   // So are eprobes on synthetic events: they are built where those are generated.
   const std::optional<catalog::EventId> on = eprobe_attached(ev);
-  const bool injected_only = kind == catalog::EventSource::Synthetic || kind == catalog::EventSource::Marker ||
-                             (on && on->system == kSynthSystem);
+  const bool injected_only = pipeline::injected_only(kind) || (on && on->system == kSynthSystem);
   Built b;
   b.attaches = options_.attach && !injected_only;
   b.parts = event_parts(ev, triggers, enables, b.attaches);
@@ -301,6 +300,7 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   if (!unit) return unexpected(std::move(unit).error());
   b.chained = b.attaches && chained(ev);
   unit->entry.chained = b.chained;
+  unit->entry.test_entry = !b.attaches || options_.test_entries;
   auto maps = unit_maps(*unit, triggers);
   if (!maps) return unexpected(std::move(maps).error());
   b.maps = std::move(*maps);

@@ -65,7 +65,7 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   auto deployer = deploy::Deployer::create(
       e.catalog_, *e.compiler_,
       deploy::Options{e.options_.attach, e.options_.pin_dir, e.options_.raw_syscalls,
-                      e.options_.plain_triggers_per_program, e.options_.trace_buffer_size},
+                      e.options_.plain_triggers_per_program, e.options_.trace_buffer_size, e.options_.test_entries},
       [&e](const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
         e.deployer_log(event, d, note);
       });

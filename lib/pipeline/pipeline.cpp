@@ -28,6 +28,10 @@ bool chained_entry(catalog::EventSource source) {
   return source == catalog::EventSource::Tracepoint || source == catalog::EventSource::RawSyscall;
 }
 
+bool injected_only(catalog::EventSource source) {
+  return source == catalog::EventSource::Synthetic || source == catalog::EventSource::Marker;
+}
+
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format,
                                      CompileOptions options) {
   auto planned = plan_command(text, format);
@@ -40,6 +44,7 @@ Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::Event
   auto unit = event_unit(parts);
   if (!unit) return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, std::string(text), unit.error().context});
   unit->entry.chained = chained_entry(format);
+  unit->entry.test_entry = injected_only(format.source);
   std::string source = compile_event(*unit);
   return Compiled{std::move(planned->command), std::move(planned->plan), std::move(source)};
 }

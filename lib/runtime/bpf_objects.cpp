@@ -172,7 +172,10 @@ int EventProgram::event_fd() const {
   return bpf_program__fd(bpf_object__find_program_by_name(obj_, "event_prog"));
 }
 
-int EventProgram::test_fd() const { return bpf_program__fd(bpf_object__find_program_by_name(obj_, "test_entry")); }
+int EventProgram::test_fd() const {
+  const bpf_program* test = bpf_object__find_program_by_name(obj_, "test_entry");
+  return test ? bpf_program__fd(test) : -1;
+}
 
 // Tail-called and test-run programs pass no recursion guard of their own
 // today (their dispatcher's counts); read anyway, so that a kernel that

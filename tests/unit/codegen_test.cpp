@@ -100,16 +100,29 @@ TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
       {{Kind::SyscallEnter, 3}, "HISTD_SYSCALL_ENTER_ENTRY(handle, 1, 0, 3)\n"},
       {{Kind::SyscallExit, 0}, "HISTD_SYSCALL_EXIT_ENTRY(handle, 1, 0)\n"},
   };
-  for (const auto& [entry, line] : entries) {
-    const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry);
-    EXPECT_NE(src.find(line), std::string::npos) << line;
-    size_t entries_n = 0;
-    for (size_t at = src.find("_ENTRY("); at != std::string::npos; at = src.find("_ENTRY(", at + 1)) ++entries_n;
-    EXPECT_EQ(entries_n, 2u) << "the event entry and the test entry: " << line;
-    EXPECT_NE(src.find("HISTD_TEST_ENTRY(handle, 1)\n"), std::string::npos);  // injection is the same for all
-    auto obj = compiler.compile(src);
-    ASSERT_TRUE(obj.ok()) << line << obj.error().context;
-  }
+  for (auto [entry, line] : entries)
+    for (bool test_entry : {false, true}) {
+      entry.test_entry = test_entry;
+      const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry);
+      EXPECT_NE(src.find(line), std::string::npos) << line;
+      size_t entries_n = 0;
+      for (size_t at = src.find("_ENTRY("); at != std::string::npos; at = src.find("_ENTRY(", at + 1)) ++entries_n;
+      EXPECT_EQ(entries_n, test_entry ? 2u : 1u) << "the event entry, and the test entry if asked: " << line;
+      // injection is the same for all
+      EXPECT_EQ(src.find("HISTD_TEST_ENTRY(handle, 1)\n") != std::string::npos, test_entry) << line;
+      auto obj = compiler.compile(src);
+      ASSERT_TRUE(obj.ok()) << line << obj.error().context;
+    }
+}
+
+// Only events whose records histd hands over get the test entry offline
+// (pipeline::compile shows what the engine loads): an attached event's
+// unit would compile and verify it for nothing.
+TEST(Codegen, OnlyInjectedEventsHaveTheTestEntry) {
+  using Source = catalog::EventSource;
+  for (Source s : {Source::Tracepoint, Source::RawSyscall, Source::Probe}) EXPECT_FALSE(pipeline::injected_only(s));
+  for (Source s : {Source::Synthetic, Source::Marker}) EXPECT_TRUE(pipeline::injected_only(s));
+  EXPECT_EQ(compile_ok("hist:keys=fd").find("HISTD_TEST_ENTRY"), std::string::npos);
 }
 
 // A unit of an event's chain (docs/design.md, "Program chains") declares
@@ -275,7 +288,7 @@ TEST(Codegen, TheEntryAsksForCommonPidOnlyWhenRead) {
   // A generated synthetic record carries the task's pid.
   const std::string synth = inter_event_unit().source;
   EXPECT_NE(synth.find("histd_synth_begin("), std::string::npos);
-  EXPECT_NE(synth.find(", 1)\nHISTD_TEST_ENTRY"), std::string::npos) << synth;
+  EXPECT_NE(synth.find("HISTD_EVENT_ENTRY(handle, 0, 1)\n"), std::string::npos) << synth;
 }
 
 }  // namespace

@@ -225,4 +225,3 @@ static __always_inline void handle(void *ctx, const void *rec, const struct hist
 }
 
 HISTD_EVENT_ENTRY(handle, 0, 1)
-HISTD_TEST_ENTRY(handle, 0)

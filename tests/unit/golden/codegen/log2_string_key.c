@@ -105,4 +105,3 @@ static __always_inline void handle(void *ctx, const void *rec, const struct hist
 }
 
 HISTD_EVENT_ENTRY(handle, 0, 0)
-HISTD_TEST_ENTRY(handle, 0)
