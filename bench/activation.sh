@@ -4,7 +4,9 @@
 # with the object cached. Each variant is a histd binary, optionally with
 # environment settings; every round runs each variant once in turn
 # (interleaved), each in a fresh histd given SETTLE seconds to start. Prints
-# medians (min..max) in ms.
+# medians (min..max) in ms. "new number": a trigger with a filter is
+# written and removed, then the same with another number in its filter
+# (`if common_pid != 1`, then 2): what the second write takes.
 #   bash bench/activation.sh [name=binary[,VAR=value...] ...]
 #   (as root, from a built tree; ROUNDS=7 SETTLE=2 by default)
 # Default variants: histd (histd-cc) and histd with HISTD_CC= (spawning clang).
@@ -25,7 +27,7 @@ CMD='hist:keys=common_pid:vals=__syscall_nr'
 
 source bench/rounds.sh  # timed_write
 
-# One round of one variant: prints "cold cached".
+# One round of one variant: prints "cold cached renumbered".
 run_once() {
   local spec=$1 bin env=()
   IFS=, read -r bin rest <<<"$spec"
@@ -44,19 +46,25 @@ run_once() {
   echo "!$CMD" >"$T"
   cached=$(timed_write "$T" "$CMD")
   echo "!$CMD" >"$T"
+  local renumbered
+  timed_write "$T" "$CMD if common_pid != 1" >/dev/null
+  echo "!$CMD if common_pid != 1" >"$T"
+  renumbered=$(timed_write "$T" "$CMD if common_pid != 2")
+  echo "!$CMD if common_pid != 2" >"$T"
   kill -TERM "$HISTD"
   wait "$HISTD" 2>/dev/null || true
   HISTD=
-  echo "$cold $cached"
+  echo "$cold $cached $renumbered"
 }
 
-declare -A COLD CACHED
+declare -A COLD CACHED RENUMBERED
 for r in $(seq "$ROUNDS"); do
   for v in "$@"; do
     name=${v%%=*}
-    read -r c k < <(run_once "${v#*=}")
+    read -r c k n < <(run_once "${v#*=}")
     COLD[$name]+="$c "
     CACHED[$name]+="$k "
+    RENUMBERED[$name]+="$n "
   done
   echo "round $r done (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
@@ -64,9 +72,10 @@ done
 stats() {
   python3 -c 'import sys, statistics as s; v=[float(x) for x in sys.argv[1:]]; print("%.1f (%.1f..%.1f)" % (s.median(v), min(v), max(v)))' "$@"
 }
-printf '%-12s %-24s %-24s\n' variant "cold ms" "cached ms"
+printf '%-12s %-24s %-24s %-24s\n' variant "cold ms" "cached ms" "new number ms"
 for v in "$@"; do
   name=${v%%=*}
   # shellcheck disable=SC2086
-  printf '%-12s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})"
+  printf '%-12s %-24s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})" \
+    "$(stats ${RENUMBERED[$name]})"
 done

@@ -183,13 +183,28 @@ struct RecordInput {
 inline constexpr const char* kRecordBufferMap = "histd_recbuf";
 inline constexpr const char* kStackBufferMap = "histd_stkbuf";
 
+// The read-only section holding a unit's filter constants (histd_k[]).
+inline constexpr const char* kConstantsSection = ".rodata.consts";
+
+// A generated unit: its C text, and the numbers its filters compare with
+// and each hist trigger's control slot, in the order the text reads them
+// from kConstantsSection (histd_k[i]). The text never spells them, so
+// triggers that differ only in those numbers (`if common_pid == 1234`,
+// then 5678) are the same text: one compiled object (the cache's) serves
+// them all, each program loaded with its own values. The verifier sees
+// them as the constants they are (the section is frozen read-only).
+struct GeneratedUnit {
+  std::string source;
+  std::vector<uint64_t> constants;
+};
+
 // All triggers of one event, in order, then those of the synthetic events
 // inlined into it: hist trigger n (counting the inlined ones after the
 // event's own) has table map tbl<n> and stats map st<n>. `record`: the
 // event's records are traced too.
-std::string generate_event_unit(const std::vector<TriggerInput>& triggers,
-                                const std::vector<ControlInput>& enables = {},
-                                const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {},
-                                const RecordInput* record = nullptr);
+GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers,
+                                  const std::vector<ControlInput>& enables = {},
+                                  const std::vector<InlinedEvent>& inlined = {}, EventEntry entry = {},
+                                  const RecordInput* record = nullptr);
 
 }  // namespace histd::codegen

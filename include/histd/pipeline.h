@@ -29,6 +29,7 @@ struct Compiled {
   parse::HistCommand command;
   plan::HistPlan plan;
   std::string source;  // the BPF C unit of this trigger alone
+  std::vector<uint64_t> constants;  // its filters' numbers (codegen::GeneratedUnit)
 };
 
 // plan, for a command parsed once at the front door (the engine).
@@ -127,7 +128,7 @@ bool injected_only(catalog::EventSource source);
 
 // THE function that turns an event's unit into its BPF C unit: the engine
 // loads what it returns, explain prints it, the tests compile it.
-std::string compile_event(const EventUnit& unit);
+codegen::GeneratedUnit compile_event(const EventUnit& unit);
 
 struct CompileOptions {
   // Show the program histd --raw-syscalls would load (see syscall_entry).

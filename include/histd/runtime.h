@@ -155,11 +155,12 @@ class EventProgram {
   // `maps` names every map of the unit the engine owns; the unit's own
   // scratch maps are created by libbpf. When the verifier refuses a
   // program, the error carries the end of its log (where the reason is).
-  // `words`: read-only sections of the unit (".rodata.<name>") each set to
-  // one 32-bit value before load: the same cached object serves several
-  // places (codegen::kChainNextSlot).
+  // `rodata`: read-only sections of the unit (".rodata.<name>") each set to
+  // these bytes (host order, its whole size) before load: the same cached
+  // object serves several places (codegen::kChainNextSlot) and several
+  // filters' numbers (codegen::kConstantsSection).
   static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps,
-                                     const std::map<std::string, uint32_t>& words = {});
+                                     const std::map<std::string, std::vector<uint8_t>>& rodata = {});
   EventProgram(EventProgram&&) noexcept;
   EventProgram& operator=(EventProgram&&) noexcept;
   ~EventProgram();

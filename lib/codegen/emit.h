@@ -55,4 +55,27 @@ std::string probe_values(const ProbeEntry& entry);
 std::string emit_eprobe_buffer();
 inline constexpr const char* kEprobeBufferMap = "histd_eprobe_buf";
 
+// Collects a unit's parts (filter_code.cpp): helper functions come before
+// the handlers that call them, and the numbers the unit reads from
+// histd_k[] instead of spelling them (GeneratedUnit::constants: the
+// filters' numbers, each hist trigger's control slot), in this order.
+class Emitter {
+ public:
+  std::string helpers;
+  std::string body;
+  std::vector<uint64_t> constants;
+
+  // `value` as the unit reads it: histd_k[<its place>].
+  std::string number(uint64_t value);
+  // Filter term `index` of `f` as a C expression over rec and c.
+  std::string filter_expr(const plan::TypedFilter& f, int index);
+
+ private:
+  void chain(const plan::TypedFilter& f, int index, plan::FilterTerm::Kind kind, const char* op, std::string& out);
+  size_t string_predicate(const plan::FilterTerm& t);
+  static std::string load_string(const plan::FieldAccess& a);
+
+  size_t next_predicate_ = 0;
+};
+
 }  // namespace histd::codegen::detail

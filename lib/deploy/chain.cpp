@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "deploy/state.h"
 #include "hist_shared.h"
@@ -24,6 +25,24 @@ std::vector<uint64_t> serials(const std::vector<Trigger*>& triggers) {
   std::vector<uint64_t> out;
   for (const Trigger* t : triggers) out.push_back(t->serial);
   return out;
+}
+
+// Values as a read-only section of the unit holds them: the host's order,
+// which is the BPF program's.
+template <class T>
+std::vector<uint8_t> host_bytes(const std::vector<T>& values) {
+  std::vector<uint8_t> out(values.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+// What the control socket's `source` shows of a loaded program: its unit,
+// and the filter numbers the unit reads from histd_k[] (never in its text).
+std::string shown_source(const std::string& source, const std::vector<uint64_t>& constants) {
+  if (constants.empty()) return source;
+  std::string out = source + "/* histd: histd_k[] =";
+  for (uint64_t k : constants) out += fmt::format(" 0x{:x}", k);
+  return out + " */\n";
 }
 
 }  // namespace
@@ -183,12 +202,13 @@ Status Deployer::attach(EventState& ev, std::optional<catalog::SyscallEvent> sys
 Status Deployer::load(EventState& ev, Loaded& loaded) {
   auto load_one = [&](const Built& b, uint32_t next_slot) -> Expected<runtime::EventProgram> {
     std::map<std::string, int> maps = b.maps;
-    std::map<std::string, uint32_t> words;
+    std::map<std::string, std::vector<uint8_t>> rodata;
     if (b.chained) {
       maps[codegen::kChainMap] = ev.attachment->slots_fd();
-      words[codegen::kChainNextSlot] = next_slot;
+      rodata[codegen::kChainNextSlot] = host_bytes(std::vector<uint32_t>{next_slot});
     }
-    auto program = runtime::EventProgram::load(b.object, maps, words);
+    if (!b.constants.empty()) rodata[codegen::kConstantsSection] = host_bytes(b.constants);
+    auto program = runtime::EventProgram::load(b.object, maps, rodata);
     if (!program) compiler_.evict(b.source);
     return program;
   };
@@ -233,7 +253,7 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
     ev.maps_used = 0;
   } else if (loaded.event_program) {
     ev.program = std::move(loaded.event_program);
-    ev.source = std::move(loaded.event->source);
+    ev.source = shown_source(loaded.event->source, loaded.event->constants);
     ev.maps_used = loaded.event->maps_used;
   }
   ev.program_triggers = serials(lay.event);
@@ -242,7 +262,7 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
     ProgramGroup& group = ev.groups[g];
     group.program = std::move(p);
     group.members = serials(lay.groups[g]);
-    group.source = std::move(loaded.groups.at(g).source);
+    group.source = shown_source(loaded.groups.at(g).source, loaded.groups.at(g).constants);
     group.maps_used = loaded.groups.at(g).maps_used;
   }
   for (ProgramGroup& group : ev.groups) group.built.clear();

@@ -154,6 +154,7 @@ struct Deployer::Built {
   pipeline::EventParts parts;
   std::map<std::string, int> maps;
   std::string source;
+  std::vector<uint64_t> constants;  // its filters' numbers, set at load (codegen::GeneratedUnit)
   std::string object;
   size_t maps_used = 0;
   bool attaches = false;

@@ -129,7 +129,7 @@ std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& f
   return format.syscall;
 }
 
-std::string compile_event(const EventUnit& unit) {
+codegen::GeneratedUnit compile_event(const EventUnit& unit) {
   return codegen::generate_event_unit(unit.triggers, unit.controls, unit.inlined, unit.entry,
                                       unit.record ? &*unit.record : nullptr);
 }

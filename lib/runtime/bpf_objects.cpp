@@ -98,7 +98,7 @@ constexpr uint32_t kLogStatsOnly = 4;
 // log is in `log`. `log_level` 0: libbpf asks for a level-1 log only when a
 // load fails (and retries with it).
 Expected<bpf_object*> open_and_load(const std::string& object, const std::map<std::string, int>& maps,
-                                    const std::map<std::string, uint32_t>& words, std::string& log,
+                                    const std::map<std::string, std::vector<uint8_t>>& rodata, std::string& log,
                                     uint32_t log_level) {
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
               .kernel_log_size = log.size(), .kernel_log_level = log_level);
@@ -114,9 +114,9 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
     int err = bpf_map__reuse_fd(m, fd);
     if (err) return failed(bpf_fail(err, "reusing map " + name));
   }
-  for (const auto& [section, value] : words) {
+  for (const auto& [section, bytes] : rodata) {
     bpf_map* m = bpf_object__find_map_by_name(obj, section.c_str());
-    const int err = m ? bpf_map__set_initial_value(m, &value, sizeof(value)) : -ENOENT;
+    const int err = m ? bpf_map__set_initial_value(m, bytes.data(), bytes.size()) : -ENOENT;
     if (err) return failed(bpf_fail(err, "setting " + section + " of the generated object"));
   }
   // The test entry is loaded but never attached.
@@ -136,18 +136,18 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
 }  // namespace
 
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps,
-                                          const std::map<std::string, uint32_t>& words) {
+                                          const std::map<std::string, std::vector<uint8_t>>& rodata) {
   // libbpf asks the kernel for a log only when a load fails, and then
   // writes it here instead of printing it.
   std::string log(kVerifierLogSize, '\0');
-  auto obj = open_and_load(object, maps, words, log, 0);
+  auto obj = open_and_load(object, maps, rodata, log, 0);
   if (!obj && obj.error().err == ENOSPC && log[0] != '\0') {
     // ENOSPC with a log says only that the log did not fit (the kernel
     // reports a cut log instead of the refusal, whatever it was: a program
     // too complex to verify, with string filters, once showed as "No space
     // left on device"). Once more with the verifier's messages alone.
     std::fill(log.begin(), log.end(), '\0');
-    obj = open_and_load(object, maps, words, log, kLogStatsOnly);
+    obj = open_and_load(object, maps, rodata, log, kLogStatsOnly);
   }
   if (!obj) return unexpected(std::move(obj).error());
   EventProgram p;

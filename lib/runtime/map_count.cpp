@@ -46,11 +46,19 @@ Expected<size_t> maps_used_per_program(std::string_view obj) {
   if (eh.e_shstrndx >= sh.size()) return bad();
   auto section_name = [&](size_t i) { return name_at(obj, sh[eh.e_shstrndx], sh[i].sh_name); };
   size_t maps_index = 0, text_index = 0;
+  // A global data section (.rodata.chain, .rodata.consts, ...) is one map
+  // of its own to the kernel, whatever variable in it a program reads.
+  std::set<size_t> data_sections;
   for (size_t i = 1; i < sh.size(); ++i) {
-    if (section_name(i) == ".maps") maps_index = i;
-    if (section_name(i) == ".text") text_index = i;
+    const std::string_view name = section_name(i);
+    if (name == ".maps") maps_index = i;
+    if (name == ".text") text_index = i;
+    for (std::string_view data : {".rodata", ".data", ".bss"})
+      if (name.substr(0, data.size()) == data && !(sh[i].sh_flags & SHF_EXECINSTR)) data_sections.insert(i);
   }
-  // The maps each code section refers to, by symbol.
+  // The maps each code section refers to: a map by its symbol, a data
+  // section by its index (the top bit set, apart from symbols).
+  constexpr uint64_t kDataSection = uint64_t{1} << 63;
   std::map<size_t, std::set<uint64_t>> refs;
   for (const Elf64_Shdr& rel : sh) {
     if (rel.sh_type != SHT_REL || rel.sh_link >= sh.size() || rel.sh_info >= sh.size() || maps_index == 0) continue;
@@ -61,6 +69,7 @@ Expected<size_t> maps_used_per_program(std::string_view obj) {
       if (!read_at(obj, rel.sh_offset + off, r)) return bad();
       if (!read_at(obj, symtab.sh_offset + ELF64_R_SYM(r.r_info) * sizeof(Elf64_Sym), sym)) return bad();
       if (sym.st_shndx == maps_index) refs[rel.sh_info].insert(ELF64_R_SYM(r.r_info));
+      if (data_sections.count(sym.st_shndx)) refs[rel.sh_info].insert(kDataSection | sym.st_shndx);
     }
   }
   // A program uses its own section's maps and its subprograms' (all in

@@ -2,7 +2,10 @@
 // (BPF_PROG_TEST_RUN on its raw_tp test entry) against a fixture catalog.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
 #include <time.h>
+
+#include <filesystem>
 
 #include "bpf_test_support.h"
 
@@ -69,6 +72,44 @@ TEST_F(InjectTest, FilterDecidesWhatCounts) {
             "    Hits: 2\n"
             "    Entries: 2\n"
             "    Dropped: 0\n");
+}
+
+// A filter's numbers are values the program is loaded with, not text: a
+// trigger that differs from an earlier one only in them loads the cached
+// object (no compile), and counts by its own numbers; two such triggers on
+// one event each keep theirs.
+TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
+  char dir[] = "/tmp/histd-filter-numbers-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  engine_->shutdown();
+  auto catalog = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(catalog.ok() && paths.ok());
+  engine::EngineOptions opt;
+  opt.attach = false;
+  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
+  ASSERT_TRUE(eng.ok()) << eng.error().context;
+  engine_ = std::move(*eng);
+  auto compiles = [&] { return engine_->compiler().stats().by_server + engine_->compiler().stats().by_clang; };
+  add("hist:keys=fd if fd == 3");
+  EXPECT_GE(compiles(), 1u);
+  add("!hist:keys=fd if fd == 3");
+  const uint64_t before = compiles();
+  add("hist:keys=fd if fd == 5");
+  EXPECT_EQ(compiles(), before) << "the same unit as fd == 3: its cached object";
+  for (uint64_t fd : {3, 5, 5}) inject(write_record(1, fd, 1));
+  std::string h = hist();
+  EXPECT_NE(h.find("{ fd:          5 } hitcount:          2\n"), std::string::npos) << h;
+  EXPECT_EQ(h.find("{ fd:          3 }"), std::string::npos) << h;
+  add("hist:keys=fd if fd == 3");
+  for (uint64_t fd : {3, 5, 7}) inject(write_record(1, fd, 1));
+  h = hist();
+  EXPECT_NE(h.find("{ fd:          5 } hitcount:          3\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("{ fd:          3 } hitcount:          1\n"), std::string::npos) << h;
+  EXPECT_EQ(h.find("{ fd:          7 }"), std::string::npos) << h;
+  engine_->shutdown();
+  engine_.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(InjectTest, SignedKeysPrintUnsignedAndSortWithinSort) {

@@ -7,8 +7,9 @@
 source "$(dirname "$0")/lib.sh"
 CACHE=$WORK/state/cache
 
-# The cache entry of the unit holding `count == N` (its name without .c).
-entry_of() { grep -l "== $(printf 0x%x "$1")ULL)" "$CACHE"/*.c | sed 's/\.c$//'; }
+# The cache entry of the unit comparing count with OP (its name without
+# .c): the number is a value the program is loaded with, not in the text.
+entry_of() { grep -l " $1 histd_k\[0\])" "$CACHE"/*.c | sed 's/\.c$//'; }
 stop() { kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true; }
 restart() {
   : >"$WORK/histd.log"
@@ -19,13 +20,14 @@ histd_start
 counted_writes
 mine=$SIZE
 other=$((SIZE + 1))
-# A unit counting `count == other`, compiled and cached: the object to plant.
+# A unit counting `count != mine`, compiled and cached: the object to plant
+# (loaded with mine's number, it would count every other write).
 echo "!hist:keys=count:vals=hitcount if count == $mine" >>"$W/trigger"
-echo "hist:keys=count:vals=hitcount if count == $other" >>"$W/trigger"
-planted=$(entry_of "$other").o
-echo "!hist:keys=count:vals=hitcount if count == $other" >>"$W/trigger"
+echo "hist:keys=count:vals=hitcount if count != $mine" >>"$W/trigger"
+planted=$(entry_of "!=").o
+echo "!hist:keys=count:vals=hitcount if count != $mine" >>"$W/trigger"
 echo "hist:keys=count:vals=hitcount if count == $mine" >>"$W/trigger"
-target=$(entry_of "$mine")
+target=$(entry_of "==")
 expect_eq "both units are cached" "yes" "$([ -f "$planted" ] && [ -f "$target.o" ] && [ -f "$target.sha256" ] && echo yes)"
 expect_eq "each with the SHA-256 of its object" "$(sha256sum <"$target.o" | cut -d' ' -f1)" "$(cat "$target.sha256")"
 

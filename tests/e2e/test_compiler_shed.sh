@@ -24,7 +24,9 @@ expect_eq "idle, histd-cc holds less than half of what it did after compiling" "
 expect_eq "it is still running, the same process" "running $pid" "$(compiler 'state pid')"
 
 W2=$MNT/events/syscalls/sys_enter_getpid
-echo "hist:keys=common_pid:vals=hitcount" >>"$W2/trigger"
+# Another unit (keyed by two fields): the first one's cached object would
+# not need histd-cc.
+echo "hist:keys=common_pid,__syscall_nr:vals=hitcount" >>"$W2/trigger"
 expect_eq "the next trigger is compiled by it: no restart, no clang" "2 0 0 $pid" \
   "$(compiler 'compiles_served clang_compiles restarts pid')"
 python3 -c 'import os; [(os.getppid(), os.getpid()) for _ in range(50)]'

@@ -4,7 +4,9 @@
  * loading; their shapes come from histd's fds) and the two programs, and
  * event_prog reads the record's first 8 bytes, which the verifier never lets
  * a tracepoint program do (docs/design.md, "Fields by offset"). Its event's
- * plain triggers are chained (docs/design.md, "Program chains"): so is it. */
+ * plain triggers are chained (docs/design.md, "Program chains"): so is it.
+ * histd loads it with the numbers the unit reads (codegen::GeneratedUnit):
+ * each trigger's filter number and control slot, four. */
 #include <linux/bpf.h>
 #include "hist_helpers.bpf.h"
 #define HISTD_CHAINED 1
@@ -32,6 +34,7 @@ struct histd_any_hot {
 struct histd_any_table tbl0 SEC(".maps"), tbl1 SEC(".maps");
 struct histd_any_stats st0 SEC(".maps"), st1 SEC(".maps");
 struct histd_any_hot hot0 SEC(".maps"), hot1 SEC(".maps");
+const volatile __u64 histd_k[4] SEC(".rodata.consts") = {0};
 
 SEC("tracepoint")
 int event_prog(void *ctx) {

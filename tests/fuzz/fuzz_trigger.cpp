@@ -29,7 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!plan) __builtin_trap();
       histd::codegen::EventEntry entry;
       entry.chained = histd::pipeline::chained_entry(*format);
-      if (histd::codegen::generate_event_unit({{&*plan, 0}}, {}, {}, entry) != compiled->source) __builtin_trap();
+      entry.test_entry = histd::pipeline::injected_only(format->source);
+      const histd::codegen::GeneratedUnit unit = histd::codegen::generate_event_unit({{&*plan, 0}}, {}, {}, entry);
+      if (unit.source != compiled->source || unit.constants != compiled->constants) __builtin_trap();
     }
     (void)compiled->plan.trigger_text();
     (void)histd::plan::describe(compiled->plan);

@@ -64,7 +64,7 @@ TEST(Codegen, RecordingUnitsCompile) {
   for (bool with_trigger : {false, true}) {
     std::vector<TriggerInput> triggers;
     if (with_trigger) triggers.push_back(TriggerInput{&trigger->plan, 0, {}, 0});
-    const std::string src = generate_event_unit(triggers, {}, {}, {}, &r);
+    const std::string src = generate_event_unit(triggers, {}, {}, {}, &r).source;
     // The end of each dynamic field's data: from the record (__data_loc) or
     // from after its location word (__rel_loc).
     EXPECT_NE(src.find("__u32 end = 0u + (loc & 0xffff) + (loc >> 16);"), std::string::npos) << src;
@@ -103,7 +103,7 @@ TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
   for (auto [entry, line] : entries)
     for (bool test_entry : {false, true}) {
       entry.test_entry = test_entry;
-      const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry);
+      const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry).source;
       EXPECT_NE(src.find(line), std::string::npos) << line;
       size_t entries_n = 0;
       for (size_t at = src.find("_ENTRY("); at != std::string::npos; at = src.find("_ENTRY(", at + 1)) ++entries_n;
@@ -141,7 +141,7 @@ TEST(Codegen, ChainedUnitsNameTheArrayAndTheNextSlotAndCompile) {
       entry.chained = true;
       std::vector<codegen::TriggerInput> triggers;
       if (!empty) triggers.push_back(codegen::TriggerInput{&planned->plan, 0});
-      const std::string src = codegen::generate_event_unit(triggers, {}, {}, entry);
+      const std::string src = codegen::generate_event_unit(triggers, {}, {}, entry).source;
       // The define comes after the lines every unit opens with (histd-cc
       // precompiles those) and before the chain's header that reads it.
       const std::string prelude = "#include <linux/bpf.h>\n#include \"hist_helpers.bpf.h\"\n";
@@ -154,7 +154,7 @@ TEST(Codegen, ChainedUnitsNameTheArrayAndTheNextSlotAndCompile) {
       EXPECT_NE(obj->find(codegen::kChainNextSlot), std::string::npos);
     }
   }
-  const std::string alone = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, {});
+  const std::string alone = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, {}).source;
   EXPECT_EQ(alone.find("HISTD_CHAINED"), std::string::npos);
   auto obj = compiler.compile(alone);
   ASSERT_TRUE(obj.ok());
@@ -167,8 +167,34 @@ TEST(Codegen, UserTextNeverReachesTheSource) {
   const std::string src = compile_ok("hist:name=evil_name_x:keys=comm:vals=count if count == 0x1234 && fd < 077");
   for (const char* word : {"evil_name_x", "comm", "count", "fd", "077"})
     EXPECT_FALSE(std::regex_search(src, std::regex(std::string("\\b") + word + "\\b"))) << word;
-  EXPECT_NE(src.find("0x1234ULL"), std::string::npos);  // re-printed from the parsed number...
-  EXPECT_NE(src.find("0x3fULL"), std::string::npos);    // ...octal 077 as 0x3f
+  auto compiled = pipeline::compile("hist:keys=comm:vals=count if count == 0x1234 && fd < 077", sys_enter_write());
+  ASSERT_TRUE(compiled.ok());
+  // The numbers are values the program is loaded with, in the order the
+  // unit reads them: the parsed number, octal 077 as 63, then the
+  // trigger's control slot.
+  EXPECT_EQ(compiled->constants, (std::vector<uint64_t>{0x1234, 63, 0}));
+  EXPECT_NE(compiled->source.find("histd_k[0]"), std::string::npos);
+  EXPECT_NE(compiled->source.find("histd_k[1]"), std::string::npos);
+}
+
+// Triggers that differ only in the numbers their filters compare with are
+// one text (one compiled object for the cache), each with its own values;
+// a different operator or field is a different text.
+TEST(Codegen, FilterNumbersAreValuesNotText) {
+  auto unit = [](const std::string& cmd) {
+    auto r = pipeline::compile(cmd, sys_enter_write());
+    EXPECT_TRUE(r.ok()) << cmd;
+    return r.ok() ? codegen::GeneratedUnit{r->source, r->constants} : codegen::GeneratedUnit{};
+  };
+  const codegen::GeneratedUnit a = unit("hist:keys=fd if common_pid == 1234 && count > 10");
+  const codegen::GeneratedUnit b = unit("hist:keys=fd if common_pid == 5678 && count > 0x7fffffff");
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.constants, (std::vector<uint64_t>{1234, 10, 0}));  // then its control slot
+  EXPECT_EQ(b.constants, (std::vector<uint64_t>{5678, 0x7fffffff, 0}));
+  EXPECT_NE(unit("hist:keys=fd if common_pid != 1234 && count > 10").source, a.source);
+  EXPECT_NE(unit("hist:keys=fd if common_pid == 1234 && fd > 10").source, a.source);
+  EXPECT_NE(a.source.find("const volatile __u64 histd_k[3] SEC(\".rodata.consts\")"), std::string::npos);
+  EXPECT_EQ(unit("hist:keys=fd").constants, (std::vector<uint64_t>{0}));
 }
 
 // sys_enter_write with a variable (evil_var_x) and onmax/save; another
@@ -226,7 +252,7 @@ InterEventUnit inter_event_unit() {
   TriggerInput b{&u.user, 1, {SynthTarget{0xf000, 2, 3, 24, 24 + 256, 0}}};
   a.synths.resize(u.owner.actions.size());
   InlinedEvent synth_event{{TriggerInput{&u.on_synth, 4, {}, 1}}, {}};
-  u.source = generate_event_unit({a, b}, {}, {synth_event});
+  u.source = generate_event_unit({a, b}, {}, {synth_event}).source;
   return u;
 }
 
@@ -256,7 +282,7 @@ TEST(Codegen, InterEventUnitFromItsParts) {
   sink.triggers.hist = {{&u.on_synth, 4}};
   auto unit = pipeline::event_unit(parts);
   ASSERT_TRUE(unit.ok()) << unit.error().context;
-  EXPECT_EQ(pipeline::compile_event(*unit), u.source);
+  EXPECT_EQ(pipeline::compile_event(*unit).source, u.source);
   EXPECT_EQ(unit->numbered(), (std::vector<const plan::HistPlan*>{&u.owner, &u.user, &u.on_synth}));
 }
 

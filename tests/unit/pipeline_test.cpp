@@ -44,10 +44,10 @@ TEST(Pipeline, CompileIsTheOneTriggerUnit) {
   // An attached tracepoint's program, as the engine chains it.
   EXPECT_FALSE(unit->entry.chained);
   unit->entry.chained = true;
-  EXPECT_EQ(compile_event(*unit), compiled->source);
+  EXPECT_EQ(compile_event(*unit).source, compiled->source);
   codegen::EventEntry chained;
   chained.chained = true;
-  EXPECT_EQ(compiled->source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained));
+  EXPECT_EQ(compiled->source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained).source);
 }
 
 // explain --raw-syscalls shows what histd --raw-syscalls loads: the same
@@ -67,7 +67,7 @@ TEST(Pipeline, RawSyscallEntry) {
   EXPECT_EQ(raw->source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
   codegen::EventEntry entry{codegen::EventEntry::Kind::SyscallEnter, enter->syscall->args};
   entry.chained = true;
-  EXPECT_EQ(raw->source, codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry));
+  EXPECT_EQ(raw->source, codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry).source);
   EXPECT_NE(raw->source.find("HISTD_SYSCALL_ENTER_ENTRY(handle"), std::string::npos);
 
   auto raw_exit = compile("hist:keys=ret", *exit, {.raw_syscalls = true});
@@ -170,13 +170,13 @@ TEST(Pipeline, ARecordedEventCopiesItsFixedPartAndItsStrings) {
   parts.record = r;
   auto unit = event_unit(parts);
   ASSERT_TRUE(unit.ok());
-  const std::string src = compile_event(*unit);
+  const std::string src = compile_event(*unit).source;
   EXPECT_NE(src.find("histd_recbuf SEC(\".maps\")"), std::string::npos);
   EXPECT_NE(src.find("record_event(ctx, rec, c);"), std::string::npos);
   EXPECT_NE(src.find("HISTD_EVENT_ENTRY(handle, 1, 1)"), std::string::npos) << "a record carries its task and time";
   // A unit that does not record pays nothing for it.
   parts.record.reset();
-  EXPECT_EQ(compile_event(*event_unit(parts)).find("histd_recbuf"), std::string::npos);
+  EXPECT_EQ(compile_event(*event_unit(parts)).source.find("histd_recbuf"), std::string::npos);
 }
 
 }  // namespace

@@ -148,7 +148,7 @@ TEST(ProbeEntry, TheProgramHoldsNumbersOnlyNeverTheDefinitionsWords) {
   parts.probe = *probe;
   auto unit = pipeline::event_unit(parts);
   ASSERT_TRUE(unit.ok());
-  const std::string c = pipeline::compile_event(*unit);
+  const std::string c = pipeline::compile_event(*unit).source;
   EXPECT_NE(c.find("SEC(\"kprobe\")"), std::string::npos);
   EXPECT_NE(c.find("histd_probe_string(rec, 24, data, v + (0LL), 1)"), std::string::npos);
   EXPECT_NE(c.find("histd_probe_comm(rec, 28, data)"), std::string::npos);

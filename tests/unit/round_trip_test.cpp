@@ -41,7 +41,7 @@ struct World {
   }
 };
 
-std::string unit_of(const plan::HistPlan& p) { return codegen::generate_event_unit({codegen::TriggerInput{&p, 0}}); }
+std::string unit_of(const plan::HistPlan& p) { return codegen::generate_event_unit({codegen::TriggerInput{&p, 0}}).source; }
 
 // The property, for one command accepted on `format`. Returns its plan.
 std::optional<plan::HistPlan> expect_round_trip(const std::string& command, const catalog::EventFormat& format,

@@ -276,7 +276,7 @@ TEST(ParseOnce, TheEntryReadsThePidExactlyWhenTheCodeDoes) {
     for (const std::string& c : commands) {
       auto p = pipeline::plan_command(c, *format);
       if (!p) continue;
-      const std::string unit = codegen::generate_event_unit({codegen::TriggerInput{&p->plan, 0}});
+      const std::string unit = codegen::generate_event_unit({codegen::TriggerInput{&p->plan, 0}}).source;
       const std::string body = unit.substr(0, unit.find("HISTD_EVENT_ENTRY("));
       const bool reads = body.find("c->pid") != std::string::npos ||
                          body.find("histd_synth_begin(") != std::string::npos;

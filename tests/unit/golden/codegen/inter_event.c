@@ -94,11 +94,13 @@ struct {
 
 static __always_inline void handle_s0(void *ctx, const void *rec, const struct histd_common *c);
 
+const volatile __u64 histd_k[4] SEC(".rodata.consts") = {0};
+
 static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
-  if (histd_paused(0u))
+  if (histd_paused((__u32)histd_k[0]))
     return;
   struct histd_table_stats *st = histd_stats(&st0);
   if (!st)
@@ -134,9 +136,9 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
   (void)ctx;
   (void)rec;
   (void)c;
-  if (histd_paused(1u))
+  if (histd_paused((__u32)histd_k[2]))
     return;
-  if (!(HISTD_LOAD_U64(rec, 32u) > 0x1ULL))
+  if (!(HISTD_LOAD_U64(rec, 32u) > histd_k[1]))
     return;
   struct histd_table_stats *st = histd_stats(&st1);
   if (!st)
@@ -192,7 +194,7 @@ static __attribute__((noinline)) void trigger_2(void *ctx, const void *rec, cons
   (void)ctx;
   (void)rec;
   (void)c;
-  if (histd_paused(4u))
+  if (histd_paused((__u32)histd_k[3]))
     return;
   struct histd_table_stats *st = histd_stats(&st2);
   if (!st)

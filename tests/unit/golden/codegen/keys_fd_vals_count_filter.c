@@ -39,13 +39,15 @@ struct {
   __type(value, struct histd_hot0);
 } hot0 SEC(".maps");
 
+const volatile __u64 histd_k[3] SEC(".rodata.consts") = {0};
+
 static __always_inline void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
-  if (histd_paused(0u))
+  if (histd_paused((__u32)histd_k[2]))
     return;
-  if (!((HISTD_LOAD_U64(rec, 32u) > 0xaULL) && ((__s64)HISTD_LOAD_S32(rec, 8u) != (__s64)0xffffffffffffffffULL)))
+  if (!((HISTD_LOAD_U64(rec, 32u) > histd_k[0]) && ((__s64)HISTD_LOAD_S32(rec, 8u) != (__s64)histd_k[1])))
     return;
   struct histd_table_stats *st = histd_stats(&st0);
   if (!st)

@@ -41,11 +41,13 @@ struct {
   __type(value, struct histd_hot0);
 } hot0 SEC(".maps");
 
+const volatile __u64 histd_k[1] SEC(".rodata.consts") = {0};
+
 static __always_inline void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
-  if (histd_paused(0u))
+  if (histd_paused((__u32)histd_k[0]))
     return;
   struct histd_table_stats *st = histd_stats(&st0);
   if (!st)
