@@ -65,7 +65,9 @@ int check(const std::string& command, const std::string& format_path, const std:
     return kRefused;
   }
   fmt::print("{}\n", compiled->plan.trigger_text());
-  if (explain) fmt::print("\n{}\n{}", histd::plan::describe(compiled->plan), compiled->source);
+  if (explain)
+    fmt::print("\n{}\n{}{}", histd::plan::describe(compiled->plan), compiled->source,
+               histd::codegen::constants_comment(compiled->constants));
   return 0;
 }
 

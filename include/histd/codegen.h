@@ -198,6 +198,12 @@ struct GeneratedUnit {
   std::vector<uint64_t> constants;
 };
 
+// The values of histd_k[] as a comment to show after the unit
+// (`/* histd: histd_k[] = 0x4d2 0x0 */`, its own line), "" when there are
+// none: what the control socket's `source` and `histctl explain` print,
+// since the text alone does not say them.
+std::string constants_comment(const std::vector<uint64_t>& constants);
+
 // All triggers of one event, in order, then those of the synthetic events
 // inlined into it: hist trigger n (counting the inlined ones after the
 // event's own) has table map tbl<n> and stats map st<n>. `record`: the

@@ -170,3 +170,14 @@ std::string Emitter::load_string(const FieldAccess& a) {
 }
 
 }  // namespace histd::codegen::detail
+
+namespace histd::codegen {
+
+std::string constants_comment(const std::vector<uint64_t>& constants) {
+  if (constants.empty()) return {};
+  std::string out = "/* histd: histd_k[] =";
+  for (uint64_t k : constants) out += fmt::format(" 0x{:x}", k);
+  return out + " */\n";
+}
+
+}  // namespace histd::codegen

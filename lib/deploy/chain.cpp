@@ -36,15 +36,6 @@ std::vector<uint8_t> host_bytes(const std::vector<T>& values) {
   return out;
 }
 
-// What the control socket's `source` shows of a loaded program: its unit,
-// and the filter numbers the unit reads from histd_k[] (never in its text).
-std::string shown_source(const std::string& source, const std::vector<uint64_t>& constants) {
-  if (constants.empty()) return source;
-  std::string out = source + "/* histd: histd_k[] =";
-  for (uint64_t k : constants) out += fmt::format(" 0x{:x}", k);
-  return out + " */\n";
-}
-
 }  // namespace
 
 bool Deployer::chained(const EventState& ev) const {
@@ -253,7 +244,7 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
     ev.maps_used = 0;
   } else if (loaded.event_program) {
     ev.program = std::move(loaded.event_program);
-    ev.source = shown_source(loaded.event->source, loaded.event->constants);
+    ev.source = loaded.event->source + codegen::constants_comment(loaded.event->constants);
     ev.maps_used = loaded.event->maps_used;
   }
   ev.program_triggers = serials(lay.event);
@@ -262,7 +253,7 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
     ProgramGroup& group = ev.groups[g];
     group.program = std::move(p);
     group.members = serials(lay.groups[g]);
-    group.source = shown_source(loaded.groups.at(g).source, loaded.groups.at(g).constants);
+    group.source = loaded.groups.at(g).source + codegen::constants_comment(loaded.groups.at(g).constants);
     group.maps_used = loaded.groups.at(g).maps_used;
   }
   for (ProgramGroup& group : ev.groups) group.built.clear();

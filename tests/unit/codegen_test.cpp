@@ -195,6 +195,9 @@ TEST(Codegen, FilterNumbersAreValuesNotText) {
   EXPECT_NE(unit("hist:keys=fd if common_pid == 1234 && fd > 10").source, a.source);
   EXPECT_NE(a.source.find("const volatile __u64 histd_k[3] SEC(\".rodata.consts\")"), std::string::npos);
   EXPECT_EQ(unit("hist:keys=fd").constants, (std::vector<uint64_t>{0}));
+  // What source and explain print after the unit: the values it reads.
+  EXPECT_EQ(codegen::constants_comment(a.constants), "/* histd: histd_k[] = 0x4d2 0xa 0x0 */\n");
+  EXPECT_EQ(codegen::constants_comment({}), "");
 }
 
 // sys_enter_write with a variable (evil_var_x) and onmax/save; another
