@@ -280,9 +280,13 @@ Status Deployer::install_all(EventState& ev) {
 
 std::vector<int> Deployer::test_fds(const EventState& ev) const {
   std::vector<int> fds;
-  if (ev.program && ev.program->test_fd() >= 0) fds.push_back(ev.program->test_fd());
+  // An attached event's programs have no test entry (-1).
+  auto add = [&fds](const runtime::EventProgram& p) {
+    if (const int fd = p.test_fd(); fd >= 0) fds.push_back(fd);
+  };
+  if (ev.program) add(*ev.program);
   for (const ProgramGroup& g : ev.groups)
-    if (g.program && !g.members.empty() && g.program->test_fd() >= 0) fds.push_back(g.program->test_fd());
+    if (g.program && !g.members.empty()) add(*g.program);
   return fds;
 }
 
