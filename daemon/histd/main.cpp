@@ -62,7 +62,6 @@ histd::Expected<histd::runtime::BpfPaths> compilers(const Options& opt) {
 
 histd::engine::EngineOptions engine_options(const Options& opt) {
   histd::engine::EngineOptions eopt;
-  eopt.cache_dir = std::filesystem::path(opt.state_dir) / "cache";
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
   eopt.max_triggers = opt.max_triggers;
   eopt.max_synthetic_events = opt.max_synthetic_events;
@@ -204,7 +203,9 @@ int run(const Options& opt) {
   std::error_code ec;
   std::filesystem::create_directories(opt.mount, ec);
   const engine::EngineOptions eopt = engine_options(opt);
-  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, eopt.cache_dir), eopt);
+  // Compiled objects are kept beside the saved triggers (runtime::ObjectCache).
+  runtime::Compiler compiler(*paths, std::filesystem::path(opt.state_dir) / "cache");
+  auto eng = engine::Engine::create(std::move(*catalog), std::move(compiler), eopt);
   if (!eng) return failed(eng.error());
   for (const std::string& problem : (*eng)->restore())
     fmt::print(stderr, "histd: could not restore: {}\n", problem);

@@ -39,8 +39,7 @@ using deploy::kMaxTriggers;
 using deploy::RingLost;
 
 struct EngineOptions {
-  std::filesystem::path cache_dir;  // compiled objects; empty disables the cache
-  size_t error_log_entries = 8;     // as tracefs keeps
+  size_t error_log_entries = 8;  // as tracefs keeps
   // Attach programs to the real tracepoints. Off for tests that drive a
   // fixture catalog through the test entry only.
   bool attach = true;

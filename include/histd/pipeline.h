@@ -28,8 +28,7 @@ struct Planned {
 struct Compiled {
   parse::HistCommand command;
   plan::HistPlan plan;
-  std::string source;  // the BPF C unit of this trigger alone
-  std::vector<uint64_t> constants;  // its filters' numbers (codegen::GeneratedUnit)
+  codegen::GeneratedUnit unit;  // the BPF C unit of this trigger alone
 };
 
 // plan, for a command parsed once at the front door (the engine).

@@ -198,9 +198,9 @@ Status Deployer::load(EventState& ev, Loaded& loaded) {
       maps[codegen::kChainMap] = ev.attachment->slots_fd();
       rodata[codegen::kChainNextSlot] = host_bytes(std::vector<uint32_t>{next_slot});
     }
-    if (!b.constants.empty()) rodata[codegen::kConstantsSection] = host_bytes(b.constants);
+    if (!b.unit.constants.empty()) rodata[codegen::kConstantsSection] = host_bytes(b.unit.constants);
     auto program = runtime::EventProgram::load(b.object, maps, rodata);
-    if (!program) compiler_.evict(b.source);
+    if (!program) compiler_.evict(b.unit.source);
     return program;
   };
   if (loaded.event) {
@@ -244,7 +244,7 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
     ev.maps_used = 0;
   } else if (loaded.event_program) {
     ev.program = std::move(loaded.event_program);
-    ev.source = loaded.event->source + codegen::constants_comment(loaded.event->constants);
+    ev.source = loaded.event->unit.source + codegen::constants_comment(loaded.event->unit.constants);
     ev.maps_used = loaded.event->maps_used;
   }
   ev.program_triggers = serials(lay.event);
@@ -253,7 +253,8 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
     ProgramGroup& group = ev.groups[g];
     group.program = std::move(p);
     group.members = serials(lay.groups[g]);
-    group.source = loaded.groups.at(g).source + codegen::constants_comment(loaded.groups.at(g).constants);
+    const codegen::GeneratedUnit& unit = loaded.groups.at(g).unit;
+    group.source = unit.source + codegen::constants_comment(unit.constants);
     group.maps_used = loaded.groups.at(g).maps_used;
   }
   for (ProgramGroup& group : ev.groups) group.built.clear();

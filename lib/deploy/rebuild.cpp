@@ -304,10 +304,8 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   auto maps = unit_maps(*unit, triggers);
   if (!maps) return unexpected(std::move(maps).error());
   b.maps = std::move(*maps);
-  codegen::GeneratedUnit generated = pipeline::compile_event(*unit);
-  b.source = std::move(generated.source);
-  b.constants = std::move(generated.constants);
-  auto object = compiler_.compile(b.source);
+  b.unit = pipeline::compile_event(*unit);
+  auto object = compiler_.compile(b.unit.source);
   if (!object) return unexpected(std::move(object).error());
   b.object = std::move(*object);
   // The kernel would refuse it with a bare E2BIG, after loading began.

@@ -153,8 +153,7 @@ struct EventState {
 struct Deployer::Built {
   pipeline::EventParts parts;
   std::map<std::string, int> maps;
-  std::string source;
-  std::vector<uint64_t> constants;  // its filters' numbers, set at load (codegen::GeneratedUnit)
+  codegen::GeneratedUnit unit;  // its numbers are set at load
   std::string object;
   size_t maps_used = 0;
   bool attaches = false;

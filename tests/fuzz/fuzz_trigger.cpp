@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       entry.chained = histd::pipeline::chained_entry(*format);
       entry.test_entry = histd::pipeline::injected_only(format->source);
       const histd::codegen::GeneratedUnit unit = histd::codegen::generate_event_unit({{&*plan, 0}}, {}, {}, entry);
-      if (unit.source != compiled->source || unit.constants != compiled->constants) __builtin_trap();
+      if (unit.source != compiled->unit.source || unit.constants != compiled->unit.constants) __builtin_trap();
     }
     (void)compiled->plan.trigger_text();
     (void)histd::plan::describe(compiled->plan);

@@ -29,7 +29,7 @@ void expect_golden(const std::string& name, const std::string& actual) {
 std::string compile_ok(const std::string& cmd) {
   auto r = pipeline::compile(cmd, sys_enter_write());
   EXPECT_TRUE(r.ok()) << cmd << ": " << (r.ok() ? "" : r.error().message());
-  return r.ok() ? r->source : "";
+  return r.ok() ? r->unit.source : "";
 }
 
 TEST(Codegen, Golden) {
@@ -172,9 +172,9 @@ TEST(Codegen, UserTextNeverReachesTheSource) {
   // The numbers are values the program is loaded with, in the order the
   // unit reads them: the parsed number, octal 077 as 63, then the
   // trigger's control slot.
-  EXPECT_EQ(compiled->constants, (std::vector<uint64_t>{0x1234, 63, 0}));
-  EXPECT_NE(compiled->source.find("histd_k[0]"), std::string::npos);
-  EXPECT_NE(compiled->source.find("histd_k[1]"), std::string::npos);
+  EXPECT_EQ(compiled->unit.constants, (std::vector<uint64_t>{0x1234, 63, 0}));
+  EXPECT_NE(compiled->unit.source.find("histd_k[0]"), std::string::npos);
+  EXPECT_NE(compiled->unit.source.find("histd_k[1]"), std::string::npos);
 }
 
 // Triggers that differ only in the numbers their filters compare with are
@@ -184,7 +184,7 @@ TEST(Codegen, FilterNumbersAreValuesNotText) {
   auto unit = [](const std::string& cmd) {
     auto r = pipeline::compile(cmd, sys_enter_write());
     EXPECT_TRUE(r.ok()) << cmd;
-    return r.ok() ? codegen::GeneratedUnit{r->source, r->constants} : codegen::GeneratedUnit{};
+    return r.ok() ? r->unit : codegen::GeneratedUnit{};
   };
   const codegen::GeneratedUnit a = unit("hist:keys=fd if common_pid == 1234 && count > 10");
   const codegen::GeneratedUnit b = unit("hist:keys=fd if common_pid == 5678 && count > 0x7fffffff");

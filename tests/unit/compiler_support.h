@@ -18,7 +18,7 @@ namespace histd::runtime {
 inline std::string unit(const std::string& cmd) {
   auto r = pipeline::compile(cmd, testing::sys_enter_write());
   EXPECT_TRUE(r.ok()) << cmd;
-  return r.ok() ? r->source : "";
+  return r.ok() ? r->unit.source : "";
 }
 
 // This build's paths; `server` replaces histd-cc (an empty path: none).

@@ -57,11 +57,11 @@ TEST(Injection, HostileTextNeverReachesTheGeneratedSource) {
         continue;
       }
       ++compiled;
-      EXPECT_EQ(r->source.find(payload), std::string::npos) << cmd;
+      EXPECT_EQ(r->unit.source.find(payload), std::string::npos) << cmd;
       // no fragment either: the payload's longer words
       for (const char* word : {"evil", "bpf_override_return", "shadow", "constructor", "reboot", "passwd"}) {
         if (payload.find(word) == std::string::npos) continue;
-        EXPECT_EQ(r->source.find(word), std::string::npos) << cmd << " leaks " << word;
+        EXPECT_EQ(r->unit.source.find(word), std::string::npos) << cmd << " leaks " << word;
       }
     }
   // string filters take any text: some of these must have compiled

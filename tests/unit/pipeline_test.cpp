@@ -44,10 +44,10 @@ TEST(Pipeline, CompileIsTheOneTriggerUnit) {
   // An attached tracepoint's program, as the engine chains it.
   EXPECT_FALSE(unit->entry.chained);
   unit->entry.chained = true;
-  EXPECT_EQ(compile_event(*unit).source, compiled->source);
+  EXPECT_EQ(compile_event(*unit).source, compiled->unit.source);
   codegen::EventEntry chained;
   chained.chained = true;
-  EXPECT_EQ(compiled->source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained).source);
+  EXPECT_EQ(compiled->unit.source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained).source);
 }
 
 // explain --raw-syscalls shows what histd --raw-syscalls loads: the same
@@ -63,16 +63,16 @@ TEST(Pipeline, RawSyscallEntry) {
   auto classic = compile(kCommand, *enter);
   auto raw = compile(kCommand, *enter, {.raw_syscalls = true});
   ASSERT_TRUE(classic.ok() && raw.ok());
-  EXPECT_NE(classic->source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
-  EXPECT_EQ(raw->source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
+  EXPECT_NE(classic->unit.source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
+  EXPECT_EQ(raw->unit.source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
   codegen::EventEntry entry{codegen::EventEntry::Kind::SyscallEnter, enter->syscall->args};
   entry.chained = true;
-  EXPECT_EQ(raw->source, codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry).source);
-  EXPECT_NE(raw->source.find("HISTD_SYSCALL_ENTER_ENTRY(handle"), std::string::npos);
+  EXPECT_EQ(raw->unit.source, codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry).source);
+  EXPECT_NE(raw->unit.source.find("HISTD_SYSCALL_ENTER_ENTRY(handle"), std::string::npos);
 
   auto raw_exit = compile("hist:keys=ret", *exit, {.raw_syscalls = true});
   ASSERT_TRUE(raw_exit.ok()) << raw_exit.error().message();
-  EXPECT_NE(raw_exit->source.find("HISTD_SYSCALL_EXIT_ENTRY(handle"), std::string::npos);
+  EXPECT_NE(raw_exit->unit.source.find("HISTD_SYSCALL_EXIT_ENTRY(handle"), std::string::npos);
 
   // An event the raw tracepoints cannot stand in for keeps its own entry.
   auto kmalloc = fixture_format("kmem", "kmalloc");
@@ -80,7 +80,7 @@ TEST(Pipeline, RawSyscallEntry) {
   EXPECT_EQ(syscall_entry(*kmalloc, true), std::nullopt);
   auto k = compile("hist:keys=call_site", *kmalloc, {.raw_syscalls = true});
   ASSERT_TRUE(k.ok());
-  EXPECT_EQ(k->source, compile("hist:keys=call_site", *kmalloc)->source);
+  EXPECT_EQ(k->unit.source, compile("hist:keys=call_site", *kmalloc)->unit.source);
 }
 
 // A chain: the event generates a, a's trigger generates b; c has no
