@@ -20,6 +20,7 @@
 #include "histd/instance.h"
 #include "histd/options.h"
 #include "histd/reload.h"
+#include "histd/start_progress.h"
 #include "histd/startup.h"
 #include "histd/catalog.h"
 #include "histd/engine.h"
@@ -129,8 +130,9 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
       return control::metrics_text(eng, &instances, {render::MetricsFormat::Prometheus, opt.metrics_max_series});
     });
   // Under systemd (Type=notify) the service is ready once the tree is
-  // mounted and the socket listens.
-  sd_notify(0, "READY=1");
+  // mounted and the socket listens; what the start said it was doing
+  // (daemon::StartProgress) is over.
+  sd_notify(0, "READY=1\nSTATUS=");
   const int rc = tree->run();
   // The loop ends on SIGTERM/SIGINT (libfuse returns the signal's number;
   // SIGHUP reloads, daemon::Reloader) with the tree still mounted, or
@@ -207,6 +209,9 @@ int run(const Options& opt) {
   runtime::Compiler compiler(*paths, std::filesystem::path(opt.state_dir) / "cache");
   auto eng = engine::Engine::create(std::move(*catalog), std::move(compiler), eopt);
   if (!eng) return failed(eng.error());
+  // Compiling every saved trigger again (a new compiler) can outlast
+  // systemd's start timeout: ask for more time while compiles go on.
+  auto progress = std::make_unique<daemon::StartProgress>((*eng)->shared_compiler(), "restoring saved triggers");
   for (const std::string& problem : (*eng)->restore())
     fmt::print(stderr, "histd: could not restore: {}\n", problem);
   // What was saved first (its counts, and what the configuration held
@@ -218,6 +223,7 @@ int run(const Options& opt) {
                           opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances"};
   instances::Instances inst(**eng, std::move(iopt));
   for (const std::string& problem : inst.restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  progress.reset();
   auto tree = fs::Tree::mount(**eng, opt.mount, group, &inst);
   if (!tree) return failed(tree.error());
   return serve(opt, **eng, inst, std::move(*tree), std::move(*server), std::move(*metrics), **reloader);

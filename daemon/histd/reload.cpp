@@ -12,6 +12,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+
+#include "histd/start_progress.h"
 
 namespace histd::daemon {
 
@@ -69,7 +72,13 @@ config::Report Reloader::reload(engine::Engine& engine) {
   // the reload at start is part of starting, before the first READY=1.
   const bool notify = thread_.joinable();
   if (notify) sd_notify(0, fmt::format("RELOADING=1\nMONOTONIC_USEC={}", monotonic_usec()).c_str());
-  config::Report r = config::reconcile(engine, dir_);
+  config::Report r;
+  {
+    // systemd bounds a reload as it does a start (StartProgress).
+    std::optional<StartProgress> progress;
+    if (notify) progress.emplace(engine.shared_compiler(), "reloading the configuration");
+    r = config::reconcile(engine, dir_);
+  }
   for (const std::string& change : r.changes) fmt::print(stderr, "histd: {}\n", change);
   for (const config::Problem& p : r.problems) fmt::print(stderr, "{}", p.text());
   fmt::print(stderr, "histd: {}\n", r.summary());

@@ -184,6 +184,33 @@ expect_eq "a restart keeps the counts" "{ count: $(printf '%10d' "$SIZE") } hitc
 workload 2
 expect_eq "and counts on" "{ count: $(printf '%10d' "$SIZE") } hitcount:          5" "$(rows "$W/hist")"
 
+# A start that compiles every saved trigger again (the object cache empty,
+# as after an upgrade changed the compiler) outlasts TimeoutStartSec=: histd
+# asks systemd for more time while units compile (daemon/histd/start_progress.h).
+G=$T/events/syscalls/sys_enter_getppid/trigger
+ct sh -c "for i in \$(seq 2 101); do echo hist:keys=common_pid.buckets=\$i >>$G; done" || true
+ct mkdir -p /etc/systemd/system/histd.service.d || true
+ct sh -c 'printf "[Service]\nTimeoutStartSec=1s\n" >/etc/systemd/system/histd.service.d/50-short-start.conf' || true
+ct systemctl daemon-reload || true
+ct systemctl stop histd || true
+ct rm -rf /var/lib/histd/cache || true
+ct systemctl start histd || true
+expect_eq "a start compiling 100 saved triggers with TimeoutStartSec=1s" "active" "$(ct systemctl is-active histd || true)"
+started_ms() {
+  local on off
+  on=$(ct systemctl show -p ActiveEnterTimestampMonotonic --value histd || echo 0)
+  off=$(ct systemctl show -p InactiveExitTimestampMonotonic --value histd || echo 0)
+  echo $(((on - off) / 1000))
+}
+took=$(started_ms)
+echo "   (that start took $took ms)"
+expect_eq "took longer than the timeout" "yes" "$([ "$took" -gt 1000 ] && echo yes || echo no)"
+expect_eq "and restored them all" "100" "$(ct grep -c '^hist:keys=common_pid.buckets=' "$G" || true)"
+expect_eq "its status cleared once ready" "StatusText=" "$(ct systemctl show -p StatusText histd || true)"
+ct sh -c ": >$G" || true
+ct rm -f /etc/systemd/system/histd.service.d/50-short-start.conf || true
+ct systemctl daemon-reload || true
+
 # Metrics over HTTP (issue 22): metrics-listen in histd.conf; the service
 # runs histd-exporter as nobody, without capabilities, on the port (the
 # container shares the machine's network).
