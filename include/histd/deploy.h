@@ -220,8 +220,9 @@ class Deployer {
   // ---- batches: many commands, one load per event ----
   // Between begin_batch() and end_batch(), an event of plain hist triggers
   // (no variables, references or actions; no control trigger; not
-  // recorded) is compiled and checked at each change, but its program is
-  // loaded once, by end_batch(): restoring or reloading N triggers loads
+  // recorded) is compiled and checked at each change (in a restore, whose
+  // triggers were accepted before, only by end_batch()), but its program
+  // is loaded once, by end_batch(): restoring or reloading N triggers loads
   // an event's program once instead of once per trigger (the verifier's
   // work grows with the program). A program the kernel refuses then is
   // built again trigger by trigger in creation order, as single commands

@@ -2,6 +2,8 @@
 // triggers loads each event's program once. Every trigger is still checked
 // when its command runs (planned, compiled, its maps counted); only the
 // kernel's verifier, whose work grows with the program, waits for the end.
+// A restore's triggers were accepted before: its compiles wait for the end
+// too, one per program (Deployer::defer).
 #include <algorithm>
 
 #include "deploy/state.h"
