@@ -15,14 +15,10 @@ ROUNDS=${ROUNDS:-5}
 N=${N:-60}
 E=${E:-2}
 if [ $# -eq 0 ]; then set -- "histd=$PWD/build"; fi
+source bench/rounds.sh  # bench_cleanup
 WORK=$(mktemp -d /tmp/histd-restore-cold.XXXXXX)
 HISTD=
-cleanup() {
-  if [ -n "$HISTD" ]; then kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; fi
-  mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 EVENTS=(getppid getpid getuid getgid geteuid getegid gettid sched_yield getpgrp times)
 mkdir -p "$WORK/mnt"
 now_ms() { date +%s%3N; }

@@ -11,7 +11,7 @@ stop_histd() { kill -TERM "$HISTD_PID"; wait "$HISTD_PID" 2>/dev/null || true; H
 LISTENER=
 test_cleanup() { if [ -n "$LISTENER" ]; then kill "$LISTENER" 2>/dev/null || true; fi; }
 E=$MNT/events/syscalls/sys_enter_getppid/trigger
-N=60
+N=120  # 30 programs of 4: 30 compiles when the cache is empty
 
 # Each message systemd would get, one per line ("\n" between its fields),
 # until READY=1.
