@@ -169,6 +169,10 @@ Compiler::Compiler(BpfPaths paths, fs::path cache_dir)
       start = end + 1;
     }
   }
+  // OpenSSL reads its configuration and loads its providers at the first
+  // digest (~3 ms here): now, not in the first trigger's write, whose
+  // object the cache stores with its SHA-256.
+  if (!cache_dir_.empty()) (void)sha256_hex({});
 }
 
 std::string Compiler::cache_name(const std::string& source, const std::string& helpers) const {
