@@ -209,9 +209,10 @@ int run(const Options& opt) {
   runtime::Compiler compiler(*paths, std::filesystem::path(opt.state_dir) / "cache");
   auto eng = engine::Engine::create(std::move(*catalog), std::move(compiler), eopt);
   if (!eng) return failed(eng.error());
-  // Compiling every saved trigger again (a new compiler) can outlast
-  // systemd's start timeout: ask for more time while compiles go on.
-  auto progress = std::make_unique<daemon::StartProgress>((*eng)->shared_compiler(), "restoring saved triggers");
+  // Compiling every saved trigger again (a new compiler), or a first
+  // configuration, can outlast systemd's start timeout: ask for more time
+  // while compiles go on, until the instances are restored too.
+  auto progress = std::make_unique<daemon::StartProgress>((*eng)->shared_compiler(), "starting");
   for (const std::string& problem : (*eng)->restore())
     fmt::print(stderr, "histd: could not restore: {}\n", problem);
   // What was saved first (its counts, and what the configuration held

@@ -5,9 +5,9 @@
 // a reload is "reloading" from RELOADING=1 to READY=1. Both are bounded by
 // TimeoutStartSec= (90 s by default). A restore is quick while the object
 // cache is warm, but an upgrade changes the compiler, every cached object
-// is stale, and each saved trigger is compiled again: at ~90 ms a unit on a
-// slow day, a thousand triggers outlast 90 s, systemd kills histd midway,
-// and starts it again. So while units keep being compiled, histd asks for
+// is stale, and each saved program is compiled again: at 50-90 ms a unit, a
+// thousand triggers on events of their own come near or past 90 s on a
+// slow day, and systemd would kill histd midway and start it again. So while units keep being compiled, histd asks for
 // more time (EXTEND_TIMEOUT_USEC) and says how far it got (STATUS=). A
 // compile that hangs stops the asking: after kWindow without one finished,
 // and past TimeoutStartSec=, systemd's timeout applies as it always did.
@@ -30,12 +30,13 @@ class StartProgress {
   // Longer than a compile can take: runtime::Compiler waits kServerTimeout
   // for a hung histd-cc, then asks clang.
   static constexpr std::chrono::seconds kWindow{30};
+  static_assert(kWindow > runtime::Compiler::kServerTimeout);
   // A datagram to systemd a look at most: cheap, and even a fast restore
   // is seen making progress.
   static constexpr std::chrono::milliseconds kPoll{250};
 
   // Watches `compiler` until destroyed; `doing` names the work in the
-  // status ("restoring saved triggers"). Without NOTIFY_SOCKET (not under
+  // status ("starting"). Without NOTIFY_SOCKET (not under
   // systemd) nothing is sent.
   StartProgress(std::shared_ptr<const runtime::Compiler> compiler, std::string doing);
   ~StartProgress();

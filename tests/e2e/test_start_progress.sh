@@ -48,7 +48,7 @@ stop_histd
 rm -rf "$WORK/state/cache"
 
 start_notifying
-extends=$(grep -c '^EXTEND_TIMEOUT_USEC=30000000\\nSTATUS=restoring saved triggers: [0-9]* units\? compiled$' \
+extends=$(grep -c '^EXTEND_TIMEOUT_USEC=30000000\\nSTATUS=starting: [0-9]* units\? compiled$' \
   "$WORK/notify.log" || true)
 expect_eq "a cold restore asks systemd for more time while it compiles" "yes" "$([ "$extends" -ge 1 ] && echo yes || echo no)"
 expect_eq "every message is that or the last, READY=1 clearing the status" "$((extends + 1))" \
