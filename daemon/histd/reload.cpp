@@ -77,7 +77,8 @@ config::Report Reloader::reload(engine::Engine& engine) {
     // systemd bounds a reload as it does a start (StartProgress).
     std::optional<StartProgress> progress;
     if (notify) progress.emplace(engine.shared_compiler(), "reloading the configuration");
-    r = config::reconcile(engine, dir_);
+    // Before start()'s thread, histd is starting: nothing else is applied.
+    r = config::reconcile(engine, dir_, !notify);
   }
   for (const std::string& change : r.changes) fmt::print(stderr, "histd: {}\n", change);
   for (const config::Problem& p : r.problems) fmt::print(stderr, "{}", p.text());

@@ -312,7 +312,9 @@ class Engine {
     ConfigItem item;
     CommandFailure failure;
   };
-  void begin_batch();
+  // `compile_at_end`: see deploy::Deployer::begin_batch (config::reconcile
+  // at start, before the tree and the socket take commands).
+  void begin_batch(bool compile_at_end = false);
   std::vector<BatchRefusal> end_batch();
   // Removes what config_items() listed as `item` (a saved one that did not
   // restore is dropped from the state file); ENOENT when it is no longer

@@ -147,7 +147,7 @@ std::string Report::summary() const {
   return s + fmt::format(", {} error{}", problems.size(), problems.size() == 1 ? "" : "s");
 }
 
-Report reconcile(engine::Engine& engine, const std::filesystem::path& dir) {
+Report reconcile(engine::Engine& engine, const std::filesystem::path& dir, bool starting) {
   Report report;
   report.dir = dir;
   std::vector<DirFile> files = read_dir(dir, report.problems);
@@ -171,7 +171,7 @@ Report reconcile(engine::Engine& engine, const std::filesystem::path& dir) {
   report.kept = plan.kept;
   Applier applier(engine, report);
   // Each event's program loaded once, not once per trigger.
-  engine.begin_batch();
+  engine.begin_batch(starting);
   for (const Step& s : plan.steps) applier.run(s);
   for (const engine::Engine::BatchRefusal& r : engine.end_batch()) applier.refused(r, plan.steps);
   // In the files' order, whichever stage found them.

@@ -4,9 +4,9 @@
 
 namespace histd::engine {
 
-void Engine::begin_batch() {
+void Engine::begin_batch(bool compile_at_end) {
   std::lock_guard lock(mu_);
-  deployer_->begin_batch();
+  deployer_->begin_batch(compile_at_end);
 }
 
 std::optional<Engine::BatchRefusal> Engine::take_back(const deploy::Deployer::Refused& refused, bool logged) {

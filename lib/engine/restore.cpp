@@ -214,7 +214,8 @@ std::vector<std::string> Engine::restore() {
     std::lock_guard lock(mu_);
     restoring_ = true;
     deployer_->set_restoring(true);
-    deployer_->begin_batch();
+    // Its triggers were accepted before: each program compiled once, at the end.
+    deployer_->begin_batch(true);
   }
   std::map<uint64_t, SavedEntry> made = apply_saved_entries(std::move(entries), problems);
   std::lock_guard lock(mu_);
