@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "control/server.h"
 #include "fs/tree.h"
@@ -212,7 +213,8 @@ int run(const Options& opt) {
   // Compiling every saved trigger again (a new compiler), or a first
   // configuration, can outlast systemd's start timeout: ask for more time
   // while compiles go on, until the instances are restored too.
-  auto progress = std::make_unique<daemon::StartProgress>((*eng)->shared_compiler(), "starting");
+  std::optional<daemon::StartProgress> progress;
+  progress.emplace((*eng)->shared_compiler(), "starting");
   for (const std::string& problem : (*eng)->restore())
     fmt::print(stderr, "histd: could not restore: {}\n", problem);
   // What was saved first (its counts, and what the configuration held

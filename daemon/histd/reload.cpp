@@ -68,17 +68,20 @@ config::Report Reloader::reload(engine::Engine& engine) {
     fmt::print(stderr, "histd: no configuration directory (--config-dir ''): nothing to reload\n");
     return config::Report{};
   }
-  // Under systemd, `systemctl reload` waits for READY=1 after RELOADING=1;
-  // the reload at start is part of starting, before the first READY=1.
-  const bool notify = thread_.joinable();
+  // Before start()'s thread, histd is starting: the tree and the socket
+  // are not up, nothing else is applied meanwhile, and the reload is part
+  // of starting (before the first READY=1). After it, `systemctl reload`
+  // waits for READY=1 after RELOADING=1.
+  const bool starting = !thread_.joinable();
+  const bool notify = !starting;
   if (notify) sd_notify(0, fmt::format("RELOADING=1\nMONOTONIC_USEC={}", monotonic_usec()).c_str());
   config::Report r;
   {
-    // systemd bounds a reload as it does a start (StartProgress).
+    // systemd bounds a reload as it does a start (StartProgress; the
+    // start's own covers the reload at start).
     std::optional<StartProgress> progress;
     if (notify) progress.emplace(engine.shared_compiler(), "reloading the configuration");
-    // Before start()'s thread, histd is starting: nothing else is applied.
-    r = config::reconcile(engine, dir_, !notify);
+    r = config::reconcile(engine, dir_, starting);
   }
   for (const std::string& change : r.changes) fmt::print(stderr, "histd: {}\n", change);
   for (const config::Problem& p : r.problems) fmt::print(stderr, "{}", p.text());
