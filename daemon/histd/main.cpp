@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -237,6 +238,19 @@ int run(const Options& opt) {
 // so every read faulted in every page again: on a VM that was half of a 100k
 // entry read. Keep them in one heap instead; the tree trims it once reads
 // stop (fs::Tree, kKeepHeapAfterRead).
+// Every trigger holds file descriptors: its table's maps, and each program
+// loaded holds its own of every map it uses (libbpf's object): ~9 a plain
+// trigger, so 100 on one event took 928. systemd starts services with a
+// soft limit of 1024 (hard 524288), and past it every open failed with
+// EMFILE (a hist read among them). As systemd advises, a program that needs
+// more raises its soft limit to the hard one; histd uses poll, never select.
+void raise_open_files_limit() {
+  struct rlimit r {};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
+  r.rlim_cur = r.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &r) != 0) fmt::print(stderr, "histd: cannot raise the open files limit: {}\n", strerror(errno));
+}
+
 void keep_freed_heap() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
@@ -270,6 +284,7 @@ void add_metrics_options(CLI::App& app, Options& opt) {
 
 int main(int argc, char** argv) {
   keep_freed_heap();
+  raise_open_files_limit();
   CLI::App app{"histd: the kernel's hist trigger language on eBPF, served as a tracefs-shaped FUSE tree"};
   Options opt;
   app.add_flag("-f,--foreground", opt.foreground, "stay in the foreground");
