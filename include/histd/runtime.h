@@ -148,8 +148,14 @@ Expected<size_t> maps_used_per_program(std::string_view object);
 Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
                         uint32_t max_entries);
 
-// One loaded event unit. Destroying it releases the programs (the kernel
-// keeps an installed program alive through the program array).
+// One loaded event unit: its programs' descriptors, nothing more. Its
+// libbpf object is closed once loaded: each object held a descriptor of
+// every map it uses (a duplicate of each engine map, and its own scratch
+// maps), ~9 a trigger, which the loaded programs do not need (the kernel
+// keeps the maps they use alive). Every program array the units use is the
+// engine's, so closing them empties none. Destroying it releases the
+// programs (the kernel keeps an installed program alive through the
+// program array).
 class EventProgram {
  public:
   // `maps` names every map of the unit the engine owns; the unit's own
@@ -161,17 +167,16 @@ class EventProgram {
   // filters' numbers (codegen::kConstantsSection).
   static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps,
                                      const std::map<std::string, std::vector<uint8_t>>& rodata = {});
-  EventProgram(EventProgram&&) noexcept;
-  EventProgram& operator=(EventProgram&&) noexcept;
-  ~EventProgram();
-  int event_fd() const;
-  int test_fd() const;
+  int event_fd() const { return event_.get(); }
+  // -1 when the unit has no test entry (an attached event's).
+  int test_fd() const { return test_.get(); }
   // The kernel's recursion_misses of its programs (see Attachment::missed).
   uint64_t missed() const;
 
  private:
   EventProgram() = default;
-  bpf_object* obj_ = nullptr;
+  Fd event_;
+  Fd test_;
 };
 
 // The dispatcher attached to one tracepoint, with its program array.

@@ -150,31 +150,17 @@ Expected<EventProgram> EventProgram::load(const std::string& object, const std::
     obj = open_and_load(object, maps, rodata, log, kLogStatsOnly);
   }
   if (!obj) return unexpected(std::move(obj).error());
+  // The programs' own descriptors, kept past the object's close.
+  const bpf_program* event = bpf_object__find_program_by_name(*obj, "event_prog");
+  const bpf_program* test = bpf_object__find_program_by_name(*obj, "test_entry");
   EventProgram p;
-  p.obj_ = *obj;
+  if (event) p.event_ = Fd(fcntl(bpf_program__fd(event), F_DUPFD_CLOEXEC, 0));
+  if (test) p.test_ = Fd(fcntl(bpf_program__fd(test), F_DUPFD_CLOEXEC, 0));
+  const int dup_errno = errno;
+  bpf_object__close(*obj);
+  if (!event) return fail(ErrorKind::Bpf, ENOENT, "generated object lacks event_prog");
+  if (!p.event_ || (test && !p.test_)) return fail(ErrorKind::Bpf, dup_errno, "keeping the loaded programs");
   return p;
-}
-
-EventProgram::EventProgram(EventProgram&& o) noexcept : obj_(o.obj_) { o.obj_ = nullptr; }
-
-EventProgram& EventProgram::operator=(EventProgram&& o) noexcept {
-  if (this != &o) {
-    bpf_object__close(obj_);
-    obj_ = o.obj_;
-    o.obj_ = nullptr;
-  }
-  return *this;
-}
-
-EventProgram::~EventProgram() { bpf_object__close(obj_); }
-
-int EventProgram::event_fd() const {
-  return bpf_program__fd(bpf_object__find_program_by_name(obj_, "event_prog"));
-}
-
-int EventProgram::test_fd() const {
-  const bpf_program* test = bpf_object__find_program_by_name(obj_, "test_entry");
-  return test ? bpf_program__fd(test) : -1;
 }
 
 // Tail-called and test-run programs pass no recursion guard of their own
