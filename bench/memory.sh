@@ -31,8 +31,11 @@ rss_kib() {
   echo "$total"
 }
 
-# Milliseconds one write of a new trigger to sys_enter_$1 takes.
+# Milliseconds one write of a new trigger to sys_enter_$1 takes, its object
+# never compiled: the cache is emptied first (a trigger differing only in
+# its numbers would reuse a compiled object, since they are loaded).
 timed_trigger() {
+  rm -rf "$WORK/state/cache"
   timed_write "$WORK/mnt/events/syscalls/sys_enter_$1/trigger" "hist:keys=common_pid if common_pid != $RANDOM$RANDOM"
 }
 
