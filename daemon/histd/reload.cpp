@@ -68,12 +68,10 @@ config::Report Reloader::reload(engine::Engine& engine) {
     fmt::print(stderr, "histd: no configuration directory (--config-dir ''): nothing to reload\n");
     return config::Report{};
   }
-  // Before start()'s thread, histd is starting: the tree and the socket
-  // are not up, nothing else is applied meanwhile, and the reload is part
-  // of starting (before the first READY=1). After it, `systemctl reload`
+  // Before start()'s thread, histd is starting: the reload is part of
+  // starting (before the first READY=1). After it, `systemctl reload`
   // waits for READY=1 after RELOADING=1.
-  const bool starting = !thread_.joinable();
-  const bool notify = !starting;
+  const bool notify = thread_.joinable();
   if (notify) sd_notify(0, fmt::format("RELOADING=1\nMONOTONIC_USEC={}", monotonic_usec()).c_str());
   config::Report r;
   {
@@ -81,7 +79,7 @@ config::Report Reloader::reload(engine::Engine& engine) {
     // start's own covers the reload at start).
     std::optional<StartProgress> progress;
     if (notify) progress.emplace(engine.shared_compiler(), "reloading the configuration");
-    r = config::reconcile(engine, dir_, starting);
+    r = config::reconcile(engine, dir_);
   }
   for (const std::string& change : r.changes) fmt::print(stderr, "histd: {}\n", change);
   for (const config::Problem& p : r.problems) fmt::print(stderr, "{}", p.text());

@@ -162,10 +162,9 @@ struct Report {
 
 // Brings histd's configuration triggers and synthetic events to what the
 // files of `dir` declare. Each bad line is reported (error_log too) and
-// the rest applied. `starting`: histd takes no other command yet (its tree
-// and socket are not up), so each program is compiled once, at the end
+// the rest applied. Each program is compiled once, at the end
 // (engine::Engine::begin_batch); a trigger that fails there is still
 // reported at its file and line.
-Report reconcile(engine::Engine& engine, const std::filesystem::path& dir, bool starting = false);
+Report reconcile(engine::Engine& engine, const std::filesystem::path& dir);
 
 }  // namespace histd::config

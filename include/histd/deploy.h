@@ -220,8 +220,8 @@ class Deployer {
   // ---- batches: many commands, one load per event ----
   // Between begin_batch() and end_batch(), an event of plain hist triggers
   // (no variables, references or actions; no control trigger; not
-  // recorded) is compiled and checked at each change (with compile_at_end,
-  // only by end_batch()), but its program
+  // recorded) is compiled and checked at each change (a batch's own
+  // command: only by end_batch(), see set_batch_command), but its program
   // is loaded once, by end_batch(): restoring or reloading N triggers loads
   // an event's program once instead of once per trigger (the verifier's
   // work grows with the program). A program the kernel refuses then is
@@ -233,15 +233,18 @@ class Deployer {
     uint64_t uid = 0;
     Error error;
   };
-  // `compile_at_end`: no command can be made meanwhile but the batch's own,
-  // all accepted before or checked again at the end (a restore, the
-  // configuration at start): each program is compiled once, by end_batch(),
-  // not again with each trigger it gains; one that fails is built trigger
-  // by trigger, which names the one at fault.
-  void begin_batch(bool compile_at_end = false) {
-    batching_ = true;
-    compile_at_end_ = compile_at_end;
-  }
+  void begin_batch() { batching_ = true; }
+  // Marks the commands that follow, until unset, as the batch's own (the
+  // engine does: a restore's saved entries, a reload's declarations). Those
+  // were accepted before, or are reported at their file and line when the
+  // end finds them at fault, so their programs are compiled once, by
+  // end_batch(), not again with each trigger they gain (with four triggers a
+  // program, three of every four compiles were thrown away); one that fails
+  // is built trigger by trigger, which names the one at fault. A user's
+  // command made meanwhile (the tree, the socket) is compiled at once, with
+  // whatever of the batch its programs hold: its write must not succeed and
+  // then be taken back for a compile.
+  void set_batch_command(bool on) { batch_command_ = on; }
   std::vector<Refused> end_batch();
   // Removes pins nothing uses any more (left by a histd that died with
   // triggers the state file no longer names).
@@ -394,7 +397,7 @@ class Deployer {
   Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   bool restoring_ = false;
   bool batching_ = false;  // begin_batch() .. end_batch()
-  bool compile_at_end_ = false;
+  bool batch_command_ = false;  // set_batch_command()
   std::vector<uint32_t> released_in_batch_;  // control slots free again after end_batch()
   bool shutting_down_ = false;
   symbols::SystemResolver resolver_;

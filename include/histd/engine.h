@@ -302,19 +302,18 @@ class Engine {
   // to error_log under `location` ("file:line") instead of the event's name.
   CommandResult add_config(const ConfigItem& item, const std::string& location);
   // Many commands (a reload's), each event's program loaded once: between
-  // begin_batch() and end_batch() the deployer compiles and checks what a
-  // command changes but may leave the kernel's load to the end (see
-  // deploy::Deployer::begin_batch); a command made meanwhile, a user's
-  // too, counts from then. end_batch() takes back from the registry what
-  // the kernel refused then (error_log says why), and returns those the
-  // configuration declared.
+  // begin_batch() and end_batch() the deployer checks what a command
+  // changes but may leave the kernel's load to the end (see
+  // deploy::Deployer::begin_batch), and the compile of the batch's own
+  // commands (add_config, update_config, remove_config: set_batch_command
+  // there); a command made meanwhile, a user's too, counts from then.
+  // end_batch() takes back from the registry what the kernel refused then
+  // (error_log says why), and returns those the configuration declared.
   struct BatchRefusal {
     ConfigItem item;
     CommandFailure failure;
   };
-  // `compile_at_end`: see deploy::Deployer::begin_batch (config::reconcile
-  // at start, before the tree and the socket take commands).
-  void begin_batch(bool compile_at_end = false);
+  void begin_batch();
   std::vector<BatchRefusal> end_batch();
   // Removes what config_items() listed as `item` (a saved one that did not
   // restore is dropped from the state file); ENOENT when it is no longer
@@ -466,6 +465,19 @@ class Engine {
   // The kernel side (histd/deploy.h): every BPF object the triggers and
   // synthetic events of registry_ are deployed as, and the ring's buffers.
   std::unique_ptr<deploy::Deployer> deployer_;
+  // While one lives (under mu_), the deployer's commands are the open
+  // batch's own (deploy::Deployer::set_batch_command): a declaration's, a
+  // restored entry's.
+  class BatchCommand {
+   public:
+    explicit BatchCommand(deploy::Deployer& deployer);
+    ~BatchCommand();
+    BatchCommand(const BatchCommand&) = delete;
+    BatchCommand& operator=(const BatchCommand&) = delete;
+
+   private:
+    deploy::Deployer& deployer_;
+  };
 };
 
 }  // namespace histd::engine

@@ -147,7 +147,7 @@ std::string Report::summary() const {
   return s + fmt::format(", {} error{}", problems.size(), problems.size() == 1 ? "" : "s");
 }
 
-Report reconcile(engine::Engine& engine, const std::filesystem::path& dir, bool starting) {
+Report reconcile(engine::Engine& engine, const std::filesystem::path& dir) {
   Report report;
   report.dir = dir;
   std::vector<DirFile> files = read_dir(dir, report.problems);
@@ -170,8 +170,8 @@ Report reconcile(engine::Engine& engine, const std::filesystem::path& dir, bool 
   report.unchanged = plan.unchanged;
   report.kept = plan.kept;
   Applier applier(engine, report);
-  // Each event's program loaded once, not once per trigger.
-  engine.begin_batch(starting);
+  // Each event's program compiled and loaded once, not once per trigger.
+  engine.begin_batch();
   for (const Step& s : plan.steps) applier.run(s);
   for (const engine::Engine::BatchRefusal& r : engine.end_batch()) applier.refused(r, plan.steps);
   // In the files' order, whichever stage found them.

@@ -2,8 +2,8 @@
 // triggers loads each event's program once. Every trigger is still checked
 // when its command runs (planned, compiled, its maps counted); only the
 // kernel's verifier, whose work grows with the program, waits for the end.
-// In a restore, and in the configuration applied at start, the compiles wait
-// for the end too, one per program (begin_batch's compile_at_end).
+// The batch's own commands (a restore's, a reload's) leave the compiles to
+// the end too, one per program (set_batch_command).
 #include <algorithm>
 
 #include "deploy/state.h"
@@ -20,7 +20,6 @@ bool Deployer::deferrable(const EventState& ev, const std::vector<Trigger*>& tri
 
 std::vector<Deployer::Refused> Deployer::end_batch() {
   batching_ = false;
-  compile_at_end_ = false;
   std::vector<Refused> refused;
   for (auto& [id, ev] : events_) {
     if (!ev->deferred) continue;

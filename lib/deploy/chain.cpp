@@ -155,15 +155,13 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
 }
 
 // A batch: the programs that changed are compiled now, loaded by end_batch().
-// Not with compile_at_end (a restore, the configuration at start): each
-// program is compiled once, by end_batch(), rather than again with each
-// member it gains (with four triggers a program, three of every four
-// compiles of a cold restore were thrown away). A program that then fails
-// is built trigger by trigger (build_one_by_one), which names the one at
-// fault.
+// Not for the batch's own commands (set_batch_command): each program is
+// compiled once, by end_batch(), rather than again with each member it
+// gains. A program that then fails is built trigger by trigger
+// (build_one_by_one), which names the one at fault.
 Status Deployer::defer(EventState& ev, const Layout& lay) {
   if (ev.groups.size() < lay.groups.size()) ev.groups.resize(lay.groups.size());
-  for (size_t g = 0; g < lay.groups.size() && !compile_at_end_; ++g) {
+  for (size_t g = 0; g < lay.groups.size() && !batch_command_; ++g) {
     ProgramGroup& group = ev.groups[g];
     const std::vector<uint64_t> members = serials(lay.groups[g]);
     if (group.built == members || (group.program && group.members == members)) continue;
@@ -171,7 +169,7 @@ Status Deployer::defer(EventState& ev, const Layout& lay) {
     if (!b) return unexpected(std::move(b).error());
     group.built = members;
   }
-  if (lay.groups.empty() && !compile_at_end_) {
+  if (lay.groups.empty() && !batch_command_) {
     auto b = build(ev, lay.event, {}, false);
     if (!b) return unexpected(std::move(b).error());
   }

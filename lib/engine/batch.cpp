@@ -4,10 +4,16 @@
 
 namespace histd::engine {
 
-void Engine::begin_batch(bool compile_at_end) {
+void Engine::begin_batch() {
   std::lock_guard lock(mu_);
-  deployer_->begin_batch(compile_at_end);
+  deployer_->begin_batch();
 }
+
+Engine::BatchCommand::BatchCommand(deploy::Deployer& deployer) : deployer_(deployer) {
+  deployer_.set_batch_command(true);
+}
+
+Engine::BatchCommand::~BatchCommand() { deployer_.set_batch_command(false); }
 
 std::optional<Engine::BatchRefusal> Engine::take_back(const deploy::Deployer::Refused& refused, bool logged) {
   const auto [event, trigger] = registry_.find(refused.uid);

@@ -94,6 +94,7 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
 
 CommandResult Engine::add_config(const ConfigItem& item, const std::string& location) {
   std::lock_guard lock(mu_);
+  const BatchCommand own(*deployer_);
   log_location_ = location;
   CommandResult r = Unit{};
   if (auto retried = retry_config(item)) {
@@ -111,6 +112,7 @@ CommandResult Engine::add_config(const ConfigItem& item, const std::string& loca
 
 CommandResult Engine::remove_config(const ConfigItem& item) {
   std::lock_guard lock(mu_);
+  const BatchCommand own(*deployer_);
   // A saved entry that did not restore: dropped from the state file.
   for (auto it = not_restored_.begin(); it != not_restored_.end(); ++it) {
     const bool synth = it->kind == SavedEntry::Kind::Synthetic;
@@ -153,6 +155,7 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
 
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
   std::lock_guard lock(mu_);
+  const BatchCommand own(*deployer_);
   auto names = split_event(item.event);
   if (item.kind != ConfigItem::Kind::Trigger || !names) return not_found(item);
   const catalog::EventId id{names->first, names->second};

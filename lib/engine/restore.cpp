@@ -164,6 +164,7 @@ std::map<uint64_t, Engine::SavedEntry> Engine::apply_saved_entries(std::vector<S
   std::map<uint64_t, SavedEntry> made;
   for (SavedEntry& e : entries) {
     std::lock_guard lock(mu_);
+    const BatchCommand own(*deployer_);
     uint64_t uid = 0;
     CommandResult r = apply_saved(e, &uid);
     if (r && uid != 0) made.emplace(uid, std::move(e));
@@ -214,8 +215,9 @@ std::vector<std::string> Engine::restore() {
     std::lock_guard lock(mu_);
     restoring_ = true;
     deployer_->set_restoring(true);
-    // Its triggers were accepted before: each program compiled once, at the end.
-    deployer_->begin_batch(true);
+    // Its triggers were accepted before: each program compiled once, at the
+    // end (apply_saved_entries makes them the batch's own).
+    deployer_->begin_batch();
   }
   std::map<uint64_t, SavedEntry> made = apply_saved_entries(std::move(entries), problems);
   std::lock_guard lock(mu_);

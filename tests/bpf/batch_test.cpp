@@ -146,5 +146,32 @@ TEST_F(BatchTest, ARestoreTheKernelRefusesWholeRestoresWhatLoadsAndKeepsTheRestS
   EXPECT_EQ(count(file_text(options_.state_file), "pid == "), static_cast<size_t>(kTriggers));
 }
 
+// A reload's declarations are the batch's own: each program is compiled
+// once, at the end, not again with each trigger it gains. A user's command
+// made meanwhile is compiled at once (its write must not succeed and then
+// be taken back), with the declarations its program holds.
+TEST_F(BatchTest, ADeclarationIsCompiledAtTheEndAUsersCommandMeanwhileAtOnce) {
+  start();
+  auto compiles = [this] {
+    const runtime::Compiler::Stats s = engine_->shared_compiler()->stats();
+    return s.by_server + s.by_clang;
+  };
+  const uint64_t before = compiles();
+  engine_->begin_batch();
+  for (int i = 0; i < 3; ++i) {
+    const engine::ConfigItem item{engine::ConfigItem::Kind::Trigger, kSys + ":" + kEvent, command(i), true, {}};
+    auto r = engine_->add_config(item, "batch.conf:" + std::to_string(i + 1));
+    ASSERT_TRUE(r.ok()) << command(i) << ": " << r.error().message();
+  }
+  EXPECT_EQ(compiles(), before) << "a declaration was compiled before the batch's end";
+  auto user = engine_->write_trigger(kSys, kEvent, command(3));
+  ASSERT_TRUE(user.ok()) << user.error().message();
+  EXPECT_EQ(compiles(), before + 1) << "a user's command in a batch is compiled when it is made";
+  EXPECT_TRUE(engine_->end_batch().empty());
+  // Once more at the end (these tests have no object cache to find it in).
+  EXPECT_EQ(compiles(), before + 2);
+  EXPECT_EQ(listed_and_counting(), (std::set<int>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace histd::testing
