@@ -6,10 +6,16 @@
 # failed insert (histd's Dropped). ns per close() call, wall clock, for:
 #   none      untraced
 #   floor     the empty program attached to sys_enter_close
+#   floor_raw an empty program on the raw sys_enter tracepoint (it checks
+#             the system call's number, as histd's raw dispatcher does)
 #   hand      the same count written by hand (bench/hand.bpf.c hand_fd)
 #   histd     hist:keys=fd, with its hot slots (chosen by the planner)
 #   noslots   the same table without hot slots (a named table has none):
 #             what the hot slots cost where no key repeats
+#   histd_raw hist:keys=fd in a second histd started with
+#             --raw-syscalls=true (sys_enter_close entered from the raw
+#             sys_enter tracepoint; every other system call then pays the
+#             raw program's check: README, Performance)
 #   bpftrace  @[args->fd] = count(), its map capped at the same 2048 keys
 # Interleaved rounds, shuffled; medians (min..max).
 #   bash bench/fresh.sh   (root; ROUNDS=7 CALLS=1000000, HISTD_BUILD=dir: that build)
@@ -22,8 +28,21 @@ WORK=$(mktemp -d /tmp/histd-bench-fresh.XXXXXX)
 HISTD=
 BT=
 source bench/rounds.sh
-trap bench_cleanup EXIT
+HISTD_RAW=
+cleanup() {
+  [ -z "$HISTD_RAW" ] || { kill -TERM "$HISTD_RAW" 2>/dev/null || true; wait "$HISTD_RAW" 2>/dev/null || true; }
+  ! mountpoint -q "$WORK/mnt-raw" || fusermount3 -u "$WORK/mnt-raw"
+  bench_cleanup
+}
+trap cleanup EXIT
 start_histd
+# The second histd, on the raw tracepoints.
+mkdir -p "$WORK/mnt-raw"
+"$B/histd" --foreground --mount "$WORK/mnt-raw" --socket "$WORK/sock-raw" --state-dir "$WORK/state-raw" \
+  --pin-dir "" --config-dir "" --raw-syscalls=true >"$WORK/histd-raw.log" 2>&1 &
+HISTD_RAW=$!
+for _ in $(seq 100); do [ -e "$WORK/mnt-raw/events" ] && break; sleep 0.1; done
+[ -e "$WORK/mnt-raw/events" ] || { cat "$WORK/histd-raw.log" >&2; exit 1; }
 EV=$WORK/mnt/events/syscalls/sys_enter_close
 CLOSE="$B/histd_bench_close $CALLS $((1 << 24)) time"
 ATTACH=$B/histd_bench_attach
@@ -31,27 +50,32 @@ export BPFTRACE_MAP_KEYS_MAX=2048
 # A whole number of ns per call (what interleaved_rounds reads).
 closes() { printf "%.0f\n" "$("$@" $CLOSE)"; }
 run() { FIGURE=$(closes); }
-# The last histd round's table: full, and the rest dropped.
+# The last histd round's table: full, and the rest dropped. $3: the
+# event's directory (default: the first histd's).
 histd_once() {
-  echo "$1" >"$EV/trigger"
+  local ev=${3:-$EV}
+  echo "$1" >"$ev/trigger"
   closes
-  grep -E '^    (Entries|Dropped):' "$EV/hist" | tr -s ' ' | tr '\n' ' ' >"$WORK/last_$2"
-  : >"$EV/trigger"
+  grep -E '^    (Entries|Dropped):' "$ev/hist" | tr -s ' ' | tr '\n' ' ' >"$WORK/last_$2"
+  : >"$ev/trigger"
 }
 
 variant() {
   case $1 in
     none) closes ;;
     floor) closes "$ATTACH" "$B/bpf/empty.bpf.o" empty:syscalls:sys_enter_close -- ;;
+    floor_raw) closes "$ATTACH" "$B/bpf/empty.bpf.o" empty_raw:raw:sys_enter -- ;;
     hand) closes "$ATTACH" "$B/bpf/hand.bpf.o" hand_fd:syscalls:sys_enter_close -- ;;
     histd) histd_once "hist:keys=fd" histd ;;
     noslots) histd_once "hist:name=fresh_fds:keys=fd" noslots ;;
+    histd_raw) histd_once "hist:keys=fd" histd_raw "$WORK/mnt-raw/events/syscalls/sys_enter_close" ;;
     bpftrace)
       with_bpftrace 'tracepoint:syscalls:sys_enter_close { @[args->fd] = count(); }'
       echo "$FIGURE" ;;
   esac
 }
 echo "close() of $CALLS distinct fds, a count by fd in a 2048-entry table:"
-interleaved_rounds "ns per close()" none floor hand histd noslots bpftrace
+interleaved_rounds "ns per close()" none floor floor_raw hand histd noslots histd_raw bpftrace
 echo "histd's table after its last round: $(cat "$WORK/last_histd")"
 echo "without hot slots:                  $(cat "$WORK/last_noslots")"
+echo "on the raw tracepoint:              $(cat "$WORK/last_histd_raw")"
