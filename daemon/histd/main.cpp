@@ -233,24 +233,25 @@ int run(const Options& opt) {
   return serve(opt, **eng, inst, std::move(*tree), std::move(*server), std::move(*metrics), **reloader);
 }
 
+// Every trigger holds file descriptors, its tables' maps: ~3.5 a plain
+// trigger (~9 while each loaded program kept its libbpf object), so about
+// 300 triggers pass 1024. systemd starts services with a soft limit of 1024
+// (hard 524288), and past it every open fails with EMFILE (a hist read
+// among them). As systemd advises, a program that needs more raises its
+// soft limit to the hard one; histd uses poll, never select.
+void raise_open_files_limit() {
+  struct rlimit r {};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
+  r.rlim_cur = r.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &r) != 0)
+    fmt::print(stderr, "histd: cannot raise the open files limit: {}\n", strerror(errno));
+}
+
 // Reading a big table allocates tens of MB (entries, sort order, text) and
 // frees it. By default glibc maps such blocks afresh and unmaps them on free,
 // so every read faulted in every page again: on a VM that was half of a 100k
 // entry read. Keep them in one heap instead; the tree trims it once reads
 // stop (fs::Tree, kKeepHeapAfterRead).
-// Every trigger holds file descriptors: its table's maps, and each program
-// loaded holds its own of every map it uses (libbpf's object): ~9 a plain
-// trigger, so 100 on one event took 928. systemd starts services with a
-// soft limit of 1024 (hard 524288), and past it every open failed with
-// EMFILE (a hist read among them). As systemd advises, a program that needs
-// more raises its soft limit to the hard one; histd uses poll, never select.
-void raise_open_files_limit() {
-  struct rlimit r {};
-  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
-  r.rlim_cur = r.rlim_max;
-  if (setrlimit(RLIMIT_NOFILE, &r) != 0) fmt::print(stderr, "histd: cannot raise the open files limit: {}\n", strerror(errno));
-}
-
 void keep_freed_heap() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
