@@ -6,9 +6,10 @@
 //
 // The request carries the clang driver arguments histd would spawn clang
 // with; the server runs the same driver to turn them into the cc1 invocation
-// and executes it as clang itself does in process, so the object is the one
-// clang would have written. The source stays in memory (an overlay file
-// system), and so does the object.
+// and executes it as clang itself does in process, but for a generated
+// unit's optimization: a short pipeline of its own instead of -O2's
+// (optimize.h), for programs as small in about two thirds of the time. The
+// source stays in memory (an overlay file system), and so does the object.
 //
 // Requests are compiled one after another in this process, each with its own
 // CompilerInstance, file system overlay and diagnostics (clang's library is
@@ -50,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "optimize.h"
 #include "prelude.h"
 #include "runtime/cc_protocol.h"
 #include "shed.h"
@@ -137,8 +139,13 @@ Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
   ci.setVerboseOutputStream(diag_out);  // "N errors generated."
   ci.createFileManager(files);
   llvm::SmallString<0> object;
-  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  const bool ok = clang::ExecuteCompilerInvocation(&ci);
+  bool ok = false;
+  if (histd::cc_server::optimizes_itself(ci)) {
+    ok = histd::cc_server::compile_optimized(ci, object, diag_out);
+  } else {
+    ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
+    ok = clang::ExecuteCompilerInvocation(&ci);
+  }
   diag_out.flush();
   if (ok && !ci.getDiagnostics().hasErrorOccurred()) {
     answer.status = CcStatus::Object;
