@@ -45,7 +45,7 @@ def source():
 mine, theirs = socket.socketpair()
 cc = subprocess.Popen([f"{B}/histd-cc", "--fd", str(theirs.fileno())], pass_fds=[theirs.fileno()])
 theirs.close()
-ARGS = ["-O2", "-g", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror", "-Wno-unused-function",
+ARGS = ["-O2", "-gdwarf-4", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror", "-Wno-unused-function",
         "-Wno-parentheses-equality", f"-I{INCLUDE}", "-idirafter", "/usr/include/x86_64-linux-gnu",
         "-c", "u.c", "-o", "u.o"]
 

@@ -11,12 +11,13 @@
 #                  cache) takes: right after a compile (histd-cc warm),
 #                  after histd-cc shed, and after it stopped (a histd with
 #                  --compiler-idle-stop 1 instead)
-#   bash bench/memory.sh   (as root, from a built tree)
+#   bash bench/memory.sh   (as root, from a built tree; HISTD_BUILD=dir: that
+#                          build, histd and histd-cc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/rounds.sh
 ROUNDS=${ROUNDS:-3}
-B=$PWD/build
+B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-memory.XXXXXX)
 HISTD=
 trap bench_cleanup EXIT
