@@ -309,7 +309,7 @@ int main(int argc, char** argv) {
   // A first compile initializes what clang sets up lazily (option tables,
   // the BPF backend, DWARF and BTF emission) and faults its code in, here
   // rather than in the first unit histd sends; forked children inherit it.
-  CcRequest warm{{"-O2", "-g", "-target", "bpf", "-mcpu=v3", "-c", "warm.c", "-o", "warm.o"},
+  CcRequest warm{{"-O2", "-gdwarf-4", "-target", "bpf", "-mcpu=v3", "-c", "warm.c", "-o", "warm.o"},
                  "warm.c",
                  "struct s { int a; };\nint f(struct s *p) { return p ? p->a * 3 : 0; }\n"};
   compile(warm);
