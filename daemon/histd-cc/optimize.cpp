@@ -110,9 +110,11 @@ bool optimize(llvm::Module& module, clang::CompilerInstance& ci, llvm::raw_ostre
 }  // namespace
 
 bool optimizes_itself(clang::CompilerInstance& ci) {
+  // `-target bpf` is the host's byte order: bpfel here, bpfeb on s390x.
+  const llvm::Triple::ArchType arch = llvm::Triple(ci.getTargetOpts().Triple).getArch();
   return ci.getFrontendOpts().ProgramAction == clang::frontend::EmitObj &&
-         llvm::Triple(ci.getTargetOpts().Triple).getArch() == llvm::Triple::bpfel && ci.getCodeGenOpts().OptimizationLevel > 0 &&
-         !ci.getCodeGenOpts().DisableLLVMPasses;
+         (arch == llvm::Triple::bpfel || arch == llvm::Triple::bpfeb) &&
+         ci.getCodeGenOpts().OptimizationLevel > 0 && !ci.getCodeGenOpts().DisableLLVMPasses;
 }
 
 bool compile_optimized(clang::CompilerInstance& ci, llvm::SmallVectorImpl<char>& object, llvm::raw_ostream& diag) {
