@@ -6,17 +6,19 @@
 // the function simplification passes, InstCombine), and it bought nothing a
 // generated unit needs: histd's code already says what to inline (every
 // helper and a lone trigger `__always_inline`, triggers of a shared unit
-// `noinline`), has no loops to unroll or vectorize, and reads no field
-// twice. The short pipeline (about 5 ms) folds the helper pointers
+// `noinline`), has no loop worth unrolling or vectorizing, and reads no
+// field twice. The short pipeline (about 5 ms) folds the helper pointers
 // (globalopt), puts locals in registers (SROA), simplifies and removes what
 // the inlined helpers left (EarlyCSE, InstCombine, GVN, SCCP, DSE, ADCE,
-// SimplifyCFG), and runs the BPF target's own IR passes where clang would
-// (its pipeline-start and early-simplification passes, which keep the code
-// the kernel's verifier accepts, and its peephole). The object loads the
-// same programs: a one-trigger unit is 124 instructions either way.
+// SimplifyCFG), rotates a string predicate's loops and simplifies their
+// induction variables (the verifier needs both), drops arguments nothing
+// reads, and runs the BPF target's own IR passes where clang would (its
+// pipeline-start and early-simplification passes, which keep the code the
+// kernel's verifier accepts, and its peephole). The programs are as small:
+// a one-trigger unit is 124 instructions either way.
 //
-// Clang compiled without it when the invocation is not an object for the
-// BPF target at -O1 or more (the prelude's precompile, the warm-up).
+// What is not an object for the BPF target at -O1 or more (the prelude's
+// precompile) clang compiles as it would itself.
 #pragma once
 
 #include <llvm/ADT/SmallVector.h>
