@@ -9,6 +9,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "hist_shared.h"
 #include "histd/runtime.h"
@@ -98,10 +99,10 @@ constexpr uint32_t kLogStatsOnly = 4;
 // log is in `log`. `log_level` 0: libbpf asks for a level-1 log only when a
 // load fails (and retries with it).
 Expected<bpf_object*> open_and_load(const std::string& object, const std::map<std::string, int>& maps,
-                                    const std::map<std::string, std::vector<uint8_t>>& rodata, std::string& log,
+                                    const std::map<std::string, std::vector<uint8_t>>& rodata, char* log,
                                     uint32_t log_level) {
-  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log.data(),
-              .kernel_log_size = log.size(), .kernel_log_level = log_level);
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log,
+              .kernel_log_size = kVerifierLogSize, .kernel_log_level = log_level);
   bpf_object* obj = bpf_object__open_mem(object.data(), object.size(), &opts);
   if (!obj) return bpf_fail(-errno, "opening generated object");
   auto failed = [&](Unexpected<Error> e) {
@@ -128,7 +129,7 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
     if (log[0] == '\0') return failed(bpf_fail(err, "loading the generated object"));
     return failed(fail(ErrorKind::Bpf, e,
                        fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}",
-                                   std::strerror(e), log_tail(log.data(), kVerifierLogShown))));
+                                   std::strerror(e), log_tail(log, kVerifierLogShown))));
   }
   return obj;
 }
@@ -138,15 +139,19 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps,
                                           const std::map<std::string, std::vector<uint8_t>>& rodata) {
   // libbpf asks the kernel for a log only when a load fails, and then
-  // writes it here instead of printing it.
-  std::string log(kVerifierLogSize, '\0');
+  // writes it here instead of printing it. Not filled beforehand: the
+  // kernel ends what it writes with a NUL, and a megabyte of zeros cost
+  // every load its page faults (the first load of a histd ~4 ms).
+  const std::unique_ptr<char[]> buffer(new char[kVerifierLogSize]);
+  char* log = buffer.get();
+  log[0] = '\0';
   auto obj = open_and_load(object, maps, rodata, log, 0);
   if (!obj && obj.error().err == ENOSPC && log[0] != '\0') {
     // ENOSPC with a log says only that the log did not fit (the kernel
     // reports a cut log instead of the refusal, whatever it was: a program
     // too complex to verify, with string filters, once showed as "No space
     // left on device"). Once more with the verifier's messages alone.
-    std::fill(log.begin(), log.end(), '\0');
+    log[0] = '\0';
     obj = open_and_load(object, maps, rodata, log, kLogStatsOnly);
   }
   if (!obj) return unexpected(std::move(obj).error());
