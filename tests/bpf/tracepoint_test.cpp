@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include "bpf_test_support.h"
 
@@ -56,6 +58,66 @@ TEST(Tracepoint, OwnWritesAreCountedExactly) {
   engine->shutdown();
 }
 
+
+// A new trigger's table is made while its program compiles (Deployer::
+// rebuild's overlap), and the event's dispatcher attached meanwhile: a table
+// that cannot be made must still fail the write and leave the event as it
+// was, attached or not, its other trigger counting.
+std::vector<std::string> pins_ending(const std::filesystem::path& dir, const std::string& tail) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0)
+      out.push_back(name.substr(0, name.size() - tail.size()));
+  }
+  return out;
+}
+
+TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
+  HISTD_REQUIRE_BPF();
+  engine::EngineOptions options;
+  options.pin_dir = std::filesystem::path("/sys/fs/bpf") / ("histd-table-fails-" + std::to_string(getpid()));
+  auto engine = real_engine(options);
+  ASSERT_TRUE(engine);
+  const std::string mine = " if common_pid == " + std::to_string(getpid());
+  const std::string counted = "hist:keys=common_pid" + mine;
+  const std::string failing = "hist:keys=common_pid:vals=__syscall_nr" + mine;
+  // Where the failing trigger's table pins: made once, then removed.
+  ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", failing).ok());
+  const std::vector<std::string> bases = pins_ending(options.pin_dir, "_table");
+  ASSERT_EQ(bases.size(), 1u);
+  ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", "!" + failing).ok());
+  ASSERT_TRUE(pins_ending(options.pin_dir, "_link").empty()) << "the event is still attached";
+  // A non-empty directory where its stats map pins: the pin fails.
+  const std::filesystem::path planted = options.pin_dir / (bases[0] + "_stats");
+  ASSERT_TRUE(std::filesystem::create_directories(planted / "x"));
+
+  auto r = engine->write_trigger("syscalls", "sys_enter_getppid", failing);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("pinning a table under"), std::string::npos) << r.error().message();
+  EXPECT_TRUE(pins_ending(options.pin_dir, "_link").empty()) << "a dispatcher was left attached";
+  const std::string none = read_trigger(*engine, "syscalls", "sys_enter_getppid");
+  EXPECT_EQ(none.find("hist:"), std::string::npos) << none;
+
+  ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", counted).ok());
+  EXPECT_FALSE(engine->write_trigger("syscalls", "sys_enter_getppid", failing).ok());
+  for (int i = 0; i < 3; ++i) getppid();
+  auto h = read_hist(*engine, "syscalls", "sys_enter_getppid");
+  ASSERT_TRUE(h.ok()) << h.error().context;
+  // Other BPF work on a CPU can make the kernel skip an event (Missed).
+  const bool three = h->find(fmt::format("{{ common_pid: {:>10} }} hitcount: {:>10}\n", getpid(), 3)) != std::string::npos;
+  EXPECT_TRUE(three || h->find("    Missed: ") != std::string::npos) << *h;
+  const std::string lines = read_trigger(*engine, "syscalls", "sys_enter_getppid");
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << lines;
+  EXPECT_EQ(lines.find("__syscall_nr"), std::string::npos) << lines;
+
+  std::filesystem::remove_all(planted);
+  ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", failing).ok());
+  engine->shutdown();
+  std::error_code ec;
+  std::filesystem::remove_all(options.pin_dir, ec);
+}
 
 // Syscall events attach through the raw sys_enter / sys_exit tracepoints
 // (the record rebuilt from the registers) unless raw_syscalls is off. Both
