@@ -307,12 +307,7 @@ class Deployer {
   CommandResult remove_control(EventState& ev, ControlTrigger* going);
   std::vector<ControlTrigger*> controls_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
-  // `prepare`: the command's own work that loading needs and compiling does
-  // not (a new trigger's maps); done while the first program compiles, or
-  // before the first program's maps are named. It may run more than once.
-  using Prepare = std::function<Status()>;
-  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<ControlTrigger*>& enables,
-                 const Prepare& prepare = {});
+  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<ControlTrigger*>& enables);
   // rebuild()'s steps (chain.cpp): which program holds each trigger; each
   // changed program built (rebuild.cpp), loaded, installed, kept.
   bool chained(const EventState& ev) const;
@@ -324,12 +319,8 @@ class Deployer {
   struct Built;
   struct Loaded;
   // `group`: a program of the event's chain (no controls, no record).
-  // `overlap`: work that runs while histd-cc compiles it (on another
-  // thread), given the parts; its failure is the build's.
-  using Overlap = std::function<Status(const Built&)>;
   Expected<Built> build(EventState& ev, const std::vector<Trigger*>& triggers,
-                        const std::vector<ControlTrigger*>& enables, bool group, const Overlap& overlap = {});
-  Expected<std::string> compile_overlapped(const Built& b, const Overlap& overlap);
+                        const std::vector<ControlTrigger*>& enables, bool group);
   Status defer(EventState& ev, const Layout& lay);
   Status attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe);
   Status load(EventState& ev, Loaded& loaded);

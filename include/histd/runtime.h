@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -122,9 +121,6 @@ class Compiler {
   // meanwhile rather than when the compile asks.
   void warm() const;
   Expected<std::string> compile(const std::string& source) const;
-  // The object cached for `source`, if any (what compile() would answer
-  // without compiling).
-  std::optional<std::string> cached(const std::string& source) const;
   // Drops the cached object of `source`: the kernel refused it, and the
   // next compile (perhaps by a repaired compiler) must not find it again.
   void evict(const std::string& source) const;

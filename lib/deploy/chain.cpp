@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
 
 #include "deploy/state.h"
 #include "hist_shared.h"
@@ -89,7 +88,7 @@ struct Deployer::Loaded {
 // succeeds. In a batch, an event of plain triggers is only compiled (every
 // check but the verifier's): end_batch() loads its programs.
 Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
-                         const std::vector<ControlTrigger*>& enables, const Prepare& prepare) {
+                         const std::vector<ControlTrigger*>& enables) {
   const bool has_record = ev.recorded() && ev.record_slot;
   if (triggers.empty() && enables.empty() && !has_record) {
     ev.attachment.reset();
@@ -113,13 +112,25 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   // A change of plain triggers alone leaves the event program as it is.
   const bool event_dirty =
       event_has && (!ev.program || serials(lay->event) != ev.program_triggers || !groups_changed);
-  if (batching_ && deferrable(ev, triggers, enables)) {
-    if (prepare)
-      if (auto st = prepare(); !st) return st;
-    return defer(ev, *lay);
-  }
+  if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
 
+  Loaded loaded;
+  if (event_dirty) {
+    auto b = build(ev, lay->event, enables, false);
+    if (!b) return unexpected(std::move(b).error());
+    loaded.event = std::move(*b);
+  }
+  for (size_t g : dirty) {
+    auto b = build(ev, lay->groups[g], {}, true);
+    if (!b) return unexpected(std::move(b).error());
+    loaded.groups.emplace(g, std::move(*b));
+  }
+  const Built* any = loaded.event ? &*loaded.event : loaded.groups.empty() ? nullptr : &loaded.groups.begin()->second;
   const bool fresh_attachment = !ev.attachment;
+  if (any && any->attaches) {
+    auto st = attach(ev, any->parts.syscall, any->parts.probe.has_value());
+    if (!st) return st;
+  }
   // Nothing of the event runs yet, so no dispatcher either. One a dead
   // histd left pinned stays as it was, running its program, for the next try.
   auto unattach = [&](Status st) {
@@ -131,29 +142,9 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
     }
     return st;
   };
-  // While the first program compiles: the command's preparation and the
-  // event's dispatcher (a chained program's tail calls name its array).
-  Overlap overlap = [&](const Built& b) -> Status {
-    if (prepare)
-      if (auto st = prepare(); !st) return st;
-    return b.attaches ? attach(ev, b.parts.syscall, b.parts.probe.has_value()) : ok_status();
-  };
-  Loaded loaded;
-  if (event_dirty) {
-    auto b = build(ev, lay->event, enables, false, std::exchange(overlap, nullptr));
-    if (!b) return unattach(unexpected(std::move(b).error()));
-    loaded.event = std::move(*b);
-  }
-  for (size_t g : dirty) {
-    auto b = build(ev, lay->groups[g], {}, true, std::exchange(overlap, nullptr));
-    if (!b) return unattach(unexpected(std::move(b).error()));
-    loaded.groups.emplace(g, std::move(*b));
-  }
-  if (prepare)
-    if (auto st = prepare(); !st) return unattach(std::move(st));
   // Adopted pins of an older histd: one slot, no chain. Laid out again.
   if (!lay->groups.empty() && ev.attachment && ev.attachment->slot_count() < HISTD_CHAIN_SLOTS)
-    return unattach(rebuild(ev, triggers, enables, prepare));
+    return unattach(rebuild(ev, triggers, enables));
   if (auto st = load(ev, loaded); !st) return unattach(std::move(st));
   if (!restoring_ && ev.attachment) {
     auto st = install(ev, *lay, loaded, event_has);

@@ -125,6 +125,8 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
     if (!m) return system_failure(std::move(m).error());
     vars = std::move(*m);
   }
+  auto table = acquire_table(plan);
+  if (!table) return system_failure(std::move(table).error());
   auto slot = allocate_slot();
   if (!slot) return system_failure(std::move(slot).error());
 
@@ -132,30 +134,16 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   trigger->plan = plan;
   trigger->uid = h.uid;
   trigger->vars = std::move(vars);
+  trigger->table = std::move(*table);
   trigger->slot = *slot;
   trigger->serial = next_serial_++;
   auto st = set_paused(trigger->slot, h.paused);
   std::vector<Trigger*> all = triggers_of(ev);
   all.push_back(trigger.get());
   trigger->missed_base = event_missed(ev);
-  // Its table (maps, pins) is made while its program compiles.
-  Trigger* fresh = trigger.get();
-  bool table_failed = false;
-  const Prepare table = [this, fresh, &table_failed]() -> Status {
-    if (fresh->table) return ok_status();
-    auto t = acquire_table(fresh->plan);
-    if (!t) {
-      table_failed = true;
-      return unexpected(std::move(t).error());
-    }
-    fresh->table = std::move(*t);
-    return ok_status();
-  };
-  if (st) st = rebuild(ev, all, controls_of(ev), table);
-  if (st) st = table();
+  if (st) st = rebuild(ev, all, controls_of(ev));
   if (!st) {
     release_trigger(*trigger, Release::Undo);
-    if (table_failed) return system_failure(std::move(st).error());
     return rebuild_failure(ev, command, std::move(st).error());
   }
   ev.triggers.push_back(std::move(trigger));

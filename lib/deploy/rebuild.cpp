@@ -10,8 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <future>
-#include <system_error>
 
 #include "deploy/state.h"
 #include "hist_shared.h"
@@ -270,8 +268,7 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
 // Compiles one program holding `triggers`: every check but the kernel's
 // own (the verifier's, at load).
 Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trigger*>& triggers,
-                                          const std::vector<ControlTrigger*>& enables, bool group,
-                                          const Overlap& overlap) {
+                                          const std::vector<ControlTrigger*>& enables, bool group) {
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);
@@ -304,14 +301,13 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   b.chained = b.attaches && chained(ev);
   unit->entry.chained = b.chained;
   unit->entry.test_entry = !b.attaches || options_.test_entries;
-  b.unit = pipeline::compile_event(*unit);
-  auto object = compile_overlapped(b, overlap);
-  if (!object) return unexpected(std::move(object).error());
-  b.object = std::move(*object);
-  // After the overlap, which may have created the tables named here.
   auto maps = unit_maps(*unit, triggers);
   if (!maps) return unexpected(std::move(maps).error());
   b.maps = std::move(*maps);
+  b.unit = pipeline::compile_event(*unit);
+  auto object = compiler_.compile(b.unit.source);
+  if (!object) return unexpected(std::move(object).error());
+  b.object = std::move(*object);
   // The kernel would refuse it with a bare E2BIG, after loading began.
   auto maps_used = runtime::maps_used_per_program(b.object);
   if (!maps_used) return unexpected(std::move(maps_used).error());
@@ -322,30 +318,6 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
                             kMaxMapsPerProgram));
   b.maps_used = *maps_used;
   return b;
-}
-
-// The compile is mostly histd-cc's time, with histd waiting: what needs no
-// object is done meanwhile, here, while another thread waits for it. The
-// compile's answer is waited for whatever the overlap's outcome.
-Expected<std::string> Deployer::compile_overlapped(const Built& b, const Overlap& overlap) {
-  if (!overlap) return compiler_.compile(b.unit.source);
-  if (auto hit = compiler_.cached(b.unit.source)) {
-    // Nothing to wait for: no thread.
-    if (auto st = overlap(b); !st) return unexpected(std::move(st).error());
-    return std::move(*hit);
-  }
-  std::future<Expected<std::string>> compiled;
-  try {
-    compiled = std::async(std::launch::async, [this, &b] { return compiler_.compile(b.unit.source); });
-  } catch (const std::system_error&) {
-    // No thread to be had: one after the other.
-    if (auto st = overlap(b); !st) return unexpected(std::move(st).error());
-    return compiler_.compile(b.unit.source);
-  }
-  Status st = overlap(b);
-  Expected<std::string> object = compiled.get();
-  if (!st) return unexpected(std::move(st).error());
-  return object;
 }
 
 }  // namespace histd::deploy

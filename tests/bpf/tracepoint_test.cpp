@@ -59,10 +59,9 @@ TEST(Tracepoint, OwnWritesAreCountedExactly) {
 }
 
 
-// A new trigger's table is made while its program compiles (Deployer::
-// rebuild's overlap), and the event's dispatcher attached meanwhile: a table
-// that cannot be made must still fail the write and leave the event as it
-// was, attached or not, its other trigger counting.
+// A new trigger's table that cannot be made (its pin fails) fails the write
+// and leaves the event as it was, attached or not, its other trigger
+// counting.
 std::vector<std::string> pins_ending(const std::filesystem::path& dir, const std::string& tail) {
   std::vector<std::string> out;
   std::error_code ec;
