@@ -4,9 +4,12 @@
 # with the object cached. Each variant is a histd binary, optionally with
 # environment settings; every round runs each variant once in turn
 # (interleaved), each in a fresh histd given SETTLE seconds to start. Prints
-# medians (min..max) in ms. "new number": a trigger with a filter is
-# written and removed, then the same with another number in its filter
-# (`if common_pid != 1`, then 2): what the second write takes.
+# medians (min..max) in ms. "cold" is the histd's first trigger; "new number":
+# a trigger with a filter is written and removed, then the same with another
+# number in its filter (`if common_pid != 1`, then 2): what the second write
+# takes; "cold again": the first trigger once more, its object dropped from
+# the cache, on the histd that has compiled the others (what a new trigger
+# costs a histd that has been running).
 #   bash bench/activation.sh [name=binary[,VAR=value...] ...]
 #   (as root, from a built tree; ROUNDS=7 SETTLE=2 by default)
 # Default variants: histd (histd-cc) and histd with HISTD_CC= (spawning clang).
@@ -27,7 +30,7 @@ CMD='hist:keys=common_pid:vals=__syscall_nr'
 
 source bench/rounds.sh  # timed_write
 
-# One round of one variant: prints "cold cached renumbered".
+# One round of one variant: prints "cold cached renumbered cold-again".
 run_once() {
   local spec=$1 bin env=()
   IFS=, read -r bin rest <<<"$spec"
@@ -51,20 +54,25 @@ run_once() {
   echo "!$CMD if common_pid != 1" >"$T"
   renumbered=$(timed_write "$T" "$CMD if common_pid != 2")
   echo "!$CMD if common_pid != 2" >"$T"
+  rm -rf "$W/state/cache"/*
+  local again
+  again=$(timed_write "$T" "$CMD")
+  echo "!$CMD" >"$T"
   kill -TERM "$HISTD"
   wait "$HISTD" 2>/dev/null || true
   HISTD=
-  echo "$cold $cached $renumbered"
+  echo "$cold $cached $renumbered $again"
 }
 
-declare -A COLD CACHED RENUMBERED
+declare -A COLD CACHED RENUMBERED AGAIN
 for r in $(seq "$ROUNDS"); do
   for v in "$@"; do
     name=${v%%=*}
-    read -r c k n < <(run_once "${v#*=}")
+    read -r c k n a < <(run_once "${v#*=}")
     COLD[$name]+="$c "
     CACHED[$name]+="$k "
     RENUMBERED[$name]+="$n "
+    AGAIN[$name]+="$a "
   done
   echo "round $r done (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
@@ -72,10 +80,10 @@ done
 stats() {
   python3 -c 'import sys, statistics as s; v=[float(x) for x in sys.argv[1:]]; print("%.1f (%.1f..%.1f)" % (s.median(v), min(v), max(v)))' "$@"
 }
-printf '%-12s %-24s %-24s %-24s\n' variant "cold ms" "cached ms" "new number ms"
+printf '%-12s %-24s %-24s %-24s %-24s\n' variant "cold ms" "cached ms" "new number ms" "cold again ms"
 for v in "$@"; do
   name=${v%%=*}
   # shellcheck disable=SC2086
-  printf '%-12s %-24s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})" \
-    "$(stats ${RENUMBERED[$name]})"
+  printf '%-12s %-24s %-24s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})" \
+    "$(stats ${RENUMBERED[$name]})" "$(stats ${AGAIN[$name]})"
 done
