@@ -24,8 +24,10 @@
 # /usr/sbin/runqlat: CO-RE, BTF): the Python one (bpfcc-tools) compiles
 # against the running kernel's headers, which this machine does not have.
 # It queues a task that is switched out while runnable by its task state, so
-# preempted ones too (their prev_state is TASK_REPORT_MAX, 256, not 0):
-# histd's twin of it filters prev_state == 0 || prev_state == 256.
+# preempted ones too (their prev_state is TASK_REPORT_MAX, 256, not 0), and
+# never pid 0 (the idle tasks, one per CPU, all pid 0; runqlat.bt queues
+# them): histd's twin of it filters (prev_state == 0 || prev_state == 256)
+# && prev_pid != 0.
 # runqlat.bt is read from /usr/sbin as Debian ships it, but for its
 # `#include <linux/sched.h>` (bpftrace 0.17 finds no kernel headers here
 # either, and does not take TASK_RUNNING from BTF): TASK_RUNNING is 0.
@@ -63,11 +65,16 @@ echo 'runq_latency u64 lat' >>"$WORK/mnt/synthetic_events"
 RUNQLAT_BT=$(sed -e '/^#/d' -e 's/TASK_RUNNING/0/' /usr/sbin/runqlat.bt)
 
 # The caller's `run` while BCC's runqlat traces (once it says so, and half
-# a second more); its histogram goes to $WORK/bcc.log when it ends.
+# a second more); its histogram goes to $WORK/bcc.log when it ends. Its
+# "Tracing" line is line-buffered (stdbuf): in a file it was held until
+# the end, this loop polled for its 10 s, and BCC counted the polling's
+# forks and switches as latencies the tool attached after it never saw.
 with_bcc() {
-  "$BCC_RUNQLAT" >"$WORK/bcc.log" 2>&1 &
+  stdbuf -oL "$BCC_RUNQLAT" >"$WORK/bcc.log" 2>&1 &
   BCC=$!
+  local _
   for _ in $(seq 200); do grep -q '^Tracing' "$WORK/bcc.log" && break; sleep 0.05; done
+  grep -q '^Tracing' "$WORK/bcc.log" || { echo "BCC's runqlat did not start: $(cat "$WORK/bcc.log")" >&2; return 1; }
   sleep 0.5
   run
   kill -INT "$BCC"
@@ -151,7 +158,7 @@ fi
 # bcc (histd then queues as that tool does); $2: which is attached first.
 agree() {
   local rule='prev_state == 0' with=with_bpftrace tool=runqlat.bt log=$WORK/bt.log
-  [ "$1" = bcc ] && rule='prev_state == 0 || prev_state == 256' with=with_bcc tool=BCC log=$WORK/bcc.log
+  [ "$1" = bcc ] && rule='(prev_state == 0 || prev_state == 256) && prev_pid != 0' with=with_bcc tool=BCC log=$WORK/bcc.log
   local table='hist:keys=lat.buckets=1000:size=16384'
   if [ "$2" = histd ]; then
     runqlat_on "$table" "$rule"
@@ -161,8 +168,9 @@ agree() {
   fi
   $with "$RUNQLAT_BT"
   cp "$T/synthetic/runq_latency/hist" "$WORK/histd.hist"
-  grep -h '^    Missed:' "$T"/sched/*/hist "$T/synthetic/runq_latency/hist" | awk '{m += $2} END {print m + 0}' \
-    >"$WORK/missed"
+  # No Missed line at all (none missed) is not an error.
+  { grep -h '^    Missed:' "$T"/sched/*/hist "$T/synthetic/runq_latency/hist" || true; } |
+    awk '{m += $2} END {print m + 0}' >"$WORK/missed"
   runqlat_off
   python3 - "$1" "$log" "$WORK/histd.hist" "$(cat "$WORK/missed")" "$tool, $2 attached first" <<'PY'
 import re, sys
