@@ -17,19 +17,28 @@
 #             sys_enter tracepoint; every other system call then pays the
 #             raw program's check: README, Performance)
 #   bpftrace  @[args->fd] = count(), its map capped at the same 2048 keys
+# Then, in-kernel (SECTIONS: wall stats), ns per close() of BPF run time
+# (run_time_ns over the calls, statistics on through histd_bench_stats for
+# that section only) of the programs floor, hand, histd, noslots and
+# bpftrace attached: the work each does, without the tracepoint's own cost
+# around it, which the wall clock holds.
 # Interleaved rounds, shuffled; medians (min..max).
-#   bash bench/fresh.sh   (root; ROUNDS=7 CALLS=1000000, HISTD_BUILD=dir: that build)
+#   bash bench/fresh.sh   (root; ROUNDS=7 CALLS=1000000 SECTIONS="wall stats",
+#                          HISTD_BUILD=dir: that build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-7}
 CALLS=${CALLS:-1000000}
+SECTIONS=${SECTIONS:-wall stats}
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-bench-fresh.XXXXXX)
 HISTD=
 BT=
 source bench/rounds.sh
 HISTD_RAW=
+STATS=
 cleanup() {
+  [ -z "$STATS" ] || { kill -TERM "$STATS" 2>/dev/null || true; wait "$STATS" 2>/dev/null || true; }
   [ -z "$HISTD_RAW" ] || { kill -TERM "$HISTD_RAW" 2>/dev/null || true; wait "$HISTD_RAW" 2>/dev/null || true; }
   ! mountpoint -q "$WORK/mnt-raw" || fusermount3 -u "$WORK/mnt-raw"
   bench_cleanup
@@ -60,7 +69,39 @@ histd_once() {
   : >"$ev/trigger"
 }
 
+# In-kernel: BPF run time per close() of the programs process $1 holds,
+# over the closes run between two snapshots (bench/progstats.py).
+closes_in_kernel() {
+  python3 bench/progstats.py snap "$1" >"$WORK/before"
+  "$B/histd_bench_close" "$CALLS" $((1 << 24)) time >/dev/null
+  python3 bench/progstats.py snap "$1" >"$WORK/after"
+  printf "%.0f\n" "$(python3 bench/progstats.py delta "$WORK/before" "$WORK/after" "$CALLS" | cut -d' ' -f1)"
+}
+export -f closes_in_kernel
+export B CALLS WORK
+in_kernel() {
+  local holder
+  case $1 in
+    floor | hand)
+      holder=$([ "$1" = floor ] && echo "$B/bpf/empty.bpf.o empty" || echo "$B/bpf/hand.bpf.o hand_fd")
+      read -r obj prog <<<"$holder"
+      # The attacher holds the program: the command it runs is its child.
+      "$ATTACH" "$obj" "$prog:syscalls:sys_enter_close" -- bash -c 'closes_in_kernel $PPID' ;;
+    histd | noslots)
+      local cmd=hist:keys=fd
+      [ "$1" = histd ] || cmd=hist:name=fresh_fds:keys=fd
+      echo "$cmd" >"$EV/trigger"
+      closes_in_kernel "$HISTD"
+      : >"$EV/trigger" ;;
+    bpftrace)
+      run() { FIGURE=$(closes_in_kernel "$BT"); }
+      with_bpftrace 'tracepoint:syscalls:sys_enter_close { @[args->fd] = count(); }'
+      echo "$FIGURE" ;;
+  esac
+}
+
 variant() {
+  [ "$MODE" = wall ] || { in_kernel "$1"; return; }
   case $1 in
     none) closes ;;
     floor) closes "$ATTACH" "$B/bpf/empty.bpf.o" empty:syscalls:sys_enter_close -- ;;
@@ -74,8 +115,22 @@ variant() {
       echo "$FIGURE" ;;
   esac
 }
-echo "close() of $CALLS distinct fds, a count by fd in a 2048-entry table:"
-interleaved_rounds "ns per close()" none floor floor_raw hand histd noslots histd_raw bpftrace
-echo "histd's table after its last round: $(cat "$WORK/last_histd")"
-echo "without hot slots:                  $(cat "$WORK/last_noslots")"
-echo "on the raw tracepoint:              $(cat "$WORK/last_histd_raw")"
+if [[ " $SECTIONS " == *" wall "* ]]; then
+  MODE=wall
+  echo "close() of $CALLS distinct fds, a count by fd in a 2048-entry table:"
+  interleaved_rounds "ns per close()" none floor floor_raw hand histd noslots histd_raw bpftrace
+  echo "histd's table after its last round: $(cat "$WORK/last_histd")"
+  echo "without hot slots:                  $(cat "$WORK/last_noslots")"
+  echo "on the raw tracepoint:              $(cat "$WORK/last_histd_raw")"
+fi
+if [[ " $SECTIONS " == *" stats "* ]]; then
+  MODE=stats
+  "$B/histd_bench_stats" >"$WORK/stats.on" &
+  STATS=$!
+  for _ in $(seq 100); do grep -q on "$WORK/stats.on" && break; sleep 0.05; done
+  echo "in-kernel: BPF run time per close() of the programs attached, the same table:"
+  interleaved_rounds "ns per close()" floor hand histd noslots bpftrace
+  kill -TERM "$STATS"
+  wait "$STATS" || true
+  STATS=
+fi
