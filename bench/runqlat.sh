@@ -16,9 +16,10 @@
 #             And the run time of the tracer's own BPF programs meanwhile
 #             (kernel.bpf_stats_enabled), which the workload's noise hides
 #             less: ms per hackbench run.
-#   agree     one hackbench run with histd and runqlat.bt attached together:
-#             both histograms in runqlat.bt's buckets ([2^k, 2^k+1) µs;
-#             histd keys on the latency in ns by 1000 ns buckets, which this
+#   agree     one hackbench run with histd and runqlat.bt attached together,
+#             then with histd and BCC's runqlat, each pair in both attach
+#             orders: both histograms in the other tool's buckets (histd
+#             keys on the latency in ns by 1000 ns buckets, which this
 #             script sums into those), and histd's own Missed.
 # BCC's runqlat is its libbpf-tools build (Debian's libbpf-tools,
 # /usr/sbin/runqlat: CO-RE, BTF): the Python one (bpfcc-tools) compiles
