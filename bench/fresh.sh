@@ -36,9 +36,7 @@ HISTD=
 BT=
 source bench/rounds.sh
 HISTD_RAW=
-STATS=
 cleanup() {
-  [ -z "$STATS" ] || { kill -TERM "$STATS" 2>/dev/null || true; wait "$STATS" 2>/dev/null || true; }
   [ -z "$HISTD_RAW" ] || { kill -TERM "$HISTD_RAW" 2>/dev/null || true; wait "$HISTD_RAW" 2>/dev/null || true; }
   ! mountpoint -q "$WORK/mnt-raw" || fusermount3 -u "$WORK/mnt-raw"
   bench_cleanup
@@ -80,13 +78,10 @@ closes_in_kernel() {
 export -f closes_in_kernel
 export B CALLS WORK
 in_kernel() {
-  local holder
+  # The attacher holds the program: the command it runs is its child.
   case $1 in
-    floor | hand)
-      holder=$([ "$1" = floor ] && echo "$B/bpf/empty.bpf.o empty" || echo "$B/bpf/hand.bpf.o hand_fd")
-      read -r obj prog <<<"$holder"
-      # The attacher holds the program: the command it runs is its child.
-      "$ATTACH" "$obj" "$prog:syscalls:sys_enter_close" -- bash -c 'closes_in_kernel $PPID' ;;
+    floor) "$ATTACH" "$B/bpf/empty.bpf.o" empty:syscalls:sys_enter_close -- bash -c 'closes_in_kernel $PPID' ;;
+    hand) "$ATTACH" "$B/bpf/hand.bpf.o" hand_fd:syscalls:sys_enter_close -- bash -c 'closes_in_kernel $PPID' ;;
     histd | noslots)
       local cmd=hist:keys=fd
       [ "$1" = histd ] || cmd=hist:name=fresh_fds:keys=fd
@@ -125,12 +120,8 @@ if [[ " $SECTIONS " == *" wall "* ]]; then
 fi
 if [[ " $SECTIONS " == *" stats "* ]]; then
   MODE=stats
-  "$B/histd_bench_stats" >"$WORK/stats.on" &
-  STATS=$!
-  for _ in $(seq 100); do grep -q on "$WORK/stats.on" && break; sleep 0.05; done
+  stats_on
   echo "in-kernel: BPF run time per close() of the programs attached, the same table:"
   interleaved_rounds "ns per close()" floor hand histd noslots bpftrace
-  kill -TERM "$STATS"
-  wait "$STATS" || true
-  STATS=
+  stats_off
 fi

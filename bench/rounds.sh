@@ -11,7 +11,9 @@
 # configuration directory; the arguments are histd's too), its pid in HISTD; `bench_cleanup` (the
 # caller's EXIT trap) ends bpftrace and histd, unmounts, removes $WORK.
 # And `timed_write FILE TEXT`: ms one write takes (bench/activation.sh,
-# bench/memory.sh).
+# bench/memory.sh). And `stats_on` / `stats_off`: the kernel's BPF run-time
+# statistics on through histd_bench_stats (its pid in STATS, which
+# bench_cleanup ends too) and off again (bench/fresh.sh).
 interleaved_rounds() {
   local unit=$1 r v
   shift
@@ -69,7 +71,20 @@ start_histd() {
   for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
 }
 
+stats_on() {
+  "$B/histd_bench_stats" >"$WORK/stats.on" &
+  STATS=$!
+  for _ in $(seq 100); do [ -s "$WORK/stats.on" ] && break; sleep 0.05; done
+  [ -s "$WORK/stats.on" ] || { echo "BPF statistics could not be turned on" >&2; exit 1; }
+}
+stats_off() {
+  kill -TERM "$STATS"
+  wait "$STATS" || true
+  STATS=
+}
+
 bench_cleanup() {
+  [ -z "${STATS:-}" ] || { kill -TERM "$STATS" 2>/dev/null || true; wait "$STATS" 2>/dev/null || true; }
   [ -z "${BT:-}" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
   [ -z "${HISTD:-}" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
   mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"

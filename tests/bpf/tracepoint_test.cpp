@@ -58,10 +58,7 @@ TEST(Tracepoint, OwnWritesAreCountedExactly) {
   engine->shutdown();
 }
 
-
-// A new trigger's table that cannot be made (its pin fails) fails the write
-// and leaves the event as it was, attached or not, its other trigger
-// counting.
+// The names in `dir` that end with `tail`, without it.
 std::vector<std::string> pins_ending(const std::filesystem::path& dir, const std::string& tail) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -73,6 +70,9 @@ std::vector<std::string> pins_ending(const std::filesystem::path& dir, const std
   return out;
 }
 
+// A new trigger's table that cannot be made (its pin fails) fails the write
+// and leaves the event as it was, attached or not, its other trigger
+// counting.
 TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
   HISTD_REQUIRE_BPF();
   engine::EngineOptions options;
