@@ -82,6 +82,10 @@ declare -A act=()
 refused=
 for r in $(seq "$ROUNDS"); do
   for k in $(seq 130); do
+    # Triggers that differ only in a number share their object (numbers are
+    # loaded, not compiled): without this, every write after the first few
+    # would time a cached load, not the compile the header describes.
+    rm -rf "$WORK/state/cache"
     t0=${EPOCHREALTIME/./}
     if ! echo "hist:keys=common_pid if common_pid != $((5000000 + 1000 * r + k))" >>"$EV/trigger" 2>/dev/null; then
       refused=$k
