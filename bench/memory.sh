@@ -9,14 +9,17 @@
 #                  then idle (histd-cc shed)
 #   activation     ms one write of a new trigger (never compiled: a cold
 #                  cache) takes: right after a compile (histd-cc warm),
-#                  after histd-cc shed, and after it stopped (a histd with
-#                  --compiler-idle-stop 1 instead)
+#                  after histd-cc shed (3 s idle), after LONG_IDLE more
+#                  seconds of idle when set (the page cache may have let go
+#                  of the compiler's libraries by then), and after it
+#                  stopped (a histd with --compiler-idle-stop 1 instead)
 #   bash bench/memory.sh   (as root, from a built tree; HISTD_BUILD=dir: that
-#                          build, histd and histd-cc)
+#                          build, histd and histd-cc; LONG_IDLE=0 seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/rounds.sh
 ROUNDS=${ROUNDS:-3}
+LONG_IDLE=${LONG_IDLE:-0}
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-memory.XXXXXX)
 HISTD=
@@ -62,6 +65,10 @@ for r in $(seq "$ROUNDS"); do
   F[after_compile]+="$(timed_trigger getpid) "
   sleep 3
   F[after_shed]+="$(timed_trigger getuid) "
+  if [ "$LONG_IDLE" -gt 0 ]; then
+    sleep "$LONG_IDLE"
+    F[after_long_idle]+="$(timed_trigger getgid) "
+  fi
   for e in $EVENTS; do
     for k in $(seq 10); do
       echo "hist:keys=common_pid:vals=hitcount if common_pid != $k$r" >>"$WORK/mnt/events/syscalls/sys_enter_$e/trigger"
@@ -86,4 +93,5 @@ echo "activation of a new trigger, ms"
 echo "  first after start                         $(med 1 ${F[warm]})"
 echo "  right after a compile                     $(med 1 ${F[after_compile]})"
 echo "  after histd-cc shed                       $(med 1 ${F[after_shed]})"
+[ "$LONG_IDLE" -eq 0 ] || echo "  after $LONG_IDLE s idle (histd-cc shed)          $(med 1 ${F[after_long_idle]})"
 echo "  after histd-cc stopped                    $(med 1 ${F[after_stop]})"
