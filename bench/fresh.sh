@@ -36,20 +36,10 @@ HISTD=
 BT=
 source bench/rounds.sh
 HISTD_RAW=
-cleanup() {
-  [ -z "$HISTD_RAW" ] || { kill -TERM "$HISTD_RAW" 2>/dev/null || true; wait "$HISTD_RAW" 2>/dev/null || true; }
-  ! mountpoint -q "$WORK/mnt-raw" || fusermount3 -u "$WORK/mnt-raw"
-  bench_cleanup
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 start_histd
 # The second histd, on the raw tracepoints.
-mkdir -p "$WORK/mnt-raw"
-"$B/histd" --foreground --mount "$WORK/mnt-raw" --socket "$WORK/sock-raw" --state-dir "$WORK/state-raw" \
-  --pin-dir "" --config-dir "" --raw-syscalls=true >"$WORK/histd-raw.log" 2>&1 &
-HISTD_RAW=$!
-for _ in $(seq 100); do [ -e "$WORK/mnt-raw/events" ] && break; sleep 0.1; done
-[ -e "$WORK/mnt-raw/events" ] || { cat "$WORK/histd-raw.log" >&2; exit 1; }
+start_histd_raw
 EV=$WORK/mnt/events/syscalls/sys_enter_close
 CLOSE="$B/histd_bench_close $CALLS $((1 << 24)) time"
 ATTACH=$B/histd_bench_attach

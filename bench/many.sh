@@ -9,7 +9,13 @@
 # that the trigger joins, four plain triggers at most, is compiled and
 # loaded again), and the first trigger histd refuses (31 programs after the
 # event program's slot). And 16 events with a trigger each, against bpftrace
-# with a probe on each. Interleaved rounds; medians (min..max).
+# with a probe on each. Beside them, what no program can go below: the
+# floor, an empty program on each traced event (bench/empty.bpf.c: the
+# tracepoint's own cost); and one trigger, and the 16 events, in a second
+# histd started with --raw-syscalls=true (histd_raw_1, histd_raw16: entered
+# from the raw sys_enter tracepoint, which skips the classic syscall
+# tracepoint's record but runs on every system call; docs/design.md).
+# Interleaved rounds; medians (min..max).
 #   bash bench/many.sh   (root; ROUNDS=5 CALLS=1000000 COUNTS="1 4 16 32",
 #                         HISTD_BUILD=dir: that build, HISTD_OPTS: more
 #                         histd options, e.g. "--plain-triggers-per-program 0")
@@ -26,7 +32,11 @@ source bench/rounds.sh
 trap bench_cleanup EXIT
 # shellcheck disable=SC2086
 start_histd ${HISTD_OPTS:-}
+# shellcheck disable=SC2086
+start_histd_raw ${HISTD_OPTS:-}
 EV=$WORK/mnt/events/syscalls/sys_enter_getppid
+EV_RAW=$WORK/mnt-raw/events/syscalls/sys_enter_getppid
+EMPTY=("$B/histd_bench_attach" "$B/bpf/empty.bpf.o")
 trigger() { echo "hist:keys=common_pid if common_pid != $((4000000 + $1))"; }
 loop() { printf "%.0f\n" "$("$B/histd_bench_loop" "$CALLS")"; }
 run() { FIGURE=$(loop); }
@@ -35,6 +45,11 @@ variant() {
   local k=${1#*_} i prog=
   case $1 in
     none) loop ;;
+    floor_1) printf "%.0f\n" "$("${EMPTY[@]}" empty:syscalls:sys_enter_getppid -- "$B/histd_bench_loop" "$CALLS")" ;;
+    histd_raw_1)
+      trigger 1 >"$EV_RAW/trigger"
+      loop
+      : >"$EV_RAW/trigger" ;;
     histd_*)
       for i in $(seq "$k"); do trigger "$i" >>"$EV/trigger"; done
       loop
@@ -47,7 +62,7 @@ variant() {
       echo "$FIGURE" ;;
   esac
 }
-names=(none)
+names=(none floor_1 histd_raw_1)
 for k in $COUNTS; do names+=("histd_$k" "bpftrace_$k"); done
 echo "K triggers (histd) or probes (bpftrace) on sys_enter_getppid, each counting every call:"
 interleaved_rounds "ns per getppid()" "${names[@]}"
@@ -61,10 +76,16 @@ variant() {
   local e prog=
   case $1 in
     none16) spread ;;
-    histd16)
-      for e in "${SPREAD[@]}"; do trigger 1 >>"$WORK/mnt/events/syscalls/sys_enter_$e/trigger"; done
+    floor16)
+      local empties=()
+      for e in "${SPREAD[@]}"; do empties+=("empty:syscalls:sys_enter_$e"); done
+      printf "%.0f\n" "$("${EMPTY[@]}" "${empties[@]}" -- "$B/histd_bench_loop" "$CALLS" spread)" ;;
+    histd16 | histd_raw16)
+      local mnt=$WORK/mnt
+      [ "$1" = histd16 ] || mnt=$WORK/mnt-raw
+      for e in "${SPREAD[@]}"; do trigger 1 >>"$mnt/events/syscalls/sys_enter_$e/trigger"; done
       spread
-      for e in "${SPREAD[@]}"; do : >"$WORK/mnt/events/syscalls/sys_enter_$e/trigger"; done ;;
+      for e in "${SPREAD[@]}"; do : >"$mnt/events/syscalls/sys_enter_$e/trigger"; done ;;
     bpftrace16)
       for e in "${SPREAD[@]}"; do
         prog+="tracepoint:syscalls:sys_enter_$e /pid != 4000001/ { @$e[pid] = count(); } "
@@ -75,7 +96,7 @@ variant() {
   esac
 }
 echo "16 events with one trigger (histd) or probe (bpftrace) each, 16 system calls in turn:"
-interleaved_rounds "ns per call" none16 histd16 bpftrace16
+interleaved_rounds "ns per call" none16 floor16 histd16 histd_raw16 bpftrace16
 
 # Activation of the k-th trigger, ROUNDS times from none.
 declare -A act=()

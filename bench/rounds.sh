@@ -8,8 +8,10 @@
 # PROGRAM (once it says it attached, and half a second more); BT holds its
 # pid meanwhile, for the caller's cleanup; its output goes to $WORK/bt.log.
 # And `start_histd`: a histd of build $B on $WORK/mnt (no pins, no
-# configuration directory; the arguments are histd's too), its pid in HISTD; `bench_cleanup` (the
-# caller's EXIT trap) ends bpftrace and histd, unmounts, removes $WORK.
+# configuration directory; the arguments are histd's too), its pid in HISTD;
+# `start_histd_raw`: a second one beside it with --raw-syscalls=true, on
+# $WORK/mnt-raw, its pid in HISTD_RAW; `bench_cleanup` (the caller's EXIT
+# trap) ends bpftrace and both histds, unmounts, removes $WORK.
 # And `timed_write FILE TEXT`: ms one write takes (bench/activation.sh,
 # bench/memory.sh). And `stats_on` / `stats_off`: the kernel's BPF run-time
 # statistics on through histd_bench_stats (its pid in STATS, which
@@ -63,12 +65,25 @@ print("%.2f" % ((time.perf_counter() - t) * 1e3))
 PY
 }
 
+# A histd on $WORK/mnt$1 (its socket, state and log named alike), the
+# rest of the arguments histd's; its pid in LAUNCHED.
+launch_histd() {
+  local suffix=$1
+  shift
+  mkdir -p "$WORK/mnt$suffix"
+  "$B/histd" --foreground --mount "$WORK/mnt$suffix" --socket "$WORK/sock$suffix" --state-dir "$WORK/state$suffix" \
+    --pin-dir "" --config-dir "" "$@" >"$WORK/histd$suffix.log" 2>&1 &
+  LAUNCHED=$!
+  for _ in $(seq 100); do [ -e "$WORK/mnt$suffix/events" ] && break; sleep 0.1; done
+  [ -e "$WORK/mnt$suffix/events" ] || { cat "$WORK/histd$suffix.log" >&2; exit 1; }
+}
 start_histd() {
-  mkdir -p "$WORK/mnt"
-  "$B/histd" --foreground --mount "$WORK/mnt" --socket "$WORK/sock" --state-dir "$WORK/state" --pin-dir "" \
-    --config-dir "" "$@" >"$WORK/histd.log" 2>&1 &
-  HISTD=$!
-  for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
+  launch_histd "" "$@"
+  HISTD=$LAUNCHED
+}
+start_histd_raw() {
+  launch_histd -raw --raw-syscalls=true "$@"
+  HISTD_RAW=$LAUNCHED
 }
 
 stats_on() {
@@ -86,7 +101,10 @@ stats_off() {
 bench_cleanup() {
   [ -z "${STATS:-}" ] || { kill -TERM "$STATS" 2>/dev/null || true; wait "$STATS" 2>/dev/null || true; }
   [ -z "${BT:-}" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
-  [ -z "${HISTD:-}" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
-  mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
+  local pid mnt
+  for pid in "${HISTD:-}" "${HISTD_RAW:-}"; do
+    [ -z "$pid" ] || { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  done
+  for mnt in "$WORK/mnt" "$WORK/mnt-raw"; do ! mountpoint -q "$mnt" || fusermount3 -u "$mnt"; done
   rm -rf "$WORK"
 }

@@ -16,6 +16,13 @@
 #             And the run time of the tracer's own BPF programs meanwhile
 #             (kernel.bpf_stats_enabled), which the workload's noise hides
 #             less: ms per hackbench run.
+#   pipe      the same tracers (and the floor: an empty program on each of
+#             the three tracepoints) while `perf bench sched pipe` (Debian's
+#             linux-perf) passes a token between two processes pinned to one
+#             CPU: every round trip is two wakeups and two switches, and
+#             nothing else runs there, so what a tracer adds shows above
+#             the noise that hides it under hackbench; ns per round trip,
+#             and the BPF run time per round trip.
 #   agree     one hackbench run with histd and runqlat.bt attached together,
 #             then with histd and BCC's runqlat, each pair in both attach
 #             orders: both histograms in the other tool's buckets (histd
@@ -34,7 +41,8 @@
 # either, and does not take TASK_RUNNING from BTF): TASK_RUNNING is 0.
 # Interleaved rounds, shuffled; medians (min..max).
 #   bash bench/runqlat.sh   (root; ROUNDS=5 GROUPS_=4 LOOPS=1000 BLOCKS=1000000,
-#                            SECTIONS="runqlat syscalls agree": any of them,
+#                            PIPE_LOOPS=100000, PIPE_ROUNDS=15,
+#                            SECTIONS="runqlat pipe syscalls agree": any of them,
 #                            HISTD_BUILD=dir: that build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,9 +50,12 @@ ROUNDS=${ROUNDS:-5}
 GROUPS_=${GROUPS_:-4}
 LOOPS=${LOOPS:-1000}
 BLOCKS=${BLOCKS:-1000000}
-SECTIONS=${SECTIONS:-runqlat syscalls agree}
+PIPE_LOOPS=${PIPE_LOOPS:-100000}
+PIPE_ROUNDS=${PIPE_ROUNDS:-15}
+SECTIONS=${SECTIONS:-runqlat pipe syscalls agree}
 B=$(realpath "${HISTD_BUILD:-build}")
 command -v hackbench >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q rt-tests >/dev/null
+command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
 [ -x /usr/sbin/runqlat ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q libbpf-tools >/dev/null
 BCC_RUNQLAT=/usr/sbin/runqlat
 WORK=$(mktemp -d /tmp/histd-bench-runqlat.XXXXXX)
@@ -111,6 +122,13 @@ hackbench_ms() {
   hackbench -g "$GROUPS_" -l "$LOOPS" | awk '/^Time:/ {printf "%.0f\n", $2 * 1000}'
   echo $((($(bpf_ns) - before) / 1000000)) >"$WORK/bpf_ms"
 }
+# ns per round trip of perf bench sched pipe on CPU 1; the BPF run time
+# per round trip, ns, to $WORK/bpf_ms.
+pipe_ns() {
+  local before; before=$(bpf_ns)
+  taskset -c 1 perf bench sched pipe -l "$PIPE_LOOPS" | awk '/usecs\/op/ {printf "%.0f\n", $1 * 1000}'
+  echo $((($(bpf_ns) - before) / PIPE_LOOPS)) >"$WORK/bpf_ms"
+}
 dd_ms() {
   local t0=${EPOCHREALTIME/./}
   dd if=/dev/zero of=/dev/null bs=512 count="$BLOCKS" 2>/dev/null
@@ -128,6 +146,13 @@ one() {
     runqlat_histd) runqlat_on 'hist:keys=lat.log2' && hackbench_ms && runqlat_off ;;
     runqlat_bpftrace) run() { FIGURE=$(hackbench_ms); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
     runqlat_bcc) run() { FIGURE=$(hackbench_ms); } && with_bcc && echo "$FIGURE" ;;
+    pipe_none) pipe_ns ;;
+    pipe_floor)
+      "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" empty:sched:sched_wakeup empty:sched:sched_wakeup_new \
+        empty:sched:sched_switch -- bash -c "$(declare -f bpf_ns pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
+    pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
+    pipe_bpftrace) run() { FIGURE=$(pipe_ns); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
+    pipe_bcc) run() { FIGURE=$(pipe_ns); } && with_bcc && echo "$FIGURE" ;;
     syscalls_none) dd_ms ;;
     syscalls_histd)
       echo 'hist:keys=common_pid.execname,id.syscall' >"$T/raw_syscalls/sys_enter/trigger"
@@ -146,6 +171,15 @@ if [[ " $SECTIONS " == *" runqlat "* ]]; then
   for v in runqlat_histd runqlat_bpftrace runqlat_bcc; do
     python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[2:])
 print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ms ({xs[0]}..{xs[-1]})")' "$v" $(cat "$WORK/bpf_of_$v")
+  done
+fi
+if [[ " $SECTIONS " == *" pipe "* ]]; then
+  echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
+  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_histd pipe_bpftrace pipe_bcc
+  echo "the same runs: BPF run time per round trip:"
+  for v in pipe_floor pipe_histd pipe_bpftrace pipe_bcc; do
+    python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[2:])
+print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ns ({xs[0]}..{xs[-1]})")' "$v" $(cat "$WORK/bpf_of_$v")
   done
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
