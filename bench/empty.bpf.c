@@ -29,4 +29,15 @@ int empty_raw_exit(__u64 *ctx) {
   return 0;
 }
 
+// The floor of the scheduler's tracepoints entered as BCC's runqlat enters
+// them (bench/runqlat.sh's pipe_floor_btf): BTF-typed, nothing else.
+SEC("tp_btf/sched_wakeup")
+int empty_btf_wakeup(__u64 *ctx) { return 0; }
+
+SEC("tp_btf/sched_wakeup_new")
+int empty_btf_wakeup_new(__u64 *ctx) { return 0; }
+
+SEC("tp_btf/sched_switch")
+int empty_btf_switch(__u64 *ctx) { return 0; }
+
 char LICENSE[] SEC("license") = "GPL";

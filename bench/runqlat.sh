@@ -17,7 +17,7 @@
 #             (kernel.bpf_stats_enabled), which the workload's noise hides
 #             less: ms per hackbench run.
 #   pipe      the same tracers (and the floor: an empty program on each of
-#             the three tracepoints) while `perf bench sched pipe` (Debian's
+#             the three tracepoints, classic or BTF-typed as BCC's) while `perf bench sched pipe` (Debian's
 #             linux-perf) passes a token between two processes pinned to one
 #             CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
@@ -147,9 +147,12 @@ one() {
     runqlat_bpftrace) run() { FIGURE=$(hackbench_ms); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
     runqlat_bcc) run() { FIGURE=$(hackbench_ms); } && with_bcc && echo "$FIGURE" ;;
     pipe_none) pipe_ns ;;
-    pipe_floor)
-      "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" empty:sched:sched_wakeup empty:sched:sched_wakeup_new \
-        empty:sched:sched_switch -- bash -c "$(declare -f bpf_ns pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
+    pipe_floor | pipe_floor_btf)
+      local floor=(empty:sched:sched_wakeup empty:sched:sched_wakeup_new empty:sched:sched_switch)
+      [ "$1" = pipe_floor ] || floor=(empty_btf_wakeup:raw:sched_wakeup empty_btf_wakeup_new:raw:sched_wakeup_new
+                                      empty_btf_switch:raw:sched_switch)
+      "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
+        bash -c "$(declare -f bpf_ns pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
     pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
     pipe_bpftrace) run() { FIGURE=$(pipe_ns); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
     pipe_bcc) run() { FIGURE=$(pipe_ns); } && with_bcc && echo "$FIGURE" ;;
@@ -175,9 +178,9 @@ print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ms ({xs[0]}..{xs[-1]})")' 
 fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
-  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_histd pipe_bpftrace pipe_bcc
+  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc
   echo "the same runs: BPF run time per round trip:"
-  for v in pipe_floor pipe_histd pipe_bpftrace pipe_bcc; do
+  for v in pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc; do
     python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[2:])
 print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ns ({xs[0]}..{xs[-1]})")' "$v" $(cat "$WORK/bpf_of_$v")
   done
