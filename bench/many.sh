@@ -38,14 +38,15 @@ EV=$WORK/mnt/events/syscalls/sys_enter_getppid
 EV_RAW=$WORK/mnt-raw/events/syscalls/sys_enter_getppid
 EMPTY=("$B/histd_bench_attach" "$B/bpf/empty.bpf.o")
 trigger() { echo "hist:keys=common_pid if common_pid != $((4000000 + $1))"; }
-loop() { printf "%.0f\n" "$("$B/histd_bench_loop" "$CALLS")"; }
+# ns per call of the loop; the arguments, if any, run it (the floor's attacher).
+loop() { printf "%.0f\n" "$("$@" "$B/histd_bench_loop" "$CALLS")"; }
 run() { FIGURE=$(loop); }
 
 variant() {
   local k=${1#*_} i prog=
   case $1 in
     none) loop ;;
-    floor_1) printf "%.0f\n" "$("${EMPTY[@]}" empty:syscalls:sys_enter_getppid -- "$B/histd_bench_loop" "$CALLS")" ;;
+    floor_1) loop "${EMPTY[@]}" empty:syscalls:sys_enter_getppid -- ;;
     histd_raw_1)
       trigger 1 >"$EV_RAW/trigger"
       loop
@@ -71,7 +72,7 @@ interleaved_rounds "ns per getppid()" "${names[@]}"
 # calls in turn, each event counting its own (and bpftrace a probe on each).
 SPREAD=(getppid getpid getuid getgid geteuid getegid gettid getpgrp getsid getpgid times getpriority
         sched_getscheduler getcpu getresuid getresgid)
-spread() { printf "%.0f\n" "$("$B/histd_bench_loop" "$CALLS" spread)"; }
+spread() { printf "%.0f\n" "$("$@" "$B/histd_bench_loop" "$CALLS" spread)"; }
 variant() {
   local e prog=
   case $1 in
@@ -79,7 +80,7 @@ variant() {
     floor16)
       local empties=()
       for e in "${SPREAD[@]}"; do empties+=("empty:syscalls:sys_enter_$e"); done
-      printf "%.0f\n" "$("${EMPTY[@]}" "${empties[@]}" -- "$B/histd_bench_loop" "$CALLS" spread)" ;;
+      spread "${EMPTY[@]}" "${empties[@]}" -- ;;
     histd16 | histd_raw16)
       local mnt=$WORK/mnt
       [ "$1" = histd16 ] || mnt=$WORK/mnt-raw

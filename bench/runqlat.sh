@@ -17,9 +17,9 @@
 #             (kernel.bpf_stats_enabled), which the workload's noise hides
 #             less: ms per hackbench run.
 #   pipe      the same tracers (and the floor: an empty program on each of
-#             the three tracepoints, classic or BTF-typed as BCC's) while `perf bench sched pipe` (Debian's
-#             linux-perf) passes a token between two processes pinned to one
-#             CPU: every round trip is two wakeups and two switches, and
+#             the three tracepoints, classic or BTF-typed as BCC's) while
+#             `perf bench sched pipe` (Debian's linux-perf) passes a token
+#             between two processes pinned to one CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
 #             the noise that hides it under hackbench; ns per round trip,
 #             and the BPF run time per round trip.
@@ -116,18 +116,18 @@ bpf_ns() {
 print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
           if p["type"] in ("tracepoint", "raw_tracepoint", "tracing", "perf_event", "kprobe")))'
 }
-# hackbench's time, ms; the BPF run time during it, ms, to $WORK/bpf_ms.
+# hackbench's time, ms; the BPF run time during it, ms, to $WORK/bpf_time.
 hackbench_ms() {
   local before; before=$(bpf_ns)
   hackbench -g "$GROUPS_" -l "$LOOPS" | awk '/^Time:/ {printf "%.0f\n", $2 * 1000}'
-  echo $((($(bpf_ns) - before) / 1000000)) >"$WORK/bpf_ms"
+  echo $((($(bpf_ns) - before) / 1000000)) >"$WORK/bpf_time"
 }
 # ns per round trip of perf bench sched pipe on CPU 1; the BPF run time
-# per round trip, ns, to $WORK/bpf_ms.
+# per round trip, ns, to $WORK/bpf_time.
 pipe_ns() {
   local before; before=$(bpf_ns)
   taskset -c 1 perf bench sched pipe -l "$PIPE_LOOPS" | awk '/usecs\/op/ {printf "%.0f\n", $1 * 1000}'
-  echo $((($(bpf_ns) - before) / PIPE_LOOPS)) >"$WORK/bpf_ms"
+  echo $((($(bpf_ns) - before) / PIPE_LOOPS)) >"$WORK/bpf_time"
 }
 dd_ms() {
   local t0=${EPOCHREALTIME/./}
@@ -136,9 +136,18 @@ dd_ms() {
 }
 
 variant() {
-  rm -f "$WORK/bpf_ms"
+  rm -f "$WORK/bpf_time"
   one "$1"
-  [ ! -f "$WORK/bpf_ms" ] || echo "$(cat "$WORK/bpf_ms") " >>"$WORK/bpf_of_$1"
+  [ ! -f "$WORK/bpf_time" ] || echo "$(cat "$WORK/bpf_time") " >>"$WORK/bpf_of_$1"
+}
+# The BPF run time each variant's runs recorded: median (min..max) in $1.
+bpf_times() {
+  local unit=$1 v
+  shift
+  for v in "$@"; do
+    python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[3:])
+print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} {sys.argv[2]} ({xs[0]}..{xs[-1]})")' "$v" "$unit" $(cat "$WORK/bpf_of_$v")
+  done
 }
 one() {
   case $1 in
@@ -171,19 +180,13 @@ if [[ " $SECTIONS " == *" runqlat "* ]]; then
   echo "hackbench -g $GROUPS_ -l $LOOPS, its time; run-queue latency traced:"
   interleaved_rounds "ms" runqlat_none runqlat_histd runqlat_bpftrace runqlat_bcc
   echo "the same runs: run time of the tracer's BPF programs during hackbench (kernel.bpf_stats_enabled):"
-  for v in runqlat_histd runqlat_bpftrace runqlat_bcc; do
-    python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[2:])
-print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ms ({xs[0]}..{xs[-1]})")' "$v" $(cat "$WORK/bpf_of_$v")
-  done
+  bpf_times ms runqlat_histd runqlat_bpftrace runqlat_bcc
 fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
   ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc
   echo "the same runs: BPF run time per round trip:"
-  for v in pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc; do
-    python3 -c 'import statistics, sys; xs = sorted(int(x) for x in sys.argv[2:])
-print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} ns ({xs[0]}..{xs[-1]})")' "$v" $(cat "$WORK/bpf_of_$v")
-  done
+  bpf_times ns pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
   echo "dd of $BLOCKS 512-byte blocks, /dev/zero to /dev/null; a count by process and system call:"
