@@ -12,7 +12,12 @@
 #                  after histd-cc shed (3 s idle), after LONG_IDLE more
 #                  seconds of idle when set (the page cache may have let go
 #                  of the compiler's libraries by then), and after it
-#                  stopped (a histd with --compiler-idle-stop 1 instead)
+#                  stopped (a histd with --compiler-idle-stop 1 instead);
+#                  and the MiB histd-cc maps back in the compile after its
+#                  shed
+#   first touch    then histd_bench_refault on histd-cc's libLLVM: what a
+#                  page costs when touched again after the shed unmapped it
+#                  (the floor under the activation after a shed)
 #   bash bench/memory.sh   (as root, from a built tree; HISTD_BUILD=dir: that
 #                          build, histd and histd-cc; LONG_IDLE=0 seconds)
 set -euo pipefail
@@ -26,10 +31,10 @@ HISTD=
 trap bench_cleanup EXIT
 EVENTS="getppid getpid getuid getgid geteuid getegid gettid getpgrp umask sched_yield"
 
-# KiB resident in histd and its children.
+# KiB resident in histd and its children, or in the given pid alone.
 rss_kib() {
   local total=0 p
-  for p in "$HISTD" $(ps -o pid= --ppid "$HISTD"); do
+  for p in ${1:-"$HISTD" $(ps -o pid= --ppid "$HISTD")}; do
     total=$((total + $(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)))
   done
   echo "$total"
@@ -64,7 +69,11 @@ for r in $(seq "$ROUNDS"); do
   F[warm]+="$(timed_trigger getppid) "
   F[after_compile]+="$(timed_trigger getpid) "
   sleep 3
+  CC=$(ps -o pid= --ppid "$HISTD" | head -1)
+  LIBLLVM=$(awk '$6 ~ /libLLVM/ {print $6; exit}' "/proc/$CC/maps")
+  before=$(rss_kib "$CC")
   F[after_shed]+="$(timed_trigger getuid) "
+  F[remapped]+="$(($(rss_kib "$CC") - before)) "
   if [ "$LONG_IDLE" -gt 0 ]; then
     sleep "$LONG_IDLE"
     F[after_long_idle]+="$(timed_trigger getgid) "
@@ -95,3 +104,5 @@ echo "  right after a compile                     $(med 1 ${F[after_compile]})"
 echo "  after histd-cc shed                       $(med 1 ${F[after_shed]})"
 [ "$LONG_IDLE" -eq 0 ] || echo "  after $LONG_IDLE s idle (histd-cc shed)          $(med 1 ${F[after_long_idle]})"
 echo "  after histd-cc stopped                    $(med 1 ${F[after_stop]})"
+echo "MiB histd-cc mapped back in the compile after its shed $(med 1024 ${F[remapped]})"
+"$B/histd_bench_refault" "$LIBLLVM" 64 "$((ROUNDS * 3))"
