@@ -142,6 +142,7 @@ struct VarRef {
   bool read_once = false;       // an operand of an expression: consumed when read
   uint32_t blob_offset = 0;     // a string or stack variable's bytes in the owner's record
   uint32_t blob_size = 0;       // 0: a number
+  bool owner_sole_var = false;  // the owner's only variable: its set bit is the record's only one
   friend bool operator==(const VarRef&, const VarRef&) = default;
 };
 
@@ -162,6 +163,7 @@ struct RegisteredVar {
   uint32_t record_offset = 0;  // in the owner's map value (HistPlan::record_offset)
   uint32_t blob_offset = 0;    // Variable::blob_offset, blob_size
   uint32_t blob_size = 0;
+  bool sole = false;  // the owner has no other variable
   TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 

@@ -271,6 +271,7 @@ class Typer {
     ref.owner_record_offset = found->record_offset;
     ref.blob_offset = found->blob_offset;
     ref.blob_size = found->blob_size;
+    ref.owner_sole_var = found->sole;
     return reference(ref, found->type, n, use);
   }
 

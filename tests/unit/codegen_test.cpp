@@ -222,17 +222,9 @@ InterEventUnit inter_event_unit() {
   if (!owner.ok()) return u;
   u.owner = *owner;
   plan::Registry reg;
-  plan::RegisteredVar rv;
-  rv.system = "syscalls";
-  rv.event = "sys_enter_write";
-  rv.name = "evil_var_x";
-  rv.owner = 1;
-  rv.key_size = u.owner.key_size;
-  rv.record_size = u.owner.var_record_size;
-  rv.record_offset = u.owner.record_offset();  // after the owner's values in its table
-  rv.type = u.owner.vars[0].expr;
-  rv.type.ops.clear();
-  reg.vars.push_back(rv);
+  // As the registry registers it: after the owner's values in its table,
+  // the record's only variable.
+  reg.vars.push_back(plan::registered_var(u.owner, u.owner.vars[0], 1));
   synth::SynthDefinition def;
   def.name = "evil_synth_x";
   synth::SynthField lat{"u64", "lat", synth::SynthField::Kind::Integer, 8, false, 0, 8};
@@ -268,6 +260,30 @@ TEST(Codegen, InterEventGoldenAndCompiles) {
   runtime::Compiler compiler(*paths, {});
   auto obj = compiler.compile(u.source);
   ASSERT_TRUE(obj.ok()) << obj.error().context;
+}
+
+// A record's set bits: stored and cleared plainly where the record holds
+// one variable (the kernel's tracing_map does no more), with locked
+// operations where another CPU may be setting another variable's bit.
+TEST(Codegen, SetBitsOfSeveralVariablesAreChangedAtomically) {
+  for (const bool several : {false, true}) {
+    auto owner = pipeline::plan_command(several ? "hist:keys=fd:a=count:b=fd" : "hist:keys=fd:a=count",
+                                        sys_enter_write());
+    ASSERT_TRUE(owner.ok());
+    plan::Registry reg;
+    for (const plan::Variable& v : owner->plan.vars) reg.vars.push_back(plan::registered_var(owner->plan, v, 1));
+    auto parsed = parse::parse_hist("hist:keys=fd:d=count-$a");
+    ASSERT_TRUE(parsed.ok());
+    auto user = plan::plan_hist(*parsed, sys_enter_write(), reg);
+    ASSERT_TRUE(user.ok()) << user.error().message();
+    const std::string src =
+        generate_event_unit({TriggerInput{&owner->plan, 0}, TriggerInput{&*user, 1}}, {}, {}, {}).source;
+    EXPECT_EQ(src.find("__sync_fetch_and_or(&vr->w[0], 0x3ULL);") != std::string::npos, several) << src;
+    EXPECT_EQ(src.find("__sync_fetch_and_and(&x->w[0], ~0x1ULL);") != std::string::npos, several) << src;
+    EXPECT_EQ(src.find("    x->w[0] = 0;\n") != std::string::npos, !several) << src;
+    // The reader's own record holds d alone.
+    EXPECT_NE(src.find("vr->w[0] = 0x1ULL;"), std::string::npos) << src;
+  }
 }
 
 // The engine's path: the same unit, from the parts the engine reads from its

@@ -122,7 +122,7 @@ static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, cons
   st->hits++;
   struct histd_vrec0 *vr = (struct histd_vrec0 *)v->rec;
   vr->w[1] = vv0;
-  __sync_fetch_and_or(&vr->w[0], 0x1ULL);
+  vr->w[0] = 0x1ULL;
   if (vv0 > vr->w[2]) {
     vr->w[2] = vv0;
     long n = 0;
@@ -153,7 +153,7 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
     if (!x || !(x->w[0] & 0x1ULL))
       return;
     r0 = x->w[1];
-    __sync_fetch_and_and(&x->w[0], ~0x1ULL);
+    x->w[0] = 0;
   }
   __u64 vv0 = (histd_div(HISTD_LOAD_U64(rec, 32u), HISTD_LOAD_U64(rec, 16u)) - r0);
   struct histd_val1 *v = bpf_map_lookup_elem(&tbl1, key);
@@ -168,7 +168,7 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
   st->hits++;
   struct histd_vrec1 *vr = (struct histd_vrec1 *)v->rec;
   vr->w[1] = vv0;
-  __sync_fetch_and_or(&vr->w[0], 0x1ULL);
+  vr->w[0] = 0x1ULL;
   {
     if (!histd_paused(2u)) {
       struct histd_synbuf *sb = histd_synth_begin(c, 61440u, 280u, bpf_ktime_get_ns(), 0u);
