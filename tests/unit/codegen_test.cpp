@@ -262,6 +262,45 @@ TEST(Codegen, InterEventGoldenAndCompiles) {
   ASSERT_TRUE(obj.ok()) << obj.error().context;
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A unit's triggers are inlined into its entry while their stacks, added up,
+// stay within the budget; past it every one is a subprogram again, and a
+// unit with an enable trigger inlines none. Both forms compile.
+TEST(Codegen, TriggersAreInlinedWhileTheirStacksFit) {
+  auto small = pipeline::plan_command("hist:keys=fd", sys_enter_write());
+  auto large = pipeline::plan_command("hist:keys=common_stacktrace:vals=count", sys_enter_write());
+  ASSERT_TRUE(small.ok() && large.ok());
+  auto unit = [](const plan::HistPlan& p, size_t n, std::vector<ControlInput> controls = {}) {
+    std::vector<TriggerInput> triggers;
+    for (size_t i = 0; i < n; ++i) triggers.push_back(TriggerInput{&p, static_cast<uint32_t>(i)});
+    return generate_event_unit(triggers, controls, {}, {}).source;
+  };
+  const std::string inlined = "static __always_inline void trigger_";
+  const std::string called = "static __attribute__((noinline)) void trigger_";
+  size_t most = 1;
+  while (most < 64 && count(unit(small->plan, most + 1), called) == 0) ++most;
+  EXPECT_GE(most, 4u);
+  EXPECT_LT(most, 64u);
+  EXPECT_EQ(count(unit(small->plan, most), inlined), most);
+  EXPECT_EQ(count(unit(small->plan, most + 1), called), most + 1);
+  EXPECT_EQ(count(unit(large->plan, 1), inlined), 1u);
+  EXPECT_EQ(count(unit(large->plan, 3), called), 3u);
+  ControlInput enable{parse::ControlTrigger::Kind::EnableHist, nullptr, 9, {0}};
+  EXPECT_EQ(count(unit(small->plan, 2, {enable}), called), 2u);
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  for (const std::string& src : {unit(small->plan, most), unit(small->plan, most + 1), unit(large->plan, 3)}) {
+    auto obj = compiler.compile(src);
+    ASSERT_TRUE(obj.ok()) << obj.error().context;
+  }
+}
+
 // A record's set bits: stored and cleared plainly where the record holds
 // one variable (the kernel's tracing_map does no more), with locked
 // operations where another CPU may be setting another variable's bit.

@@ -96,7 +96,7 @@ static __always_inline void handle_s0(void *ctx, const void *rec, const struct h
 
 const volatile __u64 histd_k[4] SEC(".rodata.consts") = {0};
 
-static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
+static __always_inline void trigger_0(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
@@ -132,7 +132,7 @@ static __attribute__((noinline)) void trigger_0(void *ctx, const void *rec, cons
   }
 }
 
-static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, const struct histd_common *c) {
+static __always_inline void trigger_1(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
@@ -190,7 +190,7 @@ static __attribute__((noinline)) void trigger_1(void *ctx, const void *rec, cons
   }
 }
 
-static __attribute__((noinline)) void trigger_2(void *ctx, const void *rec, const struct histd_common *c) {
+static __always_inline void trigger_2(void *ctx, const void *rec, const struct histd_common *c) {
   (void)ctx;
   (void)rec;
   (void)c;
