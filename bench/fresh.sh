@@ -27,6 +27,7 @@
 #                          HISTD_BUILD=dir: that build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 ROUNDS=${ROUNDS:-7}
 CALLS=${CALLS:-1000000}
 SECTIONS=${SECTIONS:-wall stats}

@@ -21,6 +21,7 @@
 #                         histd options, e.g. "--plain-triggers-per-program 0")
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 ROUNDS=${ROUNDS:-5}
 CALLS=${CALLS:-1000000}
 COUNTS=${COUNTS:-1 4 16 32}

@@ -54,6 +54,7 @@ PIPE_LOOPS=${PIPE_LOOPS:-100000}
 PIPE_ROUNDS=${PIPE_ROUNDS:-15}
 SECTIONS=${SECTIONS:-runqlat pipe syscalls agree}
 B=$(realpath "${HISTD_BUILD:-build}")
+command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 command -v hackbench >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q rt-tests >/dev/null
 command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
 [ -x /usr/sbin/runqlat ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q libbpf-tools >/dev/null
