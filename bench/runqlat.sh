@@ -110,25 +110,34 @@ runqlat_off() {
   local f
   for f in synthetic/runq_latency sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new; do : >"$T/$f/trigger"; done
 }
-# Run time of every tracing BPF program on the machine, ns (kernel.bpf_stats_enabled):
-# only the variant being measured has any attached.
-bpf_ns() {
+# Run time of the tracing BPF programs on the machine (kernel.bpf_stats_enabled),
+# ns: only the variant being measured has any attached. bpf_snap prints
+# each program's run time so far, by id; bpf_since SNAP what has run
+# since, program by program. A program gone since the snapshot counts
+# nothing: one a variant of the round before detached may still have been
+# awaiting its free at the snapshot (a plain sum once read -1156 ns).
+bpf_snap() {
   bpftool prog show -j | python3 -c 'import json, sys
-print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
-          if p["type"] in ("tracepoint", "raw_tracepoint", "tracing", "perf_event", "kprobe")))'
+print(json.dumps({str(p["id"]): p.get("run_time_ns", 0) for p in json.load(sys.stdin)
+                  if p["type"] in ("tracepoint", "raw_tracepoint", "tracing", "perf_event", "kprobe")}))'
+}
+bpf_since() {
+  bpf_snap | python3 -c 'import json, sys
+before, now = json.loads(sys.argv[1]), json.load(sys.stdin)
+print(sum(t - before.get(i, 0) for i, t in now.items()))' "$1"
 }
 # hackbench's time, ms; the BPF run time during it, ms, to $WORK/bpf_time.
 hackbench_ms() {
-  local before; before=$(bpf_ns)
+  local before; before=$(bpf_snap)
   hackbench -g "$GROUPS_" -l "$LOOPS" | awk '/^Time:/ {printf "%.0f\n", $2 * 1000}'
-  echo $((($(bpf_ns) - before) / 1000000)) >"$WORK/bpf_time"
+  echo $(($(bpf_since "$before") / 1000000)) >"$WORK/bpf_time"
 }
 # ns per round trip of perf bench sched pipe on CPU 1; the BPF run time
 # per round trip, ns, to $WORK/bpf_time.
 pipe_ns() {
-  local before; before=$(bpf_ns)
+  local before; before=$(bpf_snap)
   taskset -c 1 perf bench sched pipe -l "$PIPE_LOOPS" | awk '/usecs\/op/ {printf "%.0f\n", $1 * 1000}'
-  echo $((($(bpf_ns) - before) / PIPE_LOOPS)) >"$WORK/bpf_time"
+  echo $(($(bpf_since "$before") / PIPE_LOOPS)) >"$WORK/bpf_time"
 }
 dd_ms() {
   local t0=${EPOCHREALTIME/./}
@@ -162,7 +171,7 @@ one() {
       [ "$1" = pipe_floor ] || floor=(empty_btf_wakeup:raw:sched_wakeup empty_btf_wakeup_new:raw:sched_wakeup_new
                                       empty_btf_switch:raw:sched_switch)
       "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
-        bash -c "$(declare -f bpf_ns pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
+        bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
     pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
     pipe_bpftrace) run() { FIGURE=$(pipe_ns); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
     pipe_bcc) run() { FIGURE=$(pipe_ns); } && with_bcc && echo "$FIGURE" ;;
