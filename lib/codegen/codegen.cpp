@@ -268,6 +268,40 @@ bool inline_triggers(const std::vector<const TriggerInput*>& all, size_t control
   return bytes <= kInlineStackBudget;
 }
 
+// The unit's entry points, each told whether the unit reads the clock (ts)
+// and common_pid (pid).
+std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>& triggers,
+                        const std::vector<const TriggerInput*>& all, const std::vector<const ControlInput*>& all_controls,
+                        bool notices, const plan::TypedFilter* eprobe_filter) {
+  bool needs_ts = notices;
+  for (const TriggerInput& t : triggers)
+    needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
+  const int ts = needs_ts ? 1 : 0;
+  // Decided from the plans, never by searching the code just generated.
+  bool reads_pid = notices;
+  for (const TriggerInput* t : all) reads_pid = reads_pid || detail::reads_common_pid(*t->plan);
+  for (const ControlInput* e : all_controls) reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
+  reads_pid = reads_pid || (eprobe_filter && detail::reads_common_pid(*eprobe_filter));
+  const int pid = reads_pid ? 1 : 0;
+  std::string out;
+  switch (entry.kind) {
+    case EventEntry::Kind::Tracepoint:
+      out += fmt::format("HISTD_EVENT_ENTRY(handle, {}, {})\n", ts, pid);
+      break;
+    case EventEntry::Kind::SyscallEnter:
+      out += fmt::format("HISTD_SYSCALL_ENTER_ENTRY(handle, {}, {}, {})\n", ts, pid, entry.syscall_args);
+      break;
+    case EventEntry::Kind::SyscallExit:
+      out += fmt::format("HISTD_SYSCALL_EXIT_ENTRY(handle, {}, {})\n", ts, pid);
+      break;
+    case EventEntry::Kind::Probe:
+      out += detail::probe_entry(entry.probe, ts, pid);
+      break;
+  }
+  if (entry.test_entry) out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
+  return out;
+}
+
 }  // namespace
 
 std::string table_map_name(size_t trigger_index) { return fmt::format("tbl{}", trigger_index); }
@@ -344,31 +378,7 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
   const bool notices = stacks || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
                          return c->kind == parse::ControlTrigger::Kind::Snapshot;
                        });
-  bool needs_ts = notices;
-  for (const TriggerInput& t : triggers)
-    needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
-  const int ts = needs_ts ? 1 : 0;
-  // Decided from the plans, never by searching the code just generated.
-  bool reads_pid = notices;
-  for (const TriggerInput* t : all) reads_pid = reads_pid || detail::reads_common_pid(*t->plan);
-  for (const ControlInput* e : all_controls) reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
-  reads_pid = reads_pid || (eprobe_filter && detail::reads_common_pid(*eprobe_filter));
-  const int pid = reads_pid ? 1 : 0;
-  switch (entry.kind) {
-    case EventEntry::Kind::Tracepoint:
-      out += fmt::format("HISTD_EVENT_ENTRY(handle, {}, {})\n", ts, pid);
-      break;
-    case EventEntry::Kind::SyscallEnter:
-      out += fmt::format("HISTD_SYSCALL_ENTER_ENTRY(handle, {}, {}, {})\n", ts, pid, entry.syscall_args);
-      break;
-    case EventEntry::Kind::SyscallExit:
-      out += fmt::format("HISTD_SYSCALL_EXIT_ENTRY(handle, {}, {})\n", ts, pid);
-      break;
-    case EventEntry::Kind::Probe:
-      out += detail::probe_entry(entry.probe, ts, pid);
-      break;
-  }
-  if (entry.test_entry) out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
+  out += entry_point(entry, triggers, all, all_controls, notices, eprobe_filter);
   return {std::move(out), std::move(em.constants)};
 }
 
