@@ -163,7 +163,7 @@ struct RegisteredVar {
   uint32_t record_offset = 0;  // in the owner's map value (HistPlan::record_offset)
   uint32_t blob_offset = 0;    // Variable::blob_offset, blob_size
   uint32_t blob_size = 0;
-  bool sole = false;  // the owner has no other variable
+  bool sole = false;  // HistPlan::sole_variable of the owner
   TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 
@@ -328,6 +328,10 @@ struct HistPlan {
   // tracked values and saved fields of onmax/onchange. 0: no variable map.
   uint32_t var_record_size = 0;
   bool has_var_map() const { return var_record_size > 0; }
+  // The record's set mask has one bit: it is set and cleared by plain
+  // stores, as the kernel's tracing_map does var_set, with no bit of
+  // another variable beside it for another CPU to be setting.
+  bool sole_variable() const { return vars.size() == 1; }
 
   // The trigger line as the trigger file prints it, without " [active]".
   std::string trigger_text() const;

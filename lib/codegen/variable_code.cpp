@@ -277,10 +277,9 @@ std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
     o += fmt::format("    if (!x || !(x->w[0] & 0x{:x}ULL))\n      return;\n", bit);
     o += fmt::format("    r{} = x->w[{}];\n", k, 1 + r.slot);
     if (r.blob_size) o += fmt::format("    rb{} = (const __u8 *)x->w + {}u;\n", k, r.blob_offset);
-    // Read once: the set bit cleared. Where it is the record's only bit a
-    // plain store does it, as the kernel's tracing_map sets and clears
-    // var_set; with other variables' bits beside it an atomic AND, so that
-    // a set of another one on another CPU is not lost.
+    // Read once: the set bit cleared, plainly where it is the record's
+    // only one (HistPlan::sole_variable); beside other variables' bits
+    // atomically, so that another CPU's set of one of those is not lost.
     if (r.read_once && r.owner_sole_var) o += "    x->w[0] = 0;\n";
     else if (r.read_once) o += fmt::format("    __sync_fetch_and_and(&x->w[0], ~0x{:x}ULL);\n", bit);
     o += "  }\n";
@@ -318,7 +317,7 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
       mask |= uint64_t{1} << v.slot;
     }
     // As the read above: a lone variable's bit is stored, others' ORed in.
-    if (mask && p.vars.size() == 1) o += fmt::format("  vr->w[0] = 0x{:x}ULL;\n", mask);
+    if (mask && p.sole_variable()) o += fmt::format("  vr->w[0] = 0x{:x}ULL;\n", mask);
     else if (mask) o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);
   }
   for (size_t a = 0; a < p.actions.size(); ++a) {

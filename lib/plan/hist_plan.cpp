@@ -89,7 +89,7 @@ RegisteredVar registered_var(const HistPlan& plan, const Variable& v, uint64_t o
   rv.record_offset = plan.record_offset();
   rv.blob_offset = v.blob_offset;
   rv.blob_size = v.blob_size;
-  rv.sole = plan.vars.size() == 1;
+  rv.sole = plan.sole_variable();
   rv.type = v.expr;
   rv.type.ops.clear();  // only the type facts travel
   rv.type.root = -1;
