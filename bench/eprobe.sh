@@ -13,9 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/rounds.sh
+need bpftrace bpftrace
 ROUNDS=${ROUNDS:-7}
 OPENS=${OPENS:-200000}
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-bench-eprobe.XXXXXX)
 MNT=$WORK/mnt

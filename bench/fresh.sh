@@ -27,15 +27,15 @@
 #                          HISTD_BUILD=dir: that build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 ROUNDS=${ROUNDS:-7}
 CALLS=${CALLS:-1000000}
 SECTIONS=${SECTIONS:-wall stats}
 B=$(realpath "${HISTD_BUILD:-build}")
+source bench/rounds.sh
+need bpftrace bpftrace
 WORK=$(mktemp -d /tmp/histd-bench-fresh.XXXXXX)
 HISTD=
 BT=
-source bench/rounds.sh
 HISTD_RAW=
 trap bench_cleanup EXIT
 start_histd

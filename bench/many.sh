@@ -21,15 +21,15 @@
 #                         histd options, e.g. "--plain-triggers-per-program 0")
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 ROUNDS=${ROUNDS:-5}
 CALLS=${CALLS:-1000000}
 COUNTS=${COUNTS:-1 4 16 32}
 B=$(realpath "${HISTD_BUILD:-build}")
+source bench/rounds.sh
+need bpftrace bpftrace
 WORK=$(mktemp -d /tmp/histd-bench-many.XXXXXX)
 HISTD=
 BT=
-source bench/rounds.sh
 trap bench_cleanup EXIT
 # shellcheck disable=SC2086
 start_histd ${HISTD_OPTS:-}

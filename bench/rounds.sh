@@ -12,6 +12,8 @@
 # `start_histd_raw`: a second one beside it with --raw-syscalls=true, on
 # $WORK/mnt-raw, its pid in HISTD_RAW; `bench_cleanup` (the caller's EXIT
 # trap) ends bpftrace and both histds, unmounts, removes $WORK.
+# And `need COMMAND PACKAGE`: installs Debian's PACKAGE when COMMAND (a
+# name or a path) is missing: what a bench compares histd with.
 # And `timed_write FILE TEXT`: ms one write takes (bench/activation.sh,
 # bench/memory.sh). And `stats_on` / `stats_off`: the kernel's BPF run-time
 # statistics on through histd_bench_stats (its pid in STATS, which
@@ -31,6 +33,10 @@ v, unit, xs = sys.argv[1], sys.argv[2], sorted(int(x) for x in sys.argv[3:])
 print(f"{v:9s} {statistics.median(xs):7.0f} {unit} ({xs[0]}..{xs[-1]})")
 PY
   done
+}
+
+need() {
+  command -v "$1" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null
 }
 
 with_bpftrace() {

@@ -54,16 +54,16 @@ PIPE_LOOPS=${PIPE_LOOPS:-100000}
 PIPE_ROUNDS=${PIPE_ROUNDS:-15}
 SECTIONS=${SECTIONS:-runqlat pipe syscalls agree}
 B=$(realpath "${HISTD_BUILD:-build}")
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
-command -v hackbench >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q rt-tests >/dev/null
-command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-perf >/dev/null
-[ -x /usr/sbin/runqlat ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q libbpf-tools >/dev/null
 BCC_RUNQLAT=/usr/sbin/runqlat
+source bench/rounds.sh
+need bpftrace bpftrace
+need hackbench rt-tests
+need perf linux-perf
+need /usr/sbin/runqlat libbpf-tools
 WORK=$(mktemp -d /tmp/histd-bench-runqlat.XXXXXX)
 HISTD=
 BT=
 BCC=
-source bench/rounds.sh
 STATS_WERE=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
   [ -z "$BCC" ] || { kill -INT "$BCC" 2>/dev/null || true; wait "$BCC" 2>/dev/null || true; }

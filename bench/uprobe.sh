@@ -12,9 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/rounds.sh
+need bpftrace bpftrace
 ROUNDS=${ROUNDS:-7}
 CALLS=${CALLS:-200000}
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bpftrace >/dev/null
 B=$(realpath "${HISTD_BUILD:-build}")
 T=/sys/kernel/tracing
 WORK=$(mktemp -d /tmp/histd-bench-uprobe.XXXXXX)
