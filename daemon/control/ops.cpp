@@ -119,7 +119,8 @@ using Handler = json (*)(Call&);
 // (ENOENT).
 json change_trigger(Call& c, bool remove) {
   auto r = remove ? c.engine.remove_listed(c.system_name, c.event_name, c.command)
-                  : c.engine.write_trigger(c.system_name, c.event_name, c.command);
+                  : c.engine.write_trigger(c.system_name, c.event_name, c.command,
+                                           symbols::may_see_kernel_addresses(c.peer.uid, c.peer.pid));
   if (r) return success();
   if (!r.error().diagnostic) fmt::print(stderr, "histd: {}: {}\n", c.event, r.error().message());
   return command_failure(r.error());

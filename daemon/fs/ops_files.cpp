@@ -208,7 +208,7 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, const f
   }
   // As tracefs: one write(2) is one command, and a page is the most it takes.
   if (data.size() >= 4096) return -EINVAL;
-  auto r = engine.write_trigger(n.system, n.event, data);
+  auto r = engine.write_trigger(n.system, n.event, data, symbols::may_see_kernel_addresses(caller.uid, caller.pid));
   if (!r) {
     // The writer gets an errno and error_log one line: the whole story (a
     // verifier log, the compiler's output) goes to histd's log.

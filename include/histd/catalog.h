@@ -39,6 +39,11 @@ struct Field {
   // N for arrays, 0 otherwise. Also 0 for a flexible `[]` array (size 0,
   // e.g. ftrace/print's `char buf[]`): its data runs to the end of the record.
   uint32_t array_len = 0;
+  // The kernel prints it as a kernel address (mark_kernel_addresses): a
+  // pointer outside a syscall's arguments, or a field its print fmt prints
+  // with %p (call_site's %pS). Writers who may not see kernel addresses may
+  // not compare, compute with or copy it.
+  bool kernel_address = false;
   friend bool operator==(const Field&, const Field&) = default;
 };
 
@@ -169,8 +174,37 @@ EventSource event_source(const EventFormat& format);
 // Synthetic, Marker or Tracepoint.
 EventSource event_source(std::string_view system);
 
+// A print fmt read as the kernel's printf reads it (pure): `text` as after
+// "print fmt: ", from its opening quote.
+struct PrintConversion {
+  size_t begin = 0;     // the '%' in PrintFmt::format
+  size_t end = 0;       // past the conversion (and a %p's extension letter)
+  char conversion = 0;  // 'd', 's', 'p', ...
+  char extension = 0;   // after %p: 'S', 's', 'x', 'I', ... (0: none)
+  size_t arg = 0;       // the argument it prints, in PrintFmt::args
+};
+struct PrintFmt {
+  std::string_view format;        // between the quotes, escapes as written
+  std::vector<std::string> args;  // split at top-level commas, blanks kept
+  std::vector<PrintConversion> conversions;
+  size_t args_end = 0;  // in `text`: where the arguments end (the line's end)
+};
+std::optional<PrintFmt> parse_print_fmt(std::string_view text);
+// Whether the conversion prints the address itself (%p, %pS, %px, ...),
+// not what it points to (%pI4, %pM).
+bool prints_address(const PrintConversion& c);
+
+// The one synthetic field type that carries kernel addresses (an action
+// passes one into no other), as the kernel's events keep code addresses:
+// its readers who may not see them see them hidden.
+inline bool synthetic_address_type(std::string_view type) { return type == "unsigned long"; }
+
+// Sets Field::kernel_address of each field (parse_format does).
+void mark_kernel_addresses(EventFormat& format);
+
 // Parses the text of one `format` file. `system` is not in the file; it
-// comes from the directory name. Sets `source` and `syscall`.
+// comes from the directory name. Sets `source`, `syscall` and each field's
+// `kernel_address`.
 Expected<EventFormat> parse_format(std::string_view text, std::string_view system);
 
 struct EventId {

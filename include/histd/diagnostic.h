@@ -142,6 +142,8 @@ struct Span {
   X(Unsupported, "not supported by histd yet")                                                   \
   X(FilterControlChar, "a filter may not hold a newline or NUL byte")                            \
   X(NameControlChar, "a table name may not hold a newline or NUL byte")                          \
+  /* a writer who may not see kernel addresses (kptr_restrict), refused with EPERM */            \
+  X(AddressHidden, "kernel addresses are hidden from this writer")                               \
   /* a command refused by a system failure (compiler, verifier, state directory) */              \
   X(CommandFailed, "command failed")                                                              \
   X(StateNotSaved, "applied, but the trigger state could not be saved")                          \

@@ -173,8 +173,11 @@ class Engine {
   void warm_compiler() const { compiler_->warm(); }
 
   // One write(2) to events/<system>/<event>/trigger; an O_TRUNC open of it
-  // (truncate_triggers) removes every hist trigger of the event.
-  CommandResult write_trigger(const std::string& system, const std::string& event, std::string_view text);
+  // (truncate_triggers) removes every hist trigger of the event. A writer
+  // who may not see kernel addresses (symbols::may_see_kernel_addresses)
+  // may not compare, compute with or copy one (ErrorCode::AddressHidden).
+  CommandResult write_trigger(const std::string& system, const std::string& event, std::string_view text,
+                              bool may_see_addresses = true);
   CommandResult truncate_triggers(const std::string& system, const std::string& event);
 
   // ---- reads: data, which the front ends render (render::trigger_file,
@@ -349,7 +352,8 @@ class Engine {
   // `config`: the command as the configuration declared it, recorded on
   // the trigger it creates (before the state is saved).
   CommandResult write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
-                                     size_t max_bytes, const std::string* config = nullptr);
+                                     size_t max_bytes, const std::string* config = nullptr,
+                                     bool may_see_addresses = true);
   // One synthetic event definition, marked as the configuration's.
   CommandResult write_config_synthetic_locked(std::string_view text);
   // add_config for an item saved but not restored: the saved entry applied

@@ -41,6 +41,7 @@ struct FieldAccess {
   catalog::FieldKind kind = catalog::FieldKind::Integer;
   uint32_t array_len = 0;
   std::string type;  // the C type, as hist_debug shows it
+  bool kernel_address = false;  // catalog::Field::kernel_address
   friend bool operator==(const FieldAccess&, const FieldAccess&) = default;
 };
 
@@ -93,6 +94,7 @@ struct TypedExpr {
   bool is_stack = false;   // common_stacktrace, or a stack variable's value
   FieldAccess string_field;
   int blob_ref = -1;  // a string or stack variable's value: its reference in the plan's refs
+  bool kernel_address = false;  // reads a kernel address (FieldAccess::kernel_address) or a variable that does
   bool is_constant() const { return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant; }
   friend bool operator==(const TypedExpr&, const TypedExpr&) = default;
 };
@@ -211,6 +213,11 @@ struct Registry {
   std::vector<synth::SynthDefinition> synths;
   const catalog::Catalog* catalog = nullptr;  // onmatch(system.event) must name an event
   TablePolicy tables;
+  // The writer may not see kernel addresses (kptr_restrict): a command that
+  // would compare, order, compute with or copy one is refused
+  // (ErrorCode::AddressHidden); keys and plain values stay allowed, and
+  // render hidden to such readers.
+  bool opaque_addresses = false;
 };
 
 // A value an action writes into a synthetic event's field.
@@ -370,6 +377,16 @@ struct HistPlan {
   friend bool operator==(const HistPlan&, const HistPlan&) = default;
 };
 
+// How a reader who may not see kernel addresses is shown a value (a
+// column, a tracked or saved value): a kernel address as a pointer, else
+// as its C type says (table::address_kind).
+table::AddressKind address_kind(const FieldAccess& field);
+table::AddressKind address_kind(const TypedExpr& value);
+
+// Why a writer who may not see kernel addresses is refused a use of `name`
+// (ErrorCode::AddressHidden's detail).
+std::string hidden_address_use(std::string_view name);
+
 // Whether an onmax()/onchange() action keeps values per entry.
 inline bool tracks_values(const HistPlan& p) {
   for (const ActionPlan& a : p.actions)
@@ -448,9 +465,10 @@ Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, con
                                                    const Registry& registry = {});
 
 // Types a filter against an event's format (for commands other than hist
-// that carry a filter, e.g. enable_hist). `command` goes into diagnostics.
+// that carry a filter, e.g. enable_hist). `command` goes into diagnostics;
+// `opaque_addresses` as Registry::opaque_addresses.
 Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const catalog::EventFormat& format,
-                                            std::string_view command);
+                                            std::string_view command, bool opaque_addresses = false);
 
 // ---- map memory ----------------------------------------------------------------
 

@@ -88,6 +88,9 @@ struct TriggerWrite {
   catalog::EventId event;
   parse::TriggerCommand command;
   std::string config;
+  // Whether the writer may see kernel addresses (root, or as kptr_restrict
+  // allows): if not, plan::Registry::opaque_addresses.
+  bool may_see_addresses = true;
   // The write's one parse: its text (shorter than `max_bytes`) as a
   // command, or the diagnostic the user sees.
   static Result<TriggerWrite, Diagnostic> parse(catalog::EventId event, std::string_view text, size_t max_bytes,

@@ -130,6 +130,7 @@ Expected<Catalog> Catalog::open(fs::path root) {
 void Catalog::add_dynamic(EventFormat format) {
   format.syscall = syscall_event(format);
   format.source = event_source(format);
+  mark_kernel_addresses(format);
   std::lock_guard lock(*cache_mu_);
   EventId id{format.system, format.name};
   dynamic_[id] = std::make_shared<const EventFormat>(std::move(format));

@@ -361,6 +361,7 @@ Expected<EventFormat> parse_format(std::string_view text, std::string_view syste
   fmt.text = std::string(text);
   fmt.syscall = syscall_event(fmt);
   fmt.source = event_source(fmt);
+  mark_kernel_addresses(fmt);
   return fmt;
 }
 

@@ -118,13 +118,15 @@ void Engine::begin_command(const catalog::EventId& ev) {
   ++notes.generation;
 }
 
-CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text) {
+CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text,
+                                    bool may_see_addresses) {
   std::lock_guard lock(mu_);
-  return write_trigger_locked(system, event, text, registry::kMaxCommandBytes);
+  return write_trigger_locked(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
 }
 
 CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event,
-                                           std::string_view text, size_t max_bytes, const std::string* config) {
+                                           std::string_view text, size_t max_bytes, const std::string* config,
+                                           bool may_see_addresses) {
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   const catalog::EventId id{system, event};
@@ -137,6 +139,7 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
   auto write = registry::TriggerWrite::parse(id, text, max_bytes, config ? *config : std::string());
   begin_command(id);
   if (!write) return finish_command(location, text, &id, user_error(id, std::move(write).error()));
+  write->may_see_addresses = may_see_addresses;
   const std::string logged = write->logged();
   return finish_command(location, text, &id, run(*write, &id, location, logged));
 }

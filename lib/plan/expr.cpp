@@ -194,6 +194,9 @@ class Typer {
     if (!r->readable)
       return error_at(ctx_.cmd, ErrorCode::Unsupported, ref.name, "BPF programs cannot read " + ref.name);
     if (ref.modifiers.size() > 1) return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
+    if (r->access.kernel_address && ctx_.registry.opaque_addresses)
+      return error_at(ctx_.cmd, ErrorCode::AddressHidden, ref.name, hidden_address_use(ref.name));
+    out_.kernel_address = out_.kernel_address || r->access.kernel_address;
     Facts f;
     f.text = operand_text(ref);
     f.type = r->access.type;
@@ -279,6 +282,9 @@ class Typer {
     // A string or stack is a whole value: never an operand.
     if ((type.is_string || type.is_stack) && use == Use::Operand)
       return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, n.text);
+    if (type.kernel_address && ctx_.registry.opaque_addresses)
+      return error_at(ctx_.cmd, ErrorCode::AddressHidden, n.text, hidden_address_use(n.text));
+    out_.kernel_address = out_.kernel_address || type.kernel_address;
     ref.read_once = use == Use::Operand && !ref.self;
     std::vector<VarRef>& refs = ctx_.plan.refs;
     int index = -1;
@@ -339,6 +345,11 @@ uint64_t divide(uint64_t x, uint64_t d, DivStrategy how) {
       return x / d;
   }
   return 0;
+}
+
+std::string hidden_address_use(std::string_view name) {
+  return std::string(name) +
+         " holds a kernel address: it may be a key or a value, but not compared, computed with or copied";
 }
 
 std::string operand_text(const parse::FieldRef& ref) {

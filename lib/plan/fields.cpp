@@ -18,6 +18,7 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
     r.access.is_signed = f->is_signed;
     r.access.kind = f->kind;
     r.access.array_len = f->array_len;
+    r.access.kernel_address = f->kernel_address;
     // A flexible char array (ftrace/print's `char buf[]`) runs to the end of
     // the record: read as a string of at most 256 bytes.
     if (f->kind == catalog::FieldKind::CharArray && f->size == 0) r.access.size = 256;

@@ -139,6 +139,14 @@ std::string encode(const TriggerKey& k) {
   return out;
 }
 
+table::AddressKind address_kind(const FieldAccess& field) {
+  return field.kernel_address ? table::AddressKind::Pointer : table::address_kind(field.type);
+}
+
+table::AddressKind address_kind(const TypedExpr& value) {
+  return value.kernel_address ? table::AddressKind::Pointer : table::address_kind(value.type);
+}
+
 table::Table HistPlan::columns() const {
   table::Table t;
   for (const KeyField& k : keys) {
@@ -155,7 +163,7 @@ table::Table HistPlan::columns() const {
     if (k.access.source == Source::Stacktrace || (shown_as && shown_as->key_is_address))
       c.address = table::AddressKind::Pointer;
     else if (k.transform == KeyTransform::None || k.transform == KeyTransform::Buckets)
-      c.address = table::address_kind(k.access.type);
+      c.address = address_kind(k.access);
     t.keys.push_back(std::move(c));
   }
   for (const ValField& v : vals) {
@@ -163,8 +171,7 @@ table::Table HistPlan::columns() const {
     // variable's value is.
     const bool printed = !v.expr || v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Ref ||
                          v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Field;
-    t.vals.push_back(table::ValColumn{v.name, v.display, printed,
-                                      table::address_kind(v.expr ? v.expr->type : v.access.type)});
+    t.vals.push_back(table::ValColumn{v.name, v.display, printed, v.expr ? address_kind(*v.expr) : address_kind(v.access)});
   }
   for (const SortKey& s : sort) t.sort.push_back(s.column);
   t.key_size = key_size;

@@ -54,7 +54,7 @@ Result<ResolvedField, Diagnostic> resolve(const parse::HistCommand& cmd,
 }
 
 Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catalog::EventFormat& format,
-                                      const parse::FieldRef& ref) {
+                                      const parse::FieldRef& ref, bool opaque) {
   auto r = resolve(cmd, format, ref);
   if (!r) return unexpected(std::move(r).error());
   std::optional<parse::ModifierUse> mod;
@@ -93,6 +93,9 @@ Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catal
     return error(cmd, ErrorCode::Unsupported, mod->span, "." + std::string(info.name));
   if (info.key != modifier::Use::Allowed || !admits(info.needs, r->access.source))
     return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  // Bucket bounds would say where the addresses lie.
+  if (opaque && r->access.kernel_address && info.transform == KeyTransform::Buckets)
+    return error(cmd, ErrorCode::AddressHidden, mod->span, hidden_address_use(r->name));
   key.display = info.key_display;
   key.transform = info.transform;
   if (info.takes_number) key.buckets = mod->buckets;
@@ -100,7 +103,7 @@ Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catal
 }
 
 Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catalog::EventFormat& format,
-                                      const parse::FieldRef& ref) {
+                                      const parse::FieldRef& ref, bool opaque) {
   auto r = resolve(cmd, format, ref);
   if (!r) return unexpected(std::move(r).error());
   std::optional<parse::ModifierUse> mod;
@@ -117,6 +120,9 @@ Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catal
   const modifier::ModifierInfo& info = modifier::info(mod->kind);
   if (info.value != modifier::Use::Allowed || !admits(info.needs, r->access.source))
     return error(cmd, ErrorCode::BadFieldModifier, mod->span);
+  // A sum of addresses renders hidden; its share of the total would not.
+  if (opaque && r->access.kernel_address && info.val_display != table::ValDisplay::Hex)
+    return error(cmd, ErrorCode::AddressHidden, mod->span, hidden_address_use(r->name));
   val.display = info.val_display;
   val.usecs = info.transform == KeyTransform::Usecs;
   return val;
@@ -139,7 +145,7 @@ Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAc
 }
 
 Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog::EventFormat& format,
-                                            const parse::Filter& filter) {
+                                            const parse::Filter& filter, bool opaque) {
   TypedFilter out;
   out.terms.reserve(filter.nodes.size());
   for (const parse::FilterNode& node : filter.nodes) {
@@ -167,6 +173,9 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
                        "BPF programs cannot read " + p.field.name);
         if (!p.field.modifiers.empty())
           return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
+        // Which events count would bisect the address.
+        if (opaque && r->access.kernel_address)
+          return error(cmd, ErrorCode::AddressHidden, name_span(p.field), hidden_address_use(p.field.name));
         if (is_string_kind(r->access.kind)) {
           if (p.op != parse::CompareOp::Eq && p.op != parse::CompareOp::Ne && p.op != parse::CompareOp::Glob)
             return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
@@ -207,8 +216,8 @@ Result<uint32_t, Diagnostic> table_size(const parse::HistCommand& cmd) {
 }  // namespace
 
 Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const catalog::EventFormat& format,
-                                            std::string_view command) {
-  return type_filter(command, format, filter);
+                                            std::string_view command, bool opaque_addresses) {
+  return type_filter(command, format, filter, opaque_addresses);
 }
 
 namespace {
@@ -264,7 +273,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
       return error(cmd, ErrorCode::Unsupported, written.span, "expressions as keys");
     }
     const parse::FieldRef& ref = *field;
-    auto key = plan_key(cmd, format, ref);
+    auto key = plan_key(cmd, format, ref, registry.opaque_addresses);
     if (!key) return unexpected(std::move(key).error());
     key->offset = offset;
     offset += key->size;
@@ -308,7 +317,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
       continue;
     }
     const parse::FieldRef& ref = *field;
-    auto val = plan_val(cmd, format, ref);
+    auto val = plan_val(cmd, format, ref, registry.opaque_addresses);
     if (!val) return unexpected(std::move(val).error());
     plan.vals.push_back(std::move(*val));
   }
@@ -373,7 +382,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
   if (!actions) return unexpected(std::move(actions).error());
 
   if (cmd.filter) {
-    auto filter = type_filter(cmd.command, format, *cmd.filter);
+    auto filter = type_filter(cmd.command, format, *cmd.filter, registry.opaque_addresses);
     if (!filter) return unexpected(std::move(filter).error());
     plan.filter = std::move(*filter);
     plan.filter_text = cmd.filter->text;

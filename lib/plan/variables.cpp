@@ -120,6 +120,12 @@ Result<Unit, Diagnostic> synth_params(ExprContext& ctx, const parse::Action& a, 
     auto v = type_param(ctx, a.params[i], a.match_system, a.match_event);
     if (!v) return unexpected(std::move(v).error());
     if (!param_fits(*v, def->fields[i])) return error_at(ctx.cmd, ErrorCode::SynthTypeMismatch, a.params[i].text);
+    // Elsewhere its readers who may not see kernel addresses would see it.
+    if (v->kernel_address && def->fields[i].kind == synth::SynthField::Kind::Integer &&
+        !catalog::synthetic_address_type(def->fields[i].type))
+      return error_at(ctx.cmd, ErrorCode::SynthTypeMismatch, a.params[i].text,
+                      "a kernel address goes into an unsigned long field, which readers who may not see addresses "
+                      "see hidden");
     out.params.push_back(ActionParam{a.params[i].text, std::move(*v), def->fields[i]});
   }
   return Unit{};
@@ -221,6 +227,8 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
             return error_at(cmd, ErrorCode::ParamNotFound, p.text);
           if (!r->readable)
             return error_at(cmd, ErrorCode::Unsupported, p.text, "BPF programs cannot read " + p.text);
+          if (r->access.kernel_address && ctx.registry.opaque_addresses)
+            return error_at(cmd, ErrorCode::AddressHidden, p.text, hidden_address_use(p.text));
           SavedField f;
           f.name = r->name;
           f.access = r->access;

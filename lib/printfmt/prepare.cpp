@@ -8,40 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "histd/catalog.h"
 #include "histd/printfmt.h"
 
 namespace histd::printfmt {
 
 namespace {
-
-// The arguments after the format string, split at commas outside
-// parentheses, braces and string literals.
-std::vector<std::string> split_args(std::string_view text) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      cur += c;
-      if (c == '\\' && i + 1 < text.size()) cur += text[++i];
-      else if (c == '"') quoted = false;
-      continue;
-    }
-    if (c == '"') quoted = true;
-    if (c == '(' || c == '{' || c == '[') ++depth;
-    if (c == ')' || c == '}' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(std::move(cur));
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  out.push_back(std::move(cur));
-  return out;
-}
 
 // What the Printer does with a %p conversion's extension letter; 0: leave
 // it to libtraceevent (%pI4, %pM, ...).
@@ -161,7 +133,9 @@ std::optional<uint64_t> constant_value(std::string_view text) {
 // `REC->flags & (0x00040000 | 0x00080000 | ...)` as if it had no
 // parentheses), and the kernel computed them at build time anyway.
 std::string fold_constants(std::string arg) {
-  for (size_t close = arg.find(')'); close != std::string::npos; close = arg.find(')', close + 1)) {
+  size_t from = 0;
+  for (size_t close; (close = arg.find(')', from)) != std::string::npos;) {
+    from = close + 1;
     const size_t open = arg.rfind('(', close);
     if (open == std::string::npos || std::count(arg.begin(), arg.begin() + static_cast<long>(open), '"') % 2)
       continue;  // inside a string literal
@@ -169,7 +143,7 @@ std::string fold_constants(std::string arg) {
     if (!v) continue;
     const std::string text = fmt::format("{:#x}", *v);
     arg.replace(open, close - open + 1, text);
-    close = open;
+    from = open + 1;
   }
   return arg;
 }
@@ -180,53 +154,24 @@ std::string prepare_format(std::string_view format_text, std::string_view nonce,
   const std::string_view key = "print fmt: \"";
   const size_t at = format_text.find(key);
   if (at == std::string_view::npos) return std::string(format_text);
-  const size_t fmt_begin = at + key.size();
-  size_t fmt_end = fmt_begin;
-  while (fmt_end < format_text.size() && format_text[fmt_end] != '"')
-    fmt_end += format_text[fmt_end] == '\\' ? 2 : 1;
-  if (fmt_end >= format_text.size()) return std::string(format_text);
-  const size_t line_end = std::min(format_text.find('\n', fmt_end), format_text.size());
-  const std::string_view fmt = format_text.substr(fmt_begin, fmt_end - fmt_begin);
-  std::string_view rest = format_text.substr(fmt_end + 1, line_end - fmt_end - 1);  // ", a, b"
-  if (rest.starts_with(",")) rest.remove_prefix(1);
-  std::vector<std::string> args;
-  if (rest.find_first_not_of(" \t") != std::string_view::npos) args = split_args(rest);
-
-  std::string out_fmt;
-  size_t arg = 0;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    out_fmt += fmt[i];
-    if (fmt[i] != '%') continue;
-    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
-      out_fmt += fmt[++i];
-      continue;
-    }
-    // Flags, width, precision, length: a '*' takes an argument of its own.
-    size_t j = i + 1;
-    while (j < fmt.size() && std::string_view("-+ #0").find(fmt[j]) != std::string_view::npos) ++j;
-    for (; j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.' || fmt[j] == '*');
-         ++j)
-      if (fmt[j] == '*') ++arg;
-    while (j < fmt.size() && std::string_view("hlzjtL").find(fmt[j]) != std::string_view::npos) ++j;
-    if (j >= fmt.size()) break;
-    const char kind = fmt[j] == 'p' ? pointer_kind(j + 1 < fmt.size() ? fmt[j + 1] : ' ') : 0;
-    if (kind && arg < args.size()) {
-      out_fmt.pop_back();  // the '%'
-      out_fmt += fmt::format("{{{{histd:{}:{}:%llx}}}}", nonce, kind);
-      args[arg] = fmt::format(" (unsigned long long)({})", args[arg]);
-      const bool has_ext = j + 1 < fmt.size() && std::isalpha(static_cast<unsigned char>(fmt[j + 1]));
-      i = has_ext ? j + 1 : j;
-    } else {
-      out_fmt.append(fmt.substr(i + 1, j - i));
-      i = j;
-    }
-    ++arg;
+  const size_t quote = at + key.size() - 1;
+  const auto parsed = catalog::parse_print_fmt(format_text.substr(quote));
+  if (!parsed) return std::string(format_text);
+  std::vector<std::string> args = parsed->args;
+  std::string out(format_text.substr(0, quote + 1));
+  size_t copied = 0;
+  for (const catalog::PrintConversion& c : parsed->conversions) {
+    const char kind = c.conversion == 'p' ? pointer_kind(c.extension ? c.extension : ' ') : 0;
+    if (!kind || c.arg >= args.size()) continue;
+    out += parsed->format.substr(copied, c.begin - copied);
+    out += fmt::format("{{{{histd:{}:{}:%llx}}}}", nonce, kind);
+    args[c.arg] = fmt::format(" (unsigned long long)({})", args[c.arg]);
+    copied = c.end;
   }
-  std::string out(format_text.substr(0, fmt_begin));
-  out += out_fmt;
+  out += parsed->format.substr(copied);
   out += '"';
   for (const std::string& a : args) out += "," + fold_constants(resolve_enums(a, enums));
-  out += format_text.substr(line_end);
+  out += format_text.substr(quote + parsed->args_end);
   return out;
 }
 

@@ -13,6 +13,8 @@ namespace {
 using Id = catalog::EventId;
 
 Refusal refused(Diagnostic d, int err = EINVAL) {
+  // A writer refused what it may not see is refused permission.
+  if (err == EINVAL && d.code == ErrorCode::AddressHidden) err = EPERM;
   return Refusal{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}, {}};
 }
 
@@ -28,7 +30,17 @@ struct Work {
   Registry r;
   std::vector<Change> changes;
   std::vector<Id> tried_on;  // the events field variables were tried on (Refusal::tried_on)
+  // The writer may not see kernel addresses (TriggerWrite::may_see_addresses).
+  bool opaque_addresses = false;
   using Outcome = std::optional<Refusal>;  // nullopt: decided, applied to `r`
+
+  // What planning this command consults; a removal reveals nothing, so it
+  // is planned as anyone's.
+  plan::Registry planning(bool removal = false) const {
+    plan::Registry p = r.planning();
+    p.opaque_addresses = opaque_addresses && !removal;
+    return p;
+  }
 
   EventTriggers& at(const Id& id) { return r.events_[id]; }
   void tidy(const Id& id) {
@@ -176,7 +188,7 @@ struct Work {
   Outcome add_field_var(const plan::FieldVarNeed& need, const HistTrigger& model,
                         const catalog::EventFormat& format) {
     const Id other{need.system, need.event};
-    auto planned = plan::plan_field_var(need, model.plan, format, r.planning());
+    auto planned = plan::plan_field_var(need, model.plan, format, planning());
     if (!planned) return refused(std::move(planned).error());
     return apply_plan(other, planned->command, std::move(planned->plan), {});
   }
@@ -192,7 +204,7 @@ struct Work {
     if (auto no = add_field_vars(id, cmd, field_vars)) return no;
     auto format = r.format(id);
     if (!format) return Refusal{std::nullopt, std::move(format).error(), {}};
-    auto planned = plan::plan_hist(cmd, **format, r.planning());
+    auto planned = plan::plan_hist(cmd, **format, planning(cmd.remove));
     if (!planned) return refused(std::move(planned).error());
     const uint64_t next = r.next_uid_;
     if (auto no = apply_plan(id, cmd, std::move(*planned), config)) return no;
@@ -225,10 +237,14 @@ Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, 
     const uint32_t pos = parse::errpos(cmd.command, param);
     return Span{pos, pos + uint32_t(param.size())};
   };
-  for (const plan::FieldVarNeed& need : plan::field_var_needs(cmd, id.system, id.name, r.planning())) {
+  for (const plan::FieldVarNeed& need : plan::field_var_needs(cmd, id.system, id.name, planning())) {
     const Id other{need.system, need.event};
     auto format = r.format(other);
     if (!format || !(*format)->find(need.field)) continue;  // planning says "Couldn't find param"
+    // The field variable would copy the address.
+    if (opaque_addresses && (*format)->find(need.field)->kernel_address)
+      return refused(Diagnostic{ErrorCode::AddressHidden, at_param(need.param), cmd.command,
+                                plan::hidden_address_use(need.param)});
     // Keyed like the matching event's histogram, under its filter, as the
     // kernel's create_field_var_hist() does.
     const HistTrigger* model = nullptr;
@@ -280,7 +296,7 @@ Work::Outcome Work::control(const Id& id, const parse::ControlTrigger& cmd, cons
   if (cmd.filter) {
     auto format = r.format(id);
     if (!format) return Refusal{std::nullopt, std::move(format).error(), {}};
-    auto typed = plan::plan_filter(*cmd.filter, **format, cmd.command);
+    auto typed = plan::plan_filter(*cmd.filter, **format, cmd.command, opaque_addresses && !cmd.remove);
     if (!typed) return refused(std::move(typed).error());
     filter = std::move(*typed);
   }
@@ -446,6 +462,7 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     if (eprobe_on_synthetic(t->event))
       return unexpected(refused(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, t->logged(),
                                            "triggers on an eprobe of a synthetic event (its enable file works)"}));
+    w.opaque_addresses = !t->may_see_addresses;
     if (const auto* h = std::get_if<parse::HistCommand>(&t->command))
       no = w.hist(t->event, *h, t->config);
     else

@@ -45,7 +45,7 @@ std::string snapshot_block(const readout::HistTable& t, const Resolver& resolver
     const table::Row key_row{key, {}, {}, {}};
     // The tracked variable's value, hidden as its type says.
     const table::AddressKind kind = a.track_var >= 0 && size_t(a.track_var) < plan.vars.size()
-                                        ? table::address_kind(plan.vars[size_t(a.track_var)].expr.type)
+                                        ? plan::address_kind(plan.vars[size_t(a.track_var)].expr)
                                         : table::AddressKind::None;
     out = fmt::format(
         "\nSnapshot taken (see tracing/snapshot).  Details:\n\ttriggering value {{ {}({}) }}: {:10}"

@@ -101,9 +101,18 @@ struct Samples {
   uint64_t sum(size_t i, size_t column) const { return sums[i * columns + column]; }
 };
 
-}  // namespace
+// The metrics are for anyone who can reach the exporter: kernel addresses
+// are hidden as from a reader who may not see them, in sums as in keys.
+uint64_t value_shown(const table::Table& tab, const table::Row& r, size_t column) {
+  return shown(r.vals[column], tab.vals[column].address, Options{true}, true);
+}
 
-namespace {
+// A histogram key's bucket as shown: every bucket of kernel addresses is
+// bucket 0, as the hist file shows their keys.
+uint64_t bucket_shown(const table::Table& tab, int hist_key, const table::Row& r) {
+  const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
+  return shown(r.key_number(k.offset), k.address, Options{true});
+}
 
 // Whether each entry is a label set of its own: no histogram key, and no
 // key whose rendering can make two values one (an .execname, a symbol, a
@@ -245,7 +254,7 @@ Samples Writer::entries_as_series(const table::Table& tab, std::string_view firs
     for (size_t i = 0; i < tab.keys.size(); ++i) values[i] = key_label(tab.keys[i], r, res_);
     append_labels(series.labels, first, names, values);
     series.ends.push_back(series.labels.size());
-    for (size_t v = 0; v < series.columns; ++v) series.sums.push_back(v < r.vals.size() ? r.vals[v] : 0);
+    for (size_t v = 0; v < series.columns; ++v) series.sums.push_back(v < r.vals.size() ? value_shown(tab, r, v) : 0);
   }
   return series;
 }
@@ -281,10 +290,10 @@ Samples Writer::merged_series(const table::Table& tab, int hist_key, std::string
       merged.push_back(Merged{std::move(set), std::vector<uint64_t>(tab.vals.size(), 0), {}});
     }
     Merged& m = merged[at->second];
-    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) m.sums[v] += r.vals[v];
+    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) m.sums[v] += value_shown(tab, r, v);
     if (hist_key >= 0) {
-      const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
-      m.buckets[bucket_bounds(k, r.key_number(k.offset)).upper] += r.vals[0];
+      const BucketBounds b = bucket_bounds(tab.keys[static_cast<size_t>(hist_key)], bucket_shown(tab, hist_key, r));
+      m.buckets[b.upper] += r.vals[0];
     }
   }
   std::sort(merged.begin(), merged.end(), [](const Merged& a, const Merged& b) { return a.set < b.set; });

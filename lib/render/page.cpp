@@ -47,7 +47,7 @@ std::vector<Chart> charts_of(const table::Table& tab, size_t hist_key, const Res
     Chart& c = sets[labels];
     const uint64_t hits = r.vals.empty() ? 0 : r.vals[0];
     c.hits += hits;
-    c.buckets[r.key_number(k.offset)] += hits;
+    c.buckets[shown(r.key_number(k.offset), k.address, Options{true})] += hits;
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < tab.keys.size(); ++i)

@@ -37,7 +37,7 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
     // The tracked maximum or last value is one value of its variable.
     const table::AddressKind kind =
         a.track_var >= 0 && static_cast<size_t>(a.track_var) < plan.vars.size()
-            ? table::address_kind(plan.vars[static_cast<size_t>(a.track_var)].expr.type)
+            ? plan::address_kind(plan.vars[static_cast<size_t>(a.track_var)].expr)
             : table::AddressKind::None;
     const auto v = static_cast<unsigned long long>(shown(word_at(record, a.track_offset), kind, options));
     out += fmt::sprintf(a.handler == parse::Action::Handler::OnMax ? "\n\tmax: %10llu" : "\n\tchanged: %10llu", v);
@@ -48,7 +48,7 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
         out += fmt::sprintf(
             "  %s: %10llu", f->name,
             static_cast<unsigned long long>(
-                shown(word_at(record, f->offset), table::address_kind(f->access.type), options)));
+                shown(word_at(record, f->offset), plan::address_kind(f->access), options)));
     }
   }
   return out;

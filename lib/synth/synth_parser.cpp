@@ -403,6 +403,7 @@ catalog::EventFormat format_of(const SynthDefinition& def, uint32_t id) {
   }
   fmt.print_fmt = print;
   fmt.text += "\nprint fmt: " + print + "\n";
+  catalog::mark_kernel_addresses(fmt);
   return fmt;
 }
 

@@ -1,5 +1,6 @@
 #include "histd/catalog.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,7 +19,7 @@ namespace histd::catalog {
 void PrintTo(const Field& f, std::ostream* os) {
   *os << "{" << f.name << ", \"" << f.type << "\", off " << f.offset << ", size " << f.size
       << ", signed " << f.is_signed << ", common " << f.is_common << ", kind "
-      << static_cast<int>(f.kind) << ", len " << f.array_len << "}";
+      << static_cast<int>(f.kind) << ", len " << f.array_len << (f.kernel_address ? ", kernel address" : "") << "}";
 }
 
 namespace {
@@ -57,6 +58,12 @@ Field field(std::string name, std::string type, uint32_t offset, uint32_t size, 
   return f;
 }
 
+// A field the kernel prints as a kernel address.
+Field address(Field f) {
+  f.kernel_address = true;
+  return f;
+}
+
 // The four common fields every kernel event starts with.
 std::vector<Field> common_fields() {
   return {field("common_type", "unsigned short", 0, 2, false),
@@ -76,8 +83,9 @@ TEST(FormatParser, Kmalloc) {
   EXPECT_EQ(f.system, "kmem");
   EXPECT_EQ(f.name, "kmalloc");
   EXPECT_EQ(f.id, 658u);
-  EXPECT_EQ(f.fields, with_common({field("call_site", "unsigned long", 8, 8, false),
-                                   field("ptr", "const void *", 16, 8, false),
+  // call_site by its %pS, ptr by its type and its %p.
+  EXPECT_EQ(f.fields, with_common({address(field("call_site", "unsigned long", 8, 8, false)),
+                                   address(field("ptr", "const void *", 16, 8, false)),
                                    field("bytes_req", "size_t", 24, 8, false),
                                    field("bytes_alloc", "size_t", 32, 8, false),
                                    field("gfp_flags", "unsigned long", 40, 8, false),
@@ -175,10 +183,56 @@ TEST(FormatParser, NetifReceiveSkbAndForkStrings) {
   EventFormat net = parse_fixture("net", "netif_receive_skb");
   EXPECT_EQ(*net.find("name"),
             field("name", "__data_loc char[]", 20, 4, false, FieldKind::DynamicString));
-  EXPECT_EQ(*net.find("skbaddr"), field("skbaddr", "void *", 8, 8, false));
+  EXPECT_EQ(*net.find("skbaddr"), address(field("skbaddr", "void *", 8, 8, false)));
   EventFormat waking = parse_fixture("sched", "sched_waking");
   EXPECT_EQ(*waking.find("comm"),
             field("comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16));
+}
+
+TEST(FormatParser, KernelAddressesAreWhatTheKernelPrintsAsAddresses) {
+  auto marked = [](std::string fields, std::string print_fmt, std::string system = "s") {
+    std::string text = "name: e\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n" +
+                       fields + "\nprint fmt: " + print_fmt + "\n";
+    auto f = parse_format(text, system);
+    EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.error().context);
+    std::string out;
+    for (const Field& field : f.ok() ? f->fields : std::vector<Field>{})
+      if (field.kernel_address) out += (out.empty() ? "" : " ") + field.name;
+    return out;
+  };
+  const std::string two = "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+                          "\tfield:unsigned long ip_count;\toffset:16;\tsize:8;\tsigned:0;\n";
+  // Each address conversion, by the argument it prints.
+  for (const char* conv : {"%pS", "%ps", "%pB", "%pF", "%pf", "%px", "%pK", "%p"})
+    EXPECT_EQ(marked(two, std::string("\"a=") + conv + " n=%lu\", (void *)REC->ip, REC->ip_count"), "ip") << conv;
+  // The argument a conversion prints counts '*' widths; a name that only
+  // starts like the field is another field.
+  EXPECT_EQ(marked(two, "\"%*lu %pS\", 4, REC->ip, REC->ip_count"), "ip_count");
+  // What a pointer points to (%pI4, %pM, %pU) is not its address; numbers
+  // printed as numbers are not addresses, even in hex.
+  EXPECT_EQ(marked(two, "\"%pI4 %lx\", REC->ip, REC->ip_count"), "");
+  // "%%p" is text.
+  EXPECT_EQ(marked(two, "\"%%p %lu %lu\", REC->ip, REC->ip_count"), "");
+  // A pointer is a kernel address whatever its conversion, except a
+  // system call's arguments: the calling program's addresses.
+  const std::string ptr = "\tfield:const char * buf;\toffset:8;\tsize:8;\tsigned:0;\n";
+  EXPECT_EQ(marked(ptr, "\"buf=%lx\", (unsigned long)REC->buf"), "buf");
+  EXPECT_EQ(marked(ptr, "\"buf=%lx\", (unsigned long)REC->buf", "syscalls"), "");
+}
+
+TEST(PrintFmt, ConversionsAndTheirArguments) {
+  const auto p = parse_print_fmt("\"a=%d b=%*s c=%pS%%d=%pI4 e=%-08llx\", REC->a, 3, REC->b, f(REC->c, 1), REC->d, REC->e\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->format, "a=%d b=%*s c=%pS%%d=%pI4 e=%-08llx");
+  ASSERT_EQ(p->args.size(), 6u);
+  EXPECT_EQ(p->args[3], " f(REC->c, 1)");
+  std::string seen;
+  for (const PrintConversion& c : p->conversions)
+    seen += fmt::format("[{}{} {} {}]", c.conversion, c.extension ? std::string(1, c.extension) : "",
+                        p->format.substr(c.begin, c.end - c.begin), c.arg);
+  EXPECT_EQ(seen, "[d %d 0][s %*s 2][pS %pS 3][pI %pI 4][x %-08llx 5]");
+  EXPECT_FALSE(parse_print_fmt("no quote"));
+  EXPECT_FALSE(parse_print_fmt("\"unterminated"));
 }
 
 TEST(FormatParser, MultiLinePrintFmt) {

@@ -155,6 +155,28 @@ TEST(MetricsRender, KernelAddressesAreNeverLabels) {
   EXPECT_NE(text.find("histd_ptrs_hitcount_total{ptr=\"0\"} 1\n"), std::string::npos) << text;
 }
 
+// Nothing in a scrape says where kernel addresses lie: not a sum of them
+// (hitcount 1 would give the address), nor the bounds of .buckets over
+// them, in either format.
+TEST(MetricsRender, KernelAddressesAreNeitherSumsNorBucketBounds) {
+  constexpr uint64_t kSite = 0xffffffff8163049full;
+  readout::HistTable sums = table_of("hist:keys=common_pid:vals=call_site,bytes_req:name=sites");
+  const uint64_t a[] = {1, kSite, 64};
+  sums.table.add(key_of({11010}), a);
+  readout::HistTable buckets = table_of("hist:keys=call_site.buckets=1:name=site_buckets");
+  const uint64_t b[] = {3};
+  buckets.table.add(key_of({kSite}), b);
+  for (const MetricsFormat f : {MetricsFormat::Prometheus, MetricsFormat::OpenMetrics}) {
+    const std::string text = metrics_of(sums, {f, 100}) + metrics_of(buckets, {f, 100});
+    for (const std::string& leak : {std::to_string(kSite), fmt::format("{}", static_cast<double>(kSite)),
+                                   fmt::format("{:x}", kSite), std::string("e+19")})
+      EXPECT_EQ(text.find(leak), std::string::npos) << leak << "\n" << text;
+    EXPECT_NE(text.find("histd_sites_call_site_total{common_pid=\"11010\"} 0\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("histd_sites_bytes_req_total{common_pid=\"11010\"} 64\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("histd_site_buckets_call_site_bucket{le=\"0\"} 3\n"), std::string::npos) << text;
+  }
+}
+
 TEST(MetricsRender, LabelSetsPastTheCapAreCountedNotWritten) {
   readout::HistTable t = table_of("hist:keys=common_pid:name=pids");
   const uint64_t a[] = {1};

@@ -218,6 +218,19 @@ TEST(PageRender, EntriesHideKernelAddresses) {
   EXPECT_EQ(page.find("ffff888012345678"), std::string::npos) << page;
 }
 
+TEST(PageRender, BucketsOfKernelAddressesShowNoBounds) {
+  constexpr uint64_t kSite = 0xffffffff8163049full;
+  readout::HistTable t = table_of("hist:keys=call_site.buckets=1");
+  const uint64_t a[] = {4}, b[] = {2};
+  t.table.add(key_of({kSite}), a);
+  t.table.add(key_of({kSite + 4096}), b);
+  const std::string page = page_of(t);
+  for (const std::string& leak : {std::to_string(kSite), std::to_string(kSite + 4096), std::string("e+19")})
+    EXPECT_EQ(page.find(leak), std::string::npos) << leak << "\n" << page;
+  // Both in the one bucket every hidden address falls in.
+  EXPECT_NE(page.find("<title>call_site ~ 0-0 (0): 6</title>"), std::string::npos) << page;
+}
+
 TEST(PageRender, EmptyTablesAndNoTables) {
   const std::string page = page_of(table_of("hist:keys=bytes_req.log2"));
   EXPECT_NE(page.find("Hits: 0 &middot; Entries: 0"), std::string::npos) << page;
