@@ -15,11 +15,15 @@ KEYS=${KEYS:-100000}
 CALLS=${CALLS:-2000000}
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-bench-metrics.XXXXXX)
-chmod 755 "$WORK"  # the exporter (nobody) reaches metrics.sock
+# The exporter's user: one of the bench's own (histd refuses one it shares).
+EXPORTER_USER=hx-bench-$$
+useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$EXPORTER_USER"
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   for m in "$WORK"/mnt-*; do mountpoint -q "$m" && fusermount3 -u "$m"; done
+  for _ in $(seq 50); do pgrep -u "$EXPORTER_USER" >/dev/null || break; sleep 0.1; done
+  userdel "$EXPORTER_USER" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -29,9 +33,8 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 start() {
   local name=$1; shift
   mkdir -p "$WORK/mnt-$name" "$WORK/$name"
-  chmod 755 "$WORK/$name"
   "$B/histd" --foreground --mount "$WORK/mnt-$name" --socket "$WORK/$name/sock" --state-dir "$WORK/$name/state" \
-    --pin-dir "" --config-dir "" "$@" >"$WORK/$name.log" 2>&1 &
+    --pin-dir "" --config-dir "" --metrics-user "$EXPORTER_USER" "$@" >"$WORK/$name.log" 2>&1 &
   HISTD=$!
   PIDS+=("$HISTD")
   for _ in $(seq 100); do [ -e "$WORK/mnt-$name/events" ] && return; sleep 0.1; done

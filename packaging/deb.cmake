@@ -23,9 +23,10 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # histd runs: clang (it compiles the generated BPF units), the headers those
 # units include (<bpf/bpf_helpers.h> from libbpf-dev, <linux/bpf.h> from
 # linux-libc-dev), fuse3 (FUSE's tools, fusermount3 being libfuse's fallback
-# for mounting), procps (/bin/kill, the unit's ExecReload=).
+# for mounting), procps (/bin/kill, the unit's ExecReload=), adduser (the
+# exporter's user, made by postinst).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "clang, libbpf-dev, linux-libc-dev, fuse3, procps")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "clang, libbpf-dev, linux-libc-dev, fuse3, procps, adduser")
 set(CPACK_STRIP_FILES ON)
 # Maintainer scripts: reload systemd and restart a running histd after an
 # upgrade, stop it before removal; conffiles: the config stays the

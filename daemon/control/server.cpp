@@ -74,6 +74,7 @@ Server::~Server() {
   wake(stop_.get());
   if (thread_.joinable()) thread_.join();
   for (Worker& w : workers_) w.thread.join();
+  log_.flush_all();
 }
 
 void Server::serve() {
@@ -83,7 +84,8 @@ void Server::serve() {
     // connections wait in its backlog, and `freed_` says when to look again.
     const bool full = active_.load() >= limits_.max_connections;
     pollfd fds[3] = {{stop_.get(), POLLIN, 0}, {freed_.get(), POLLIN, 0}, {full ? -1 : socket_->fd(), POLLIN, 0}};
-    if (poll(fds, 3, -1) < 0) {
+    log_.flush();  // a second's wait at most: the log's counts come when due
+    if (poll(fds, 3, 1000) < 0) {
       if (errno == EINTR) continue;
       return;
     }
@@ -156,7 +158,8 @@ void Server::handle(int fd) {
       // stopping. Nobody to answer.
       if (e.err == EPIPE || e.err == ECANCELED) return;
       if (e.err == EAGAIN)
-        fmt::print(stderr, "histd: control socket: pid {} (uid {}): {}\n", peer.pid, peer.uid, e.context);
+        log_.note("histd: control socket: a client sent no whole request in time",
+                  fmt::format("histd: control socket: pid {} (uid {}): {}", peer.pid, peer.uid, e.context));
       // Who may not use the socket learns only that.
       reply = access_.allows(peer) ? failure(e.err, e.context) : access_.refusal();
     }
@@ -165,8 +168,9 @@ void Server::handle(int fd) {
   }
   auto sent = conn.send(reply, limits_.reply_deadline, raw);
   if (!sent && sent.error().err == ETIMEDOUT)
-    fmt::print(stderr, "histd: control socket: dropped pid {} (uid {}): {}\n", peer.pid, peer.uid,
-               sent.error().context);
+    log_.note("histd: control socket: a client did not take its answer in time",
+              fmt::format("histd: control socket: dropped pid {} (uid {}): {}", peer.pid, peer.uid,
+                          sent.error().context));
 }
 
 }  // namespace histd::control

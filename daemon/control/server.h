@@ -14,11 +14,14 @@
 #include <memory>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "control/ops.h"
 #include "control/socket_file.h"
 #include "histd/engine.h"
 #include "histd/result.h"
 #include "histd/fd.h"
+#include "histd/log_summary.h"
 
 namespace histd::control {
 
@@ -78,6 +81,9 @@ class Server {
   Fd stop_;   // eventfd, written once: ends serve() and every wait of every connection
   Fd freed_;  // eventfd: a connection ended, so serve() may accept again
   std::atomic<size_t> active_{0};
+  // Clients dropped at a deadline: a line of each kind, then a count a
+  // minute (one client must not fill histd's log).
+  LogSummary log_{std::chrono::seconds(60), [](std::string_view line) { fmt::print(stderr, "{}\n", line); }};
   std::list<Worker> workers_;  // serve()'s thread only (and the destructor after it)
   std::thread thread_;
 };

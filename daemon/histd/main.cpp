@@ -269,7 +269,8 @@ void add_metrics_options(CLI::App& app, Options& opt) {
                  "charts at / (127.0.0.1:9464, [::1]:9464, :9464 for every address; default: off), from "
                  "histd-exporter run as --metrics-user");
   app.add_option("--metrics-user", opt.metrics_user,
-                 "the user histd-exporter runs as (not root; without capabilities, it may read the metrics only)")
+                 "the user histd-exporter runs as: a user of its own (not root, not nobody, no other program's), "
+                 "without capabilities; it may read the metrics only")
       ->capture_default_str();
   app.add_option("--metrics-max-series", opt.metrics_max_series,
                  "label sets of a table a scrape writes; the others are counted in histd_metrics_series_dropped")

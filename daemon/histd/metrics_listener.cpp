@@ -1,11 +1,9 @@
 #include "histd/metrics_listener.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <netdb.h>
-#include <pwd.h>
+#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,11 +13,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <vector>
 
 namespace histd::daemon {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kFirstDelay = std::chrono::seconds(1);
+constexpr auto kLongestDelay = std::chrono::seconds(30);
+// An exporter that ran this long was healthy: the next delay is the first.
+constexpr auto kHealthyRun = std::chrono::seconds(60);
 
 // "HOST:PORT", "[V6]:PORT" or ":PORT" (every address).
 Expected<std::pair<std::string, std::string>> split_listen(const std::string& listen) {
@@ -59,16 +62,14 @@ Expected<Fd> bind_listen(const std::string& listen) {
 Expected<std::unique_ptr<MetricsListener>> MetricsListener::open(const std::string& listen, const std::string& user,
                                                                  std::filesystem::path metrics_socket) {
   std::unique_ptr<MetricsListener> m(new MetricsListener());
-  const passwd* pw = getpwnam(user.c_str());
-  if (!pw) return fail(ErrorKind::Invalid, EINVAL, "--metrics-user " + user + ": no such user");
-  if (pw->pw_uid == 0) return fail(ErrorKind::Invalid, EINVAL, "--metrics-user must not be root: it serves the network");
-  m->uid_ = pw->pw_uid;
-  m->gid_ = pw->pw_gid;
+  HISTD_TRY(split_listen(listen));  // the command line's own mistakes first
+  m->user_ = HISTD_TRY(exporter_user(user));
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  m->exporter_ = (self.parent_path() / "histd-exporter").string();
-  if (access(m->exporter_.c_str(), X_OK) != 0)
-    return fail(ErrorKind::NotFound, ENOENT, "--metrics-listen: no histd-exporter next to histd at " + m->exporter_);
+  const std::string exporter = (self.parent_path() / "histd-exporter").string();
+  m->exporter_ = Fd(::open(exporter.c_str(), O_PATH | O_CLOEXEC));
+  if (!m->exporter_ || access(exporter.c_str(), X_OK) != 0)
+    return fail(ErrorKind::NotFound, ENOENT, "--metrics-listen: no histd-exporter next to histd at " + exporter);
   m->socket_ = std::move(metrics_socket);
   m->listen_ = HISTD_TRY(bind_listen(listen));
   int ends[2];
@@ -80,57 +81,56 @@ Expected<std::unique_ptr<MetricsListener>> MetricsListener::open(const std::stri
 
 void MetricsListener::start() { thread_ = std::thread([this] { supervise(); }); }
 
-pid_t MetricsListener::spawn() const {
-  std::string program = exporter_, fd_flag = "--listen-fd", fd_num = "3", stop_flag = "--stop-fd", stop_num = "4",
-              sock_flag = "--socket", sock = socket_.string();
-  std::vector<char*> argv{program.data(), fd_flag.data(),  fd_num.data(), stop_flag.data(),
-                          stop_num.data(), sock_flag.data(), sock.data(),   nullptr};
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid != 0) return pid;
-  // The child of a process with threads: async-signal-safe calls only.
-  if (setgroups(0, nullptr) != 0 || setgid(gid_) != 0 || setuid(uid_) != 0) _exit(126);
-  // Cleared by the change of user: set after it.
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) _exit(0);
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) signal(s, SIG_DFL);
-  // Without close-on-exec (dup2 clears it): the port, and the stop pipe.
-  if (dup2(listen_.get(), 3) < 0 || dup2(stop_read_.get(), 4) < 0) _exit(126);
-  close_range(5, ~0U, 0);
-  const int null = ::open("/dev/null", O_RDONLY);
-  if (null >= 0) dup2(null, STDIN_FILENO);
-  if (chdir("/") != 0) _exit(126);
-  execv(program.c_str(), argv.data());
-  _exit(127);
+Expected<pid_t> MetricsListener::spawn() {
+  // Opened here, as histd's user, whatever the directories' modes: the
+  // exporter connects through it (/proc/self/fd/5).
+  Fd socket(::open(socket_.c_str(), O_PATH | O_CLOEXEC));
+  if (!socket) return fail_errno("histd's metrics socket " + socket_.string());
+  return spawn_exporter(exporter_.get(), user_, ExporterFds{listen_.get(), stop_read_.get(), socket.get()});
+}
+
+bool MetricsListener::unavailable_until(Clock::time_point until, const std::string& why) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0) return false;
+    // The stop pipe's read end sees its writer closed when histd stops.
+    pollfd fds[2] = {{stop_read_.get(), POLLIN, 0}, {listen_.get(), POLLIN, 0}};
+    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return false;
+    if (fds[0].revents) return true;
+    if (fds[1].revents & POLLIN) answer_unavailable(listen_.get(), why);
+  }
 }
 
 void MetricsListener::supervise() {
-  auto backoff = std::chrono::seconds(1);
+  auto delay = std::chrono::duration_cast<Clock::duration>(kFirstDelay);
   for (;;) {
-    const pid_t pid = spawn();
-    {
-      std::lock_guard lock(mu_);
-      child_ = pid > 0 ? pid : 0;
-      if (stopping_ && pid > 0) kill(pid, SIGTERM);  // stopped while it was being started
-    }
-    int status = 0;
-    if (pid > 0)
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    const Clock::time_point started = Clock::now();
+    auto pid = spawn();
+    std::string why;
+    if (pid) {
+      {
+        std::lock_guard lock(mu_);
+        child_ = *pid;
       }
-    std::unique_lock lock(mu_);
-    child_ = 0;
-    if (stopping_) return;
-    fmt::print(stderr, "histd: the metrics exporter {} ({}); starting it again in {} s\n",
-               pid > 0 ? fmt::format("(pid {}) ended", pid) : "could not start",
-               WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
-                                   : fmt::format("status {}", WEXITSTATUS(status)),
-               backoff.count());
-    if (cv_.wait_for(lock, backoff, [this] { return stopping_; })) return;
-    backoff = std::min(backoff * 2, std::chrono::seconds(30));
+      int status = 0;
+      while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      std::lock_guard lock(mu_);
+      child_ = 0;
+      why = fmt::format("it (pid {}) ended ({})", *pid,
+                        WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
+                                            : fmt::format("status {}", WEXITSTATUS(status)));
+    } else {
+      why = pid.error().context;
+    }
+    pollfd stopped{stop_read_.get(), POLLIN, 0};
+    if (poll(&stopped, 1, 0) > 0) return;
+    if (Clock::now() - started >= kHealthyRun) delay = kFirstDelay;
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(delay).count();
+    fmt::print(stderr, "histd: the metrics exporter: {}; starting it again in {} s\n", why, seconds);
+    if (unavailable_until(Clock::now() + delay, fmt::format("{}; histd starts it again in {} s", why, seconds)))
+      return;
+    delay = std::min<Clock::duration>(delay * 2, kLongestDelay);
   }
 }
 
@@ -148,12 +148,8 @@ bool MetricsListener::wait_child(std::chrono::milliseconds limit) {
 
 MetricsListener::~MetricsListener() {
   if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  // The exporter ends when the stop pipe closes; one that does not is killed.
+  // The exporter ends when the stop pipe closes, and supervise() sees it
+  // closed; an exporter that does not end is killed.
   stop_write_ = Fd();
   if (!wait_child(std::chrono::seconds(2))) {
     std::lock_guard lock(mu_);

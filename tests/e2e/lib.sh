@@ -21,7 +21,22 @@ cleanup() {
   fi
   # A test's own undo (mounts it made, probe events), once histd is gone.
   if declare -F test_cleanup >/dev/null; then test_cleanup || true; fi
+  if [ -n "${EXPORTER_USER:-}" ]; then
+    for _ in $(seq 50); do pgrep -u "$EXPORTER_USER" >/dev/null || break; sleep 0.1; done
+    userdel "$EXPORTER_USER" 2>/dev/null || true
+  fi
   rm -rf "$WORK" "$PIN"
+}
+
+# exporter_user: a user of this test's own for histd-exporter (the package
+# makes histd-exporter; a test must not depend on it nor share one), made
+# once and deleted at the end. Sets EXPORTER_USER.
+exporter_user() {
+  if [ -z "${EXPORTER_USER:-}" ]; then
+    EXPORTER_USER=hx-$(tr 'A-Z' 'a-z' <<<"${WORK##*.}")
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+      "$EXPORTER_USER"
+  fi
 }
 trap cleanup EXIT
 
@@ -32,6 +47,8 @@ histd_start() {
   mkdir -p "$MNT" 2>/dev/null || true  # histd itself detaches a stale mount of a killed histd
   local config=(--config-dir "$WORK/triggers.d")
   case " $* " in *" --config-dir "*) config=() ;; esac
+  case " $* " in *" --metrics-listen "*" --metrics-user "* | *" --metrics-user "*) ;;
+    *" --metrics-listen "*) exporter_user; config+=(--metrics-user "$EXPORTER_USER") ;; esac
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
     --pin-dir "$PIN" "${config[@]}" "$@" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!

@@ -7,9 +7,8 @@
 # scrape up; an exporter that dies is started again; it ends with histd.
 source "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || { echo "FAIL: promtool is needed (apt-get install prometheus)"; exit 1; }
-# The exporter's user reaches the metrics socket beside the control socket
-# (as in /run/histd, 0755).
-chmod 755 "$WORK"
+# $WORK stays 0700 (mktemp's), as a checkout under /root or a home is: the
+# exporter is handed what it needs as descriptors.
 PORT=$((20000 + $$ % 20000))
 URL=http://127.0.0.1:$PORT
 
@@ -20,6 +19,17 @@ expect_eq "a listen address without a port is refused at start" \
   "histd: --metrics-listen nonsense: expected ADDRESS:PORT" "$(refused --metrics-listen nonsense)"
 expect_eq "root as the exporter's user is refused" "histd: --metrics-user must not be root: it serves the network" \
   "$(refused --metrics-listen "127.0.0.1:$PORT" --metrics-user root)"
+expect_eq "nobody, which other daemons share, is refused" \
+  "histd: --metrics-user nobody: other daemons run as it, and could take the exporter's socket or signal it; it needs a user of its own (the Debian package makes histd-exporter; else: adduser --system --group --no-create-home --home /nonexistent histd-exporter)" \
+  "$(refused --metrics-listen "127.0.0.1:$PORT" --metrics-user nobody)"
+exporter_user
+setpriv --reuid="$EXPORTER_USER" --regid="$EXPORTER_USER" --clear-groups sleep 30 &
+squatter=$!
+sleep 0.2
+expect_eq "a user another program runs as is refused" \
+  "histd: --metrics-user $EXPORTER_USER: pid $squatter (sleep) runs as it, and could take the exporter's socket or signal it; the exporter needs a user of its own" \
+  "$(refused --metrics-listen "127.0.0.1:$PORT" --metrics-user "$EXPORTER_USER")"
+kill "$squatter"; wait "$squatter" 2>/dev/null || true
 
 histd_start --metrics-listen "127.0.0.1:$PORT"
 echo 'hist:keys=count.log2:vals=count:name=http_writes' >"$MNT/events/syscalls/sys_enter_write/trigger"
@@ -60,11 +70,15 @@ expect_eq "another path" "404" "$(status "$URL/nosuch")"
 # The exporter: not root, no capabilities, no new privileges.
 exporter() { pgrep -P "$HISTD_PID" -x histd-exporter | head -1 || true; }
 pid=$(exporter)
-expect_eq "the exporter runs as nobody" "65534" "$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")"
+expect_eq "the exporter runs as its own user" "$(id -u "$EXPORTER_USER")" "$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")"
+expect_eq "not dumpable: no process of its user may take its descriptors" "" \
+  "$(setpriv --reuid="$EXPORTER_USER" --regid="$EXPORTER_USER" --clear-groups ls "/proc/$pid/fd" 2>/dev/null || true)"
 expect_eq "without capabilities" "0000000000000000 0000000000000000" \
   "$(awk '/^CapEff:/ {e = $2} /^CapPrm:/ {p = $2} END {print e, p}' "/proc/$pid/status")"
 expect_eq "and without new privileges" "1" "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$pid/status")"
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+# Its user, reaching the socket (as under /run/histd, 0755).
+chmod 755 "$WORK"
+as_nobody() { setpriv --reuid="$EXPORTER_USER" --regid="$EXPORTER_USER" --clear-groups "$@"; }
 # Into a file first: `| grep -q` may leave histctl writing into a closed
 # pipe (SIGPIPE), which pipefail counts as the check failing.
 as_nobody "$HISTCTL_BIN" --socket "$WORK/metrics.sock" metrics >"$WORK/nobody.out" 2>&1 || true
@@ -75,6 +89,7 @@ expect_eq "but not change a trigger through it" "error: histd's metrics socket s
 expect_eq "which changed nothing" "" "$(grep -v '^#' "$MNT/events/syscalls/sys_enter_read/trigger" || true)"
 expect_eq "nor use histd's control socket" "3" \
   "$(as_nobody "$HISTCTL_BIN" --socket "$WORK/histd.sock" list >/dev/null 2>&1; echo $?)"
+chmod 700 "$WORK"
 
 # Stalled clients (connected, sending nothing) hold no scrape up.
 /usr/bin/python3 - "$PORT" "$WORK/stalled.ready" <<'PY' &
@@ -102,7 +117,7 @@ expect_eq "and serves again" "200" "$(status "$URL/metrics")"
 
 # It ends with histd.
 kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
-expect_eq "no exporter left after histd ends" "" "$(pgrep -x histd-exporter -u nobody | grep -x "$new" || true)"
+expect_eq "no exporter left after histd ends" "" "$(pgrep -x histd-exporter -u "$EXPORTER_USER" | grep -x "$new" || true)"
 expect_eq "and the port is closed" "closed" \
   "$(/usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), timeout=2)" 2>/dev/null &&
     echo open || echo closed)"

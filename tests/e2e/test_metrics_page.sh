@@ -13,8 +13,6 @@ CLOSE=$(dirname "$HISTD_BIN")/histd_bench_close
 BROWSER=$(dirname "$0")/page_in_browser.py
 WORKERS=()
 test_cleanup() { for p in "${WORKERS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; }
-# The exporter's user reaches the metrics socket beside the control socket.
-chmod 755 "$WORK"
 PORT=
 for p in $(seq 19350 19399); do
   python3 -c "import socket; socket.socket().bind(('127.0.0.1', $p))" 2>/dev/null && { PORT=$p; break; }

@@ -7,7 +7,6 @@
 # rate() handles; a removed trigger's series go stale.
 source "$(dirname "$0")/lib.sh"
 command -v prometheus >/dev/null || { echo "FAIL: prometheus is needed (apt-get install prometheus)"; exit 1; }
-chmod 755 "$WORK"  # the exporters (nobody) reach metrics.sock beside each control socket
 free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PA=$(free_port); PB=$(free_port); PP=$(free_port)
 B_PID= PROM= WA= WB=
@@ -20,10 +19,10 @@ test_cleanup() {
 histd_start --metrics-listen "127.0.0.1:$PA"
 mkdir -p "$WORK/mnt-b"
 "$HISTD_BIN" --foreground --mount "$WORK/mnt-b" --socket "$WORK/b/histd.sock" --state-dir "$WORK/b/state" \
-  --pin-dir "$PIN-b" --config-dir "$WORK/b/triggers.d" --metrics-listen "127.0.0.1:$PB" >"$WORK/b.log" 2>&1 &
+  --pin-dir "$PIN-b" --config-dir "$WORK/b/triggers.d" --metrics-listen "127.0.0.1:$PB" --metrics-user "$EXPORTER_USER" >"$WORK/b.log" 2>&1 &
 B_PID=$!
 for _ in $(seq 100); do [ -e "$WORK/mnt-b/events" ] && break; sleep 0.1; done
-chmod 755 "$WORK/b"
+
 
 # writer: a process that makes N writes of SIZE bytes to /dev/null for
 # each "N SIZE" line on its fifo; each histd counts one writer's writes.

@@ -225,9 +225,9 @@ for e in $EVENTS; do ct sh -c ": >$T/events/syscalls/$e/trigger" || true; done
 ct rm -f /etc/systemd/system/histd.service.d/50-short-start.conf || true
 ct systemctl daemon-reload || true
 
-# Metrics over HTTP (issue 22): metrics-listen in histd.conf; the service
-# runs histd-exporter as nobody, without capabilities, on the port (the
-# container shares the machine's network).
+# Metrics over HTTP: metrics-listen in histd.conf; the service runs
+# histd-exporter as the user the package made for it, without capabilities,
+# on the port (the container shares the machine's network).
 MPORT=$((20000 + ($$ + 7) % 20000))
 ct sh -c "echo 'metrics-listen = \"127.0.0.1:$MPORT\"' >>/etc/histd/histd.conf" || true
 # And the textfile for node_exporter, in the directory histd.conf suggests.
@@ -243,7 +243,12 @@ for _ in $(seq 50); do scrape | grep -q '^histd_table_hits_total' && break; slee
 expect_eq "the service serves /metrics with metrics-listen" "yes" \
   "$(yes_no grep -q '^histd_table_hits_total{table=' <(scrape))"
 exporter=$(ct pgrep -x histd-exporter | head -1 || true)
-expect_eq "from histd-exporter, as nobody" "nobody" "$(ct ps -o user= -p "${exporter:-1}" 2>/dev/null | tr -d ' ' || true)"
+expect_eq "the package made the exporter a system user of its own" "histd-exporter system nologin" \
+  "$(ct getent passwd histd-exporter | awk -F: '{print $1, ($3 < 1000 ? "system" : "not system"), $7}' |
+    sed 's|/usr/sbin/nologin|nologin|')"
+expect_eq "from histd-exporter, as histd-exporter" "histd-exporter" \
+  "$(ct ps -o user:20= -p "${exporter:-1}" 2>/dev/null | tr -d ' ' || true)"
+expect_eq "that nothing else runs as" "$exporter" "$(ct pgrep -u histd-exporter 2>/dev/null | tr '\n' ' ' | xargs || true)"
 expect_eq "without capabilities" "0000000000000000" \
   "$(ct awk '/^CapEff:/ {print $2}' "/proc/${exporter:-1}/status" 2>/dev/null || true)"
 # The page at /: the trigger line, served with its content security policy.

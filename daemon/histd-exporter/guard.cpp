@@ -1,0 +1,175 @@
+#include "histd-exporter/guard.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "control/protocol.h"
+#include "histd/fd.h"
+
+namespace histd::exporter {
+
+namespace {
+
+constexpr int kHistdTimeoutSeconds = 10;
+constexpr auto kReapEvery = std::chrono::milliseconds(250);
+constexpr auto kSummaryEvery = std::chrono::seconds(60);
+
+// The connection's id in the table, kept as its socket context.
+uint64_t id_of(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info ? reinterpret_cast<uintptr_t>(info->socket_context) : 0;
+}
+
+std::string peer_of(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return "?";
+  char text[INET6_ADDRSTRLEN] = "?";
+  const sockaddr* a = info->client_addr;
+  if (a->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, text, sizeof text);
+  else if (a->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, text, sizeof text);
+  return text;
+}
+
+}  // namespace
+
+Guard::Guard(std::string metrics_socket, ConnectionLimits limits)
+    : socket_(std::move(metrics_socket)),
+      limits_(limits),
+      log_(kSummaryEvery, [](std::string_view line) { fmt::print(stderr, "{}\n", line); }),
+      table_(limits) {}
+
+Guard::~Guard() { stop(); }
+
+void Guard::start() { reaper_ = std::thread([this] { reap(); }); }
+
+void Guard::stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (reaper_.joinable()) reaper_.join();
+  log_.flush_all();
+}
+
+// Called with mu_ held: each fd is still open (libmicrohttpd tells closed()
+// before it closes one, and closed() takes mu_). shutdown() makes
+// libmicrohttpd's own poll see the end and close it.
+void Guard::close_all(const std::vector<ToClose>& close) {
+  for (const ToClose& t : close) {
+    shutdown(t.fd, SHUT_RDWR);
+    const std::string kind = fmt::format("histd-exporter: connection {}", describe(t.reason));
+    log_.note(kind, fmt::format("{} ({})", kind, t.peer));
+  }
+}
+
+bool Guard::admit() {
+  std::lock_guard lock(mu_);
+  std::vector<ToClose> close;
+  const bool ok = table_.admit(close);
+  close_all(close);
+  if (!ok) {
+    const std::string kind = "histd-exporter: connection refused: every connection is being answered";
+    log_.note(kind, kind);
+  }
+  return ok;
+}
+
+void Guard::opened(MHD_Connection* c, void** socket_context) {
+  const MHD_ConnectionInfo* fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  std::lock_guard lock(mu_);
+  const uint64_t id = table_.opened(fd ? fd->connect_fd : -1, peer_of(c), Clock::now());
+  *socket_context = reinterpret_cast<void*>(static_cast<uintptr_t>(id));
+}
+
+void Guard::closed(void* socket_context) {
+  std::lock_guard lock(mu_);
+  table_.closed(reinterpret_cast<uintptr_t>(socket_context));
+}
+
+void Guard::handling(MHD_Connection* c) {
+  const uint64_t id = id_of(c);
+  std::lock_guard lock(mu_);
+  table_.set_phase(id, Phase::Handling, Clock::now());
+}
+
+void Guard::responding(MHD_Connection* c) {
+  const uint64_t id = id_of(c);
+  std::lock_guard lock(mu_);
+  table_.set_phase(id, Phase::Responding, Clock::now());
+}
+
+void Guard::completed(MHD_Connection* c) {
+  const uint64_t id = id_of(c);
+  std::lock_guard lock(mu_);
+  table_.set_phase(id, Phase::KeepAlive, Clock::now());
+}
+
+void Guard::library_message(const char* format, const char* line) {
+  std::string kind = std::string("histd-exporter: ") + format;
+  std::string text = std::string("histd-exporter: ") + line;
+  while (!kind.empty() && kind.back() == '\n') kind.pop_back();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  log_.note(kind, text);
+}
+
+void Guard::reap() {
+  std::unique_lock stop_lock(stop_mu_);
+  while (!stop_cv_.wait_for(stop_lock, kReapEvery, [this] { return stopping_; })) {
+    {
+      std::lock_guard lock(mu_);
+      close_all(table_.expired(Clock::now()));
+    }
+    log_.flush();
+  }
+}
+
+std::string Guard::ask_histd(const char* format, std::string& error) const {
+  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (!fd || socket_.size() >= sizeof(addr.sun_path)) {
+    error = "no socket";
+    return {};
+  }
+  std::memcpy(addr.sun_path, socket_.c_str(), socket_.size() + 1);
+  timeval tv{kHistdTimeoutSeconds, 0};
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    error = fmt::format("histd's metrics socket: {}", std::strerror(errno));
+    return {};
+  }
+  auto sent = control::write_frame(fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", format}, {"raw", true}});
+  if (!sent) {
+    error = sent.error().context;
+    return {};
+  }
+  auto reply = control::read_frame(fd.get());
+  if (!reply) {
+    error = reply.error().context;
+    return {};
+  }
+  if (!reply->value("ok", false)) {
+    error = reply->value("error", std::string("histd refused"));
+    return {};
+  }
+  auto output = control::read_output(fd.get(), *reply);
+  if (!output) {
+    error = output.error().context;
+    return {};
+  }
+  return std::move(*output);
+}
+
+}  // namespace histd::exporter
