@@ -22,6 +22,9 @@ namespace {
 
 using engine::ConfigItem;
 
+// Bytes of a line a problem shows (the rest of a long line is cut).
+constexpr size_t kShownBytes = 80;
+
 Span span_of(size_t begin, size_t end) { return Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(end)}; }
 
 // An event or system name as tracefs spells them.
@@ -163,6 +166,17 @@ Result<Declaration, Problem> parse_line(const Origin& origin, std::string_view l
   return std::move(*t);
 }
 
+// At most kShownBytes of `text` around `caret` (the first ones when the
+// caret is among them), "..." where it is cut; `caret` moved to match.
+void clip(std::string& text, uint32_t& caret) {
+  if (text.size() <= kShownBytes) return;
+  const size_t start = caret < kShownBytes - 10 ? 0 : std::min<size_t>(caret - kShownBytes / 2, text.size() - kShownBytes);
+  std::string shown = (start ? "..." : "") + text.substr(start, kShownBytes);
+  if (start + kShownBytes < text.size()) shown += "...";
+  caret = static_cast<uint32_t>(caret - start + (start ? 3 : 0));
+  text = std::move(shown);
+}
+
 }  // namespace
 
 Problem problem_at(const Origin& origin, std::string_view line, size_t column, Diagnostic d) {
@@ -171,6 +185,11 @@ Problem problem_at(const Origin& origin, std::string_view line, size_t column, D
   p.line = line.empty() ? d.command : std::string(line);
   const bool in_line = line.substr(std::min(column, line.size())).starts_with(d.command) && !d.command.empty();
   p.column = static_cast<uint32_t>(line.empty() ? d.span.begin : in_line ? column + d.span.begin : column);
+  // What a file holds is echoed no more than needed to show the fault.
+  clip(p.line, p.column);
+  const uint32_t end_offset = d.span.end - d.span.begin;
+  clip(d.command, d.span.begin);
+  d.span.end = std::min<uint32_t>(d.span.begin + end_offset, static_cast<uint32_t>(d.command.size()));
   p.diagnostic = std::move(d);
   return p;
 }

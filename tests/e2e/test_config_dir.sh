@@ -134,6 +134,39 @@ expect_eq "nothing it declares applied" "0" \
   "$(lines_of "$MNT/events/syscalls/sys_enter_close/trigger" '^hist:keys=common_pid:')"
 rm "$CONF/30-dup.conf" "$CONF/20-more.conf" "$CONF/40-open.conf"
 hctl reload >/dev/null || true
+ln -s /etc/shadow "$CONF/50-shadow.conf"
+: >"$MNT/error_log"
+rc=0; hctl reload >"$WORK/out" 2>"$WORK/err" || rc=$?
+expect_eq "a link out of the directory is not read, and says so (exit 1)" \
+  "1 $CONF/50-shadow.conf: error: configuration file not read: a symbolic link out of the directory: not read" \
+  "$rc $(cat "$WORK/err")"
+shadow_line=$(head -1 /etc/shadow | cut -d: -f1-2)
+expect_eq "nothing of what it points to is echoed: not in the reply, error_log nor histd's log" "" \
+  "$(grep -hF "$shadow_line" "$WORK/err" "$WORK/out" "$MNT/error_log" "$WORK/histd.log" || true)"
+rm "$CONF/50-shadow.conf"
+echo 'syscalls:sys_enter_close hist:keys=common_pid' >"$CONF/.inside"
+chmod 644 "$CONF/.inside"
+ln -s .inside "$CONF/50-inside.conf"
+expect_eq "a link to a file inside the directory is read" "0" "$(hctl reload >/dev/null 2>&1; echo $?)"
+expect_eq "and what it declares applied" "1" \
+  "$(lines_of "$MNT/events/syscalls/sys_enter_close/trigger" '^hist:keys=common_pid:')"
+rm "$CONF/.inside" "$CONF/50-inside.conf"
+hctl reload >/dev/null || true
+# A directory below one an unprivileged user owns: the user could swap it.
+mkdir -p "$WORK/home"; chown nobody "$WORK/home"; chmod 755 "$WORK" "$WORK/home"
+mkdir "$WORK/home/triggers.d"
+echo 'syscalls:sys_enter_close hist:keys=count' >"$WORK/home/triggers.d/10-x.conf"
+mkdir -p "$WORK/mnt-u" "$WORK/u"
+"$HISTD_BIN" --foreground --mount "$WORK/mnt-u" --socket "$WORK/u/histd.sock" --state-dir "$WORK/u/state" \
+  --pin-dir "" --config-dir "$WORK/home/triggers.d" >"$WORK/u.log" 2>&1 &
+upid=$!
+for _ in $(seq 100); do [ -e "$WORK/mnt-u/events" ] && break; sleep 0.1; done
+expect_eq "a directory below one another user owns is not read, and says why" \
+  "$WORK/home/triggers.d: error: configuration file not read: $WORK/home (owner uid 65534, mode 755) lets someone else replace it" \
+  "$(grep -m1 'home/triggers.d: error' "$WORK/u.log")"
+expect_eq "nothing it declares applied" "" "$(grep -v '^#' "$WORK/mnt-u/events/syscalls/sys_enter_close/trigger")"
+kill -TERM "$upid"; wait "$upid" || true
+chmod 700 "$WORK"
 expect_eq "and stays when the line goes" "1" "$(lines_of "$R/trigger" '^hist:keys=count:')"
 
 echo "== a restart restores the declared triggers once, counts and pause kept"

@@ -87,6 +87,26 @@ TEST(ConfigParse, BadLinesAreReportedWithFileLineAndCaretAndTheRestRead) {
   expect_problem("wakeup_latency u64 lat; ^u65 pid", ErrorCode::SynthInvalidType);
 }
 
+// Only what shows the fault is echoed: at most 80 bytes of a line, around
+// the caret, "..." where it is cut; a short line as it is.
+TEST(ConfigParse, AProblemShowsAtMost80BytesOfItsLine) {
+  const std::string tail(200, 'x');
+  ParsedFile head = parse_file("t.conf", "root:x:0:0:" + tail + "\n");
+  ASSERT_EQ(head.problems.size(), 1u);
+  EXPECT_EQ(head.problems[0].text(), "t.conf:1: error: " + head.problems[0].diagnostic.message() + "\n  root:x:0:0:" +
+                                         std::string(69, 'x') + "...\n  ^\n");
+  EXPECT_LE(head.problems[0].diagnostic.command.size(), 83u) << "error_log's Command: is clipped too";
+  ParsedFile far = parse_file("t.conf", "syscalls:sys_enter_write hist:name=" + tail + ":keys=fd:junk\n");
+  ASSERT_EQ(far.problems.size(), 1u);
+  const Problem& p = far.problems[0];
+  const std::string shown = p.text().substr(p.text().find('\n') + 3);
+  const std::string first = shown.substr(0, shown.find('\n'));
+  EXPECT_EQ(first.size(), 83u) << first;
+  EXPECT_TRUE(first.starts_with("...x")) << first;
+  EXPECT_EQ(shown.substr(shown.find('\n') + 1).find('^') - 2, p.column);
+  EXPECT_EQ(first.substr(p.column, 4), "junk") << first;
+}
+
 TEST(ConfigParse, KeyLeavesOutSizeAndPause) {
   Declaration a = declared("s:e hist:keys=fd:size=4096:pause");
   EXPECT_EQ(a.key, "s:e hist:keys=fd");
