@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
@@ -7,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "histd/digest.h"
 #include "histd/printfmt.h"
 
 namespace histd::printfmt {
@@ -123,12 +123,10 @@ std::string Printer::pointer_hash(uint64_t addr) const {
   if (addr == 0 || addr >= uint64_t(-4095)) return fmt::format("{:016x}", addr);
   std::string data = hash_key_;
   data.append(reinterpret_cast<const char*>(&addr), sizeof(addr));
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1 || len < 4)
-    return "(____ptrval____)";
+  const std::array<uint8_t, 32> md = sha256(data);
+  if (md == std::array<uint8_t, 32>{}) return "(____ptrval____)";
   uint32_t h = 0;
-  std::memcpy(&h, md, 4);
+  std::memcpy(&h, md.data(), 4);
   return fmt::format("{:016x}", h);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "histd/digest.h"
 #include "histd/registry.h"
 
 namespace histd::registry {
@@ -14,6 +15,8 @@ namespace histd::registry {
 namespace {
 
 using nlohmann::json;
+
+constexpr const char* kChecksum = "sha256";
 
 // A member of a saved entry, or "" when absent or of another type (a
 // hand-edited file must not throw).
@@ -99,13 +102,25 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   // Kernel events whose `enable` is 1 (an older histd ignores the member).
   if (!events.empty()) doc["enabled_events"] = std::move(events);
   if (!eprobes.empty()) doc["eprobes"] = std::move(eprobes);
+  // A checksum of the rest, as one line of JSON (keys sorted, no blanks:
+  // the same whoever parses and prints it again), so that a byte changed
+  // since (a flipped bit, a hand's slip) is caught however valid the JSON
+  // it leaves (an older histd ignores the member).
+  doc[kChecksum] = sha256_hex(doc.dump());
   return doc.dump(2) + "\n";
 }
 
 Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
-  const json doc = json::parse(text, nullptr, false);
+  json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("triggers") || !doc["triggers"].is_array())
     return unexpected(std::string("not a histd state file"));
+  // Without one: written by a histd older than the checksum.
+  if (auto sum = doc.find(kChecksum); sum != doc.end()) {
+    const std::string written = sum->is_string() ? sum->get<std::string>() : std::string();
+    doc.erase(kChecksum);
+    if (written != sha256_hex(doc.dump()))
+      return unexpected(std::string("its checksum does not match its contents: changed since histd wrote it"));
+  }
   if (auto v = doc.find("version"); v != doc.end() && *v != 1)
     return unexpected("state file version " + v->dump() + ", this histd reads version 1");
   // The configuration's own synthetic events, by name (absent from files

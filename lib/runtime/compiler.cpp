@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "histd/digest.h"
 #include "histd/runtime.h"
 #include "runtime/cc_client.h"
 #include "runtime/object_cache.h"

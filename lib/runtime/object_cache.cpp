@@ -1,7 +1,6 @@
 #include "runtime/object_cache.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "histd/digest.h"
 #include "histd/runtime.h"
 
 namespace histd::runtime {
@@ -82,15 +82,6 @@ bool write_private(const fs::path& p, const std::string& data) {
 }
 
 }  // namespace
-
-std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
-}
 
 fs::path ObjectCache::path(const std::string& name, const char* ext) const { return dir_ / (name + ext); }
 

@@ -35,7 +35,4 @@ class ObjectCache {
   std::filesystem::path dir_;
 };
 
-// The SHA-256 of `data`, in lowercase hex (OpenSSL's libcrypto).
-std::string sha256_hex(const std::string& data);
-
 }  // namespace histd::runtime

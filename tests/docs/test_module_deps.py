@@ -15,7 +15,7 @@ from pathlib import Path
 # Public headers that are not named after their module.
 HEADER_MODULE = {
     "diagnostic": "common", "result": "common", "text": "common", "fd": "common",
-    "mountinfo": "common", "populate": "common", "log_summary": "common",
+    "mountinfo": "common", "populate": "common", "log_summary": "common", "digest": "common",
     "table_reader": "table", "trace_buffer": "trace",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

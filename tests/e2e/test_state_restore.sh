@@ -166,4 +166,16 @@ stop_histd TERM
 rm -f "$WORK"/state/triggers.json.corrupt-*
 histd_start
 expect_eq "swept once it is gone" "1" "$(ls "$PIN" | grep -c '_table$')"
+# A byte changed that leaves valid JSON: the checksum catches it.
+echo 'hist:keys=fd if fd > 0' >>"$S/sys_enter_read/trigger"
+stop_histd TERM
+sed -i 's/fd > 0/fd > 7/' "$WORK/state/triggers.json"
+histd_start
+expect_eq "a state file changed since histd wrote it is kept aside" "1" \
+  "$(ls "$WORK/state" | grep -c '^triggers.json.corrupt-')"
+expect_eq "said in histctl status" "1" \
+  "$(ctl status | grep -c '^state file: .*its checksum does not match its contents: changed since histd wrote it; kept as ')"
+expect_eq "and nothing of it restored" "" "$(grep -v '^#' "$S/sys_enter_read/trigger")"
+stop_histd TERM
+rm -f "$WORK"/state/triggers.json.corrupt-*
 finish

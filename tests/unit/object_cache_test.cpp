@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "histd/digest.h"
 #include "compiler_support.h"
 #include "histd/runtime.h"
 #include "runtime/object_cache.h"

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "registry_support.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
@@ -163,6 +165,26 @@ TEST(Registry, WhatIsNotAStateFileIsSaidSo) {
   EXPECT_EQ(registry::read_saved(R"({"version": 2, "triggers": []})").error(),
             "state file version 2, this histd reads version 1");
   EXPECT_TRUE(registry::read_saved(R"({"triggers": []})").ok());  // the oldest files have no version
+}
+
+// A byte changed since histd wrote the file is caught, however valid the
+// JSON it leaves; a file an older histd wrote (no checksum) still reads.
+TEST(Registry, AStateFileChangedSinceItWasWrittenIsSaidSo) {
+  Registry r(fixtures(), {});
+  ok(r, write(kKmalloc, "hist:keys=call_site:vals=bytes_req if bytes_req > 0"));
+  const std::string text = registry::saved_text(r, facts(r), {});
+  ASSERT_NE(text.find("\"sha256\": \""), std::string::npos) << text;
+  EXPECT_TRUE(registry::read_saved(text).ok());
+  std::string flipped = text;
+  flipped.replace(flipped.find("> 0"), 3, "> 7");
+  EXPECT_EQ(registry::read_saved(flipped).error(),
+            "its checksum does not match its contents: changed since histd wrote it");
+  nlohmann::json older = nlohmann::json::parse(text);
+  older.erase("sha256");
+  std::string unsummed = older.dump(2);
+  EXPECT_EQ(restored_from(unsummed), r) << unsummed;
+  unsummed.replace(unsummed.find("> 0"), 3, "> 7");
+  EXPECT_TRUE(registry::read_saved(unsummed).ok()) << "without a checksum there is nothing to check";
 }
 
 }  // namespace
