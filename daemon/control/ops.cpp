@@ -61,6 +61,7 @@ json usage_json(const engine::Usage& u) {
               {"max_synthetic_events", u.max_synthetic_events},
               {"map_memory", u.map_memory},
               {"max_map_memory", u.max_map_memory},
+              {"map_memory_all_trees", u.map_memory_all_trees},
               {"trace_buffer_size", u.trace_buffer_size},
               {"possible_cpus", u.possible_cpus}};
 }
@@ -195,14 +196,51 @@ json ring_lost_json(const engine::RingLost& l) {
   return json{{"trace_records", l.trace_records}, {"snapshot_notices", l.snapshot_notices}};
 }
 
+// What each instance could not restore: its state file kept aside, its
+// entries that did not restore (a corrupt instance state is as much the
+// operator's to know as the top tree's).
+json instances_json(const instances::Instances* instances) {
+  json out = json::array();
+  if (!instances) return out;
+  for (const std::string& name : instances->names()) {
+    const auto engine = instances->find(name);
+    if (!engine) continue;
+    const engine::RestoreReport r = engine->restore_report();
+    if (r.state_file_problem.empty() && r.not_restored.empty()) continue;
+    out.push_back(json{{"name", name},
+                       {"state_file_problem", r.state_file_problem},
+                       {"not_restored", not_restored_json(r.not_restored)}});
+  }
+  return out;
+}
+
+std::string instances_text(const json& instances) {
+  std::string out;
+  for (const json& i : instances) {
+    const std::string name = i["name"].get<std::string>();
+    if (const std::string p = i["state_file_problem"].get<std::string>(); !p.empty())
+      out += fmt::format("instance {}: state file: {}\n", name, p);
+    const json& list = i["not_restored"];
+    if (!list.empty()) out += fmt::format("instance {}: not restored: {}\n", name, list.size());
+    for (const json& n : list)
+      out += fmt::format("  {} {}\n    {}\n", n["event"].get<std::string>(), n["command"].get<std::string>(),
+                         n["reason"].get<std::string>());
+  }
+  return out;
+}
+
 // The text of `histctl status`, from its JSON.
 std::string status_text(const json& j, const engine::RestoreReport& r, const runtime::Compiler::Stats& cc) {
   auto u64 = [&](const char* key) { return j[key].get<uint64_t>(); };
   std::string out = fmt::format("histd {} (pid {}), up {}\n", j["version"].get<std::string>(), j["pid"].get<int>(),
                                 duration_text(std::chrono::seconds(j["uptime_seconds"].get<int64_t>())));
-  out += fmt::format("triggers: {} of {}\nsynthetic events: {} of {}\nmap memory: {} of {} bytes\n", u64("triggers"),
+  out += fmt::format("triggers: {} of {}\nsynthetic events: {} of {}\nmap memory: {} of {} bytes", u64("triggers"),
                      u64("max_triggers"), u64("synthetic_events"), u64("max_synthetic_events"), u64("map_memory"),
                      u64("max_map_memory"));
+  // The limit is the top tree's and its instances' together.
+  if (u64("map_memory_all_trees") != u64("map_memory"))
+    out += fmt::format(" ({} with the instances)", u64("map_memory_all_trees"));
+  out += "\n";
   out += fmt::format("missed events: {}\n", u64("missed_events"));
   for (const json& m : j["missed_by_event"]) {
     const uint64_t n = m["missed"].get<uint64_t>();
@@ -213,7 +251,7 @@ std::string status_text(const json& j, const engine::RestoreReport& r, const run
                      lost["trace_records"].get<uint64_t>(), lost["snapshot_notices"].get<uint64_t>());
   out += compiler_text(cc);
   if (!r.state_file_problem.empty()) out += "state file: " + r.state_file_problem + "\n";
-  return out + not_restored_text(r.not_restored);
+  return out + not_restored_text(r.not_restored) + instances_text(j["instances"]);
 }
 
 // `histctl status`: which histd, what it holds against its limits, what it
@@ -233,6 +271,7 @@ json op_status(Call& c) {
   j["compiler"] = compiler_json(cc);
   j["not_restored"] = not_restored_json(r.not_restored);
   j["state_file_problem"] = r.state_file_problem;
+  j["instances"] = instances_json(c.services.instances);
   return success(c.as_json ? j.dump(2) + "\n" : status_text(j, r, cc));
 }
 

@@ -38,7 +38,15 @@ std::string removal_of(std::string_view line) {
 }
 
 int to_kernel(engine::Engine& engine, std::string_view line, bool root) {
-  if (!root) return -EACCES;
+  // Probes read any memory of the traced code: the kernel's are root's, and
+  // histd's eprobes as well. Refused with a line in error_log, as a write's
+  // other refusals are.
+  if (!root) {
+    const std::string command(trim(line));
+    engine.log_config_error("dynamic_events",
+                            Diagnostic{ErrorCode::ProbeNotRoot, Span{0, static_cast<uint32_t>(command.size())}, command, {}});
+    return -EACCES;
+  }
   auto r = engine.write_probe_events("dynamic_events", line, false);
   return r ? 0 : -r.error().error.err;
 }

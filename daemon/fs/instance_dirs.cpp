@@ -1,5 +1,7 @@
 // instances/: mkdir makes an instance, rmdir removes it (histd/instances.h),
 // and the tree's per-instance state (open files, trace_pipes).
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <string>
 
@@ -82,6 +84,15 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
   }
   auto made = ctx.ns.instances()->create(name);
   if (!made) {
+    // Past the limit: said in the top tree's error_log, as a trigger past
+    // one of its limits is.
+    if (made.error().err == ENOSPC)
+      if (const auto top = ctx.ns.engine(std::string())) {
+        const std::string command = fmt::format("mkdir instances/{}", name);
+        top->log_config_error("instances", Diagnostic{ErrorCode::InstanceLimit,
+                                                      Span{6, static_cast<uint32_t>(command.size())}, command,
+                                                      made.error().context});
+      }
     fuse_reply_err(req, made.error().err);
     return;
   }

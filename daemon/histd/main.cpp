@@ -77,6 +77,8 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.compiler_idle_shed = std::chrono::seconds(opt.compiler_idle_shed);
   eopt.defer_consumer = true;
   eopt.pin_dir = opt.pin_dir;
+  // One --max-map-memory for the top tree and its instances together.
+  eopt.map_budget = std::make_shared<histd::engine::MapMemoryBudget>();
   return eopt;
 }
 
@@ -224,7 +226,8 @@ int run(const Options& opt) {
   // The tree's instances (mkdir instances/NAME), as saved: after the top
   // tree, whose compiler they share.
   instances::Options iopt{eopt, std::filesystem::path(opt.state_dir) / "instances",
-                          opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances"};
+                          opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances",
+                          opt.max_instances};
   instances::Instances inst(**eng, std::move(iopt));
   for (const std::string& problem : inst.restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
   progress.reset();
@@ -313,10 +316,14 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, histd::engine::kMaxSyntheticEvents));
   app.add_option("--max-map-memory", opt.max_map_memory,
-                 "BPF map memory for the triggers' tables and variables, in bytes or with a suffix (64M, 1G)")
+                 "BPF map memory for the triggers' tables and variables, of the top tree and every instance "
+                 "together, in bytes or with a suffix (64M, 1G)")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-instances", opt.max_instances, "instances (mkdir instances/NAME) at once")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, histd::instances::kMaxInstances));
   app.add_option("--percpu-table-limit", opt.percpu_table_limit,
                  "a table that would take more bytes than this as a per-CPU hash is one hash shared by all CPUs "
                  "(atomic adds)")

@@ -23,7 +23,8 @@ struct Options {
   // Limits (histd::engine::EngineOptions).
   size_t max_triggers = 1024;
   size_t max_synthetic_events = 1024;
-  uint64_t max_map_memory = uint64_t{256} << 20;
+  uint64_t max_map_memory = uint64_t{256} << 20;  // the top tree and its instances together
+  size_t max_instances = 32;
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
   bool raw_syscalls = false;

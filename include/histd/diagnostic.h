@@ -142,8 +142,9 @@ struct Span {
   X(Unsupported, "not supported by histd yet")                                                   \
   X(FilterControlChar, "a filter may not hold a newline or NUL byte")                            \
   X(NameControlChar, "a table name may not hold a newline or NUL byte")                          \
-  /* a writer who may not see kernel addresses (kptr_restrict), refused with EPERM */            \
+  /* what the writer may not do: EPERM for addresses (kptr_restrict), EACCES for probes */       \
   X(AddressHidden, "kernel addresses are hidden from this writer")                               \
+  X(ProbeNotRoot, "only root may define or remove probe events")                                 \
   /* a command refused by a system failure (compiler, verifier, state directory) */              \
   X(CommandFailed, "command failed")                                                              \
   X(StateNotSaved, "applied, but the trigger state could not be saved")                          \
@@ -159,7 +160,8 @@ struct Span {
   X(MapMemoryLimit, "hist trigger would exceed the map memory limit")                            \
   X(SyntheticLimit, "too many synthetic events")                                                  \
   X(ProgramMapLimit, "too many maps in one event's program")                                      \
-  X(ChainLimit, "too many programs in one event's chain")
+  X(ChainLimit, "too many programs in one event's chain")                                        \
+  X(InstanceLimit, "too many instances")
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,

@@ -38,6 +38,25 @@ using deploy::kMaxSyntheticEvents;
 using deploy::kMaxTriggers;
 using deploy::RingLost;
 
+// One --max-map-memory for several engines (the top tree and each
+// instance): each says what it holds after every command, and decides a
+// command knowing what the others hold. A command is decided and committed
+// under decisions(), so that two trees cannot both take the last bytes.
+class MapMemoryBudget {
+ public:
+  std::mutex& decisions() { return decisions_; }
+  // What every engine but `self` holds (under decisions()).
+  uint64_t held_by_others(const void* self) const;
+  uint64_t held() const;
+  void set(const void* self, uint64_t bytes);
+  void forget(const void* self);
+
+ private:
+  std::mutex decisions_;
+  mutable std::mutex mu_;
+  std::map<const void*, uint64_t> held_;
+};
+
 struct EngineOptions {
   size_t error_log_entries = 8;  // as tracefs keeps
   // Attach programs to the real tracepoints. Off for tests that drive a
@@ -70,6 +89,9 @@ struct EngineOptions {
   // maps, as plan::map_memory() computes them (a shared named table counts
   // once). The engine's fixed maps (control array, ring buffer) are outside it.
   uint64_t max_map_memory = uint64_t{256} << 20;
+  // Engines that draw on one max_map_memory together (the top tree and its
+  // instances): null, this engine's alone.
+  std::shared_ptr<MapMemoryBudget> map_budget;
   // A table that as a per-CPU hash would take more than this many bytes is
   // kept in one hash shared by all CPUs
   // (plan::TableMap::SharedHash; docs/design.md, "Per-CPU or shared").
@@ -138,6 +160,7 @@ struct Usage {
   size_t max_synthetic_events = 0;
   uint64_t map_memory = 0;  // shared tables once
   uint64_t max_map_memory = 0;
+  uint64_t map_memory_all_trees = 0;  // with the instances that share max_map_memory
   size_t trace_buffer_size = 0;
   uint32_t possible_cpus = 0;
 };

@@ -25,17 +25,19 @@
 namespace histd::instances {
 
 // The longest name histd takes (its directories are named after its bytes
-// in hex, within a file name's 255), and how many instances at once.
+// in hex, within a file name's 255), and the most instances at once
+// histd --max-instances may allow (32 by default).
 inline constexpr size_t kMaxNameBytes = 120;
-inline constexpr size_t kMaxInstances = 32;
+inline constexpr size_t kMaxInstances = 1024;
 
 struct Options {
   // The top engine's options; each instance gets its own state file and
-  // pin directory, the same limits (per instance) and object cache.
+  // pin directory, the same limits (per instance, but for the map memory:
+  // EngineOptions::map_budget, one for every tree) and object cache.
   engine::EngineOptions engine;
   std::filesystem::path state_dir;  // where instances are saved (empty: not saved)
   std::filesystem::path pin_dir;    // where their tables are pinned (empty: not pinned)
-  size_t max_instances = kMaxInstances;
+  size_t max_instances = 32;
 };
 
 // The directory name of an instance ("i-" and its name's bytes in hex) and

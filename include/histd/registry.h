@@ -32,6 +32,8 @@ struct Options {
   size_t max_triggers = 1024;
   size_t max_synthetic_events = 1024;
   uint64_t max_map_memory = uint64_t{256} << 20;
+  // What other trees (instances) that draw on the same max_map_memory hold.
+  uint64_t map_memory_elsewhere = 0;
   uint32_t possible_cpus = 1;  // per-CPU maps hold a value per possible CPU
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   friend bool operator==(const Options&, const Options&) = default;
@@ -209,6 +211,8 @@ class Registry {
 
   // ---- queries ----
   const Options& options() const { return options_; }
+  // Options::map_memory_elsewhere, as other trees hold it now.
+  void set_map_memory_elsewhere(uint64_t bytes) { options_.map_memory_elsewhere = bytes; }
   const std::map<catalog::EventId, EventTriggers>& events() const { return events_; }
   const EventTriggers* triggers(const catalog::EventId& event) const;
   const std::map<std::string, Synthetic>& synthetics() const { return synths_; }

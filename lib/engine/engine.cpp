@@ -22,8 +22,11 @@ readout::ErrorLogEntry stamped_entry() {
 }
 
 registry::Options registry_options(const EngineOptions& o) {
-  return registry::Options{o.max_triggers, o.max_synthetic_events, o.max_map_memory,
-                           static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1)), o.percpu_table_limit};
+  return registry::Options{.max_triggers = o.max_triggers,
+                           .max_synthetic_events = o.max_synthetic_events,
+                           .max_map_memory = o.max_map_memory,
+                           .possible_cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1)),
+                           .percpu_table_limit = o.percpu_table_limit};
 }
 
 }  // namespace
@@ -34,7 +37,10 @@ Engine::Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> comp
       options_(std::move(options)),
       registry_(catalog_, registry_options(options_)) {}
 
-Engine::~Engine() { shutdown(); }
+Engine::~Engine() {
+  shutdown();
+  if (options_.map_budget) options_.map_budget->forget(this);
+}
 
 Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runtime::Compiler compiler,
                                                  EngineOptions options) {
@@ -195,6 +201,7 @@ Usage Engine::usage() {
   u.max_synthetic_events = options_.max_synthetic_events;
   u.map_memory = registry_.map_memory();
   u.max_map_memory = options_.max_map_memory;
+  u.map_memory_all_trees = options_.map_budget ? options_.map_budget->held() : u.map_memory;
   u.trace_buffer_size = options_.trace_buffer_size;
   u.possible_cpus = registry_.options().possible_cpus;
   return u;

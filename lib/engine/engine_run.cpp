@@ -29,8 +29,36 @@ CommandResult Engine::refuse(registry::Refusal no, const catalog::EventId* ev, c
   return unexpected(CommandFailure{std::move(no.diagnostic), std::move(no.error)});
 }
 
+uint64_t MapMemoryBudget::held_by_others(const void* self) const {
+  std::lock_guard lock(mu_);
+  uint64_t sum = 0;
+  for (const auto& [engine, bytes] : held_)
+    if (engine != self) sum += bytes;
+  return sum;
+}
+
+uint64_t MapMemoryBudget::held() const { return held_by_others(nullptr); }
+
+void MapMemoryBudget::set(const void* self, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  held_[self] = bytes;
+}
+
+void MapMemoryBudget::forget(const void* self) {
+  std::lock_guard lock(mu_);
+  held_.erase(self);
+}
+
 CommandResult Engine::run(const registry::Command& command, const catalog::EventId* ev, const std::string& location,
                           const std::string& text) {
+  // With a budget shared among trees: decided and committed under its
+  // lock, knowing what the others hold (engines take it after their own
+  // lock, never the other way round).
+  std::unique_lock<std::mutex> shared;
+  if (options_.map_budget) {
+    shared = std::unique_lock(options_.map_budget->decisions());
+    registry_.set_map_memory_elsewhere(options_.map_budget->held_by_others(this));
+  }
   auto applied = registry_.apply(command);
   if (!applied) return refuse(std::move(applied).error(), ev, location);
   // A field variable is a command on its matching event too: that event's
@@ -42,6 +70,7 @@ CommandResult Engine::run(const registry::Command& command, const catalog::Event
   if (!r) return r;
   if (!applied->changes.empty()) activation_times_.add(std::chrono::steady_clock::now() - began);
   registry_ = std::move(applied->next);
+  if (options_.map_budget) options_.map_budget->set(this, registry_.map_memory());
   return Unit{};
 }
 

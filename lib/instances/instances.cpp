@@ -92,7 +92,8 @@ Status Instances::create(const std::string& name) {
   std::lock_guard lock(mu_);
   if (engines_.count(name)) return fail(ErrorKind::Exists, EEXIST, "instance " + name + " exists");
   if (engines_.size() >= options_.max_instances)
-    return fail(ErrorKind::Invalid, ENOSPC, fmt::format("histd keeps at most {} instances", options_.max_instances));
+    return fail(ErrorKind::Invalid, ENOSPC,
+                fmt::format("the limit is {} (--max-instances) and {} exist", options_.max_instances, engines_.size()));
   auto engine = make_engine(name, !started_);
   if (!engine) return unexpected(std::move(engine).error());
   // A new instance is empty: nothing saved is left of an earlier one of

@@ -66,12 +66,14 @@ struct Work {
       if (new_triggers > 1) detail += fmt::format("; this command needs {} with its field variables", new_triggers);
       return refused(Diagnostic{ErrorCode::TriggerLimit, trigger_span, command, std::move(detail)}, ENOSPC);
     }
-    const uint64_t in_use = r.map_memory();
-    if (needs > o.max_map_memory || in_use + needs > o.max_map_memory)
-      return refused(Diagnostic{ErrorCode::MapMemoryLimit, memory_span, command,
-                                fmt::format("it needs {} bytes, {} of the {} bytes allowed are in use", needs, in_use,
-                                            o.max_map_memory)},
-                     ENOSPC);
+    const uint64_t here = r.map_memory();
+    const uint64_t in_use = here + o.map_memory_elsewhere;
+    if (needs > o.max_map_memory || in_use > o.max_map_memory || in_use + needs > o.max_map_memory) {
+      std::string detail =
+          fmt::format("it needs {} bytes, {} of the {} bytes allowed are in use", needs, in_use, o.max_map_memory);
+      if (o.map_memory_elsewhere) detail += fmt::format(" ({} of them by other trees)", o.map_memory_elsewhere);
+      return refused(Diagnostic{ErrorCode::MapMemoryLimit, memory_span, command, std::move(detail)}, ENOSPC);
+    }
     return std::nullopt;
   }
 

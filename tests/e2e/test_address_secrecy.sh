@@ -80,4 +80,15 @@ expect_eq "which root reads" "yes" "$(grep -qE 'leakev: a=18446' "$MNT/trace" &&
 expect_eq "the member may not compare the synthetic field" "Operation not permitted" \
   "$(member_write 'hist:keys=common_pid if a > 100' "$MNT/events/synthetic/leakev")"
 echo 0 >"$MNT/events/synthetic/leakev/enable"
+
+# Probes read whatever memory the traced code reads: root's alone, as in
+# the kernel; the member is refused with a line in error_log.
+for probe in 'e:mye sched/sched_switch' 'p:myu /bin/bash:0x1000' 'r:myr /bin/bash:0x1000'; do
+  : >"$MNT/error_log"
+  expect_eq "member: $probe to dynamic_events is refused" "Permission denied" \
+    "$(as_member bash -c "echo '$probe' >> '$MNT/dynamic_events'" 2>&1 | sed 's/.*: //')"
+  expect_eq "  with an error_log line" "dynamic_events: error: only root may define or remove probe events" \
+    "$(sed -n 's/^\[[^]]*\] //p' "$MNT/error_log" | head -1)"
+done
+expect_eq "nothing was made" "" "$(grep -E 'mye|myu' "$MNT/dynamic_events" /sys/kernel/tracing/uprobe_events || true)"
 finish

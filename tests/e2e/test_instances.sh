@@ -123,4 +123,20 @@ expect_eq "the 33rd" "No space left on device" "$(err mkdir "$I/n33")"
 for n in $(seq 32); do rmdir "$I/n$n"; done
 expect_eq "all removed" "" "$(ls "$I")"
 
+# An instance whose saved state is corrupt: kept aside, and said in histctl
+# status as the top tree's is.
+D=$I/d$$
+DDIR=i-$(printf 'd%s' $$ | od -An -tx1 | tr -d ' \n')
+mkdir "$D"
+echo "$T" >"$D/events/syscalls/sys_enter_write/trigger"
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+echo '{"version": 1, "triggers": [' >"$WORK/state/instances/$DDIR/triggers.json"
+histd_start --group nogroup
+expect_eq "histctl status names the instance and its state file kept aside" "1" \
+  "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" status |
+    grep -c "^instance d$$: state file: $WORK/state/instances/$DDIR/triggers.json: not a histd state file; kept as ")"
+expect_eq "and so does its JSON" "d$$" \
+  "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" status --json | jq -r '.instances[0].name')"
+rmdir "$D"
+
 finish

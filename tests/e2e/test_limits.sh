@@ -16,7 +16,7 @@ expect_eq "--max-synthetic-events above its ceiling is refused" "1 1" \
 rc=0; out=$("$HISTD_BIN" --foreground --mount "$WORK/never" --max-map-memory lots 2>&1) || rc=$?
 expect_eq "a size that is not one is refused" "1" "$([ "$rc" -ne 0 ] && echo 1)"
 
-printf 'max-map-memory = 1M\ntrace-buffer-size = 64K\npercpu-table-limit = 64K\nmax-synthetic-events = 2\n' >"$WORK/histd.conf"
+printf 'max-map-memory = 1M\ntrace-buffer-size = 64K\npercpu-table-limit = 64K\nmax-synthetic-events = 2\nmax-instances = 1\n' >"$WORK/histd.conf"
 histd_start --max-triggers 2 --config "$WORK/histd.conf"
 export HISTD_SOCKET=$WORK/histd.sock
 W=$MNT/events/syscalls/sys_enter_write
@@ -73,6 +73,24 @@ expect_eq "and, over percpu-table-limit, one shared hash" "1" \
   "$(grep -c '^  map: hash (shared by all CPUs, atomic adds), max_entries: 2048' "$W/hist_debug")"
 expect_eq "show --json carries it per table" "$total" \
   "$("$HISTCTL_BIN" show --json syscalls:sys_enter_write | json 'd["tables"][0]["map_memory"]["total"]')"
+# --- one map memory limit for the top tree and its instances --------------
+mkdir "$MNT/instances/b$$"
+IW=$MNT/instances/b$$/events/syscalls/sys_enter_write
+rc=0; err=$( { echo 'hist:keys=common_pid:size=131072' >>"$IW/trigger"; } 2>&1 ) || rc=$?
+expect_eq "an instance's table is refused against the same limit (ENOSPC)" "1 No space left on device" \
+  "$rc $(grep -o 'No space left on device' <<<"$err")"
+expect_eq "its error_log counts what the other trees hold" "1" \
+  "$(grep -c "of the 1048576 bytes allowed are in use ($total of them by other trees)\$" "$MNT/instances/b$$/error_log")"
+echo 'hist:keys=common_pid' >>"$IW/trigger"
+expect_eq "histctl status: the top tree's memory, and with the instances" "yes" \
+  "$("$HISTCTL_BIN" status | grep -qE "^map memory: $total of 1048576 bytes \([0-9]+ with the instances\)\$" && echo yes)"
+rc=0; err=$(mkdir "$MNT/instances/c$$" 2>&1) || rc=$?
+expect_eq "--max-instances 1: a second instance is refused (ENOSPC)" "1 No space left on device" \
+  "$rc $(grep -o 'No space left on device' <<<"$err")"
+expect_eq "and the top tree's error_log says why" "too many instances: the limit is 1 (--max-instances) and 1 exist" \
+  "$(last_error)"
+rmdir "$MNT/instances/b$$"
+
 # (only its ERROR: lines, about the last command, quote the bytes in use)
 expect_eq "the hist file does not" "0" "$(sed '/^ERROR:/,$d' "$W/hist" | grep -c -e "$total" -e 'memory')"
 expect_eq "plain list is unchanged" "syscalls:sys_enter_write hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]" \

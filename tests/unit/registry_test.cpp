@@ -365,7 +365,7 @@ TEST(Registry, ControlTriggersOneOfATypePerEvent) {
 }
 
 TEST(Registry, EnablingAKernelEventIsOneChangeAndCountsAgainstTheLimit) {
-  Registry r(fixtures(), registry::Options{2, 8, uint64_t{1} << 30, 1, uint64_t{16} << 20});
+  Registry r(fixtures(), registry::Options{.max_triggers = 2, .max_synthetic_events = 8, .max_map_memory = uint64_t{1} << 30});
   auto changes = ok(r, registry::EventEnable{kSwitch, true});
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, Change::Kind::EventEnabled);
