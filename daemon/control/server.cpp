@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <string>
 #include <system_error>
 #include <vector>
@@ -84,8 +86,15 @@ void Server::serve() {
     // connections wait in its backlog, and `freed_` says when to look again.
     const bool full = active_.load() >= limits_.max_connections;
     pollfd fds[3] = {{stop_.get(), POLLIN, 0}, {freed_.get(), POLLIN, 0}, {full ? -1 : socket_->fd(), POLLIN, 0}};
-    log_.flush();  // a second's wait at most: the log's counts come when due
-    if (poll(fds, 3, 1000) < 0) {
+    // Asleep until something comes, or the log's counts are due (an idle
+    // histd wakes for nothing).
+    log_.flush();
+    const auto due = log_.next_due();
+    const int wait =
+        due ? static_cast<int>(std::clamp<int64_t>(
+                  std::chrono::ceil<std::chrono::milliseconds>(*due - LogSummary::Clock::now()).count(), 0, 60000))
+            : -1;
+    if (poll(fds, 3, wait) < 0) {
       if (errno == EINTR) continue;
       return;
     }

@@ -59,6 +59,18 @@ void ConnectionTable::closed(uint64_t id) {
   entries_.erase(it);
 }
 
+std::optional<Clock::time_point> ConnectionTable::next_deadline() const {
+  std::optional<Clock::time_point> next;
+  for (const auto& [id, e] : entries_) {
+    if (e.closing || e.phase == Phase::Handling) continue;
+    const Clock::duration limit = e.phase == Phase::Request      ? limits_.request_deadline
+                                  : e.phase == Phase::Responding ? limits_.response_deadline
+                                                                 : limits_.keep_alive;
+    if (!next || e.since + limit < *next) next = e.since + limit;
+  }
+  return next;
+}
+
 std::vector<ToClose> ConnectionTable::expired(Clock::time_point now) {
   std::vector<ToClose> out;
   for (auto& [id, e] : entries_) {

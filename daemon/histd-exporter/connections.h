@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ class ConnectionTable {
   void closed(uint64_t id);
   // The connections past their phase's deadline, marked closing.
   std::vector<ToClose> expired(Clock::time_point now);
+  // When the next deadline comes; none when no connection has one (an idle
+  // exporter need not wake).
+  std::optional<Clock::time_point> next_deadline() const;
   // Open and not being closed.
   size_t open() const { return open_; }
   const ConnectionLimits& limits() const { return limits_; }

@@ -19,7 +19,9 @@ namespace histd::exporter {
 namespace {
 
 constexpr int kHistdTimeoutSeconds = 10;
-constexpr auto kReapEvery = std::chrono::milliseconds(250);
+// How late a deadline may be acted on: the reaper wakes for the next
+// deadline or a change, and at most this often.
+constexpr auto kReapSlack = std::chrono::milliseconds(100);
 constexpr auto kSummaryEvery = std::chrono::seconds(60);
 
 // The connection's id in the table, kept as its socket context.
@@ -82,6 +84,7 @@ bool Guard::admit() {
     const std::string kind = "histd-exporter: connection refused: every connection is being answered";
     log_.note(kind, kind);
   }
+  wake();  // a count to write
   return ok;
 }
 
@@ -90,6 +93,7 @@ void Guard::opened(MHD_Connection* c, void** socket_context) {
   std::lock_guard lock(mu_);
   const uint64_t id = table_.opened(fd ? fd->connect_fd : -1, peer_of(c), Clock::now());
   *socket_context = reinterpret_cast<void*>(static_cast<uintptr_t>(id));
+  wake();  // its deadline may be the next
 }
 
 void Guard::closed(void* socket_context) {
@@ -105,14 +109,20 @@ void Guard::handling(MHD_Connection* c) {
 
 void Guard::responding(MHD_Connection* c) {
   const uint64_t id = id_of(c);
-  std::lock_guard lock(mu_);
-  table_.set_phase(id, Phase::Responding, Clock::now());
+  {
+    std::lock_guard lock(mu_);
+    table_.set_phase(id, Phase::Responding, Clock::now());
+  }
+  wake();
 }
 
 void Guard::completed(MHD_Connection* c) {
   const uint64_t id = id_of(c);
-  std::lock_guard lock(mu_);
-  table_.set_phase(id, Phase::KeepAlive, Clock::now());
+  {
+    std::lock_guard lock(mu_);
+    table_.set_phase(id, Phase::KeepAlive, Clock::now());
+  }
+  wake();
 }
 
 void Guard::library_message(const char* format, const char* line) {
@@ -123,15 +133,34 @@ void Guard::library_message(const char* format, const char* line) {
   log_.note(kind, text);
 }
 
+// Asleep until the next deadline or the log's next count is due (none: until
+// a connection comes, which wake() tells): an idle exporter wakes for nothing.
+// stop_mu_ is never held while mu_ is taken (wake() takes it under mu_).
 void Guard::reap() {
-  std::unique_lock stop_lock(stop_mu_);
-  while (!stop_cv_.wait_for(stop_lock, kReapEvery, [this] { return stopping_; })) {
+  for (;;) {
+    std::optional<Clock::time_point> due;
     {
       std::lock_guard lock(mu_);
       close_all(table_.expired(Clock::now()));
+      due = table_.next_deadline();
     }
     log_.flush();
+    if (const auto log_due = log_.next_due(); log_due && (!due || *log_due < *due)) due = log_due;
+    std::unique_lock stop_lock(stop_mu_);
+    auto woken = [this] { return stopping_ || changed_; };
+    if (due) stop_cv_.wait_until(stop_lock, std::max(*due, Clock::now() + kReapSlack), woken);
+    else stop_cv_.wait(stop_lock, woken);
+    if (stopping_) return;
+    changed_ = false;
   }
+}
+
+void Guard::wake() {
+  {
+    std::lock_guard lock(stop_mu_);
+    changed_ = true;
+  }
+  stop_cv_.notify_all();
 }
 
 std::string Guard::ask_histd(const char* format, std::string& error) const {

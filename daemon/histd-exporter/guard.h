@@ -51,6 +51,8 @@ class Guard {
  private:
   void close_all(const std::vector<ToClose>& close);
   void reap();
+  // Something the reaper's sleep depends on changed.
+  void wake();
 
   const std::string socket_;
   const ConnectionLimits limits_;
@@ -60,6 +62,7 @@ class Guard {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  bool changed_ = false;
   std::thread reaper_;
 };
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,9 @@ class LogSummary {
   void flush(Clock::time_point now = Clock::now());
   // Writes every count now (at exit).
   void flush_all();
+  // When the next count is due (a caller that sleeps wakes then), or none:
+  // nothing is counted, and nothing need wake.
+  std::optional<Clock::time_point> next_due();
 
  private:
   struct Kind {

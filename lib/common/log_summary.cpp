@@ -43,6 +43,14 @@ void LogSummary::flush(Clock::time_point now) {
   }
 }
 
+std::optional<LogSummary::Clock::time_point> LogSummary::next_due() {
+  std::lock_guard lock(mu_);
+  std::optional<Clock::time_point> due;
+  for (const auto& [kind, k] : kinds_)
+    if (k.more && (!due || k.since + interval_ < *due)) due = k.since + interval_;
+  return due;
+}
+
 void LogSummary::flush_all() {
   std::lock_guard lock(mu_);
   for (const auto& [kind, k] : kinds_)

@@ -19,6 +19,12 @@ histd_start --metrics-listen "127.0.0.1:$PORT"
 echo 'hist:keys=count.log2:name=attacked' >"$MNT/events/syscalls/sys_enter_write/trigger"
 for _ in $(seq 50); do python3 "$ATTACK" scrape "$PORT" 0.1 | grep -q '^200' && break; sleep 0.1; done
 exporter=$(pgrep -P "$HISTD_PID" -x histd-exporter | head -1)
+# Idle, with its connections gone, it wakes for nothing (test_idle.sh's
+# rule for histd): its reaper sleeps until a deadline or a connection.
+switches() { cat /proc/"$exporter"/task/*/status | awk '/ctxt_switches/ {s += $2} END {print s}'; }
+sleep 1
+before=$(switches); sleep 3
+expect_eq "an idle exporter: no thread woke in 3 s" "0" "$(($(switches) - before))"
 
 # attack MODE ARGS...: starts the attacker, waits for it to be ready.
 attack() {

@@ -28,6 +28,7 @@ TEST(ExporterConnections, EachPhaseHasItsDeadline) {
   t.set_phase(scrape, Phase::KeepAlive, t0 + 3ms);
   t.set_phase(busy, Phase::Handling, t0 + 1ms);
   t.set_phase(reader, Phase::Responding, t0 + 1s);
+  EXPECT_EQ(t.next_deadline(), t0 + 5s) << "the first request's";
   EXPECT_TRUE(t.expired(t0 + 4999ms).empty());
   const auto first = t.expired(t0 + 5s);
   ASSERT_EQ(fds(first), std::vector<int>{10});
@@ -40,6 +41,7 @@ TEST(ExporterConnections, EachPhaseHasItsDeadline) {
   EXPECT_EQ(later[0].reason, CloseReason::IdleKeepAlive);
   EXPECT_EQ(later[1].reason, CloseReason::ResponseNotTaken);
   EXPECT_TRUE(t.expired(t0 + 3600s).empty()) << "histd's answer is never cut short";
+  EXPECT_EQ(t.next_deadline(), std::nullopt) << "nothing to wake for";
   t.closed(slow);
   t.closed(scrape);
   t.closed(reader);

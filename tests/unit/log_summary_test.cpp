@@ -18,6 +18,7 @@ TEST(LogSummary, FirstAtOnceTheRestCountedPerInterval) {
   const auto t0 = LogSummary::Clock::time_point{} + 1000s;
   for (int i = 0; i < 988; ++i) log.note("refused", "refused: 127.0.0." + std::to_string(i % 250), t0 + i * 10ms);
   log.note("other", "other: once", t0 + 1s);
+  EXPECT_EQ(log.next_due(), t0 + 60s) << "the counted kind's interval ends then";
   log.flush(t0 + 59s);
   EXPECT_EQ(out, (std::vector<std::string>{"refused: 127.0.0.0", "other: once"}));
   log.flush(t0 + 60s);
@@ -29,6 +30,7 @@ TEST(LogSummary, FirstAtOnceTheRestCountedPerInterval) {
   EXPECT_EQ(out.size(), 3u);
   log.flush(t0 + 120s);
   EXPECT_EQ(out.back(), "refused: 1 more in the last 60 s");
+  EXPECT_EQ(log.next_due(), std::nullopt) << "nothing counted: nothing need wake";
   // Quiet for a whole interval: forgotten, so the next is written at once.
   log.flush(t0 + 200s);
   log.note("refused", "refused: again", t0 + 201s);
