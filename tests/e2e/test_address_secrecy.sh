@@ -10,7 +10,8 @@ chmod 755 "$WORK"
 GROUP=histd-addr-${WORK##*.}
 groupadd "$GROUP"
 test_cleanup() { groupdel "$GROUP" 2>/dev/null || true; }
-histd_start --group "$GROUP"
+PORT=$((20000 + $$ % 20000))
+histd_start --group "$GROUP" --metrics-listen "127.0.0.1:$PORT"
 as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group "$GROUP" | cut -d: -f3)" "$@"; }
 cp "$HISTCTL_BIN" "$WORK/histctl"; chmod 755 "$WORK/histctl"
 HISTCTL=("$WORK/histctl" --socket "$WORK/histd.sock")
@@ -58,6 +59,23 @@ expect_eq "and every call_site sum as 0" "" \
   "$(as_member cat "$K/hist" | sed -n 's/.*call_site: *\([0-9]*\).*/\1/p' | grep -v '^0$' || true)"
 root_rows=$(cat "$K/hist")
 expect_eq "root reads them" "yes" "$(grep -qE 'call_site: +[1-9][0-9]{10,}' <<<"$root_rows" && echo yes || echo no)"
+
+# Whoever reaches the port (here a user with no group at all) learns no
+# address from the metrics or the page: not a sum with a hitcount of 1, nor
+# the bounds of .buckets over addresses.
+echo 'hist:keys=call_site.buckets=1' >>"$K/trigger"
+sleep 1
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+for path in /metrics /; do
+  as_nobody /usr/bin/python3 -c "import urllib.request, sys
+sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$PORT$path', timeout=10).read().decode())" >"$WORK/scrape"
+  expect_eq "GET $path as an unprivileged user: the tables are there" "yes" \
+    "$(grep -q 'call_site' "$WORK/scrape" && echo yes || echo no)"
+  expect_eq "  but no kernel address, in decimal, hex or as a float" "" \
+    "$(grep -oiE '1844674[0-9]{12}|ffffffff[0-9a-f]{8}|1\.84467[0-9]*e\+19' "$WORK/scrape" | head -3 || true)"
+done
+expect_eq "root reads the addresses in the hist file meanwhile" "yes" \
+  "$(grep -qE 'call_site: ~ 18446744' "$K/hist" && echo yes || echo no)"
 
 # Root may copy an address, into the one synthetic type that hides it.
 echo 'leaku64 u64 a' >>"$MNT/synthetic_events"
