@@ -22,6 +22,7 @@ PACKAGES=(
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
+  stress-ng                  # the package's test: a start under load; scripts/soak.sh
   linux-source-6.12 xz-utils iputils-ping  # the kernel's ftrace selftests (run from the source tarball; some need ping)
   prometheus python3-prometheus-client      # tests: promtool checks histd's metrics, the OpenMetrics parser reads them,
   prometheus-node-exporter                  #   Prometheus scrapes two histds, node_exporter reads --textfile-dir

@@ -165,6 +165,37 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
   return unmounted || rc < 0 ? 1 : 0;
 }
 
+// The engine from its saved state and the configuration, then the
+// instances, saying each phase to systemd (`progress`).
+histd::Expected<std::unique_ptr<histd::engine::Engine>> restore_engine(const Options& opt,
+                                                                      const histd::engine::EngineOptions& eopt,
+                                                                      histd::catalog::Catalog catalog,
+                                                                      histd::daemon::Reloader& reloader,
+                                                                      histd::daemon::StartProgress& progress) {
+  using namespace histd;
+  progress.phase("starting the compiler");
+  auto paths = HISTD_TRY(compilers(opt));
+  // Every change is saved before it is kept: say at once when none can be.
+  if (access(opt.state_dir.c_str(), W_OK) != 0)
+    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
+               opt.state_dir, strerror(errno));
+  std::error_code ec;
+  std::filesystem::create_directories(opt.mount, ec);
+  // Compiled objects are kept beside the saved triggers (runtime::ObjectCache).
+  runtime::Compiler compiler(paths, std::filesystem::path(opt.state_dir) / "cache");
+  auto eng = HISTD_TRY(engine::Engine::create(std::move(catalog), std::move(compiler), eopt));
+  // Compiling every saved trigger again (a new compiler), or a first
+  // configuration, is most of a slow start.
+  progress.watch(eng->shared_compiler());
+  progress.phase("restoring saved triggers");
+  for (const std::string& problem : eng->restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  // What was saved first (its counts, and what the configuration held
+  // then), then the files as they are now: changed, added, removed.
+  progress.phase("applying the configuration directory");
+  if (!opt.config_dir.empty()) (void)reloader.reload(*eng);
+  return eng;
+}
+
 int run(const Options& opt) {
   using namespace histd;
   runtime::init_libbpf(opt.verbose);
@@ -172,6 +203,11 @@ int run(const Options& opt) {
     fmt::print(stderr, "histd: {}\n", e.context);
     return 1;
   };
+  // Under systemd, more time is asked for from the first moment: any phase
+  // of a start may be slow on a busy machine.
+  std::optional<daemon::StartProgress> progress;
+  progress.emplace("starting");
+  progress->phase("checking options");
   // Every check and every claim before anything is mounted, bound or pinned:
   // a refused histd changes nothing (another one's tree, socket and pins
   // included).
@@ -192,6 +228,7 @@ int run(const Options& opt) {
   // before histd read a configuration directory).
   auto reloader = daemon::Reloader::install(opt.config_dir);
   if (!reloader) return failed(reloader.error());
+  progress->phase("reading the events");
   std::filesystem::path tracefs_root = opt.tracefs;
   if (tracefs_root.empty()) {
     auto found = catalog::find_tracefs();
@@ -200,31 +237,13 @@ int run(const Options& opt) {
   }
   auto catalog = catalog::Catalog::open(tracefs_root);
   if (!catalog) return failed(catalog.error());
-  auto paths = compilers(opt);
-  if (!paths) return failed(paths.error());
-  // Every change is saved before it is kept: say at once when none can be.
-  if (access(opt.state_dir.c_str(), W_OK) != 0)
-    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
-               opt.state_dir, strerror(errno));
-  std::error_code ec;
-  std::filesystem::create_directories(opt.mount, ec);
+  // One map memory budget for the top tree and its instances.
   const engine::EngineOptions eopt = engine_options(opt);
-  // Compiled objects are kept beside the saved triggers (runtime::ObjectCache).
-  runtime::Compiler compiler(*paths, std::filesystem::path(opt.state_dir) / "cache");
-  auto eng = engine::Engine::create(std::move(*catalog), std::move(compiler), eopt);
+  auto eng = restore_engine(opt, eopt, std::move(*catalog), **reloader, *progress);
   if (!eng) return failed(eng.error());
-  // Compiling every saved trigger again (a new compiler), or a first
-  // configuration, can outlast systemd's start timeout: ask for more time
-  // while compiles go on, until the instances are restored too.
-  std::optional<daemon::StartProgress> progress;
-  progress.emplace((*eng)->shared_compiler(), "starting");
-  for (const std::string& problem : (*eng)->restore())
-    fmt::print(stderr, "histd: could not restore: {}\n", problem);
-  // What was saved first (its counts, and what the configuration held
-  // then), then the files as they are now: changed, added, removed.
-  if (!opt.config_dir.empty()) (void)(*reloader)->reload(**eng);
   // The tree's instances (mkdir instances/NAME), as saved: after the top
   // tree, whose compiler they share.
+  progress->phase("restoring instances");
   instances::Options iopt{eopt, std::filesystem::path(opt.state_dir) / "instances",
                           opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances",
                           opt.max_instances};

@@ -78,7 +78,10 @@ config::Report Reloader::reload(engine::Engine& engine) {
     // systemd bounds a reload as it does a start (StartProgress; the
     // start's own covers the reload at start).
     std::optional<StartProgress> progress;
-    if (notify) progress.emplace(engine.shared_compiler(), "reloading the configuration");
+    if (notify) {
+      progress.emplace("reloading the configuration");
+      progress->watch(engine.shared_compiler());
+    }
     r = config::reconcile(engine, dir_);
   }
   for (const std::string& change : r.changes) fmt::print(stderr, "histd: {}\n", change);

@@ -10,20 +10,21 @@ namespace histd::daemon {
 
 namespace {
 
-// What systemd is told when `compiled` units were compiled since the start.
-std::string message(const std::string& doing, uint64_t compiled) {
-  const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(StartProgress::kWindow).count();
-  return fmt::format("EXTEND_TIMEOUT_USEC={}\nSTATUS={}: {} unit{} compiled", usec, doing, compiled,
-                     compiled == 1 ? "" : "s");
+using Clock = std::chrono::steady_clock;
+
+uint64_t compiles(const runtime::Compiler& c) {
+  const runtime::Compiler::Stats s = c.stats();
+  return s.by_server + s.by_clang;
 }
 
 }  // namespace
 
-StartProgress::StartProgress(std::shared_ptr<const runtime::Compiler> compiler, std::string doing)
-    : compiler_(std::move(compiler)), doing_(std::move(doing)) {
-  base_ = compiled();
+StartProgress::StartProgress(std::string doing) : doing_(std::move(doing)), moved_(Clock::now()) {
   // Not under systemd: no thread, nothing to say.
   if (std::getenv("NOTIFY_SOCKET") == nullptr) return;
+  // The first ask now, before this thread might wait for a core.
+  bool moving = true;
+  sd_notify(0, message_locked(Clock::now(), moving).c_str());
   thread_ = std::thread([this] { run(); });
 }
 
@@ -36,22 +37,42 @@ StartProgress::~StartProgress() {
   if (thread_.joinable()) thread_.join();
 }
 
-uint64_t StartProgress::compiled() const {
-  const runtime::Compiler::Stats s = compiler_->stats();
-  return s.by_server + s.by_clang;
+void StartProgress::phase(std::string name) {
+  std::lock_guard lock(mu_);
+  phase_ = std::move(name);
+  moved_ = Clock::now();
+}
+
+void StartProgress::watch(std::shared_ptr<const runtime::Compiler> compiler) {
+  std::lock_guard lock(mu_);
+  compiler_ = std::move(compiler);
+  base_ = compiler_ ? compiles(*compiler_) : 0;
+  compiled_ = 0;
+}
+
+std::string StartProgress::message_locked(Clock::time_point now, bool& moving) {
+  if (compiler_) {
+    const uint64_t n = compiles(*compiler_) - base_;
+    if (n != compiled_) moved_ = now;
+    compiled_ = n;
+  }
+  moving = now - moved_ < kWindow;
+  std::string status = doing_;
+  if (!phase_.empty()) status += ": " + phase_;
+  if (compiler_) status += fmt::format(", {} unit{} compiled", compiled_, compiled_ == 1 ? "" : "s");
+  const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(kExtend).count();
+  return fmt::format("EXTEND_TIMEOUT_USEC={}\nSTATUS={}", usec, status);
 }
 
 void StartProgress::run() {
-  uint64_t told = base_;
   std::unique_lock lock(mu_);
   while (!wake_.wait_for(lock, kPoll, [this] { return stop_; })) {
+    bool moving = true;
+    const std::string message = message_locked(Clock::now(), moving);
+    // Stopped moving (a hang): systemd's own timeout is left to apply.
+    if (!moving) continue;
     lock.unlock();
-    // Only a compile that finished since the last look earns more time.
-    const uint64_t now = compiled();
-    if (now != told) {
-      told = now;
-      sd_notify(0, message(doing_, now - base_).c_str());
-    }
+    sd_notify(0, message.c_str());
     lock.lock();
   }
 }
