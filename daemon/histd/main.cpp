@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd: mounts the tracefs-shaped tree and serves hist triggers on eBPF.
 #define FUSE_USE_VERSION 314
 #include <fuse3/fuse.h>
@@ -27,6 +28,7 @@
 #include "histd/catalog.h"
 #include "histd/engine.h"
 #include "histd/instances.h"
+#include "histd/environment.h"
 #include "histd/metrics_listener.h"
 #include "histd/textfile_writer.h"
 #include "histd/runtime.h"
@@ -213,6 +215,9 @@ int run(const Options& opt) {
   // included).
   gid_t group = 0;
   if (auto ok = daemon::check_options(opt, group); !ok) return failed(ok.error());
+  // What the machine or container must grant (bpf(), perf events, FUSE,
+  // tracefs, bpffs): a missing piece named in one line, with how to grant it.
+  if (auto ok = daemon::check_environment(opt); !ok) return failed(ok.error());
   auto instance = daemon::Instance::claim(opt);
   if (!instance) return failed(instance.error());
   // The control socket before anything is mounted: a refused path (a file

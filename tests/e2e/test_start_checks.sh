@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # What histd refuses at start (issue #18, points 6 and 13), each with a clear
 # message and exit 1 before it mounts, listens or pins anything:
 # - options that used to be accepted and then fail every trigger, or hide
@@ -12,6 +13,7 @@
 #   done as uid 65534.
 source "$(dirname "$0")/lib.sh"
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+PREFIX=()  # what histd is run under (a seccomp filter, fewer capabilities)
 
 # refused NAME MESSAGE OPTION...: histd with the test's paths, the options
 # after them replacing those given twice, must exit 1 saying MESSAGE, and
@@ -28,7 +30,7 @@ refused() {
     shift 2
   done
   mounts=$(mounts "${o[--mount]}")
-  timeout 15 "$HISTD_BIN" --foreground --mount "${o[--mount]}" --socket "${o[--socket]}" \
+  timeout 15 "${PREFIX[@]}" "$HISTD_BIN" --foreground --mount "${o[--mount]}" --socket "${o[--socket]}" \
     --state-dir "${o[--state-dir]}" --pin-dir "${o[--pin-dir]}" "${extra[@]}" >"$WORK/start.log" 2>&1 || rc=$?
   expect_eq "$name: exit 1" "1" "$rc"
   expect_eq "$name: says why" "histd: $message" "$(grep '^histd: ' "$WORK/start.log" | tail -1)"
@@ -111,6 +113,21 @@ ln -s "$WORK/state" "$WORK/state-link"
 refused "a symlink as the state directory" \
   "the state directory $WORK/state-link is a symbolic link: refusing it (it is not followed)" \
   --state-dir "$WORK/state-link"
+
+# As in a container: what it does not grant, named in one line with how to
+# grant it (docs/containers.md).
+SECCOMP=$(dirname "$HISTD_BIN")/histd_test_seccomp
+NSPAWN_SECCOMP="systemd-nspawn: --system-call-filter='bpf perf_event_open'; podman: --security-opt seccomp=unconfined; Kubernetes: securityContext.seccompProfile.type: Unconfined"
+PREFIX=("$SECCOMP" bpf)
+refused "a seccomp filter that forbids bpf() (nspawn's default)" \
+  "cannot run here: a seccomp filter forbids bpf() ($NSPAWN_SECCOMP)"
+PREFIX=("$SECCOMP" perf_event_open)
+refused "one that forbids perf_event_open()" \
+  "cannot run here: a seccomp filter forbids perf_event_open() ($NSPAWN_SECCOMP)"
+PREFIX=(setpriv --bounding-set=-bpf,-sys_admin)
+refused "without CAP_BPF and CAP_SYS_ADMIN" \
+  "cannot run here: bpf() is refused without CAP_BPF (systemd-nspawn: --capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN; podman: --cap-add=BPF,PERFMON,SYS_ADMIN (or --privileged); Kubernetes: securityContext.capabilities.add: [BPF, PERFMON, SYS_ADMIN])"
+PREFIX=()
 
 # And with all of it mended, histd starts.
 histd_start
