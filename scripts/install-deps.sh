@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages histd needs to build, run and test.
-# Installs only what is missing, so it is quick on a prepared machine.
+# SPDX-License-Identifier: GPL-2.0-only
+# Installs the Debian 12 packages histd needs, only those missing, so it is
+# quick on a prepared machine.
+#   bash scripts/install-deps.sh --run   what building and running histd needs
+#                                        (scripts/quickstart.sh)
+#   bash scripts/install-deps.sh         that and what every test needs
+#                                        (scripts/test.sh, CI)
+# Nothing installed here is left running: the services some test packages
+# bring (prometheus, prometheus-node-exporter) are neither started nor
+# enabled.
 set -euo pipefail
-PACKAGES=(
+RUN=(
   build-essential cmake ninja-build pkg-config
   clang                      # compiles BPF units at run time
   llvm-14-dev libclang-14-dev libclang-cpp14-dev  # histd-cc, the resident compiler: LLVM's and clang's headers and libclang-cpp
-  libclang-rt-dev            # ASan, UBSan and libFuzzer runtimes for the sanitized tests
-  libbpf-dev bpftool         # loading BPF objects
+  libbpf-dev                 # loading BPF objects
   libfuse3-dev fuse3         # the tracefs-shaped tree
   libcli11-dev libfmt-dev    # command lines, formatting
-  libgtest-dev               # tests
   nlohmann-json3-dev         # the control protocol, JSON output
   libsystemd-dev             # sd_notify for the systemd service
   libseccomp-dev             # syscall names for .syscall
-  libssl-dev                 # libcrypto: SHA-256 of cached objects, checked before loading
+  libssl-dev                 # libcrypto: SHA-256 of cached objects and the state file
   libtraceevent-dev          # kernel event records printed as the kernel's trace prints them
-  libtracefs-dev             # tests: a libtracefs client (tracefs_sql) drives histd's tree
   libmicrohttpd-dev          # histd-exporter: /metrics over HTTP
-  python3                    # tests: poll() and packet helpers
+)
+TEST=(
+  libclang-rt-dev            # ASan, UBSan and libFuzzer runtimes for the sanitized tests
+  bpftool                    # tests: what is pinned and attached
+  libgtest-dev               # tests
+  libtracefs-dev             # tests: a libtracefs client (tracefs_sql) drives histd's tree
+  python3 jq                 # tests: poll() and packet helpers; docs/histctl.md's examples
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
@@ -28,13 +39,34 @@ PACKAGES=(
   prometheus-node-exporter                  #   Prometheus scrapes two histds, node_exporter reads --textfile-dir
   chromium                   # tests: the page at / in a real headless browser
 )
+# Services these would start and enable at install: the tests run their
+# own, as plain processes.
+SERVICES=(prometheus prometheus-node-exporter)
+
+PACKAGES=("${RUN[@]}")
+[ "${1:-}" = "--run" ] || PACKAGES+=("${TEST[@]}")
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+[ ${#missing[@]} -gt 0 ] || exit 0
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# invoke-rc.d asks policy-rc.d before it starts a service: 101, "not now".
+policy=/usr/sbin/policy-rc.d
+own_policy=
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
+  own_policy=1
 fi
+restore_policy() { [ -z "$own_policy" ] || rm -f "$policy"; }
+trap restore_policy EXIT
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+for s in "${SERVICES[@]}"; do
+  if printf '%s\n' "${missing[@]}" | grep -qx "$s" && [ -e "/lib/systemd/system/$s.service" ]; then
+    deb-systemd-helper disable "$s.service" >/dev/null 2>&1 || true
+    if [ -d /run/systemd/system ]; then systemctl stop "$s.service" >/dev/null 2>&1 || true; fi
+  fi
+done

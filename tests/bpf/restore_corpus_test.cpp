@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Every accepted command survives a restart (issue 18, point 1): each
 // command of the fuzz corpus (the seed documents' commands) is applied on
 // every fixture event that takes it, records are injected, the engine goes
@@ -58,7 +59,7 @@ class RestoreCorpusTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     options_.state_file = dir_ / "triggers.json";
-    options_.pin_dir = fs::path("/sys/fs/bpf") / ("histd-restore-corpus-" + std::to_string(getpid()));
+    options_.pin_dir = fs::path("/sys/fs/bpf") / ("histd-test-restore-corpus-" + std::to_string(getpid()));
   }
   void TearDown() override {
     std::error_code ec;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Real tracepoints driven by the test's own syscalls, filtered on its own pid.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -76,7 +77,7 @@ std::vector<std::string> pins_ending(const std::filesystem::path& dir, const std
 TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
   HISTD_REQUIRE_BPF();
   engine::EngineOptions options;
-  options.pin_dir = std::filesystem::path("/sys/fs/bpf") / ("histd-table-fails-" + std::to_string(getpid()));
+  options.pin_dir = std::filesystem::path("/sys/fs/bpf") / ("histd-test-table-fails-" + std::to_string(getpid()));
   auto engine = real_engine(options);
   ASSERT_TRUE(engine);
   const std::string mine = " if common_pid == " + std::to_string(getpid());
