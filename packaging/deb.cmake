@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The Debian package, built by `cpack -G DEB` in the build directory:
 # histd_<version>_amd64.deb. CPack installs with the prefix /usr, so the
 # binaries go to /usr/bin, the BPF files to /usr/lib/histd/bpf, the man
@@ -23,10 +24,9 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # histd runs: clang (it compiles the generated BPF units), the headers those
 # units include (<bpf/bpf_helpers.h> from libbpf-dev, <linux/bpf.h> from
 # linux-libc-dev), fuse3 (FUSE's tools, fusermount3 being libfuse's fallback
-# for mounting), procps (/bin/kill, the unit's ExecReload=), adduser (the
-# exporter's user, made by postinst).
+# for mounting), adduser (the exporter's user, made by postinst).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "clang, libbpf-dev, linux-libc-dev, fuse3, procps, adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "clang, libbpf-dev, linux-libc-dev, fuse3, adduser")
 set(CPACK_STRIP_FILES ON)
 # Maintainer scripts: reload systemd and restart a running histd after an
 # upgrade, stop it before removal; conffiles: the config stays the
@@ -41,6 +41,8 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 # lintian takes the BPF objects for binaries of another architecture: they
 # are, the kernel's BPF, loaded by histd and never run by the CPU.
+# The licence, where Debian keeps every package's.
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/histd)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
         RENAME histd)
 include(CPack)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The tree's state, shared by its low-level FUSE operations (ops_*.cpp).
 #pragma once
 
@@ -55,6 +56,13 @@ struct Tree::Context {
 
   Namespace ns;
   gid_t group = 0;  // may read, and change triggers, besides root
+  // Every file's and directory's times: when the tree was mounted (tracefs
+  // dates its files from its own mount; never 1970).
+  const struct timespec mounted = [] {
+    struct timespec ts {};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts;
+  }();
   InodeTable inodes;
   Renderings renderings;
   TracePipe pipe;  // the top tree's

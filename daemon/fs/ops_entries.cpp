@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The tree's names: lookup and forget (the inode table), getattr, setattr
 // (truncate) and directory listings. Every one answers at once.
 #include <fcntl.h>
@@ -173,6 +174,7 @@ void Tree::Context::fill_stat(const Node& n, fuse_ino_t ino, struct stat* st) co
   // The kernel checks these modes (default_permissions).
   st->st_mode = node_mode(n, group);
   st->st_nlink = n.is_dir() ? 2 : 1;
+  st->st_atim = st->st_mtim = st->st_ctim = mounted;
 }
 
 void add_entry_ops(fuse_lowlevel_ops& ops) {
