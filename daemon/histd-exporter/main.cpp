@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd-exporter: histd's tables as Prometheus metrics and a page over HTTP
 // (docs/metrics.md). histd runs it (histd --metrics-listen ADDR:PORT) as a
 // user of its own, with no capabilities, and hands it what it needs as
@@ -164,11 +165,12 @@ int main(int argc, char** argv) {
   Guard guard(socket, histd::exporter::ConnectionLimits{});
   MHD_Daemon* d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, &admit, &guard, &answer, &guard,
-      MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE, kPoolThreads, MHD_OPTION_CONNECTION_LIMIT,
+      // First: libmicrohttpd logs options given before it its own way.
+      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &guard, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE, kPoolThreads, MHD_OPTION_CONNECTION_LIMIT,
       kMhdConnectionLimit, MHD_OPTION_CONNECTION_TIMEOUT,
       static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(guard.limits().keep_alive).count()),
       MHD_OPTION_NOTIFY_CONNECTION, &notify, &guard, MHD_OPTION_NOTIFY_COMPLETED, &completed, &guard,
-      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &guard, MHD_OPTION_END);
+      MHD_OPTION_END);
   if (!d) {
     fmt::print(stderr, "histd-exporter: cannot serve HTTP on fd {}\n", listen_fd);
     return 1;

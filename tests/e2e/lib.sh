@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Shared by the e2e tests: start histd on a temp mount, stop it by pid,
 # unmount what was mounted. Source it; call histd_start first.
 set -euo pipefail
@@ -52,14 +53,20 @@ histd_start() {
   "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" \
     --pin-dir "$PIN" "${config[@]}" "$@" >>"$WORK/histd.log" 2>&1 &
   HISTD_PID=$!
-  # HISTD_START_TIMEOUT (seconds, default 10): a restart restores every
-  # trigger, a compile each, which takes longer on a loaded machine.
-  for _ in $(seq $((${HISTD_START_TIMEOUT:-10} * 10))); do
-    [ -e "$MNT/events" ] && return 0
-    kill -0 "$HISTD_PID" 2>/dev/null || break
+  await_tree "$MNT" "$HISTD_PID" "$WORK/histd.log"
+}
+
+# await_tree MNT PID LOG: until histd PID has mounted its tree at MNT;
+# should it end first, or take longer than HISTD_START_TIMEOUT seconds
+# (default 60: a loaded machine starts slowly, and the wait ends as soon as
+# the tree is there), the test ends with its log.
+await_tree() {
+  for _ in $(seq $((${HISTD_START_TIMEOUT:-60} * 10))); do
+    [ -e "$1/events" ] && return 0
+    kill -0 "$2" 2>/dev/null || break
     sleep 0.1
   done
-  echo "histd did not come up:"; cat "$WORK/histd.log"; exit 1
+  echo "histd did not come up at $1:"; cat "$3"; exit 1
 }
 
 source "$(dirname "${BASH_SOURCE[0]}")/../expect.sh"

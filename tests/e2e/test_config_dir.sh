@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fleet configuration (issue 19, point 4): triggers and synthetic events
 # declared in --config-dir's *.conf files are applied at start, and again on
 # SIGHUP and `histctl reload`: added, changed and removed to match the files,
@@ -160,7 +161,7 @@ mkdir -p "$WORK/mnt-u" "$WORK/u"
 "$HISTD_BIN" --foreground --mount "$WORK/mnt-u" --socket "$WORK/u/histd.sock" --state-dir "$WORK/u/state" \
   --pin-dir "" --config-dir "$WORK/home/triggers.d" >"$WORK/u.log" 2>&1 &
 upid=$!
-for _ in $(seq 100); do [ -e "$WORK/mnt-u/events" ] && break; sleep 0.1; done
+await_tree "$WORK/mnt-u" "$upid" "$WORK/u.log"
 expect_eq "a directory below one another user owns is not read, and says why" \
   "$WORK/home/triggers.d: error: configuration file not read: $WORK/home (owner uid 65534, mode 755) lets someone else replace it" \
   "$(grep -m1 'home/triggers.d: error' "$WORK/u.log")"

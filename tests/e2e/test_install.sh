@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # `cmake --install` into a temporary prefix gives a histd that compiles and
 # runs a trigger from the installed files alone, and a systemd unit that
 # names them (issue 19, point 2): its ExecStart= the installed histd and
@@ -69,7 +70,7 @@ CONF
 mkdir -p "$MNT"
 "$HISTD_BIN" --foreground --config "$WORK/histd.conf" >"$WORK/histd.log" 2>&1 &
 HISTD_PID=$!
-for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+await_tree "$MNT" "$HISTD_PID" "$WORK/histd.log"
 child_start 'printf abc >/dev/null'
 echo "hist:keys=count if common_pid == $CHILD" > "$MNT/events/syscalls/sys_enter_write/trigger"
 child_go

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Exact accounting under load (issue 6), with hostile clients (issue 18).
 # Workers call getppid() as fast as
 # they can for HISTD_LOAD_SECONDS (default 30), counting every call, while a
@@ -15,8 +16,6 @@
 # HISTD_LOAD_RESTARTS (kill -9 and restart, default 2),
 # HISTD_LOAD_WORKER (default: histd_load_worker next to histd).
 source "$(dirname "$0")/lib.sh"
-# Restoring the churn's triggers too compiles a dozen units under full load.
-HISTD_START_TIMEOUT=${HISTD_START_TIMEOUT:-60}
 SECONDS_OF_LOAD=${HISTD_LOAD_SECONDS:-30}
 NWORKERS=${HISTD_LOAD_WORKERS:-2}
 WORKER_BIN=${HISTD_LOAD_WORKER:-$(dirname "$HISTD_BIN")/histd_load_worker}

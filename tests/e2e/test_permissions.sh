@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Only root, or the configured group, may change triggers, through the tree
 # or the socket; both are theirs alone for reads too (they show kernel
 # addresses: test_tree_readers.sh), and histctl says so with exit status 3.
@@ -38,7 +39,7 @@ HISTD_EXTRA=(--group adm)
 "$HISTD_BIN" --foreground --mount "$MNT" --socket "$WORK/histd.sock" --state-dir "$WORK/state" --pin-dir "$PIN" \
   "${HISTD_EXTRA[@]}" >>"$WORK/histd.log" 2>&1 &
 HISTD_PID=$!
-for _ in $(seq 100); do [ -e "$MNT/events" ] && break; sleep 0.1; done
+await_tree "$MNT" "$HISTD_PID" "$WORK/histd.log"
 expect_eq "the socket is root's and the group's" "660 root adm" "$(stat -c '%a %U %G' "$WORK/histd.sock")"
 expect_eq "a member of the group lists through the socket" "$("${HISTCTL[@]}" list)" "$(as_adm "${HISTCTL[@]}" list)"
 expect_eq "a member of the group writes the trigger file" "allowed" \

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A small fleet on one machine, scraped by a real Prometheus (Debian's 2.42):
 # two histds (two mounts, two ports), found through a file_sd target file,
 # queried over Prometheus's HTTP API. Across both, histogram_quantile() of
@@ -21,7 +22,7 @@ mkdir -p "$WORK/mnt-b"
 "$HISTD_BIN" --foreground --mount "$WORK/mnt-b" --socket "$WORK/b/histd.sock" --state-dir "$WORK/b/state" \
   --pin-dir "$PIN-b" --config-dir "$WORK/b/triggers.d" --metrics-listen "127.0.0.1:$PB" --metrics-user "$EXPORTER_USER" >"$WORK/b.log" 2>&1 &
 B_PID=$!
-for _ in $(seq 100); do [ -e "$WORK/mnt-b/events" ] && break; sleep 0.1; done
+await_tree "$WORK/mnt-b" "$B_PID" "$WORK/b.log"
 
 
 # writer: a process that makes N writes of SIZE bytes to /dev/null for

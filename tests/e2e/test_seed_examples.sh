@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The seed document's examples that run on this kernel, through the tree:
 # the scripts in examples/ and the named-table example on netif events.
 source "$(dirname "$0")/lib.sh"
@@ -43,9 +44,11 @@ expect_eq "wakeup latency example: one event per wakeup (at most 2 wakeups witho
   "$([ "$events" -le "${wakeups:-0}" ] && [ "$events" -ge $((${wakeups:-0} - 2)) ] && echo yes || echo "no: $events events, $wakeups wakeups")"
 # A wakeup from an interrupt that came while another BPF program ran on that
 # CPU (the load test's, a bench) reaches no BPF program: histd reports it as
-# missed, and only a shortfall those misses cover is accepted.
+# missed, and only a shortfall those misses cover is accepted; besides, as in
+# test_inter_event.sh, one wakeup whose current task is the VM agent's
+# thread, for which the kernel runs no BPF program (bench/lost_wakeups.sh).
 expect_eq "wakeup latency example: at least one wakeup per sleep (seen or reported missed)" "yes" \
-  "$([ $((${wakeups:-0} + ${missed:-0})) -ge 10 ] && echo yes || echo "no: $wakeups wakeups, $missed missed")"
+  "$([ $((${wakeups:-0} + ${missed:-0})) -ge 9 ] && echo yes || echo "no: $wakeups wakeups, $missed missed")"
 
 # trace_marker latency through histctl and the tree's trace_marker.
 out=$(bash "$EXAMPLES/trace_marker_latency.sh" "$MNT" 3)
