@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Activation latency, from the moment tracing is asked for.
 //   histd_bench_activate histd TRIGGER HIST COMMAND
 //     writes COMMAND ("{pid}" replaced by this process's pid) to TRIGGER,

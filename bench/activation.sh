@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Activation: how long a write of a new trigger to a running histd takes (the
 # write returns once the program is attached), with a cold object cache and
 # with the object cached. Each variant is a histd binary, optionally with

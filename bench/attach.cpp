@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Loads a BPF object, attaches named programs of it to named tracepoints,
 // runs a command, detaches: the empty-program floor and the hand-written
 // equivalents every traced variant is compared with.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The workload of the big-table read: close() on N distinct invalid fds, so
 // that sys_enter_close sees N distinct fd values from one pid. Prints its pid
 // and waits for a line on stdin first, so that a filter on it can be set up.

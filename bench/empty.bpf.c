@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The floor: a tracepoint program that does nothing.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

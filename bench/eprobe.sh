@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A count by the file name an openat() passes (issue 21): histd's eprobe
 # (the user string behind sys_enter_openat's filename) with a hist trigger
 # keyed by it, against bpftrace's count by str(args->filename) and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # What clients that attack histd-exporter cost a scrape (docs/reliability.md):
 # the scrape latency (p50, p99, max) of GET /metrics from 127.0.0.1 and the
 # exporter's RSS, quiet and beside each attack of tests/e2e/http_attackers.py

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Keys that never repeat (issue 23, point 2): a count by fd on
 # sys_enter_close while histd_bench_close closes CALLS distinct invalid fds,
 # every event a new key. The table (2048 entries, the kernel's default

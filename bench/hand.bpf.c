@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hand-written equivalents of the traced variants, attached directly to the
 // tracepoints (no dispatcher, no tail call): what a person would write with
 // libbpf for the same table. histd's generated units additionally check the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The workload: N getppid() calls (or getpid() with a second argument
 // "other": the cost of tracing getppid on the machine's other calls; or,
 // with "spread", N calls of 16 cheap system calls in turn, SPREAD below:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Many triggers on one event (issue 23, point 3). K hist triggers on
 # sys_enter_getppid, each counting every call (`hist:keys=common_pid if
 # common_pid != <a pid no process has>`: K tables, all updated), against

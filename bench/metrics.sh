@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # What a metrics scrape costs (issue 22): a table of KEYS label sets (100k
 # series: keys=fd, one counter each) scraped over HTTP from histd-exporter in
 # the text format and in OpenMetrics, beside a read of the same table's hist

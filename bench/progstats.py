@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """BPF run-time statistics of the programs a process attached to the getppid
 (or sys_enter_close) tracepoints, or to the raw sys_enter / sys_exit
 tracepoints (bench/workload.sh, bench/hot_slots.sh).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a page costs the first time it is touched after it was unmapped: the
 // floor under histd-cc's idle shed (issue 23, point 4). The shed unmaps its
 // libraries' pages (MADV_DONTNEED); the compile after it touches them again.

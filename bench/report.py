@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Tables for bench/run.sh: medians (min..max) over the rounds, with ratios.
 
   report.py SAMPLES CALLS ROUNDS READ_KEYS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A restore that compiles every saved trigger again: the object cache empty,
 # as after an upgrade changed the compiler (issue 23, point 5's cold side).
 # N triggers (60) on each of E events (2), every one a unit of its own

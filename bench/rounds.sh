@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sourced by the benches that compare whole variants side by side
 # (bench/uprobe.sh, bench/eprobe.sh): runs the caller's `variant NAME`
 # (which prints one figure) for every NAME in ROUNDS interleaved rounds,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # histd against the empty-program floor, hand-written BPF and bpftrace
 # (issue #7). Four sections, each in interleaved rounds with the variants in a
 # shuffled order; bench/report.py prints medians (min..max) and ratios.

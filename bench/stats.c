@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Turns on the kernel's BPF run-time statistics (run_time_ns, run_cnt per
 // program) for as long as it runs: BPF_ENABLE_STATS returns an fd that keeps
 // them on until it is closed, so nothing is left behind if the bench dies and

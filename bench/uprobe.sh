@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A count by argument on a uprobe (issue 21): histd's hist trigger on a
 # uprobe event against bpftrace's uprobe and the untraced program, in
 # interleaved rounds with the variants in a shuffled order; medians

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a BPF program sees of the timer wakeups of a task named "cyclictest"
 // (bench/lost_wakeups.sh): counted through the classic tracepoint (perf's
 // tracepoint path, as histd's programs and bpftrace's run) and through the

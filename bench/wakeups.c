@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Runs a command with bench/wakeups.bpf.c's programs attached, then prints
 // their counts and the kernel's recursion misses of each:
 //   histd_bench_wakeups OBJECT CURRENT_COMM -- COMMAND...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The loop every variant runs while it is attached (bench/run.sh sets the
 # environment). MODE=wall: prints the loop's ns/call. MODE=stats: also reads
 # the BPF run-time statistics of the programs OWNER (default: the parent, the

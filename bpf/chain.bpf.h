@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Included by every generated unit after hist_helpers.bpf.h, with
  * HISTD_CHAINED defined first when the unit is part of a chain: the lines
  * before it are the same in every unit, so histd-cc precompiles them once. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The program array a dispatcher tail-calls into: slot 0 holds the event
  * program (ARCHITECTURE decision 2), the other slots the rest of the
  * event's chain (HISTD_CHAIN_SLOTS). Shared by the classic and the raw

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The fixed program attached to a tracepoint: it tail-calls slot 0 of the
 // event's program array, where the engine installs the event program. Swapping
 // that slot replaces every trigger of the event at once (ARCHITECTURE decision 2).

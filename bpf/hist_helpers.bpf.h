@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Included by every generated event unit (and nothing else but linux/bpf.h).
  * Reusable BPF logic lives here, hand-written and reviewed once, so that the
  * generated code stays small: lookup-or-init, field loads, the record source

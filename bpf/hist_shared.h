@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Structs shared by BPF programs and user space. Fixed-width types only. */
 #ifndef HISTD_HIST_SHARED_H
 #define HISTD_HIST_SHARED_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The entry of a probe event's program (kprobe or kretprobe), with the
  * fetches its generated code makes (lib/codegen/probe_entry.cpp). A kprobe
  * program sees x86_64 struct pt_regs, not a record: the entry rebuilds the

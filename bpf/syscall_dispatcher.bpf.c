@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The dispatchers of syscall events attached through the raw tracepoints
 // (--raw-syscalls=true): like dispatcher.bpf.c, they tail-call slot 0 of the
 // event's program array. A separate object, because its BTF-typed programs

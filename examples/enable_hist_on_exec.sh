@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Seed example: a paused histogram that runs only while a given program
 # lives: enable_hist on its exec, disable_hist on its exit.
 # Usage: enable_hist_on_exec.sh [PROGRAM]

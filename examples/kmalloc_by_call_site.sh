@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Seed example: total bytes requested per kmalloc call site, top callers
 # first, symbolized. Usage: kmalloc_by_call_site.sh [SECONDS]
 # (histctl finds histd through HISTD_SOCKET, default /run/histd/histd.sock)

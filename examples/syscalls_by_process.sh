@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Seed example: system calls per process and syscall, by pid, busiest
 # syscall first within each process (a sort within a sort).
 # Usage: syscalls_by_process.sh [SECONDS]

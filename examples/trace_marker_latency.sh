@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Seed example (hist trigger doc, section 3): latency between "start" and
 # "end" written to trace_marker; the triggers through histctl, the marks
 # through histd's tree.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Seed example (hist trigger doc, 2.2.3): wakeup latency of "cyclictest"
 # threads as a synthetic event, with the seed's commands, through histctl.
 # The workload is perl under the name cyclictest, sleeping SLEEPS times for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The ASan + UBSan build (clang) into ./build-san: the unit and BPF test
 # programs (and what they run: histd-cc, the test objects) and the fuzz
 # targets. -O1 and line tables only: what sanitizers need for their reports,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for
 # FUZZ_SECONDS (default 60) from the committed seed corpus. A crash leaves
 # its input in build-san/fuzz-<target>/crash-*: add it to

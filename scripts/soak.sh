@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The whole suite, N rounds in a row, while Debian's stress-ng keeps every
 # core and the disk busy: a test that fails only when the machine is loaded
 # fails here. Every failure is reported with its log kept.

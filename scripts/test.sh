@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Installs, builds and runs every test: unit (no root), BPF and end-to-end
 # (root, BPF, FUSE) in the release build; unit and BPF tests again under ASan
 # and UBSan; each fuzz target for FUZZ_SECONDS (default 30 here, 60 in

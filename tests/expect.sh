@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # expect_eq NAME EXPECTED ACTUAL: "ok: NAME", or "FAIL: NAME" with a diff and
 # one more in FAILURES. Sourced by the shell tests (e2e, docs, package).
 expect_eq() {

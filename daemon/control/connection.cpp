@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "control/connection.h"
 
 #include <poll.h>

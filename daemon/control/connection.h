@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One accepted control connection's I/O, bounded in time: the whole request
 // frame must arrive before one deadline and the whole reply must leave before
 // another, however the client trickles or stalls; and either wait ends at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What histd does with one control request: the peer's access is checked,
 // then the request's op is looked up in a table of small functions, each one
 // engine call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The control socket protocol between histctl and histd: one request and one
 // response per connection, each a JSON object in a frame of a 4-byte
 // little-endian length and that many bytes.

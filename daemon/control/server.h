@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd's side of the control socket: a thread that accepts histctl
 // connections and serves each on a thread of its own, a bounded number at
 // once, each request one engine call. Only root and members of the group

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "control/socket_file.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The control socket's file. histd runs as root and histctl trusts what
 // answers at the path, so the file is made where nobody but root can have
 // put anything or can change it, and it is never open to more users than

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Numbers written to tracefs control files (events/synthetic/<name>/enable,
 // snapshot), read as the kernel reads them. Pure: no FUSE here, so the
 // bad-input tests can call it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dynamic_events: histd's synthetic events in the "s:" form, and the
 // kernel's probe events ("p:", "r:"; kprobes where the kernel has them,
 // uprobes), whose lines go to the kernel's own dynamic_events (root only: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The `enable` files (events/enable, events/<system>/enable and
 // events/<system>/<event>/enable) and set_event, as tracefs has them: an
 // enabled event's records go to the trace buffer.

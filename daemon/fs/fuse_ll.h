@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libfuse's low-level API, at the version the tree is written against.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The low-level FUSE API names files by inode number: the tree hands out a
 // number per path at lookup and drops it when the kernel forgets it. The
 // paths are resolved again at every request (the tree is synthetic and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // instances/: mkdir makes an instance, rmdir removes it (histd/instances.h),
 // and the tree's per-instance state (open files, trace_pipes).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "fs/nodes.h"
 
 #include "fs/dynamic_events.h"

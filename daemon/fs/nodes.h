@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the tree's paths name, and what its files hold:
 //   /README available_events error_log synthetic_events trace trace_pipe
 //    trace_marker snapshot tracing_on current_tracer available_tracers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The tree's files: open (the content made then), read, write (to the
 // engine), release, poll. Every one answers at once but a trace_pipe read
 // that finds no lines, which TracePipe parks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Changes to the tree's names, refused as tracefs refuses them: a file
 // cannot be created (EACCES), nor a node, link or symbolic link made, nor
 // a file removed or anything renamed (EPERM; the kernel's lookup has

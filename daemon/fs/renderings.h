@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What open hist and hist.json files hold. Each open file serves the text
 // made when it was opened (as a seq_file does), and open files share it:
 // opens of the same file for the same kind of reader (shown kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // trace_pipe reads that wait without holding a FUSE worker. A read that
 // finds no lines is parked: its request is kept and answered later by the
 // pipe's own thread when lines arrive, by libfuse's interrupt callback when

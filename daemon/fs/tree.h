@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The tracefs-shaped FUSE tree histd mounts:
 //   <mount>/README available_events error_log synthetic_events trace
 //           trace_pipe trace_marker snapshot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histctl's side of the control socket: one request, its reply, and the exit
 // codes histctl ends with (kExitStatus in main.cpp documents them).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading hist.json-shaped values (docs/histctl.md) without copies or
 // exceptions: histctl takes whatever histd sent, and a missing member reads
 // as empty.

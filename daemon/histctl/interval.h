@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histctl watch: what changed in an event's tables between two reads of
 // hist.json's document. Pure.
 #pragma once

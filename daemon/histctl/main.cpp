@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histctl: the command-line front end of histd. Talks to histd's control
 // socket, except `check`, which runs the pipeline offline.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histctl show --percentiles, and watch's percentile columns: which key of a
 // hist.json table the percentiles are over, its entries as quantile rows,
 // and the result as JSON and as text. Pure: hist.json-shaped values in

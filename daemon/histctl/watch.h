@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histctl watch: an event's tables read every interval, shown as what
 // changed (deltas, rates per second, the percentiles of the interval's
 // events), on the terminal or as one JSON object a line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd-cc: histd's resident compiler. A clang process spends most of a
 // generated unit's compile starting up (loading and relocating libLLVM and
 // libclang-cpp); this server pays that once, when histd starts it, and then

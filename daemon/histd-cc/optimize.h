@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How histd-cc optimizes a generated unit: not with clang's -O2 pipeline
 // but with a short one of its own, then clang's own BPF code generation.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The prelude: the #include lines every generated unit opens with
 // (linux/bpf.h and histd's helpers, which pull in libbpf's declarations of
 // every BPF helper). Parsing them was about 20 ms of a one-trigger unit's

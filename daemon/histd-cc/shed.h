@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What histd-cc gives back while it waits idle: it stays running (a compile
 // after idle must not pay the libraries' load and relocation again), but
 // its resident memory goes back to what the kernel can take at no cost.

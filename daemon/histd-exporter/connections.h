@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The exporter's connections, by what each is doing and since when, so
 // that no client can starve a scrape: a request must come whole within a
 // deadline (slowloris), a response must be taken within one (a reader that

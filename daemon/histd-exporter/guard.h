@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What stands between the exporter's clients and histd: the connections'
 // deadlines and cap (ConnectionTable, enforced from libmicrohttpd's
 // callbacks and a reaper thread), the asking of histd, and a log that one

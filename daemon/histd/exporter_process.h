@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How histd runs histd-exporter (daemon::MetricsListener): as a user of its
 // own, from a descriptor opened before privileges drop, with the
 // descriptors it needs, so that it starts whatever the modes of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Run by `cmake --install` (an install(CODE) of CMakeLists.txt), not at
 # configure time: the prefix is the one the install was given
 # (`--prefix P`, or /usr under cpack), which configure time cannot know.

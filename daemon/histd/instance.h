@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One histd per tree. A second histd on the same state directory, mount,
 // socket or pin directory used to stack a mount on the first one's, take
 // its socket and, on exit, delete the first one's socket and pins. Now it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "histd/metrics_listener.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd --metrics-listen ADDR:PORT: the process that serves /metrics over
 // TCP. histd binds the port itself (a refusal stops histd at start, and a
 // port below 1024 works), then runs histd-exporter on it as --metrics-user

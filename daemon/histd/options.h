@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd's options, as its command line and config file give them.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reloading histd's configuration directory (config::reconcile): at start,
 // on SIGHUP (systemd's ExecReload=), and for `histctl reload`. One at a
 // time; each logs what it did and every line it could not apply (stderr,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Asking systemd for more time while histd is busy starting or reloading.
 //
 // Under systemd (Type=notify) histd is "activating" until READY=1, which it

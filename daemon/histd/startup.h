@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What histd checks at start, before it mounts, listens or pins anything:
 // options that would only fail later (every trigger refused, a tree hiding
 // its own socket), and the directories it trusts as root. Each failure's

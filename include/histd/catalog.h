@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 2, catalog: a tracefs root -> the format of every event.
 //
 // Pure given a directory: tests point it at fixture trees under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 4, codegen: the plans of one event -> one BPF C unit. Pure.
 //
 // The unit has two entry points running the same inlined handler: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Fleet configuration: triggers and synthetic events declared in the files
 // of a directory (histd --config-dir, /etc/histd/triggers.d), applied at
 // start and on every reload (SIGHUP, `histctl reload`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The deployer: the kernel side of the registry. It owns every BPF object
 // histd creates for its triggers (tables, variable maps, control slots,
 // programs, attachments, pins, snapshots, the control array, the ring and

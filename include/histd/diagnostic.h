@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Command diagnostics: what is wrong with a user's command, and where.
 //
 // The code enum mirrors the kernel's hist error table (trace_events_hist.c),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // SHA-256 (OpenSSL's libcrypto), for what histd checks it wrote itself: a
 // cached object before it is loaded, the state file before it is restored,
 // and the keyed hash of a pointer a reader may not see.

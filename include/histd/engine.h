@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine: runs each command atomically (a failed command changes
 // nothing) — the registry (histd/registry.h) decides, the deployer
 // (histd/deploy.h: it owns every BPF object, and rebuilds exactly the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An owned file descriptor: closed when its owner goes. Shared by every
 // module that holds one (BPF maps and programs, the control socket, lock
 // files), so that holding an fd does not pull in the BPF runtime.

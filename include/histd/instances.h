@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The tree's instances (`mkdir instances/NAME`), as tracefs has them: each
 // a second set of event triggers, enable states, trace buffer, snapshot,
 // trace_marker and tracing_on over the same kernel events, and `rmdir`

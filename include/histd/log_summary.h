@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Log lines that may come many times a second (a refused connection, a
 // client that timed out): one attacker must not fill the log, nor hide
 // what else is logged. The first line of each kind is written at once; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The field modifiers (".hex", ".sym-offset", ".buckets=N", ...): one table,
 // one row per modifier, read by every stage that treats them — the parser
 // (names), the planner (where each is allowed, the key transform, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading /proc/self/mountinfo: what is mounted at a path.
 #pragma once
 

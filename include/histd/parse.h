@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 1, parse: command text -> AST. Pure; no catalog, no I/O.
 //
 // Every node carries its Span: byte offsets into the *logged command*, which

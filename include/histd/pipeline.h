@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The one place that fixes the stage order: parse -> plan -> codegen, and the
 // one function that builds an event's program (compile_event). histd's
 // engine, `histctl check`/`explain` and the tests all call it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 3, plan: AST + catalog -> HistPlan, the typed IR every later stage
 // reads. All semantic errors are raised here, with the span of the offending
 // token. Pure.

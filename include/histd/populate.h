@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Big read buffers: one call to fault them in instead of a fault per page.
 #pragma once
 

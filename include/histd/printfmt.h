@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Kernel event records as the kernel's trace shows them: an event's print
 // fmt (the last line of its format file) applied to a record, by
 // libtraceevent — the library trace-cmd and perf use to print the records

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Probe events histd defines itself: eprobes (dynamic_events' `e:`), an
 // event whose record is computed from each record of another event, read
 // as the kernel's trace_eprobe.c reads them, and the event format histd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Percentiles of a table's distribution (histctl show --percentiles, watch):
 // the rows' numeric key (a .log2 or .buckets=N bucket, or a plain number)
 // weighted by the rows' hitcount, per label set (the table's other keys).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the engine's reads return: data, never text. The engine copies what
 // it holds into these values (tables read from their maps, trigger lines
 // with their state, the error log's entries, an event's debug facts); each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The registry: histd's logical state as a pure, copyable value — which
 // triggers exist on which event (their plans, pause flags, the field
 // variables made for them), the enable_hist/disable_hist triggers, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 7, render: what the engine's reads return (histd/readout.h) -> the
 // text of the tree's files, byte-compatible with the kernel's
 // (hist_trigger_show() for `hist`), or JSON. Each front end picks the form

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Errors as values. Two kinds cross module boundaries:
 //  - Diagnostic: a user's command is wrong; carries a code and the byte span
 //    of the offending token inside the logged command (see diagnostic.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 5, runtime: BPF C source -> object (clang, content-addressed cache)
 // -> loaded programs using the engine's maps -> installed behind an event's
 // dispatcher. The only stage besides the table reader that talks to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the kernel's printk resolves for hist output: kernel symbols
 // (%ps / %pS) from kallsyms text, and syscall names. Pure given the text;
 // SystemResolver reads this machine's /proc/kallsyms and libseccomp's table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Synthetic event definitions: what is written to the `synthetic_events`
 // file, and the event format histd gives each definition. Pure.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stage 6, table: BPF maps -> Table (rows of key bytes and merged values).
 //
 // The Table is self-describing: it carries its column descriptions (copied

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The kernel-facing half of the table stage: reads a table's BPF maps into a
 // Table (batched lookups, per-CPU values merged) and clears them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Text helpers every parser shares (hist commands, synthetic event
 // definitions, the configuration directory): character classes, trimming,
 // the kernel's kstrtoull, and slices of a command that know where they

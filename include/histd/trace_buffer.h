@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The trace buffer behind histd's `trace`, `trace_pipe` and `snapshot`
 // files: formatted event lines, bounded in bytes, in one of the two modes
 // of the kernel's ring buffer (seeds/002): overwrite (the oldest lines make

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The event catalog: which events a tracefs tree has, and their formats.
 #include "histd/catalog.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What kind of event a format describes (EventSource): decided here, once,
 // as the catalog reads or adds a format.
 #include "histd/catalog.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Parser for tracefs `format` files.
 //
 // The file is a few header lines, the fields (one per line), and the print

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An event's print fmt read as the kernel's printf reads it: which
 // argument each conversion prints (catalog::parse_print_fmt), and so which
 // fields the kernel prints as kernel addresses (mark_kernel_addresses).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A kprobe event's definition as kprobe_events lists it: the kernel has
 // parsed and checked the command already (histd's kprobe_events writes go to
 // the kernel's), so this reads the kernel's own listing, and says which parts

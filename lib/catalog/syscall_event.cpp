@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Which syscall events the raw sys_enter / sys_exit tracepoints can stand in for.
 #include <seccomp.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Whether a unit reads common_pid, decided from the plans it is generated
 // from: the entry asks the kernel for the pid only then.
 #include "codegen/emit.h"

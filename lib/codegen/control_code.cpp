@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What controls tracing: recording an enabled kernel event (its program
 // sends each record to the ring, where histd prints it into the trace
 // buffer as the kernel's trace does, lib/printfmt; the length is the fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Pieces of BPF C shared by codegen's .cpp files.
 #pragma once
 

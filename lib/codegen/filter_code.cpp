@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Filters as C (the Emitter's part of codegen): comparisons with the
 // numbers read from histd_k[], string predicates as helper functions.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hot slots in front of a per-CPU hash (plan::HistPlan::hot_slots): the
 // code a trigger's handler runs around its hash lookup.
 #include <fmt/format.h>

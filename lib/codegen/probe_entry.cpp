@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The entry of a probe event's program. The kernel hands a kprobe program
 // the registers, not the record its kprobe event writes; this code computes
 // each argument as the kernel's fetch instructions would (kprobetrace.rst)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Codegen of variables, references and actions. Every name is synthesized
 // (vv<slot>, r<k>, var<i>, xv<i>_<k>) and every number re-printed: no text
 // of the user's command reaches the generated C.

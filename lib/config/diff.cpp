@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a reload changes: the files' declarations against what histd holds
 // from the configuration (include/histd/config.h). Pure: the engine is not
 // consulted, so the plan is the same for the same input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading the configuration directory. histd runs as root and compiles what
 // these files declare into BPF programs, and echoes a line it cannot parse:
 // like the state directory, the directory, each directory above it and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Parsing a configuration file into declarations (include/histd/config.h).
 // Commands are parsed by the parsers the trigger file and synthetic_events
 // use, so a line gets the errors and carets a write would get; this file

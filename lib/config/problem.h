@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by lib/config's .cpp files: a Problem for a declared line.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A reload: read the directory, parse, diff against what histd holds, and
 // apply the plan through the engine, one step at a time. A step that fails
 // is a problem of its line; the others still apply.

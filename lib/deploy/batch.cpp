@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Batches (Deployer::begin_batch .. end_batch): restoring or reloading many
 // triggers loads each event's program once. Every trigger is still checked
 // when its command runs (planned, compiled, its maps counted); only the

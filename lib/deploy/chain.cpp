@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rebuild(): an event's programs from the deployer's state, and their place
 // behind its dispatcher (docs/design.md, "Program chains"). The event
 // program holds its controls, its record and the triggers that are not

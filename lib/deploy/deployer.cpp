@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The deployer's command path: every command is decided by the registry
 // (registry::Registry::apply, pure), then carried out here change by change
 // (maps, pins, control slots, program rebuilds), and only then committed by

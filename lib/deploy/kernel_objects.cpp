@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The deployer's kernel objects: control slots, tables and their pins in
 // bpffs (a restart re-adopts a pinned table of the same trigger and layout
 // and keeps counting), and what the kernel imposes on the programs histd loads.

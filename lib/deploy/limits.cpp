@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the kernel imposes on the programs histd loads, and what the shared
 // maps have room for.
 #include "deploy/state.h"

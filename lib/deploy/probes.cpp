@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Probe events: the kernel's kprobe_events / uprobe_events writes go to
 // the kernel's file, which checks them, makes the events and lists them;
 // histd attaches a kprobe-type program to such an event like to any

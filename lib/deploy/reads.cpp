@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What only the kernel knows, read as data for the engine: pause flags,
 // enable counts, map ids, missed counts, an event's debug facts, and its
 // tables. A table is read in two steps: what the engine's lock guards is

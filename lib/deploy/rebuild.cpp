@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // build(): one of an event's programs from the deployer's state (rebuild()
 // and the chain are in chain.cpp). What the program is made of is read from
 // the state as pipeline::EventParts, and pipeline::compile_event() writes it

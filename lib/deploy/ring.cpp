@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ring: what reaches histd from the programs (trace lines of enabled
 // synthetic events, snapshot() notices), the trace and snapshot buffers it
 // feeds, and trace_marker's line and record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "deploy/ring_passes.h"
 
 #include <sys/eventfd.h>

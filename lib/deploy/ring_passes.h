@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Readers of `trace` and `snapshot` meet every record committed before
 // their read, as in tracefs, where an event is written to the buffer by the
 // task that hit it. Here records reach the buffers through the ring's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The deployer's kernel objects, shared by lib/deploy's .cpp files.
 #pragma once
 

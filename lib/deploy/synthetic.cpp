@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The deployer's synthetic events: their control and trace slots, and the
 // programs of the events that generate them (delivery is in delivery.cpp).
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine's side of the deployer's batches (a reload's commands): what
 // the kernel refused at the batch's end goes back out of the registry.
 #include "histd/engine.h"

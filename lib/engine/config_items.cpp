@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine's side of the configuration directory: which triggers and
 // synthetic events are the configuration's (ConfigItem), and the calls
 // config::reconcile makes to add, remove and update them. Each goes through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Engine::run: every command is decided by the registry
 // (registry::Registry::apply, pure), carried out by the deployer
 // (deploy::Deployer::deploy, which undoes its own failures), and only then

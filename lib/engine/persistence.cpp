@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What outlives histd: the trigger list in the state file, and the tables
 // pinned in bpffs. A restart re-applies the triggers; each new table finds
 // its pinned maps (same trigger, same layout) and keeps counting from there.

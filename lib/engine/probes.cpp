@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Probe events through histd's tree. kprobe_events and uprobe_events, and
 // dynamic_events' p:/r: lines, are the kernel's, read and written through
 // under the engine's lock (no program is built from a format that changes

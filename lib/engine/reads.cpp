@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine's reads: each copies what it needs under the lock and returns
 // data (histd/readout.h); the front ends render it. Which triggers exist
 // comes from the registry, what only the kernel knows (pause flags, enable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Restoring the saved state, and what did not restore: such an entry stays
 // in the state file as it was saved and its pins are kept (nothing saved is
 // lost because it failed to load once), it is listed with its reason, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine's synthetic events (definitions, enable files) and the trace
 // buffer's side: its files and trace_marker, which the deployer's ring feeds.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // onmatch(...)/onmax(...)/onchange(...) tokens, read the way the kernel's
 // onmatch_parse(), track_data_parse() and action_parse() read them: strsep on
 // ')', '.', '(' and ','. Which actions a handler allows, and whether params

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The control triggers (parse::ControlTrigger):
 //   [!]traceon[:count] [if <filter>]   (traceoff, snapshot, stacktrace alike)
 //   [!]enable_event:<system>:<event>[:count] [if <filter>]

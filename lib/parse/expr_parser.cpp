@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Expressions, split exactly as the kernel's parse_expr() splits them: find
 // the right-most '-' or '+' (else '/' or '*'), make it the root, recurse on
 // both sides. String splitting rather than a grammar, because the kernel's

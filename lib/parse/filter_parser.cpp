@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The event-filter grammar, recursive descent:
 //   or   := and ('||' and)*
 //   and  := not ('&&' not)*

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The parts of a hist command that have parsers of their own: fields with
 // modifiers, expressions, actions. Shared by lib/parse's .cpp files only.
 #pragma once

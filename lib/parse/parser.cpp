@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The hist command: [!]hist[:token]... [ if <filter>]
 // Tokens are split on ':' and may come in any order, as in the kernel's
 // parse_hist_trigger_attrs(); spans index into the logged command.

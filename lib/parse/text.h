@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Helpers of the hist command parsers (lib/parse only); those other parsers
 // share are in histd/text.h.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One event's program: its parts resolved into codegen's inputs, and the
 // entry choice. Pure: the engine and explain build the same unit from the
 // same parts.

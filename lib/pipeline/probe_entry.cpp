@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A probe event's definition, as the kernel lists it, to the computation of
 // its record by a kprobe program (codegen::ProbeEntry). x86_64 only, as the
 // raw syscall entries: the register offsets are those of its struct pt_regs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // hist_debug: the kernel's hist_trigger_debug_show() layout, driven by the
 // plan. Key slots are 8-byte aligned, so numbers show size 8 as in the
 // kernel's samples; histd adds each key's offset in the key struct.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Typing expressions: the kernel's parse_expr() after parsing — operand
 // checks (strings, timestamp units), constant folding with the kernel's own
 // arithmetic, and the printed form (expr_str()).

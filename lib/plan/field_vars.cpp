@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The kernel's implicit field variables: an onmatch() param naming a field
 // of the matching event ("sched.sched_waking.prio") is carried to the
 // generating trigger in a variable ("synthetic_prio") on a histogram of the

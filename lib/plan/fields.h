@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Field resolution shared by the planner's key, value and filter passes:
 // maps a name to where its value comes from (record offset or special
 // source), with the kernel's aliases.

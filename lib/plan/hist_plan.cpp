@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // HistPlan's printing and comparison: the trigger line the kernel prints
 // (event_hist_trigger_print) and the key that matches a trigger (TriggerKey).
 #include "histd/plan.h"

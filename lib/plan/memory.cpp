@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The map-memory formula: what the kernel charges for the engine's maps of a
 // trigger. The constants are the kernel's struct sizes on 64-bit machines
 // (kernel/bpf/hashtab.c, arraymap.c), measured against fdinfo's memlock on

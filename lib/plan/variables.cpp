@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Variables and actions: what makes a trigger talk to other events.
 #include <fmt/format.h>
 

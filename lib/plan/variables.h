@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Planning of the inter-event parts of a trigger: expressions, variables,
 // references and actions. Shared by lib/plan's .cpp files only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The running kernel's enum constants, for print fmts that name them.
 #include <bpf/btf.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The print fmt rewritten before libtraceevent parses it: the kernel's
 // pointer conversions are printed by the Printer itself (see printfmt.h).
 #include <fmt/format.h>

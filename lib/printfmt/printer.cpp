@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include <fmt/format.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An eprobe's dynamic_events line, read as the kernel's
 // __trace_eprobe_create() reads it: the same checks in the same order, each
 // refusal at the kernel's position in the logged command (the words joined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a histd eprobe looks like from outside: its dynamic_events line
 // (eprobe_dyn_event_show()) and its format file (the kernel's
 // traceprobe_define_arg_fields() and __set_print_fmt(PROBE_PRINT_EVENT)),

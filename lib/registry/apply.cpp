@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The registry's decisions: what each command does to a copy of it, with
 // the refusals (codes, spans, texts, errnos) the kernel gives for them.
 #include <fmt/format.h>

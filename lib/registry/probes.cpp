@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd's eprobes in the registry: defined and removed by dynamic_events
 // lines, as the kernel's dyn_event
 // commands do; one in use (triggers, enabled) is busy and stays.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The registry's queries: what planning, listing and the decisions in
 // apply.cpp read from it.
 #include "histd/registry.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The state file: the registry as the commands that restore it (the
 // canonical printed lines, whose round trip tests/bpf/restore_corpus_test
 // checks), with what only the kernel side knows. Pure: the engine reads and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The hist and hist.json files from an event's tables as the engine read
 // them (readout::EventHist), and hist_debug.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // hist.json, written directly: building a JSON tree per entry took 0.5 s for
 // 100k entries. The text is what nlohmann::json's dump(2) prints for the same
 // document (members sorted by name, two-space indents); render_test checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Keys as labels and histogram buckets, shared by the metrics and the page.
 #include "render/labels.h"
 

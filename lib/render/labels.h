@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the metrics and the page (render::metrics, render::page) share: a
 // key's value as a label shows it, which key of a table is its histogram,
 // and which values a bucket of that key holds. Private to lib/render.

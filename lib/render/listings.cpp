@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The line-per-item files: trigger, `histctl list`, error_log,
 // synthetic_events.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Tables as Prometheus metric families (docs/metrics.md): the text format
 // 0.0.4 or OpenMetrics 1.0, written directly over the engine's reads.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Every table as one HTML5 page with inline SVG bar charts (render::page,
 // docs/metrics.md). Self-contained: a Content-Security-Policy of
 // default-src 'none' plus inline styles serves it whole.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The kernel's hist_trigger_show() and hist_trigger_entry_print(), byte for
 // byte: each format is the equivalent of the kernel's printf format quoted
 // beside it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The per-entry text of onmax()/onchange() actions.
 #include <fmt/printf.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd's end of histd-cc, the resident compiler (daemon/histd-cc): starts
 // it, sends it one request at a time, and reports a lost server as such so
 // the Compiler can fall back to spawning clang.

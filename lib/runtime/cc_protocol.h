@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The framing between histd and histd-cc, its resident compiler. Shared by
 // both sides and nothing else; header-only so histd-cc links no histd code.
 //

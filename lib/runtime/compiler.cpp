@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/utsname.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How many maps the programs of a compiled object use, from its ELF
 // relocations, before anything is loaded. The kernel refuses a program that
 // uses more than 64 maps (MAX_USED_MAPS) with a bare E2BIG, and only once

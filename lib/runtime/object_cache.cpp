@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "runtime/object_cache.h"
 
 #include <fcntl.h>

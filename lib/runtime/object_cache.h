@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The compiled-object cache (<state-dir>/cache). histd runs as root and
 // loads what it finds there into the kernel, so nothing in it is taken on
 // trust: an entry is "<name>.c" (the text the object was built from),

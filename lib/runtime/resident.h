@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The Compiler's resident compiler (histd-cc): starting it, asking it, and
 // replacing it when it fails. Private to lib/runtime.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Who may see kernel addresses (symbols::may_see_kernel_addresses).
 #include <unistd.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dynamic_events lines for synthetic events, step by step as the kernel's
 // create_synth_event() and dyn_event_release() take them.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The synthetic_events command and the format of a synthetic event.
 //
 // Parsing follows the kernel's create_or_delete_synth_event() step by step,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Which columns may hold kernel addresses (table::AddressKind).
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The bad-input matrix, control socket part: a real control::Server on a temp
 // socket, sent malformed frames and requests. Each case asserts the reply
 // (errno, error text, and command and caret where the engine gave a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The bad-input matrix, the other writable files: events/synthetic/<name>/enable
 // (the engine's set_enabled and the FUSE layer's value parser), trace_marker
 // (Engine::write_marker) and error_log. Each bad write is refused with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The bad-input matrix: malformed commands written to trigger files, each
 // refused with the kernel's (or histd's) text and a caret at the exact byte,
 // and none changing a trigger, a table or a count. Inline-caret notation: '^'

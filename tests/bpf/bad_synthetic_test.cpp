@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The bad-input matrix, synthetic_events part: malformed definitions and
 // removals written through Engine::write_synthetic, each refused with the
 // kernel's text (trace_events_synth.c) and a caret at the exact byte in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Batches (a restore, a reload): each event's program is loaded once, at
 // the end. What the kernel then refuses must come out as single commands
 // would have: the triggers it accepts one by one count, the others are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the privileged tests: the feature probe, engines over fixture or
 // real catalogs, and record builders.
 #pragma once

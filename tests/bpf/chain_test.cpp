@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An attached event's plain hist triggers run in a chain of programs, a few
 // triggers each, behind the event program (docs/design.md, "Program
 // chains"). Driven by the test's own getppid() calls on the real

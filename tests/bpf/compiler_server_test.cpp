@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine compiles with its resident compiler (histd-cc, started with the
 // engine), and the object it answers loads and counts.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The control server under clients that stall, trickle or never read (#18,
 // point 7): a real control::Server with its default limits on a temp socket.
 // Each test keeps such clients connected and checks that ordinary requests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the control socket tests: frames as raw bytes, a client with
 // timeouts, and requests made as another user.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // enable_hist / disable_hist: one event's BPF program flips the pause flags
 // of another event's hist triggers.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hot slots (plan::HistPlan::hot_slots): the per-CPU slots in front of a
 // per-CPU hash table. Whatever the slots hold, the hist file must be the one
 // a table without them would show: these tests drive keys into the same

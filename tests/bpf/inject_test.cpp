@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Exact tables from injected records: the generated program runs for real
 // (BPF_PROG_TEST_RUN on its raw_tp test entry) against a fixture catalog.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Variables across events, read-once references, actions and synthetic
 // events, run for real through injected records (BPF_PROG_TEST_RUN).
 #include <gtest/gtest.h>

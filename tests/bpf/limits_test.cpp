@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The engine's limits (EngineOptions: triggers, map memory, trace buffer)
 // and the map-memory formula held against the kernel's own figures.
 #include <gtest/gtest.h>

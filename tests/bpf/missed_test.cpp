@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Missed events: the kernel runs no BPF program on a tracepoint that fires
 // while another BPF program runs on that CPU (its recursion guard), and
 // counts the skip in the program's recursion_misses. The kernel's own hist

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // printfmt::Printer against the kernel itself: the records of a real tracefs
 // instance (read raw from per_cpu/cpuN/trace_pipe_raw) printed by the
 // Printer must read as the kernel printed the same records in the

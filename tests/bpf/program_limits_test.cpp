@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Limits that are not memory: synthetic events counted apart from triggers
 // (--max-synthetic-events), and the kernel's 64 maps per BPF program, which
 // all triggers of one event share. Each refusal is ENOSPC with an error_log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An enabled kernel event's program copies each record to the ring, and
 // histd prints it into `trace` with the event's print fmt (issue 21): exact
 // records injected through the test entry give exact trace lines, strings

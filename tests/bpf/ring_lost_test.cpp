@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ring buffer that carries traced synthetic events and snapshot()
 // notices to histd is 4 MiB. When histd falls behind by a whole ring (here:
 // its consumer not started yet), bpf_ringbuf_output()/_reserve() fail, and

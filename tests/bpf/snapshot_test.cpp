@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // snapshot() actions take the kernel's snapshot: the live trace buffer and
 // the snapshot buffer swap (update_max_tr()), nothing copied, nothing
 // cleared: `snapshot` shows what was traced, and tracing goes on in what

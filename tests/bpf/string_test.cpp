@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // String keys and string filters, through the real generated programs.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The modules depend only in the directions docs/design.md draws.
 
 Reads the table under "Modules and the directions they depend in" (module |

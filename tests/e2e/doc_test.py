@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The doc-test's runner (tests/e2e/test_docs.sh): runs every command that
 README.md and docs/*.md show, against a real histd on the test's own mount,
 socket, state and pin directories, and checks that each succeeds and prints

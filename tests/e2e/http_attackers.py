@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Hostile HTTP clients for histd-exporter, and a scraper that times it.
 
 http_attackers.py slowloris PORT ADDRESSES PER_ADDRESS

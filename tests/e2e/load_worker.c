@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The load test's workload: one process calling getppid() in a tight loop,
 // counting every call it makes.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Loads pages in Debian's headless chromium and reports what a person's
 browser made of them, for tests/e2e/test_metrics_page.sh.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* A program for the uprobe tests (test_probe_events.sh): it calls
  * histd_probe_target(i % 3, "even"/"odd") for i below its argument, so that
  * a probe on that function sees known arguments and return values. The

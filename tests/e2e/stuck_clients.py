@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Hostile and careless clients for the load test, held until killed.
 
 stuck_clients.py SOCKET HIST_FILE N_HIST_FDS

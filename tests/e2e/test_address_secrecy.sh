@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # No reader who may not see kernel addresses learns one, by reading or by
 # experiment: a member of --group (not root, kptr_restrict as the machine
 # has it) may key and sum address fields, which render hidden, but may not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Plain triggers on one event run in a chain of programs, four to a program
 # (docs/design.md, "Program chains"). Through histd: 10 triggers (three
 # programs) each count every call; a kill -9 leaves the whole chain counting

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The resident compiler leaves while nothing is compiled (issue 23, point 4):
 # with --compiler-idle-stop 1, histd-cc (~90 MB) is gone a second after its
 # last compile and histd is alone; opening a trigger file for writing starts

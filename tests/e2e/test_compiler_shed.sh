@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The resident compiler gives back its memory while nothing is compiled and
 # stays (issue 23, point 4): with --compiler-idle-shed 1, histd-cc's resident
 # size falls to well under half of what it held after a compile, its pid does

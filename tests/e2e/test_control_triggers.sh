@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The kernel's other trigger commands (issue 21), as a user of tracefs
 # writes them: traceon/traceoff, snapshot, stacktrace, enable_event/
 # disable_event — their listing, one of a type per event, '!' removal, and

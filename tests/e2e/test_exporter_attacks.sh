@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Scrapes keep answering whatever other clients do (docs/reliability.md):
 # slowloris from several addresses, a thousand idle connections from a
 # thousand addresses, oversized requests and bodies; what the exporter logs

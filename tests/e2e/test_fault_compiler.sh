@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fault: the compiler fails, or the verifier refuses what it produced. The
 # command is refused with the whole story (clang's output, the verifier log),
 # error_log gets an entry, and nothing changes: the event keeps its program

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fault: the state directory is full, or read-only. A change that could not
 # be saved would silently vanish at the next start, so it is refused
 # (ENOSPC, EROFS) before anything changes, with an error_log entry; once

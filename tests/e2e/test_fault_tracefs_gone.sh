@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fault: the tracefs histd reads formats from is unmounted while triggers
 # exist. A private tracefs mount (--tracefs) keeps the system's own alone.
 # Triggers keep counting and can be read and removed; formats already read

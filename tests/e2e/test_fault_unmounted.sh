@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fault: the tree is unmounted under histd (umount -l, as an admin or a
 # cleanup script might). The FUSE session ends; histd says why and exits
 # with a failure status (systemd's Restart=on-failure brings it back), its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The foundation end to end: histd mounted in a temp dir, a trigger on
 # syscalls:sys_enter_write filtered on a child's pid, known writes, the exact
 # hist text; errors, removal and truncation through the tree.

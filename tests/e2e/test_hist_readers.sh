@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # What open hist readers may pin, and what they may hold up. A 100k-entry
 # table (keys=fd:size=131072, ~2.4 MB of text) held open by 100 fds: histd
 # grows by one shared text, not 100 copies (it grew by ~260 MB before), both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The installed histd.conf documents every option of `histd --help`, and
 # nothing else; histd takes the file as it is, and with every line that is
 # commented out put in.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # An idle histd costs the machine nothing (issue 23): no thread of histd or
 # of histd-cc wakes while nothing happens — before, the hist pollers'
 # watcher and the ring's consumer woke 30 times a second on timers — with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Instances (issue 21): `mkdir instances/NAME` makes a second set of event
 # triggers, enable states, trace buffer, trace_marker and tracing_on over
 # the same kernel events, as tracefs instances are; `rmdir` removes it with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Inter-event histograms through the tree on the real kernel: the seed's
 # wakeup-latency chain, onmax().save(), trace_marker latency, synthetic
 # event tracing through trace/trace_pipe, and the errors with their carets.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # libtracefs, the library tools such as sqlhist and trace-cmd drive tracefs
 # with, pointed at histd's tree (tracefs_set_tracing_dir): tracefs_sql()
 # turns SQL into a synthetic event and the hist triggers that generate it,

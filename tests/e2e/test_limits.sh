@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # histd's limits through the mounted tree: --max-triggers on the command
 # line, --max-map-memory and --max-synthetic-events from the config file. A
 # command over a limit changes nothing, fails the writer's write(2) with

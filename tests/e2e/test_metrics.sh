@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Every table as Prometheus metrics (issue 22, docs/metrics.md): `histctl
 # metrics` over a rich set of triggers (every key kind and modifier) is
 # clean for Debian's `promtool check metrics`, its OpenMetrics form parses

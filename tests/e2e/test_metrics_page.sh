@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The page at / (issue 22): histd-exporter serves every table as HTML with
 # the headers that keep it inert (a Content-Security-Policy that allows
 # inline styles only, nosniff); Debian's headless chromium loads it without

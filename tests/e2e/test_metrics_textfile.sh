@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # histd --textfile-dir (issue 22): the metrics written whole to
 # DIR/histd.prom for node_exporter's textfile collector, read by Debian's
 # real prometheus-node-exporter; histd's own metrics in them; a table's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Percentiles and intervals in histctl (issue 22): `show --percentiles` over
 # a known distribution of closed fds (workers of histd_bench_close, each
 # closing a range of invalid fds, filtered on their pids: other tests close

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Triggers and counts survive a restart (SIGTERM) and a crash (kill -9):
 # triggers come back from the state directory, counts from pinned maps.
 source "$(dirname "$0")/lib.sh"

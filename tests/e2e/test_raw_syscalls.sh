@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # --raw-syscalls (here from the config file): syscall events on the raw
 # sys_enter / sys_exit tracepoints count what the classic ones would, say so
 # in hist_debug, and survive a crash like any other attachment. A restart

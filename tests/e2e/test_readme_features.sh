@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The tree's README names the features histd has in the kernel's words,
 # which tools (the kernel's ftrace selftests, libtracefs) look for before
 # they use one (issue 21). Each phrase it has is backed here by a command

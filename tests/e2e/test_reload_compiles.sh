@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A reload compiles each program once, at its end (issue 23). With one
 # program an event (--plain-triggers-per-program 0), 8 declarations of
 # shapes of their own on one event are 1 compile; the program used to be

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A clean stop with many events (issue #18, point 15): SIGTERM with a hist
 # trigger on each of 300 syscalls:sys_enter_* events took 21 s (each
 # detach waits for RCU grace periods under a kernel-wide mutex); the issue

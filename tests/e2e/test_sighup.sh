@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # SIGHUP is the unit's ExecReload= (`systemctl reload histd`): it must leave
 # histd serving its tree, with its triggers and counts. libfuse's handlers
 # made it end histd as SIGTERM does (issue 19, point 1).

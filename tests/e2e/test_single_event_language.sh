@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The single-event language end to end through the mounted tree: modifiers,
 # string filters and globs, named tables, enable_hist/disable_hist, poll,
 # hist_debug and error carets, against the test's own child processes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Issue 18, point 10: an onchange(...).snapshot() that fires on every event
 # of a getppid() loop, with the trace buffer full. Each snapshot once copied
 # the whole buffer under the engine lock: `cat trigger` took minutes and

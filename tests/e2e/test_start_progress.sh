@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # systemd's view of a start: from its first moment histd asks for more time
 # (EXTEND_TIMEOUT_USEC, 10 s from each message) at a steady rhythm and says
 # what it is doing (STATUS=: the phase, and how many units it compiled), so

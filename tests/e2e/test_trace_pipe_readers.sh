@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Blocked trace_pipe readers hold no FUSE worker: with 8, then 32 readers
 # waiting for lines, other files, listings and trigger writes answer within
 # a second; a line written reaches one reader; each reader ends at once on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # tracing_on, current_tracer and available_tracers, as tracefs has them
 # (issue 21; the kernel's selftests set them before every test):
 # tracing_on 0 stops trace from recording — trace_marker is refused with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Reading the tree is root's, or --group's, as tracefs (0700 root) is: hist
 # files show kernel addresses. Anyone else gets EACCES, trace_pipe included;
 # a member of the group reads kernel addresses as zeros unless the kernel

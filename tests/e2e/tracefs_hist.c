@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* A libtracefs client of the hist and synthetic event APIs, as trace-cmd and
  * other tools built on libtracefs use them, pointed at a tracing directory
  * (histd's tree) with tracefs_set_tracing_dir():

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* A libtracefs client, as sqlhist and other tools built on libtracefs are:
  * it points libtracefs at a tracing directory (histd's tree), creates a
  * synthetic event from SQL with tracefs_sql(), and destroys it again when

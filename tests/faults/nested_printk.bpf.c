@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Another BPF program than histd's, for tests/bpf/missed_test.cpp. Its
  * bpf_printk() fires the tracepoint bpf_trace:bpf_trace_printk from inside
  * this program. Run from a perf event's overflow (`nested`, a CPU clock

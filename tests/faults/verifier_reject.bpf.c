@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* For tests/e2e/test_faults.sh: an event object the verifier refuses. A fake
  * clang copies it to its -o path in place of the generated unit. It has the
  * maps a unit with two hist triggers names (histd hands them over before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libFuzzer target: any bytes as a filter (after "if "), parsed and typed
 // against sched:sched_switch, globs compiled.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libFuzzer target: any bytes as a tracefs format file.
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the fuzz targets: fixture formats compiled in (no file I/O per
 // input).
 #pragma once

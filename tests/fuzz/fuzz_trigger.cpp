@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libFuzzer target: any bytes as a trigger-file write, through parse ->
 // plan -> codegen against kmem:kmalloc and sched:sched_switch fixtures.
 // Nothing may crash, carets stay inside the command, and the generated C does

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The kernel's own ftrace selftests for event triggers (test.d/trigger of
 # tools/testing/selftests/ftrace), run unchanged against histd's tree
 # (issue 21). They are the kernel's (GPL), not ours: they are taken from

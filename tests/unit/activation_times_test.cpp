@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // engine::ActivationTimes: which bucket a trigger change's time falls in.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Writers who may not see kernel addresses (kptr_restrict): what they may
 // not write, where the caret points and which errno they get, and what
 // they still may (keys and plain values, which render hidden to them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Codegen: the generated unit compiles (clang, no root needed), never
 // contains user text, and matches a few goldens.
 #include <fmt/format.h>

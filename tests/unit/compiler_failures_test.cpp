@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How the resident compiler fails, and what histd does then (issue #18,
 // points 13 and 15): a server started in a directory deleted since still
 // compiles; a server that fails on its own, hangs or is killed costs no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The resident compiler (histd-cc): programs as small as clang's (its own
 // short optimization pipeline, daemon/histd-cc/optimize.h) and the same
 // diagnostics as clang; a lost server costs one compile by clang, never a

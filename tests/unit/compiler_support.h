@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the compiler tests: generated units, and the paths of this
 // build with another (or no) resident compiler.
 #pragma once

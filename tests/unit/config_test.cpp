@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The configuration directory's pure stages: a file's lines into
 // declarations (or problems with file:line and a caret, the rest still
 // read), and the diff of declarations against what histd holds. Error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // EventSource: what kind of event a format describes, decided once by the
 // catalog from the format (its system, name and fields).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd-exporter's connection table: the deadlines of each phase, and at
 // the cap the idlest connection making room for a new one.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // catalog::parse_format on what no kernel writes: every malformed format
 // file is an error that names the line and what is wrong, and mutated real
 // files give a value or an error, never a crash.

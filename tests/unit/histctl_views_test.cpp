@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What histctl computes from hist.json's document (daemon/histctl): the key
 // show --percentiles takes them over, the percentiles per label set as JSON
 // and text, and watch's intervals (deltas, rates, resets, the JSON line and

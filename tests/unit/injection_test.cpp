@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hostile text in every place a command can carry text: each command is
 // either refused or compiles to a unit that contains none of it (generated
 // C is compiled by a root-run clang: ARCHITECTURE decision 4).

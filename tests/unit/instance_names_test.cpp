@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The directories an instance is saved and pinned in are named after its
 // name's bytes in hex (lib/instances): any name the tree takes has one,
 // bpffs takes it (no dot), and it reads back as the same name; nothing

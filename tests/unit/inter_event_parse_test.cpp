@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Parser: variables, expressions and actions (seeds/003 section 2.2), the
 // trees they give and the kernel's carets for what is malformed.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Planner: variables, expressions, references and actions as data, the
 // trigger line the kernel prints for them, and the errors with carets.
 #include <gtest/gtest.h>

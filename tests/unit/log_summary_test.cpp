@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // LogSummary: the first line of a kind at once, the rest counted, one line
 // per kind per interval; quiet kinds forgotten.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The map-memory formula (plan::map_memory), as data. How close it is to the
 // kernel's own figures is tests/bpf/limits_test.cpp's business.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Tables as Prometheus metric families (render::metrics, docs/metrics.md):
 // families and their names, counters, labels in the rendered form of their
 // keys, real histograms from .log2 and .buckets keys, escaping, the series

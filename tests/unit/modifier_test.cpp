@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The modifier table, row by row: each modifier parses under its names, is
 // accepted where its row allows it and refused elsewhere with the kernel's
 // error at the modifier, and prints back as written.

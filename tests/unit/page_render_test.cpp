@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Every table as an HTML page (render::page, docs/metrics.md "The page"):
 // escaping of every user text, one bar per non-empty bucket with its bounds
 // and count, a chart per label set, empty tables, tables without a bucket

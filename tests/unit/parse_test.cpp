@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Parser: AST structure for the seed document's commands, and error goldens
 // in the kernel selftests' inline-caret notation ('^' marks the byte the
 // caret must point at; it is removed before parsing).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // pipeline::compile_event() is the one function that builds an event's
 // program: explain's (pipeline::compile) is the unit the engine builds for
 // the command as the event's only trigger, and event_unit() resolves what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Planner: layouts as data, the printed trigger line, and the accept/reject
 // matrix with error positions (inline-caret notation: '^' marks the byte the
 // caret must point at; it is removed before parsing).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd-cc's prelude: which lines of a unit it precompiles, and the
 // arguments it builds and reads them with. No root, no compiler: the
 // compiles themselves are tested through histd-cc (compiler_server_test).

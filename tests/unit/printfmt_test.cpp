@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // prepare_format(): the print fmt as the Printer gives it to libtraceevent
 // (pointer conversions tagged, enum constants and constant expressions
 // replaced by their values), and the Printer over records made here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd's eprobes (lib/probe): a dynamic_events line read as the kernel
 // reads it (the kernel's error texts at its caret positions), the line
 // dynamic_events lists, the format file histd gives the event (the

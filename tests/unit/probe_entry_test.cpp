@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Probe events: their definitions as kprobe_events / uprobe_events list
 // them, the computation of their records (pipeline::probe_entry) and the
 // kprobe program's entry codegen writes for it.

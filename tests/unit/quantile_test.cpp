@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Percentiles of a bucketed key (histd/quantile.h) and the bucket bounds
 // they share with the metrics (modifier::key_bounds): the kernel's .log2 and
 // .buckets semantics checked value by value, the percentile list's errors,

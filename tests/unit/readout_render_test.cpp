@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The renderers over what the engine's reads return (histd/readout.h): the
 // text and the JSON of one value, without root.
 #include <gtest/gtest.h>

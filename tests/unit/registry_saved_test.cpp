@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The registry's state file, without a kernel: the form a restart restores
 // it from (registry::saved_text, registry::read_saved), applied back as the
 // engine restores it, gives the same registry.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the registry's tests: fixture events, and commands applied the
 // way the engine applies them (parsed once into the registry's command).
 #pragma once

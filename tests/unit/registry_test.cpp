@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The registry's decisions, without a kernel: what each command does to the
 // logical state, and the refusals (code, caret, errno) users see for it.
 #include <gtest/gtest.h>

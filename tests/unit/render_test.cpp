@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Renderer and table goldens: the kernel's exact text for every key and
 // value display, ties, empty tables, several tables on one event.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Every accepted command survives being printed: the trigger line histd
 // prints (the kernel's form, which is what the state file saves and what
 // tracefs users and the kernel's selftests write back after '!') parses to

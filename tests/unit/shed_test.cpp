@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // histd-cc's shed: which pages it records as dropped, and that reading them
 // ahead brings a file's pages back into the page cache without mapping
 // them. No root, no compiler; the shed itself is tested through histd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // trace::synth_event_body: a synthetic event's record as the kernel's trace
 // prints its fields (integers by size and signedness, strings, stacks), and
 // never a byte read past the record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // synth::format_of: the tracefs format file histd gives a synthetic event,
 // as the kernel writes it, and that it parses back to the definition.
 #include <gtest/gtest.h>

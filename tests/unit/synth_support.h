@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the synthetic event tests: definitions parsed as they must.
 #pragma once
 

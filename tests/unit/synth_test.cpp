@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Synthetic event definitions: the parser against the kernel's rules
 // (trace_events_synth.c and the ftrace selftests), the synthetic_events
 // listing (the format file histd serves for each: synth_format_test). Error

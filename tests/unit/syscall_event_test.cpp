@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // catalog::syscall_event: which syscalls: events the raw sys_enter/sys_exit
 // tracepoints can stand in for (docs/design.md, "Syscall events").
 #include <gtest/gtest.h>

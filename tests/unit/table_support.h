@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the renderer tests (metrics, page): tables filled by hand.
 #pragma once
 

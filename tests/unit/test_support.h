@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the parser, planner and map-memory tests: format fields by hand, and the
 // kernel selftests' inline-caret notation ('^' marks the byte the caret
 // must point at; it is removed before parsing).

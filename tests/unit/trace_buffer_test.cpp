@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The trace buffer: the kernel's trace line and `trace` header byte for byte,
 // overwrite vs drop when full, overrun counts, clear, and trace_pipe-style
 // consumption (timeouts, byte limits, wakeups from a producer thread).

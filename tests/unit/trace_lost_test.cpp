@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Events that never reached the trace buffer (histd's ring from BPF was
 // full): reported as tracefs reports lost events, a "CPU:N [LOST M EVENTS]"
 // line where the gap is, and counted in the header's entries-written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The snapshot swap (TraceBuffer::swap): the kernel's update_max_tr() trades
 // the live buffer and the snapshot buffer, so `trace` goes on in what was the
 // snapshot (its old lines kept) and `snapshot` holds what was traced. O(1):

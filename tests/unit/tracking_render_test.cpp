@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The per-entry lines of onmax()/onchange() actions, as the kernel's
 // print_actions() writes them: one line per tracking action that saves,
 // none for snapshot() (its trace is the snapshot block under the table).

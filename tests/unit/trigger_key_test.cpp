@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Text is parsed once: trigger identity is a structural key (TriggerKey),
 // the implicit field variables are planned from typed plans, and the
 // pipeline takes parsed commands. No root needed.
