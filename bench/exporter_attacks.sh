@@ -16,15 +16,14 @@ KEYS=${KEYS:-1000}
 B=$(realpath "${HISTD_BUILD:-build}")
 ATTACK=$PWD/tests/e2e/http_attackers.py
 WORK=$(mktemp -d /tmp/histd-bench-attacks.XXXXXX)
-EXPORTER_USER=hx-bench-$$
-useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$EXPORTER_USER"
+source bench/metrics_setup.sh
+exporter_user
 HISTD= ATTACKER=
 cleanup() {
   [ -z "$ATTACKER" ] || kill -KILL "$ATTACKER" 2>/dev/null || true
   if [ -n "$HISTD" ]; then kill "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; fi
   mountpoint -q "$WORK/mnt" && fusermount3 -u "$WORK/mnt"
-  for _ in $(seq 50); do pgrep -u "$EXPORTER_USER" >/dev/null || break; sleep 0.1; done
-  userdel "$EXPORTER_USER" 2>/dev/null || true
+  drop_exporter_user
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -35,14 +34,7 @@ mkdir -p "$WORK/mnt"
 HISTD=$!
 for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
 # KEYS label sets: one series per fd closed by the closer.
-mkfifo "$WORK/go"
-"$B/histd_bench_close" "$KEYS" <"$WORK/go" >"$WORK/closer.pid" &
-closer=$!
-exec 3>"$WORK/go"
-for _ in $(seq 50); do [ -s "$WORK/closer.pid" ] && break; sleep 0.1; done
-echo "hist:keys=fd:size=8192:name=bench_fds if common_pid == $(cat "$WORK/closer.pid")" \
-  >"$WORK/mnt/events/syscalls/sys_enter_close/trigger"
-echo go >&3; exec 3>&-; wait "$closer"
+fill_fd_keys "$B" "$WORK/mnt/events/syscalls/sys_enter_close/trigger" "$KEYS" 8192 bench_fds
 for _ in $(seq 50); do python3 "$ATTACK" scrape "$PORT" 0.1 | grep -q '^200' && break; sleep 0.1; done
 exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
 

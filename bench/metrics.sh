@@ -16,15 +16,13 @@ KEYS=${KEYS:-100000}
 CALLS=${CALLS:-2000000}
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-bench-metrics.XXXXXX)
-# The exporter's user: one of the bench's own (histd refuses one it shares).
-EXPORTER_USER=hx-bench-$$
-useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$EXPORTER_USER"
+source bench/metrics_setup.sh
+exporter_user
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   for m in "$WORK"/mnt-*; do mountpoint -q "$m" && fusermount3 -u "$m"; done
-  for _ in $(seq 50); do pgrep -u "$EXPORTER_USER" >/dev/null || break; sleep 0.1; done
-  userdel "$EXPORTER_USER" 2>/dev/null || true
+  drop_exporter_user
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -46,14 +44,7 @@ rss() { awk -v k="$2" '$1 == k ":" {print $2}' "/proc/$1/status"; }  # KiB
 # ---- the scrape of KEYS series
 PORT=$(free_port)
 start scrape --metrics-listen "127.0.0.1:$PORT" --metrics-max-series $((KEYS * 2))
-mkfifo "$WORK/go"
-"$B/histd_bench_close" "$KEYS" <"$WORK/go" >"$WORK/closer.pid" &
-CLOSER=$!
-exec 3>"$WORK/go"
-for _ in $(seq 50); do [ -s "$WORK/closer.pid" ] && break; sleep 0.1; done
-echo "hist:keys=fd:size=131072:name=bench_fds if common_pid == $(cat "$WORK/closer.pid")" \
-  >"$WORK/mnt-scrape/events/syscalls/sys_enter_close/trigger"
-echo go >&3; exec 3>&-; wait "$CLOSER"
+fill_fd_keys "$B" "$WORK/mnt-scrape/events/syscalls/sys_enter_close/trigger" "$KEYS" 131072 bench_fds
 HIST=$WORK/mnt-scrape/events/syscalls/sys_enter_close/hist
 before=$(rss "$HISTD" VmRSS); hwm_before=$(rss "$HISTD" VmHWM)
 exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
