@@ -63,8 +63,12 @@ expect_eq "every message but the last asks for 10 s more, naming the phase" "0" 
   "$(head -n -1 "$WORK/notify.log" | grep -vc "^${EXTEND}" || true)"
 compiling=$(grep -c "^${EXTEND}: restoring saved triggers, [0-9]* units\? compiled\$" "$WORK/notify.log" || true)
 expect_eq "a cold restore says so while it compiles" "yes" "$([ "$compiling" -ge 1 ] && echo yes || echo no)"
-gaps=$(awk 'NR > 1 && $1 - last > 1000 {n++} {last = $1} END {print n + 0}' "$WORK/notify.at")
-expect_eq "at a steady rhythm: never a second without a message" "0" "$gaps"
+# Each message gives 10 s more: what must never happen is 10 s without one.
+# A loaded machine may delay a message (or this listener) by a second or
+# two; half the extension is the margin.
+gap=$(awk 'NR > 1 && $1 - last > max {max = $1 - last} {last = $1} END {print max + 0}' "$WORK/notify.at")
+echo "   (the longest time between two messages: $gap ms; histd sends one every 250 ms)"
+expect_eq "at a steady rhythm: never 5 s without a message" "yes" "$([ "$gap" -lt 5000 ] && echo yes || echo "no: $gap ms")"
 expect_eq "READY=1 comes last" 'READY=1\nSTATUS=' "$(tail -n 1 "$WORK/notify.log")"
 counts=$(sed -n 's/.*, \([0-9]*\) units\? compiled$/\1/p' "$WORK/notify.log" | tr '\n' ' ')
 expect_eq "the count of compiled units only grows" "$(tr ' ' '\n' <<<"$counts" | grep . | sort -n | tr '\n' ' ')" "$counts"
