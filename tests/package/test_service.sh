@@ -37,29 +37,21 @@ for tool in cpack dpkg-deb systemd-nspawn nsenter mmdebstrap stress-ng; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
 
+source "$(dirname "$0")/../expect.sh"
+source "$(dirname "$0")/../container/nspawn.sh"
 WORK=$(mktemp -d /tmp/histd-pkg.XXXXXX)
 ROOT=$WORK/root
-NSPAWN_PID=
-INIT=
 STRESS=
 FAILURES=0
 
 cleanup() {
   if [ -n "$STRESS" ]; then kill "$STRESS" 2>/dev/null || true; fi
-  if [ -n "$NSPAWN_PID" ] && kill -0 "$NSPAWN_PID" 2>/dev/null; then
-    kill -TERM "$NSPAWN_PID" 2>/dev/null || true  # nspawn powers the container off
-    for _ in $(seq 300); do kill -0 "$NSPAWN_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$NSPAWN_PID" 2>/dev/null || true
-    wait "$NSPAWN_PID" 2>/dev/null || true
-  fi
-  # The container's own bpffs: unmounting it drops every pin histd made there.
-  umount -l "$WORK/bpffs" 2>/dev/null || true
+  ct_cleanup
   # Never past a mount that is somehow still there (a bind of the host's /sys).
   rm -rf --one-file-system "$WORK"
 }
 trap cleanup EXIT
 
-source "$(dirname "$0")/../expect.sh"
 yes_no() { if "$@"; then echo yes; else echo no; fi; }
 
 # --- the package ---------------------------------------------------------------
@@ -88,16 +80,11 @@ dpkg-deb -e "$DEB" "$WORK/control"
 expect_eq "the config is a conffile" "/etc/histd/histd.conf" "$(cat "$WORK/control/conffiles")"
 
 # --- a fresh Debian 12 with the package installed ----------------------------
-if [ -n "${HISTD_CT_BASE:-}" ]; then
-  cp -a "$HISTD_CT_BASE" "$ROOT"
-else
-  mmdebstrap --variant=minbase --include=systemd,systemd-sysv,dbus bookworm "$ROOT" >"$WORK/mmdebstrap.log" 2>&1 ||
-    { tail -20 "$WORK/mmdebstrap.log"; echo "FAIL: mmdebstrap (it needs the Debian archive)"; exit 1; }
-fi
+ct_root "$ROOT"
 mkdir -p "$ROOT/mnt/pkg"
 cp "$DEB" "$ROOT/mnt/pkg/"
 # Not booted: apt, run in the root as a plain command.
-systemd-nspawn -q -D "$ROOT" --register=no --keep-unit -M "histd-apt-${WORK##*.}" -E DEBIAN_FRONTEND=noninteractive /bin/sh -c \
+ct_run "$ROOT" histd-apt /bin/sh -c \
   "apt-get update -q && apt-get install -y -q --no-install-recommends /mnt/pkg/${DEB##*/}" >"$WORK/apt.log" 2>&1 ||
   { tail -30 "$WORK/apt.log"; echo "FAIL: apt-get install of the package"; exit 1; }
 echo "ok: apt-get installs the package and its dependencies into a fresh Debian 12"
@@ -115,29 +102,7 @@ cp "$ROOT/usr/bin/dd" "$ROOT/usr/local/bin/histdwl"
 SIZE=$((20000 + $$ % 40000))
 
 # --- boot it ---------------------------------------------------------------------
-# A bpffs of the container's own: histd's pins stay out of the host's.
-# nspawn's own system call filter, which every process systemd starts in
-# the container inherits, refuses bpf() and perf_event_open() (EPERM):
-# --system-call-filter lets them through, as a machine without nspawn does.
-mkdir "$WORK/bpffs"
-mount -t bpf bpf "$WORK/bpffs"
-systemd-nspawn -q -D "$ROOT" -b --register=no --keep-unit --console=passive --capability=all \
-  --system-call-filter="bpf perf_event_open" --bind=/dev/fuse --bind="$WORK/bpffs":/sys/fs/bpf \
-  --bind=/sys/kernel/tracing -M "histd-pkg-${WORK##*.}" >"$WORK/nspawn.log" 2>&1 &
-NSPAWN_PID=$!
-for _ in $(seq 100); do
-  INIT=$(ps -o pid= --ppid "$NSPAWN_PID" | tr -d " " | head -n 1 || true)
-  [ -n "$INIT" ] && [ "$(cat "/proc/$INIT/comm" 2>/dev/null)" = "systemd" ] && break
-  INIT=
-  sleep 0.1
-done
-[ -n "$INIT" ] || { cat "$WORK/nspawn.log"; echo "FAIL: the container did not boot"; exit 1; }
-# A process of the container outside the service: its init's namespaces.
-ct() { nsenter -t "$INIT" -m -u -i -n -p -- /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin "$@"; }
-for _ in $(seq 300); do ct test -S /run/systemd/private && break; sleep 0.1; done
-state=$(ct timeout 120 systemctl is-system-running --wait 2>&1 || true)
-expect_eq "the container boots (systemd is running)" "running" "$state"
-[ "$state" = "running" ] || ct systemctl --failed --no-pager || true
+ct_boot "$ROOT" histd-pkg
 
 T=/run/histd/tracing
 W=$T/events/syscalls/sys_enter_write
