@@ -4,11 +4,12 @@
 # line tables only (-g1): backtraces and perf still name functions and
 # lines, the package is stripped anyway (packaging/deb.cmake), and full
 # debug information cost a third of each optimised file's compile time (CI
-# must stay within 30 minutes). A build for a debugger: configure with -g.
+# must stay within 45 minutes). A build for a debugger: configure with -g.
 #   bash scripts/build.sh            everything: histd, its tools, the tests
 #                                    and the bench tools
-#   bash scripts/build.sh --daemon   histd, histctl, histd-cc and
-#                                    histd-exporter alone (scripts/quickstart.sh)
+#   bash scripts/build.sh --daemon   histd, histctl, histd-exporter alone, and
+#                                    histd-cc if LLVM's development files are
+#                                    there (scripts/quickstart.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 daemon_only=0
@@ -23,7 +24,7 @@ cmake -S . -B build -G Ninja -DHISTD_WERROR=ON -DHISTD_TESTS="$tests" -DCMAKE_BU
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null
 if [ "$daemon_only" = 1 ]; then
-  cmake --build build -j"$(nproc)" --target histd histctl histd-cc histd-exporter
+  cmake --build build -j"$(nproc)" --target histd histctl histd-exporter
 else
   cmake --build build -j"$(nproc)"
 fi

@@ -2,18 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Installs the Debian 12 packages histd needs, only those missing, so it is
 # quick on a prepared machine.
-#   bash scripts/install-deps.sh --run   what building and running histd needs
+#   bash scripts/install-deps.sh --run   what building and running histd,
+#                                        histctl and histd-exporter needs
 #                                        (scripts/quickstart.sh)
-#   bash scripts/install-deps.sh         that and what every test needs
-#                                        (scripts/test.sh, CI)
+#   bash scripts/install-deps.sh         that, histd-cc's and what every
+#                                        test needs (scripts/test.sh, CI)
 # Nothing installed here is left running: the services some test packages
 # bring (prometheus, prometheus-node-exporter) are neither started nor
 # enabled.
 set -euo pipefail
 RUN=(
-  build-essential cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config
   clang                      # compiles BPF units at run time
-  llvm-14-dev libclang-14-dev libclang-cpp14-dev  # histd-cc, the resident compiler: LLVM's and clang's headers and libclang-cpp
   libbpf-dev                 # loading BPF objects
   libfuse3-dev fuse3         # the tracefs-shaped tree
   libcli11-dev libfmt-dev    # command lines, formatting
@@ -25,6 +25,8 @@ RUN=(
   libmicrohttpd-dev          # histd-exporter: /metrics over HTTP
 )
 TEST=(
+  llvm-14-dev libclang-14-dev libclang-cpp14-dev  # histd-cc, the resident compiler: LLVM's and clang's headers
+                             #   and libclang-cpp (32 packages, python3 among them: not in the quick start)
   libclang-rt-dev            # ASan, UBSan and libFuzzer runtimes for the sanitized tests
   bpftool                    # tests: what is pinned and attached
   libgtest-dev               # tests
@@ -41,7 +43,7 @@ TEST=(
 )
 # Services these would start and enable at install: the tests run their
 # own, as plain processes.
-SERVICES=(prometheus prometheus-node-exporter)
+SERVICES=(prometheus:prometheus.service prometheus-node-exporter:prometheus-node-exporter.service)
 
 PACKAGES=("${RUN[@]}")
 [ "${1:-}" = "--run" ] || PACKAGES+=("${TEST[@]}")
@@ -65,8 +67,9 @@ trap restore_policy EXIT
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
 for s in "${SERVICES[@]}"; do
-  if printf '%s\n' "${missing[@]}" | grep -qx "$s" && [ -e "/lib/systemd/system/$s.service" ]; then
-    deb-systemd-helper disable "$s.service" >/dev/null 2>&1 || true
-    if [ -d /run/systemd/system ]; then systemctl stop "$s.service" >/dev/null 2>&1 || true; fi
+  package=${s%%:*} unit=${s#*:}
+  if printf '%s\n' "${missing[@]}" | grep -qx "$package" && [ -e "/lib/systemd/system/$unit" ]; then
+    systemctl --root=/ --quiet disable "$unit" || true  # offline: the links alone
+    if [ -d /run/systemd/system ]; then systemctl stop "$unit" >/dev/null 2>&1 || true; fi
   fi
 done

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Quick start: installs what building and running histd needs (and nothing
-# that listens or runs as a service), builds histd, histctl, histd-cc and
-# histd-exporter, and runs histd on a real example: the tree mounted in a
+# that listens or runs as a service), builds histd, histctl and
+# histd-exporter (histd-cc, the resident compiler, too if LLVM's development
+# files are there: without it histd runs clang for each compile), and runs
+# histd on a real example: the tree mounted in a
 # temporary directory, system calls counted per command for three seconds
 # while a workload of its own (histd-demo) runs, the table printed, histd
 # stopped again. If histd ends early, says why with its last words.
