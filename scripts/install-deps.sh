@@ -35,15 +35,19 @@ TEST=(
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
+  podman runc                # docs/containers.md's podman recipe (runc: where crun refuses hybrid cgroups)
   stress-ng                  # the package's test: a start under load; scripts/soak.sh
   linux-source-6.12 xz-utils iputils-ping  # the kernel's ftrace selftests (run from the source tarball; some need ping)
   prometheus python3-prometheus-client      # tests: promtool checks histd's metrics, the OpenMetrics parser reads them,
   prometheus-node-exporter                  #   Prometheus scrapes two histds, node_exporter reads --textfile-dir
   chromium                   # tests: the page at / in a real headless browser
 )
-# Services these would start and enable at install: the tests run their
-# own, as plain processes.
-SERVICES=(prometheus:prometheus.service prometheus-node-exporter:prometheus-node-exporter.service)
+# Units these would start and enable at install, as PACKAGE:UNIT: the tests
+# run their own, as plain processes (podman's socket would listen for its
+# API, its timer pull images).
+SERVICES=(prometheus:prometheus.service prometheus-node-exporter:prometheus-node-exporter.service
+          podman:podman.socket podman:podman.service podman:podman-restart.service podman:podman-auto-update.timer
+          podman:podman-auto-update.service)
 
 PACKAGES=("${RUN[@]}")
 [ "${1:-}" = "--run" ] || PACKAGES+=("${TEST[@]}")
