@@ -16,7 +16,7 @@
 #   histd_raw hist:keys=fd in a second histd started with
 #             --raw-syscalls=true (sys_enter_close entered from the raw
 #             sys_enter tracepoint; every other system call then pays the
-#             raw program's check: README, Performance)
+#             raw program's check: docs/performance.md)
 #   bpftrace  @[args->fd] = count(), its map capped at the same 2048 keys
 # Then, in-kernel (SECTIONS: wall stats), ns per close() of BPF run time
 # (run_time_ns over the calls, statistics on through histd_bench_stats for

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Hot slots (docs/design.md, "Hot slots"): what they save where keys repeat
+# Hot slots (docs/design/bpf.md, "Hot slots"): what they save where keys repeat
 # and what they cost where keys never do. Through one histd, each trigger
 # with its hot slots and, as the control, the same table without them (a
 # named table: same map, same layout, no slots):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Which timer wakeups no BPF program sees (README, "Differences"): a task
+# Which timer wakeups no BPF program sees (docs/compatibility.md, "Missed events"): a task
 # named cyclictest sleeps 10 ms, 20 times, ROUNDS times over, while the
 # kernel's own event buffer records every sched_waking (with the current
 # task and, for the workload's, a stack trace), and histd_bench_wakeups

@@ -15,7 +15,7 @@
 # tracepoint's own cost); and one trigger, and the 16 events, in a second
 # histd started with --raw-syscalls=true (histd_raw_1, histd_raw16: entered
 # from the raw sys_enter tracepoint, which skips the classic syscall
-# tracepoint's record but runs on every system call; docs/design.md).
+# tracepoint's record but runs on every system call; docs/design/bpf.md).
 # Interleaved rounds; medians (min..max).
 #   bash bench/many.sh   (root; ROUNDS=5 CALLS=1000000 COUNTS="1 4 16 32",
 #                         HISTD_BUILD=dir: that build, HISTD_OPTS: more

@@ -99,8 +99,8 @@ struct histd_notice {
 
 /* The program array behind an event's dispatcher: slot 0 holds the program
  * the dispatcher runs; slot k (1..) holds the k-th program of the event's
- * chain, which the one before it tail-calls (docs/design.md, "Program
- * chains"). Dispatcher + 32 programs stay within the kernel's 33 tail calls. */
+ * chain, which the one before it tail-calls (docs/design/bpf.md,
+ * "Program chains"). Dispatcher + 32 programs stay within the kernel's 33 tail calls. */
 #define HISTD_CHAIN_SLOTS 32
 
 /* The test entry copies at most this many bytes of an injected record. */

@@ -7,7 +7,7 @@
 #include "dispatch_slots.bpf.h"
 
 /* Attached to the BTF-typed raw sys_enter / sys_exit tracepoints
- * (docs/design.md, "Syscall events"), they run on every system call and go on only for the event's own number, set before load.
+ * (docs/design/bpf.md, "Syscall events"), they run on every system call and go on only for the event's own number, set before load.
  * Like the classic syscall tracepoints, they pass over the 32-bit system
  * calls of a 64-bit task (int 0x80), whose numbers mean other calls. */
 const volatile long histd_syscall_nr = -1;

@@ -33,7 +33,7 @@ cp "$(command -v perl)" "$WORK/cyclictest"
 # No wait: a synthetic event's triggers run in the BPF program that generates
 # it (sched_switch's here), so wakeup_latency's table is as current as
 # sched_switch's; only the trace lines of enabled synthetic events travel
-# through histd's ring buffer (docs/design.md, "Synthetic triggers run where
+# through histd's ring buffer (docs/design/inter-event.md, "Synthetic triggers run where
 # the event is generated").
 waking=$("$HISTCTL" show sched:sched_waking)
 echo "wakeups: $(awk '/^\{/ {s += $NF} END {print s + 0}' <<<"$waking")"

@@ -7,7 +7,7 @@
 // files pin together pass `cap` bytes, a new open shares the newest text of
 // that file even if the table changed since: a little older, never more
 // memory. So open readers pin at most `cap` plus one text per file and kind
-// of reader, whatever their number (docs/design.md, "The tree").
+// of reader, whatever their number (docs/design/tree.md).
 #pragma once
 
 #include <atomic>

@@ -53,7 +53,7 @@ struct Field {
 // tracepoint: the classic layout (__syscall_nr at 8, then 8-byte arguments
 // from 16, or `long ret` at 16) and a name libseccomp knows as a native
 // system call under the same number both ways. Only on x86_64, whose
-// pt_regs layout the generated entry reads (docs/design.md, "Syscall events").
+// pt_regs layout the generated entry reads (docs/design/bpf.md, "Syscall events").
 struct SyscallEvent {
   bool exit = false;
   int nr = 0;

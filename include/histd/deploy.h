@@ -43,7 +43,7 @@ namespace histd::deploy {
 extern const size_t kMaxTriggers;
 extern const size_t kMaxSyntheticEvents;
 // Maps the kernel lets one BPF program use (MAX_USED_MAPS): all triggers of
-// an event are one program (docs/design.md, "Limits and map memory").
+// an event are one program (docs/design/limits.md).
 extern const size_t kMaxMapsPerProgram;
 
 struct Options {
@@ -55,11 +55,11 @@ struct Options {
   std::filesystem::path pin_dir;
   // Attach syscalls:sys_enter_* / sys_exit_* events through the raw
   // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
-  // (docs/design.md, "Syscall events").
+  // (docs/design/bpf.md, "Syscall events").
   bool raw_syscalls = false;
   // An attached tracepoint's plain hist triggers (no variables, references
   // or actions) are compiled this many to a program, its programs chained
-  // by tail calls (docs/design.md, "Program chains"): a new trigger
+  // by tail calls (docs/design/bpf.md, "Program chains"): a new trigger
   // compiles one small program, whatever the event has already. 0: every
   // trigger of an event in its one program.
   size_t plain_triggers_per_program = 4;

@@ -95,13 +95,13 @@ struct EngineOptions {
   std::shared_ptr<MapMemoryBudget> map_budget;
   // A table that as a per-CPU hash would take more than this many bytes is
   // kept in one hash shared by all CPUs
-  // (plan::TableMap::SharedHash; docs/design.md, "Per-CPU or shared").
+  // (plan::TableMap::SharedHash; docs/design/limits.md, "Per-CPU or shared").
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   // Attach syscalls:sys_enter_* / sys_exit_* events through the raw
   // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
   // (catalog::syscall_event): cheaper per traced call than the classic
   // syscall tracepoints, dearer on every other system call of the machine
-  // (docs/design.md, "Syscall events"). Off: every event on its own tracepoint.
+  // (docs/design/bpf.md, "Syscall events"). Off: every event on its own tracepoint.
   bool raw_syscalls = false;
   // Bytes of text each of the trace and snapshot buffers holds.
   size_t trace_buffer_size = size_t{4} << 20;

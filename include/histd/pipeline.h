@@ -117,7 +117,7 @@ Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format,
 // event whose record can be rebuilt there (EventFormat::syscall); else none.
 std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls);
 // Whether histd chains the programs of this event when it attaches it
-// (codegen::EventEntry::chained; docs/design.md, "Program chains"): a
+// (codegen::EventEntry::chained; docs/design/bpf.md, "Program chains"): a
 // tracepoint's, entered classically or from the raw syscall tracepoints.
 bool chained_entry(catalog::EventSource source);
 inline bool chained_entry(const catalog::EventFormat& format) { return chained_entry(format.source); }

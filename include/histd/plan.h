@@ -118,7 +118,7 @@ struct ValField {
 
 // A variable of this trigger: one u64 slot per table entry, in the shared
 // variable map keyed like the table; a string or stack variable also has
-// bytes of its own after every slot (docs/design.md, "Variable records").
+// bytes of its own after every slot (docs/design/inter-event.md, "Variable records").
 inline constexpr uint32_t kStringVarSize = 256;  // the kernel's STR_VAR_LEN_MAX
 inline constexpr uint32_t kStackVarSize = 256;   // a frame count and 31 frames, as histd's long[] fields
 struct Variable {
@@ -193,7 +193,7 @@ enum class TableMap {
 // Hot slots: a per-CPU array of `hot_slots` entries in front of a per-CPU
 // hash table, each holding one key and that CPU's values for it; an event
 // whose key owns its slot adds there instead of in the hash (bench: a count
-// 84 -> 59 ns in-kernel). The rules, and why counts stay exact: docs/design.md,
+// 84 -> 59 ns in-kernel). The rules, and why counts stay exact: docs/design/bpf.md,
 // "Hot slots".
 inline constexpr uint32_t kHotSlotsMax = 256;
 inline constexpr uint32_t kHotKeyMax = 64;  // bytes: longer keys cost more to compare than they save
@@ -476,7 +476,7 @@ Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const c
 // What the kernel charges for the BPF maps the engine creates for one
 // trigger (the `memlock` of fdinfo and `bpftool map show`), estimated from
 // the layout. The one formula histd uses, both to enforce
-// EngineOptions::max_map_memory and to report memory; docs/design.md states
+// EngineOptions::max_map_memory and to report memory; docs/design/limits.md states
 // it and tests/bpf/limits_test.cpp holds it against the kernel's figures.
 struct MapMemory {
   uint64_t table = 0;  // the entries: a PERCPU_HASH, key -> one u64 per value

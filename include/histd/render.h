@@ -32,7 +32,7 @@ class Resolver {
   virtual std::string syscall_name(uint64_t nr) const = 0;
   // True for a frame of a BPF program or of the loop that runs programs on a
   // raw tracepoint. A stack taken on a raw tracepoint (syscall events, see
-  // docs/design.md) begins with such frames; the kernel's stacks begin at the
+  // docs/design/bpf.md) begins with such frames; the kernel's stacks begin at the
   // function that fired the event, so leading ones are not shown.
   virtual bool is_tracing_frame(uint64_t addr) const {
     (void)addr;

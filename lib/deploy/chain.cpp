@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // rebuild(): an event's programs from the deployer's state, and their place
-// behind its dispatcher (docs/design.md, "Program chains"). The event
+// behind its dispatcher (docs/design/bpf.md, "Program chains"). The event
 // program holds its controls, its record and the triggers that are not
 // plain; an attached tracepoint's plain triggers (no variables, references
 // or actions) go, Options::plain_triggers_per_program at a time, into

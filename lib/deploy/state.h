@@ -106,7 +106,7 @@ struct ControlTrigger {
   uint32_t slot = 0;
 };
 
-// A program of an event's chain (docs/design.md, "Program chains"): up to
+// A program of an event's chain (docs/design/bpf.md, "Program chains"): up to
 // Options::plain_triggers_per_program plain triggers, in chain slot
 // (its index + 1), run after the event program by a tail call.
 struct ProgramGroup {

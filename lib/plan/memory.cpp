@@ -2,7 +2,7 @@
 // The map-memory formula: what the kernel charges for the engine's maps of a
 // trigger. The constants are the kernel's struct sizes on 64-bit machines
 // (kernel/bpf/hashtab.c, arraymap.c), measured against fdinfo's memlock on
-// 6.18 (map_mem_usage, kernels 6.4+); docs/design.md states the formula and
+// 6.18 (map_mem_usage, kernels 6.4+); docs/design/limits.md states the formula and
 // its tolerance.
 #include <fmt/format.h>
 

@@ -23,7 +23,7 @@ std::vector<Section> sections_of(const readout::EventHist& hist, const Resolver&
   return sections;
 }
 
-// Which of the event's programs holds a trigger (docs/design.md, "Program chains").
+// Which of the event's programs holds a trigger (docs/design/bpf.md, "Program chains").
 std::string program_of(const readout::EventDebug& d, const readout::DebugTable& t) {
   if (t.chain_slot > 0)
     return fmt::format("program {} of the {} in the event's chain: {} plain trigger{}", t.chain_slot,

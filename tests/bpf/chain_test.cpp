@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // An attached event's plain hist triggers run in a chain of programs, a few
-// triggers each, behind the event program (docs/design.md, "Program
-// chains"). Driven by the test's own getppid() calls on the real
+// triggers each, behind the event program (docs/design/bpf.md,
+// "Program chains"). Driven by the test's own getppid() calls on the real
 // tracepoint: every trigger must count every call, whichever program holds
 // it, through additions, removals and a chain that outgrows its slots.
 #include <gtest/gtest.h>

@@ -229,7 +229,7 @@ TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverythin
 }
 
 // The formula against the kernel's memlock for the maps the engine created.
-// Stated tolerance (docs/design.md): within 2% or 256 bytes, whichever is more.
+// Stated tolerance (docs/design/limits.md): within 2% or 256 bytes, whichever is more.
 TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
   start({});
   add("hist:keys=fd");                                  // the default: 2048 entries, 8-byte key

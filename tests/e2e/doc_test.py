@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """The doc-test's runner (tests/e2e/test_docs.sh): runs every command that
-README.md and docs/*.md show, against a real histd on the test's own mount,
+README.md and docs/ show, against a real histd on the test's own mount,
 socket, state and pin directories, and checks that each succeeds and prints
-what the document shows. The convention it enforces is in docs/design.md,
-"Tests": the kind of every fenced block (```sh, ```console, ```text, ...) and
-the <!-- doc-test: ... --> directives before a block."""
+what the document shows. The convention it enforces is in
+docs/design/tests.md: the kind of every fenced block (```sh, ```console,
+```text, ...) and the <!-- doc-test: ... --> directives before a block."""
 import argparse
 import difflib
 import json

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Plain triggers on one event run in a chain of programs, four to a program
-# (docs/design.md, "Program chains"). Through histd: 10 triggers (three
+# (docs/design/bpf.md, "Program chains"). Through histd: 10 triggers (three
 # programs) each count every call; a kill -9 leaves the whole chain counting
 # while histd is down and the next histd takes it over; removals and a clean
 # restart keep every count.

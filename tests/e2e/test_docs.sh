@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The doc-test (issue #19, point 6): every command README.md and docs/*.md
-# show is run against a real histd on this test's mount, socket, state and
-# pin directories (the documents' /run/histd/... paths stand for them), and
-# must succeed and print what the document shows; a block that cannot run
-# here says why. The convention: docs/design.md, "Tests".
+# The doc-test (issue #19, point 6): every command README.md, docs/*.md and
+# docs/design/*.md show is run against a real histd on this test's mount,
+# socket, state and pin directories (the documents' /run/histd/... paths
+# stand for them), and must succeed and print what the document shows; a
+# block that cannot run here says why. The convention: docs/design/tests.md.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HISTD_BIN=$(realpath "$HISTD_BIN"); HISTCTL_BIN=$(realpath "$HISTCTL_BIN")
@@ -19,4 +19,4 @@ test_cleanup() {
 }
 cd "$ROOT"
 python3 "$ROOT/tests/e2e/doc_test.py" --histd "$HISTD_BIN" --histctl "$HISTCTL_BIN" --work "$WORK" --mnt "$MNT" \
-  --pin "$PIN" --root "$ROOT" README.md docs/*.md
+  --pin "$PIN" --root "$ROOT" README.md docs/*.md docs/*/*.md

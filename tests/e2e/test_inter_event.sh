@@ -33,7 +33,7 @@ missed=$(awk '/^    Missed: / {s += $2} END {print s + 0}' <<<"$waking")
 total=$(grep -oE 'hitcount: +[0-9]+' <<<"$out" | awk '{s += $2} END {print s + 0}')
 # One sleep in 20 may go uncounted with no miss reported: on the VMs this
 # runs on, the kernel runs no BPF program for an event whose current task is
-# the VM agent's thread (bench/lost_wakeups.sh; README, "Differences").
+# the VM agent's thread (bench/lost_wakeups.sh; docs/compatibility.md, "Missed events").
 expect_eq "wakeup latency: the workload woke at least once per sleep (seen or reported missed)" "yes" \
   "$([ "$slept" -ge 15 ] && [ $((wakeups + missed)) -ge $((slept - 1)) ] && echo yes ||
     echo "no: $wakeups wakeups, $missed missed, $slept sleeps")"

@@ -4,8 +4,8 @@
  * maps a unit with two hist triggers names (histd hands them over before
  * loading; their shapes come from histd's fds) and the two programs, and
  * event_prog reads the record's first 8 bytes, which the verifier never lets
- * a tracepoint program do (docs/design.md, "Fields by offset"). Its event's
- * plain triggers are chained (docs/design.md, "Program chains"): so is it.
+ * a tracepoint program do (docs/design/bpf.md, "Event unit"). Its event's
+ * plain triggers are chained (docs/design/bpf.md, "Program chains"): so is it.
  * histd loads it with the numbers the unit reads (codegen::GeneratedUnit):
  * each trigger's filter number and control slot, four. */
 #include <linux/bpf.h>

@@ -126,7 +126,7 @@ TEST(Codegen, OnlyInjectedEventsHaveTheTestEntry) {
   EXPECT_EQ(compile_ok("hist:keys=fd").find("HISTD_TEST_ENTRY"), std::string::npos);
 }
 
-// A unit of an event's chain (docs/design.md, "Program chains") declares
+// A unit of an event's chain (docs/design/bpf.md, "Program chains") declares
 // the dispatcher's program array and the read-only slot it tail-calls next,
 // on every entry the chain has; one holding no trigger only passes on.
 TEST(Codegen, ChainedUnitsNameTheArrayAndTheNextSlotAndCompile) {

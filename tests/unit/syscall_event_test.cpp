@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // catalog::syscall_event: which syscalls: events the raw sys_enter/sys_exit
-// tracepoints can stand in for (docs/design.md, "Syscall events").
+// tracepoints can stand in for (docs/design/bpf.md, "Syscall events").
 #include <gtest/gtest.h>
 
 #include <string>
