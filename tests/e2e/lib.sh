@@ -6,6 +6,10 @@ set -euo pipefail
 HISTD_BIN=${1:?usage: test.sh HISTD HISTCTL}
 HISTCTL_BIN=${2:?usage: test.sh HISTD HISTCTL}
 WORK=$(mktemp -d /tmp/histd-e2e.XXXXXX)
+# Its owner, this test (pid, start time): tests/sweep.sh sweeps what a test
+# killed by its timeout left, never what a running one has.
+OWNER_STAT=$(cat /proc/$$/stat)
+echo "$$ $(awk '{print $20}' <<<"${OWNER_STAT##*) }")" >"$WORK/owner"
 MNT=$WORK/mnt
 PIN=/sys/fs/bpf/histd-test-${WORK##*.}
 HISTD_PID=
