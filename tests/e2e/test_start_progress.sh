@@ -63,12 +63,13 @@ expect_eq "every message but the last asks for 10 s more, naming the phase" "0" 
   "$(head -n -1 "$WORK/notify.log" | grep -vc "^${EXTEND}" || true)"
 compiling=$(grep -c "^${EXTEND}: restoring saved triggers, [0-9]* units\? compiled\$" "$WORK/notify.log" || true)
 expect_eq "a cold restore says so while it compiles" "yes" "$([ "$compiling" -ge 1 ] && echo yes || echo no)"
-# Each message gives 10 s more: what must never happen is 10 s without one.
-# A loaded machine may delay a message (or this listener) by a second or
-# two; half the extension is the margin.
+# Each message gives 10 s more, and systemd ends a start that outlives its
+# extension: that is the contract, checked as systemd would. How steady the
+# 250 ms rhythm is on a loaded machine is a figure, printed, not asserted.
 gap=$(awk 'NR > 1 && $1 - last > max {max = $1 - last} {last = $1} END {print max + 0}' "$WORK/notify.at")
 echo "   (the longest time between two messages: $gap ms; histd sends one every 250 ms)"
-expect_eq "at a steady rhythm: never 5 s without a message" "yes" "$([ "$gap" -lt 5000 ] && echo yes || echo "no: $gap ms")"
+expect_eq "never a whole extension (10 s) without a message" "yes" \
+  "$([ "$gap" -lt 10000 ] && echo yes || echo "no: $gap ms")"
 expect_eq "READY=1 comes last" 'READY=1\nSTATUS=' "$(tail -n 1 "$WORK/notify.log")"
 counts=$(sed -n 's/.*, \([0-9]*\) units\? compiled$/\1/p' "$WORK/notify.log" | tr '\n' ' ')
 expect_eq "the count of compiled units only grows" "$(tr ' ' '\n' <<<"$counts" | grep . | sort -n | tr '\n' ' ')" "$counts"
