@@ -106,9 +106,7 @@ std::unique_ptr<engine::Engine> real_engine(engine::EngineOptions options) {
   return make_engine(*root, true, std::move(options));
 }
 
-namespace {
-
-std::string random_suffix(size_t n) {
+std::string unique_suffix(size_t n) {
   static const char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   std::random_device rd;
   std::string out;
@@ -116,10 +114,8 @@ std::string random_suffix(size_t n) {
   return out;
 }
 
-}  // namespace
-
 // 8 + 1 + 6 characters: a comm holds 15.
-NamedThread::NamedThread(const std::string& tag) : comm_(tag.substr(0, 8) + "-" + random_suffix(6)) {
+NamedThread::NamedThread(const std::string& tag) : comm_(tag.substr(0, 8) + "-" + unique_suffix(6)) {
   thread_ = std::thread([this] { loop(); });
 }
 

@@ -113,6 +113,12 @@ Record exec_record(const std::string& filename, int32_t pid = 1);
 // comm of its own instead, making its events on a thread of that name
 // (docs/design.md, "Tests").
 //
+// `n` random characters [a-z0-9]: for names that must be unique on the
+// machine (a kernel tracefs instance, a pin directory), where a pid is not:
+// a container's processes have pids of its own namespace, counted from 1 as
+// another container's are.
+std::string unique_suffix(size_t n = 6);
+
 // A thread with a name no other task on the machine has: `tag` (8
 // characters at most) and a random suffix. It runs what `run` gives it,
 // always on the same thread (one common_pid, as a test's process had).

@@ -8,6 +8,13 @@ HISTCTL_BIN=${2:?usage: test.sh HISTD HISTCTL}
 WORK=$(mktemp -d /tmp/histd-e2e.XXXXXX)
 MNT=$WORK/mnt
 PIN=/sys/fs/bpf/histd-test-${WORK##*.}
+# This test's random suffix (mktemp's): in what must be unique on the
+# machine (kernel probe names, comms). Never $$: a container's tests have
+# pids of their namespace, counted from 1 as another container's are.
+UNIQ=${WORK##*.}
+# own_number BASE SPAN: a number of this test's own in [BASE, BASE+SPAN),
+# from UNIQ: a write size its filters count, a port.
+own_number() { echo $(($1 + $(printf '%s' "$UNIQ" | cksum | cut -d' ' -f1) % $2)); }
 HISTD_PID=
 FAILURES=0
 
@@ -87,7 +94,7 @@ finish() {
 #
 # own_comm TAG: prints a comm no other task on the machine has: TAG (8
 # characters at most) and this test's random suffix.
-own_comm() { printf '%s-%s' "${1:0:8}" "${WORK##*.}"; }
+own_comm() { printf '%s-%s' "${1:0:8}" "$UNIQ"; }
 # comm_link COMM PROGRAM: prints the path of a link named COMM to PROGRAM
 # (a path, or a command found in PATH); what runs through it is named COMM.
 comm_link() {
@@ -132,7 +139,7 @@ rows() { awk '/^#/ {next} /^$/ {if (seen) exit; next} {seen=1; print}' "$1"; }
 # hits prints their count.
 counted_writes() {
   W=$MNT/events/syscalls/sys_enter_write
-  SIZE=$((20000 + $$ % 40000))
+  SIZE=$(own_number 20000 40000)
   echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
 }
 writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }

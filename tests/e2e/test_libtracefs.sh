@@ -65,7 +65,7 @@ expect_eq "and its triggers" "0 0" \
 # mkdir instances/NAME), then destroys with the histogram.
 HCLIENT=$(dirname "$CLIENT")/histd_tracefs_hist
 [ -x "$HCLIENT" ] || { echo "FAIL: no client at $HCLIENT (build histd_tracefs_hist)"; exit 1; }
-SIZE=$((20000 + $$ % 40000))
+SIZE=$(own_number 20000 40000)
 mkfifo "$WORK/go-hist"
 "$HCLIENT" "$MNT" "lt$$" "$SIZE" <"$WORK/go-hist" >"$WORK/hist.out" 2>&1 &
 hclient=$!
