@@ -2,8 +2,10 @@
 #include "bpf_test_support.h"
 
 #include <bpf/bpf.h>
+#include <sys/prctl.h>
 
 #include <filesystem>
+#include <random>
 
 #include "histd/catalog.h"
 #include "histd/runtime.h"
@@ -102,6 +104,51 @@ std::unique_ptr<engine::Engine> real_engine(engine::EngineOptions options) {
   EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().context);
   if (!root) return nullptr;
   return make_engine(*root, true, std::move(options));
+}
+
+std::string unique_suffix(size_t n) {
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device rd;
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += kChars[rd() % (sizeof(kChars) - 1)];
+  return out;
+}
+
+// 8 + 1 + 6 characters: a comm holds 15.
+NamedThread::NamedThread(const std::string& tag) : comm_(tag.substr(0, 8) + "-" + unique_suffix(6)) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+NamedThread::~NamedThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void NamedThread::run(const std::function<void()>& work) {
+  std::unique_lock<std::mutex> lock(mu_);
+  work_ = &work;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return work_ == nullptr; });
+}
+
+void NamedThread::loop() {
+  // Named before it takes any work: every event of the work carries the name.
+  prctl(PR_SET_NAME, comm_.c_str());
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || work_ != nullptr; });
+    if (work_ == nullptr) return;  // stopped
+    const std::function<void()>* work = work_;
+    lock.unlock();
+    (*work)();
+    lock.lock();
+    work_ = nullptr;
+    cv_.notify_all();
+  }
 }
 
 }  // namespace histd::testing

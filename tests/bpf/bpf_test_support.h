@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,5 +105,45 @@ std::string observable_state(engine::Engine& engine, const std::vector<std::stri
 
 // sched:sched_process_exec: __data_loc char[] filename @8, pid @12, old_pid @16.
 Record exec_record(const std::string& filename, int32_t pid = 1);
+
+// Tests never filter on their own pid. BPF, like the kernel's hist
+// triggers, sees a task's pid in the machine's first PID namespace, while
+// getpid() and gettid() answer in the test's own: another one in a
+// container, where a filter on them matches nothing. A test filters on a
+// comm of its own instead, making its events on a thread of that name
+// (docs/design/tests.md).
+//
+// `n` random characters [a-z0-9]: for names that must be unique on the
+// machine (a kernel tracefs instance, a pin directory), where a pid is not:
+// a container's processes have pids of its own namespace, counted from 1 as
+// another container's are.
+std::string unique_suffix(size_t n = 6);
+
+// A thread with a name no other task on the machine has: `tag` (8
+// characters at most) and a random suffix. It runs what `run` gives it,
+// always on the same thread (one common_pid, as a test's process had).
+class NamedThread {
+ public:
+  explicit NamedThread(const std::string& tag);
+  ~NamedThread();
+  NamedThread(const NamedThread&) = delete;
+  NamedThread& operator=(const NamedThread&) = delete;
+
+  const std::string& comm() const { return comm_; }
+  // ` if common_comm == "<comm>"`: a trigger's filter on this thread.
+  std::string filter() const { return " if common_comm == \"" + comm_ + "\""; }
+  // Runs `work` on the thread; returns when it is done.
+  void run(const std::function<void()>& work);
+
+ private:
+  void loop();
+
+  const std::string comm_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const std::function<void()>* work_ = nullptr;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 }  // namespace histd::testing

@@ -2,8 +2,9 @@
 // An attached event's plain hist triggers run in a chain of programs, a few
 // triggers each, behind the event program (docs/design/bpf.md,
 // "Program chains"). Driven by the test's own getppid() calls on the real
-// tracepoint: every trigger must count every call, whichever program holds
-// it, through additions, removals and a chain that outgrows its slots.
+// tracepoint, made on a thread of its own name (NamedThread): every trigger
+// must count every call, whichever program holds it, through additions,
+// removals and a chain that outgrows its slots.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,15 +19,6 @@ namespace {
 
 const std::string kSys = "syscalls", kEvent = "sys_enter_getppid";
 
-// A plain trigger counting this process's calls; `i` keeps the commands apart.
-std::string plain(int i) {
-  return "hist:keys=common_pid:vals=hitcount if common_pid == " + std::to_string(getpid()) +
-         " && common_pid != " + std::to_string(4000000 + i);
-}
-
-void calls(int n) {
-  for (int i = 0; i < n; ++i) getppid();
-}
 
 // Every table's Hits, in the order the hist file shows the triggers.
 std::vector<long> hits(engine::Engine& engine) {
@@ -65,6 +57,16 @@ class ChainTest : public ::testing::Test {
     auto r = engine_->write_trigger(kSys, event, cmd);
     ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
   }
+  // A plain trigger counting the test's calls; `i` keeps the commands apart.
+  std::string plain(int i) const {
+    return "hist:keys=common_pid:vals=hitcount" + self_.filter() + " && common_pid != " + std::to_string(4000000 + i);
+  }
+  void calls(int n) {
+    self_.run([n] {
+      for (int i = 0; i < n; ++i) getppid();
+    });
+  }
+  NamedThread self_{"chain"};
   std::unique_ptr<engine::Engine> engine_;
 };
 
@@ -74,10 +76,11 @@ TEST_F(ChainTest, FortyPlainTriggersOnOneEventEachCountEveryCall) {
   EXPECT_EQ(chain_programs(*engine_), 10u);  // 4 triggers to a program
   calls(25);
   EXPECT_EQ(hits(*engine_), std::vector<long>(40, 25));
-  // An injected record goes through every program's test entry.
+  // An injected record goes through every program's test entry (injected
+  // from the thread: common_comm is the current task's).
   Record r(16);
-  r.pid(getpid());
-  ASSERT_TRUE(engine_->inject(kSys, kEvent, r.bytes()).ok());
+  r.pid(1);
+  self_.run([&] { ASSERT_TRUE(engine_->inject(kSys, kEvent, r.bytes()).ok()); });
   EXPECT_EQ(hits(*engine_), std::vector<long>(40, 26));
 }
 
@@ -111,19 +114,19 @@ TEST_F(ChainTest, RemovalsLeaveTheOthersCountingAndNewTriggersFillTheGaps) {
 // controls on another event pause the chained triggers as the others.
 TEST_F(ChainTest, TheEventProgramRunsAheadOfTheChainAndControlsReachIt) {
   start();
-  const std::string pid = std::to_string(getpid());
+  const std::string mine = self_.filter();
   ASSERT_NO_FATAL_FAILURE(add(plain(0)));
-  ASSERT_NO_FATAL_FAILURE(add("hist:keys=common_pid:ts0=common_timestamp.usecs if common_pid == " + pid));
+  ASSERT_NO_FATAL_FAILURE(add("hist:keys=common_pid:ts0=common_timestamp.usecs" + mine));
   for (int i = 1; i < 6; ++i) ASSERT_NO_FATAL_FAILURE(add(plain(i)));
   EXPECT_EQ(chain_programs(*engine_), 2u);
   calls(4);
   EXPECT_EQ(hits(*engine_), std::vector<long>(7, 4));
   // Without the event program the first of the chain is the dispatcher's.
-  ASSERT_NO_FATAL_FAILURE(add("!hist:keys=common_pid:ts0=common_timestamp.usecs if common_pid == " + pid));
+  ASSERT_NO_FATAL_FAILURE(add("!hist:keys=common_pid:ts0=common_timestamp.usecs" + mine));
   calls(3);
   EXPECT_EQ(hits(*engine_), std::vector<long>(6, 7));
-  ASSERT_NO_FATAL_FAILURE(add("disable_hist:syscalls:sys_enter_getppid if common_pid == " + pid, "sys_enter_getpid"));
-  getpid();
+  ASSERT_NO_FATAL_FAILURE(add("disable_hist:syscalls:sys_enter_getppid" + mine, "sys_enter_getpid"));
+  self_.run([] { getpid(); });
   calls(3);
   EXPECT_EQ(hits(*engine_), std::vector<long>(6, 7));
   auto h = read_hist(*engine_, kSys, kEvent);

@@ -66,10 +66,15 @@ class MissedTest : public ::testing::Test {
     auto r = engine_->write_trigger(kSys, kEvent, cmd);
     ASSERT_TRUE(r.ok()) << cmd << ": " << r.error().message();
   }
-  // Events histd's programs miss: a CPU clock samples this thread every
-  // 100 us of its CPU time for `ms`, and each sample's program prints.
+  // Events histd's programs miss: a CPU clock samples the named thread
+  // every 100 us of its CPU time for `ms`, and each sample's program prints.
   // Returns how many it printed.
   uint64_t nested(int ms) {
+    uint64_t n = 0;
+    self_.run([&] { n = nested_here(ms); });
+    return n;
+  }
+  uint64_t nested_here(int ms) {
     const uint32_t zero = 0;
     const int printed = bpf_map__fd(bpf_object__find_map_by_name(obj_, "printed"));
     uint64_t before = 0, after = 0;
@@ -96,18 +101,22 @@ class MissedTest : public ::testing::Test {
   // n events they see: `direct` prints from BPF_PROG_TEST_RUN, outside any guard.
   void direct(int n) {
     const int fd = bpf_program__fd(bpf_object__find_program_by_name(obj_, "direct"));
-    for (int i = 0; i < n; ++i) {
-      LIBBPF_OPTS(bpf_test_run_opts, opts);
-      ASSERT_EQ(bpf_prog_test_run_opts(fd, &opts), 0) << std::strerror(errno);
-    }
+    self_.run([&] {
+      for (int i = 0; i < n; ++i) {
+        LIBBPF_OPTS(bpf_test_run_opts, opts);
+        ASSERT_EQ(bpf_prog_test_run_opts(fd, &opts), 0) << std::strerror(errno);
+      }
+    });
   }
   std::string hist() {
     auto h = read_hist(*engine_, kSys, kEvent);
     EXPECT_TRUE(h.ok());
     return h ? *h : std::string();
   }
-  std::string filter() const { return " if common_pid == " + std::to_string(getpid()); }
+  // The test's events are the named thread's.
+  std::string filter() const { return self_.filter(); }
 
+  NamedThread self_{"missed"};
   bpf_object* obj_ = nullptr;
   int lock_ = -1;
   std::filesystem::path dir_;

@@ -25,6 +25,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
+#include "bpf_test_support.h"
 #include "histd/printfmt.h"
 #include "histd/symbols.h"
 
@@ -51,7 +52,7 @@ bool put(const fs::path& p, const std::string& text) {
 // A tracefs instance of the machine's kernel, removed at the end.
 class KernelInstance {
  public:
-  KernelInstance() : dir_(fs::path(kTracefs) / "instances" / ("histd-printfmt-" + std::to_string(getpid()))) {
+  KernelInstance() : dir_(fs::path(kTracefs) / "instances" / ("histd-printfmt-" + testing::unique_suffix())) {
     made_ = mkdir(dir_.c_str(), 0700) == 0;
   }
   ~KernelInstance() {

@@ -12,6 +12,13 @@ OWNER_STAT=$(cat /proc/$$/stat)
 echo "$$ $(awk '{print $20}' <<<"${OWNER_STAT##*) }")" >"$WORK/owner"
 MNT=$WORK/mnt
 PIN=/sys/fs/bpf/histd-test-${WORK##*.}
+# This test's random suffix (mktemp's): in what must be unique on the
+# machine (kernel probe names, comms). Never $$: a container's tests have
+# pids of their namespace, counted from 1 as another container's are.
+UNIQ=${WORK##*.}
+# own_number BASE SPAN: a number of this test's own in [BASE, BASE+SPAN),
+# from UNIQ: a write size its filters count, a port.
+own_number() { echo $(($1 + $(printf '%s' "$UNIQ" | cksum | cut -d' ' -f1) % $2)); }
 HISTD_PID=
 FAILURES=0
 
@@ -80,11 +87,50 @@ finish() {
   echo "all checks passed"
 }
 
+# Tests never filter on their own pid. BPF, like the kernel's hist
+# triggers, sees a task's pid in the machine's first PID namespace, while $$,
+# $! and a child's getpid() are pids of the test's own: another namespace in
+# a container, where a filter on them matches nothing. A test filters on
+# what its workload is instead: a comm of its own (common_comm == "..."),
+# given by running the workload through a link of that name (the kernel
+# names a task after the last part of the path it execs, a link's name
+# included; an exec of anything else renames it). docs/design/tests.md.
+#
+# own_comm TAG: prints a comm no other task on the machine has: TAG (8
+# characters at most) and this test's random suffix.
+own_comm() { printf '%s-%s' "${1:0:8}" "$UNIQ"; }
+# comm_link COMM PROGRAM: prints the path of a link named COMM to PROGRAM
+# (a path, or a command found in PATH); what runs through it is named COMM.
+comm_link() {
+  local target
+  target=$(command -v "$2") || { echo "comm_link: no program $2" >&2; return 1; }
+  mkdir -p "$WORK/bin"
+  ln -sfn "$target" "$WORK/bin/$1"
+  printf '%s' "$WORK/bin/$1"
+}
+
+# Where a test is about the pid itself (a pid key, .execname), it learns the
+# pid the tables show from a table: shown_pid_on EVENT COMM... counts COMM's
+# events on EVENT (system/event) by common_pid.execname, before the task
+# makes them; shown_pid EVENT COMM then prints the pid its entry shows.
+shown_pid_on() {
+  local ev=$1 filter= c; shift
+  for c in "$@"; do filter="${filter:+$filter || }common_comm == \"$c\""; done
+  echo "hist:keys=common_pid.execname if $filter" >>"$MNT/events/$ev/trigger"
+}
+shown_pid() { sed -n "s/^{ common_pid: $2 *\[ *\([0-9]*\)\] }.*/\1/p" "$MNT/events/$1/hist" | head -1; }
+
 # child_start SCRIPT: starts `bash -c SCRIPT` blocked on a fifo until
-# child_go; sets CHILD to its pid.
+# child_go, named CHILD_COMM (a new comm each time: `common_comm ==
+# \"$CHILD_COMM\"` is the child); sets CHILD to its pid (for wait and kill:
+# never in a filter). A program the script runs is named after itself: an
+# exec renames (bash may exec a script's last command in place).
+CHILDREN=0
 child_start() {
   rm -f "$WORK/go"; mkfifo "$WORK/go"
-  bash -c "read -r _ < '$WORK/go'; $1" &
+  CHILDREN=$((CHILDREN + 1))
+  CHILD_COMM=$(own_comm "child$CHILDREN")
+  "$(comm_link "$CHILD_COMM" bash)" -c "read -r _ < '$WORK/go'; $1" &
   CHILD=$!
 }
 child_go() { echo go > "$WORK/go"; wait "$CHILD" || true; }
@@ -97,7 +143,7 @@ rows() { awk '/^#/ {next} /^$/ {if (seen) exit; next} {seen=1; print}' "$1"; }
 # hits prints their count.
 counted_writes() {
   W=$MNT/events/syscalls/sys_enter_write
-  SIZE=$((20000 + $$ % 40000))
+  SIZE=$(own_number 20000 40000)
   echo "hist:keys=count:vals=hitcount if count == $SIZE" >"$W/trigger"
 }
 writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }

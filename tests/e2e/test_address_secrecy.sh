@@ -11,7 +11,7 @@ chmod 755 "$WORK"
 GROUP=histd-addr-${WORK##*.}
 groupadd "$GROUP"
 test_cleanup() { groupdel "$GROUP" 2>/dev/null || true; }
-PORT=$((20000 + $$ % 20000))
+PORT=$(own_number 20000 20000)
 histd_start --group "$GROUP" --metrics-listen "127.0.0.1:$PORT"
 as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group "$GROUP" | cut -d: -f3)" "$@"; }
 cp "$HISTCTL_BIN" "$WORK/histctl"; chmod 755 "$WORK/histctl"

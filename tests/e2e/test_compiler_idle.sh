@@ -43,7 +43,7 @@ expect_eq "the trigger counts" "yes" "$(grep -qE '^ *Hits: [1-9]' "$W/hist" && e
 # Idle again; a compile asked for over the socket starts it on demand.
 wait_for down
 expect_eq "stopped again" "stopped 2" "$(compiler 'state idle_stops')"
-ctl add syscalls:sys_enter_getpid "hist:keys=common_pid if common_pid == $$" >/dev/null
+ctl add syscalls:sys_enter_getpid "hist:keys=common_pid if common_comm == \"$(own_comm idle)\"" >/dev/null
 expect_eq "histctl add: started on demand and compiled by it" "2 0 0" \
   "$(compiler 'compiles_served clang_compiles restarts')"
 finish

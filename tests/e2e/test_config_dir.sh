@@ -13,7 +13,7 @@ CONF=$WORK/triggers.d
 mkdir -p "$CONF"
 W=$MNT/events/syscalls/sys_enter_write
 R=$MNT/events/syscalls/sys_enter_read
-SIZE=$((20000 + $$ % 40000))  # writes of exactly $SIZE bytes are this test's
+SIZE=$(own_number 20000 40000)  # writes of exactly $SIZE bytes are this test's
 writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
 COUNTED='hist:keys=count:vals=hitcount:sort=hitcount:size=2048 if count'  # the declared counter's line
 hctl() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }

@@ -9,7 +9,7 @@
 # why, instead of hanging.
 source "$(dirname "$0")/lib.sh"
 ATTACK=$(dirname "$0")/http_attackers.py
-PORT=$((20000 + $$ % 20000))
+PORT=$(own_number 20000 20000)
 ATTACKERS=()
 test_cleanup() {
   for p in "${ATTACKERS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done

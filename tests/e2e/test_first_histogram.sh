@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The foundation end to end: histd mounted in a temp dir, a trigger on
-# syscalls:sys_enter_write filtered on a child's pid, known writes, the exact
-# hist text; errors, removal and truncation through the tree.
+# syscalls:sys_enter_write filtered on a child's comm (lib.sh: never on its
+# pid), known writes, the exact hist text; errors, removal and truncation through the tree.
 source "$(dirname "$0")/lib.sh"
 histd_start
 EV=$MNT/events/syscalls/sys_enter_write
@@ -11,13 +11,12 @@ HISTCTL=("$HISTCTL_BIN" --socket "$WORK/histd.sock")
 # The child blocks on a fifo until the trigger is in place, then makes
 # exactly three 5-byte writes and two 7-byte writes (bash's printf builtin
 # writes to fd 1, here redirected to /dev/null).
-mkfifo "$WORK/go"
-bash -c 'read -r _ < "$1"; for i in 1 2 3; do printf abcde >/dev/null; done; for i in 1 2; do printf abcdefg >/dev/null; done' _ "$WORK/go" &
-CHILD=$!
+child_start 'for i in 1 2 3; do printf abcde >/dev/null; done; for i in 1 2; do printf abcdefg >/dev/null; done'
+MINE="common_comm == \"$CHILD_COMM\""
 
-echo "hist:keys=fd,count:vals=hitcount,count if common_pid == $CHILD" >> "$EV/trigger"
+echo "hist:keys=fd,count:vals=hitcount,count if $MINE" >> "$EV/trigger"
 expect_eq "trigger file lists the trigger" \
-  "hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD [active]" \
+  "hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if $MINE [active]" \
   "$(cat "$EV/trigger")"
 
 echo go > "$WORK/go"
@@ -25,7 +24,7 @@ wait "$CHILD"
 
 expected="# event histogram
 #
-# trigger info: hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD [active]
+# trigger info: hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if $MINE [active]
 #
 
 { fd:          1, count:          7 } hitcount:          2  count:         14
@@ -65,7 +64,7 @@ ERROR: Couldn't find field
   Last command: hist:keys=fd,nosuchfield" "$(cat "$EV/hist")"
 
 # '!' with the printed line removes the trigger.
-echo "!hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if common_pid == $CHILD" >> "$EV/trigger"
+echo "!hist:keys=fd,count:vals=hitcount,count:sort=hitcount:size=2048 if $MINE" >> "$EV/trigger"
 expect_eq "removed" "" "$(cat "$EV/hist")"
 
 # '>' removes every trigger before adding the new one.

@@ -72,7 +72,7 @@ mkdir -p "$MNT"
 HISTD_PID=$!
 await_tree "$MNT" "$HISTD_PID" "$WORK/histd.log"
 child_start 'printf abc >/dev/null'
-echo "hist:keys=count if common_pid == $CHILD" > "$MNT/events/syscalls/sys_enter_write/trigger"
+echo "hist:keys=count if common_comm == \"$CHILD_COMM\"" > "$MNT/events/syscalls/sys_enter_write/trigger"
 child_go
 expect_eq "installed histd counts" "{ count:          3 } hitcount:          1" "$(rows "$MNT/events/syscalls/sys_enter_write/hist")"
 expect_eq "it uses the installed BPF support files" "histd: BPF support files from $(ls -d "$PREFIX"/lib*/histd/bpf)" \

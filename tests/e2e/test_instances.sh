@@ -43,7 +43,7 @@ expect_eq "a name longer than histd keeps" "File name too long" "$(err mkdir "$I
 
 # The same trigger in the instance and the top tree: each counts, each
 # lists only its own, and removing one leaves the other.
-SIZE=$((20000 + $$ % 40000))
+SIZE=$(own_number 20000 40000)
 T="hist:keys=count:vals=hitcount if count == $SIZE"
 writes() { dd if=/dev/zero of=/dev/null bs="$SIZE" count="$1" status=none; }
 echo "$T" >"$A/events/syscalls/sys_enter_write/trigger"

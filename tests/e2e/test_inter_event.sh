@@ -17,15 +17,20 @@ cp "$(command -v perl)" "$WORK/cyclictest"
   echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,$saved_pid,next_prio) if next_comm=="cyclictest"' >> events/sched/sched_switch/trigger
   echo 'hist:keys=pid,prio,lat:sort=pid,lat' >> events/synthetic/wakeup_latency/trigger
 )
-# It prints its pid, then how many times it really slept: a sleep whose
-# 10 ms were over before its timer was armed (the task preempted meanwhile,
-# on a loaded machine) returns without blocking, and nothing wakes it.
-read -r wpid slept < <("$WORK/cyclictest" -e '
+# It prints how many times it really slept: a sleep whose 10 ms were over
+# before its timer was armed (the task preempted meanwhile, on a loaded
+# machine) returns without blocking, and nothing wakes it.
+read -r slept < <("$WORK/cyclictest" -e '
   sub switches { open(my $f, "<", "/proc/self/status"); for (<$f>) { return $1 if /^voluntary_ctxt_switches:\s+(\d+)/ } }
-  my $before = switches(); select(undef, undef, undef, 0.01) for 1..20; print "$$ ", switches() - $before, "\n"')
+  my $before = switches(); select(undef, undef, undef, 0.01) for 1..20; print switches() - $before, "\n"')
 sleep 0.5
 out=$(cat "$T/events/synthetic/wakeup_latency/hist")
 waking=$(cat "$T/events/sched/sched_waking/hist")
+# The workload's pid as the tables show it (the machine's: perl's $$ is
+# another in a container): the one task sched_switch's trigger saw switched
+# in, filtered on next_comm.
+wpid=$(grep -oE '^\{ next_pid: +[0-9]+ \}' "$T/events/sched/sched_switch/hist" | grep -oE '[0-9]+' | sort -u)
+expect_eq "wakeup latency: one task named cyclictest switched in" "1" "$(wc -w <<<"$wpid")"
 wakeups=$(awk '/^\{/ {s += $NF} END {print s + 0}' <<<"$waking")
 # Wakeups the kernel ran no BPF program for (another program was running on
 # that CPU) are reported as missed: only a shortfall they cover is accepted.
@@ -59,8 +64,11 @@ expect_eq "wakeup latency: removed as the seed removes it" "" "$(cat "$T/synthet
 # --- onmax().save() as the seed writes it
 echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="cyclictest"' >> "$T/events/sched/sched_waking/trigger"
 echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm=="cyclictest"' >> "$T/events/sched/sched_switch/trigger"
-wpid=$("$WORK/cyclictest" -e 'print "$$\n"; select(undef, undef, undef, 0.01) for 1..10')
+"$WORK/cyclictest" -e 'select(undef, undef, undef, 0.01) for 1..10'
 hist=$(cat "$T/events/sched/sched_switch/hist")
+# The workload's pid as sched_waking's table shows it (keyed by the woken pid).
+wpid=$(grep -oE '^\{ pid: +[0-9]+ \}' "$T/events/sched/sched_waking/hist" | grep -oE '[0-9]+' | sort -u)
+expect_eq "onmax: one task named cyclictest woken" "1" "$(wc -w <<<"$wpid")"
 expect_eq "onmax: trigger line" "1" \
   "$(grep -c '^# trigger info: hist:keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-\$ts0:sort=hitcount:size=2048:clock=global:onmax(\$wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm=="cyclictest" \[active\]$' <<<"$hist")"
 expect_eq "onmax: the workload's entry shows its max and the saved fields" "1" \

@@ -36,8 +36,11 @@ expect_eq "nothing refused" "" "$(cat "$MNT/error_log")"
 echo 'hist:keys=pid' >"$MNT/events/synthetic/wakeup_lat/trigger"
 mkfifo "$WORK/never"
 child_start "exec 3<>'$WORK/never'; for i in \$(seq 20); do read -t 0.01 -u 3 _ || true; done"
-pid=$CHILD
+# The child's pid as the tables show it (the machine's; $CHILD is another in
+# a container): from its open of the fifo (lib.sh, shown_pid).
+shown_pid_on syscalls/sys_enter_openat "$CHILD_COMM"
 child_go
+pid=$(shown_pid syscalls/sys_enter_openat "$CHILD_COMM")
 sleep 0.3
 rows=$(awk -v p="$pid" '$2 == "pid:" && $3 == p {print $6}' "$MNT/events/synthetic/wakeup_lat/hist")
 expect_eq "the child's wakeups are counted" "yes" "$([ "${rows:-0}" -ge 20 ] && echo yes || echo "no (${rows:-0})")"
@@ -62,7 +65,7 @@ expect_eq "and its triggers" "0 0" \
 # mkdir instances/NAME), then destroys with the histogram.
 HCLIENT=$(dirname "$CLIENT")/histd_tracefs_hist
 [ -x "$HCLIENT" ] || { echo "FAIL: no client at $HCLIENT (build histd_tracefs_hist)"; exit 1; }
-SIZE=$((20000 + $$ % 40000))
+SIZE=$(own_number 20000 40000)
 mkfifo "$WORK/go-hist"
 "$HCLIENT" "$MNT" "lt$$" "$SIZE" <"$WORK/go-hist" >"$WORK/hist.out" 2>&1 &
 hclient=$!

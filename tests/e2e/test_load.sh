@@ -75,15 +75,18 @@ probe() {
 }
 : >"$WORK/down"
 
-# The workers wait on a fifo: their pids go into the filters first.
+# The workers wait on a fifo: their comms go into the filters first (each
+# its own: lib.sh, own_comm; never their pids).
 mkfifo "$WORK/go"
+WORKER_COMMS=()
 for i in $(seq "$NWORKERS"); do
-  "$WORKER_BIN" "$SECONDS_OF_LOAD" <"$WORK/go" >"$WORK/worker.$i" &
+  WORKER_COMMS+=("$(own_comm "load$i")")
+  "$(comm_link "${WORKER_COMMS[-1]}" "$WORKER_BIN")" "$SECONDS_OF_LOAD" <"$WORK/go" >"$WORK/worker.$i" &
   WORKER_PIDS+=($!)
 done
-FILTER=$(printf 'common_pid == %s || ' "${WORKER_PIDS[@]}")
+FILTER=$(printf 'common_comm == "%s" || ' "${WORKER_COMMS[@]}")
 FILTER=${FILTER% || }
-FIRST_WORKER=${WORKER_PIDS[0]}
+FIRST_WORKER=${WORKER_COMMS[0]}
 
 # The untouched triggers: nothing touches them until the load is over. One
 # per worker pid; one per CPU (the per-CPU merge); one keyed by the
@@ -188,7 +191,7 @@ rate=$((calls * 1000000000 / longest))
 # whose trigger info line contains NEEDLE and the untouched filter (the
 # churn's filters are `!=`).
 table() {
-  awk -v needle="$2" -v mine="common_pid == $FIRST_WORKER" '
+  awk -v needle="$2" -v mine="common_comm == \"$FIRST_WORKER\"" '
     /^# trigger info: / { inside = index($0, needle) > 0 && index($0, mine) > 0; next }
     !inside { next }
     /^\{/ { if (match($0, /hitcount: *[0-9]+/)) { s = substr($0, RSTART, RLENGTH); sub(/hitcount: */, "", s); sum += s } }

@@ -13,7 +13,7 @@ command -v promtool >/dev/null || { echo "FAIL: promtool is needed (apt-get inst
 histd_start
 HISTCTL() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }
 
-SIZE=$((3000 + $$ % 1000))  # its log2 bucket is 2^12 (4096)
+SIZE=$(own_number 3000 1000)  # its log2 bucket is 2^12 (4096)
 HISTCTL add syscalls:sys_enter_write "hist:keys=count.log2:vals=count:name=write_sizes if count == $SIZE"
 HISTCTL add syscalls:sys_enter_write "hist:keys=common_pid.execname,count.buckets=1024 if count == $SIZE"
 HISTCTL add syscalls:sys_enter_read 'hist:keys=common_pid.hex,count.log2,fd:vals=hitcount'

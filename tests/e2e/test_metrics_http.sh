@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || { echo "FAIL: promtool is needed (apt-get install prometheus)"; exit 1; }
 # $WORK stays 0700 (mktemp's), as a checkout under /root or a home is: the
 # exporter is handed what it needs as descriptors.
-PORT=$((20000 + $$ % 20000))
+PORT=$(own_number 20000 20000)
 URL=http://127.0.0.1:$PORT
 
 refused() {

@@ -22,15 +22,15 @@ done
 URL=http://127.0.0.1:$PORT
 histd_start --metrics-listen "127.0.0.1:$PORT"
 
-# worker NAME COMMAND...: starts COMMAND, which prints its pid and then
-# waits for a line on its stdin ($WORK/NAME.go); sets PID.
+# worker NAME COMMAND...: starts COMMAND, which prints its pid (a sign
+# that it is ready: the filters are on comms, lib.sh) and then waits for a
+# line on its stdin ($WORK/NAME.go).
 worker() {
   local name=$1; shift
   mkfifo "$WORK/$name.go"
   "$@" <>"$WORK/$name.go" >"$WORK/$name.pid" &  # read-write: the open does not wait for a writer
   WORKERS+=($!)
   for _ in $(seq 100); do [ -s "$WORK/$name.pid" ] && break; sleep 0.05; done
-  PID=$(head -1 "$WORK/$name.pid")
 }
 go() { echo go >"$WORK/$1.go"; wait "${WORKERS[$2]}" || true; }
 
@@ -38,12 +38,14 @@ go() { echo go >"$WORK/$1.go"; wait "${WORKERS[$2]}" || true; }
 # 4 in 2^3 (5-8), 8 in 2^4, 16 in 2^5 and 32 in 2^6. Only the worker's
 # closes count: other tests close fds too.
 C=$MNT/events/syscalls/sys_enter_close
-worker close "$CLOSE" 60 5
-echo "hist:keys=fd.log2 if common_pid == $PID" >"$C/trigger"
+CLOSER=$(own_comm close)
+worker close "$(comm_link "$CLOSER" "$CLOSE")" 60 5
+echo "hist:keys=fd.log2 if common_comm == \"$CLOSER\"" >"$C/trigger"
 # A process whose comm carries HTML closes three fds (bucket 2^17).
+HTML=$(own_comm '<b>x</b>')
 worker named python3 -c '
 import ctypes, os, sys
-ctypes.CDLL(None).prctl(15, b"<b>x</b>", 0, 0, 0)  # PR_SET_NAME
+ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)  # PR_SET_NAME
 print(os.getpid(), flush=True)
 sys.stdin.readline()
 for fd in range(100000, 100003):
@@ -51,8 +53,8 @@ for fd in range(100000, 100003):
         os.close(fd)
     except OSError:
         pass
-'
-echo "hist:keys=common_pid.execname,fd.log2 if common_pid == $PID" >>"$C/trigger"
+' "$HTML"
+echo "hist:keys=common_pid.execname,fd.log2 if common_comm == \"$HTML\"" >>"$C/trigger"
 go close 0
 go named 1
 

@@ -29,7 +29,8 @@ histd_start --textfile-dir "$TF" --textfile-interval 1 --metrics-max-series 2
 
 # Writes of three sizes from one process: three label sets, one past the cap.
 mkfifo "$WORK/w.in"
-/usr/bin/python3 -u - "$WORK/w.in" >"$WORK/w.pid" <<'PY' &
+WCOMM=$(own_comm writer)  # its name: the filter (lib.sh)
+"$(comm_link "$WCOMM" /usr/bin/python3)" -u - "$WORK/w.in" >"$WORK/w.pid" <<'PY' &
 import os, sys
 print(os.getpid())
 null = os.open("/dev/null", os.O_WRONLY)
@@ -40,7 +41,7 @@ with open(sys.argv[1]) as cmds:
 PY
 WRITER=$!
 for _ in $(seq 50); do [ -s "$WORK/w.pid" ] && break; sleep 0.1; done
-echo "hist:keys=count:name=tf_sizes if common_pid == $(cat "$WORK/w.pid")" \
+echo "hist:keys=count:name=tf_sizes if common_comm == \"$WCOMM\"" \
   >"$MNT/events/syscalls/sys_enter_write/trigger"
 exec 7>"$WORK/w.in"
 echo "300 400 500" >&7

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Percentiles and intervals in histctl (issue 22): `show --percentiles` over
 # a known distribution of closed fds (workers of histd_bench_close, each
-# closing a range of invalid fds, filtered on their pids: other tests close
+# closing a range of invalid fds, filtered on their comms: other tests close
 # fds beside this one), the bucket bounds against the hand computation, per
 # label set, for a .log2, a .buckets=N and a plain key, several tables on the
 # event, one without a numeric key (exit 1), bad lists (exit 2); and
@@ -17,20 +17,24 @@ test_cleanup() { for p in "${PROCS[@]}"; do kill -KILL "$p" 2>/dev/null || true;
 histd_start
 HISTCTL() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }
 EV=syscalls:sys_enter_close
-declare -A GO WORKER
+declare -A GO WORKER COMM PID
+for w in A B C D E; do COMM[$w]=$(own_comm "close$w"); done
+is() { echo "common_comm == \"${COMM[$1]}\""; }  # the filter on worker $1
 
-# worker_start NAME N BASE: a worker that will close fds BASE..BASE+N-1 (all
-# invalid: it has only 0-2 open, and the fds stay below 1<<24, which other
-# tests close), blocked until worker_go NAME; its pid in ${WORKER[NAME]}.
+# worker_start NAME N BASE: a worker named ${COMM[NAME]} that will close fds
+# BASE..BASE+N-1 (all invalid: it has only 0-2 open, and the fds stay below
+# 1<<24, which other tests close), blocked until worker_go NAME (it reads
+# its stdin first: on a sys_enter_read watched by shown_pid_on); its pid in
+# ${WORKER[NAME]} (this shell's, for kill -0: never in a filter).
 worker_start() {
   mkfifo "$WORK/$1.go"
-  "$CLOSE" "$2" "$3" <"$WORK/$1.go" >"$WORK/$1.pid" &
+  "$(comm_link "${COMM[$1]}" "$CLOSE")" "$2" "$3" <"$WORK/$1.go" >"$WORK/$1.pid" &
   PROCS+=($!)
+  WORKER[$1]=$!
   local fd
   exec {fd}>"$WORK/$1.go"
   GO[$1]=$fd
   for _ in $(seq 100); do [ -s "$WORK/$1.pid" ] && break; sleep 0.1; done
-  WORKER[$1]=$(cat "$WORK/$1.pid")
 }
 worker_go() {
   local fd=${GO[$1]}
@@ -42,14 +46,17 @@ missed() { HISTCTL show --json "$EV" | python3 -c 'import json,sys; print(sum(t[
 
 # ---- show --percentiles --------------------------------------------------
 # A: 900 closes in 2^11 (fds 1025..1924), B: 90 in 2^12 (2049..2138), C: 10 in 2^13 (4097..4106).
+# The label sets of the .buckets=100 table are pids: the pids the tables
+# show, learnt from the workers' reads (lib.sh, shown_pid).
+shown_pid_on syscalls/sys_enter_read "${COMM[A]}" "${COMM[B]}" "${COMM[C]}"
 worker_start A 900 1025
 worker_start B 90 2049
 worker_start C 10 4097
-FILTER="common_pid == ${WORKER[A]} || common_pid == ${WORKER[B]} || common_pid == ${WORKER[C]}"
+FILTER="$(is A) || $(is B) || $(is C)"
 HISTCTL add $EV "hist:keys=fd.log2 if $FILTER"
 HISTCTL add $EV "hist:keys=common_pid,fd.buckets=100 if $FILTER"
-HISTCTL add $EV "hist:keys=fd if common_pid == ${WORKER[C]}"
-for w in A B C; do worker_go $w; done
+HISTCTL add $EV "hist:keys=fd if $(is C)"
+for w in A B C; do worker_go $w; PID[$w]=$(shown_pid syscalls/sys_enter_read "${COMM[$w]}"); done
 M=$(missed)
 [ "$M" = 0 ] || echo "note: the kernel skipped $M events: buckets compared, not estimates"
 P=50,95,99.5,100
@@ -75,7 +82,7 @@ fi
 expect_eq "each table its own section, named by its trigger" \
   "# hist:keys=fd.log2:vals=hitcount:sort=hitcount:size=2048 if $FILTER [active]
 # hist:keys=common_pid,fd.buckets=100:vals=hitcount:sort=hitcount:size=2048 if $FILTER [active]
-# hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 if common_pid == ${WORKER[C]} [active]" \
+# hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 if $(is C) [active]" \
   "$(grep '^# hist:' "$WORK/pct.txt")"
 
 # The same as JSON: per label set (the pid) of the .buckets=100 table, and
@@ -98,17 +105,17 @@ expect_eq "--json: the percentiles asked for" "[50, 95, 99.5, 100]" \
 # A: fds 1025..1924 in buckets of 100: 75 in 1000-1099, 100 in each of 1100..1899, 25 in 1900-1999.
 expect_eq ".buckets=100, worker A: ranks 450, 855, 895.5, 900 of 900" \
   "p50[1400,1499]~ p95[1800,1899]~ p99.5[1900,1999]~ p100[1900,1999]~" \
-  "$(buckets 1 "${WORKER[A]}" | cut -d' ' -f2-)"
+  "$(buckets 1 "${PID[A]}" | cut -d' ' -f2-)"
 # B: 2049..2138: 51 in 2000-2099, 39 in 2100-2199.
 expect_eq ".buckets=100, worker B: ranks 45, 85.5, 89.55, 90 of 90" \
   "p50[2000,2099]~ p95[2100,2199]~ p99.5[2100,2199]~ p100[2100,2199]~" \
-  "$(buckets 1 "${WORKER[B]}" | cut -d' ' -f2-)"
+  "$(buckets 1 "${PID[B]}" | cut -d' ' -f2-)"
 expect_eq ".buckets=100, worker C: 3 in 4000-4099, 7 in 4100-4199" \
   "p50[4100,4199]~ p95[4100,4199]~ p99.5[4100,4199]~ p100[4100,4199]~" \
-  "$(buckets 1 "${WORKER[C]}" | cut -d' ' -f2-)"
+  "$(buckets 1 "${PID[C]}" | cut -d' ' -f2-)"
 if [ "$M" = 0 ]; then
   expect_eq "each label set's hits: the closes of its worker" "900 90 10" \
-    "$(for w in A B C; do buckets 1 "${WORKER[$w]}" | cut -d' ' -f1; done | xargs)"
+    "$(for w in A B C; do buckets 1 "${PID[$w]}" | cut -d' ' -f1; done | xargs)"
   expect_eq "a plain key: exact values (fds 4097..4106: the 5th, then the 10th)" \
     "10 p50[4101,4101]= p95[4106,4106]= p99.5[4106,4106]= p100[4106,4106]=" "$(buckets 2 '')"
   expect_eq "a plain key in text: '= value (exact)'" "  p50    = 4101 (exact)" "$(section 3 | grep '^  p50 ')"
@@ -148,7 +155,7 @@ exit 2" "$(bad_list '')"
 : >"$MNT/events/syscalls/sys_enter_close/trigger"
 worker_start D 100 513    # 2^10
 worker_start E 30 2049    # 2^12
-FILTER="common_pid == ${WORKER[D]} || common_pid == ${WORKER[E]}"
+FILTER="$(is D) || $(is E)"
 HISTCTL add $EV "hist:keys=fd.log2 if $FILTER"
 lines() { wc -l <"$WORK/watch.jsonl"; }
 wait_lines() { for _ in $(seq 150); do [ "$(lines)" -ge "$1" ] && return; sleep 0.1; done; }

@@ -7,9 +7,9 @@ histd_start
 W=$MNT/events/syscalls/sys_enter_write
 
 child_start 'for i in 1 2 3; do printf abc >/dev/null; done'
-echo "hist:keys=count:vals=hitcount if common_pid == $CHILD" > "$W/trigger"
-echo "hist:keys=fd:vals=count:pause if common_pid == $CHILD" >> "$W/trigger"
-echo "hist:keys=count.log2 if common_pid == $CHILD" >> "$W/trigger"  # an array of slots, not a hash
+echo "hist:keys=count:vals=hitcount if common_comm == \"$CHILD_COMM\"" > "$W/trigger"
+echo "hist:keys=fd:vals=count:pause if common_comm == \"$CHILD_COMM\"" >> "$W/trigger"
+echo "hist:keys=count.log2 if common_comm == \"$CHILD_COMM\"" >> "$W/trigger"  # an array of slots, not a hash
 child_go
 before=$(cat "$W/trigger")
 counted=$(printf '%s\n%s' "{ count:          3 } hitcount:          3" "{ count: ~ 2^2  } hitcount:          3")
@@ -59,10 +59,10 @@ for _ in 1 2; do python3 -c 'import os; os.write(os.open("/dev/null", os.O_WRONL
 expect_eq "which count on" "1" "$(grep -c '{ count:       4322 } hitcount:          3' "$W/hist")"
 
 # Removing a trigger unpins its table: re-adding starts from zero.
-echo "!hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
-echo "hist:keys=count:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
+echo "!hist:keys=count:vals=hitcount if common_comm == \"$CHILD_COMM\"" >> "$W/trigger"
+echo "hist:keys=count:vals=hitcount if common_comm == \"$CHILD_COMM\"" >> "$W/trigger"
 expect_eq "a removed trigger's counts are gone" "    Hits: 0" \
-  "$(awk '/trigger info: hist:keys=count:.* if common_pid/ {t=1} t && /Hits:/ {print; exit}' "$W/hist")"
+  "$(awk '/trigger info: hist:keys=count:.* if common_comm/ {t=1} t && /Hits:/ {print; exit}' "$W/hist")"
 
 # Synthetic events and a latency chain come back too, and keep working:
 # definitions before triggers, variable owners before their users.

@@ -21,7 +21,7 @@ ADDR=$((16#$(readelf -sW "$BIN" | awk '$8 == "histd_probe_target" { print $2 }')
 while read -r _ offset vaddr _ _ memsz _; do
   if ((ADDR >= vaddr && ADDR < vaddr + memsz)); then OFF=$(printf '0x%x' $((ADDR - vaddr + offset))); fi
 done < <(readelf -lW "$BIN" | awk '$1 == "LOAD"')
-E=histd_t$$ R=histd_r$$
+E=histd_t$UNIQ R=histd_r$UNIQ  # the kernel's: names unique on the machine
 test_cleanup() {
   for e in $E $R; do echo "-:uprobes/$e" >>"$T/uprobe_events" 2>/dev/null || true; done
 }
@@ -65,7 +65,7 @@ echo "-:uprobes/$R" >>"$MNT/uprobe_events"
 expect_eq "once its trigger is gone, it is deleted at once" "no" "$([ -e "$P/$R" ] && echo yes || echo no)"
 : >"$MNT/error_log"
 expect_eq "a definition the kernel refuses: its errno" "No such file or directory" \
-  "$(err bash -c "echo 'p:uprobes/histd_bad$$ $WORK/nofile:0x10' >> '$MNT/uprobe_events'")"
+  "$(err bash -c "echo 'p:uprobes/histd_bad$UNIQ $WORK/nofile:0x10' >> '$MNT/uprobe_events'")"
 expect_eq "and a line in histd's error_log" "1" "$(grep -c "uprobe_events.*the kernel refused it" "$MNT/error_log")"
 expect_eq "a user outside the group cannot read it" "Permission denied" \
   "$(err setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$MNT/uprobe_events")"
@@ -75,7 +75,7 @@ expect_eq "nor a member of the group define one" "Permission denied" \
 : >"$P/$E/trigger"
 
 # dynamic_events: the same probes beside histd's synthetic events.
-Y=histd_y$$
+Y=histd_y$UNIQ
 echo 'histd_s'$$' u64 v' >"$MNT/synthetic_events"
 echo "p:uprobes/$Y $BIN:$OFF x=%di:u8" >>"$MNT/dynamic_events"
 expect_eq "dynamic_events lists histd's synthetic events, then the kernel's probes" \
@@ -86,7 +86,7 @@ echo 'hist:keys=x' >"$P/$Y/trigger"
 expect_eq "a probe made through dynamic_events counts" "3" "$(sed -n 's/^ *Hits: //p' "$P/$Y/hist")"
 : >"$P/$Y/trigger"
 expect_eq "a member of the group cannot define a probe there" "Permission denied" \
-  "$(err setpriv --reuid=nobody --regid=nogroup --init-groups bash -c "echo 'p:uprobes/x$$ $BIN:$OFF' >> '$MNT/dynamic_events'")"
+  "$(err setpriv --reuid=nobody --regid=nogroup --init-groups bash -c "echo 'p:uprobes/x$UNIQ $BIN:$OFF' >> '$MNT/dynamic_events'")"
 echo "-:uprobes/$Y" >>"$MNT/dynamic_events"
 expect_eq "-: removes a probe through dynamic_events" "no" "$([ -e "$P/$Y" ] && echo yes || echo no)"
 echo "p:uprobes/$Y $BIN:$OFF" >>"$MNT/dynamic_events"
@@ -95,7 +95,7 @@ expect_eq "O_TRUNC removes histd's synthetic events and the probes it lists" "0"
   "$(cat "$MNT/dynamic_events" "$T/uprobe_events" | grep -cE "histd_s$$|$Y|$E" || true)"
 
 # Made and deleted behind histd's back, in the kernel's own tracefs.
-D=histd_d$$
+D=histd_d$UNIQ
 echo "p:uprobes/$D $BIN:$OFF" >>"$T/uprobe_events"
 expect_eq "an event made after start is served by name" "$(cat "$T/events/uprobes/$D/format")" "$(cat "$P/$D/format")"
 expect_eq "available_events lists it once seen" "1" "$(grep -cx "uprobes:$D" "$MNT/available_events")"

@@ -25,11 +25,12 @@ B_PID=$!
 await_tree "$WORK/mnt-b" "$B_PID" "$WORK/b.log"
 
 
-# writer: a process that makes N writes of SIZE bytes to /dev/null for
-# each "N SIZE" line on its fifo; each histd counts one writer's writes.
+# writer NAME: a process that makes N writes of SIZE bytes to /dev/null for
+# each "N SIZE" line on its fifo; each histd counts one writer's writes,
+# filtered on its comm, $(own_comm NAME) (lib.sh: never on its pid).
 writer() {
   mkfifo "$WORK/$1.in"
-  /usr/bin/python3 -u - "$WORK/$1.in" >"$WORK/$1.pid" <<'PY' &
+  "$(comm_link "$(own_comm "$1")" /usr/bin/python3)" -u - "$WORK/$1.in" >"$WORK/$1.pid" <<'PY' &
 import os, sys
 print(os.getpid())
 null = os.open("/dev/null", os.O_WRONLY)
@@ -43,10 +44,11 @@ PY
 }
 writer a; WA=$(cat "$WORK/a.pid"); exec 7>"$WORK/a.in"
 writer b; WB=$(cat "$WORK/b.pid"); exec 8>"$WORK/b.in"
+A_IS="common_comm == \"$(own_comm a)\"" B_IS="common_comm == \"$(own_comm b)\""
 A_TRIGGER="$MNT/events/syscalls/sys_enter_write/trigger"
 B_TRIGGER="$WORK/mnt-b/events/syscalls/sys_enter_write/trigger"
-echo "hist:keys=count.log2:vals=count:name=write_sizes if common_pid == $WA" >"$A_TRIGGER"
-echo "hist:keys=count.log2:vals=count:name=write_sizes if common_pid == $WB" >"$B_TRIGGER"
+echo "hist:keys=count.log2:vals=count:name=write_sizes if $A_IS" >"$A_TRIGGER"
+echo "hist:keys=count.log2:vals=count:name=write_sizes if $B_IS" >"$B_TRIGGER"
 # counted FILE: the writes a histd's table holds (its hitcount): what
 # Prometheus must show. The kernel may skip an event while another BPF
 # program runs on the CPU (tests beside this one): the table, not the
@@ -139,7 +141,7 @@ expect_eq "and so did its counter" "127.0.0.1:$PA $after" "$(wait_for "$A_COUNT"
 expect_eq "which Prometheus saw as no reset" "127.0.0.1:$PA 0" "$(query "resets($A_COUNT[2m])")"
 
 # A clear: the counter drops to 0 and rises again, a reset rate() handles.
-echo "hist:keys=count.log2:vals=count:name=write_sizes:clear if common_pid == $WA" >>"$A_TRIGGER"
+echo "hist:keys=count.log2:vals=count:name=write_sizes:clear if $A_IS" >>"$A_TRIGGER"
 wait_for "$A_COUNT" "" 10 >/dev/null  # the table is empty: no series until the next write
 echo "3 300" >&7
 sleep 0.5
@@ -149,7 +151,7 @@ expect_eq "which increase() counts across: $after before it, more after (no nega
   "$(query "increase($A_COUNT[2m])" | awk -v min="$after" '{print ($2 > min && $2 < 3 * min) ? "yes" : "no: " $2}')"
 
 # A removed trigger's series go stale at the next scrape.
-echo "!hist:keys=count.log2:vals=count:name=write_sizes if common_pid == $WB" >>"$B_TRIGGER"
+echo "!hist:keys=count.log2:vals=count:name=write_sizes if $B_IS" >>"$B_TRIGGER"
 expect_eq "B's series are stale once its trigger is removed" "" \
   "$(wait_for "$COUNT{instance=\"127.0.0.1:$PB\"}" "" 10; query "$COUNT{instance=\"127.0.0.1:$PB\"}")"
 expect_eq "A's are not" "127.0.0.1:$PA $(counted "$A_TRIGGER")" "$(query "$A_COUNT")"

@@ -13,8 +13,8 @@ E=$MNT/events/syscalls
 raw_links() { cat /proc/"$HISTD_PID"/fdinfo/* 2>/dev/null | grep -A4 '^link_type:.raw_tracepoint' | grep -c "^tp_name:.$1\$" || true; }
 
 child_start 'printf abc >/dev/null; printf abcde >/dev/null; printf abcde >/dev/null'
-echo "hist:keys=count if common_pid == $CHILD" > "$E/sys_enter_write/trigger"
-echo "hist:keys=ret:vals=hitcount if common_pid == $CHILD" > "$E/sys_exit_write/trigger"
+echo "hist:keys=count if common_comm == \"$CHILD_COMM\"" > "$E/sys_enter_write/trigger"
+echo "hist:keys=ret:vals=hitcount if common_comm == \"$CHILD_COMM\"" > "$E/sys_exit_write/trigger"
 child_go
 enter=$(printf '%s\n%s' "{ count:          3 } hitcount:          1" "{ count:          5 } hitcount:          2")
 exits=$(printf '%s\n%s' "{ ret:          3 } hitcount:          1" "{ ret:          5 } hitcount:          2")

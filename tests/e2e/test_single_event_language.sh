@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The single-event language end to end through the mounted tree: modifiers,
 # string filters and globs, named tables, enable_hist/disable_hist, poll,
-# hist_debug and error carets, against the test's own child processes.
+# hist_debug and error carets, against the test's own child processes
+# (filtered on their comms: lib.sh, child_start).
 source "$(dirname "$0")/lib.sh"
 histd_start
 E=$MNT/events
@@ -10,11 +11,15 @@ W=$E/syscalls/sys_enter_write
 
 # --- .execname, .percent, .graph, .log2 on the child's five writes ---------
 child_start 'for i in 1 2 3; do printf abcde >/dev/null; done; for i in 1 2; do printf abcdefg >/dev/null; done'
-echo "hist:keys=common_pid.execname:vals=hitcount if common_pid == $CHILD" > "$W/trigger"
-echo "hist:keys=count:vals=count.percent,count.graph:sort=count if common_pid == $CHILD" >> "$W/trigger"
-echo "hist:keys=count.log2:vals=hitcount if common_pid == $CHILD" >> "$W/trigger"
+MINE="common_comm == \"$CHILD_COMM\""
+echo "hist:keys=common_pid.execname:vals=hitcount if $MINE" > "$W/trigger"
+echo "hist:keys=count:vals=count.percent,count.graph:sort=count if $MINE" >> "$W/trigger"
+echo "hist:keys=count.log2:vals=hitcount if $MINE" >> "$W/trigger"
 child_go
-expect_eq ".execname shows the comm" "$(printf '{ common_pid: %-16s[%10d] } hitcount:          5' bash "$CHILD")" "$(rows "$W/hist")"
+# The pid as the table shows it (the machine's, not $CHILD in a container).
+pid=$(rows "$W/hist" | sed -n '1s/.*\[ *\([0-9]*\)\].*/\1/p')
+expect_eq ".execname shows the comm" "$(printf '{ common_pid: %-16s[%10d] } hitcount:          5' "$CHILD_COMM" "${pid:-0}")" \
+  "$(rows "$W/hist")"
 # sort=count names the value (values are matched before keys, as in the
 # kernel): ascending sums, 14 before 15.
 expect_eq ".percent and .graph" \
@@ -27,20 +32,23 @@ expect_eq ".log2" \
 
 # --- .syscall on raw_syscalls:sys_enter, string globs on comm ---------------
 child_start 'for i in 1 2; do printf x >/dev/null; done'
-echo "hist:keys=id.syscall:vals=hitcount if common_pid == $CHILD && id == 1" > "$E/raw_syscalls/sys_enter/trigger"
-echo "hist:keys=fd:vals=hitcount if common_pid == $CHILD && comm ~ \"b?s[g-i]\"" > "$W/trigger"
-echo "hist:keys=fd:vals=hitcount if common_pid == $CHILD && comm ~ \"*zsh*\"" >> "$W/trigger"
+MINE="common_comm == \"$CHILD_COMM\""
+# The comm, child2-<suffix>, as a whole-word glob with ? and a class.
+glob="${CHILD_COMM:0:1}?${CHILD_COMM:2:2}[c-e]${CHILD_COMM:5}"
+echo "hist:keys=id.syscall:vals=hitcount if $MINE && id == 1" > "$E/raw_syscalls/sys_enter/trigger"
+echo "hist:keys=fd:vals=hitcount if $MINE && comm ~ \"$glob\"" > "$W/trigger"
+echo "hist:keys=fd:vals=hitcount if $MINE && comm ~ \"*zsh*\"" >> "$W/trigger"
 child_go
 expect_eq ".syscall" "$(printf '{ id: %-30s[%3d] } hitcount:          2' sys_write 1)" "$(rows "$E/raw_syscalls/sys_enter/hist")"
-expect_eq "glob that matches bash" "{ fd:          1 } hitcount:          2" "$(rows "$W/hist")"
+expect_eq "glob that matches the comm ($glob)" "{ fd:          1 } hitcount:          2" "$(rows "$W/hist")"
 expect_eq "glob that does not" "1" "$(grep -c 'Hits: 0' "$W/hist")"
 : > "$W/trigger"; : > "$E/raw_syscalls/sys_enter/trigger"
 
 # --- named tables: one table behind two events ----------------------------
 R=$E/syscalls/sys_enter_read
 child_start 'printf x >/dev/null; read -r -n 1 _ </etc/passwd'
-echo "hist:name=rw:keys=common_pid:vals=hitcount if common_pid == $CHILD" > "$W/trigger"
-echo "hist:name=rw:keys=common_pid:vals=hitcount if common_pid == $CHILD" > "$R/trigger"
+echo "hist:name=rw:keys=common_pid:vals=hitcount if common_comm == \"$CHILD_COMM\"" > "$W/trigger"
+echo "hist:name=rw:keys=common_pid:vals=hitcount if common_comm == \"$CHILD_COMM\"" > "$R/trigger"
 child_go
 expect_eq "both events show the same table" "$(rows "$W/hist")" "$(rows "$R/hist")"
 if echo "hist:name=rw:keys=fd" >> "$R/trigger" 2>/dev/null; then
@@ -52,14 +60,19 @@ fi
 : > "$W/trigger"; : > "$R/trigger"
 
 # --- enable_hist / disable_hist around a child's exec -----------------------
+# The child execs /bin/sh through a link of its own name (an exec renames).
 X=$E/sched/sched_process_exec
-child_start 'exec /bin/sh -c "printf x >/dev/null; printf y >/dev/null"'
-echo "hist:keys=common_pid:vals=hitcount:pause if common_pid == $CHILD" > "$W/trigger"
-echo "enable_hist:syscalls:sys_enter_write if filename == \"/bin/sh\" && common_pid == $CHILD" > "$X/trigger"
-expect_eq "enable_hist listed" "enable_hist:syscalls:sys_enter_write:unlimited if filename == \"/bin/sh\" && common_pid == $CHILD" \
+SH_COMM=$(own_comm sh)
+SH=$(comm_link "$SH_COMM" /bin/sh)
+child_start "exec '$SH' -c 'printf x >/dev/null; printf y >/dev/null'"
+MINE="common_comm == \"$SH_COMM\""
+echo "hist:keys=common_pid:vals=hitcount:pause if $MINE" > "$W/trigger"
+echo "enable_hist:syscalls:sys_enter_write if filename == \"$SH\" && $MINE" > "$X/trigger"
+expect_eq "enable_hist listed" "enable_hist:syscalls:sys_enter_write:unlimited if filename == \"$SH\" && $MINE" \
   "$(cat "$X/trigger")"
 child_go
-expect_eq "writes after the exec are counted" "$(printf '{ common_pid: %10d } hitcount:          2' "$CHILD")" "$(rows "$W/hist")"
+pid=$(rows "$W/hist" | sed -n '1s/^{ common_pid: *\([0-9]*\) }.*/\1/p')
+expect_eq "writes after the exec are counted" "$(printf '{ common_pid: %10d } hitcount:          2' "${pid:-0}")" "$(rows "$W/hist")"
 expect_eq "target unpaused" "1" "$(grep -c '\[active\]' "$W/trigger")"
 : > "$X/trigger"; : > "$W/trigger"
 
@@ -67,7 +80,7 @@ expect_eq "target unpaused" "1" "$(grep -c '\[active\]' "$W/trigger")"
 # The poller opens the file first, then lets the child go; the child writes
 # 0.3 s later, so a poll that returns early is caught.
 child_start 'sleep 0.3; printf x >/dev/null'
-echo "hist:keys=fd if common_pid == $CHILD" > "$W/trigger"
+echo "hist:keys=fd if common_comm == \"$CHILD_COMM\"" > "$W/trigger"
 waited=$(python3 - "$W/hist" "$WORK/go" <<'PY'
 import os, select, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY)

@@ -29,15 +29,17 @@ snapshot() {
 
 histd_start
 # The witness: a child that, for each round the test asks for, writes,
-# reads and closes a known number of times (bash builtins only), its pid in
-# every filter, and acknowledges through a fifo (one more write).
+# reads and closes a known number of times (bash builtins only), its comm in
+# every filter (lib.sh: never its pid), and acknowledges through a fifo (one
+# more write).
 mkfifo "$WORK/round" "$WORK/ack"
 echo x >"$WORK/one"
-bash -c "exec 3<'$WORK/round' 4>'$WORK/ack'; while read -r _ <&3; do printf abc >/dev/null; read -r -n 1 _ <'$WORK/one'; echo done >&4; done" &
+WITNESS=$(own_comm witness)
+"$(comm_link "$WITNESS" bash)" -c "exec 3<'$WORK/round' 4>'$WORK/ack'; while read -r _ <&3; do printf abc >/dev/null; read -r -n 1 _ <'$WORK/one'; echo done >&4; done" &
 CHILD=$!
 exec 5>"$WORK/round" 6<"$WORK/ack"
 round() { echo go >&5; read -r _ <&6; }
-F="common_pid == $CHILD"
+F="common_comm == \"$WITNESS\""
 echo 'write_lat u64 lat; long ret' >>"$MNT/synthetic_events"
 echo "hist:keys=common_pid:t0=common_timestamp if $F" >>"$S/sys_enter_write/trigger"
 # A reference qualified by its event: printed as $syscalls.sys_enter_write.t0.
@@ -106,7 +108,7 @@ wait "$CHILD" 2>/dev/null || true
 
 # ---- a restore that fails is not a loss -----------------------------------
 child_start 'for i in 1 2 3 4 5; do printf abc >/dev/null; done'
-F="common_pid == $CHILD"
+F="common_comm == \"$CHILD_COMM\""
 echo "hist:keys=common_pid:vals=count if $F" >>"$S/sys_enter_write/trigger"
 echo "hist:keys=count:vals=hitcount if $F" >>"$S/sys_enter_write/trigger"
 child_go

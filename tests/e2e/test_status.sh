@@ -36,12 +36,12 @@ N=200000
 echo 'lostev unsigned int fd' >>"$MNT/synthetic_events"
 echo 1 >"$MNT/events/synthetic/lostev/enable"
 mkfifo "$WORK/go"
-"$(dirname "$HISTD_BIN")/histd_bench_close" "$N" <"$WORK/go" >"$WORK/worker.pid" &
+WCOMM=$(own_comm closer)  # the worker's name: the trigger's filter (lib.sh)
+"$(comm_link "$WCOMM" "$(dirname "$HISTD_BIN")/histd_bench_close")" "$N" <"$WORK/go" >"$WORK/worker.pid" &
 CHILD=$!
 exec 3>"$WORK/go"
 for _ in $(seq 50); do [ -s "$WORK/worker.pid" ] && break; sleep 0.1; done
-wpid=$(cat "$WORK/worker.pid")
-echo "hist:keys=common_pid:f=fd:onchange(\$f).trace(lostev,\$f) if common_pid == $wpid" \
+echo "hist:keys=common_pid:f=fd:onchange(\$f).trace(lostev,\$f) if common_comm == \"$WCOMM\"" \
   >"$MNT/events/syscalls/sys_enter_close/trigger"
 kill -STOP "$HISTD_PID"
 echo go >&3
