@@ -21,6 +21,7 @@
 #include "fs/tree.h"
 #include "histd/engine.h"
 #include "histd/render.h"
+#include "histd/runtime.h"
 
 namespace histd::fs {
 
@@ -66,6 +67,9 @@ struct Tree::Context {
   InodeTable inodes;
   Renderings renderings;
   TracePipe pipe;  // the top tree's
+  // A trace_marker writer's pid as the kernel's records show it: FUSE
+  // names the writer in histd's PID namespace (a container's, say).
+  runtime::HostPids host_pids;
   // Instances: the files open in each (rmdir waits for none, EBUSY as
   // tracefs) and their trace_pipes. Held while an instance is removed, so
   // no file of it opens meanwhile.

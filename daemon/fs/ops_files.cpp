@@ -192,7 +192,7 @@ int write_file(Tree::Context& ctx, const Node& n, std::string_view data, const f
     return size;
   }
   if (n.file == "trace_marker") {
-    auto r = engine.write_marker(data, static_cast<uint32_t>(pid), comm_of(pid));
+    auto r = engine.write_marker(data, ctx.host_pids.host_pid(pid), comm_of(pid));
     return r ? size : -r.error().error.err;
   }
   if (n.file == "synthetic_events") {

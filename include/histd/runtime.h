@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -240,6 +241,28 @@ class Attachment {
   void unpin();
   bpf_object* obj_ = nullptr;
   bpf_link* link_ = nullptr;
+};
+
+// The machine's pid (the first PID namespace's, as BPF programs and the
+// kernel's trace records show a task) of a task known by its pid in histd's
+// own namespace: FUSE names a writer that way, and in a container the two
+// differ. Asks the kernel through a task iterator (host_pid.bpf.o, loaded
+// at the first question) only when histd is not in the first namespace.
+class HostPids {
+ public:
+  HostPids();
+  ~HostPids();
+  HostPids(const HostPids&) = delete;
+  HostPids& operator=(const HostPids&) = delete;
+  // `pid` itself in the first namespace, or when the kernel cannot say
+  // (the task ended, no iterator): what histd did before it asked.
+  uint32_t host_pid(pid_t pid);
+
+ private:
+  const bool first_namespace_;
+  std::mutex mu_;
+  bool loaded_ = false;
+  bpf_object* obj_ = nullptr;
 };
 
 // Runs the test entry on one record (BPF_PROG_TEST_RUN); returns its retval

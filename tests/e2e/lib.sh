@@ -120,6 +120,13 @@ shown_pid_on() {
 }
 shown_pid() { sed -n "s/^{ common_pid: $2 *\[ *\([0-9]*\)\] }.*/\1/p" "$MNT/events/$1/hist" | head -1; }
 
+# marker_pid TEXT: the pid the tables show for the task whose trace_marker
+# write TEXT is the newest such line in trace (as the kernel, histd records
+# a writer under the machine's pid, not the one $$ gives in a container).
+marker_pid() {
+  sed -n "s/^.*-\([0-9][0-9]*\) *\[[0-9]*\] .* tracing_mark_write: $1\$/\1/p" "$MNT/trace" | tail -1
+}
+
 # child_start SCRIPT: starts `bash -c SCRIPT` blocked on a fifo until
 # child_go, named CHILD_COMM (a new comm each time: `common_comm ==
 # \"$CHILD_COMM\"` is the child); sets CHILD to its pid (for wait and kill:

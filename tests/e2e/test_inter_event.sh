@@ -92,7 +92,8 @@ expect_eq "onmax: removed" "" "$("$HISTCTL_BIN" --socket "$WORK/histd.sock" list
   echo 'hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(ftrace.print).latency($lat) if buf == "end"' >> events/ftrace/print/trigger
   echo 'hist:keys=lat,common_pid:sort=lat' > events/synthetic/latency/trigger
 )
-writer=$(bash -c 'echo $$; for _ in 1 2 3 4 5; do printf start > "$1/trace_marker"; sleep 0.01; printf end > "$1/trace_marker"; done' _ "$T")
+bash -c 'for _ in 1 2 3 4 5; do printf start > "$1/trace_marker"; sleep 0.01; printf end > "$1/trace_marker"; done' _ "$T"
+writer=$(marker_pid end)
 sleep 0.5
 out=$(cat "$T/events/synthetic/latency/hist")
 expect_eq "trace_marker: five latencies of the writer, each over 10 ms" "5" \
@@ -110,8 +111,9 @@ echo 'latency u64 lat' > "$T/synthetic_events"
 echo 'hist:keys=pid:ts0=common_timestamp.usecs' > "$T/events/sched/sched_waking/trigger"
 echo 'hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).latency($lat) if buf == "end"' > "$T/events/ftrace/print/trigger"
 echo 'hist:keys=lat,common_pid:sort=lat' > "$T/events/synthetic/latency/trigger"
-wpid=$("$WORK/cyclictest" -e 'open(my $m, ">", $ARGV[0]) or die; print "$$\n";
-  for (1..10) { select(undef, undef, undef, 0.01); syswrite($m, "end"); }' "$T/trace_marker")
+"$WORK/cyclictest" -e 'open(my $m, ">", $ARGV[0]) or die;
+  for (1..10) { select(undef, undef, undef, 0.01); syswrite($m, "end"); }' "$T/trace_marker"
+wpid=$(marker_pid end)
 sleep 0.5
 out=$(cat "$T/events/synthetic/latency/hist")
 expect_eq "waking+marker: every wakeup ended by a marker write" "10" \

@@ -76,7 +76,8 @@ kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
 histd_start
 expect_eq "synthetic definition restored" "$(printf 'marker_lat\tu64 lat')" "$(cat "$MNT/synthetic_events")"
 expect_eq "the chain's triggers restored in order" "$chain" "$(cat "$MNT/events/ftrace/print/trigger")"
-writer=$(bash -c 'echo $$; printf go > "$1/trace_marker"; printf stop > "$1/trace_marker"' _ "$MNT")
+bash -c 'printf go > "$1/trace_marker"; printf stop > "$1/trace_marker"' _ "$MNT"
+writer=$(marker_pid stop)
 sleep 0.5
 expect_eq "and the restored chain generates" "1" \
   "$(grep -cE "^\{ common_pid: +$writer \} hitcount: +1$" "$MNT/events/synthetic/marker_lat/hist")"
