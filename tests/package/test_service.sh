@@ -136,6 +136,19 @@ expect_eq "compiled by the resident compiler" "1" \
 # Kernel addresses need CAP_SYSLOG even for root: without it, stack frames
 # have no names.
 expect_eq "stack traces are symbolized" "yes" "$(yes_no grep -q 'perf_syscall_enter+0x' <(ct cat "$R/hist"))"
+# The service runs in the container's PID namespace, where FUSE names a
+# trace_marker writer; its line must carry the writer's pid as the
+# machine's kernel does (the host's, as every BPF event of it).
+cp "$ROOT/bin/bash" "$ROOT/usr/local/bin/histdmk"
+# (`; true`: bash would exec a last command in its place, renaming itself)
+ct histdmk -c "echo histd-mark > $T/trace_marker; sleep 5; true" &
+MARKER=$!
+for _ in $(seq 50); do mk=$(pgrep -x histdmk || true); [ -n "$mk" ] && break; sleep 0.1; done
+for _ in $(seq 50); do ct grep -q 'tracing_mark_write: histd-mark$' "$T/trace" && break; sleep 0.1; done
+expect_eq "a trace_marker line written in the container shows the writer's host pid" "histdmk-${mk:-?}" \
+  "$(ct sed -n 's/^ *\([^ ]*\) .*tracing_mark_write: histd-mark$/\1/p' "$T/trace" || true)"
+kill "$MARKER" 2>/dev/null || true
+wait "$MARKER" 2>/dev/null || true
 
 # The reload applies what /etc/histd/triggers.d declares (issue 19, point 4).
 ct sh -c "echo 'syscalls:sys_enter_close hist:keys=common_pid if comm == \"histdwl\"' \
