@@ -35,7 +35,7 @@ HISTD=$!
 for _ in $(seq 100); do [ -e "$WORK/mnt/events" ] && break; sleep 0.1; done
 # KEYS label sets: one series per fd closed by the closer.
 fill_fd_keys "$B" "$WORK/mnt/events/syscalls/sys_enter_close/trigger" "$KEYS" 8192 bench_fds
-for _ in $(seq 50); do python3 "$ATTACK" scrape "$PORT" 0.1 | grep -q '^200' && break; sleep 0.1; done
+for _ in $(seq 50); do grep -q '^200' <(python3 "$ATTACK" scrape "$PORT" 0.1) && break; sleep 0.1; done
 exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
 
 # one ATTACK...: scrapes for SECONDS_EACH beside the attack; the latencies

@@ -18,7 +18,7 @@ test_cleanup() {
 }
 histd_start --metrics-listen "127.0.0.1:$PORT"
 echo 'hist:keys=count.log2:name=attacked' >"$MNT/events/syscalls/sys_enter_write/trigger"
-for _ in $(seq 50); do python3 "$ATTACK" scrape "$PORT" 0.1 | grep -q '^200' && break; sleep 0.1; done
+for _ in $(seq 50); do grep -q '^200' <(python3 "$ATTACK" scrape "$PORT" 0.1) && break; sleep 0.1; done
 exporter=$(pgrep -P "$HISTD_PID" -x histd-exporter | head -1)
 # Idle, with its connections gone, it wakes for nothing (test_idle.sh's
 # rule for histd): its reaper sleeps until a deadline or a connection.

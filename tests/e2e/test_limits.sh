@@ -84,7 +84,7 @@ expect_eq "its error_log counts what the other trees hold" "1" \
   "$(grep -c "of the 1048576 bytes allowed are in use ($total of them by other trees)\$" "$MNT/instances/b$$/error_log")"
 echo 'hist:keys=common_pid' >>"$IW/trigger"
 expect_eq "histctl status: the top tree's memory, and with the instances" "yes" \
-  "$("$HISTCTL_BIN" status | grep -qE "^map memory: $total of 1048576 bytes \([0-9]+ with the instances\)\$" && echo yes)"
+  "$(grep -qE "^map memory: $total of 1048576 bytes \([0-9]+ with the instances\)\$" <("$HISTCTL_BIN" status) && echo yes)"
 rc=0; err=$(mkdir "$MNT/instances/c$$" 2>&1) || rc=$?
 expect_eq "--max-instances 1: a second instance is refused (ENOSPC)" "1 No space left on device" \
   "$rc $(grep -o 'No space left on device' <<<"$err")"

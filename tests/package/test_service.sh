@@ -157,7 +157,7 @@ expect_eq "systemctl reload histd succeeds" "0" "$(ct systemctl reload histd >/d
 # histctl reload returns once the reload is done; histd says RELOADING=1
 # (the unit shows "reloading"), reloads, then READY=1 with the summary.
 for _ in $(seq 100); do
-  ct journalctl -u histd --no-pager | grep -q 'configuration /etc/histd/triggers.d: 1 added' &&
+  grep -q 'configuration /etc/histd/triggers.d: 1 added' <(ct journalctl -u histd --no-pager) &&
     [ "$(ct systemctl is-active histd || true)" = active ] && break
   sleep 0.1
 done
@@ -175,7 +175,7 @@ rc=$(ct systemctl reload histd >/dev/null 2>&1; echo $?)
 expect_eq "systemctl reload fails when a line of the configuration was not applied" "yes" \
   "$([ "$rc" -ne 0 ] && echo yes || echo "no: exit $rc")"
 expect_eq "  and the journal names the line, with its caret" "yes" \
-  "$(ct journalctl -u histd --no-pager | grep -A2 '60-bad.conf:1: error: Couldn.t find field' | grep -q '^.*  *\^$' &&
+  "$(grep -q '^.*  *\^$' <(ct journalctl -u histd --no-pager | grep -A2 '60-bad.conf:1: error: Couldn.t find field') &&
     echo yes || echo no)"
 expect_eq "  histd runs on" "active $pid" "$(ct systemctl is-active histd || true) $(main_pid)"
 ct rm -f /etc/histd/triggers.d/60-bad.conf || true
@@ -230,7 +230,7 @@ start_loaded() {
   expect_eq "$1 with TimeoutStartSec=1s under stress-ng" "active" "$state"
   if [ "$state" = active ]; then echo "   (that start took $(started_ms) ms)"; else ct journalctl -u histd -n 20 --no-pager || true; fi
   expect_eq "  systemd saw it starting, as histd said" "yes" \
-    "$(grep 'ActiveState=activating' "$WORK/seen" | grep -q 'StatusText=starting: ' && echo yes || echo no)"
+    "$(awk '/ActiveState=activating/ && /StatusText=starting: / {seen = 1} END {print seen ? "yes" : "no"}' "$WORK/seen")"
 }
 ct rm -rf /var/lib/histd/cache || true
 start_loaded "a start compiling 300 saved triggers"
@@ -266,7 +266,7 @@ scrape() {
   python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$MPORT/metrics', timeout=5).read().decode())" \
     2>/dev/null || true
 }
-for _ in $(seq 50); do scrape | grep -q '^histd_table_hits_total' && break; sleep 0.1; done
+for _ in $(seq 50); do grep -q '^histd_table_hits_total' <(scrape) && break; sleep 0.1; done
 expect_eq "the service serves /metrics with metrics-listen" "yes" \
   "$(yes_no grep -q '^histd_table_hits_total{table=' <(scrape))"
 # The container has no procps (nothing histd needs pulls it in): /proc.
