@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// What the tree's paths name, and what its files hold:
-//   /README available_events error_log synthetic_events trace trace_pipe
-//    trace_marker snapshot tracing_on current_tracer available_tracers
-//    dynamic_events set_event
-//   /events/<system>/<event>/{format,hist,hist.json,hist_debug,id,trigger}
-//   /events/enable, /events/<system>/enable, /events/<system>/<event>/enable
-//   /options/stacktrace
-//   /instances/<name>/: an instance (histd/instances.h), its own
-//    error_log trace trace_pipe trace_marker snapshot tracing_on
-//    current_tracer available_tracers set_event events/ options/
+// What the tree's paths name: its directories (the root, events/ with a
+// directory per system and per event, options/, instances/<name>/ with an
+// instance's own, histd/instances.h) and its files, which files.h lists a
+// row each.
 #pragma once
 
 #include <sys/stat.h>
@@ -20,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fs/files.h"
 #include "histd/engine.h"
 #include "histd/instances.h"
 #include "histd/render.h"
@@ -34,11 +29,12 @@ struct Node {
   std::string system;
   std::string event;
   std::string file;  // README, format, trigger, ...
+  const TreeFile* row = nullptr;  // what the file does (files.h)
   bool is_dir() const { return kind != Kind::None && kind != Kind::File; }
 };
 
 // Files that take writes (trigger, error_log, trace_marker, ...).
-bool writable(const Node& n);
+inline bool writable(const Node& n) { return n.row != nullptr && n.row->write != nullptr; }
 
 // The mode a node is shown with, which the kernel enforces
 // (default_permissions). Reads are as private as writes, as tracefs (0700,
@@ -58,8 +54,8 @@ class Namespace {
   Node resolve(std::string_view path) const;
   // A directory's entries, without "." and "..".
   std::vector<std::string> list(const Node& dir) const;
-  // The content of a readable file other than hist and hist.json (which the
-  // tree's Renderings share between readers), or a negative errno.
+  // The content of a file as `options` shows it to a reader, made by its
+  // row's read (none: empty), or a negative errno.
   int generate(const Node& n, const render::Options& options, std::string& out) const;
 
   // The engine of the top tree (""), or of an instance (null once it is
@@ -73,6 +69,13 @@ class Namespace {
   // probe event (those come and go). The kernel may keep such names and
   // attributes (kFixedTimeout) rather than ask at every path walk.
   bool fixed(const Node& n) const;
+  // "system:event" a line, every event the tree has.
+  std::string available_events() const;
+  // events/header_page or header_event as tracefs had it at mount; null if
+  // it had none.
+  const std::string* header(std::string_view name) const;
+  // Whether the kernel has kprobe_events or uprobe_events (`name`).
+  bool has_probe_file(std::string_view name) const;
   // The systems of `engine`'s events/ (synthetic with its events), and a
   // system's events.
   std::set<std::string> systems(engine::Engine& engine) const;
@@ -83,7 +86,8 @@ class Namespace {
   bool has_system(engine::Engine& engine, const std::string& system) const;
   bool has_event(engine::Engine& engine, const std::string& system, const std::string& event) const;
   std::set<std::string> engine_events_of(engine::Engine& engine, const std::string& system) const;
-  std::string available_events() const;
+  // The file `name` in directory `n` (at `place`), or `n` unchanged.
+  Node file_in(Node n, Place place, std::string_view name) const;
 
   engine::Engine* engine_;
   instances::Instances* instances_;
@@ -91,12 +95,13 @@ class Namespace {
   std::set<std::string> fixed_systems_;  // of systems_, those whose every event is a tracepoint
   // events/header_page and header_event as the kernel's tracefs had them at
   // mount (they describe its ring buffer, which does not change while it runs).
-  std::map<std::string, std::string> headers_;
+  std::map<std::string, std::string, std::less<>> headers_;
   std::vector<std::string> probe_files_;  // kprobe_events, uprobe_events: those tracefs has
 };
 
-// The text of hist or hist.json (n.file) as a reader shown `options` reads it:
-// the engine's tables, rendered here, outside the engine's lock.
-Expected<std::string> hist_file(engine::Engine& engine, const Node& n, const render::Options& options);
+// The text of hist or hist.json as a reader shown `options` reads it: the
+// engine's tables, rendered here, outside the engine's lock.
+Expected<std::string> hist_text(engine::Engine& engine, const Node& n, const render::Options& options);
+Expected<std::string> hist_json(engine::Engine& engine, const Node& n, const render::Options& options);
 
 }  // namespace histd::fs

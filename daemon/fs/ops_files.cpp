@@ -5,20 +5,14 @@
 #include <fcntl.h>
 #include <poll.h>
 
-#include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 
 #include "fs/context.h"
-#include "fs/control_value.h"
-#include "fs/dynamic_events.h"
-#include "fs/enable_files.h"
 #include "histd/symbols.h"
-#include "histd/text.h"
 
 namespace histd::fs {
 
@@ -41,21 +35,9 @@ render::Options reader_options(fuse_req_t req) {
   return render::Options{!symbols::may_see_kernel_addresses(c->uid, c->pid)};
 }
 
-// The comm of the task writing to trace_marker.
-std::string comm_of(pid_t pid) {
-  std::string comm;
-  if (FILE* f = std::fopen(fmt::format("/proc/{}/comm", pid).c_str(), "re")) {
-    char buf[64] = {};
-    if (std::fgets(buf, sizeof(buf), f)) comm = buf;
-    std::fclose(f);
-  }
-  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  return comm;
-}
-
 // Fills `file` for a reader of `n`; a negative errno on failure.
 int open_content(Tree::Context& ctx, const Node& n, OpenFile& file) {
-  if (n.file == "hist" || n.file == "hist.json") {
+  if (n.row->opening == Opening::Hist) {
     auto r = ctx.renderings.open(n, file.options);
     if (!r) return -r.error().err;
     file.content = std::move(r->text);
@@ -82,7 +64,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   }
   // A trigger (or event definition) is about to be written: a resident
   // compiler stopped for idleness loads its libraries meanwhile.
-  if (mode != O_RDONLY && (n.file == "trigger" || n.file == "synthetic_events" || n.file == "dynamic_events"))
+  if (mode != O_RDONLY && n.row->warms_compiler)
     if (const auto engine = ctx.ns.engine(n.instance)) engine->warm_compiler();
   // Contents change under us: never cached; sizes read as 0, as in tracefs.
   fi->direct_io = 1;
@@ -96,7 +78,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   auto file = std::make_unique<OpenFile>();
   file->options = reader_options(req);
   file->instance = n.instance;
-  if (n.file == "trace_pipe") {
+  if (n.row->opening == Opening::Pipe) {
     // Read as it is consumed, never at open.
     file->pipe = true;
     file->nonblock = (fi->flags & O_NONBLOCK) != 0;
@@ -146,77 +128,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
 
 // A write to `n`: the bytes taken, or a negative errno.
 int write_file(Tree::Context& ctx, const Node& n, std::string_view data, const fuse_ctx& caller) {
-  const pid_t pid = caller.pid;
-  const std::shared_ptr<engine::Engine> held = ctx.ns.engine(n);
-  if (!held) return -ENOENT;
-  engine::Engine& engine = *held;
-  const int size = static_cast<int>(data.size());
-  if (n.file == "error_log" || n.file == "trace") {
-    // As tracefs: what is written is ignored; opening with O_TRUNC clears
-    // (truncate_file), so `echo junk >> error_log` keeps the log.
-    return size;
-  }
-  if (n.file == "snapshot") {
-    // As tracefs: 0 frees it, 1 takes a snapshot, any other number clears it.
-    auto v = parse_control_number(data);
-    if (!v) return -v.error();
-    engine.write_snapshot(*v);
-    return size;
-  }
-  if (n.file == "tracing_on") {
-    // As rb_simple_write(): any number, non-zero for on.
-    auto v = parse_control_number(data);
-    if (!v) return -v.error();
-    engine.set_tracing_on(*v != 0);
-    return size;
-  }
-  if (n.file == "current_tracer") {
-    // As tracing_set_trace_write(): the name without surrounding blanks;
-    // a tracer histd does not have is EINVAL.
-    return trim(data) == "nop" ? size : -EINVAL;
-  }
-  if (n.file == "enable") {
-    auto v = parse_enable(data);
-    if (!v) return -v.error();
-    const int rc = write_enable(ctx.ns, n, *v);
-    return rc < 0 ? rc : size;
-  }
-  if (n.file == "set_event") {
-    const int rc = write_set_event(ctx.ns, n, data);
-    return rc < 0 ? rc : size;
-  }
-  if (n.file == "options/stacktrace") {
-    auto v = parse_enable(data);
-    if (!v) return -v.error();
-    engine.set_stacktrace_option(*v);
-    return size;
-  }
-  if (n.file == "trace_marker") {
-    auto r = engine.write_marker(data, ctx.host_pids.host_pid(pid), comm_of(pid));
-    return r ? size : -r.error().error.err;
-  }
-  if (n.file == "synthetic_events") {
-    auto r = engine.write_synthetic(data);
-    return r ? size : -r.error().error.err;
-  }
-  if (n.file == "dynamic_events") {
-    const int rc = write_dynamic_events(engine, data, caller.uid == 0);
-    return rc < 0 ? rc : size;
-  }
-  if (n.file == "kprobe_events" || n.file == "uprobe_events") {
-    auto r = engine.write_probe_events(n.file, data, false);
-    return r ? size : -r.error().error.err;
-  }
-  // As tracefs: one write(2) is one command, and a page is the most it takes.
-  if (data.size() >= 4096) return -EINVAL;
-  auto r = engine.write_trigger(n.system, n.event, data, symbols::may_see_kernel_addresses(caller.uid, caller.pid));
-  if (!r) {
-    // The writer gets an errno and error_log one line: the whole story (a
-    // verifier log, the compiler's output) goes to histd's log.
-    if (!r.error().diagnostic) fmt::print(stderr, "histd: {}:{}: {}\n", n.system, n.event, r.error().message());
-    return -r.error().error.err;
-  }
-  return size;
+  const std::shared_ptr<engine::Engine> engine = ctx.ns.engine(n);
+  if (!engine) return -ENOENT;
+  return n.row->write(FileCall{ctx.ns, *engine, n, {}, caller.uid, caller.pid, &ctx.host_pids}, data);
 }
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t, struct fuse_file_info*) {
@@ -249,7 +163,7 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
   Tree::Context& ctx = context_of(req);
   const Node n = ctx.node_of(ino);
   const auto* file = reinterpret_cast<const OpenFile*>(fi->fh);
-  if (n.file != "hist" || !file) {
+  if (!n.row || !n.row->polls_tables || !file) {
     // Everything else is always readable, as a seq_file is.
     if (ph) fuse_pollhandle_destroy(ph);
     fuse_reply_poll(req, POLLIN | POLLRDNORM);
@@ -272,30 +186,11 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
 }  // namespace
 
 int truncate_file(Tree::Context& ctx, const Node& n, uid_t uid) {
-  const std::shared_ptr<engine::Engine> held = ctx.ns.engine(n);
-  if (!held) return -ENOENT;
-  engine::Engine& engine = *held;
-  if (n.file == "error_log") {
-    engine.clear_error_log();
-    return 0;
-  }
-  if (n.file == "trace") {
-    engine.clear_trace();
-    return 0;
-  }
-  if (n.file == "synthetic_events") {
-    auto r = engine.truncate_synthetic();
-    return r ? 0 : -r.error().error.err;
-  }
-  if (n.file == "dynamic_events") return truncate_dynamic_events(engine, uid == 0);
-  if (n.file == "set_event") return clear_set_event(ctx.ns, n);
-  if (n.file == "kprobe_events" || n.file == "uprobe_events") {
-    auto r = engine.write_probe_events(n.file, "", true);
-    return r ? 0 : -r.error().error.err;
-  }
-  if (n.file != "trigger") return 0;  // trace_marker, enable, snapshot, tracing_on, ...: nothing to drop
-  auto r = engine.truncate_triggers(n.system, n.event);
-  return r ? 0 : -r.error().error.err;
+  const std::shared_ptr<engine::Engine> engine = ctx.ns.engine(n);
+  if (!engine) return -ENOENT;
+  // trace_marker, enable, snapshot, tracing_on, ...: nothing to drop.
+  if (!n.row || !n.row->truncate) return 0;
+  return n.row->truncate(FileCall{ctx.ns, *engine, n, {}, uid});
 }
 
 void add_file_ops(fuse_lowlevel_ops& ops) {

@@ -19,7 +19,7 @@ Text Renderings::share(std::string text) {
 Expected<Rendering> Renderings::open(const Node& n, const render::Options& options) {
   const auto engine = ns_->engine(n);
   if (!engine) return fail(ErrorKind::NotFound, ENOENT, "its instance was removed");
-  const Key key{n.instance, n.system, n.event, n.file == "hist.json", options.hide_kernel_addresses};
+  const Key key{n.instance, n.system, n.event, n.file, options.hide_kernel_addresses};
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard lock(mu_);
@@ -36,9 +36,11 @@ Expected<Rendering> Renderings::open(const Node& n, const render::Options& optio
   if (Text text = slot->text.lock()) {
     if (slot->version == version || *pinned_ >= cap_) return Rendering{text, version};
   }
-  auto text = hist_file(*engine, n, options);
-  if (!text) return unexpected(std::move(text).error());
-  Text shared = share(std::move(*text));
+  // The row's renderer (hist: text, hist.json: JSON).
+  std::string text;
+  if (const int rc = n.row->read(FileCall{*ns_, *engine, n, options}, text); rc < 0)
+    return fail(ErrorKind::System, -rc, "cannot read " + n.file);
+  Text shared = share(std::move(text));
   slot->version = version;
   slot->text = shared;
   return Rendering{shared, version};

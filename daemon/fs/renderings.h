@@ -49,7 +49,7 @@ class Renderings {
     std::string instance;
     std::string system;
     std::string event;
-    bool json = false;
+    std::string file;  // hist, hist.json
     bool hide = false;
     auto operator<=>(const Key&) const = default;
   };

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "fs/files.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "fs/control_value.h"
+#include "fs/dynamic_events.h"
+#include "fs/enable_files.h"
+#include "fs/nodes.h"
+#include "histd/symbols.h"
+#include "histd/text.h"
+
+namespace histd::fs {
+
+namespace {
+
+// The tree's mini-help. Tools that drive tracefs (the kernel's ftrace
+// selftests, libtracefs) decide what a tracefs supports by looking for the
+// kernel's own phrases in README ("onchange(var)", "snapshot()", ...): the
+// features histd has are named here in those words, and only those.
+constexpr std::string_view kReadme =
+    "histd: the kernel's hist trigger language on eBPF, in a tracefs-shaped tree.\n\n"
+    "  events/<system>/<event>/trigger  write trigger commands here (hist, enable_hist, disable_hist)\n"
+    "  events/<system>/<event>/hist     the event's histograms (hist.json: the same as JSON)\n"
+    "  error_log                        rejected commands, with a caret at the fault\n"
+    "  synthetic_events                 define and remove synthetic events\n"
+    "  uprobe_events, kprobe_events     the kernel's probe events, where it has them (root);\n"
+    "                                   hist triggers and enable on them\n"
+    "           p[:[<group>/][<event>]] <place> [<args>]\n"
+    "           r[:[<group>/][<event>]] <place> [<args>]\n"
+    "           -:[<group>/][<event>]\n"
+    "  dynamic_events                   synthetic events, the kernel's probe events and histd's\n"
+    "                                   eprobes on tracepoints and synthetic events (probes: root):\n"
+    "           s:[synthetic/]<event> <field> [<field>]\n"
+    "           p|r...: as in uprobe_events, kprobe_events\n"
+    "           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>]\n"
+    "           -:[<group>/]<event>\n"
+    "  trace, trace_pipe                traced synthetic events and trace_marker text\n"
+    "  trace_marker                     text written here is an ftrace:print event\n"
+    "  snapshot                         the trace buffer as the last snapshot() action left it\n"
+    "  tracing_on                       0: trace records nothing (trace_marker fails); 1: again\n"
+    "  current_tracer                   nop, the only tracer (available_tracers)\n"
+    "  instances                        Make sub-buffers with: mkdir instances/foo\n"
+    "                                   Remove sub-buffer with rmdir\n\n"
+    "  hist trigger:\n"
+    "    Format: hist:keys=<field1[,field2,...]>\n"
+    "            [:<var1>=<field|var_ref|numeric_literal>[,<var2>=...]]\n"
+    "            [:values=<field1[,field2,...]>]\n"
+    "            [:sort=<field1[,field2,...]>]\n"
+    "            [:size=#entries]\n"
+    "            [:pause][:continue][:clear]\n"
+    "            [:name=histname1]\n"
+    "            [:nohitcount]\n"
+    "            [:<handler>.<action>]\n"
+    "            [if <filter>]\n\n"
+    "    Keys can be any field, or the special string 'common_stacktrace';\n"
+    "    common_timestamp, common_cpu and common_comm are fields of every event.\n"
+    "    Variables are read elsewhere as $name (or $system.event.name); expressions\n"
+    "    take +, -, * and / over fields, variables and numeric literals.\n"
+    "    Modifiers: .hex .sym .sym-offset .execname .syscall .log2 .buckets=size\n"
+    "               .usecs .percent .graph .stacktrace\n\n"
+    "    Handlers:\n"
+    "        onmatch(matching.event)  - on each addition or update\n"
+    "        onmax(var)               - when var exceeds its maximum\n"
+    "        onchange(var)            - when var changes\n"
+    "    Actions:\n"
+    "        trace(<synthetic_event>,param list)  - generate the synthetic event\n"
+    "        save(field,...)                      - save the event's fields\n"
+    "        snapshot()                           - snapshot the trace buffer\n\n"
+    "  enable_hist:<system>:<event>[:count] [if <filter>]\n"
+    "  disable_hist:<system>:<event>[:count] [if <filter>]\n\n"
+    "  synthetic events:\n"
+    "     example: echo 'myevent u64 lat; char name[]; long[] stack' >> synthetic_events\n";
+
+int size_of(std::string_view data) { return static_cast<int>(data.size()); }
+// A command's result as a write's: the bytes taken, or its errno.
+int taken(const engine::CommandResult& r, std::string_view data) { return r ? size_of(data) : -r.error().error.err; }
+int done(const engine::CommandResult& r) { return r ? 0 : -r.error().error.err; }
+int shown(std::string& out, std::string text) {
+  out = std::move(text);
+  return 0;
+}
+std::string flag(bool on) { return on ? "1\n" : "0\n"; }
+
+// The comm of the task writing to trace_marker.
+std::string comm_of(pid_t pid) {
+  std::string comm;
+  if (FILE* f = std::fopen(fmt::format("/proc/{}/comm", pid).c_str(), "re")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof(buf), f)) comm = buf;
+    std::fclose(f);
+  }
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
+
+// --- the root's files
+
+int read_readme(const FileCall&, std::string& out) { return shown(out, std::string(kReadme)); }
+int read_available_events(const FileCall& c, std::string& out) { return shown(out, c.ns.available_events()); }
+int read_error_log(const FileCall& c, std::string& out) { return shown(out, render::error_log(c.engine.error_log())); }
+// As tracefs: what is written to error_log or trace is ignored; opening
+// with O_TRUNC clears, so `echo junk >> error_log` keeps the log.
+int write_ignored(const FileCall&, std::string_view data) { return size_of(data); }
+int clear_error_log(const FileCall& c) {
+  c.engine.clear_error_log();
+  return 0;
+}
+int read_synthetic(const FileCall& c, std::string& out) {
+  return shown(out, render::synthetic_events(c.engine.synthetic_events()));
+}
+int write_synthetic(const FileCall& c, std::string_view data) { return taken(c.engine.write_synthetic(data), data); }
+int truncate_synthetic(const FileCall& c) { return done(c.engine.truncate_synthetic()); }
+int read_trace(const FileCall& c, std::string& out) {
+  return shown(out, c.engine.read_trace(c.options.hide_kernel_addresses));
+}
+int clear_trace(const FileCall& c) {
+  c.engine.clear_trace();
+  return 0;
+}
+int write_marker(const FileCall& c, std::string_view data) {
+  const pid_t host = c.host_pids ? c.host_pids->host_pid(c.pid) : c.pid;
+  return taken(c.engine.write_marker(data, host, comm_of(c.pid)), data);
+}
+int read_snapshot(const FileCall& c, std::string& out) {
+  return shown(out, c.engine.read_snapshot(c.options.hide_kernel_addresses));
+}
+// As tracefs: 0 frees it, 1 takes a snapshot, any other number clears it.
+int write_snapshot(const FileCall& c, std::string_view data) {
+  auto v = parse_control_number(data);
+  if (!v) return -v.error();
+  c.engine.write_snapshot(*v);
+  return size_of(data);
+}
+int read_tracing_on(const FileCall& c, std::string& out) { return shown(out, flag(c.engine.tracing_on())); }
+// As rb_simple_write(): any number, non-zero for on.
+int write_tracing_on(const FileCall& c, std::string_view data) {
+  auto v = parse_control_number(data);
+  if (!v) return -v.error();
+  c.engine.set_tracing_on(*v != 0);
+  return size_of(data);
+}
+// histd traces events, not functions: the kernel's nop tracer is the one it has.
+int read_tracers(const FileCall&, std::string& out) { return shown(out, "nop\n"); }
+// As tracing_set_trace_write(): the name without surrounding blanks; a
+// tracer histd does not have is EINVAL.
+int write_current_tracer(const FileCall&, std::string_view data) {
+  return trim(data) == "nop" ? size_of(data) : -EINVAL;
+}
+int read_dynamic_events(const FileCall& c, std::string& out) { return shown(out, dynamic_events_text(c.engine)); }
+int write_dynamic(const FileCall& c, std::string_view data) {
+  const int rc = write_dynamic_events(c.engine, data, c.uid == 0);
+  return rc < 0 ? rc : size_of(data);
+}
+int truncate_dynamic(const FileCall& c) { return truncate_dynamic_events(c.engine, c.uid == 0); }
+int read_set_event(const FileCall& c, std::string& out) { return shown(out, set_event_text(c.engine)); }
+int write_set(const FileCall& c, std::string_view data) {
+  const int rc = write_set_event(c.ns, c.node, data);
+  return rc < 0 ? rc : size_of(data);
+}
+int clear_set(const FileCall& c) { return clear_set_event(c.ns, c.node); }
+bool has_probe_file(const Namespace& ns, const Node&, std::string_view name) { return ns.has_probe_file(name); }
+int read_probes(const FileCall& c, std::string& out) { return shown(out, c.engine.probe_events(c.node.file)); }
+int write_probes(const FileCall& c, std::string_view data) {
+  return taken(c.engine.write_probe_events(c.node.file, data, false), data);
+}
+int truncate_probes(const FileCall& c) { return done(c.engine.write_probe_events(c.node.file, "", true)); }
+
+// --- an event's files
+
+int read_format(const FileCall& c, std::string& out) {
+  auto format = c.engine.catalog().event(c.node.system, c.node.event);
+  if (!format) return -format.error().err;
+  return shown(out, (*format)->text);
+}
+int read_id(const FileCall& c, std::string& out) {
+  auto format = c.engine.catalog().event(c.node.system, c.node.event);
+  if (!format) return -format.error().err;
+  return shown(out, fmt::format("{}\n", (*format)->id));
+}
+// The hist files' texts (Opening::Hist: made once for every reader).
+template <Expected<std::string> (*Render)(engine::Engine&, const Node&, const render::Options&)>
+int read_hist(const FileCall& c, std::string& out) {
+  auto text = Render(c.engine, c.node, c.options);
+  if (!text) return -text.error().err;
+  return shown(out, std::move(*text));
+}
+// The kernel's hist_debug prints the hist_data pointer; histd's prints the
+// table map's id there, so it holds no kernel address to hide.
+int read_hist_debug(const FileCall& c, std::string& out) {
+  return shown(out, render::hist_debug(c.engine.hist_debug(c.node.system, c.node.event)));
+}
+int read_trigger(const FileCall& c, std::string& out) {
+  return shown(out, render::trigger_file(c.engine.event_triggers(c.node.system, c.node.event)));
+}
+int write_trigger(const FileCall& c, std::string_view data) {
+  // As tracefs: one write(2) is one command, and a page is the most it takes.
+  if (data.size() >= 4096) return -EINVAL;
+  auto r = c.engine.write_trigger(c.node.system, c.node.event, data, symbols::may_see_kernel_addresses(c.uid, c.pid));
+  // The writer gets an errno and error_log one line: the whole story (a
+  // verifier log, the compiler's output) goes to histd's log.
+  if (!r && !r.error().diagnostic)
+    fmt::print(stderr, "histd: {}:{}: {}\n", c.node.system, c.node.event, r.error().message());
+  return taken(r, data);
+}
+int truncate_triggers(const FileCall& c) { return done(c.engine.truncate_triggers(c.node.system, c.node.event)); }
+
+// --- enable files, events/ and options/
+
+int read_enable(const FileCall& c, std::string& out) { return shown(out, enable_state(c.ns, c.node)); }
+int write_enable_file(const FileCall& c, std::string_view data) {
+  auto v = parse_enable(data);
+  if (!v) return -v.error();
+  const int rc = write_enable(c.ns, c.node, *v);
+  return rc < 0 ? rc : size_of(data);
+}
+// ftrace's own events (trace_marker's ftrace:print) are always recorded:
+// tracefs gives them no enable file (TRACE_EVENT_FL_IGNORE_ENABLE).
+bool has_enable_file(const Namespace&, const Node& dir, std::string_view) {
+  return dir.event.empty() || catalog::event_source(dir.system) != catalog::EventSource::Marker;
+}
+// The kernel's ring buffer page and event header: clients that parse event
+// formats (libtracefs's tracefs_local_events()) read them first.
+bool has_header(const Namespace& ns, const Node&, std::string_view name) { return ns.header(name) != nullptr; }
+int read_header(const FileCall& c, std::string& out) { return shown(out, *c.ns.header(c.node.file)); }
+int read_stacktrace(const FileCall& c, std::string& out) { return shown(out, flag(c.engine.stacktrace_option())); }
+int write_stacktrace(const FileCall& c, std::string_view data) {
+  auto v = parse_enable(data);
+  if (!v) return -v.error();
+  c.engine.set_stacktrace_option(*v);
+  return size_of(data);
+}
+
+using enum Access;
+using enum Opening;
+constexpr unsigned kTop = kTopRoot, kBoth = kRoots;
+// clang-format off
+constexpr TreeFile kFiles[] = {
+  // name                places       access      opening  read                   write                  truncate
+  {"README",            kTop,        ReadOnly,   Content, read_readme},
+  {"available_events",  kTop,        ReadOnly,   Content, read_available_events},
+  {"error_log",         kBoth,       ReadWrite,  Content, read_error_log,        write_ignored,         clear_error_log},
+  {"synthetic_events",  kTop,        ReadWrite,  Content, read_synthetic,        write_synthetic,       truncate_synthetic,
+   false, true},
+  {"trace",             kBoth,       ReadWrite,  Content, read_trace,            write_ignored,         clear_trace},
+  {"trace_pipe",        kBoth,       ReadOnly,   Pipe},
+  {"trace_marker",      kBoth,       ReadWrite,  Content, nullptr,               write_marker},
+  {"snapshot",          kBoth,       ReadWrite,  Content, read_snapshot,         write_snapshot},
+  {"tracing_on",        kBoth,       ReadWrite,  Content, read_tracing_on,       write_tracing_on},
+  {"current_tracer",    kBoth,       ReadWrite,  Content, read_tracers,          write_current_tracer},
+  {"available_tracers", kBoth,       ReadOnly,   Content, read_tracers},
+  {"dynamic_events",    kTop,        ReadWrite,  Content, read_dynamic_events,   write_dynamic,         truncate_dynamic,
+   false, true},
+  {"set_event",         kBoth,       ReadWrite,  Content, read_set_event,        write_set,             clear_set},
+  {"kprobe_events",     kTop,        RootWrites, Content, read_probes,           write_probes,          truncate_probes,
+   false, false, has_probe_file},
+  {"uprobe_events",     kTop,        RootWrites, Content, read_probes,           write_probes,          truncate_probes,
+   false, false, has_probe_file},
+  {"format",            kEventDir,   ReadOnly,   Content, read_format},
+  {"hist",              kEventDir,   ReadOnly,   Hist,    read_hist<hist_text>,            nullptr,               nullptr, true},
+  {"hist.json",         kEventDir,   ReadOnly,   Hist,    read_hist<hist_json>},
+  {"hist_debug",        kEventDir,   ReadOnly,   Content, read_hist_debug},
+  {"id",                kEventDir,   ReadOnly,   Content, read_id},
+  {"trigger",           kEventDir,   ReadWrite,  Content, read_trigger,          write_trigger,         truncate_triggers,
+   false, true},
+  {"enable",            kEventsDir | kSystemDir | kEventDir,
+                                     ReadWrite,  Content, read_enable,           write_enable_file,     nullptr,
+   false, false, has_enable_file},
+  {"header_event",      kEventsDir,  ReadOnly,   Content, read_header,           nullptr,               nullptr,
+   false, false, has_header},
+  {"header_page",       kEventsDir,  ReadOnly,   Content, read_header,           nullptr,               nullptr,
+   false, false, has_header},
+  {"stacktrace",        kOptionsDir, ReadWrite,  Content, read_stacktrace,       write_stacktrace},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const TreeFile> tree_files() { return kFiles; }
+
+const TreeFile* find_file(const Namespace& ns, const Node& dir, Place place, std::string_view name) {
+  for (const TreeFile& f : kFiles)
+    if (f.name == name && (f.places & place) != 0 && (!f.present || f.present(ns, dir, name))) return &f;
+  return nullptr;
+}
+
+}  // namespace histd::fs
