@@ -27,6 +27,26 @@ enum class KeyDisplay {
   Stacktrace,  // "%s:\n" then frames
 };
 
+// What a key's bytes are.
+enum class KeyHolds { Number, String, Stack };
+
+// What the table, the planner and the code generator know of a display,
+// one row each (lib/table/key_display.cpp); how each output prints it is
+// render's row of the same display (lib/render/key_formats.cpp).
+struct KeyDisplayTraits {
+  KeyDisplay display = KeyDisplay::Decimal;
+  KeyHolds holds = KeyHolds::Number;
+  // A histogram's bucket: the key is the bucket (.log2: the exponent of
+  // its upper bound; .buckets=N: its lower bound).
+  bool bucketed = false;
+  // Printed with the entry's comm, which the table then keeps (.execname).
+  bool needs_comm = false;
+  // Its label is the number itself, or a bucket: a table keyed only by such
+  // keys is a series per entry in the metrics.
+  bool numeric_label = false;
+};
+const KeyDisplayTraits& key_traits(KeyDisplay display);
+
 // Whether a column may hold kernel addresses, which a reader who may not see
 // them (render::Options::hide_kernel_addresses) is shown as 0.
 enum class AddressKind {

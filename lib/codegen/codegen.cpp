@@ -93,9 +93,10 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   out += fmt::format("struct {}histd_key{} {{\n", p.hot_slots > 0 ? "__attribute__((aligned(8))) " : "", i);
   for (size_t k = 0; k < p.keys.size(); ++k) {
     const plan::KeyField& key = p.keys[k];
-    if (key.display == table::KeyDisplay::String)
+    const table::KeyHolds holds = table::key_traits(key.display).holds;
+    if (holds == table::KeyHolds::String)
       out += fmt::format("  char k{}[{}];\n", k, key.size);
-    else if (key.display == table::KeyDisplay::Stacktrace)
+    else if (holds == table::KeyHolds::Stack)
       out += fmt::format("  __u64 k{}[{}];\n", k, key.size / 8);
     else
       out += fmt::format("  __u64 k{};\n", k);
@@ -144,11 +145,12 @@ std::string key_fields(const plan::HistPlan& p) {
   std::string out;
   for (size_t k = 0; k < p.keys.size(); ++k) {
     const plan::KeyField& key = p.keys[k];
-    if (key.display == table::KeyDisplay::String) {
+    const table::KeyHolds holds = table::key_traits(key.display).holds;
+    if (holds == table::KeyHolds::String) {
       out += string_key(k, key);
       continue;
     }
-    if (key.display == table::KeyDisplay::Stacktrace) {
+    if (holds == table::KeyHolds::Stack) {
       // The kernel stack at the event; unused frames stay zero.
       out += fmt::format("  bpf_get_stack(ctx, key->k{}, sizeof(key->k{}), 0);\n", k, k);
       continue;

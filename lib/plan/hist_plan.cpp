@@ -182,7 +182,7 @@ table::Table HistPlan::columns() const {
 
 bool HistPlan::saves_comm() const {
   for (const KeyField& k : keys)
-    if (k.display == table::KeyDisplay::Execname) return true;
+    if (table::key_traits(k.display).needs_comm) return true;
   return false;
 }
 

@@ -15,28 +15,11 @@
 #include "histd/modifier.h"
 #include "histd/render.h"
 #include "histd/populate.h"
+#include "render/key_formats.h"
 
 namespace histd::render {
 
 namespace {
-
-using table::KeyDisplay;
-
-// A JSON string; bytes that are not UTF-8 (a comm, a string field) become
-// U+FFFD instead of failing the whole document.
-std::string json_string(std::string_view s) {
-  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void put_number(std::string& out, uint64_t v, bool is_signed) {
-  if (is_signed) {
-    const fmt::format_int digits(static_cast<int64_t>(v));
-    out.append(digits.data(), digits.size());
-  } else {
-    const fmt::format_int digits(v);
-    out.append(digits.data(), digits.size());
-  }
-}
 
 // One member of an entry's "keys": a key's raw number (or string, or
 // frames), or the form a modifier renders it in ("<name>.<modifier>").
@@ -54,71 +37,13 @@ std::vector<std::pair<std::string, T>> by_name(std::vector<std::pair<std::string
   return {sorted.begin(), sorted.end()};
 }
 
+// A key's raw member (a number, a string, frames), or its modifier's.
 void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Resolver& res, const Options& opt) {
   const table::KeyColumn& k = *m.column;
-  if (k.display == KeyDisplay::String) {
-    const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
-    const char* s = reinterpret_cast<const char*>(r.key.data() + k.offset);
-    out += json_string(std::string_view(s, strnlen(s, end - k.offset)));
-    return;
-  }
-  if (k.display == KeyDisplay::Stacktrace) {
-    std::vector<std::string> frames;
-    for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
-                         [&](uint64_t f) {
-                           const std::string s = res.symbol_offset(f);
-                           frames.push_back(s.empty() ? fmt::format_int(shown(f, k.address, opt)).str()
-                                                      : json_string(s));
-                         });
-    if (frames.empty()) {
-      out += "[]";
-      return;
-    }
-    out += "[\n";
-    for (size_t i = 0; i < frames.size(); ++i) {
-      out += "              ";
-      out += frames[i];
-      out += i + 1 < frames.size() ? ",\n" : "\n";
-    }
-    out += "            ]";
-    return;
-  }
-  // Symbols resolve from the address; what is printed of it is `v`.
-  const uint64_t addr = r.key_number(k.offset);
-  const uint64_t v = shown(addr, k.address, opt);
-  if (!m.rendered) {
-    put_number(out, v, k.is_signed);
-    return;
-  }
-  switch (k.display) {
-    case KeyDisplay::Hex:
-      out += fmt::format(FMT_COMPILE("\"{:x}\""), v);
-      return;
-    case KeyDisplay::Sym:
-      out += json_string(res.symbol(addr));
-      return;
-    case KeyDisplay::SymOffset:
-      out += json_string(res.symbol_offset(addr));
-      return;
-    case KeyDisplay::Execname:
-      out += json_string(r.comm);
-      return;
-    case KeyDisplay::Syscall: {
-      const std::string s = res.syscall_name(v);
-      out += json_string(s.empty() ? "unknown_syscall" : s);
-      return;
-    }
-    case KeyDisplay::Log2:
-      out += fmt::format(FMT_COMPILE("\"2^{}\""), v);
-      return;
-    case KeyDisplay::Buckets:
-      out += fmt::format(FMT_COMPILE("\"{}-{}\""), v, v + k.buckets - 1);
-      return;
-    case KeyDisplay::Decimal:
-    case KeyDisplay::String:
-    case KeyDisplay::Stacktrace:
-      break;
-  }
+  const KeyValue key(k, r, res, opt);
+  const bool raw_number = !m.rendered && table::key_traits(k.display).holds == table::KeyHolds::Number;
+  if (raw_number) put_number(out, key.v, k.is_signed);
+  else key_format(k.display).json(out, key);
 }
 
 void put_table(std::string& out, const Section& s, const Resolver& res, const Options& opt) {

@@ -8,10 +8,9 @@
 #include <cstring>
 
 #include "histd/modifier.h"
+#include "render/key_formats.h"
 
 namespace histd::render {
-
-using table::KeyDisplay;
 
 std::string valid_utf8(std::string_view s) {
   std::string out;
@@ -34,49 +33,13 @@ std::string valid_utf8(std::string_view s) {
 
 std::string key_label(const table::KeyColumn& k, const table::Row& r, const Resolver& res) {
   const Options hide{true};
-  if (k.display == KeyDisplay::String) {
-    const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
-    const char* s = reinterpret_cast<const char*>(r.key.data() + k.offset);
-    return std::string(s, strnlen(s, end - k.offset));
-  }
-  if (k.display == KeyDisplay::Stacktrace) {
-    std::string out;
-    for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
-                         [&](uint64_t f) {
-                           const std::string s = res.symbol_offset(f);
-                           if (!out.empty()) out += ';';
-                           out += s.empty() ? "?" : s;
-                         });
-    return out;
-  }
-  const uint64_t addr = r.key_number(k.offset);
-  const uint64_t v = shown(addr, k.address, hide);
-  switch (k.display) {
-    case KeyDisplay::Hex:
-      return fmt::format("{:x}", v);
-    case KeyDisplay::Sym:
-    case KeyDisplay::SymOffset: {
-      const std::string s = k.display == KeyDisplay::Sym ? res.symbol(addr) : res.symbol_offset(addr);
-      return s.empty() ? "unknown" : s;
-    }
-    case KeyDisplay::Execname:
-      return std::string(r.comm);
-    case KeyDisplay::Syscall: {
-      const std::string s = res.syscall_name(v);
-      return s.empty() ? "unknown_syscall" : s;
-    }
-    case KeyDisplay::Log2:
-    case KeyDisplay::Buckets:
-      return bucket_label(k, v);
-    default:
-      return k.is_signed ? fmt::format("{}", static_cast<int64_t>(v)) : fmt::format("{}", v);
-  }
+  return key_format(k.display).label(KeyValue(k, r, res, hide));
 }
 
 std::optional<size_t> histogram_key(const table::Table& t) {
   std::optional<size_t> found;
   for (size_t i = 0; i < t.keys.size(); ++i) {
-    if (t.keys[i].display != KeyDisplay::Log2 && t.keys[i].display != KeyDisplay::Buckets) continue;
+    if (!table::key_traits(t.keys[i].display).bucketed) continue;
     if (found) return std::nullopt;
     found = i;
   }
@@ -90,10 +53,7 @@ BucketBounds bucket_bounds(const table::KeyColumn& k, uint64_t v) {
   return {static_cast<double>(b.lower), static_cast<double>(b.upper)};
 }
 
-std::string bucket_label(const table::KeyColumn& k, uint64_t v) {
-  if (k.display == KeyDisplay::Log2) return fmt::format("2^{}", v);
-  return fmt::format("{}-{}", v, v + k.buckets - 1);
-}
+std::string bucket_label(const table::KeyColumn& k, uint64_t v) { return key_format(k.display).bucket(k, v); }
 
 std::string bound_text(double v) {
   if (v < 9007199254740992.0) return fmt::format("{}", static_cast<uint64_t>(v));  // exact below 2^53

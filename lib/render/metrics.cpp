@@ -121,9 +121,7 @@ uint64_t bucket_shown(const table::Table& tab, int hist_key, const table::Row& r
 bool one_series_per_entry(const table::Table& tab, int hist_key) {
   if (hist_key >= 0) return false;
   for (const table::KeyColumn& k : tab.keys) {
-    const bool number = k.display == table::KeyDisplay::Decimal || k.display == table::KeyDisplay::Hex ||
-                        k.display == table::KeyDisplay::Log2 || k.display == table::KeyDisplay::Buckets;
-    if (!number || k.address != table::AddressKind::None) return false;
+    if (!table::key_traits(k.display).numeric_label || k.address != table::AddressKind::None) return false;
   }
   return true;
 }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "histd/render.h"
+#include "render/key_formats.h"
 #include "render/labels.h"
 
 namespace histd::render {
@@ -65,16 +66,17 @@ std::vector<Chart> charts_of(const table::Table& tab, size_t hist_key, const Res
 }
 
 // The chart's x axis: every bucket from the lowest to the highest non-empty
-// one (empty ones as gaps, so the shape is true) for .log2, which has at
-// most 65, and for .buckets when there are few enough; else the non-empty
-// buckets alone. Hits 0 marks a gap.
+// one (empty ones as gaps, so the shape is true) where the display's format
+// fills gaps (.log2, which has at most 65), or when there are few enough
+// (.buckets); else the non-empty buckets alone. Hits 0 marks a gap.
 constexpr uint64_t kMaxGapFill = 64;
 std::vector<std::pair<uint64_t, uint64_t>> slots_of(const table::KeyColumn& k, const Chart& c) {
   std::vector<std::pair<uint64_t, uint64_t>> slots;
   if (c.buckets.empty()) return slots;
-  const uint64_t step = k.display == table::KeyDisplay::Log2 ? 1 : std::max<uint64_t>(k.buckets, 1);
+  const KeyFormat& format = key_format(k.display);
+  const uint64_t step = format.step(k);
   const uint64_t lo = c.buckets.begin()->first, hi = c.buckets.rbegin()->first;
-  bool fill = k.display == table::KeyDisplay::Log2 || (hi - lo) / step < kMaxGapFill;
+  bool fill = format.fills_gaps || (hi - lo) / step < kMaxGapFill;
   for (const auto& b : c.buckets) fill = fill && (b.first - lo) % step == 0;
   if (!fill) return {c.buckets.begin(), c.buckets.end()};
   for (uint64_t v = lo;; v += step) {

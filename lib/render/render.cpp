@@ -4,6 +4,7 @@
 // beside it.
 #include "histd/render.h"
 #include "histd/populate.h"
+#include "render/key_formats.h"
 
 #include <fmt/format.h>
 #include <fmt/compile.h>
@@ -41,75 +42,10 @@ ColumnStats column_stats(const table::Table& t) {
   return s;
 }
 
-// %ps / %pS of an address the resolver does not know: the raw address.
-std::string or_address(std::string s, uint64_t addr) { return s.empty() ? fmt::format("0x{:x}", addr) : s; }
-
-// The formats below are compiled fmt equivalents of the kernel's printf
-// formats quoted beside them: a big table is mostly these few lines.
-template <typename... Args>
-void put(std::string& out, const auto& format, const Args&... args) {
-  fmt::format_to(std::back_inserter(out), format, args...);
-}
-
-// "%<width>llu": the hot path of every table (keys, hitcounts, sums).
-void put_right(std::string& out, uint64_t v, size_t width) {
-  const fmt::format_int digits(v);
-  if (digits.size() < width) out.append(width - digits.size(), ' ');
-  out.append(digits.data(), digits.size());
-}
-
 void append_key(std::string& out, const table::KeyColumn& k, const table::Row& r, const Resolver& res,
                 const Options& opt, bool& multiline) {
-  const std::string_view name = k.name;
-  // Symbols resolve from the address; what is printed of it is `v`.
-  const uint64_t addr = r.key_number(k.offset);
-  const uint64_t v = shown(addr, k.address, opt);
-  switch (k.display) {
-    case table::KeyDisplay::Decimal:  // "%s: %10llu"
-      out += name;
-      out += ": ";
-      put_right(out, v, 10);
-      return;
-    case table::KeyDisplay::Hex:  // "%s: %llx"
-      put(out, FMT_COMPILE("{}: {:x}"), name, v);
-      return;
-    case table::KeyDisplay::Sym:  // "%s: [%llx] %-45s"
-      put(out, FMT_COMPILE("{}: [{:x}] {:<45}"), name, v, or_address(res.symbol(addr), v));
-      return;
-    case table::KeyDisplay::SymOffset:  // "%s: [%llx] %-55s"
-      put(out, FMT_COMPILE("{}: [{:x}] {:<55}"), name, v, or_address(res.symbol_offset(addr), v));
-      return;
-    case table::KeyDisplay::Execname:  // "%s: %-16s[%10llu]"
-      put(out, FMT_COMPILE("{}: {:<16}[{:>10}]"), name, r.comm, v);
-      return;
-    case table::KeyDisplay::Syscall: {  // "%s: %-30s[%3llu]"
-      std::string sc = res.syscall_name(v);
-      put(out, FMT_COMPILE("{}: {:<30}[{:>3}]"), name, sc.empty() ? std::string_view("unknown_syscall") : sc, v);
-      return;
-    }
-    case table::KeyDisplay::Log2:  // "%s: ~ 2^%-2llu"
-      put(out, FMT_COMPILE("{}: ~ 2^{:<2}"), name, v);
-      return;
-    case table::KeyDisplay::Buckets:  // "%s: ~ %llu-%llu"
-      put(out, FMT_COMPILE("{}: ~ {}-{}"), name, v, v + k.buckets - 1);
-      return;
-    case table::KeyDisplay::String: {  // "%s: %-50s"
-      const size_t end = std::min<size_t>(k.offset + k.size, r.key.size());
-      const char* s = reinterpret_cast<const char*>(r.key.data() + k.offset);
-      put(out, FMT_COMPILE("{}: {:<50}"), name, std::string_view(s, strnlen(s, end - k.offset)));
-      return;
-    }
-    case table::KeyDisplay::Stacktrace: {
-      put(out, FMT_COMPILE("{}:\n"), name);
-      for_each_shown_frame(res, k.size / 8, [&](size_t i) { return r.key_number(k.offset + 8 * i); },
-                           [&](uint64_t frame) {
-                             put(out, FMT_COMPILE("         {}\n"),
-                                 or_address(res.symbol_offset(frame), shown(frame, k.address, opt)));
-                           });
-      multiline = true;
-      return;
-    }
-  }
+  key_format(k.display).text(out, k.name, KeyValue(k, r, res, opt));
+  if (table::key_traits(k.display).holds == table::KeyHolds::Stack) multiline = true;
 }
 
 void append_value(std::string& out, const table::ValColumn& c, uint64_t v, uint64_t total, uint64_t max) {

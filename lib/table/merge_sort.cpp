@@ -93,13 +93,14 @@ int compare_column(const Table& t, const SortColumn& c, const Row& a, const Row&
     return x < y ? -1 : x > y ? 1 : 0;
   }
   const KeyColumn& k = t.keys.at(c.index);
-  if (k.display == KeyDisplay::String) {
+  const KeyHolds holds = key_traits(k.display).holds;
+  if (holds == KeyHolds::String) {
     const size_t end = std::min<size_t>(k.offset + k.size, a.key.size());
     const char* x = reinterpret_cast<const char*>(a.key.data() + k.offset);
     const char* y = reinterpret_cast<const char*>(b.key.data() + k.offset);
     return std::strncmp(x, y, end - k.offset);
   }
-  if (k.display == KeyDisplay::Stacktrace) return 0;  // stacks are not comparable
+  if (holds == KeyHolds::Stack) return 0;  // stacks are not comparable
   const uint64_t x = a.key_number(k.offset), y = b.key_number(k.offset);
   if (k.is_signed) {
     const auto sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
@@ -117,11 +118,12 @@ uint64_t order_word(const Table& t, const SortColumn& c, const Row& r) {
     w = r.vals[c.index];
   } else {
     const KeyColumn& k = t.keys.at(c.index);
-    if (k.display == KeyDisplay::String) {
+    const KeyHolds holds = key_traits(k.display).holds;
+    if (holds == KeyHolds::String) {
       const size_t room = std::min<size_t>(k.size, r.key.size() - std::min<size_t>(k.offset, r.key.size()));
       const uint8_t* s = r.key.data() + k.offset;
       w = byte_order_word(s, std::min<size_t>(strnlen(reinterpret_cast<const char*>(s), room), 8));
-    } else if (k.display != KeyDisplay::Stacktrace) {
+    } else if (holds != KeyHolds::Stack) {
       w = r.key_number(k.offset);
       if (k.is_signed) w ^= uint64_t{1} << 63;  // two's complement order -> unsigned order
     }
@@ -179,7 +181,7 @@ void sort_rows(Table& t) {
   // must not order what its full comparison has yet to decide.
   int exact_words = 0;
   for (const SortColumn& c : order) {
-    if (c.kind == SortColumn::Kind::Key && t.keys.at(c.index).display == KeyDisplay::String) break;
+    if (c.kind == SortColumn::Kind::Key && key_traits(t.keys.at(c.index).display).holds == KeyHolds::String) break;
     ++exact_words;
   }
   const size_t n = t.entries();

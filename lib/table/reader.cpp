@@ -36,7 +36,7 @@ Status read_stats(int stats_fd, Table& t) {
 
 bool saves_comm(const Table& t) {
   for (const KeyColumn& k : t.keys)
-    if (k.display == KeyDisplay::Execname) return true;
+    if (key_traits(k.display).needs_comm) return true;
   return false;
 }
 

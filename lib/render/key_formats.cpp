@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "render/key_formats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace histd::render {
+
+KeyValue::KeyValue(const table::KeyColumn& k, const table::Row& r, const Resolver& resolver, const Options& options)
+    : column(k), row(r), res(resolver), opt(options) {
+  if (table::key_traits(k.display).holds != table::KeyHolds::Number) return;
+  addr = r.key_number(k.offset);
+  v = shown(addr, k.address, options);
+}
+
+std::string_view KeyValue::text() const {
+  const size_t end = std::min<size_t>(column.offset + column.size, row.key.size());
+  const char* s = reinterpret_cast<const char*>(row.key.data() + column.offset);
+  return std::string_view(s, strnlen(s, end - column.offset));
+}
+
+std::string or_address(std::string s, uint64_t addr) { return s.empty() ? fmt::format("0x{:x}", addr) : s; }
+
+std::string json_string(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void put_number(std::string& out, uint64_t v, bool is_signed) {
+  const fmt::format_int digits = is_signed ? fmt::format_int(static_cast<int64_t>(v)) : fmt::format_int(v);
+  out.append(digits.data(), digits.size());
+}
+
+namespace {
+
+std::string known_or(std::string s, std::string_view otherwise) { return s.empty() ? std::string(otherwise) : s; }
+std::string syscall_of(const KeyValue& k) { return known_or(k.res.syscall_name(k.v), "unknown_syscall"); }
+// The frames of a Stack key as the kernel shows them, each through `visit`.
+void each_frame(const KeyValue& k, auto&& visit) {
+  const table::KeyColumn& c = k.column;
+  for_each_shown_frame(k.res, c.size / 8, [&](size_t i) { return k.row.key_number(c.offset + 8 * i); }, visit);
+}
+
+// --- hist: each the kernel's printf format, quoted
+
+void text_decimal(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %10llu"
+  out += name;
+  out += ": ";
+  put_right(out, k.v, 10);
+}
+void text_hex(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %llx"
+  put(out, FMT_COMPILE("{}: {:x}"), name, k.v);
+}
+void text_sym(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: [%llx] %-45s"
+  put(out, FMT_COMPILE("{}: [{:x}] {:<45}"), name, k.v, or_address(k.res.symbol(k.addr), k.v));
+}
+void text_sym_offset(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: [%llx] %-55s"
+  put(out, FMT_COMPILE("{}: [{:x}] {:<55}"), name, k.v, or_address(k.res.symbol_offset(k.addr), k.v));
+}
+void text_execname(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %-16s[%10llu]"
+  put(out, FMT_COMPILE("{}: {:<16}[{:>10}]"), name, k.row.comm, k.v);
+}
+void text_syscall(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %-30s[%3llu]"
+  put(out, FMT_COMPILE("{}: {:<30}[{:>3}]"), name, syscall_of(k), k.v);
+}
+void text_log2(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: ~ 2^%-2llu"
+  put(out, FMT_COMPILE("{}: ~ 2^{:<2}"), name, k.v);
+}
+void text_buckets(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: ~ %llu-%llu"
+  put(out, FMT_COMPILE("{}: ~ {}-{}"), name, k.v, k.v + k.column.buckets - 1);
+}
+void text_string(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %-50s"
+  put(out, FMT_COMPILE("{}: {:<50}"), name, k.text());
+}
+void text_stack(std::string& out, std::string_view name, const KeyValue& k) {  // "%s:\n" then a frame a line
+  put(out, FMT_COMPILE("{}:\n"), name);
+  each_frame(k, [&](uint64_t f) {
+    put(out, FMT_COMPILE("         {}\n"), or_address(k.res.symbol_offset(f), shown(f, k.column.address, k.opt)));
+  });
+}
+
+// --- hist.json
+
+void json_decimal(std::string& out, const KeyValue& k) { put_number(out, k.v, k.column.is_signed); }
+void json_hex(std::string& out, const KeyValue& k) { put(out, FMT_COMPILE("\"{:x}\""), k.v); }
+void json_sym(std::string& out, const KeyValue& k) { out += json_string(k.res.symbol(k.addr)); }
+void json_sym_offset(std::string& out, const KeyValue& k) { out += json_string(k.res.symbol_offset(k.addr)); }
+void json_execname(std::string& out, const KeyValue& k) { out += json_string(k.row.comm); }
+void json_syscall(std::string& out, const KeyValue& k) { out += json_string(syscall_of(k)); }
+void json_log2(std::string& out, const KeyValue& k) { put(out, FMT_COMPILE("\"2^{}\""), k.v); }
+void json_buckets(std::string& out, const KeyValue& k) {
+  put(out, FMT_COMPILE("\"{}-{}\""), k.v, k.v + k.column.buckets - 1);
+}
+void json_string_key(std::string& out, const KeyValue& k) { out += json_string(k.text()); }
+// Frames by name, or as numbers where the resolver knows none.
+void json_stack(std::string& out, const KeyValue& k) {
+  std::vector<std::string> frames;
+  each_frame(k, [&](uint64_t f) {
+    const std::string s = k.res.symbol_offset(f);
+    frames.push_back(s.empty() ? fmt::format_int(shown(f, k.column.address, k.opt)).str() : json_string(s));
+  });
+  if (frames.empty()) {
+    out += "[]";
+    return;
+  }
+  out += "[\n";
+  for (size_t i = 0; i < frames.size(); ++i) {
+    out += "              ";
+    out += frames[i];
+    out += i + 1 < frames.size() ? ",\n" : "\n";
+  }
+  out += "            ]";
+}
+
+// --- labels
+
+std::string label_decimal(const KeyValue& k) {
+  return k.column.is_signed ? fmt::format("{}", static_cast<int64_t>(k.v)) : fmt::format("{}", k.v);
+}
+std::string label_hex(const KeyValue& k) { return fmt::format("{:x}", k.v); }
+std::string label_sym(const KeyValue& k) { return known_or(k.res.symbol(k.addr), "unknown"); }
+std::string label_sym_offset(const KeyValue& k) { return known_or(k.res.symbol_offset(k.addr), "unknown"); }
+std::string label_execname(const KeyValue& k) { return std::string(k.row.comm); }
+std::string label_bucket(const KeyValue& k) { return key_format(k.column.display).bucket(k.column, k.v); }
+std::string label_string(const KeyValue& k) { return std::string(k.text()); }
+std::string label_stack(const KeyValue& k) {
+  std::string out;
+  each_frame(k, [&](uint64_t f) {
+    if (!out.empty()) out += ';';
+    out += known_or(k.res.symbol_offset(f), "?");
+  });
+  return out;
+}
+
+// --- buckets
+
+std::string bucket_log2(const table::KeyColumn&, uint64_t v) { return fmt::format("2^{}", v); }
+std::string bucket_range(const table::KeyColumn& k, uint64_t v) { return fmt::format("{}-{}", v, v + k.buckets - 1); }
+uint64_t step_log2(const table::KeyColumn&) { return 1; }
+uint64_t step_range(const table::KeyColumn& k) { return std::max<uint64_t>(k.buckets, 1); }
+
+using enum table::KeyDisplay;
+// clang-format off
+constexpr KeyFormat kFormats[] = {
+  // display    text             json             label             bucket        step        fills_gaps
+  {Decimal,     text_decimal,    json_decimal,    label_decimal},
+  {Hex,         text_hex,        json_hex,        label_hex},
+  {Sym,         text_sym,        json_sym,        label_sym},
+  {SymOffset,   text_sym_offset, json_sym_offset, label_sym_offset},
+  {Execname,    text_execname,   json_execname,   label_execname},
+  {Syscall,     text_syscall,    json_syscall,    syscall_of},
+  // .log2 has at most 65 buckets: the page draws them all.
+  {Log2,        text_log2,       json_log2,       label_bucket,     bucket_log2,  step_log2,  true},
+  {Buckets,     text_buckets,    json_buckets,    label_bucket,     bucket_range, step_range, false},
+  {String,      text_string,     json_string_key, label_string},
+  {Stacktrace,  text_stack,      json_stack,      label_stack},
+};
+// clang-format on
+
+constexpr bool rows_in_order() {
+  for (size_t i = 0; i < std::size(kFormats); ++i)
+    if (static_cast<size_t>(kFormats[i].display) != i) return false;
+  return std::size(kFormats) == static_cast<size_t>(Stacktrace) + 1;
+}
+static_assert(rows_in_order(), "a row per display, in the enum's order");
+
+}  // namespace
+
+const KeyFormat& key_format(table::KeyDisplay display) { return kFormats[static_cast<size_t>(display)]; }
+
+}  // namespace histd::render
