@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The doc-test (issue #19, point 6): every command README.md, docs/*.md and
-# docs/design/*.md show is run against a real histd on this test's mount,
+# The doc-test (issue #19, point 6): every command README.md,
+# CONTRIBUTING.md, docs/*.md and docs/design/*.md show is run against a
+# real histd on this test's mount,
 # socket, state and pin directories (the documents' /run/histd/... paths
 # stand for them), and must succeed and print what the document shows; a
 # block that cannot run here says why. The convention: docs/design/tests.md.
@@ -19,4 +20,4 @@ test_cleanup() {
 }
 cd "$ROOT"
 python3 "$ROOT/tests/e2e/doc_test.py" --histd "$HISTD_BIN" --histctl "$HISTCTL_BIN" --work "$WORK" --mnt "$MNT" \
-  --pin "$PIN" --root "$ROOT" README.md docs/*.md docs/*/*.md
+  --pin "$PIN" --root "$ROOT" README.md CONTRIBUTING.md docs/*.md docs/*/*.md
