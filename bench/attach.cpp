@@ -89,8 +89,10 @@ int main(int argc, char** argv) {
       _exit(127);
     }
     int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0) rc = 1;
-    else rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+      rc = 1;
+    else
+      rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   }
   for (bpf_link* link : links) bpf_link__destroy(link);
   bpf_object__close(obj);

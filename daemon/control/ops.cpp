@@ -107,7 +107,7 @@ struct Call {
   engine::Engine& engine;
   const Peer& peer;
   const Services& services;
-  std::string event;    // as sent
+  std::string event;  // as sent
   std::string command;
   std::string system_name, event_name;  // split from `event` for ops that take one
   bool as_json = false;
@@ -168,14 +168,9 @@ uint64_t restarts(const runtime::Compiler::Stats& s) {
 }
 
 json compiler_json(const runtime::Compiler::Stats& s) {
-  return json{{"state", compiler_state(s)},
-              {"pid", s.server_pid},
-              {"starts", s.server_starts},
-              {"restarts", restarts(s)},
-              {"idle_stops", s.idle_stops},
-              {"failures_in_row", s.failures_in_row},
-              {"compiles_served", s.by_server},
-              {"clang_compiles", s.by_clang}};
+  return json{{"state", compiler_state(s)},     {"pid", s.server_pid},         {"starts", s.server_starts},
+              {"restarts", restarts(s)},        {"idle_stops", s.idle_stops},  {"failures_in_row", s.failures_in_row},
+              {"compiles_served", s.by_server}, {"clang_compiles", s.by_clang}};
 }
 
 std::string compiler_text(const runtime::Compiler::Stats& s) {
@@ -188,8 +183,8 @@ std::string compiler_text(const runtime::Compiler::Stats& s) {
     state = fmt::format("histd-cc running (pid {})", s.server_pid);
   else
     state = "histd-cc not running (started again for the next compile)";
-  return fmt::format("compiler: {}\n  {} restarts, {} idle stops, {} compiles served by histd-cc, {} by clang\n",
-                     state, restarts(s), s.idle_stops, s.by_server, s.by_clang);
+  return fmt::format("compiler: {}\n  {} restarts, {} idle stops, {} compiles served by histd-cc, {} by clang\n", state,
+                     restarts(s), s.idle_stops, s.by_server, s.by_clang);
 }
 
 // What a whole ring (histd falling behind) turned away since histd started.
@@ -355,7 +350,8 @@ json op_metrics(Call& c) {
   render::MetricsOptions options;
   options.max_series = c.services.metrics_max_series;
   if (c.command == "html") return success(render::page(hist_events(c.engine), c.engine.resolver()));
-  if (c.command == "openmetrics") options.format = render::MetricsFormat::OpenMetrics;
+  if (c.command == "openmetrics")
+    options.format = render::MetricsFormat::OpenMetrics;
   else if (!c.command.empty() && c.command != "prometheus")
     return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus, openmetrics or html)");
   return success(metrics_text(c.engine, c.services.instances, options));
@@ -393,9 +389,7 @@ constexpr Op kOps[] = {
 
 }  // namespace
 
-json failure(int err, const std::string& message) {
-  return json{{"ok", false}, {"errno", err}, {"error", message}};
-}
+json failure(int err, const std::string& message) { return json{{"ok", false}, {"errno", err}, {"error", message}}; }
 
 Peer peer_of(int fd) {
   Peer peer;

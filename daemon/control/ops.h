@@ -68,8 +68,8 @@ struct Services {
 
 // Answers one request from `peer`: access, the members' types, then the op.
 // A bad request gets an error reply; nothing a client sends throws.
-nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, const Peer& peer,
-                        const Access& access, const Services& services = {});
+nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, const Peer& peer, const Access& access,
+                        const Services& services = {});
 
 // What a metrics scrape answers (op "metrics", histd --textfile-dir): every
 // table, the top tree's and then each instance's (`instances` may be null),

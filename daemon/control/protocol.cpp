@@ -76,7 +76,8 @@ Expected<std::string> read_output(int fd, nlohmann::json& reply) {
   unsigned char header[kFrameHeader];
   HISTD_TRY(read_all(fd, reinterpret_cast<char*>(header), kFrameHeader));
   const uint32_t len = header[0] | (header[1] << 8) | (header[2] << 16) | (uint32_t{header[3]} << 24);
-  if (len != raw->get<uint64_t>()) return fail(ErrorKind::Invalid, EINVAL, "raw output's frame does not match its reply");
+  if (len != raw->get<uint64_t>())
+    return fail(ErrorKind::Invalid, EINVAL, "raw output's frame does not match its reply");
   std::string bytes(len, '\0');
   HISTD_TRY(read_all(fd, bytes.data(), len));
   return bytes;

@@ -42,7 +42,7 @@ void wake(int eventfd_fd) {
 }  // namespace
 
 Expected<std::unique_ptr<Server>> Server::open(const std::filesystem::path& socket_path, gid_t group,
-                                              ServerLimits limits) {
+                                               ServerLimits limits) {
   std::unique_ptr<Server> s(new Server());
   s->access_ = Access{group, group ? group_name(group) : std::string()};
   s->limits_ = limits;
@@ -54,7 +54,7 @@ Expected<std::unique_ptr<Server>> Server::open(const std::filesystem::path& sock
 }
 
 Expected<std::unique_ptr<Server>> Server::open_metrics(const std::filesystem::path& socket_path, gid_t group,
-                                                      ServerLimits limits) {
+                                                       ServerLimits limits) {
   auto s = HISTD_TRY(open(socket_path, group, limits));
   s->access_.metrics_only = true;
   return s;
@@ -67,7 +67,7 @@ void Server::start(engine::Engine& engine, ReloadHook reload, const instances::I
 }
 
 Expected<std::unique_ptr<Server>> Server::start(engine::Engine& engine, const std::filesystem::path& socket_path,
-                                               gid_t group, ServerLimits limits) {
+                                                gid_t group, ServerLimits limits) {
   auto s = HISTD_TRY(open(socket_path, group, limits));
   s->start(engine);
   return s;
@@ -178,9 +178,9 @@ void Server::handle(int fd) {
   }
   auto sent = conn.send(reply, limits_.reply_deadline, raw);
   if (!sent && sent.error().err == ETIMEDOUT)
-    log_.note("histd: control socket: a client did not take its answer in time",
-              fmt::format("histd: control socket: dropped pid {} (uid {}): {}", peer.pid, peer.uid,
-                          sent.error().context));
+    log_.note(
+        "histd: control socket: a client did not take its answer in time",
+        fmt::format("histd: control socket: dropped pid {} (uid {}): {}", peer.pid, peer.uid, sent.error().context));
 }
 
 }  // namespace histd::control

@@ -20,9 +20,9 @@
 #include "control/ops.h"
 #include "control/socket_file.h"
 #include "histd/engine.h"
-#include "histd/result.h"
 #include "histd/fd.h"
 #include "histd/log_summary.h"
+#include "histd/result.h"
 
 namespace histd::control {
 

@@ -63,8 +63,8 @@ Status check_directories(int dir, const fs::path& socket_path) {
     struct stat st {};
     if ((p == resolved ? fstat(dir, &st) : stat(p.c_str(), &st)) != 0) return fail_errno("checking " + p.string());
     const auto refuse = [&](const std::string& why) {
-      return fail(ErrorKind::Invalid, EPERM, fmt::format("refusing the control socket {}: {} {}", socket_path.string(),
-                                                         p.string(), why));
+      return fail(ErrorKind::Invalid, EPERM,
+                  fmt::format("refusing the control socket {}: {} {}", socket_path.string(), p.string(), why));
     };
     if (!trusted_owner(st)) return refuse(fmt::format("is owned by uid {}, not root", st.st_uid));
     const bool writable = st.st_mode & (S_IWGRP | S_IWOTH);
@@ -91,9 +91,9 @@ Status clear_stale(int dir, const std::string& name, const fs::path& path) {
   if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     return errno == ENOENT ? ok_status() : fail_errno("checking " + path.string());
   if (!S_ISSOCK(st.st_mode))
-    return fail(ErrorKind::Exists, EEXIST,
-                fmt::format("{} exists and is {}: histd replaces only a stale socket", path.string(),
-                            kind(st.st_mode)));
+    return fail(
+        ErrorKind::Exists, EEXIST,
+        fmt::format("{} exists and is {}: histd replaces only a stale socket", path.string(), kind(st.st_mode)));
   Fd node(openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   Fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!node || !probe) return fail_errno("probing " + path.string());

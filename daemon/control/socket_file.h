@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "histd/result.h"
 #include "histd/fd.h"
+#include "histd/result.h"
 
 namespace histd::control {
 
@@ -35,7 +35,7 @@ class SocketFile {
  private:
   SocketFile() = default;
 
-  Fd dir_;     // the checked directory, for every later *at() call
+  Fd dir_;  // the checked directory, for every later *at() call
   Fd listen_;
   std::string name_;
   dev_t dev_ = 0;

@@ -44,8 +44,9 @@ int to_kernel(engine::Engine& engine, std::string_view line, bool root) {
   // other refusals are.
   if (!root) {
     const std::string command(trim(line));
-    engine.log_config_error("dynamic_events",
-                            Diagnostic{ErrorCode::ProbeNotRoot, Span{0, static_cast<uint32_t>(command.size())}, command, {}});
+    engine.log_config_error(
+        "dynamic_events",
+        Diagnostic{ErrorCode::ProbeNotRoot, Span{0, static_cast<uint32_t>(command.size())}, command, {}});
     return -EACCES;
   }
   auto r = engine.write_probe_events("dynamic_events", line, false);
@@ -76,8 +77,7 @@ int apply_line(engine::Engine& engine, std::string_view line, bool root) {
     case synth::DynCommand::Kind::Remove:
       // Not one of histd's synthetic events: the kernel's probe events may
       // have it (the kernel says ENOENT if not).
-      if (cmd->other_group || (!is_synthetic(engine, cmd->line) && root))
-        return to_kernel(engine, trim(line), root);
+      if (cmd->other_group || (!is_synthetic(engine, cmd->line) && root)) return to_kernel(engine, trim(line), root);
       break;
     case synth::DynCommand::Kind::Create:
       break;
@@ -90,7 +90,8 @@ int apply_line(engine::Engine& engine, std::string_view line, bool root) {
 
 std::string dynamic_events_text(engine::Engine& engine) {
   std::string out;
-  for (const synth::SynthDefinition& def : engine.synthetic_events()) out += "s:synthetic/" + synth::list_line(def) + "\n";
+  for (const synth::SynthDefinition& def : engine.synthetic_events())
+    out += "s:synthetic/" + synth::list_line(def) + "\n";
   const std::string kernel = engine.probe_events("dynamic_events");
   for (std::string_view line : probe_lines(kernel)) out += std::string(line) + "\n";
   return out;

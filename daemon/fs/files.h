@@ -52,7 +52,7 @@ struct FileCall {
   const Node& node;
   render::Options options;  // how the reader is shown kernel addresses
   uid_t uid = 0;
-  pid_t pid = 0;  // in histd's PID namespace, as FUSE names it
+  pid_t pid = 0;                           // in histd's PID namespace, as FUSE names it
   runtime::HostPids* host_pids = nullptr;  // trace_marker: the writer's pid as the kernel shows it
 };
 
@@ -67,10 +67,10 @@ struct TreeFile {
   Access access = Access::ReadOnly;
   Opening opening = Opening::Content;
   ReadFile read = nullptr;
-  WriteFile write = nullptr;          // null: read-only (EACCES)
-  TruncateFile truncate = nullptr;    // null: O_TRUNC drops nothing
-  bool polls_tables = false;          // poll() waits for the tables to change
-  bool warms_compiler = false;        // a write may compile: wake the compiler at open
+  WriteFile write = nullptr;        // null: read-only (EACCES)
+  TruncateFile truncate = nullptr;  // null: O_TRUNC drops nothing
+  bool polls_tables = false;        // poll() waits for the tables to change
+  bool warms_compiler = false;      // a write may compile: wake the compiler at open
   // Whether the file `name` is there (null: always), in directory `dir`.
   bool (*present)(const Namespace& ns, const Node& dir, std::string_view name) = nullptr;
 };

@@ -90,9 +90,9 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
     if (made.error().err == ENOSPC)
       if (const auto top = ctx.ns.engine(std::string())) {
         const std::string command = fmt::format("mkdir instances/{}", name);
-        top->log_config_error("instances", Diagnostic{ErrorCode::InstanceLimit,
-                                                      Span{6, static_cast<uint32_t>(command.size())}, command,
-                                                      made.error().context});
+        top->log_config_error(
+            "instances", Diagnostic{ErrorCode::InstanceLimit, Span{6, static_cast<uint32_t>(command.size())}, command,
+                                    made.error().context});
       }
     fuse_reply_err(req, made.error().err);
     return;

@@ -20,9 +20,7 @@ using catalog::kSynthSystem;
 
 // The synthetic system's directory holds histd's own events, and their
 // `enable` files.
-bool is_synthetic(std::string_view system) {
-  return catalog::event_source(system) == catalog::EventSource::Synthetic;
-}
+bool is_synthetic(std::string_view system) { return catalog::event_source(system) == catalog::EventSource::Synthetic; }
 
 std::string read_text(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -123,9 +121,12 @@ Node Namespace::resolve_in(const std::vector<std::string>& all, size_t first, No
     return n;
   }
   if (parts.size() == 1) {
-    if (parts[0] == "events") n.kind = Node::Kind::EventsDir;
-    else if (parts[0] == "options") n.kind = Node::Kind::OptionsDir;
-    else return file_in(n, n.instance.empty() ? kTopRoot : kInstanceRoot, parts[0]);
+    if (parts[0] == "events")
+      n.kind = Node::Kind::EventsDir;
+    else if (parts[0] == "options")
+      n.kind = Node::Kind::OptionsDir;
+    else
+      return file_in(n, n.instance.empty() ? kTopRoot : kInstanceRoot, parts[0]);
     return n;
   }
   if (parts[0] == "options") return parts.size() == 2 ? file_in(n, kOptionsDir, parts[1]) : n;

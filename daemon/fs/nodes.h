@@ -28,7 +28,7 @@ struct Node {
   std::string instance;  // "" for the top tree
   std::string system;
   std::string event;
-  std::string file;  // README, format, trigger, ...
+  std::string file;               // README, format, trigger, ...
   const TreeFile* row = nullptr;  // what the file does (files.h)
   bool is_dir() const { return kind != Kind::None && kind != Kind::File; }
 };
@@ -92,7 +92,7 @@ class Namespace {
   engine::Engine* engine_;
   instances::Instances* instances_;
   std::map<std::string, std::set<std::string>> systems_;  // at mount: system -> events
-  std::set<std::string> fixed_systems_;  // of systems_, those whose every event is a tracepoint
+  std::set<std::string> fixed_systems_;                   // of systems_, those whose every event is a tracepoint
   // events/header_page and header_event as the kernel's tracefs had them at
   // mount (they describe its ring buffer, which does not change while it runs).
   std::map<std::string, std::string, std::less<>> headers_;

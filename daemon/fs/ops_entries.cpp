@@ -24,7 +24,6 @@ constexpr ino_t kUnknownIno = 0xffffffff;
 constexpr double kFixedTimeout = 10;
 double timeout_of(const Tree::Context& ctx, const Node& n) { return ctx.ns.fixed(n) ? kFixedTimeout : 0; }
 
-
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Tree::Context& ctx = context_of(req);
   auto dir = ctx.inodes.path(parent);

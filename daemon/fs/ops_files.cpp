@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 
-
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -94,8 +93,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     return;
   }
   fi->fh = reinterpret_cast<uint64_t>(file.get());
-  if (fuse_reply_open(req, fi) == 0) file.release();  // else the kernel never got it: freed here
-  else ctx.released(n.instance);
+  if (fuse_reply_open(req, fi) == 0)
+    file.release();  // else the kernel never got it: freed here
+  else
+    ctx.released(n.instance);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_info* fi) {
@@ -108,8 +109,10 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
     // Blocks until lines arrive, as trace_pipe does, without holding this
     // worker; a signal to the reader ends the read (TracePipe).
     TracePipe* pipe = context_of(req).pipe_of(file->instance);
-    if (pipe) pipe->read(req, size, file->nonblock, file->options);
-    else fuse_reply_buf(req, nullptr, 0);
+    if (pipe)
+      pipe->read(req, size, file->nonblock, file->options);
+    else
+      fuse_reply_buf(req, nullptr, 0);
     return;
   }
   // Held until the reply is out: the reader may close the file once the
@@ -141,8 +144,10 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
     return;
   }
   const int rc = write_file(ctx, n, std::string_view(buf, size), *fuse_req_ctx(req));
-  if (rc < 0) fuse_reply_err(req, -rc);
-  else fuse_reply_write(req, static_cast<size_t>(rc));
+  if (rc < 0)
+    fuse_reply_err(req, -rc);
+  else
+    fuse_reply_write(req, static_cast<size_t>(rc));
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {

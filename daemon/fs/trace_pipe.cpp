@@ -45,8 +45,10 @@ void TracePipe::start() {
 void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options) {
   if (nonblock) {
     auto lines = engine_.consume_trace(0ms, size, options.hide_kernel_addresses);
-    if (lines) reply_lines(req, *lines, size);
-    else fuse_reply_err(req, EAGAIN);
+    if (lines)
+      reply_lines(req, *lines, size);
+    else
+      fuse_reply_err(req, EAGAIN);
     return;
   }
   // Registered before the request is parked, and never under mu_: libfuse

@@ -64,7 +64,7 @@ const fuse_lowlevel_ops& operations() {
 }  // namespace
 
 Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
-                                           gid_t group, instances::Instances* instances) {
+                                            gid_t group, instances::Instances* instances) {
   std::unique_ptr<Tree> tree(new Tree());
   tree->ctx_ = std::make_unique<Context>(engine, instances, group, kReaderMemory);
   // The kernel enforces the modes the tree reports (default_permissions);
@@ -113,8 +113,7 @@ void Tree::watch_pollers() {
                            std::make_move_iterator(still.end()));
     }
     int64_t trim_at = ctx_->trim_at;
-    if (trim_at != 0 && steady_ns() >= trim_at && ctx_->trim_at.compare_exchange_strong(trim_at, 0))
-      malloc_trim(0);
+    if (trim_at != 0 && steady_ns() >= trim_at && ctx_->trim_at.compare_exchange_strong(trim_at, 0)) malloc_trim(0);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

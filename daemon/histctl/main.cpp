@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // histctl: the command-line front end of histd. Talks to histd's control
 // socket, except `check`, which runs the pipeline offline.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -74,8 +74,7 @@ int check(const std::string& command, const std::string& format_path, const std:
 
 // explain SYSTEM:EVENT COMMAND: the plan and the generated BPF C, from the
 // machine's own event format, installing nothing.
-int explain_event(const std::string& event, const std::string& command, const std::string& tracefs,
-                  bool raw_syscalls) {
+int explain_event(const std::string& event, const std::string& command, const std::string& tracefs, bool raw_syscalls) {
   auto ev = histd::control::split_event(event);
   if (!ev) {
     fmt::print(stderr, "histctl: expected SYSTEM:EVENT, got '{}'\n", event);
@@ -90,8 +89,7 @@ int explain_event(const std::string& event, const std::string& command, const st
     }
     root = *found;
   }
-  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true,
-               raw_syscalls);
+  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true, raw_syscalls);
 }
 
 // --percentiles' list, or nullopt after saying where it is wrong.
@@ -117,8 +115,10 @@ int show_percentiles(const std::string& socket_path, const std::string& event, c
     fmt::print(stderr, "histctl: {} has no hist trigger: no table to take percentiles of\n", event);
     return kRefused;
   }
-  if (as_json) fmt::print("{}\n", result.dump(2, ' ', false, json::error_handler_t::replace));
-  else fmt::print("{}", percentiles_text(result));
+  if (as_json)
+    fmt::print("{}\n", result.dump(2, ' ', false, json::error_handler_t::replace));
+  else
+    fmt::print("{}", percentiles_text(result));
   std::fflush(stdout);
   rc = 0;
   size_t index = 0;
@@ -202,8 +202,9 @@ Commands define_commands(CLI::App& app, Args& a) {
   c.watch = app.add_subcommand(
       "watch", "refresh an event's tables: each value's change and rate per interval, and its percentiles");
   c.watch->add_option("event", a.event, "SYSTEM:EVENT")->required();
-  c.watch->add_option("--interval", a.interval, "seconds between refreshes")->capture_default_str()->check(
-      CLI::PositiveNumber);
+  c.watch->add_option("--interval", a.interval, "seconds between refreshes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   c.watch->add_option("--count", a.count, "stop after this many refreshes, with --json lines (0: until interrupted)");
   c.watch->add_flag("--json", a.json_out,
                     "one JSON object a line per interval: each table's deltas, rates per second and percentiles");
@@ -213,7 +214,8 @@ Commands define_commands(CLI::App& app, Args& a) {
       ->capture_default_str();
   c.watch->add_option("--key", a.key, "the key to take percentiles over (default: the .log2 or .buckets key)");
   c.status = app.add_subcommand(
-      "status", "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
+      "status",
+      "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
   c.status->add_flag("--json", a.json_out, "as JSON");
   c.restore = app.add_subcommand("restore", "try the saved triggers that did not restore again");
   c.reload = app.add_subcommand(

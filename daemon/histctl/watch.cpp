@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "histctl/client.h"
-#include "histctl/interval.h"
 #include "histctl/hist_json.h"
+#include "histctl/interval.h"
 
 namespace histd::histctl {
 

@@ -176,8 +176,7 @@ bool build_prelude(const CcRequest& req, PreludeFit fit, Prelude& prelude) {
   histd::Fd file = histd::cc_server::unnamed_file();
   if (!file) return false;
   const std::string pch = histd::cc_server::fd_path(file.get());
-  const Answer a =
-      compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, fit.lines});
+  const Answer a = compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, fit.lines});
   if (a.status != CcStatus::Object) return false;
   prelude.keep(std::move(file), std::move(fit.key), std::move(fit.lines));
   return true;
@@ -190,8 +189,8 @@ bool build_prelude(const CcRequest& req, PreludeFit fit, Prelude& prelude) {
 Answer compile_with_prelude(const CcRequest& req, const PreludeFit& fit, Prelude& prelude, const char*& how) {
   how = "";
   if (fit.lines.empty() || !prelude.serves(fit.key, fit.lines)) return compile(req);
-  Answer a = compile({histd::cc_server::with_prelude(req.args, req.input, prelude.path()), req.input, req.source},
-                     &fit.lines);
+  Answer a =
+      compile({histd::cc_server::with_prelude(req.args, req.input, prelude.path()), req.input, req.source}, &fit.lines);
   if (a.status == CcStatus::Object) {
     how = " (with the prelude)";
     return a;
@@ -239,7 +238,8 @@ struct Clock {
 Clock now() {
   struct timespec ts {};
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  struct rusage self {}, children {};
+  struct rusage self {
+  }, children{};
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);
   auto ms = [](const struct timeval& tv) { return tv.tv_sec * 1e3 + tv.tv_usec / 1e3; };
@@ -259,7 +259,9 @@ void report(const Clock& start, bool forked, const char* how) {
 // gives back its memory once, waits on, and has what it gave back read
 // ahead when the request comes. False when the socket failed.
 bool wait_for_request(int fd, int shed_after_ms, bool timing) {
-  struct pollfd p {fd, POLLIN, 0};
+  struct pollfd p {
+    fd, POLLIN, 0
+  };
   int rc = 0;
   while ((rc = poll(&p, 1, shed_after_ms)) < 0 && errno == EINTR) {
   }
@@ -298,8 +300,9 @@ int main(int argc, char** argv) {
       std::printf("histd-cc %s\n", HISTD_CC_CLANG_VERSION);
       return 0;
     } else {
-      std::fprintf(stderr, "usage: histd-cc [--fd N] [--shed-after MS] [--fork] [--timing] [--version]\n"
-                           "histd starts it; it is not meant to be run by hand.\n");
+      std::fprintf(stderr,
+                   "usage: histd-cc [--fd N] [--shed-after MS] [--fork] [--timing] [--version]\n"
+                   "histd starts it; it is not meant to be run by hand.\n");
       return 2;
     }
   }

@@ -114,8 +114,8 @@ bool optimizes_itself(clang::CompilerInstance& ci) {
   // `-target bpf` is the host's byte order: bpfel here, bpfeb on s390x.
   const llvm::Triple::ArchType arch = llvm::Triple(ci.getTargetOpts().Triple).getArch();
   return ci.getFrontendOpts().ProgramAction == clang::frontend::EmitObj &&
-         (arch == llvm::Triple::bpfel || arch == llvm::Triple::bpfeb) &&
-         ci.getCodeGenOpts().OptimizationLevel > 0 && !ci.getCodeGenOpts().DisableLLVMPasses;
+         (arch == llvm::Triple::bpfel || arch == llvm::Triple::bpfeb) && ci.getCodeGenOpts().OptimizationLevel > 0 &&
+         !ci.getCodeGenOpts().DisableLLVMPasses;
 }
 
 bool compile_optimized(clang::CompilerInstance& ci, llvm::SmallVectorImpl<char>& object, llvm::raw_ostream& diag) {
@@ -133,8 +133,8 @@ bool compile_optimized(clang::CompilerInstance& ci, llvm::SmallVectorImpl<char>&
       std::make_unique<BackendDiagnostics>(diag, ci.getDiagnostics().getWarningsAsErrors(), failed));
   if (!optimize(*module, ci, diag)) return false;
   clang::EmitBackendOutput(ci.getDiagnostics(), ci.getHeaderSearchOpts(), ci.getCodeGenOpts(), ci.getTargetOpts(),
-                           ci.getLangOpts(), ci.getTarget().getDataLayoutString(), module.get(),
-                           clang::Backend_EmitObj, std::make_unique<llvm::raw_svector_ostream>(object));
+                           ci.getLangOpts(), ci.getTarget().getDataLayoutString(), module.get(), clang::Backend_EmitObj,
+                           std::make_unique<llvm::raw_svector_ostream>(object));
   return !failed && !ci.getDiagnostics().hasErrorOccurred();
 }
 

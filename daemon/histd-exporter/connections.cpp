@@ -8,10 +8,14 @@ namespace histd::exporter {
 
 std::string_view describe(CloseReason reason) {
   switch (reason) {
-    case CloseReason::NoRequest: return "closed: no whole request in time";
-    case CloseReason::ResponseNotTaken: return "closed: the response was not taken in time";
-    case CloseReason::IdleKeepAlive: return "closed: kept alive without a next request in time";
-    case CloseReason::MadeRoom: return "closed to make room for a new connection";
+    case CloseReason::NoRequest:
+      return "closed: no whole request in time";
+    case CloseReason::ResponseNotTaken:
+      return "closed: the response was not taken in time";
+    case CloseReason::IdleKeepAlive:
+      return "closed: kept alive without a next request in time";
+    case CloseReason::MadeRoom:
+      return "closed to make room for a new connection";
   }
   return "closed";
 }

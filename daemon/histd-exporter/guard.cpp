@@ -53,7 +53,9 @@ Guard::Guard(std::string metrics_socket, ConnectionLimits limits)
 
 Guard::~Guard() { stop(); }
 
-void Guard::start() { reaper_ = std::thread([this] { reap(); }); }
+void Guard::start() {
+  reaper_ = std::thread([this] { reap(); });
+}
 
 void Guard::stop() {
   {
@@ -149,8 +151,10 @@ void Guard::reap() {
     if (const auto log_due = log_.next_due(); log_due && (!due || *log_due < *due)) due = log_due;
     std::unique_lock stop_lock(stop_mu_);
     auto woken = [this] { return stopping_ || changed_; };
-    if (due) stop_cv_.wait_until(stop_lock, std::max(*due, Clock::now() + kReapSlack), woken);
-    else stop_cv_.wait(stop_lock, woken);
+    if (due)
+      stop_cv_.wait_until(stop_lock, std::max(*due, Clock::now() + kReapSlack), woken);
+    else
+      stop_cv_.wait(stop_lock, woken);
     if (stopping_) return;
     changed_ = false;
   }

@@ -22,8 +22,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstring>
 #include <string>
@@ -94,7 +94,9 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     std::string text = guard.ask_histd(page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
     rc = !error.empty() ? reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType)
                         : reply(c, MHD_HTTP_OK, std::move(text),
-                                page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType);
+                                page          ? kHtmlType
+                                : openmetrics ? kOpenMetricsType
+                                              : kTextType);
   }
   guard.responding(c);
   return rc;
@@ -104,8 +106,10 @@ MHD_Result admit(void* cls, const sockaddr*, socklen_t) { return static_cast<Gua
 
 void notify(void* cls, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode code) {
   Guard& guard = *static_cast<Guard*>(cls);
-  if (code == MHD_CONNECTION_NOTIFY_STARTED) guard.opened(c, socket_context);
-  else guard.closed(*socket_context);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    guard.opened(c, socket_context);
+  else
+    guard.closed(*socket_context);
 }
 
 void completed(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
@@ -136,7 +140,8 @@ int main(int argc, char** argv) {
   // Not dumpable: another process of the same user may not take its
   // descriptors (pidfd_getfd), trace it or read its memory.
   prctl(PR_SET_DUMPABLE, 0);
-  CLI::App app{"histd-exporter: histd's tables as Prometheus metrics and a page over HTTP (run by histd --metrics-listen)"};
+  CLI::App app{
+      "histd-exporter: histd's tables as Prometheus metrics and a page over HTTP (run by histd --metrics-listen)"};
   int listen_fd = -1, stop_fd = -1, socket_fd = -1;
   std::string socket;
   app.add_option("--listen-fd", listen_fd, "the listening TCP socket histd bound")->required();
@@ -166,11 +171,10 @@ int main(int argc, char** argv) {
   MHD_Daemon* d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, &admit, &guard, &answer, &guard,
       // First: libmicrohttpd logs options given before it its own way.
-      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &guard, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE, kPoolThreads, MHD_OPTION_CONNECTION_LIMIT,
-      kMhdConnectionLimit, MHD_OPTION_CONNECTION_TIMEOUT,
+      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &guard, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
+      kPoolThreads, MHD_OPTION_CONNECTION_LIMIT, kMhdConnectionLimit, MHD_OPTION_CONNECTION_TIMEOUT,
       static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(guard.limits().keep_alive).count()),
-      MHD_OPTION_NOTIFY_CONNECTION, &notify, &guard, MHD_OPTION_NOTIFY_COMPLETED, &completed, &guard,
-      MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_CONNECTION, &notify, &guard, MHD_OPTION_NOTIFY_COMPLETED, &completed, &guard, MHD_OPTION_END);
   if (!d) {
     fmt::print(stderr, "histd-exporter: cannot serve HTTP on fd {}\n", listen_fd);
     return 1;

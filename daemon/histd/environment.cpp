@@ -45,8 +45,7 @@ struct Requirement {
   std::string (*missing)(const Options& opt, const Privileges& p);
 };
 
-constexpr Grant kSeccompGrant{"--system-call-filter='bpf perf_event_open'",
-                              "--security-opt seccomp=unconfined",
+constexpr Grant kSeccompGrant{"--system-call-filter='bpf perf_event_open'", "--security-opt seccomp=unconfined",
                               "securityContext.seccompProfile.type: Unconfined"};
 constexpr Grant kCapsGrant{"--capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN",
                            "--cap-add=BPF,PERFMON,SYS_ADMIN (or --privileged)",
@@ -114,15 +113,16 @@ std::string bpffs_missing(const Options& opt, const Privileges&) {
   // /sys refuses that.
   if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC) return {};
   if (access("/sys/fs/bpf", W_OK) == 0 || opt.pin_dir.rfind("/sys/fs/bpf", 0) != 0) return {};
-  return fmt::format("there is no bpffs at /sys/fs/bpf, and /sys is read-only: tables could not be pinned ({}; or "
-                     "--pin-dir '' to pin none)",
-                     how(Grant{"--bind=/sys/fs/bpf", "-v /sys/fs/bpf:/sys/fs/bpf", "a /sys/fs/bpf hostPath volume"}));
+  return fmt::format(
+      "there is no bpffs at /sys/fs/bpf, and /sys is read-only: tables could not be pinned ({}; or "
+      "--pin-dir '' to pin none)",
+      how(Grant{"--bind=/sys/fs/bpf", "-v /sys/fs/bpf:/sys/fs/bpf", "a /sys/fs/bpf hostPath volume"}));
 }
 
 // In the order a start meets them.
 constexpr Requirement kRequirements[] = {
-    {"tracefs", tracefs_missing},  {"bpf", bpf_missing},     {"perf", perf_missing},
-    {"bpffs", bpffs_missing},      {"fuse", fuse_missing},
+    {"tracefs", tracefs_missing}, {"bpf", bpf_missing},   {"perf", perf_missing},
+    {"bpffs", bpffs_missing},     {"fuse", fuse_missing},
 };
 
 }  // namespace

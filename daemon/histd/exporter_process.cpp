@@ -4,11 +4,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,8 +28,9 @@ namespace histd::daemon {
 namespace {
 
 constexpr uid_t kNobody = 65534;
-constexpr const char* kMakeOne = "the Debian package makes histd-exporter; else: adduser --system --group "
-                                 "--no-create-home --home /nonexistent histd-exporter";
+constexpr const char* kMakeOne =
+    "the Debian package makes histd-exporter; else: adduser --system --group "
+    "--no-create-home --home /nonexistent histd-exporter";
 
 // A process other than an exporter that runs as `uid` (its pid and name), if any.
 std::optional<std::pair<pid_t, std::string>> other_process_of(uid_t uid) {
@@ -101,7 +102,8 @@ std::optional<std::pair<pid_t, std::string>> other_process_of(uid_t uid) {
 Expected<ExporterUser> exporter_user(const std::string& name) {
   const passwd* pw = getpwnam(name.c_str());
   if (!pw) return fail(ErrorKind::Invalid, EINVAL, fmt::format("--metrics-user {}: no such user ({})", name, kMakeOne));
-  if (pw->pw_uid == 0) return fail(ErrorKind::Invalid, EINVAL, "--metrics-user must not be root: it serves the network");
+  if (pw->pw_uid == 0)
+    return fail(ErrorKind::Invalid, EINVAL, "--metrics-user must not be root: it serves the network");
   if (pw->pw_uid == kNobody)
     return fail(ErrorKind::Invalid, EINVAL,
                 fmt::format("--metrics-user {}: other daemons run as it, and could take the exporter's socket or "

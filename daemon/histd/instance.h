@@ -10,9 +10,9 @@
 
 #include <string>
 
+#include "histd/fd.h"
 #include "histd/options.h"
 #include "histd/result.h"
-#include "histd/fd.h"
 
 namespace histd::daemon {
 

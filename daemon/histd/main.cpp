@@ -4,8 +4,8 @@
 #include <fuse3/fuse.h>
 #include <systemd/sd-daemon.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -20,18 +20,18 @@
 
 #include "control/server.h"
 #include "fs/tree.h"
-#include "histd/instance.h"
-#include "histd/options.h"
-#include "histd/reload.h"
-#include "histd/start_progress.h"
-#include "histd/startup.h"
 #include "histd/catalog.h"
 #include "histd/engine.h"
-#include "histd/instances.h"
 #include "histd/environment.h"
+#include "histd/instance.h"
+#include "histd/instances.h"
 #include "histd/metrics_listener.h"
-#include "histd/textfile_writer.h"
+#include "histd/options.h"
+#include "histd/reload.h"
 #include "histd/runtime.h"
+#include "histd/start_progress.h"
+#include "histd/startup.h"
+#include "histd/textfile_writer.h"
 
 namespace {
 
@@ -103,7 +103,8 @@ histd::control::ServerLimits server_limits(const Options& opt) {
 histd::Expected<Metrics> open_metrics(const Options& opt) {
   Metrics m;
   if (!opt.textfile_dir.empty())
-    m.textfile = HISTD_TRY(histd::daemon::TextfileWriter::open(opt.textfile_dir, std::chrono::seconds(opt.textfile_interval)));
+    m.textfile =
+        HISTD_TRY(histd::daemon::TextfileWriter::open(opt.textfile_dir, std::chrono::seconds(opt.textfile_interval)));
   if (opt.metrics_listen.empty()) return m;
   const std::filesystem::path sock = std::filesystem::path(opt.socket).parent_path() / "metrics.sock";
   m.listener = HISTD_TRY(histd::daemon::MetricsListener::open(opt.metrics_listen, opt.metrics_user, sock));
@@ -126,7 +127,8 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
   if (opt.config_dir.empty())
     server->start(eng, {}, &instances);
   else
-    server->start(eng, [&reloader, &eng] { return reloader.reload(eng); }, &instances);
+    server->start(
+        eng, [&reloader, &eng] { return reloader.reload(eng); }, &instances);
   if (metrics.socket) {
     metrics.socket->start(eng, {}, &instances);
     metrics.listener->start();
@@ -170,16 +172,17 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
 // The engine from its saved state and the configuration, then the
 // instances, saying each phase to systemd (`progress`).
 histd::Expected<std::unique_ptr<histd::engine::Engine>> restore_engine(const Options& opt,
-                                                                      const histd::engine::EngineOptions& eopt,
-                                                                      histd::catalog::Catalog catalog,
-                                                                      histd::daemon::Reloader& reloader,
-                                                                      histd::daemon::StartProgress& progress) {
+                                                                       const histd::engine::EngineOptions& eopt,
+                                                                       histd::catalog::Catalog catalog,
+                                                                       histd::daemon::Reloader& reloader,
+                                                                       histd::daemon::StartProgress& progress) {
   using namespace histd;
   progress.phase("starting the compiler");
   auto paths = HISTD_TRY(compilers(opt));
   // Every change is saved before it is kept: say at once when none can be.
   if (access(opt.state_dir.c_str(), W_OK) != 0)
-    fmt::print(stderr, "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
+    fmt::print(stderr,
+               "histd: the state directory {} is not writable ({}): trigger changes will be refused until it is\n",
                opt.state_dir, strerror(errno));
   std::error_code ec;
   std::filesystem::create_directories(opt.mount, ec);
@@ -249,9 +252,10 @@ int run(const Options& opt) {
   // The tree's instances (mkdir instances/NAME), as saved: after the top
   // tree, whose compiler they share.
   progress->phase("restoring instances");
-  instances::Options iopt{eopt, std::filesystem::path(opt.state_dir) / "instances",
-                          opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances",
-                          opt.max_instances};
+  instances::Options iopt{
+      eopt, std::filesystem::path(opt.state_dir) / "instances",
+      opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances",
+      opt.max_instances};
   instances::Instances inst(**eng, std::move(iopt));
   for (const std::string& problem : inst.restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
   progress.reset();

@@ -43,7 +43,8 @@ Expected<Fd> bind_listen(const std::string& listen) {
   hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(parts.first.empty() ? nullptr : parts.first.c_str(), parts.second.c_str(), &hints, &found);
-  if (rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("--metrics-listen {}: {}", listen, gai_strerror(rc)));
+  if (rc != 0)
+    return fail(ErrorKind::Invalid, EINVAL, fmt::format("--metrics-listen {}: {}", listen, gai_strerror(rc)));
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
   int err = 0;
   for (addrinfo* a = found; a; a = a->ai_next) {
@@ -80,7 +81,9 @@ Expected<std::unique_ptr<MetricsListener>> MetricsListener::open(const std::stri
   return m;
 }
 
-void MetricsListener::start() { thread_ = std::thread([this] { supervise(); }); }
+void MetricsListener::start() {
+  thread_ = std::thread([this] { supervise(); });
+}
 
 Expected<pid_t> MetricsListener::spawn() {
   // Opened here, as histd's user, whatever the directories' modes: the
@@ -129,8 +132,7 @@ void MetricsListener::supervise() {
     if (Clock::now() - started >= kHealthyRun) delay = kFirstDelay;
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(delay).count();
     fmt::print(stderr, "histd: the metrics exporter: {}; starting it again in {} s\n", why, seconds);
-    if (unavailable_until(Clock::now() + delay, fmt::format("{}; histd starts it again in {} s", why, seconds)))
-      return;
+    if (unavailable_until(Clock::now() + delay, fmt::format("{}; histd starts it again in {} s", why, seconds))) return;
     delay = std::min<Clock::duration>(delay * 2, kLongestDelay);
   }
 }

@@ -37,7 +37,7 @@ struct Options {
   // Prometheus metrics over HTTP (daemon::MetricsListener): off when empty.
   std::string metrics_listen;
   std::string metrics_user = "histd-exporter";  // runs histd-exporter: a user of its own
-  size_t metrics_max_series = 10000;     // label sets of a table a scrape writes
+  size_t metrics_max_series = 10000;            // label sets of a table a scrape writes
   // The metrics as a file for node_exporter (daemon::TextfileWriter): off when empty.
   std::string textfile_dir;
   int textfile_interval = 15;  // seconds

@@ -42,9 +42,9 @@ class Reloader {
   void serve(engine::Engine& engine);
 
   std::filesystem::path dir_;
-  std::mutex mu_;      // one reload at a time
-  Fd hup_;    // eventfd the SIGHUP handler writes
-  Fd stop_;   // eventfd: stop()
+  std::mutex mu_;  // one reload at a time
+  Fd hup_;         // eventfd the SIGHUP handler writes
+  Fd stop_;        // eventfd: stop()
   std::thread thread_;
 };
 

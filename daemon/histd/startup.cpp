@@ -46,7 +46,8 @@ Status check_pin_dir(const fs::path& pin_dir) {
   while (lstat(existing.c_str(), &st) != 0) {
     // bpffs answers a lookup of a name with a '.' with EPERM.
     const bool dotted = errno == EPERM && existing.string().find('.') != std::string::npos;
-    if (errno != ENOENT && !dotted) return refuse(fmt::format("--pin-dir {}: {}: {}", pin_dir.string(), existing.string(), strerror(errno)));
+    if (errno != ENOENT && !dotted)
+      return refuse(fmt::format("--pin-dir {}: {}: {}", pin_dir.string(), existing.string(), strerror(errno)));
     missing.insert(missing.begin(), existing.filename().string());
     existing = existing.parent_path();
   }
@@ -55,9 +56,10 @@ Status check_pin_dir(const fs::path& pin_dir) {
                               S_ISLNK(st.st_mode) ? " (a symbolic link)" : ""));
   // An empty /sys/fs/bpf is where histd mounts bpffs (Instance::claim).
   if (!on_bpffs(existing) && existing != "/sys/fs/bpf")
-    return refuse(fmt::format("--pin-dir {} is not on a bpffs ({} is not one): tables could not be pinned; give "
-                              "a directory on bpffs, or --pin-dir '' for none",
-                              pin_dir.string(), existing.string()));
+    return refuse(
+        fmt::format("--pin-dir {} is not on a bpffs ({} is not one): tables could not be pinned; give "
+                    "a directory on bpffs, or --pin-dir '' for none",
+                    pin_dir.string(), existing.string()));
   for (const std::string& name : missing)
     if (name.find('.') != std::string::npos)
       return refuse(fmt::format("--pin-dir {}: bpffs refuses names with a '.' ({}): every pin would fail",
@@ -103,8 +105,8 @@ Expected<Fd> open_private_dir(const fs::path& dir, const char* what, bool parent
     if (stat(p.c_str(), &st) == 0) {
       const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !(st.st_mode & S_ISVTX);
       if ((st.st_uid != 0 && st.st_uid != geteuid()) || others_write)
-        return refuse(fmt::format("{} {}: its parent {} is owned by uid {} with mode {}: others could replace it",
-                                  what, dir.string(), p.string(), st.st_uid, mode_of(st)));
+        return refuse(fmt::format("{} {}: its parent {} is owned by uid {} with mode {}: others could replace it", what,
+                                  dir.string(), p.string(), st.st_uid, mode_of(st)));
     }
     if (p == p.root_path()) break;
   }
@@ -123,11 +125,11 @@ Expected<Fd> open_private_dir(const fs::path& dir, const char* what, bool parent
   if (fstat(fd.get(), &st) != 0) return refuse(fmt::format("{} {}: {}", what, dir.string(), strerror(errno)));
   // Root loads what is in it: its owner could plant objects, triggers, pins.
   if (st.st_uid != geteuid())
-    return refuse(fmt::format("{} {} is owned by uid {}, not by histd's user (uid {}): refusing it", what,
-                              dir.string(), st.st_uid, geteuid()));
+    return refuse(fmt::format("{} {} is owned by uid {}, not by histd's user (uid {}): refusing it", what, dir.string(),
+                              st.st_uid, geteuid()));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
-    return refuse(fmt::format("{} {} is writable by group or others (mode {}): refusing it", what, dir.string(),
-                              mode_of(st)));
+    return refuse(
+        fmt::format("{} {} is writable by group or others (mode {}): refusing it", what, dir.string(), mode_of(st)));
   // Saved triggers, compiled objects, pins: histd's alone to read too.
   fchmod(fd.get(), 0700);
   return fd;

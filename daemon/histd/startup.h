@@ -9,9 +9,9 @@
 
 #include <filesystem>
 
-#include "histd/result.h"
 #include "histd/fd.h"
 #include "histd/options.h"
+#include "histd/result.h"
 
 namespace histd::daemon {
 

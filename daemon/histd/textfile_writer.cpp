@@ -18,7 +18,7 @@ namespace histd::daemon {
 
 Expected<std::unique_ptr<TextfileWriter>> TextfileWriter::open(std::filesystem::path dir,
                                                                std::chrono::seconds interval) {
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0)
     return fail(ErrorKind::NotFound, errno, fmt::format("--textfile-dir {}: {}", dir.string(), std::strerror(errno)));
   if (!S_ISDIR(st.st_mode))

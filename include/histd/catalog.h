@@ -30,10 +30,10 @@ enum class FieldKind {
 };
 
 struct Field {
-  std::string name;      // "bytes_req", "comm", "name" (without [N] or __data_loc)
-  std::string type;      // the C type as written: "size_t", "char[16]", "__data_loc char[]"
-  uint32_t offset = 0;   // in the record
-  uint32_t size = 0;     // in the record
+  std::string name;     // "bytes_req", "comm", "name" (without [N] or __data_loc)
+  std::string type;     // the C type as written: "size_t", "char[16]", "__data_loc char[]"
+  uint32_t offset = 0;  // in the record
+  uint32_t size = 0;    // in the record
   bool is_signed = false;
   bool is_common = false;  // common_* fields of the record header
   FieldKind kind = FieldKind::Integer;
@@ -152,9 +152,9 @@ struct EventFormat {
   std::string system;
   std::string name;
   uint32_t id = 0;
-  std::vector<Field> fields;  // common fields first, then the event's, as in the file
-  std::string print_fmt;      // after "print fmt: ", quotes and all; may hold newlines
-  std::string text;           // the format file verbatim (served by histd's tree)
+  std::vector<Field> fields;                     // common fields first, then the event's, as in the file
+  std::string print_fmt;                         // after "print fmt: ", quotes and all; may hold newlines
+  std::string text;                              // the format file verbatim (served by histd's tree)
   EventSource source = EventSource::Tracepoint;  // event_source(*this), set by the catalog
   std::optional<SyscallEvent> syscall;           // syscall_event(*this), set by the catalog
   // Probe events: the definition the kernel lists for it, or why histd
@@ -240,8 +240,7 @@ class Catalog {
   std::vector<EventId> dynamic_events() const;
   // The parsed format; NotFound if no such event, Invalid if its file does
   // not parse. Thread-safe: the cache fills on first use, under a lock.
-  Expected<std::shared_ptr<const EventFormat>> event(std::string_view system,
-                                                     std::string_view event) const;
+  Expected<std::shared_ptr<const EventFormat>> event(std::string_view system, std::string_view event) const;
   // The event's EventSource: its format's, or by its system's name when the
   // format cannot be read.
   EventSource source(std::string_view system, std::string_view event) const;

@@ -52,7 +52,7 @@ struct ProbeValue {
 // A kprobe event's entry: the kprobe program rebuilds the record the
 // kernel's kprobe event would have written.
 struct ProbeEntry {
-  bool is_return = false;   // kretprobe: __probe_func, __probe_ret_ip; else __probe_ip
+  bool is_return = false;  // kretprobe: __probe_func, __probe_ret_ip; else __probe_ip
   // A uprobe: the registers are the task's user registers. A uretprobe's
   // __probe_func is 0: its program learns only where the call returns to.
   bool uprobe = false;
@@ -85,7 +85,7 @@ struct SynthTarget {
   uint32_t id = 0;
   uint32_t control_slot = 0;
   uint32_t trace_slot = 0;
-  uint32_t fixed_size = 0;   // header and slots; dynamic strings follow, 256 bytes each
+  uint32_t fixed_size = 0;  // header and slots; dynamic strings follow, 256 bytes each
   uint32_t record_size = 0;
   int inlined = -1;
   std::vector<EprobeOutput> eprobes;  // recorded eprobes on it
@@ -93,7 +93,7 @@ struct SynthTarget {
 
 struct TriggerInput {
   const plan::HistPlan* plan = nullptr;
-  uint32_t control_slot = 0;  // index into the engine's control array
+  uint32_t control_slot = 0;        // index into the engine's control array
   std::vector<SynthTarget> synths;  // one per plan->actions entry (used by Trace actions)
   // How many synthetic events deep it runs: 0 for the event's own triggers,
   // 1 for the triggers of a synthetic event they generate, ...

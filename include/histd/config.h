@@ -37,7 +37,7 @@ inline constexpr const char* kDefaultDir = "/etc/histd/triggers.d";
 // Where a declaration was written: a file and its 1-based line.
 struct Origin {
   std::string file;
-  uint32_t line = 0;  // 0: the file as a whole
+  uint32_t line = 0;          // 0: the file as a whole
   std::string where() const;  // "file:line", or "file"
 };
 
@@ -58,8 +58,8 @@ struct Problem {
 struct Declaration {
   engine::ConfigItem item;  // what is applied: the event, and the text as declared
   Origin origin;
-  std::string line;         // the whole line, for messages
-  uint32_t column = 0;      // where item.text starts in `line`
+  std::string line;     // the whole line, for messages
+  uint32_t column = 0;  // where item.text starts in `line`
   // Identity across edits: two declarations with the same identity, or
   // without one the same key, are the same trigger...
   //  - identity: a hist trigger's as the engine matches triggers
@@ -118,7 +118,7 @@ struct Step {
 struct Plan {
   std::vector<Step> steps;
   size_t unchanged = 0;
-  size_t kept = 0;  // no longer declared but kept (!remove_undeclared)
+  size_t kept = 0;                // no longer declared but kept (!remove_undeclared)
   std::vector<Problem> problems;  // declarations made twice
 };
 

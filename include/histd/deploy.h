@@ -189,9 +189,9 @@ class Deployer {
   // with whether a snapshot buffer is allocated (a snapshot trigger, or a
   // snapshot taken, allocates it; `echo 0 > snapshot` frees it).
   std::string read_snapshot(bool hide_kernel_addresses);
-  void clear_snapshot();      // echo 2 (any number but 0 and 1) > snapshot
-  void free_snapshot();       // echo 0 > snapshot
-  void take_snapshot_now();   // echo 1 > snapshot: the buffers swap
+  void clear_snapshot();     // echo 2 (any number but 0 and 1) > snapshot
+  void free_snapshot();      // echo 0 > snapshot
+  void take_snapshot_now();  // echo 1 > snapshot: the buffers swap
   bool tracing_on() const;
   void set_tracing_on(bool on);
   // options/stacktrace: every recorded event followed by the kernel stack.
@@ -397,8 +397,8 @@ class Deployer {
   Fd ring_;  // generated synthetic events, shared by every unit
   Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   bool restoring_ = false;
-  bool batching_ = false;  // begin_batch() .. end_batch()
-  bool batch_command_ = false;  // set_batch_command()
+  bool batching_ = false;                    // begin_batch() .. end_batch()
+  bool batch_command_ = false;               // set_batch_command()
   std::vector<uint32_t> released_in_batch_;  // control slots free again after end_batch()
   bool shutting_down_ = false;
   symbols::SystemResolver resolver_;

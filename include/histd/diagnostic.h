@@ -9,8 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "histd/result.h"
@@ -24,6 +24,7 @@ struct Span {
   friend bool operator==(const Span&, const Span&) = default;
 };
 
+// clang-format off
 #define HISTD_ERROR_CODES(X)                                                                      \
   /* the kernel's hist error table, in its order */                                              \
   X(None, "No error")                                                                             \
@@ -163,6 +164,7 @@ struct Span {
   X(ProgramMapLimit, "too many maps in one event's program")                                      \
   X(ChainLimit, "too many programs in one event's chain")                                        \
   X(InstanceLimit, "too many instances")
+// clang-format on
 
 enum class ErrorCode : uint16_t {
 #define HISTD_ERROR_ENUM_(name, text) name,
@@ -176,9 +178,9 @@ std::string_view error_name(ErrorCode code);
 
 struct Diagnostic {
   ErrorCode code = ErrorCode::None;
-  Span span;             // offending token inside `command`
-  std::string command;   // the logged command ("hist:..."), spans index into it
-  std::string detail;    // optional extra words after the text (histd-only)
+  Span span;            // offending token inside `command`
+  std::string command;  // the logged command ("hist:..."), spans index into it
+  std::string detail;   // optional extra words after the text (histd-only)
 
   std::string message() const;  // error_text(code) + (detail.empty() ? "" : ": " + detail)
   // `command` as logged: a newline or NUL in it (refused commands can hold

@@ -31,13 +31,13 @@
 
 namespace histd::engine {
 
-using histd::CommandFailure;
-using histd::CommandResult;
 using deploy::EventMissed;
 using deploy::kMaxMapsPerProgram;
 using deploy::kMaxSyntheticEvents;
 using deploy::kMaxTriggers;
 using deploy::RingLost;
+using histd::CommandFailure;
+using histd::CommandResult;
 
 // One --max-map-memory for several engines (the top tree and each
 // instance): each says what it holds after every command, and decides a
@@ -480,7 +480,7 @@ class Engine {
   std::deque<readout::ErrorLogEntry> error_log_;
   std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  Fd state_room_;  // the reserved next state file (see reserve_state)
+  Fd state_room_;                         // the reserved next state file (see reserve_state)
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;
   bool restoring_ = false;  // restore() applies the saved entries: nothing is saved meanwhile

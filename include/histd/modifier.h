@@ -45,7 +45,7 @@ enum class KeyTransform {
 // Whether a modifier may follow a field in one place: a key, a value, or an
 // operand of an expression or variable ("$ts0=common_timestamp.usecs").
 enum class Use {
-  Refused,      // the kernel's "Invalid field modifier"
+  Refused,  // the kernel's "Invalid field modifier"
   Allowed,
   Unsupported,  // the kernel takes it, histd does not (yet)
 };
@@ -60,8 +60,8 @@ enum class Needs {
 
 struct ModifierInfo {
   Modifier kind = Modifier::Hex;
-  std::string_view name;   // as written and printed: "sym-offset", "buckets"
-  std::string_view alias;  // also accepted when written ("bucket"), or empty
+  std::string_view name;      // as written and printed: "sym-offset", "buckets"
+  std::string_view alias;     // also accepted when written ("bucket"), or empty
   bool takes_number = false;  // written "<name>=N", N > 0 (.buckets)
   Use key = Use::Refused;
   Use value = Use::Refused;

@@ -34,10 +34,10 @@ struct ModifierUse {
 // An item that is not a plain field ("$ts0", "common_timestamp-$ts0") names
 // an expression of HistCommand::exprs instead, and `name` is empty.
 struct FieldRef {
-  std::string name;                     // "call_site"
-  std::vector<ModifierUse> modifiers;   // in the order written (the kernel allows one)
-  Span span;                            // the whole "call_site.sym"
-  int expr = -1;                        // index into HistCommand::exprs, or -1
+  std::string name;                    // "call_site"
+  std::vector<ModifierUse> modifiers;  // in the order written (the kernel allows one)
+  Span span;                           // the whole "call_site.sym"
+  int expr = -1;                       // index into HistCommand::exprs, or -1
   friend bool operator==(const FieldRef&, const FieldRef&) = default;
 };
 
@@ -49,14 +49,14 @@ struct FieldRef {
 struct ExprNode {
   enum class Kind { Field, VarRef, Constant, Add, Sub, Mul, Div, Negate };
   Kind kind = Kind::Field;
-  FieldRef field;        // Field
-  std::string system;    // VarRef: "sched" in "sched.sched_waking.$ts0", else empty
-  std::string event;     // VarRef
-  std::string var;       // VarRef: the name without '$'
-  uint64_t constant = 0; // Constant
-  int lhs = -1;          // operators: operands (Negate: lhs only)
+  FieldRef field;         // Field
+  std::string system;     // VarRef: "sched" in "sched.sched_waking.$ts0", else empty
+  std::string event;      // VarRef
+  std::string var;        // VarRef: the name without '$'
+  uint64_t constant = 0;  // Constant
+  int lhs = -1;           // operators: operands (Negate: lhs only)
   int rhs = -1;
-  std::string text;      // this (sub)expression as written
+  std::string text;  // this (sub)expression as written
   Span span;
   friend bool operator==(const ExprNode&, const ExprNode&) = default;
 };
@@ -94,10 +94,10 @@ struct Action {
   Kind kind = Kind::Trace;
   std::string match_system;  // onmatch
   std::string match_event;
-  Span match_span;           // "sys.event" inside the parentheses
-  std::string track_var;     // onmax/onchange: as written, "$wakeup_lat"
+  Span match_span;        // "sys.event" inside the parentheses
+  std::string track_var;  // onmax/onchange: as written, "$wakeup_lat"
   Span track_span;
-  std::string action_name;   // "save", "snapshot", "trace" or the synthetic event's name
+  std::string action_name;  // "save", "snapshot", "trace" or the synthetic event's name
   Span action_span;
   bool trace_keyword = false;  // written as trace(<synth>, ...)
   std::string synth;           // the synthetic event generated (Trace)
@@ -108,9 +108,9 @@ struct Action {
 };
 
 struct SortKey {
-  std::string name;      // field name without modifiers: "bytes_req"
+  std::string name;  // field name without modifiers: "bytes_req"
   bool descending = false;
-  Span span;             // the whole sort token, e.g. "bytes_req.descending"
+  Span span;  // the whole sort token, e.g. "bytes_req.descending"
   friend bool operator==(const SortKey&, const SortKey&) = default;
 };
 
@@ -165,11 +165,11 @@ struct Filter {
 // ---- commands --------------------------------------------------------------
 
 struct HistCommand {
-  bool remove = false;      // written with a leading '!'
-  std::string command;      // the logged command: "hist:" + rest; spans index into it
+  bool remove = false;  // written with a leading '!'
+  std::string command;  // the logged command: "hist:" + rest; spans index into it
 
   std::vector<FieldRef> keys;
-  Span keys_span;           // the whole "keys=..." token
+  Span keys_span;  // the whole "keys=..." token
   std::vector<FieldRef> vals;
   Span vals_span;
   std::vector<SortKey> sort;
@@ -234,9 +234,8 @@ struct ControlTrigger {
 using TriggerCommand = std::variant<HistCommand, ControlTrigger>;
 // The names of the control triggers, as the kernel's trigger file lists
 // them under "# Available triggers:" (hist follows them there).
-inline constexpr const char* kControlTriggerNames[] = {"traceon",      "traceoff",      "snapshot",
-                                                       "stacktrace",   "enable_event",  "disable_event",
-                                                       "enable_hist",  "disable_hist"};
+inline constexpr const char* kControlTriggerNames[] = {"traceon",      "traceoff",      "snapshot",    "stacktrace",
+                                                       "enable_event", "disable_event", "enable_hist", "disable_hist"};
 
 // A command must be shorter than this: tracefs takes at most a page per
 // write(2), and the socket and `histctl check` take the same.
@@ -248,8 +247,7 @@ inline constexpr size_t kMaxCommandBytes = 4096;
 inline constexpr size_t kMaxPrintedCommandBytes = 16 * kMaxCommandBytes;
 
 // Parses "[!]traceon...", "[!]enable_hist:...", ... (ControlTrigger).
-Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line,
-                                                        size_t max_bytes = kMaxCommandBytes);
+Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line, size_t max_bytes = kMaxCommandBytes);
 
 // Parses one line written to a trigger file (trailing newline and
 // surrounding white space allowed), shorter than `max_bytes`.

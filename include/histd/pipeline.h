@@ -33,8 +33,7 @@ struct Compiled {
 };
 
 // plan, for a command parsed once at the front door (the engine).
-Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command,
-                                                const catalog::EventFormat& format,
+Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command, const catalog::EventFormat& format,
                                                 const plan::Registry& registry = {});
 
 // parse -> plan, for front ends that hold only text (histctl check, tests);
@@ -52,7 +51,7 @@ struct EventTriggers {
     const plan::HistPlan* plan = nullptr;
     uint32_t control_slot = 0;  // index into the engine's control array
   };
-  std::vector<Hist> hist;                     // in creation order
+  std::vector<Hist> hist;                       // in creation order
   std::vector<codegen::ControlInput> controls;  // newest first, as the kernel lists them
 };
 
@@ -64,7 +63,7 @@ struct SynthSink {
   uint32_t control_slot = 0;                    // paused: nothing wants its records
   uint32_t trace_slot = 0;                      // paused: not traced
   EventTriggers triggers;
-  std::vector<codegen::EprobeOutput> eprobes;   // recorded eprobes on it
+  std::vector<codegen::EprobeOutput> eprobes;  // recorded eprobes on it
 };
 
 // What one event's program is made of, as the engine holds it: the event's

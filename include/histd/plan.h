@@ -16,8 +16,8 @@
 
 #include "histd/catalog.h"
 #include "histd/diagnostic.h"
-#include "histd/result.h"
 #include "histd/parse.h"
+#include "histd/result.h"
 #include "histd/synth.h"
 #include "histd/table.h"
 
@@ -25,11 +25,11 @@ namespace histd::plan {
 
 // Where a field's value comes from at run time.
 enum class Source {
-  Record,     // the event record, at FieldAccess::offset
-  CommonPid,  // the current thread id (the record's first 8 bytes are unreadable)
-  CommonCpu,  // the CPU the event ran on
-  Timestamp,  // common_timestamp, ns
-  Hitcount,   // the implicit counter (values only)
+  Record,       // the event record, at FieldAccess::offset
+  CommonPid,    // the current thread id (the record's first 8 bytes are unreadable)
+  CommonCpu,    // the CPU the event ran on
+  Timestamp,    // common_timestamp, ns
+  Hitcount,     // the implicit counter (values only)
   CurrentComm,  // common_comm / comm: the current task's comm (a char[16])
   Stacktrace,   // common_stacktrace / stacktrace: 16 kernel frames
 };
@@ -41,7 +41,7 @@ struct FieldAccess {
   bool is_signed = false;
   catalog::FieldKind kind = catalog::FieldKind::Integer;
   uint32_t array_len = 0;
-  std::string type;  // the C type, as hist_debug shows it
+  std::string type;             // the C type, as hist_debug shows it
   bool kernel_address = false;  // catalog::Field::kernel_address
   friend bool operator==(const FieldAccess&, const FieldAccess&) = default;
 };
@@ -50,7 +50,7 @@ struct FieldAccess {
 using modifier::KeyTransform;
 
 struct KeyField {
-  std::string name;  // printed in the hist line: "call_site"
+  std::string name;     // printed in the hist line: "call_site"
   std::string printed;  // printed in the trigger line: "call_site.sym"
   FieldAccess access;
   KeyTransform transform = KeyTransform::None;
@@ -85,7 +85,7 @@ struct ExprOp {
 struct TypedExpr {
   std::vector<ExprOp> ops;
   int root = -1;
-  std::string text;       // as the kernel prints it: "common_timestamp.usecs-$ts0", "2"
+  std::string text;          // as the kernel prints it: "common_timestamp.usecs-$ts0", "2"
   std::string type = "u64";  // C type, for synthetic event params: the first operand's
   uint32_t size = 8;
   bool is_signed = false;
@@ -94,9 +94,11 @@ struct TypedExpr {
   bool is_string = false;  // a string field (`string_field` says where), or a string variable's value
   bool is_stack = false;   // common_stacktrace, or a stack variable's value
   FieldAccess string_field;
-  int blob_ref = -1;  // a string or stack variable's value: its reference in the plan's refs
+  int blob_ref = -1;            // a string or stack variable's value: its reference in the plan's refs
   bool kernel_address = false;  // reads a kernel address (FieldAccess::kernel_address) or a variable that does
-  bool is_constant() const { return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant; }
+  bool is_constant() const {
+    return !is_string && root >= 0 && ops.at(static_cast<size_t>(root)).kind == ExprOp::Kind::Constant;
+  }
   friend bool operator==(const TypedExpr&, const TypedExpr&) = default;
 };
 
@@ -105,11 +107,11 @@ uint64_t divide(uint64_t x, uint64_t d, DivStrategy how);
 DivStrategy div_strategy(uint64_t constant_divisor);
 
 struct ValField {
-  std::string name;  // "bytes_req"
+  std::string name;     // "bytes_req"
   std::string printed;  // "bytes_req.hex"
   FieldAccess access;
   table::ValDisplay display = table::ValDisplay::Decimal;
-  bool usecs = false;  // common_timestamp.usecs
+  bool usecs = false;             // common_timestamp.usecs
   std::optional<TypedExpr> expr;  // a computed value (an expression or a variable's)
   friend bool operator==(const ValField&, const ValField&) = default;
 };
@@ -124,7 +126,7 @@ inline constexpr uint32_t kStackVarSize = 256;   // a frame count and 31 frames,
 struct Variable {
   std::string name;
   TypedExpr expr;
-  uint32_t slot = 0;  // u64 index in the entry's variable record (after the set mask)
+  uint32_t slot = 0;         // u64 index in the entry's variable record (after the set mask)
   uint32_t blob_offset = 0;  // bytes into the record of a string or stack variable's bytes
   uint32_t blob_size = 0;    // 0: a number
   friend bool operator==(const Variable&, const Variable&) = default;
@@ -138,14 +140,14 @@ struct VarRef {
   std::string name;
   uint64_t owner = 0;  // the engine's id of the owning trigger (0: self)
   bool self = false;
-  uint32_t slot = 0;            // in the owner's variable record
-  uint32_t owner_key_size = 0;  // the owner's key, which this key must match
-  uint32_t owner_record_size = 0;  // bytes of the owner's variable record
+  uint32_t slot = 0;                 // in the owner's variable record
+  uint32_t owner_key_size = 0;       // the owner's key, which this key must match
+  uint32_t owner_record_size = 0;    // bytes of the owner's variable record
   uint32_t owner_record_offset = 0;  // where it starts in the owner's map value
-  bool read_once = false;       // an operand of an expression: consumed when read
-  uint32_t blob_offset = 0;     // a string or stack variable's bytes in the owner's record
-  uint32_t blob_size = 0;       // 0: a number
-  bool owner_sole_var = false;  // the owner's only variable: its set bit is the record's only one
+  bool read_once = false;            // an operand of an expression: consumed when read
+  uint32_t blob_offset = 0;          // a string or stack variable's bytes in the owner's record
+  uint32_t blob_size = 0;            // 0: a number
+  bool owner_sole_var = false;       // the owner's only variable: its set bit is the record's only one
   friend bool operator==(const VarRef&, const VarRef&) = default;
 };
 
@@ -167,7 +169,7 @@ struct RegisteredVar {
   uint32_t blob_offset = 0;    // Variable::blob_offset, blob_size
   uint32_t blob_size = 0;
   bool sole = false;  // HistPlan::sole_variable of the owner
-  TypedExpr type;  // ops empty: only the type facts (type, size, signedness, usecs, string)
+  TypedExpr type;     // ops empty: only the type facts (type, size, signedness, usecs, string)
 };
 
 // How a trigger's entries are kept in BPF, chosen by the planner.
@@ -264,9 +266,9 @@ struct SortKey {
 struct GlobAtom {
   enum class Kind { Literal, Any, Class };
   Kind kind = Kind::Literal;
-  uint8_t byte = 0;                                  // Literal
-  bool negated = false;                              // Class: [!...]
-  std::vector<std::pair<uint8_t, uint8_t>> ranges;   // Class: inclusive ranges
+  uint8_t byte = 0;                                 // Literal
+  bool negated = false;                             // Class: [!...]
+  std::vector<std::pair<uint8_t, uint8_t>> ranges;  // Class: inclusive ranges
   friend bool operator==(const GlobAtom&, const GlobAtom&) = default;
 };
 
@@ -291,10 +293,10 @@ StringMatch exact_match(std::string_view text);
 struct FilterTerm {
   enum class Kind { Compare, And, Or, Not };
   Kind kind = Kind::Compare;
-  FieldAccess field;          // Compare
+  FieldAccess field;  // Compare
   parse::CompareOp op = parse::CompareOp::Eq;
-  uint64_t constant = 0;      // truncated to the field's width, sign-extended if signed
-  bool is_string = false;     // string field: `match` decides, op is Eq, Ne or Glob
+  uint64_t constant = 0;   // truncated to the field's width, sign-extended if signed
+  bool is_string = false;  // string field: `match` decides, op is Eq, Ne or Glob
   StringMatch match;
   int lhs = -1;
   int rhs = -1;
@@ -317,7 +319,7 @@ struct HistPlan {
   uint32_t max_entries = 2048;
   TableMap table_map = TableMap::PerCpuHash;
   static constexpr uint32_t kLog2Slots = 65;
-  uint32_t hot_slots = 0;  // a power of two; 0: none (choose_hot_slots)
+  uint32_t hot_slots = 0;           // a power of two; 0: none (choose_hot_slots)
   std::optional<std::string> name;  // named table
   // The trace clock of common_timestamp ("global" by default) and the BPF
   // helper that reads it.
@@ -395,8 +397,7 @@ inline bool tracks_values(const HistPlan& p) {
   return false;
 }
 
-Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& command,
-                                       const catalog::EventFormat& format,
+Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& command, const catalog::EventFormat& format,
                                        const Registry& registry = {});
 
 // ---- trigger identity and implicit field variables ----------------------------
@@ -462,8 +463,7 @@ struct FieldVarTrigger {
   HistPlan plan;
 };
 Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, const HistPlan& model,
-                                                   const catalog::EventFormat& format,
-                                                   const Registry& registry = {});
+                                                   const catalog::EventFormat& format, const Registry& registry = {});
 
 // Types a filter against an event's format (for commands other than hist
 // that carry a filter, e.g. enable_hist). `command` goes into diagnostics;

@@ -30,7 +30,7 @@ inline constexpr size_t kMaxArgNameLength = 32;              // MAX_ARG_NAME_LEN
 inline constexpr size_t kMaxArgs = 128;                      // MAX_TRACE_ARGS
 
 struct Define {
-  catalog::ProbeDefinition def;  // eprobe: attached_system.attached_event, args typed
+  catalog::ProbeDefinition def;        // eprobe: attached_system.attached_event, args typed
   std::vector<std::string> arg_texts;  // each argument's FETCHARG[:TYPE] as written (listed so)
   std::vector<uint32_t> arg_at;        // where each FETCHARG starts in the logged command
   // `if FILTER`: on the attached event's record, which the eprobe sees only

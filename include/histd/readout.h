@@ -36,8 +36,8 @@ struct TriggerInfo {
   std::string not_restored;  // NotRestored: why (the trigger has no maps then)
   bool config = false;       // the configuration directory's (engine::ConfigItem), not a user's
   // Engine::trigger_info() only (Engine::trigger_lines() leaves them empty):
-  plan::MapMemory memory;    // its maps by the formula (a shared table under each of its triggers)
-  std::string shared_table;  // the named table it shares; "" when its maps are its own
+  plan::MapMemory memory;     // its maps by the formula (a shared table under each of its triggers)
+  std::string shared_table;   // the named table it shares; "" when its maps are its own
   uint32_t table_map_id = 0;  // kernel ids of its maps (0: none)
   uint32_t stats_map_id = 0;
   uint32_t vars_map_id = 0;
@@ -108,10 +108,10 @@ struct EventDebug {
   std::string tracepoint;
   std::optional<int> raw_syscall_nr;
   bool raw_syscall_exit = false;
-  size_t maps_used = 0;  // by the fullest of the event's programs
-  size_t max_maps = 0;   // one program may use (engine::kMaxMapsPerProgram)
+  size_t maps_used = 0;         // by the fullest of the event's programs
+  size_t max_maps = 0;          // one program may use (engine::kMaxMapsPerProgram)
   size_t chained_programs = 0;  // after the event program
-  uint64_t event_missed = 0;  // since the event was attached
+  uint64_t event_missed = 0;    // since the event was attached
 };
 
 // One entry of error_log: a rejected command with its diagnostic, or a note

@@ -57,7 +57,7 @@ struct ControlTrigger {
 };
 
 struct EventTriggers {
-  std::vector<HistTrigger> hist;        // in creation order
+  std::vector<HistTrigger> hist;         // in creation order
   std::vector<ControlTrigger> controls;  // newest first, as the kernel lists them
   bool empty() const { return hist.empty() && controls.empty(); }
   friend bool operator==(const EventTriggers&, const EventTriggers&) = default;
@@ -76,7 +76,7 @@ struct Synthetic {
 struct Eprobe {
   probe::Define def;
   std::optional<plan::TypedFilter> filter;  // def.filter, typed against the attached event
-  uint32_t id = 0;  // its records' common_type
+  uint32_t id = 0;                          // its records' common_type
   friend bool operator==(const Eprobe&, const Eprobe&) = default;
 };
 
@@ -300,7 +300,7 @@ struct SavedEntry {
   std::string command;  // the saved line
   bool paused = false;
   uint64_t missed_base = 0;  // where its Missed count starts, as saved
-  std::string raw;      // the entry as saved (JSON), written back when it cannot be applied
+  std::string raw;           // the entry as saved (JSON), written back when it cannot be applied
   // The command as the configuration directory declared it (Trigger), or
   // the event's name (Synthetic): the entry is the configuration's.
   std::string config;
@@ -312,7 +312,7 @@ struct SavedEntry {
 
 // What only the kernel side knows of a registry, which a save records.
 struct KernelFacts {
-  std::function<bool(uint64_t uid)> paused;          // the control word's flag (BPF flips it too)
+  std::function<bool(uint64_t uid)> paused;           // the control word's flag (BPF flips it too)
   std::function<uint64_t(uint64_t uid)> missed_base;  // on the event's pinned counter
   // An enable_hist/disable_hist with the count it has left.
   std::function<std::string(const catalog::EventId&, const ControlTrigger&)> control_line;

@@ -103,23 +103,20 @@ struct Section {
 std::string render_table(const Section& section, const Resolver& resolver, const Options& options = {});
 
 // Every table of an event, separated as the kernel separates them ("\n\n").
-std::string render_event(const std::vector<Section>& sections, const Resolver& resolver,
-                         const Options& options = {});
+std::string render_event(const std::vector<Section>& sections, const Resolver& resolver, const Options& options = {});
 
 // An entry's key as the entry line starts: "{ next_pid:       2255 }".
 std::string render_key(const table::Table& table, const table::Row& row, const Resolver& resolver,
                        const Options& options = {});
 
 // One entry line (without the trailing newline), exposed for tests.
-std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver,
-                       const Options& options = {});
+std::string render_row(const table::Table& table, size_t entry, const Resolver& resolver, const Options& options = {});
 
 // What onmax()/onchange() keep for one entry, from its variable record (all
 // zero when the entry has none), as the kernel's track_data_print() shows
 // it: "\n\tmax: %10llu" or "\n\tchanged: %10llu", then every saved field
 // ("  name: %10llu", strings "  name: %-32s"), except for snapshot().
-std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record,
-                            const Options& options = {});
+std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t> record, const Options& options = {});
 
 // ---- over the engine's reads (histd/readout.h) ----
 
@@ -190,8 +187,8 @@ struct TreeHist {
   std::string instance;
   std::vector<readout::EventHist> events;
 };
-std::string metrics(const std::vector<TreeHist>& trees, const Resolver& resolver,
-                    const MetricsOptions& options = {}, const DaemonStats* daemon = nullptr);
+std::string metrics(const std::vector<TreeHist>& trees, const Resolver& resolver, const MetricsOptions& options = {},
+                    const DaemonStats* daemon = nullptr);
 
 // Every table as one self-contained HTML5 page (docs/metrics.md, "The
 // page"), which histd-exporter serves at `/`: per event, per table, the

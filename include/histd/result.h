@@ -33,9 +33,8 @@ template <class T, class E>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  template <class U, std::enable_if_t<std::is_constructible_v<T, U&&> &&
-                                          !std::is_same_v<std::decay_t<U>, Result>,
-                                      int> = 0>
+  template <class U,
+            std::enable_if_t<std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, Result>, int> = 0>
   Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}
   template <class G>
   Result(Unexpected<G> e) : v_(std::in_place_index<1>, std::move(e.error)) {}
@@ -91,10 +90,9 @@ inline Status ok_status() { return Unit{}; }
 
 // Propagates an error out of the enclosing function, which must return a
 // Result with the same error type. Evaluates to the value otherwise.
-#define HISTD_TRY(expr)                                         \
-  ({                                                            \
-    auto histd_try_result_ = (expr);                            \
-    if (!histd_try_result_.ok())                                \
-      return ::histd::unexpected(std::move(histd_try_result_).error()); \
-    std::move(histd_try_result_).value();                       \
+#define HISTD_TRY(expr)                                                                            \
+  ({                                                                                               \
+    auto histd_try_result_ = (expr);                                                               \
+    if (!histd_try_result_.ok()) return ::histd::unexpected(std::move(histd_try_result_).error()); \
+    std::move(histd_try_result_).value();                                                          \
   })

@@ -28,10 +28,10 @@ namespace histd::runtime {
 
 // Where the BPF helper header and the prebuilt dispatcher object are.
 struct BpfPaths {
-  std::filesystem::path include_dir;        // holds hist_helpers.bpf.h, hist_shared.h
-  std::filesystem::path dispatcher_object;  // dispatcher.bpf.o
+  std::filesystem::path include_dir;                // holds hist_helpers.bpf.h, hist_shared.h
+  std::filesystem::path dispatcher_object;          // dispatcher.bpf.o
   std::filesystem::path syscall_dispatcher_object;  // syscall_dispatcher.bpf.o (raw sys_enter/sys_exit)
-  std::filesystem::path system_include;     // multiarch dir with asm/ headers
+  std::filesystem::path system_include;             // multiarch dir with asm/ headers
   // The compiler for generated units: the clang found at build time, or
   // histd's --clang (a name is looked up in PATH).
   std::string clang = "clang";
@@ -147,8 +147,7 @@ class Compiler {
 // loading anything: the kernel refuses a program using more than 64.
 Expected<size_t> maps_used_per_program(std::string_view object);
 
-Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
-                        uint32_t max_entries);
+Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries);
 
 // One loaded event unit: its programs' descriptors, nothing more. Its
 // libbpf object is closed once loaded: each object held a descriptor of

@@ -37,10 +37,10 @@ struct SynthField {
   std::string type;  // normalized as the kernel prints it: "u64", "unsigned int", "char[16]", "char[]", "long[]"
   std::string name;
   Kind kind = Kind::Integer;
-  uint32_t size = 8;        // the type's size: 8 for u64, 4 for pid_t, N for char[N], 4 (the loc) for char[]/long[]
-  bool is_signed = false;   // signed unless the type starts with 'u' or is gfp_t (char is signed)
-  uint32_t array_len = 0;   // N for char[N], 0 otherwise
-  uint32_t offset = 0;      // in the record: 8 (after the common header), +8 per slot, +256 per static string
+  uint32_t size = 8;       // the type's size: 8 for u64, 4 for pid_t, N for char[N], 4 (the loc) for char[]/long[]
+  bool is_signed = false;  // signed unless the type starts with 'u' or is gfp_t (char is signed)
+  uint32_t array_len = 0;  // N for char[N], 0 otherwise
+  uint32_t offset = 0;     // in the record: 8 (after the common header), +8 per slot, +256 per static string
   friend bool operator==(const SynthField&, const SynthField&) = default;
 };
 
@@ -53,9 +53,9 @@ struct SynthDefinition {
 };
 
 struct SynthCommand {
-  bool remove = false;        // "!name ..."
-  std::string command;        // the logged command: the line without surrounding white space
-  SynthDefinition definition; // remove: the name, and fields if given
+  bool remove = false;         // "!name ..."
+  std::string command;         // the logged command: the line without surrounding white space
+  SynthDefinition definition;  // remove: the name, and fields if given
 };
 
 // Parses one line written to `synthetic_events`. Errors carry the kernel's

@@ -70,7 +70,7 @@ struct KeyColumn {
   uint32_t size = 8;       // bytes in Row::key (8 for numbers, N for strings)
   bool is_signed = false;  // numbers: compare as signed when sorting on this key
   KeyDisplay display = KeyDisplay::Decimal;
-  uint64_t buckets = 0;    // for Buckets
+  uint64_t buckets = 0;  // for Buckets
   AddressKind address = AddressKind::None;
 };
 
@@ -99,9 +99,9 @@ struct SortColumn {
 // One entry of a Table: views into the table's flat arrays, valid until the
 // table changes.
 struct Row {
-  std::span<const uint8_t> key;   // Table::key_size bytes
-  std::span<const uint64_t> vals; // one per ValColumn; vals[0] is the hitcount
-  std::string_view comm;          // for Execname keys: the comm captured at creation
+  std::span<const uint8_t> key;    // Table::key_size bytes
+  std::span<const uint64_t> vals;  // one per ValColumn; vals[0] is the hitcount
+  std::string_view comm;           // for Execname keys: the comm captured at creation
   // onmax/onchange: the entry's variable record (the tracked value and the
   // saved fields, laid out as its plan says), empty when the table has none.
   std::span<const uint8_t> record;
@@ -113,10 +113,10 @@ struct Row {
 // per entry: a 100k-entry table is read, sorted and printed in tens of ms.
 struct Table {
   std::vector<KeyColumn> keys;
-  std::vector<ValColumn> vals;  // vals[0] is "hitcount"
-  std::vector<SortColumn> sort; // at most 2; empty means hitcount ascending
+  std::vector<ValColumn> vals;   // vals[0] is "hitcount"
+  std::vector<SortColumn> sort;  // at most 2; empty means hitcount ascending
   uint32_t key_size = 0;
-  bool nohitcount = false;      // do not print the hitcount column
+  bool nohitcount = false;  // do not print the hitcount column
   uint64_t hits = 0;
   uint64_t drops = 0;
 
@@ -135,10 +135,10 @@ struct Table {
   friend void sort_rows(Table& table);
   size_t stored_at(size_t i) const;  // where entry i of the order is stored
   size_t n_entries = 0;
-  std::vector<uint8_t> key_bytes;        // n_entries x key_size
-  std::vector<uint64_t> val_words;       // n_entries x vals.size()
-  std::vector<std::string> comms;        // per entry once any entry has a comm, else empty
-  std::vector<uint8_t> record_bytes;     // n_entries x record_size once any entry has a record, else empty
+  std::vector<uint8_t> key_bytes;     // n_entries x key_size
+  std::vector<uint64_t> val_words;    // n_entries x vals.size()
+  std::vector<std::string> comms;     // per entry once any entry has a comm, else empty
+  std::vector<uint8_t> record_bytes;  // n_entries x record_size once any entry has a record, else empty
   uint32_t record_size = 0;
   // The sorted order: entry i is stored at order[i] (empty: as added).
   // Sorting only writes this; the arrays stay where reading put them.

@@ -13,9 +13,9 @@ namespace histd::table {
 // where a slot with a zero hitcount is no entry.
 struct MapShape {
   enum class Kind { Hash, Slots } kind = Kind::Hash;
-  uint32_t key_size = 0;  // of the map: the key struct's, or 4 for slots
-  uint32_t entries = 0;   // of the map
-  bool per_cpu = true;    // a copy of each value per possible CPU, summed on reading
+  uint32_t key_size = 0;    // of the map: the key struct's, or 4 for slots
+  uint32_t entries = 0;     // of the map
+  bool per_cpu = true;      // a copy of each value per possible CPU, summed on reading
   uint32_t value_size = 0;  // of the map: the values (and comm), perhaps more after them
   // Hot slots in front of a per-CPU hash (plan::HistPlan::hot_slots): a
   // per-CPU array of {key, one u64 per value, standing}; 0: none.

@@ -23,7 +23,7 @@ namespace histd::trace {
 
 // What the tracefs line prefix needs.
 struct LineHeader {
-  std::string comm;    // the task's comm ("<...>" when unknown)
+  std::string comm;  // the task's comm ("<...>" when unknown)
   uint32_t pid = 0;
   uint32_t cpu = 0;
   uint64_t ts_ns = 0;  // printed as seconds.microseconds

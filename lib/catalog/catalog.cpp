@@ -163,8 +163,8 @@ bool Catalog::contains(std::string_view system, std::string_view event) const {
 bool Catalog::discover(const EventId& id) const {
   // Only plain names reach the file system ("..", "a/b" never do).
   auto plain = [](const std::string& name) {
-    return !name.empty() && name.size() < 256 && name != "." && name != ".." &&
-           name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+    return !name.empty() && name.size() < 256 && name != "." && name != ".." && name.find('/') == std::string::npos &&
+           name.find('\0') == std::string::npos;
   };
   if (root_.empty() || !plain(id.system) || !plain(id.name)) return false;
   std::error_code ec;
@@ -199,8 +199,7 @@ std::vector<std::string> Catalog::live_events(std::string_view system) const {
   const std::string sys(system);
   if (sys.empty() || sys == "." || sys == ".." || sys.find('/') != std::string::npos) return out;
   std::error_code ec;
-  for (fs::directory_iterator it(root_ / "events" / sys, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
+  for (fs::directory_iterator it(root_ / "events" / sys, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     std::error_code type_ec;
     if (it->is_directory(type_ec) && fs::is_regular_file(it->path() / "format", type_ec))
       out.push_back(it->path().filename().string());
@@ -222,8 +221,10 @@ void Catalog::attach_probe_definition(EventFormat& format) const {
       if (colon == std::string_view::npos || space == std::string_view::npos || space < colon) continue;
       if (line.substr(colon + 1, space - colon - 1) != format.system + "/" + format.name) continue;
       auto definition = parse_probe_definition(line);
-      if (definition) format.probe = std::move(*definition);
-      else format.probe_error = std::move(definition).error().context;
+      if (definition)
+        format.probe = std::move(*definition);
+      else
+        format.probe_error = std::move(definition).error().context;
       return;
     }
   }
@@ -235,12 +236,10 @@ void Catalog::forget_probes() {
   std::erase_if(cache_, [](const auto& entry) { return entry.second->source == EventSource::Probe; });
 }
 
-Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view system,
-                                                            std::string_view event) const {
+Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view system, std::string_view event) const {
   // Checking the list first also keeps names like "../x" off the file system.
   if (!contains(system, event)) {
-    return fail(ErrorKind::NotFound, ENOENT,
-                "no such event: " + std::string(system) + ":" + std::string(event));
+    return fail(ErrorKind::NotFound, ENOENT, "no such event: " + std::string(system) + ":" + std::string(event));
   }
   EventId id{std::string(system), std::string(event)};
   std::lock_guard lock(*cache_mu_);
@@ -273,8 +272,7 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
   }
   if (parsed->name != event) {
     return fail(ErrorKind::Invalid, EINVAL,
-                path.string() + ": names event '" + parsed->name + "', expected '" +
-                    std::string(event) + "'");
+                path.string() + ": names event '" + parsed->name + "', expected '" + std::string(event) + "'");
   }
   if (parsed->source == EventSource::Probe) attach_probe_definition(*parsed);
   auto format = std::make_shared<const EventFormat>(std::move(*parsed));
@@ -297,9 +295,9 @@ Expected<fs::path> find_tracefs() {
   const fs::path debug_tracing = "/sys/kernel/debug/tracing";
   if (has_events(debug_tracing)) return debug_tracing;
 
-  return fail(ErrorKind::NotFound, ENOENT,
-              "no tracefs: " + tracing.string() + " has no events/ (" + mount_error +
-                  "), nor has " + debug_tracing.string());
+  return fail(
+      ErrorKind::NotFound, ENOENT,
+      "no tracefs: " + tracing.string() + " has no events/ (" + mount_error + "), nor has " + debug_tracing.string());
 }
 
 }  // namespace histd::catalog

@@ -100,19 +100,18 @@ std::optional<size_t> matching_open_bracket(std::string_view s) {
   return std::nullopt;
 }
 
-Expected<Decl> parse_dynamic_decl(std::string_view loc, std::string_view rest, uint32_t size,
-                                  size_t line_no) {
+Expected<Decl> parse_dynamic_decl(std::string_view loc, std::string_view rest, uint32_t size, size_t line_no) {
   std::string_view type;
   std::string_view name;
   if (!split_type_and_name(rest, type, name)) {
-    return invalid(line_no, "cannot split '" + std::string(loc) + " " + std::string(rest) +
-                                "' into a type and a field name");
+    return invalid(line_no,
+                   "cannot split '" + std::string(loc) + " " + std::string(rest) + "' into a type and a field name");
   }
   // The record holds a u32 locator (len << 16 | offset); the data lives
   // elsewhere, so any other size means we would read the wrong bytes.
   if (size != 4) {
-    return invalid(line_no, "field '" + std::string(name) + "': " + std::string(loc) +
-                                " field must have size 4, not " + std::to_string(size));
+    return invalid(line_no, "field '" + std::string(name) + "': " + std::string(loc) + " field must have size 4, not " +
+                                std::to_string(size));
   }
   Decl d;
   d.name = std::string(name);
@@ -150,12 +149,10 @@ Expected<Decl> parse_decl(std::string_view decl, uint32_t size, size_t line_no) 
   std::string_view type;
   std::string_view name;
   if (!split_type_and_name(base, type, name)) {
-    return invalid(line_no,
-                   "cannot split '" + std::string(decl) + "' into a type and a field name");
+    return invalid(line_no, "cannot split '" + std::string(decl) + "' into a type and a field name");
   }
   if (type.find_first_of("[]") != std::string_view::npos) {
-    return invalid(line_no, "field '" + std::string(name) + "': unexpected '[' in type '" +
-                                std::string(type) + "'");
+    return invalid(line_no, "field '" + std::string(name) + "': unexpected '[' in type '" + std::string(type) + "'");
   }
 
   Decl d;
@@ -253,8 +250,7 @@ std::optional<std::string_view> header_value(std::string_view line, std::string_
 }  // namespace
 
 const Field* EventFormat::find(std::string_view field_name) const {
-  auto it = std::find_if(fields.begin(), fields.end(),
-                         [&](const Field& f) { return f.name == field_name; });
+  auto it = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == field_name; });
   return it == fields.end() ? nullptr : &*it;
 }
 
@@ -350,8 +346,7 @@ Expected<EventFormat> parse_format(std::string_view text, std::string_view syste
       have_print_fmt = true;
       break;
     } else {
-      return invalid(line_no, "expected 'field:' or 'print fmt:', got '" +
-                                  std::string(line.substr(0, 40)) + "'");
+      return invalid(line_no, "expected 'field:' or 'print fmt:', got '" + std::string(line.substr(0, 40)) + "'");
     }
   }
 

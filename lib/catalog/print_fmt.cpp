@@ -23,8 +23,10 @@ std::vector<std::string> split_args(std::string_view text) {
     const char c = text[i];
     if (quoted) {
       cur += c;
-      if (c == '\\' && i + 1 < text.size()) cur += text[++i];
-      else if (c == '"') quoted = false;
+      if (c == '\\' && i + 1 < text.size())
+        cur += text[++i];
+      else if (c == '"')
+        quoted = false;
       continue;
     }
     if (c == '"') quoted = true;
@@ -54,8 +56,7 @@ std::vector<PrintConversion> conversions_of(std::string_view fmt) {
     }
     size_t j = i + 1;
     while (j < fmt.size() && std::string_view("-+ #0").find(fmt[j]) != std::string_view::npos) ++j;
-    for (; j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.' || fmt[j] == '*');
-         ++j)
+    for (; j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.' || fmt[j] == '*'); ++j)
       if (fmt[j] == '*') ++arg;
     while (j < fmt.size() && std::string_view("hlzjtL").find(fmt[j]) != std::string_view::npos) ++j;
     if (j >= fmt.size()) break;
@@ -117,8 +118,8 @@ void mark_kernel_addresses(EventFormat& format) {
   const auto p = parse_print_fmt(format.print_fmt);
   const bool synthetic = format.system == kSynthSystem;
   for (Field& f : format.fields) {
-    f.kernel_address = (!user_pointers && f.type.find('*') != std::string::npos) ||
-                       (synthetic && synthetic_address_type(f.type));
+    f.kernel_address =
+        (!user_pointers && f.type.find('*') != std::string::npos) || (synthetic && synthetic_address_type(f.type));
     if (!p) continue;
     for (const PrintConversion& c : p->conversions)
       if (prints_address(c) && c.arg < p->args.size() && reads_field(p->args[c.arg], f.name)) f.kernel_address = true;

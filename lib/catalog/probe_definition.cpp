@@ -87,17 +87,18 @@ Expected<ProbeFetch> parse_base(std::string_view s) {
       std::tie(f.symbol, f.immediate) = split_symbol(s.substr(1));
     }
     f.derefs.push_back({0, false});
-  } else if (s.starts_with('$') && s.size() > 1 &&
-             std::all_of(s.begin() + 1, s.end(),
-                         [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+  } else if (s.starts_with('$') && s.size() > 1 && std::all_of(s.begin() + 1, s.end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+             })) {
     // An eprobe's field of the attached event (what has one is checked
     // against that event's format).
     f.base = ProbeFetch::Base::EventField;
     f.symbol = std::string(s.substr(1));
   } else {
-    return invalid(fmt::format("'{}': histd computes registers, $argN, $retval, $stack, $comm, @ADDR, @SYM, "
-                               "immediates and dereferences of them, not BTF names",
-                               s));
+    return invalid(
+        fmt::format("'{}': histd computes registers, $argN, $retval, $stack, $comm, @ADDR, @SYM, "
+                    "immediates and dereferences of them, not BTF names",
+                    s));
   }
   return f;
 }
@@ -120,8 +121,8 @@ Expected<ProbeFetch> parse_fetch(std::string_view s) {
 }
 
 bool supported_type(std::string_view t) {
-  static constexpr std::string_view kTypes[] = {"u8",  "u16", "u32", "u64", "s8",   "s16",    "s32",     "s64",
-                                                "x8",  "x16", "x32", "x64", "char", "string", "ustring", "symbol"};
+  static constexpr std::string_view kTypes[] = {"u8", "u16", "u32", "u64", "s8",   "s16",    "s32",     "s64",
+                                                "x8", "x16", "x32", "x64", "char", "string", "ustring", "symbol"};
   return t.empty() || std::find(std::begin(kTypes), std::end(kTypes), t) != std::end(kTypes);
 }
 
@@ -134,14 +135,16 @@ Expected<ProbeArg> parse_probe_arg(std::string_view s) {
   a.name = std::string(s.substr(0, eq));
   std::string_view fetch = s.substr(eq + 1), type;
   // The type follows the last ':' outside the dereferences' parentheses.
-  if (const size_t colon = fetch.rfind(':'); colon != std::string_view::npos && fetch.find(')', colon) == std::string_view::npos) {
+  if (const size_t colon = fetch.rfind(':');
+      colon != std::string_view::npos && fetch.find(')', colon) == std::string_view::npos) {
     type = fetch.substr(colon + 1);
     fetch = fetch.substr(0, colon);
   }
   if (!supported_type(type))
-    return invalid(fmt::format("'{}': histd computes the types u8..u64, s8..s64, x8..x64, char, string, ustring and "
-                               "symbol, not {}",
-                               s, type));
+    return invalid(
+        fmt::format("'{}': histd computes the types u8..u64, s8..s64, x8..x64, char, string, ustring and "
+                    "symbol, not {}",
+                    s, type));
   auto f = parse_fetch(fetch);
   if (!f) return unexpected(std::move(f).error());
   a.fetch = std::move(*f);
@@ -182,8 +185,10 @@ Expected<ProbeDefinition> parse_probe_definition(std::string_view line) {
   if (words.size() < 2) return invalid(fmt::format("'{}': not a probe definition", line));
   std::string_view head = words[0];
   ProbeDefinition d;
-  if (head.starts_with('r')) d.is_return = true;
-  else if (!head.starts_with('p')) return invalid(fmt::format("'{}': not a probe definition", head));
+  if (head.starts_with('r'))
+    d.is_return = true;
+  else if (!head.starts_with('p'))
+    return invalid(fmt::format("'{}': not a probe definition", head));
   const size_t colon = head.find(':'), slash = head.find('/');
   if (colon == std::string_view::npos || slash == std::string_view::npos || slash < colon)
     return invalid(fmt::format("'{}': no GROUP/EVENT", head));

@@ -68,12 +68,10 @@ using detail::Emitter;
 using detail::load_expr;
 using detail::timestamp_expr;
 
-
 // Copies a string field into key member k<k>, always leaving it terminated.
 std::string string_key(size_t k, const plan::KeyField& key) {
   using catalog::FieldKind;
-  if (key.access.source == Source::CurrentComm)
-    return fmt::format("  histd_comm(c, key->k{}, 16);\n", k);
+  if (key.access.source == Source::CurrentComm) return fmt::format("  histd_comm(c, key->k{}, 16);\n", k);
   if (key.access.kind == FieldKind::CharArray) {
     const uint32_t n = std::min(key.access.size, key.size - 1);
     return fmt::format("  __builtin_memcpy(key->k{}, (const char *)rec + {}u, {}u);\n", k, key.access.offset, n);
@@ -104,8 +102,8 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   out += "};\n";
   out += fmt::format("_Static_assert(sizeof(struct histd_key{}) == {}, \"key size\");\n", i, p.key_size);
   for (size_t k = 0; k < p.keys.size(); ++k)
-    out += fmt::format("_Static_assert(__builtin_offsetof(struct histd_key{}, k{}) == {}, \"key offset\");\n", i,
-                       k, p.keys[k].offset);
+    out += fmt::format("_Static_assert(__builtin_offsetof(struct histd_key{}, k{}) == {}, \"key offset\");\n", i, k,
+                       p.keys[k].offset);
   out += fmt::format("struct histd_val{} {{\n  __u64 v[{}];\n", i, p.vals.size());
   if (p.saves_comm()) out += fmt::format("  char comm[{}];\n", plan::HistPlan::kCommSize);
   if (p.records_in_table()) out += fmt::format("  __u64 rec[{}];\n", (p.var_record_size + 7) / 8);
@@ -120,8 +118,7 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
     out += fmt::format(
         "struct {{\n  __uint(type, {});\n  __uint(max_entries, {});\n"
         "  __type(key, struct histd_key{});\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
-        p.per_cpu_table() ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", p.max_entries, i, i,
-        table_map_name(i));
+        p.per_cpu_table() ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", p.max_entries, i, i, table_map_name(i));
   out += fmt::format(
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, 1);\n"
       "  __type(key, __u32);\n  __type(value, struct histd_table_stats);\n}} {} SEC(\".maps\");\n\n",
@@ -129,8 +126,7 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   if (p.hot_slots > 0) {
     out += fmt::format("struct histd_hot{} {{\n  __u64 key[{}];\n  __u64 v[{}];\n  __u64 score;\n}};\n", i,
                        p.key_size / 8, p.vals.size());
-    out += fmt::format("_Static_assert(sizeof(struct histd_hot{}) == {}, \"hot slot size\");\n", i,
-                       p.hot_value_size());
+    out += fmt::format("_Static_assert(sizeof(struct histd_hot{}) == {}, \"hot slot size\");\n", i, p.hot_value_size());
     out += fmt::format(
         "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, {});\n"
         "  __type(key, __u32);\n  __type(value, struct histd_hot{});\n}} {} SEC(\".maps\");\n\n",
@@ -201,8 +197,8 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
   // gets a new slot, and is still the same text.
   out += fmt::format("  if (histd_paused((__u32){}))\n    return;\n", em.number(in.control_slot));
   if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
-  out += fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n",
-                     stats_map_name(i));
+  out +=
+      fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n", stats_map_name(i));
   // Nested frames (a synthetic event's triggers inside the generating one)
   // share the 512-byte stack: there, only small keys stay on it.
   if (p.key_size <= (nested ? kNestedStackKeyMax : kStackKeyMax)) {
@@ -210,7 +206,8 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
   } else {
     out += fmt::format(
         "  __u32 key_idx = {}u;\n  struct histd_key{} *key = bpf_map_lookup_elem(&histd_keys, &key_idx);\n"
-        "  if (!key)\n    return;\n", in.depth, i);
+        "  if (!key)\n    return;\n",
+        in.depth, i);
   }
   out += "  __builtin_memset(key, 0, sizeof(*key));\n";
   out += key_fields(p);
@@ -218,20 +215,22 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
   out += detail::emit_var_values(p);
   std::vector<std::string> values;
   for (size_t k = 0; k < p.vals.size(); ++k) {
-    std::string value = p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p)
-                                       : load_expr(p.vals[k].access, timestamp_expr(p));
+    std::string value =
+        p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p) : load_expr(p.vals[k].access, timestamp_expr(p));
     if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
     values.push_back(std::move(value));
   }
   if (p.hot_slots > 0) out += detail::hot_hit(i, p, values);
   if (p.table_map == plan::TableMap::Log2Slots) {
     // Every slot exists: the lookup is a bounds check.
-    out += fmt::format("  __u32 slot = (__u32)key->k0;\n  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &slot);\n"
-                       "  if (!v)\n    return;\n",
-                       i, table_map_name(i));
+    out += fmt::format(
+        "  __u32 slot = (__u32)key->k0;\n  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &slot);\n"
+        "  if (!v)\n    return;\n",
+        i, table_map_name(i));
   } else {
     // The initial value is only built on a miss: most events update an entry.
-    out += fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
+    out +=
+        fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
     out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
     if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
     out += fmt::format("    v = histd_insert_entry(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
@@ -274,8 +273,9 @@ bool inline_triggers(const std::vector<const TriggerInput*>& all, size_t control
 // The unit's entry points, each told whether the unit reads the clock (ts)
 // and common_pid (pid).
 std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>& triggers,
-                        const std::vector<const TriggerInput*>& all, const std::vector<const ControlInput*>& all_controls,
-                        bool notices, const plan::TypedFilter* eprobe_filter) {
+                        const std::vector<const TriggerInput*>& all,
+                        const std::vector<const ControlInput*>& all_controls, bool notices,
+                        const plan::TypedFilter* eprobe_filter) {
   bool needs_ts = notices;
   for (const TriggerInput& t : triggers)
     needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
@@ -283,7 +283,8 @@ std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>
   // Decided from the plans, never by searching the code just generated.
   bool reads_pid = notices;
   for (const TriggerInput* t : all) reads_pid = reads_pid || detail::reads_common_pid(*t->plan);
-  for (const ControlInput* e : all_controls) reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
+  for (const ControlInput* e : all_controls)
+    reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
   reads_pid = reads_pid || (eprobe_filter && detail::reads_common_pid(*eprobe_filter));
   const int pid = reads_pid ? 1 : 0;
   std::string out;
@@ -312,7 +313,8 @@ std::string stats_map_name(size_t trigger_index) { return fmt::format("st{}", tr
 std::string hot_map_name(size_t trigger_index) { return fmt::format("hot{}", trigger_index); }
 
 GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, const std::vector<ControlInput>& enables,
-                                  const std::vector<InlinedEvent>& inlined, EventEntry entry, const RecordInput* record) {
+                                  const std::vector<InlinedEvent>& inlined, EventEntry entry,
+                                  const RecordInput* record) {
   std::string out = std::string("/* Generated by histd. */\n") + kUnitPrelude;
   if (entry.chained) out += "#define HISTD_CHAINED 1\n";
   out += "#include \"chain.bpf.h\"\n\n";
@@ -337,12 +339,13 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
   for (size_t i = 0; i < all_controls.size(); ++i) emit_control(em, i, *all_controls[i]);
   const plan::TypedFilter* eprobe_filter = entry.kind == EventEntry::Kind::Probe ? entry.probe.filter : nullptr;
   if (eprobe_filter)
-    em.helpers += "static __always_inline int eprobe_filter(const void *rec, const struct histd_common *c) {\n"
-                  "  (void)rec;\n  (void)c;\n  return " +
-                  em.filter_expr(*eprobe_filter, eprobe_filter->root) + ";\n}\n\n";
+    em.helpers +=
+        "static __always_inline int eprobe_filter(const void *rec, const struct histd_common *c) {\n"
+        "  (void)rec;\n  (void)c;\n  return " +
+        em.filter_expr(*eprobe_filter, eprobe_filter->root) + ";\n}\n\n";
   const bool stacks = record || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
-                         return c->kind == parse::ControlTrigger::Kind::Stacktrace;
-                       });
+                        return c->kind == parse::ControlTrigger::Kind::Stacktrace;
+                      });
   if (stacks) out += detail::emit_stack_buffer();
   // Recorded eprobes on a synthetic event a trigger generates are built in a buffer of their own.
   const bool eprobes = std::any_of(all.begin(), all.end(), [](const TriggerInput* t) {

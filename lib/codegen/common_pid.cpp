@@ -36,8 +36,7 @@ bool reads_common_pid(const plan::HistPlan& p) {
     if (a.handler == parse::Action::Handler::OnMatch || a.kind == parse::Action::Kind::Trace) return true;
   if (p.filter && reads_common_pid(*p.filter)) return true;
   for (const plan::KeyField& k : p.keys)
-    if (table::key_traits(k.display).holds == table::KeyHolds::Number && is_pid(k.access))
-      return true;
+    if (table::key_traits(k.display).holds == table::KeyHolds::Number && is_pid(k.access)) return true;
   for (const plan::ValField& v : p.vals)
     if (v.expr ? reads_pid(*v.expr, v.expr->root) : is_pid(v.access)) return true;
   for (const plan::Variable& v : p.vars)

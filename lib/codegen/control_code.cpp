@@ -31,7 +31,9 @@ std::string emit_eprobe_buffer() { return percpu_buffer("histd_recbuf", kEprobeB
 
 std::string emit_record(const RecordInput& r) {
   std::string out = percpu_buffer("histd_recbuf", kRecordBufferMap);
-  out += "static __attribute__((noinline)) void record_event(void *ctx, const void *rec, const struct histd_common *c) {\n";
+  out +=
+      "static __attribute__((noinline)) void record_event(void *ctx, const void *rec, const struct histd_common *c) "
+      "{\n";
   // Not while its event is disabled (enable_event/disable_event flip it),
   // nor while tracing is off.
   out += fmt::format("  if (histd_paused({}u) || !histd_tracing_on())\n    return;\n", r.slot);

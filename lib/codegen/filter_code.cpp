@@ -49,7 +49,8 @@ std::string atom_expr(const plan::GlobAtom& atom, const std::string& index) {
   std::string any;
   for (const auto& [lo, hi] : atom.ranges) {
     if (!any.empty()) any += " || ";
-    any += lo == hi ? fmt::format("{} == 0x{:02x}", ch, lo) : fmt::format("({} >= 0x{:02x} && {} <= 0x{:02x})", ch, lo, ch, hi);
+    any += lo == hi ? fmt::format("{} == 0x{:02x}", ch, lo)
+                    : fmt::format("({} >= 0x{:02x} && {} <= 0x{:02x})", ch, lo, ch, hi);
   }
   if (any.empty()) any = "0";
   return atom.negated ? fmt::format("!({})", any) : fmt::format("({})", any);
@@ -60,8 +61,8 @@ std::string segment_expr(const std::vector<plan::GlobAtom>& seg, const std::stri
   std::string e;
   for (size_t m = 0; m < seg.size(); ++m) {
     if (!e.empty()) e += " && ";
-    const std::string index = masked ? fmt::format("(({} + {}u) & (HISTD_STR_MAX * 2 - 1))", base, m)
-                                     : fmt::format("{}", m);
+    const std::string index =
+        masked ? fmt::format("(({} + {}u) & (HISTD_STR_MAX * 2 - 1))", base, m) : fmt::format("{}", m);
     e += atom_expr(seg[m], index);
   }
   return e.empty() ? "1" : e;
@@ -77,7 +78,8 @@ std::string Emitter::number(uint64_t value) {
 // The operands of a run of `kind` terms, left to right, joined by `op`
 // (both operators are associative, and C evaluates the flat chain in the
 // same order as the nested one).
-void Emitter::chain(const plan::TypedFilter& f, int index, plan::FilterTerm::Kind kind, const char* op, std::string& out) {
+void Emitter::chain(const plan::TypedFilter& f, int index, plan::FilterTerm::Kind kind, const char* op,
+                    std::string& out) {
   const plan::FilterTerm& t = f.terms.at(static_cast<size_t>(index));
   if (t.kind != kind) {
     if (!out.empty()) out += op;
@@ -119,7 +121,8 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
   const std::string no = negate ? "1" : "0";
   const std::string yes = negate ? "0" : "1";
   std::string& o = helpers;
-  o += fmt::format("static __attribute__((noinline)) int strpred_{}(const void *rec, const struct histd_common *c) {{\n", n);
+  o += fmt::format(
+      "static __attribute__((noinline)) int strpred_{}(const void *rec, const struct histd_common *c) {{\n", n);
   o += "  (void)rec;\n  (void)c;\n  struct histd_str *b = histd_str_buf();\n  if (!b)\n    return 0;\n";
   o += load_string(t.field);
   o += "  __u32 len = histd_strlen(b);\n  __u32 pos = 0, end = len;\n  (void)pos;\n  (void)end;\n";
@@ -131,7 +134,8 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
   const bool exact = !m.leading_star && !m.trailing_star && m.segments.size() <= 1;
   if (exact) {
     o += fmt::format("  if (len != {}u)\n    return {};\n", total, no);
-    if (!m.segments.empty()) o += fmt::format("  if (!({}))\n    return {};\n", segment_expr(m.segments[0], "0", false), no);
+    if (!m.segments.empty())
+      o += fmt::format("  if (!({}))\n    return {};\n", segment_expr(m.segments[0], "0", false), no);
     o += fmt::format("  return {};\n}}\n\n", yes);
     return n;
   }
@@ -142,14 +146,16 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
   }
   if (!m.trailing_star && last > first) {
     const auto& seg = m.segments[last - 1];
-    o += fmt::format("  end = len - {}u;\n  if (!({}))\n    return {};\n", seg.size(), segment_expr(seg, "end", true), no);
+    o += fmt::format("  end = len - {}u;\n  if (!({}))\n    return {};\n", seg.size(), segment_expr(seg, "end", true),
+                     no);
     --last;
   }
   for (size_t k = first; k < last; ++k) {
     const auto& seg = m.segments[k];
     o += fmt::format(
         "  {{\n    int found = 0;\n    __u32 p;\n    for (p = pos; p < HISTD_STR_MAX; p++) {{\n"
-        "      if (p + {}u > end)\n        break;\n      if ({}) {{\n        found = 1;\n        break;\n      }}\n    }}\n"
+        "      if (p + {}u > end)\n        break;\n      if ({}) {{\n        found = 1;\n        break;\n      }}\n    "
+        "}}\n"
         "    if (!found)\n      return {};\n    pos = histd_forget(&b->pos, p + {}u);\n  }}\n",
         seg.size(), segment_expr(seg, "p", true), no, seg.size());
   }

@@ -14,10 +14,14 @@ namespace {
 
 const char* uint_type(uint32_t size) {
   switch (size) {
-    case 1: return "__u8";
-    case 2: return "__u16";
-    case 4: return "__u32";
-    default: return "__u64";
+    case 1:
+      return "__u8";
+    case 2:
+      return "__u16";
+    case 4:
+      return "__u32";
+    default:
+      return "__u64";
   }
 }
 
@@ -31,8 +35,8 @@ std::string base_code(const ProbeValue& v) {
       const int string = v.record_string == ProbeValue::RecordString::Static    ? 1
                          : v.record_string == ProbeValue::RecordString::Dynamic ? 2
                                                                                 : 0;
-      return fmt::format("histd_probe_field(ctx, {}, {}, {}, {})", v.reg_offset, v.record_size,
-                         v.record_signed ? 1 : 0, string);
+      return fmt::format("histd_probe_field(ctx, {}, {}, {}, {})", v.reg_offset, v.record_size, v.record_signed ? 1 : 0,
+                         string);
     }
     case ProbeValue::Base::Comm:
       break;
@@ -82,8 +86,10 @@ std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
   // where a return probe returns to.
   if (entry.eprobe) {
     // No probe address: the arguments follow the common fields.
-  } else if (!entry.uprobe) out += "  *(__u64 *)(rec + 8) = bpf_get_func_ip(ctx);\n";
-  else out += fmt::format("  *(__u64 *)(rec + 8) = {};\n", entry.is_return ? "0" : "HISTD_REG(ctx, HISTD_REG_IP)");
+  } else if (!entry.uprobe)
+    out += "  *(__u64 *)(rec + 8) = bpf_get_func_ip(ctx);\n";
+  else
+    out += fmt::format("  *(__u64 *)(rec + 8) = {};\n", entry.is_return ? "0" : "HISTD_REG(ctx, HISTD_REG_IP)");
   if (entry.is_return) out += "  *(__u64 *)(rec + 16) = HISTD_REG(ctx, HISTD_REG_IP);\n";
   out += fmt::format("  __u32 data = {};\n", entry.fixed_size);
   out += probe_values(entry);

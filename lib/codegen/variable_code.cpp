@@ -70,8 +70,7 @@ std::string copy_string(const plan::FieldAccess& a, const std::string& dst, uint
     return fmt::format("  histd_comm(c, {}, {}u);\n  n = 16;\n", dst, std::min<uint32_t>(cap, 16));
   if (a.kind == FieldKind::CharArray) {
     const uint32_t n = std::min(a.size, cap - 1);
-    return fmt::format(
-        "  n = bpf_probe_read_kernel_str({}, {}u, (const char *)rec + {}u);\n", dst, n + 1, a.offset);
+    return fmt::format("  n = bpf_probe_read_kernel_str({}, {}u, (const char *)rec + {}u);\n", dst, n + 1, a.offset);
   }
   const uint32_t base = a.kind == FieldKind::RelString ? a.offset + a.size : 0;
   return fmt::format(
@@ -105,10 +104,11 @@ std::string emit_blob_store(const plan::Variable& v, const plan::HistPlan& p) {
   } else if (v.expr.is_stack) {
     // The stack at the event, as a synthetic long[] field keeps it: the
     // frame count, then the frames.
-    o += fmt::format("    __builtin_memset({0}, 0, {1}u);\n"
-                     "    n = bpf_get_stack(ctx, {0} + 8, {2}u, 0);\n    if (n < 0)\n      n = 0;\n"
-                     "    *(__u64 *){0} = (__u64)n / 8;\n",
-                     dst, v.blob_size, v.blob_size - 8);
+    o += fmt::format(
+        "    __builtin_memset({0}, 0, {1}u);\n"
+        "    n = bpf_get_stack(ctx, {0} + 8, {2}u, 0);\n    if (n < 0)\n      n = 0;\n"
+        "    *(__u64 *){0} = (__u64)n / 8;\n",
+        dst, v.blob_size, v.blob_size - 8);
   } else {
     o += fmt::format("    __builtin_memset({}, 0, {}u);\n", dst, v.blob_size);
     o += copy_string(v.expr.string_field, dst, v.blob_size);
@@ -125,7 +125,8 @@ std::string generate_blob_param(const plan::ActionParam& prm, const plan::HistPl
   const synth::SynthField& f = prm.target;
   const std::string src = blob_source(prm.value, p);
   const plan::VarRef& r = p.refs.at(static_cast<size_t>(prm.value.blob_ref));
-  const std::string len = r.self ? fmt::format("((const __u64 *)vr)[{}]", 1 + r.slot) : fmt::format("r{}", prm.value.blob_ref);
+  const std::string len =
+      r.self ? fmt::format("((const __u64 *)vr)[{}]", 1 + r.slot) : fmt::format("r{}", prm.value.blob_ref);
   if (f.kind == Kind::StaticString) {
     const uint32_t room = std::min<uint32_t>(f.size, 256);
     return fmt::format("  __builtin_memcpy(sb->rec + {}u, {}, {}u);\n  sb->rec[{}u] = 0;\n", f.offset, src, room,
@@ -163,10 +164,8 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
   const plan::HistPlan& p = *in.plan;
   std::string o = "  {\n";
   o += fmt::format("    if (!histd_paused({}u)) {{\n", t.control_slot);
-  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin(c, {}u, {}u, {}, {}u);\n", t.id,
-                   t.record_size,
-                   p.clock_source == plan::HistPlan::Clock::Mono && p.uses_timestamp() ? "c->ts"
-                                                                                        : "bpf_ktime_get_ns()",
+  o += fmt::format("      struct histd_synbuf *sb = histd_synth_begin(c, {}u, {}u, {}, {}u);\n", t.id, t.record_size,
+                   p.clock_source == plan::HistPlan::Clock::Mono && p.uses_timestamp() ? "c->ts" : "bpf_ktime_get_ns()",
                    in.depth);
   o += "      if (sb) {\n        long n = 0;\n        (void)n;\n";
   // Dynamic strings go after the fixed part, 256 bytes each.
@@ -185,8 +184,9 @@ std::string emit_generate(const plan::ActionPlan& a, const SynthTarget& t, const
     } else if (f.kind == Kind::DynamicString && prm.value.is_string) {
       body += fmt::format("  __builtin_memset(sb->rec + {}u, 0, 256u);\n", dyn);
       body += copy_string(prm.value.string_field, fmt::format("(char *)sb->rec + {}u", dyn), 256);
-      body += fmt::format("  if (n < 0)\n    n = 0;\n  *(__u32 *)(sb->rec + {}u) = ((__u32)(n & 0xffff) << 16) | {}u;\n",
-                          f.offset, dyn);
+      body +=
+          fmt::format("  if (n < 0)\n    n = 0;\n  *(__u32 *)(sb->rec + {}u) = ((__u32)(n & 0xffff) << 16) | {}u;\n",
+                      f.offset, dyn);
       dyn += 256;
     } else if (f.kind == Kind::Stack && prm.value.is_stack) {
       // The kernel's layout: a u64 frame count, then the frames.
@@ -223,8 +223,7 @@ std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p) {
 
 void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p) {
   std::string out;
-  if (p.has_var_map())
-    out += fmt::format("struct histd_vrec{} {{\n  __u64 w[{}];\n}};\n", i, words(p.var_record_size));
+  if (p.has_var_map()) out += fmt::format("struct histd_vrec{} {{\n  __u64 w[{}];\n}};\n", i, words(p.var_record_size));
   if (p.separate_var_map()) {
     out += fmt::format(
         "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, {});\n"
@@ -247,7 +246,8 @@ void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p
   }
   for (const plan::ActionPlan& a : p.actions)
     if (a.kind == parse::Action::Kind::Snapshot) {
-      out += fmt::format("struct histd_snap{0} {{\n  struct histd_notice n;\n  __u64 v;\n  struct histd_key{0} k;\n}};\n", i);
+      out += fmt::format(
+          "struct histd_snap{0} {{\n  struct histd_notice n;\n  __u64 v;\n  struct histd_key{0} k;\n}};\n", i);
       break;
     }
   if (!out.empty()) unit += out + "\n";
@@ -269,9 +269,10 @@ std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
     if (r.owner_key_size == p.key_size) {
       o += fmt::format("    struct histd_xr{}_{} *x = bpf_map_lookup_elem(&{}, key);\n", i, k, ref_map_name(i, k));
     } else {
-      o += fmt::format("    struct histd_xk{0}_{1} xk;\n    __builtin_memset(&xk, 0, sizeof(xk));\n"
-                       "    __builtin_memcpy(&xk, key, {2}u);\n",
-                       i, k, std::min(r.owner_key_size, p.key_size));
+      o += fmt::format(
+          "    struct histd_xk{0}_{1} xk;\n    __builtin_memset(&xk, 0, sizeof(xk));\n"
+          "    __builtin_memcpy(&xk, key, {2}u);\n",
+          i, k, std::min(r.owner_key_size, p.key_size));
       o += fmt::format("    struct histd_xr{}_{} *x = bpf_map_lookup_elem(&{}, &xk);\n", i, k, ref_map_name(i, k));
     }
     const uint64_t bit = uint64_t{1} << r.slot;
@@ -281,8 +282,10 @@ std::string emit_ref_reads(size_t i, const plan::HistPlan& p) {
     // Read once: the set bit cleared, plainly where it is the record's
     // only one (HistPlan::sole_variable); beside other variables' bits
     // atomically, so that another CPU's set of one of those is not lost.
-    if (r.read_once && r.owner_sole_var) o += "    x->w[0] = 0;\n";
-    else if (r.read_once) o += fmt::format("    __sync_fetch_and_and(&x->w[0], ~0x{:x}ULL);\n", bit);
+    if (r.read_once && r.owner_sole_var)
+      o += "    x->w[0] = 0;\n";
+    else if (r.read_once)
+      o += fmt::format("    __sync_fetch_and_and(&x->w[0], ~0x{:x}ULL);\n", bit);
     o += "  }\n";
   }
   return o;
@@ -306,7 +309,8 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
   } else if (p.has_var_map()) {
     o += fmt::format("  struct histd_vrec{} *vr = bpf_map_lookup_elem(&{}, key);\n  if (!vr) {{\n", i, var_map_name(i));
     o += fmt::format("    struct histd_vrec{} vinit;\n    __builtin_memset(&vinit, 0, sizeof(vinit));\n", i);
-    o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st, 0);\n    if (!vr)\n      return;\n  }}\n", var_map_name(i));
+    o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st, 0);\n    if (!vr)\n      return;\n  }}\n",
+                     var_map_name(i));
   }
   if (p.has_var_map()) {
     uint64_t mask = 0;
@@ -318,8 +322,10 @@ std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
       mask |= uint64_t{1} << v.slot;
     }
     // As the read above: a lone variable's bit is stored, others' ORed in.
-    if (mask && p.sole_variable()) o += fmt::format("  vr->w[0] = 0x{:x}ULL;\n", mask);
-    else if (mask) o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);
+    if (mask && p.sole_variable())
+      o += fmt::format("  vr->w[0] = 0x{:x}ULL;\n", mask);
+    else if (mask)
+      o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);
   }
   for (size_t a = 0; a < p.actions.size(); ++a) {
     const plan::ActionPlan& act = p.actions[a];

@@ -95,8 +95,7 @@ void replace_dependents(std::vector<Held>& held) {
 
 }  // namespace
 
-Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem>& held_items,
-          bool remove_undeclared) {
+Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem>& held_items, bool remove_undeclared) {
   Plan plan;
   const std::vector<const Declaration*> wanted = first_of_each_key(declared, plan);
 

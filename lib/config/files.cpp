@@ -46,9 +46,7 @@ std::string untrusted(const struct stat& st) {
 
 // A configuration file, not an editor's backup or a package manager's
 // leftover: "*.conf", not hidden.
-bool is_config_name(std::string_view name) {
-  return name.size() > 5 && name.front() != '.' && name.ends_with(".conf");
-}
+bool is_config_name(std::string_view name) { return name.size() > 5 && name.front() != '.' && name.ends_with(".conf"); }
 
 // Each directory from the root down to `path` (as given, and as it
 // resolves): owned by root or histd's user and writable by no one else

@@ -95,7 +95,8 @@ Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::Contr
   if (type == "traceoff") type = "traceon";
   d.key = fmt::format("{} {}:{}", d.item.event, type, target);
   d.shape = cmd.command;
-  if (cmd.has_target() && catalog::event_source(cmd.system) == catalog::EventSource::Synthetic) d.uses.push_back(target);
+  if (cmd.has_target() && catalog::event_source(cmd.system) == catalog::EventSource::Synthetic)
+    d.uses.push_back(target);
   if (d.item.event.starts_with("synthetic:")) d.uses.push_back(d.item.event);
   return d;
 }
@@ -150,8 +151,7 @@ Result<Declaration, Problem> parse_line(const Origin& origin, std::string_view l
   if (!is_event_name(system) || !is_event_name(event))
     return bad_line(start, word_end, fmt::format("'{}' is not SYSTEM:EVENT", word));
   const std::string_view rest = trim(line.substr(word_end));
-  if (rest.empty())
-    return bad_line(line.size(), line.size() + 1, fmt::format("no trigger command after {}", word));
+  if (rest.empty()) return bad_line(line.size(), line.size() + 1, fmt::format("no trigger command after {}", word));
   d.item.kind = ConfigItem::Kind::Trigger;
   d.item.event = std::string(word);
   d.item.text = std::string(rest);
@@ -171,7 +171,8 @@ Result<Declaration, Problem> parse_line(const Origin& origin, std::string_view l
 // caret is among them), "..." where it is cut; `caret` moved to match.
 void clip(std::string& text, uint32_t& caret) {
   if (text.size() <= kShownBytes) return;
-  const size_t start = caret < kShownBytes - 10 ? 0 : std::min<size_t>(caret - kShownBytes / 2, text.size() - kShownBytes);
+  const size_t start =
+      caret < kShownBytes - 10 ? 0 : std::min<size_t>(caret - kShownBytes / 2, text.size() - kShownBytes);
   std::string shown = (start ? "..." : "") + text.substr(start, kShownBytes);
   if (start + kShownBytes < text.size()) shown += "...";
   caret = static_cast<uint32_t>(caret - start + (start ? 3 : 0));

@@ -41,17 +41,19 @@ Problem line_problem(const Declaration& d, const engine::CommandFailure& f) {
 Problem held_problem(const std::filesystem::path& dir, const ConfigItem& item, const engine::CommandFailure& f) {
   Problem p;
   p.origin = Origin{dir.string(), 0};
-  const std::string what = item.kind == ConfigItem::Kind::Synthetic ? "synthetic event " + item.event
-                                                                      : item.event + " " + item.text;
-  p.diagnostic = Diagnostic{ErrorCode::CommandFailed, Span{0, 0}, {},
-                            fmt::format("removing {} (no longer declared as it was): {}", what,
-                                        first_line(f.message()))};
+  const std::string what =
+      item.kind == ConfigItem::Kind::Synthetic ? "synthetic event " + item.event : item.event + " " + item.text;
+  p.diagnostic =
+      Diagnostic{ErrorCode::CommandFailed,
+                 Span{0, 0},
+                 {},
+                 fmt::format("removing {} (no longer declared as it was): {}", what, first_line(f.message()))};
   return p;
 }
 
 std::string described(const Declaration& d) {
   return d.item.kind == ConfigItem::Kind::Synthetic ? "synthetic event " + d.item.event
-                                                     : d.item.event + " " + d.item.text;
+                                                    : d.item.event + " " + d.item.text;
 }
 
 class Applier {
@@ -75,7 +77,8 @@ class Applier {
     for (const Step& s : steps) {
       const Declaration& d = s.declared;
       if (s.op != Step::Op::Add || d.item.event != r.item.event || d.item.text != r.item.text) continue;
-      const std::string said = fmt::format("{} {} ({})", s.change ? "changed" : "added", described(d), d.origin.where());
+      const std::string said =
+          fmt::format("{} {} ({})", s.change ? "changed" : "added", described(d), d.origin.where());
       if (std::erase(report_.changes, said) == 0) continue;  // its command had failed already
       --(s.change ? report_.changed : report_.added);
       return failed(d, r.failure, true);
@@ -96,8 +99,7 @@ class Applier {
     // The addition that would replace it cannot: it is still there.
     if (s.change) unreplaced_.insert(s.declared.key);
     report_.problems.push_back(held_problem(report_.dir, s.held, r.error()));
-    if (!engine_logged(r.error()))
-      engine_.log_config_error(report_.dir.string(), report_.problems.back().diagnostic);
+    if (!engine_logged(r.error())) engine_.log_config_error(report_.dir.string(), report_.problems.back().diagnostic);
   }
 
   void update(const Step& s) {
@@ -117,16 +119,18 @@ class Applier {
   void add(const Step& s) {
     const Declaration& d = s.declared;
     if (s.change && unreplaced_.count(d.key)) {
-      failed(d, engine::CommandFailure{std::nullopt, Error{ErrorKind::Busy, EBUSY, "not replaced: what it declared "
-                                                                                     "before could not be removed"}},
+      failed(d,
+             engine::CommandFailure{std::nullopt, Error{ErrorKind::Busy, EBUSY,
+                                                        "not replaced: what it declared "
+                                                        "before could not be removed"}},
              false);
       return;
     }
     auto r = engine_.add_config(d.item, d.origin.where());
     if (!r) return failed(d, r.error(), engine_logged(r.error()));
     ++(s.change ? report_.changed : report_.added);
-    report_.changes.push_back(fmt::format("{} {} ({})", s.change ? "changed" : "added", described(d),
-                                          d.origin.where()));
+    report_.changes.push_back(
+        fmt::format("{} {} ({})", s.change ? "changed" : "added", described(d), d.origin.where()));
   }
 
   void failed(const Declaration& d, const engine::CommandFailure& f, bool logged) {

@@ -49,8 +49,7 @@ Expected<Deployer::Layout> Deployer::layout(const EventState& ev, const std::vec
   Layout l;
   const size_t per = options_.plain_triggers_per_program;
   // Pins an older histd left hold a one-slot array: no chain on them.
-  const bool grouped =
-      chained(ev) && per > 0 && (!ev.attachment || ev.attachment->slot_count() >= HISTD_CHAIN_SLOTS);
+  const bool grouped = chained(ev) && per > 0 && (!ev.attachment || ev.attachment->slot_count() >= HISTD_CHAIN_SLOTS);
   if (!grouped) {
     l.event = triggers;
     return l;
@@ -58,14 +57,19 @@ Expected<Deployer::Layout> Deployer::layout(const EventState& ev, const std::vec
   l.groups.resize(ev.groups.size());
   std::vector<Trigger*> fresh;
   for (Trigger* t : triggers) {
-    if (!plain(t->plan)) l.event.push_back(t);
-    else if (t->group >= 0 && size_t(t->group) < l.groups.size()) l.groups[t->group].push_back(t);
-    else fresh.push_back(t);
+    if (!plain(t->plan))
+      l.event.push_back(t);
+    else if (t->group >= 0 && size_t(t->group) < l.groups.size())
+      l.groups[t->group].push_back(t);
+    else
+      fresh.push_back(t);
   }
   for (Trigger* t : fresh) {
     auto room = std::find_if(l.groups.begin(), l.groups.end(), [&](const auto& g) { return g.size() < per; });
-    if (room != l.groups.end()) room->push_back(t);
-    else l.groups.push_back({t});
+    if (room != l.groups.end())
+      room->push_back(t);
+    else
+      l.groups.push_back({t});
   }
   while (!l.groups.empty() && l.groups.back().empty()) l.groups.pop_back();
   if (l.groups.size() > kMaxGroups)
@@ -111,8 +115,7 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
   const bool groups_changed = !dirty.empty() || lay->groups.size() < ev.groups.size();
   const bool event_has = !lay->event.empty() || !enables.empty() || has_record;
   // A change of plain triggers alone leaves the event program as it is.
-  const bool event_dirty =
-      event_has && (!ev.program || serials(lay->event) != ev.program_triggers || !groups_changed);
+  const bool event_dirty = event_has && (!ev.program || serials(lay->event) != ev.program_triggers || !groups_changed);
   if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
 
   Loaded loaded;
@@ -233,9 +236,8 @@ Status Deployer::install(EventState& ev, const Layout& lay, const Loaded& loaded
   } else if (lay.groups.empty()) {
     a.clear(0);
   } else if (ev.program || loaded.group_programs.count(0)) {
-    st = a.install(loaded.group_programs.count(0) ? loaded.group_programs.at(0).event_fd()
-                                                  : ev.groups[0].program->event_fd(),
-                   0);
+    st = a.install(
+        loaded.group_programs.count(0) ? loaded.group_programs.at(0).event_fd() : ev.groups[0].program->event_fd(), 0);
   }
   if (!st) return st;
   for (size_t g = lay.groups.size(); g < ev.groups.size(); ++g) a.clear(uint32_t(g + 1));
@@ -277,8 +279,10 @@ Status Deployer::install_all(EventState& ev) {
     if (ev.groups[g].program)
       if (auto st = a.install(ev.groups[g].program->event_fd(), uint32_t(g + 1)); !st) return st;
   Status st = ok_status();
-  if (ev.program) st = a.install(ev.program->event_fd(), 0);
-  else if (!ev.groups.empty() && ev.groups[0].program) st = a.install(ev.groups[0].program->event_fd(), 0);
+  if (ev.program)
+    st = a.install(ev.program->event_fd(), 0);
+  else if (!ev.groups.empty() && ev.groups[0].program)
+    st = a.install(ev.groups[0].program->event_fd(), 0);
   if (!st) return st;
   for (size_t slot = ev.groups.size() + 1; slot < a.slot_count(); ++slot) a.clear(uint32_t(slot));
   return ok_status();

@@ -41,7 +41,7 @@ void Deployer::roll_back(const std::vector<const Change*>& done) {
 }
 
 CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, EventState* ev, const std::string& text,
-                             bool first) {
+                               bool first) {
   EventState& target = event_state(c.event);
   switch (c.kind) {
     case Change::Kind::TriggerAdded:
@@ -102,7 +102,7 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
 }
 
 CommandResult Deployer::deploy_added(const Change& c, const registry::Registry& next, EventState& target,
-                                   EventState* ev, const std::string& text) {
+                                     EventState* ev, const std::string& text) {
   const registry::HistTrigger& h = *next.find(c.uid).second;
   CommandResult r = deploy_trigger(target, h, c.command);
   if (r || c.param.empty() || !ev) return r;
@@ -121,8 +121,8 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   const plan::HistPlan& plan = h.plan;
   Fd vars;
   if (plan.separate_var_map()) {
-    auto m = runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size,
-                                 plan.max_entries);
+    auto m =
+        runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size, plan.max_entries);
     if (!m) return system_failure(std::move(m).error());
     vars = std::move(*m);
   }

@@ -28,8 +28,7 @@ uint64_t fnv1a(std::string_view s) {
 }
 
 // The map behind a pin, if its shape is the one wanted.
-Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size,
-                        uint32_t max_entries) {
+Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries) {
   Fd fd(bpf_obj_get(path.c_str()));
   if (!fd) return fd;
   bpf_map_info info{};
@@ -69,8 +68,8 @@ Deployer::~Deployer() {
 
 Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, runtime::Compiler& compiler,
                                                      Options options, Log log) {
-  auto control = runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control),
-                                     HISTD_CONTROL_SLOTS);
+  auto control =
+      runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS);
   if (!control) return unexpected(std::move(control).error());
   auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
   if (!ring) return unexpected(std::move(ring).error());
@@ -111,8 +110,6 @@ void Deployer::shutdown() {
   named_tables_.clear();
 }
 
-
-
 std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlTrigger& cmd) const {
   // As the kernel's event_trigger_print() and event_enable_trigger_print():
   // the name (and target), the count its control word has left, the filter.
@@ -132,8 +129,8 @@ std::string Deployer::pin_base(const plan::HistPlan& plan) const {
   if (options_.pin_dir.empty()) return {};
   // Named tables are one table whoever uses them; others belong to their
   // trigger (its identity ignores the size, the layout check does not).
-  const std::string id = plan.name ? "name:" + *plan.name
-                                   : fmt::format("{}:{}:{}", plan.system, plan.event, plan.identity());
+  const std::string id =
+      plan.name ? "name:" + *plan.name : fmt::format("{}:{}:{}", plan.system, plan.event, plan.identity());
   return (options_.pin_dir / fmt::format("{:016x}", fnv1a(id))).string();
 }
 
@@ -141,8 +138,7 @@ std::string Deployer::pin_base(const plan::HistPlan& plan) const {
 // with the other kind attaches afresh, and sweep_pins() drops the old pair.
 std::string Deployer::event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const {
   if (options_.pin_dir.empty()) return {};
-  return (options_.pin_dir /
-          fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : ""))
+  return (options_.pin_dir / fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : ""))
       .string();
 }
 
@@ -169,14 +165,12 @@ void Deployer::sweep_pins() {
 bool Deployer::adopt_pinned(TableState& t) {
   if (t.pin_base.empty()) return false;
   Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
-                                t.layout.table_value_size(), t.layout.table_map_entries());
-  Fd stats =
-      open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
+                       t.layout.table_value_size(), t.layout.table_map_entries());
+  Fd stats = open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
   if (!map || !stats) return false;
   Fd hot;
   if (t.layout.hot_slots > 0) {
-    hot = open_pinned(t.pin_base + "_hot", BPF_MAP_TYPE_PERCPU_ARRAY, 4, t.layout.hot_value_size(),
-                      t.layout.hot_slots);
+    hot = open_pinned(t.pin_base + "_hot", BPF_MAP_TYPE_PERCPU_ARRAY, 4, t.layout.hot_value_size(), t.layout.hot_slots);
     if (!hot) {
       // Pinned by a histd without hot slots (or with others): the table's
       // counts are all in the hash and stats; the slots start empty.
@@ -325,8 +319,8 @@ Expected<std::shared_ptr<TableState>> Deployer::acquire_table(const plan::HistPl
     if (plan.name) named_tables_[*plan.name] = t;
     return t;
   }
-  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(), plan.table_value_size(),
-                                 plan.table_map_entries());
+  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(),
+                                 plan.table_value_size(), plan.table_map_entries());
   if (!map) return unexpected(std::move(map).error());
   auto stats = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1);
   if (!stats) return unexpected(std::move(stats).error());

@@ -51,8 +51,8 @@ namespace {
 // the trigger keeps them.
 Status read_maps(TableReads::Read& r) {
   const plan::HistPlan& plan = r.out.plan;
-  auto table = table::read_table({r.map.get(), r.stats.get(), r.hot ? r.hot.get() : -1}, table_shape(plan),
-                                 plan.columns());
+  auto table =
+      table::read_table({r.map.get(), r.stats.get(), r.hot ? r.hot.get() : -1}, table_shape(plan), plan.columns());
   if (!table) return unexpected(std::move(table).error());
   if (r.records) {
     // The record alone, or the table's entry with the record after the values.

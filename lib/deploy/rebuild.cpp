@@ -38,8 +38,8 @@ void Deployer::refresh_enablers_of(const EventState& target) {
     auto st = rebuild(*ev, triggers_of(*ev), controls_of(*ev));
     if (!st) {
       log_({}, nullptr,
-           fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system, id.name,
-                       target.system, target.event, st.error().context));
+           fmt::format("histd: could not update {}:{} after {}:{} changed: {}\n", id.system, id.name, target.system,
+                       target.event, st.error().context));
     }
   }
 }
@@ -51,8 +51,9 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
   e->cmd = decided.cmd;
   e->filter = decided.filter;
   e->slot = *slot;
-  histd_trigger_control c{0, e->cmd.count ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
-                                          : HISTD_UNLIMITED};
+  histd_trigger_control c{0, e->cmd.count
+                                 ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
+                                 : HISTD_UNLIMITED};
   bpf_map_update_elem(control_.get(), &e->slot, &c, BPF_ANY);
   // enable_event/disable_event: the target records under a slot they flip.
   if (auto held = hold_target(*e); !held) {
@@ -190,7 +191,7 @@ std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev)
 }
 
 pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                         const std::vector<ControlTrigger*>& enables, bool attaches) const {
+                                           const std::vector<ControlTrigger*>& enables, bool attaches) const {
   auto enable_input = [&](const ControlTrigger& e) {
     codegen::ControlInput in;
     in.kind = e.cmd.kind;
@@ -238,7 +239,7 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
 }
 
 Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUnit& unit,
-                                                       const std::vector<Trigger*>& triggers) const {
+                                                         const std::vector<Trigger*>& triggers) const {
   std::map<const plan::HistPlan*, const Trigger*> by_plan;
   for (const Trigger* t : triggers) by_plan[&t->plan] = t;
   for (const auto& [id, s] : events_)
@@ -313,10 +314,10 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   auto maps_used = runtime::maps_used_per_program(b.object);
   if (!maps_used) return unexpected(std::move(maps_used).error());
   if (*maps_used > kMaxMapsPerProgram)
-    return fail(ErrorKind::Busy, ENOSPC,
-                fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
-                            unit->numbered().size() + enables.size(), ev.system, ev.event, *maps_used,
-                            kMaxMapsPerProgram));
+    return fail(
+        ErrorKind::Busy, ENOSPC,
+        fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
+                    unit->numbered().size() + enables.size(), ev.system, ev.event, *maps_used, kMaxMapsPerProgram));
   b.maps_used = *maps_used;
   return b;
 }

@@ -55,7 +55,7 @@ void Deployer::clear_trace() {
 }
 
 std::optional<std::string> Deployer::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                                 bool hide_kernel_addresses) {
+                                                   bool hide_kernel_addresses) {
   return trace_.consume(timeout, max_bytes, hide_kernel_addresses);
 }
 
@@ -102,8 +102,7 @@ void Deployer::deliver(std::span<const uint8_t> notice) {
   if (notice.size() < sizeof(histd_notice)) return;
   histd_notice n;
   std::memcpy(&n, notice.data(), sizeof(n));
-  const std::span<const uint8_t> rec =
-      notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
+  const std::span<const uint8_t> rec = notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
   if (n.kind == HISTD_NOTICE_SNAPSHOT) {
     if (rec.size() < 8) return;
     uint64_t value = 0;
@@ -154,9 +153,10 @@ void Deployer::deliver(std::span<const uint8_t> notice) {
     h.pid = uint32_t(pid);
     // Both forms are made now, for readers who may see kernel addresses and
     // for those who may not: the record is gone once read.
-    trace_.append(trace::format_line(h, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
-                  trace::format_line(h, s->def.name,
-                                     trace::synth_event_body(s->def, rec, &resolver_, {.hide_kernel_addresses = true})));
+    trace_.append(
+        trace::format_line(h, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
+        trace::format_line(h, s->def.name,
+                           trace::synth_event_body(s->def, rec, &resolver_, {.hide_kernel_addresses = true})));
   }
 }
 
@@ -212,8 +212,8 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   if (!body.empty() && body.back() == '\n') body.pop_back();
   const uint64_t ts = monotonic_ns();
   const int cpu = sched_getcpu();
-  trace_.append(trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts},
-                                   "tracing_mark_write", body));
+  trace_.append(
+      trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts}, "tracing_mark_write", body));
   // ftrace:print, as the kernel records a marker: ip, then the text (its
   // newline dropped), NUL-padded so that a string read never runs past it.
   const EventState* ev = find_event(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});

@@ -42,7 +42,11 @@ inline bpf_map_type table_map_type(const plan::HistPlan& p) {
 
 inline table::MapShape table_shape(const plan::HistPlan& p) {
   return {p.table_map == plan::TableMap::Log2Slots ? table::MapShape::Kind::Slots : table::MapShape::Kind::Hash,
-          p.table_map_key_size(), p.table_map_entries(), p.per_cpu_table(), p.table_value_size(), p.hot_slots};
+          p.table_map_key_size(),
+          p.table_map_entries(),
+          p.per_cpu_table(),
+          p.table_value_size(),
+          p.hot_slots};
 }
 
 // The hot slots in front of a plan's table (plan::HistPlan::hot_slots > 0).
@@ -50,12 +54,11 @@ inline Expected<Fd> create_hot_slots(const plan::HistPlan& p) {
   return runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_hot", 4, p.hot_value_size(), p.hot_slots);
 }
 
-
 struct TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
   Fd map;
   Fd stats;
-  Fd hot;  // the hot slots in front of the map (layout.hot_slots > 0)
+  Fd hot;                // the hot slots in front of the map (layout.hot_slots > 0)
   std::string pin_base;  // "<pin_dir>/<id>" (+ "_table" / "_stats" / "_hot": bpffs refuses dots); empty when not pinned
   // Opened from pins a previous histd left: a command that fails after
   // adopting it (a restore whose compile fails) must leave the pins, and
@@ -121,7 +124,7 @@ struct ProgramGroup {
 struct EventState {
   std::string system;
   std::string event;
-  std::vector<std::unique_ptr<Trigger>> triggers;  // in creation order
+  std::vector<std::unique_ptr<Trigger>> triggers;         // in creation order
   std::vector<std::unique_ptr<ControlTrigger>> controls;  // newest first, as the kernel lists them
   std::optional<runtime::Attachment> attachment;
   // Set with `attachment` when it is on the raw sys_enter / sys_exit
@@ -133,7 +136,7 @@ struct EventState {
   // there is no such program, the first group's is there too.
   std::optional<runtime::EventProgram> program;
   std::vector<uint64_t> program_triggers;  // the serials of what `program` counts
-  std::string source;  // of `program`
+  std::string source;                      // of `program`
   std::vector<ProgramGroup> groups;
   size_t maps_used = 0;  // by `program` (runtime::maps_used_per_program), of kMaxMapsPerProgram
   // In a batch: `program` is behind its triggers, end_batch() loads theirs.

@@ -18,8 +18,8 @@ namespace histd::engine {
 namespace {
 
 CommandResult not_found(const ConfigItem& item) {
-  return system_failure(Error{ErrorKind::NotFound, ENOENT,
-                              fmt::format("{} {} is not the configuration's", item.event, item.text)});
+  return system_failure(
+      Error{ErrorKind::NotFound, ENOENT, fmt::format("{} {} is not the configuration's", item.event, item.text)});
 }
 
 std::optional<std::pair<std::string, std::string>> split_event(const std::string& event) {

@@ -131,9 +131,8 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
   return write_trigger_locked(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
 }
 
-CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event,
-                                           std::string_view text, size_t max_bytes, const std::string* config,
-                                           bool may_see_addresses) {
+CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
+                                           size_t max_bytes, const std::string* config, bool may_see_addresses) {
   if (!catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   const catalog::EventId id{system, event};
@@ -151,8 +150,8 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
   return finish_command(location, text, &id, run(*write, &id, location, logged));
 }
 
-CommandResult Engine::finish_command(const std::string& location, std::string_view command,
-                                     const catalog::EventId* ev, CommandResult r) {
+CommandResult Engine::finish_command(const std::string& location, std::string_view command, const catalog::EventId* ev,
+                                     CommandResult r) {
   auto first_line = [](const std::string& text) { return text.substr(0, text.find('\n')); };
   std::string cmd(command);
   while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == ' ' || cmd.back() == '\t')) cmd.pop_back();

@@ -103,9 +103,10 @@ void Engine::keep_corrupt_state(const std::string& why, std::vector<std::string>
         ++tables;
       }
     }
-  state_file_problem_ = fmt::format("{}: {}; {}. The previous histd's {} attached event(s) were detached; its {} "
-                                    "pinned table(s) are kept until that file is removed",
-                                    file, why, where, links, tables);
+  state_file_problem_ = fmt::format(
+      "{}: {}; {}. The previous histd's {} attached event(s) were detached; its {} "
+      "pinned table(s) are kept until that file is removed",
+      file, why, where, links, tables);
   std::lock_guard lock(mu_);
   log_error("histd", Diagnostic{ErrorCode::StateFileUnreadable, Span{0, 0}, file, why + "; " + where});
   problems.push_back(state_file_problem_);
@@ -232,10 +233,10 @@ std::vector<std::string> Engine::restore() {
   if (may_sweep_pins()) {
     deployer_->sweep_pins();
   } else if (!not_restored_.empty()) {
-    problems.push_back(fmt::format("{} saved entr{} not restored: kept in {} with every pinned table, retried at the "
-                                   "next start or by `histctl restore`",
-                                   not_restored_.size(), not_restored_.size() == 1 ? "y" : "ies",
-                                   options_.state_file.string()));
+    problems.push_back(
+        fmt::format("{} saved entr{} not restored: kept in {} with every pinned table, retried at the "
+                    "next start or by `histctl restore`",
+                    not_restored_.size(), not_restored_.size() == 1 ? "y" : "ies", options_.state_file.string()));
   }
   return problems;
 }

@@ -123,9 +123,12 @@ std::string Engine::read_snapshot(bool hide_kernel_addresses) {
 void Engine::clear_snapshot() { deployer_->clear_snapshot(); }
 
 void Engine::write_snapshot(uint64_t value) {
-  if (value == 0) deployer_->free_snapshot();
-  else if (value == 1) deployer_->take_snapshot_now();
-  else deployer_->clear_snapshot();
+  if (value == 0)
+    deployer_->free_snapshot();
+  else if (value == 1)
+    deployer_->take_snapshot_now();
+  else
+    deployer_->clear_snapshot();
 }
 
 RingLost Engine::ring_lost() const { return deployer_->ring_lost(); }

@@ -49,8 +49,7 @@ Result<Unit, Diagnostic> params(const HistCommand& cmd, const Piece& list, Actio
 
 // ".<action>(params)" after the handler's closing parenthesis.
 Result<Unit, Diagnostic> action(const HistCommand& cmd, Piece rest, Action& a) {
-  if (rest.text.empty() || rest.text.front() != '.')
-    return parse_error(cmd, ErrorCode::ActionNotFound, Span{0, 0});
+  if (rest.text.empty() || rest.text.front() != '.') return parse_error(cmd, ErrorCode::ActionNotFound, Span{0, 0});
   rest = rest.sub(1);
   auto [name, has_paren] = take_until(rest, '(');
   if (!has_paren || name.text.empty()) return parse_error(cmd, ErrorCode::ActionNotFound, Span{0, 0});
@@ -58,8 +57,7 @@ Result<Unit, Diagnostic> action(const HistCommand& cmd, Piece rest, Action& a) {
   a.action_span = name.span();
   auto [list, closed] = take_until(rest, ')');
   if (!closed) return fail_at(cmd, ErrorCode::NoClosingParen, list.text);
-  if (!rest.text.empty())
-    return parse_error(cmd, ErrorCode::UnknownToken, rest.span(), "text after the action's ')'");
+  if (!rest.text.empty()) return parse_error(cmd, ErrorCode::UnknownToken, rest.span(), "text after the action's ')'");
   if (name.text.starts_with("save")) {
     a.kind = Action::Kind::Save;
     if (trim(list).text.empty()) return parse_error(cmd, ErrorCode::NoSaveParams, Span{0, 0});

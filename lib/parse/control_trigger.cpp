@@ -80,7 +80,8 @@ Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line, 
   }
   cmd.command = std::string(text);
   auto error = [&](ErrorCode code, size_t begin, size_t end) {
-    return unexpected(Diagnostic{code, Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(end)}, cmd.command, {}});
+    return unexpected(
+        Diagnostic{code, Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(end)}, cmd.command, {}});
   };
   std::string_view head = text;
   const size_t if_pos = find_filter_keyword(text);
@@ -93,7 +94,8 @@ Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line, 
   if (cmd.has_target()) {
     // system:event[:count]
     size_t colon = head.find(':', pos);
-    if (pos >= head.size() || colon == std::string_view::npos) return error(ErrorCode::SubsysNotFound, pos, head.size());
+    if (pos >= head.size() || colon == std::string_view::npos)
+      return error(ErrorCode::SubsysNotFound, pos, head.size());
     cmd.system = std::string(head.substr(pos, colon - pos));
     cmd.system_span = Span{static_cast<uint32_t>(pos), static_cast<uint32_t>(colon)};
     if (!is_name(cmd.system)) return error(ErrorCode::InvalidSubsysEvent, pos, colon);

@@ -68,8 +68,7 @@ class ExprParser {
   ExprParser(HistCommand& cmd, Expr& expr) : cmd_(cmd), expr_(expr) {}
 
   Result<int, Diagnostic> expression(const Piece& p) {
-    if (subexprs_ > kMaxSubexprs)
-      return fail(ErrorCode::TooManySubexpr, p.text);
+    if (subexprs_ > kMaxSubexprs) return fail(ErrorCode::TooManySubexpr, p.text);
     size_t sep = 0;
     const Op op = root_operator(p.text, sep);
     if (op == Op::None) return atom(p);
@@ -85,11 +84,20 @@ class ExprParser {
     if (!rhs) return rhs;
     ExprNode n;
     switch (op) {
-      case Op::Minus: n.kind = ExprNode::Kind::Sub; break;
-      case Op::Plus: n.kind = ExprNode::Kind::Add; break;
-      case Op::Div: n.kind = ExprNode::Kind::Div; break;
-      case Op::Mult: n.kind = ExprNode::Kind::Mul; break;
-      default: break;
+      case Op::Minus:
+        n.kind = ExprNode::Kind::Sub;
+        break;
+      case Op::Plus:
+        n.kind = ExprNode::Kind::Add;
+        break;
+      case Op::Div:
+        n.kind = ExprNode::Kind::Div;
+        break;
+      case Op::Mult:
+        n.kind = ExprNode::Kind::Mul;
+        break;
+      default:
+        break;
     }
     n.lhs = *lhs;
     n.rhs = *rhs;
@@ -146,8 +154,7 @@ class ExprParser {
     const size_t second_dot = first_dot == std::string_view::npos ? first_dot : qualified.find('.', first_dot + 1);
     bool is_ref = dollar_first;
     bool printed_spelling = false;  // $system.event.var: no '$' before the name
-    if (second_dot != std::string_view::npos &&
-        (dollar_first || qualified.substr(second_dot + 1).starts_with("$"))) {
+    if (second_dot != std::string_view::npos && (dollar_first || qualified.substr(second_dot + 1).starts_with("$"))) {
       n.system = std::string(qualified.substr(0, first_dot));
       n.event = std::string(qualified.substr(first_dot + 1, second_dot - first_dot - 1));
       var = qualified.substr(second_dot + 1);

@@ -138,8 +138,8 @@ class FilterParser {
       // Filter-only field modifiers (.ustring, .function) are not supported.
       const size_t mod = ++pos_;
       while (pos_ < text_.size() && (is_ident(text_[pos_]) || text_[pos_] == '-')) ++pos_;
-      return unexpected(Diagnostic{ErrorCode::Unsupported, span(mod, pos_), std::string(command_),
-                                   "filter field modifiers"});
+      return unexpected(
+          Diagnostic{ErrorCode::Unsupported, span(mod, pos_), std::string(command_), "filter field modifiers"});
     }
     p.field.span = span(start, pos_);
     if (p.field.name.size() > kMaxOperand) return fail(ErrorCode::FilterOperandTooLong, start, pos_);
@@ -147,7 +147,7 @@ class FilterParser {
     skip_space();
     const size_t op_start = pos_;
     static constexpr std::pair<std::string_view, CompareOp> kOps[] = {
-        {"==", CompareOp::Eq}, {"!=", CompareOp::Ne}, {"<=", CompareOp::Le}, {">=", CompareOp::Ge},
+        {"==", CompareOp::Eq}, {"!=", CompareOp::Ne}, {"<=", CompareOp::Le},    {">=", CompareOp::Ge},
         {"<", CompareOp::Lt},  {">", CompareOp::Gt},  {"&", CompareOp::BitAnd}, {"~", CompareOp::Glob}};
     bool found = false;
     for (const auto& [text, op] : kOps) {

@@ -23,9 +23,9 @@ Result<ModifierUse, Diagnostic> parse_modifier(const HistCommand& cmd, const Pie
     m.buckets = w.number;
     return m;
   }
-  return parse_error(cmd, ErrorCode::BadFieldModifier, m.span.begin == m.span.end ? Span{m.span.begin, m.span.begin + 1} : m.span);
+  return parse_error(cmd, ErrorCode::BadFieldModifier,
+                     m.span.begin == m.span.end ? Span{m.span.begin, m.span.begin + 1} : m.span);
 }
-
 
 class HistParser {
  public:
@@ -85,9 +85,12 @@ class HistParser {
  private:
   Result<Unit, Diagnostic> bare(const Piece& t) {
     Control c = Control::None;
-    if (t.text == "pause") c = Control::Pause;
-    else if (t.text == "cont" || t.text == "continue") c = Control::Continue;
-    else if (t.text == "clear") c = Control::Clear;
+    if (t.text == "pause")
+      c = Control::Pause;
+    else if (t.text == "cont" || t.text == "continue")
+      c = Control::Continue;
+    else if (t.text == "clear")
+      c = Control::Clear;
     else if (t.text == "nohitcount" || t.text == "NOHC") {
       cmd_.nohitcount = true;
       cmd_.nohitcount_span = t.span();
@@ -180,8 +183,8 @@ class HistParser {
         if (dir == "descending") {
           k.descending = true;
         } else if (dir != "ascending") {
-          const bool is_field_modifier = last_dot == std::string_view::npos &&
-                                         (parse_modifier(cmd_, Piece{dir, dir_begin}).ok());
+          const bool is_field_modifier =
+              last_dot == std::string_view::npos && (parse_modifier(cmd_, Piece{dir, dir_begin}).ok());
           if (!is_field_modifier)
             return fail(ErrorCode::InvalidSortModifier,
                         Span{static_cast<uint32_t>(dir_begin), static_cast<uint32_t>(dir_begin + dir.size())});
@@ -222,7 +225,6 @@ Result<FieldRef, Diagnostic> parse_field_ref(const HistCommand& cmd, const Piece
   return f;
 }
 
-
 std::string_view modifier_name(Modifier m) { return modifier::info(m).name; }
 
 Result<HistCommand, Diagnostic> parse_hist(std::string_view line) {
@@ -234,18 +236,20 @@ Result<HistCommand, Diagnostic> parse_hist(std::string_view line) {
   }
   if (!text.starts_with("hist")) {
     cmd.command = std::string(text);
-    return unexpected(Diagnostic{ErrorCode::UnknownCommand, Span{0, static_cast<uint32_t>(text.size())}, cmd.command, {}});
+    return unexpected(
+        Diagnostic{ErrorCode::UnknownCommand, Span{0, static_cast<uint32_t>(text.size())}, cmd.command, {}});
   }
   std::string_view rest = text.substr(4);
-  if (!rest.empty() && rest.front() == ':') rest.remove_prefix(1);
+  if (!rest.empty() && rest.front() == ':')
+    rest.remove_prefix(1);
   else if (!rest.empty() && !is_space(rest.front()))
-    return unexpected(Diagnostic{ErrorCode::UnknownCommand, Span{0, static_cast<uint32_t>(text.size())},
-                                 std::string(text), {}});
+    return unexpected(
+        Diagnostic{ErrorCode::UnknownCommand, Span{0, static_cast<uint32_t>(text.size())}, std::string(text), {}});
   cmd.command = "hist:" + std::string(rest);
   constexpr size_t base = 5;  // "hist:"
 
   std::string_view tokens = rest;
-  const size_t if_pos = find_filter_keyword(std::string(" ") + std::string(rest)) ;
+  const size_t if_pos = find_filter_keyword(std::string(" ") + std::string(rest));
   if (if_pos != std::string_view::npos) {
     // find_filter_keyword was given a leading blank so that "if" right at
     // the start (after "hist ") counts too: shift back by one.

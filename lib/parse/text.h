@@ -21,7 +21,8 @@ size_t find_filter_keyword(std::string_view s);
 // A command of `max_bytes` or more: refused with the caret on its last byte allowed.
 inline Diagnostic too_long(std::string_view line, size_t max_bytes) {
   const auto end = static_cast<uint32_t>(max_bytes);
-  std::string detail = max_bytes == 4096 ? std::string() : "a printed line may take " + std::to_string(max_bytes - 1) + " bytes";
+  std::string detail =
+      max_bytes == 4096 ? std::string() : "a printed line may take " + std::to_string(max_bytes - 1) + " bytes";
   return Diagnostic{ErrorCode::CommandTooLong, Span{end - 1, end}, std::string(line.substr(0, max_bytes)),
                     std::move(detail)};
 }

@@ -55,9 +55,9 @@ Expected<std::map<std::string, uint32_t>> inlined_depths(const EventParts& parts
   };
   for (const EventTriggers::Hist& t : parts.own.hist) visit(*t.plan, 0);
   if (too_deep)
-    return fail(ErrorKind::Invalid, E2BIG,
-                fmt::format("synthetic event {} is generated more than {} events deep", *too_deep,
-                            HISTD_MAX_DEPTH - 1));
+    return fail(
+        ErrorKind::Invalid, E2BIG,
+        fmt::format("synthetic event {} is generated more than {} events deep", *too_deep, HISTD_MAX_DEPTH - 1));
   return depth;
 }
 

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "histd/pipeline.h"
 
-
 namespace histd::pipeline {
 
-Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command,
-                                                const catalog::EventFormat& format,
+Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command, const catalog::EventFormat& format,
                                                 const plan::Registry& registry) {
   return plan::plan_hist(command, format, registry);
 }

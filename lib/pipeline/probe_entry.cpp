@@ -22,8 +22,8 @@ Unexpected<Error> cannot(const catalog::EventFormat& f, std::string why) {
 
 // The kernel's names (regs_query_register_offset) and their offsets.
 constexpr std::array<std::pair<std::string_view, uint32_t>, 21> kRegisters{{
-    {"r15", 0}, {"r14", 8},  {"r13", 16}, {"r12", 24},     {"bp", 32},  {"bx", 40},    {"r11", 48},
-    {"r10", 56}, {"r9", 64}, {"r8", 72},  {"ax", 80},      {"cx", 88},  {"dx", 96},    {"si", 104},
+    {"r15", 0},  {"r14", 8},       {"r13", 16}, {"r12", 24}, {"bp", 32},     {"bx", 40},  {"r11", 48},
+    {"r10", 56}, {"r9", 64},       {"r8", 72},  {"ax", 80},  {"cx", 88},     {"dx", 96},  {"si", 104},
     {"di", 112}, {"orig_ax", 120}, {"ip", 128}, {"cs", 136}, {"flags", 144}, {"sp", 152}, {"ss", 160},
 }};
 constexpr uint32_t kSp = 152, kAx = 80;
@@ -49,16 +49,21 @@ Expected<codegen::ProbeValue> base_value(const catalog::EventFormat& f, const ca
       break;
     }
     case Base::Argument:
-      if (d.is_return)
-        return cannot(f, fmt::format("{}: histd does not compute $argN at a return probe yet", a.name));
+      if (d.is_return) return cannot(f, fmt::format("{}: histd does not compute $argN at a return probe yet", a.name));
       if (fetch.index > kArgumentRegisters.size())
-        return cannot(f, fmt::format("{}: histd computes the six arguments passed in registers, not $arg{}",
-                                     a.name, fetch.index));
+        return cannot(f, fmt::format("{}: histd computes the six arguments passed in registers, not $arg{}", a.name,
+                                     fetch.index));
       v.reg_offset = kArgumentRegisters[fetch.index - 1];
       break;
-    case Base::ReturnValue: v.reg_offset = kAx; break;
-    case Base::StackPointer: v.reg_offset = kSp; break;
-    case Base::Comm: v.base = codegen::ProbeValue::Base::Comm; break;
+    case Base::ReturnValue:
+      v.reg_offset = kAx;
+      break;
+    case Base::StackPointer:
+      v.reg_offset = kSp;
+      break;
+    case Base::Comm:
+      v.base = codegen::ProbeValue::Base::Comm;
+      break;
     case Base::Immediate:
       v.base = codegen::ProbeValue::Base::Immediate;
       v.immediate = static_cast<uint64_t>(fetch.immediate);
@@ -86,15 +91,19 @@ Expected<codegen::ProbeValue> field_value(const catalog::EventFormat& f, const c
     v.immediate = static_cast<uint64_t>(fetch.immediate);
     return v;
   }
-  if (fetch.base != Base::EventField) return cannot(f, fmt::format("{}: an eprobe fetches $FIELD, $comm or an immediate", a.name));
+  if (fetch.base != Base::EventField)
+    return cannot(f, fmt::format("{}: an eprobe fetches $FIELD, $comm or an immediate", a.name));
   const catalog::Field* field = attached.find(fetch.symbol);
-  if (!field) return cannot(f, fmt::format("{}: {}:{} has no field {}", a.name, attached.system, attached.name, fetch.symbol));
+  if (!field)
+    return cannot(f, fmt::format("{}: {}:{} has no field {}", a.name, attached.system, attached.name, fetch.symbol));
   v.base = ProbeValue::Base::Field;
   v.reg_offset = field->offset;
   v.record_size = field->size;
   v.record_signed = field->is_signed;
-  if (field->kind == catalog::FieldKind::DynamicString) v.record_string = ProbeValue::RecordString::Dynamic;
-  else if (field->kind == catalog::FieldKind::CharArray) v.record_string = ProbeValue::RecordString::Static;
+  if (field->kind == catalog::FieldKind::DynamicString)
+    v.record_string = ProbeValue::RecordString::Dynamic;
+  else if (field->kind == catalog::FieldKind::CharArray)
+    v.record_string = ProbeValue::RecordString::Static;
   else if (field->kind != catalog::FieldKind::Integer ||
            (field->size != 1 && field->size != 2 && field->size != 4 && field->size != 8))
     return cannot(f, fmt::format("{}: histd reads numbers and strings of an event, not a {}", a.name, field->type));

@@ -22,8 +22,8 @@ void field_block(std::string& out, size_t index, const char* flags, const FieldA
 
 std::string debug_fields(const HistPlan& p) {
   const size_t n_vals = p.vals.size();
-  std::string out = fmt::format("  n_vals: {}\n  n_keys: {}\n  n_fields: {}\n", n_vals, p.keys.size(),
-                                n_vals + p.keys.size());
+  std::string out =
+      fmt::format("  n_vals: {}\n  n_keys: {}\n  n_fields: {}\n", n_vals, p.keys.size(), n_vals + p.keys.size());
   out += "\n  val fields:\n";
   for (size_t i = 0; i < n_vals; ++i) {
     const ValField& v = p.vals[i];
@@ -41,7 +41,8 @@ std::string debug_fields(const HistPlan& p) {
                        p.table_map_entries(), p.value_size());
   else
     out += fmt::format("\n  map: {}, max_entries: {}, key_size: {}, value_size: {}\n",
-                       p.records_in_table() ? "hash (shared by all CPUs, atomic adds; the variable record after the values)"
+                       p.records_in_table()
+                           ? "hash (shared by all CPUs, atomic adds; the variable record after the values)"
                        : p.per_cpu_table() ? "percpu_hash"
                                            : "hash (shared by all CPUs, atomic adds)",
                        p.max_entries, p.key_size, p.table_value_size());

@@ -108,7 +108,8 @@ class Typer {
       case parse::ExprNode::Kind::Negate: {
         auto operand = node(n.lhs, Use::Operand);
         if (!operand) return operand;
-        if (out_.is_string || out_.is_stack) return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
+        if (out_.is_string || out_.is_stack)
+          return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, expr_.at(n.lhs).text);
         const ExprOp& o = out_.ops.at(static_cast<size_t>(*operand));
         ExprOp op;
         if (o.kind == ExprOp::Kind::Constant) {
@@ -157,10 +158,22 @@ class Typer {
     ExprOp op;
     const char* sym = "+";
     switch (n.kind) {
-      case parse::ExprNode::Kind::Add: op.kind = ExprOp::Kind::Add; sym = "+"; break;
-      case parse::ExprNode::Kind::Sub: op.kind = ExprOp::Kind::Sub; sym = "-"; break;
-      case parse::ExprNode::Kind::Mul: op.kind = ExprOp::Kind::Mul; sym = "*"; break;
-      default: op.kind = ExprOp::Kind::Div; sym = "/"; break;
+      case parse::ExprNode::Kind::Add:
+        op.kind = ExprOp::Kind::Add;
+        sym = "+";
+        break;
+      case parse::ExprNode::Kind::Sub:
+        op.kind = ExprOp::Kind::Sub;
+        sym = "-";
+        break;
+      case parse::ExprNode::Kind::Mul:
+        op.kind = ExprOp::Kind::Mul;
+        sym = "*";
+        break;
+      default:
+        op.kind = ExprOp::Kind::Div;
+        sym = "/";
+        break;
     }
     const ExprOp& l = out_.ops.at(static_cast<size_t>(*lhs));
     const ExprOp& r = out_.ops.at(static_cast<size_t>(*rhs));
@@ -242,7 +255,8 @@ class Typer {
         if (cmd.vars[i].name != n.var) continue;
         const parse::Expr& def = cmd.exprs.at(static_cast<size_t>(cmd.vars[i].expr));
         const parse::ExprNode& root = def.at(def.root);
-        if (root.kind == parse::ExprNode::Kind::Field && !is_stack_field(root.field)) return field(root.field, root.text);
+        if (root.kind == parse::ExprNode::Kind::Field && !is_stack_field(root.field))
+          return field(root.field, root.text);
         if (i >= ctx_.vars_done) return error_at(cmd, ErrorCode::VarNotFound, n.text, "defined after its use");
         const Variable& v = ctx_.plan.vars[i];
         VarRef ref;

@@ -47,8 +47,8 @@ std::optional<ResolvedField> resolve_field(const catalog::EventFormat& format, s
   if (name == "common_stacktrace" || name == "stacktrace") {
     ResolvedField r;
     r.name = "common_stacktrace";
-    r.access = FieldAccess{Source::Stacktrace, 0, 8 * kStackDepth, false, catalog::FieldKind::Array, kStackDepth,
-                           "unsigned long[]"};
+    r.access = FieldAccess{Source::Stacktrace,        0,           8 * kStackDepth,  false,
+                           catalog::FieldKind::Array, kStackDepth, "unsigned long[]"};
     return r;
   }
   if (name == "common_timestamp") {

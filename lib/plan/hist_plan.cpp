@@ -172,7 +172,8 @@ table::Table HistPlan::columns() const {
     // variable's value is.
     const bool printed = !v.expr || v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Ref ||
                          v.expr->ops.at(static_cast<size_t>(v.expr->root)).kind == ExprOp::Kind::Field;
-    t.vals.push_back(table::ValColumn{v.name, v.display, printed, v.expr ? address_kind(*v.expr) : address_kind(v.access)});
+    t.vals.push_back(
+        table::ValColumn{v.name, v.display, printed, v.expr ? address_kind(*v.expr) : address_kind(v.access)});
   }
   for (const SortKey& s : sort) t.sort.push_back(s.column);
   t.key_size = key_size;
@@ -204,8 +205,8 @@ bool HistPlan::table_compatible(const HistPlan& other) const {
   for (size_t i = 0; i < keys.size(); ++i) {
     const KeyField& a = keys[i];
     const KeyField& b = other.keys[i];
-    if (a.name != b.name || a.size != b.size || a.display != b.display ||
-        a.access.is_signed != b.access.is_signed || a.transform != b.transform || a.buckets != b.buckets)
+    if (a.name != b.name || a.size != b.size || a.display != b.display || a.access.is_signed != b.access.is_signed ||
+        a.transform != b.transform || a.buckets != b.buckets)
       return false;
   }
   for (size_t i = 0; i < vals.size(); ++i)
@@ -216,8 +217,8 @@ bool HistPlan::table_compatible(const HistPlan& other) const {
 
 std::string describe(const HistPlan& p) {
   std::string s = fmt::format("trigger: {}\nevent: {}:{}\n", p.trigger_text(), p.system, p.event);
-  s += fmt::format("table: {} entries, key {} bytes, value {} bytes{}\n", p.max_entries, p.key_size,
-                   p.value_size(), p.name ? " (named " + *p.name + ")" : "");
+  s += fmt::format("table: {} entries, key {} bytes, value {} bytes{}\n", p.max_entries, p.key_size, p.value_size(),
+                   p.name ? " (named " + *p.name + ")" : "");
   auto source = [](const FieldAccess& a) -> std::string {
     switch (a.source) {
       case Source::Record:

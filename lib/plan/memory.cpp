@@ -115,12 +115,12 @@ std::string debug_memory(const HistPlan& plan, const MapMemory& memory, uint32_t
   if (plan.hot_slots > 0)
     out += fmt::format("  hot slots: percpu_array, max_entries: {}, key_size: 4, value_size: {}\n", plan.hot_slots,
                        plan.hot_value_size());
-  out += fmt::format("  map memory: {} bytes (table {}, stats {}, variables {}{}; {} possible CPUs)\n",
-                     memory.total(), memory.table, memory.stats, memory.vars,
+  out += fmt::format("  map memory: {} bytes (table {}, stats {}, variables {}{}; {} possible CPUs)\n", memory.total(),
+                     memory.table, memory.stats, memory.vars,
                      memory.hot > 0 ? fmt::format(", hot slots {}", memory.hot) : std::string(), possible_cpus);
   if (!shared_with.empty())
-    out += fmt::format("  table and stats shared with the other triggers of named table {}: counted once\n",
-                       shared_with);
+    out +=
+        fmt::format("  table and stats shared with the other triggers of named table {}: counted once\n", shared_with);
   return out;
 }
 

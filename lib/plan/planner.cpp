@@ -32,25 +32,24 @@ std::string field_spec(const std::string& name, const std::optional<parse::Modif
 // Whether `needs` admits a numeric field read from `source`.
 bool admits(modifier::Needs needs, Source source) {
   switch (needs) {
-    case modifier::Needs::Number: return true;
-    case modifier::Needs::CommonPid: return source == Source::CommonPid;
-    case modifier::Needs::Timestamp: return source == Source::Timestamp;
+    case modifier::Needs::Number:
+      return true;
+    case modifier::Needs::CommonPid:
+      return source == Source::CommonPid;
+    case modifier::Needs::Timestamp:
+      return source == Source::Timestamp;
   }
   return false;
 }
 
 // Looks the field up and rejects what histd cannot read; the kernel allows
 // one modifier per field.
-Result<ResolvedField, Diagnostic> resolve(const parse::HistCommand& cmd,
-                                          const catalog::EventFormat& format,
+Result<ResolvedField, Diagnostic> resolve(const parse::HistCommand& cmd, const catalog::EventFormat& format,
                                           const parse::FieldRef& ref) {
   auto r = resolve_field(format, ref.name);
   if (!r) return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
-  if (!r->readable)
-    return error(cmd, ErrorCode::Unsupported, name_span(ref),
-                 "BPF programs cannot read " + ref.name);
-  if (ref.modifiers.size() > 1)
-    return error(cmd, ErrorCode::BadFieldModifier, ref.modifiers[1].span);
+  if (!r->readable) return error(cmd, ErrorCode::Unsupported, name_span(ref), "BPF programs cannot read " + ref.name);
+  if (ref.modifiers.size() > 1) return error(cmd, ErrorCode::BadFieldModifier, ref.modifiers[1].span);
   return *r;
 }
 
@@ -65,8 +64,7 @@ Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catal
   key.name = r->name;
   key.printed = field_spec(r->name, mod);
   key.access = r->access;
-  if (r->access.source == Source::Hitcount)
-    return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
+  if (r->access.source == Source::Hitcount) return error(cmd, ErrorCode::FieldNotFound, name_span(ref));
   if (r->access.source == Source::Stacktrace) {
     if (mod) return error(cmd, ErrorCode::BadFieldModifier, mod->span);
     key.display = table::KeyDisplay::Stacktrace;
@@ -110,8 +108,8 @@ Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catal
   std::optional<parse::ModifierUse> mod;
   if (!ref.modifiers.empty()) mod = ref.modifiers[0];
   if (r->access.kind != catalog::FieldKind::Integer)
-    return error(cmd, is_string_kind(r->access.kind) ? ErrorCode::StringValue : ErrorCode::Unsupported,
-                 name_span(ref), is_string_kind(r->access.kind) ? "" : "arrays as values");
+    return error(cmd, is_string_kind(r->access.kind) ? ErrorCode::StringValue : ErrorCode::Unsupported, name_span(ref),
+                 is_string_kind(r->access.kind) ? "" : "arrays as values");
 
   ValField val;
   val.name = r->name;
@@ -170,8 +168,7 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
             r->access.source == Source::Stacktrace)
           return error(cmd, ErrorCode::FilterFieldNotFound, name_span(p.field));
         if (!r->readable)
-          return error(cmd, ErrorCode::Unsupported, name_span(p.field),
-                       "BPF programs cannot read " + p.field.name);
+          return error(cmd, ErrorCode::Unsupported, name_span(p.field), "BPF programs cannot read " + p.field.name);
         if (!p.field.modifiers.empty())
           return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
         // Which events count would bisect the address.
@@ -227,7 +224,7 @@ namespace {
 // holding a plain field: the kernel's local_field_var_ref() reads it as that
 // field.
 const parse::FieldRef* own_field_var(const parse::HistCommand& cmd, const catalog::EventFormat& format,
-                                    const parse::FieldRef& ref) {
+                                     const parse::FieldRef& ref) {
   if (ref.expr < 0) return &ref;
   const parse::Expr& e = cmd.exprs.at(static_cast<size_t>(ref.expr));
   const parse::ExprNode& n = e.at(e.root);
@@ -327,7 +324,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
     // The trace clocks that count nanoseconds, on the BPF clock that reads
     // them: global/local/perf are sched_clock-like, boot and tai have helpers.
     static const std::pair<const char*, HistPlan::Clock> kClocks[] = {
-        {"global", HistPlan::Clock::Mono}, {"local", HistPlan::Clock::Mono}, {"perf", HistPlan::Clock::Mono},
+        {"global", HistPlan::Clock::Mono}, {"local", HistPlan::Clock::Mono},    {"perf", HistPlan::Clock::Mono},
         {"mono", HistPlan::Clock::Mono},   {"mono_raw", HistPlan::Clock::Mono}, {"boot", HistPlan::Clock::Boot},
         {"tai", HistPlan::Clock::Tai}};
     bool known = false;
@@ -341,8 +338,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
     if (!known) return error(cmd, ErrorCode::SetClockFail, cmd.clock_span);
   }
   plan.nohitcount = cmd.nohitcount;
-  if (plan.nohitcount && plan.vals.size() == 1)
-    return error(cmd, ErrorCode::NeedNohcVal, cmd.nohitcount_span);
+  if (plan.nohitcount && plan.vals.size() == 1) return error(cmd, ErrorCode::NeedNohcVal, cmd.nohitcount_span);
 
   if (cmd.sort.size() > 2) return error(cmd, ErrorCode::TooManySortFields, cmd.sort[2].span);
   for (const parse::SortKey& s : cmd.sort) {

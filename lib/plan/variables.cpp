@@ -226,8 +226,7 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
           auto r = resolve_field(ctx.format, p.text);
           if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Stacktrace)
             return error_at(cmd, ErrorCode::ParamNotFound, p.text);
-          if (!r->readable)
-            return error_at(cmd, ErrorCode::Unsupported, p.text, "BPF programs cannot read " + p.text);
+          if (!r->readable) return error_at(cmd, ErrorCode::Unsupported, p.text, "BPF programs cannot read " + p.text);
           if (r->access.kernel_address && ctx.registry.opaque_addresses)
             return error_at(cmd, ErrorCode::AddressHidden, p.text, hidden_address_use(p.text));
           SavedField f;

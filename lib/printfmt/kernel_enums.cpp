@@ -15,8 +15,7 @@ Enums kernel_enums() {
     const btf_type* t = btf__type_by_id(vmlinux, id);
     if (btf_is_enum(t)) {
       const struct btf_enum* e = btf_enum(t);
-      for (uint16_t i = 0; i < btf_vlen(t); ++i, ++e)
-        out.emplace(btf__name_by_offset(vmlinux, e->name_off), e->val);
+      for (uint16_t i = 0; i < btf_vlen(t); ++i, ++e) out.emplace(btf__name_by_offset(vmlinux, e->name_off), e->val);
     } else if (btf_is_enum64(t)) {
       const struct btf_enum64* e = btf_enum64(t);
       for (uint16_t i = 0; i < btf_vlen(t); ++i, ++e)

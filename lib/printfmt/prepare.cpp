@@ -46,9 +46,12 @@ std::string resolve_enums(const std::string& arg, const Enums& enums) {
   for (size_t i = 0; i < arg.size();) {
     const char c = arg[i];
     if (quoted || c == '"') {
-      if (c == '"' && quoted) quoted = false;
-      else if (c == '"') quoted = true;
-      else if (c == '\\' && i + 1 < arg.size()) out += arg[i++];
+      if (c == '"' && quoted)
+        quoted = false;
+      else if (c == '"')
+        quoted = true;
+      else if (c == '\\' && i + 1 < arg.size())
+        out += arg[i++];
       out += arg[i++];
       continue;
     }
@@ -88,20 +91,32 @@ std::optional<uint64_t> constant_value(std::string_view text) {
     uint64_t& a = values.back();
     const std::string op = ops.back();
     ops.pop_back();
-    if (op == "*") a *= b;
-    else if (op == "/") a = b ? a / b : 0;
-    else if (op == "+") a += b;
-    else if (op == "-") a -= b;
-    else if (op == "<<") a = b < 64 ? a << b : 0;
-    else if (op == ">>") a = b < 64 ? a >> b : 0;
-    else if (op == "&") a &= b;
-    else if (op == "^") a ^= b;
-    else a |= b;
+    if (op == "*")
+      a *= b;
+    else if (op == "/")
+      a = b ? a / b : 0;
+    else if (op == "+")
+      a += b;
+    else if (op == "-")
+      a -= b;
+    else if (op == "<<")
+      a = b < 64 ? a << b : 0;
+    else if (op == ">>")
+      a = b < 64 ? a >> b : 0;
+    else if (op == "&")
+      a &= b;
+    else if (op == "^")
+      a ^= b;
+    else
+      a |= b;
     return true;
   };
   bool want_value = true;
   for (size_t i = 0; i < text.size();) {
-    if (text[i] == ' ') { ++i; continue; }
+    if (text[i] == ' ') {
+      ++i;
+      continue;
+    }
     if (want_value) {
       if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
       size_t used = 0;
@@ -115,8 +130,7 @@ std::optional<uint64_t> constant_value(std::string_view text) {
     }
     std::string op(1, text[i]);
     if ((op == "<" || op == ">") && i + 1 < text.size() && text[i + 1] == text[i]) op += text[i];
-    if (std::string_view("*/+-&^|").find(op) == std::string_view::npos && op != "<<" && op != ">>")
-      return std::nullopt;
+    if (std::string_view("*/+-&^|").find(op) == std::string_view::npos && op != "<<" && op != ">>") return std::nullopt;
     while (!ops.empty() && level(ops.back()) >= level(op))
       if (!apply()) return std::nullopt;
     ops.push_back(op);

@@ -79,7 +79,8 @@ Status Printer::add_event(std::string_view system, std::string_view format_text,
   if (rc != TEP_ERRNO__SUCCESS || !event) {
     char why[128] = {};
     tep_strerror(tep_.get(), rc, why, sizeof(why));
-    return fail(ErrorKind::Invalid, EINVAL, fmt::format("libtraceevent refused the format of a {} event: {}", sys, why));
+    return fail(ErrorKind::Invalid, EINVAL,
+                fmt::format("libtraceevent refused the format of a {} event: {}", sys, why));
   }
   const std::string_view name(event->name);
   if (!prefix.empty()) prefixes_[static_cast<uint32_t>(event->id)] = std::string(prefix);
@@ -146,7 +147,7 @@ std::string Printer::replace_tags(std::string text, bool hide_kernel_addresses) 
       shown = hide_kernel_addresses ? pointer_hash(value) : fmt::format("{:016x}", value);
     } else {
       const auto found = symbols_ ? symbols_->lookup(value) : std::nullopt;
-      shown = found && found->symbol   ? symbols::format_symbol(found, kind == 'S')
+      shown = found && found->symbol  ? symbols::format_symbol(found, kind == 'S')
               : hide_kernel_addresses ? pointer_hash(value)
                                       : fmt::format("{:#x}", value);
     }

@@ -51,13 +51,14 @@ struct Failure {
 // is_good_name(): a C identifier.
 bool good_name(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // is_good_system_name(): letters, digits and '_'.
 bool good_system_name(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return !s.empty() && std::all_of(s.begin(), s.end(),
+                                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // traceprobe_parse_event_name(): "[GRP/|GRP.]EVENT" at `at`.
@@ -154,16 +155,15 @@ Result<ProbeCommand, Diagnostic> parse_define(const std::vector<Word>& words, st
   catalog::ProbeDefinition& d = out.def;
   d.eprobe = true;
   d.group = std::string(kEprobeGroup);
-  if (head.size() > 1 && head[1] != ':')
-    return unexpected(Diagnostic{ErrorCode::UnknownCommand, {0, 1}, command, {}});
+  if (head.size() > 1 && head[1] != ':') return unexpected(Diagnostic{ErrorCode::UnknownCommand, {0, 1}, command, {}});
   if (head.size() > 1) {  // "e:[GRP/]EVENT": a name, if only "GRP/"
     if (auto f = parse_event_name(head.substr(2), 2, d.group, d.event)) return refuse(*f);
   }
   // SYSTEM.EVENT (or SYSTEM/EVENT): both, or NO_EVENT_INFO.
   if (words.size() < 2) return refuse({ErrorCode::ProbeNoEventInfo, static_cast<uint32_t>(head.size())});
   const Word& attached = words[1];
-  if (parse_event_name(attached.text, attached.at, d.attached_system, d.attached_event) ||
-      d.attached_system.empty() || d.attached_event.empty())
+  if (parse_event_name(attached.text, attached.at, d.attached_system, d.attached_event) || d.attached_system.empty() ||
+      d.attached_event.empty())
     return refuse({ErrorCode::ProbeNoEventInfo, attached.at});
   if (d.event.empty()) d.event = d.attached_event;
   size_t end = words.size();

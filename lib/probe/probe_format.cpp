@@ -5,7 +5,6 @@
 // so that tools written for the kernel's eprobes read histd's the same way.
 #include <fmt/format.h>
 
-
 #include "histd/probe.h"
 
 namespace histd::probe {
@@ -21,11 +20,20 @@ struct TypeInfo {
 };
 
 constexpr TypeInfo kTypes[] = {
-    {"u8", "u8", 1, false, "%u"},          {"u16", "u16", 2, false, "%u"},     {"u32", "u32", 4, false, "%u"},
-    {"u64", "u64", 8, false, "%Lu"},       {"s8", "s8", 1, true, "%d"},        {"s16", "s16", 2, true, "%d"},
-    {"s32", "s32", 4, true, "%d"},         {"s64", "s64", 8, true, "%Ld"},     {"x8", "u8", 1, false, "0x%x"},
-    {"x16", "u16", 2, false, "0x%x"},      {"x32", "u32", 4, false, "0x%x"},   {"x64", "u64", 8, false, "0x%Lx"},
-    {"char", "u8", 1, false, "'%c'"},      {"symbol", "u64", 8, false, "%pS"},
+    {"u8", "u8", 1, false, "%u"},
+    {"u16", "u16", 2, false, "%u"},
+    {"u32", "u32", 4, false, "%u"},
+    {"u64", "u64", 8, false, "%Lu"},
+    {"s8", "s8", 1, true, "%d"},
+    {"s16", "s16", 2, true, "%d"},
+    {"s32", "s32", 4, true, "%d"},
+    {"s64", "s64", 8, true, "%Ld"},
+    {"x8", "u8", 1, false, "0x%x"},
+    {"x16", "u16", 2, false, "0x%x"},
+    {"x32", "u32", 4, false, "0x%x"},
+    {"x64", "u64", 8, false, "0x%Lx"},
+    {"char", "u8", 1, false, "'%c'"},
+    {"symbol", "u64", 8, false, "%pS"},
     {"string", "__data_loc char[]", 4, true, "\\\"%s\\\""},
     {"ustring", "__data_loc char[]", 4, true, "\\\"%s\\\""},
 };

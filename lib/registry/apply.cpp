@@ -114,8 +114,7 @@ struct Work {
       for (const plan::ActionPlan& a : plan.actions)
         if (!a.synth.empty() && (a.synth == id.name || r.synth_reaches(a.synth, id.name))) {
           const uint32_t pos = parse::errpos(cmd.command, a.synth);
-          return refused(
-              Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())}, cmd.command, {}});
+          return refused(Diagnostic{ErrorCode::SynthCycle, Span{pos, pos + uint32_t(a.synth.size())}, cmd.command, {}});
         }
     return std::nullopt;
   }
@@ -154,8 +153,8 @@ struct Work {
       case parse::Control::Pause:
       case parse::Control::Continue:
         t.paused = c == parse::Control::Pause;
-        changes.push_back(Change{t.paused ? Change::Kind::TriggerPaused : Change::Kind::TriggerContinued, id, t.uid,
-                                 {}, {}});
+        changes.push_back(
+            Change{t.paused ? Change::Kind::TriggerPaused : Change::Kind::TriggerContinued, id, t.uid, {}, {}});
         return std::nullopt;
       case parse::Control::Clear:
         changes.push_back(Change{Change::Kind::TriggerCleared, id, t.uid, {}, {}});
@@ -188,8 +187,7 @@ struct Work {
     return add_trigger(id, cmd, std::move(plan), config);
   }
 
-  Outcome add_field_var(const plan::FieldVarNeed& need, const HistTrigger& model,
-                        const catalog::EventFormat& format) {
+  Outcome add_field_var(const plan::FieldVarNeed& need, const HistTrigger& model, const catalog::EventFormat& format) {
     const Id other{need.system, need.event};
     auto planned = plan::plan_field_var(need, model.plan, format, planning());
     if (!planned) return refused(std::move(planned).error());
@@ -373,7 +371,8 @@ Work::Outcome Work::synth_line(const SynthWrite& w) {
   const Span at_name{0, static_cast<uint32_t>(name.size())};
   if (r.exists(id))
     return Refusal{Diagnostic{ErrorCode::SynthEventExists, at_name, w.command.command, {}},
-                   Error{ErrorKind::Invalid, EEXIST, {}}, {}};
+                   Error{ErrorKind::Invalid, EEXIST, {}},
+                   {}};
   // Counted apart from triggers, against a limit of their own: each takes
   // two control slots, which once ran out for triggers with a bare ENOSPC.
   if (r.synths_.size() >= r.options_.max_synthetic_events)
@@ -403,7 +402,10 @@ Work::Outcome Work::synth_enable(const SynthEnable& e) {
   if (s == r.synths_.end()) return refused(ErrorKind::NotFound, ENOENT, "no synthetic event " + e.name);
   s->second.enabled = e.on;
   changes.push_back(Change{e.on ? Change::Kind::SynthEnabled : Change::Kind::SynthDisabled,
-                           Id{std::string(catalog::kSynthSystem), e.name}, 0, {}, e.name});
+                           Id{std::string(catalog::kSynthSystem), e.name},
+                           0,
+                           {},
+                           e.name});
   return std::nullopt;
 }
 
@@ -432,9 +434,9 @@ Work::Outcome Work::event_enable(const EventEnable& e) {
         break;
       case catalog::EventSource::Marker:
         // As tracefs, which gives ftrace's own events no enable file.
-        return refused(ErrorKind::NotFound, ENOENT,
-                       fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system,
-                                   id.name));
+        return refused(
+            ErrorKind::NotFound, ENOENT,
+            fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system, id.name));
       case catalog::EventSource::Probe:
         // Recorded by the kprobe program that computes its record.
         break;
@@ -444,9 +446,9 @@ Work::Outcome Work::event_enable(const EventEnable& e) {
     // Each enabled event is a program of its own, like a trigger: the same
     // ceiling keeps `echo 1 > events/enable` from loading thousands.
     if (r.enabled_.size() >= r.options_.max_triggers)
-      return refused(ErrorKind::Busy, ENOSPC,
-                     fmt::format("at most {} events are enabled at once (histd's trigger limit)",
-                                 r.options_.max_triggers));
+      return refused(
+          ErrorKind::Busy, ENOSPC,
+          fmt::format("at most {} events are enabled at once (histd's trigger limit)", r.options_.max_triggers));
     r.enabled_.insert(id);
   } else {
     r.enabled_.erase(id);

@@ -10,7 +10,9 @@ namespace histd::registry {
 
 namespace {
 
-Refusal refusal(ErrorKind kind, int err, std::string what) { return Refusal{{}, Error{kind, err, std::move(what)}, {}, {}}; }
+Refusal refusal(ErrorKind kind, int err, std::string what) {
+  return Refusal{{}, Error{kind, err, std::move(what)}, {}, {}};
+}
 
 }  // namespace
 
@@ -21,7 +23,7 @@ Result<ProbeWrite, Diagnostic> ProbeWrite::parse(std::string_view line) {
 }
 
 Result<std::optional<plan::TypedFilter>, Refusal> Registry::check_attached(const probe::Define& d,
-                                                                            const std::string& command) const {
+                                                                           const std::string& command) const {
   auto refused = [](Diagnostic diagnostic) {
     return unexpected(Refusal{std::move(diagnostic), Error{ErrorKind::Invalid, EINVAL, {}}, {}, {}});
   };
@@ -49,7 +51,7 @@ Result<std::optional<plan::TypedFilter>, Refusal> Registry::check_attached(const
     const size_t dollar = i < d.arg_texts.size() ? d.arg_texts[i].find('$') : 0;
     const uint32_t arg_at = i < d.arg_at.size() ? d.arg_at[i] : 0;
     return invalid(ErrorCode::ProbeBadVar, arg_at + static_cast<uint32_t>(dollar == std::string::npos ? 0 : dollar),
-                     fmt::format("{}:{} has no field {}", attached.system, attached.name, f.symbol));
+                   fmt::format("{}:{} has no field {}", attached.system, attached.name, f.symbol));
   }
   if (d.filter.empty()) return std::optional<plan::TypedFilter>();
   // A filter on the attached event's fields, as the kernel's
@@ -84,9 +86,9 @@ Result<Applied, Refusal> Registry::apply_probe(const ProbeWrite& w) const {
       return unexpected(refusal(ErrorKind::NotFound, ENOENT, "no eprobe " + w.command.command.substr(2)));
     const catalog::EventId id = it->first;
     if (probe_in_use(id))
-      return unexpected(refusal(ErrorKind::Busy, EBUSY,
-                                fmt::format("eprobe {}/{} is in use (it has triggers or is enabled)", id.system,
-                                            id.name)));
+      return unexpected(
+          refusal(ErrorKind::Busy, EBUSY,
+                  fmt::format("eprobe {}/{} is in use (it has triggers or is enabled)", id.system, id.name)));
     r.eprobes_.erase(it);
     r.events_.erase(id);
     out.changes.push_back(Change{Change::Kind::ProbeRemoved, id, 0, {}, {}});
@@ -100,7 +102,9 @@ Result<Applied, Refusal> Registry::apply_probe(const ProbeWrite& w) const {
   // (a multi-probe event); histd's events have one probe each.
   if (exists(id) || (id.system == catalog::kSynthSystem))
     return unexpected(Refusal{Diagnostic{ErrorCode::ProbeEventExist, Span{0, 1}, w.command.command, {}},
-                              Error{ErrorKind::Invalid, EEXIST, {}}, {}, {}});
+                              Error{ErrorKind::Invalid, EEXIST, {}},
+                              {},
+                              {}});
   r.eprobes_[id] = Eprobe{d, std::move(*filter), r.next_eprobe_id_++};
   out.changes.push_back(Change{Change::Kind::ProbeDefined, id, 0, {}, {}, w.command.command, {}});
   return out;
@@ -110,9 +114,9 @@ Result<Applied, Refusal> Registry::apply_probe_truncate() const {
   // All or none, as the kernel's dyn_events_release_all().
   for (const auto& [id, k] : eprobes_)
     if (probe_in_use(id))
-      return unexpected(refusal(ErrorKind::Busy, EBUSY,
-                                fmt::format("eprobe {}/{} is in use (it has triggers or is enabled)", id.system,
-                                            id.name)));
+      return unexpected(
+          refusal(ErrorKind::Busy, EBUSY,
+                  fmt::format("eprobe {}/{} is in use (it has triggers or is enabled)", id.system, id.name)));
   Applied out{*this, {}};
   for (const auto& [id, k] : eprobes_) {
     out.next.events_.erase(id);

@@ -148,8 +148,8 @@ std::string Registry::identity_of(const catalog::EventId& event, std::string_vie
   return planned ? plan::encode(plan::trigger_key(*planned)) : std::string{};
 }
 
-Result<TriggerWrite, Diagnostic> TriggerWrite::parse(catalog::EventId event, std::string_view text,
-                                                     size_t max_bytes, std::string config) {
+Result<TriggerWrite, Diagnostic> TriggerWrite::parse(catalog::EventId event, std::string_view text, size_t max_bytes,
+                                                     std::string config) {
   auto parsed = parse::parse_trigger(text, max_bytes);
   if (!parsed) return unexpected(std::move(parsed).error());
   return TriggerWrite{std::move(event), std::move(*parsed), std::move(config)};

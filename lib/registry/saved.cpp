@@ -152,14 +152,18 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
   };
   // Probe events first: a synthetic event never needs one, their triggers do.
   if (auto s = doc.find("eprobes"); s != doc.end() && s->is_array())
-    for (const json& d : *s) add(SavedEntry::Kind::Eprobe, d, "dynamic_events", d.is_string() ? d.get<std::string>() : "");
+    for (const json& d : *s)
+      add(SavedEntry::Kind::Eprobe, d, "dynamic_events", d.is_string() ? d.get<std::string>() : "");
   if (auto s = doc.find("synthetic_events"); s != doc.end() && s->is_array())
-    for (const json& d : *s) add(SavedEntry::Kind::Synthetic, d, "synthetic_events", d.is_string() ? d.get<std::string>() : "");
-  for (const json& t : doc["triggers"]) add(SavedEntry::Kind::Trigger, t, string_at(t, "event"), string_at(t, "command"));
+    for (const json& d : *s)
+      add(SavedEntry::Kind::Synthetic, d, "synthetic_events", d.is_string() ? d.get<std::string>() : "");
+  for (const json& t : doc["triggers"])
+    add(SavedEntry::Kind::Trigger, t, string_at(t, "event"), string_at(t, "command"));
   if (auto s = doc.find("enabled_synthetic_events"); s != doc.end() && s->is_array())
     for (const json& n : *s) add(SavedEntry::Kind::Enabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
   if (auto s = doc.find("enabled_events"); s != doc.end() && s->is_array())
-    for (const json& n : *s) add(SavedEntry::Kind::EventEnabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
+    for (const json& n : *s)
+      add(SavedEntry::Kind::EventEnabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
   return entries;
 }
 

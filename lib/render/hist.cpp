@@ -74,8 +74,8 @@ std::string hist_debug(const readout::EventDebug& d) {
   for (size_t n = 0; n < d.tables.size(); ++n) {
     const readout::DebugTable& t = d.tables[n];
     if (n > 0) out += "\n\n";
-    out += fmt::format("# event histogram\n#\n# trigger info: {}{}\n#\n\n", t.plan.trigger_text(),
-                       state_suffix(t.paused));
+    out +=
+        fmt::format("# event histogram\n#\n# trigger info: {}{}\n#\n\n", t.plan.trigger_text(), state_suffix(t.paused));
     // The kernel prints the hist_data pointer; the table map's id names
     // the same thing here (shared by named triggers, stable while it lives).
     out += fmt::format("hist_data: {:016x}\n\n", t.table_map_id);
@@ -89,9 +89,10 @@ std::string hist_debug(const readout::EventDebug& d) {
     out += fmt::format("  program maps: {} of the {} one BPF program may use ({})\n", t.program_maps, d.max_maps,
                        program_of(d, t));
     if (d.attached)
-      out += fmt::format("  missed: {} events since this trigger began ({} since the event was attached: the "
-                         "kernel's BPF recursion guard)\n",
-                         t.missed, d.event_missed);
+      out += fmt::format(
+          "  missed: {} events since this trigger began ({} since the event was attached: the "
+          "kernel's BPF recursion guard)\n",
+          t.missed, d.event_missed);
   }
   return out;
 }

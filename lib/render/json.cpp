@@ -13,8 +13,8 @@
 #include <map>
 
 #include "histd/modifier.h"
-#include "histd/render.h"
 #include "histd/populate.h"
+#include "histd/render.h"
 #include "render/key_formats.h"
 
 namespace histd::render {
@@ -42,8 +42,10 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
   const table::KeyColumn& k = *m.column;
   const KeyValue key(k, r, res, opt);
   const bool raw_number = !m.rendered && table::key_traits(k.display).holds == table::KeyHolds::Number;
-  if (raw_number) put_number(out, key.v, k.is_signed);
-  else key_format(k.display).json(out, key);
+  if (raw_number)
+    put_number(out, key.v, k.is_signed);
+  else
+    key_format(k.display).json(out, key);
 }
 
 void put_table(std::string& out, const Section& s, const Resolver& res, const Options& opt) {
@@ -66,7 +68,8 @@ void put_table(std::string& out, const Section& s, const Resolver& res, const Op
   for (const auto& [name, i] : values) value_names.push_back("            " + json_string(name) + ": ");
 
   out += "    {\n      \"entries\": ";
-  if (t.entries() == 0) out += "[]";
+  if (t.entries() == 0)
+    out += "[]";
   else {
     out += "[\n";
     out.reserve(out.size() + t.entries() * (64 + 32 * (keys.size() + values.size())));

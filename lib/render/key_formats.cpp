@@ -41,7 +41,8 @@ std::string syscall_of(const KeyValue& k) { return known_or(k.res.syscall_name(k
 // The frames of a Stack key as the kernel shows them, each through `visit`.
 void each_frame(const KeyValue& k, auto&& visit) {
   const table::KeyColumn& c = k.column;
-  for_each_shown_frame(k.res, c.size / 8, [&](size_t i) { return k.row.key_number(c.offset + 8 * i); }, visit);
+  for_each_shown_frame(
+      k.res, c.size / 8, [&](size_t i) { return k.row.key_number(c.offset + 8 * i); }, visit);
 }
 
 // --- hist: each the kernel's printf format, quoted

@@ -10,9 +10,12 @@ namespace histd::render {
 std::string trigger_line(const readout::TriggerInfo& t) {
   if (!t.hist) return t.line;
   switch (t.state) {
-    case readout::TriggerState::Active: return t.line + " [active]";
-    case readout::TriggerState::Paused: return t.line + " [paused]";
-    case readout::TriggerState::NotRestored: break;
+    case readout::TriggerState::Active:
+      return t.line + " [active]";
+    case readout::TriggerState::Paused:
+      return t.line + " [paused]";
+    case readout::TriggerState::NotRestored:
+      break;
   }
   return t.line;
 }
@@ -30,8 +33,10 @@ std::string trigger_list(const std::vector<readout::TriggerInfo>& triggers) {
   std::string out;
   for (const readout::TriggerInfo& t : triggers) {
     // A saved trigger whose event names no "system:event" is listed as saved.
-    if (t.event.empty()) out += fmt::format("{} {}", t.system, trigger_line(t));
-    else out += fmt::format("{}:{} {}", t.system, t.event, trigger_line(t));
+    if (t.event.empty())
+      out += fmt::format("{} {}", t.system, trigger_line(t));
+    else
+      out += fmt::format("{}:{} {}", t.system, t.event, trigger_line(t));
     if (t.state == readout::TriggerState::NotRestored) out += fmt::format(" [not restored: {}]", t.not_restored);
     out += '\n';
   }

@@ -41,10 +41,14 @@ void append_escaped(std::string& out, std::string_view raw, bool quotes) {
     return;
   }
   for (char c : valid_utf8(raw)) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '"' && quotes) out += "\\\"";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quotes)
+      out += "\\\"";
+    else
+      out += c;
   }
 }
 
@@ -90,9 +94,9 @@ struct LabelSet {
 // 100k-series table is then a few allocations, not a few per series.
 struct Samples {
   std::string labels;
-  std::vector<size_t> ends;  // where each set's label text ends in `labels`
-  size_t columns = 0;        // value columns
-  std::vector<uint64_t> sums;                     // set × column
+  std::vector<size_t> ends;                         // where each set's label text ends in `labels`
+  size_t columns = 0;                               // value columns
+  std::vector<uint64_t> sums;                       // set × column
   std::vector<std::map<double, uint64_t>> buckets;  // histogram: bound -> hits in that bucket
   size_t size() const { return ends.size(); }
   std::string_view label_text(size_t i) const {
@@ -129,7 +133,8 @@ bool one_series_per_entry(const table::Table& tab, int hist_key) {
 // The family a table makes: histd_<name>, or histd_<system>_<event>_<hash
 // of the trigger>.
 std::string family_base(const plan::HistPlan& p) {
-  return "histd_" + metric_name(p.name ? *p.name : fmt::format("{}_{}_{:08x}", p.system, p.event, fnv1a32(p.identity())));
+  return "histd_" +
+         metric_name(p.name ? *p.name : fmt::format("{}_{}_{:08x}", p.system, p.event, fnv1a32(p.identity())));
 }
 
 // What must agree for tables to share a family: key and value columns.
@@ -168,8 +173,8 @@ class Writer {
   // One sample line: NAME{LABELS[,EXTRA]} VALUE
   void sample(std::string_view name, std::string_view suffix, std::string_view labels, std::string_view extra,
               uint64_t value);
-  void write_series(const std::string& base, const table::Table& tab, int hist_key,
-                    const std::vector<Samples>& trees, const std::string& help);
+  void write_series(const std::string& base, const table::Table& tab, int hist_key, const std::vector<Samples>& trees,
+                    const std::string& help);
 
   const Resolver& res_;
   const MetricsOptions& opt_;
@@ -187,8 +192,8 @@ void Writer::family(const std::string& name, const char* type, const std::string
   out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, escaped(help, false), name, type);
 }
 
-void Writer::sample(std::string_view name, std::string_view suffix, std::string_view labels,
-                    std::string_view extra, uint64_t value) {
+void Writer::sample(std::string_view name, std::string_view suffix, std::string_view labels, std::string_view extra,
+                    uint64_t value) {
   out_ += name;
   out_ += suffix;
   if (!labels.empty() || !extra.empty()) {
@@ -230,7 +235,7 @@ void Writer::tables(const std::string& base, const std::vector<Member>& members)
     } else {
       const std::string first = m.instance->empty() ? "" : "tracefs_instance=\"" + escaped(*m.instance, true) + "\"";
       trees.push_back(one_series_per_entry(t, hist_key) ? entries_as_series(t, first, names, dropped)
-                                                         : merged_series(t, hist_key, first, names, dropped));
+                                                        : merged_series(t, hist_key, first, names, dropped));
     }
     stats_.push_back(Stat{base, *m.instance, t.hits, t.entries(), t.drops, m.table->missed, dropped});
   }
@@ -389,8 +394,7 @@ std::string Writer::finish() {
     const bool counter = std::strcmp(type, "counter") == 0;
     family(om || !counter ? name : std::string(name) + "_total", type, help);
     for (const Stat& s : stats_) {
-      const std::string instance =
-          s.instance.empty() ? "" : ",tracefs_instance=\"" + escaped(s.instance, true) + "\"";
+      const std::string instance = s.instance.empty() ? "" : ",tracefs_instance=\"" + escaped(s.instance, true) + "\"";
       out_ += fmt::format("{}{}{{table=\"{}\"{}}} {}\n", name, counter ? "_total" : "", s.table, instance, value(s));
     }
   };

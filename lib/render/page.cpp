@@ -20,12 +20,23 @@ std::string html(std::string_view raw) {
   std::string out;
   for (char c : valid_utf8(raw)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -56,8 +67,7 @@ std::vector<Chart> charts_of(const table::Table& tab, size_t hist_key, const Res
     if (i != hist_key) names.push_back(tab.keys[i].name);
   std::vector<Chart> charts;
   for (auto& [labels, c] : sets) {
-    for (size_t l = 0; l < labels.size(); ++l)
-      c.caption += fmt::format("{}{}: {}", l ? ", " : "", names[l], labels[l]);
+    for (size_t l = 0; l < labels.size(); ++l) c.caption += fmt::format("{}{}: {}", l ? ", " : "", names[l], labels[l]);
     if (c.caption.empty()) c.caption = "all entries";
     charts.push_back(std::move(c));
   }
@@ -112,27 +122,30 @@ std::string svg_chart(const table::KeyColumn& k, const Chart& c, const PageOptio
       "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"{2} per {3} bucket\">\n",
       width, height, html(c.caption), html(k.name));
-  out += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
-                     "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n",
-                     left - 1, top, top + plot, width - 4);
-  out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\">{2}</text>"
-                     "<text x=\"{0}\" y=\"{3}\" text-anchor=\"end\">0</text>\n",
-                     left - 4, top + 4, most, top + plot);
+  out += fmt::format(
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n",
+      left - 1, top, top + plot, width - 4);
+  out += fmt::format(
+      "<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\">{2}</text>"
+      "<text x=\"{0}\" y=\"{3}\" text-anchor=\"end\">0</text>\n",
+      left - 4, top + 4, most, top + plot);
   for (size_t i = 0; i < slots.size(); ++i) {
     const auto [v, hits] = slots[i];
     const int x = left + static_cast<int>(i) * slot;
     if (hits) {
       const int h = std::max(1, static_cast<int>(static_cast<double>(hits) * plot / static_cast<double>(most) + 0.5));
-      out += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{} ~ {} ({}): {}"
-                         "</title></rect>\n",
-                         x, top + plot - h, std::max(1, slot - 2), h, html(k.name), bucket_label(k, v),
-                         range_text(k, v), hits);
+      out += fmt::format(
+          "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{} ~ {} ({}): {}"
+          "</title></rect>\n",
+          x, top + plot - h, std::max(1, slot - 2), h, html(k.name), bucket_label(k, v), range_text(k, v), hits);
     }
     if (i % static_cast<size_t>(label_every) == 0) {
       const int lx = x + slot / 2, ly = top + plot + 10;
-      out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\" transform=\"rotate(-45 {0} {1})\">{2}"
-                         "</text>\n",
-                         lx, ly, range_text(k, v));
+      out += fmt::format(
+          "<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\" transform=\"rotate(-45 {0} {1})\">{2}"
+          "</text>\n",
+          lx, ly, range_text(k, v));
     }
   }
   out += "</svg>";
@@ -170,9 +183,12 @@ std::string table_html(const readout::HistTable& t, const Resolver& res, const P
       "Entries: {} &middot; Dropped: {} &middot; Missed: {}</p>\n",
       html(t.plan.trigger_text() + (t.paused ? " [paused]" : " [active]")), tab.hits, tab.entries(), tab.drops,
       t.missed);
-  if (tab.entries() == 0) out += "<p class=\"note\">No entries yet.</p>\n";
-  else if (const auto k = histogram_key(tab)) out += charts_html(tab, *k, res, o);
-  else out += rows_html(tab, res, o);
+  if (tab.entries() == 0)
+    out += "<p class=\"note\">No entries yet.</p>\n";
+  else if (const auto k = histogram_key(tab))
+    out += charts_html(tab, *k, res, o);
+  else
+    out += rows_html(tab, res, o);
   return out + "</section>\n";
 }
 

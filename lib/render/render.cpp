@@ -6,8 +6,8 @@
 #include "histd/populate.h"
 #include "render/key_formats.h"
 
-#include <fmt/format.h>
 #include <fmt/compile.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <iterator>
@@ -93,8 +93,8 @@ void append_key_part(std::string& out, const table::Table& t, const table::Row& 
   out += multiline ? "}" : " }";
 }
 
-void append_row(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res,
-                const Options& opt, const ColumnStats& stats) {
+void append_row(std::string& out, const table::Table& t, const table::Row& r, const Resolver& res, const Options& opt,
+                const ColumnStats& stats) {
   append_key_part(out, t, r, res, opt);
   for (size_t i = 0; i < t.vals.size() && i < r.vals.size(); ++i) {
     if (i == 0) {

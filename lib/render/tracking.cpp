@@ -36,10 +36,9 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
     // trace is the snapshot block under the table.
     if (a.handler == parse::Action::Handler::OnMatch || a.kind == parse::Action::Kind::Snapshot) continue;
     // The tracked maximum or last value is one value of its variable.
-    const table::AddressKind kind =
-        a.track_var >= 0 && static_cast<size_t>(a.track_var) < plan.vars.size()
-            ? plan::address_kind(plan.vars[static_cast<size_t>(a.track_var)].expr)
-            : table::AddressKind::None;
+    const table::AddressKind kind = a.track_var >= 0 && static_cast<size_t>(a.track_var) < plan.vars.size()
+                                        ? plan::address_kind(plan.vars[static_cast<size_t>(a.track_var)].expr)
+                                        : table::AddressKind::None;
     const auto v = static_cast<unsigned long long>(shown(word_at(record, a.track_offset), kind, options));
     out += fmt::sprintf(a.handler == parse::Action::Handler::OnMax ? "\n\tmax: %10llu" : "\n\tchanged: %10llu", v);
     for (const plan::SavedField* f : saves) {
@@ -48,8 +47,7 @@ std::string render_tracking(const plan::HistPlan& plan, std::span<const uint8_t>
       else
         out += fmt::sprintf(
             "  %s: %10llu", f->name,
-            static_cast<unsigned long long>(
-                shown(word_at(record, f->offset), plan::address_kind(f->access), options)));
+            static_cast<unsigned long long>(shown(word_at(record, f->offset), plan::address_kind(f->access), options)));
     }
   }
   return out;

@@ -30,9 +30,7 @@ int quiet_print(enum libbpf_print_level level, const char* format, va_list args)
   if (level == LIBBPF_DEBUG || level == LIBBPF_INFO) return 0;
   return vfprintf(stderr, format, args);
 }
-int verbose_print(enum libbpf_print_level, const char* format, va_list args) {
-  return vfprintf(stderr, format, args);
-}
+int verbose_print(enum libbpf_print_level, const char* format, va_list args) { return vfprintf(stderr, format, args); }
 
 // The verifier's log of a refused program, cut to its last `max` bytes at a
 // line start: the reason for a refusal is at the end, after the walk of the
@@ -42,8 +40,10 @@ std::string log_tail(const char* log, size_t max) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   if (text.size() <= max) return text;
   size_t cut = text.find('\n', text.size() - max);
-  if (cut == std::string::npos) cut = text.size() - max;
-  else ++cut;
+  if (cut == std::string::npos)
+    cut = text.size() - max;
+  else
+    ++cut;
   return fmt::format("... ({} earlier bytes of the log left out)\n", cut) + text.substr(cut);
 }
 
@@ -82,8 +82,7 @@ void init_libbpf(bool verbose) {
   setrlimit(RLIMIT_MEMLOCK, &r);
 }
 
-Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size,
-                        uint32_t max_entries) {
+Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries) {
   int fd = bpf_map_create(static_cast<enum bpf_map_type>(type), name, key_size, value_size, max_entries, nullptr);
   if (fd < 0) return bpf_fail(fd, fmt::format("creating map {}", name));
   return Fd(fd);
@@ -244,8 +243,10 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   if (!pin_base.empty()) {
     // Without a pin the event is simply not counted while histd is down.
     if (bpf_link__pin(a.link_, (pin_base + "_link").c_str()) == 0) {
-      if (bpf_obj_pin(a.slots_.get(), (pin_base + "_slots").c_str()) == 0) a.pin_base_ = pin_base;
-      else bpf_link__unpin(a.link_);
+      if (bpf_obj_pin(a.slots_.get(), (pin_base + "_slots").c_str()) == 0)
+        a.pin_base_ = pin_base;
+      else
+        bpf_link__unpin(a.link_);
     }
   }
   return a;

@@ -98,7 +98,7 @@ std::optional<CcClient::Reply> CcClient::request(const cc::CcRequest& req) {
       !cc::read_response(sock_.get(), reply.status, reply.payload)) {
     const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
     const std::string how = stop();
-    failure_ = timed_out ? "did not answer in time"
+    failure_ = timed_out     ? "did not answer in time"
                : how.empty() ? "stopped answering"
                              : "stopped answering (" + how + ")";
     return std::nullopt;

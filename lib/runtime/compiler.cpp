@@ -89,9 +89,22 @@ std::string file_identity(const fs::path& p) {
 // MD5 of every file the unit reads, libbpf's 4000-line helper header too,
 // for DWARF that nothing reads (~1.5 ms of a ~28 ms compile in histd-cc).
 std::vector<std::string> clang_args(const BpfPaths& paths, const std::string& src, const std::string& obj) {
-  return {"-O2", "-gdwarf-4", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror", "-Wno-unused-function",
-          "-Wno-parentheses-equality", "-I" + paths.include_dir.string(), "-idirafter",
-          paths.system_include.string(), "-c", src, "-o", obj};
+  return {"-O2",
+          "-gdwarf-4",
+          "-target",
+          "bpf",
+          "-mcpu=v3",
+          "-Wall",
+          "-Werror",
+          "-Wno-unused-function",
+          "-Wno-parentheses-equality",
+          "-I" + paths.include_dir.string(),
+          "-idirafter",
+          paths.system_include.string(),
+          "-c",
+          src,
+          "-o",
+          obj};
 }
 
 // The first line of every compile failure, from clang spawned or in histd-cc.
@@ -115,7 +128,6 @@ fs::path resolve_program(const std::string& name) {
   }
   return name;
 }
-
 
 Expected<BpfPaths> find_bpf_paths() {
   std::vector<fs::path> candidates;
@@ -162,7 +174,9 @@ Expected<BpfPaths> find_bpf_paths() {
 }
 
 Compiler::Compiler(BpfPaths paths, fs::path cache_dir)
-    : paths_(std::move(paths)), cache_dir_(std::move(cache_dir)), resident_(std::make_unique<Resident>(paths_.cc_server)) {
+    : paths_(std::move(paths)),
+      cache_dir_(std::move(cache_dir)),
+      resident_(std::make_unique<Resident>(paths_.cc_server)) {
   compiler_identity_ = file_identity(resolve_program(paths_.clang));
   if (!paths_.cc_server.empty()) {
     compiler_identity_ += file_identity(paths_.cc_server);

@@ -36,7 +36,9 @@ std::string_view name_at(std::string_view obj, const Elf64_Shdr& strtab, uint32_
 }  // namespace
 
 Expected<size_t> maps_used_per_program(std::string_view obj) {
-  auto bad = [] { return fail(ErrorKind::Compile, EINVAL, "the compiled object is not a 64-bit little-endian ELF file"); };
+  auto bad = [] {
+    return fail(ErrorKind::Compile, EINVAL, "the compiled object is not a 64-bit little-endian ELF file");
+  };
   Elf64_Ehdr eh;
   if (!read_at(obj, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
       eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr))

@@ -106,8 +106,8 @@ std::optional<std::string> ObjectCache::find(const std::string& name, const std:
     if (sum == sha256_hex(object) + "\n") return object;
     why = "its content does not match the SHA-256 recorded when histd wrote it";
   }
-  fmt::print(stderr, "histd: refusing the cached object {} ({}): removed, the unit is compiled again\n",
-             obj.string(), why);
+  fmt::print(stderr, "histd: refusing the cached object {} ({}): removed, the unit is compiled again\n", obj.string(),
+             why);
   evict(name);
   return std::nullopt;
 }

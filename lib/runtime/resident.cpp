@@ -74,8 +74,8 @@ void Compiler::Resident::warm() {
 
 int Compiler::Resident::idle_wait_ms_locked() const {
   if (idle_stop_.count() <= 0 || !client_.running()) return -1;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(last_used_ + idle_stop_ -
-                                                                 std::chrono::steady_clock::now());
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(last_used_ + idle_stop_ - std::chrono::steady_clock::now());
   return static_cast<int>(std::max<int64_t>(left.count(), 0));
 }
 

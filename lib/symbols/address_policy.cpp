@@ -44,8 +44,7 @@ bool has_cap_syslog(int32_t pid) {
   char line[256];
   unsigned long long eff = 0;
   bool found = false;
-  while (!found && std::fgets(line, sizeof(line), f))
-    found = std::sscanf(line, "CapEff: %llx", &eff) == 1;
+  while (!found && std::fgets(line, sizeof(line), f)) found = std::sscanf(line, "CapEff: %llx", &eff) == 1;
   std::fclose(f);
   return found && ((eff >> kCapSyslog) & 1) != 0;
 }

@@ -35,7 +35,8 @@ KernelSymbols KernelSymbols::parse(std::string_view text) {
     sym.name = std::string(rest.substr(0, tab));
     if (tab != std::string_view::npos) {
       std::string_view mod = rest.substr(tab + 1);
-      if (mod.size() >= 2 && mod.front() == '[' && mod.back() == ']') sym.module = std::string(mod.substr(1, mod.size() - 2));
+      if (mod.size() >= 2 && mod.front() == '[' && mod.back() == ']')
+        sym.module = std::string(mod.substr(1, mod.size() - 2));
     }
     ks.symbols_.push_back(std::move(sym));
   }
@@ -45,8 +46,8 @@ KernelSymbols KernelSymbols::parse(std::string_view text) {
 }
 
 std::optional<Lookup> KernelSymbols::lookup(uint64_t addr) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
-                             [](uint64_t a, const Symbol& s) { return a < s.addr; });
+  auto it =
+      std::upper_bound(symbols_.begin(), symbols_.end(), addr, [](uint64_t a, const Symbol& s) { return a < s.addr; });
   if (it == symbols_.begin()) return std::nullopt;
   auto sym = std::prev(it);
   // Aliases share an address; kallsyms reports the first of them.
@@ -100,9 +101,7 @@ const KernelSymbols& SystemResolver::kallsyms() const {
 
 std::string SystemResolver::symbol(uint64_t addr) const { return format_symbol(kallsyms().lookup(addr), false); }
 
-std::string SystemResolver::symbol_offset(uint64_t addr) const {
-  return format_symbol(kallsyms().lookup(addr), true);
-}
+std::string SystemResolver::symbol_offset(uint64_t addr) const { return format_symbol(kallsyms().lookup(addr), true); }
 
 bool is_tracing_frame(const std::optional<Lookup>& l) {
   if (!l) return false;
@@ -111,7 +110,9 @@ bool is_tracing_frame(const std::optional<Lookup>& l) {
          name.starts_with("__traceiter_");
 }
 
-bool SystemResolver::is_tracing_frame(uint64_t addr) const { return symbols::is_tracing_frame(kallsyms().lookup(addr)); }
+bool SystemResolver::is_tracing_frame(uint64_t addr) const {
+  return symbols::is_tracing_frame(kallsyms().lookup(addr));
+}
 
 std::string SystemResolver::syscall_name(uint64_t nr) const {
   if (nr > 0xffff) return {};

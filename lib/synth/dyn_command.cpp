@@ -45,15 +45,15 @@ Result<DynCommand, Diagnostic> parse_dyn_command(std::string_view line) {
   if (!cmd.starts_with("s:")) return DynCommand{DynCommand::Kind::Other, {}, false};
   const std::string logged(cmd);
   const size_t blank = cmd.find_first_of(" \t");
-  if (blank == std::string_view::npos) return unexpected(Diagnostic{ErrorCode::SynthInvalidCmd, Span{0, 0}, logged, {}});
+  if (blank == std::string_view::npos)
+    return unexpected(Diagnostic{ErrorCode::SynthInvalidCmd, Span{0, 0}, logged, {}});
   std::string_view name = cmd.substr(2, blank - 2);
   if (cmd.substr(2).find('/') != std::string_view::npos) {
     // The kernel looks for a '/' anywhere after "s:", fields included.
     if (!name.starts_with(kGroup)) return unexpected(Diagnostic{ErrorCode::SynthInvalidDynCmd, Span{0, 0}, logged, {}});
     name.remove_prefix(kGroup.size());
   }
-  return DynCommand{DynCommand::Kind::Create, std::string(name) + " " + std::string(trim(cmd.substr(blank))),
-                    false};
+  return DynCommand{DynCommand::Kind::Create, std::string(name) + " " + std::string(trim(cmd.substr(blank))), false};
 }
 
 }  // namespace histd::synth

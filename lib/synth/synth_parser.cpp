@@ -52,7 +52,6 @@ std::vector<Token> split_words(const Token& t) {
   return out;
 }
 
-
 // is_good_name(): a letter or '_', then letters, digits and '_'.
 bool is_good_name(std::string_view name) {
   if (name.empty() || !is_ident_start(name.front())) return false;
@@ -115,13 +114,10 @@ int string_size(std::string_view type) {
 
 // The kernel's synth_field_signed(), applied to the type as the kernel keeps
 // it: dynamic fields carry a "__data_loc " prefix there, so they are signed.
-bool is_signed_type(std::string_view kernel_type) {
-  return !kernel_type.starts_with("u") && kernel_type != "gfp_t";
-}
+bool is_signed_type(std::string_view kernel_type) { return !kernel_type.starts_with("u") && kernel_type != "gfp_t"; }
 
 bool is_common_name(std::string_view name) {
-  return name == "common_type" || name == "common_flags" || name == "common_preempt_count" ||
-         name == "common_pid";
+  return name == "common_type" || name == "common_flags" || name == "common_preempt_count" || name == "common_pid";
 }
 
 class SynthParser {
@@ -150,8 +146,7 @@ class SynthParser {
         // can read back.
         for (const SynthField& seen : out)
           if (seen.name == f->name) return fail(ErrorCode::SynthInvalidField, name_span, "duplicate field name");
-        if (is_common_name(f->name))
-          return fail(ErrorCode::SynthInvalidField, name_span, "the name of a common field");
+        if (is_common_name(f->name)) return fail(ErrorCode::SynthInvalidField, name_span, "the name of a common field");
         out.push_back(std::move(*f));
       }
     }
@@ -284,8 +279,7 @@ Result<SynthCommand, Diagnostic> parse_synth_command(std::string_view line) {
   // check_command(): name, type and field before the first ';'.
   if (split_words(Token{text.substr(0, text.find(';')), 0}).size() < 3 || name_end == std::string_view::npos)
     return parser.fail(ErrorCode::SynthInvalidCmd, parser.whole());
-  if (!is_good_name(name))
-    return parser.fail(ErrorCode::SynthBadName, Span{0, static_cast<uint32_t>(name.size())});
+  if (!is_good_name(name)) return parser.fail(ErrorCode::SynthBadName, Span{0, static_cast<uint32_t>(name.size())});
   cmd.definition.name = std::string(name);
   auto fields = parser.fields(rest);
   if (!fields) return unexpected(std::move(fields).error());
@@ -338,8 +332,8 @@ std::pair<catalog::Field, std::string> format_field(const SynthField& s) {
       // The kernel prints size:8 here (its slot); histd prints the size
       // of the __data_loc word, which is what its format parser requires.
       f.type = "__data_loc " + s.type;
-      const bool char_string = s.kind == Kind::DynamicString && s.type.ends_with("[]") &&
-                               is_char_type(s.type.substr(0, s.type.size() - 2));
+      const bool char_string =
+          s.kind == Kind::DynamicString && s.type.ends_with("[]") && is_char_type(s.type.substr(0, s.type.size() - 2));
       f.kind = char_string ? catalog::FieldKind::DynamicString : catalog::FieldKind::Other;
       declaration = f.type + " " + s.name;
       break;
@@ -364,10 +358,9 @@ catalog::EventFormat format_of(const SynthDefinition& def, uint32_t id) {
     uint32_t offset, size;
     bool is_signed;
   };
-  for (const Common& c : {Common{"unsigned short", "common_type", 0, 2, false},
-                          Common{"unsigned char", "common_flags", 2, 1, false},
-                          Common{"unsigned char", "common_preempt_count", 3, 1, false},
-                          Common{"int", "common_pid", 4, 4, true}}) {
+  for (const Common& c :
+       {Common{"unsigned short", "common_type", 0, 2, false}, Common{"unsigned char", "common_flags", 2, 1, false},
+        Common{"unsigned char", "common_preempt_count", 3, 1, false}, Common{"int", "common_pid", 4, 4, true}}) {
     catalog::Field f;
     f.name = c.name;
     f.type = c.type;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstring>
+#include <utility>
 
-#include "histd/table.h"
 #include "histd/populate.h"
+#include "histd/table.h"
 
 namespace histd::table {
 
@@ -211,9 +211,8 @@ void sort_rows(Table& t) {
     return std::lexicographical_compare(x.key.begin(), x.key.end(), y.key.begin(), y.key.end());
   };
   for (auto run = items.begin(); run != items.end();) {
-    auto end = std::find_if(run, items.end(), [&](const OrderItem& i) {
-      return std::memcmp(i.word, run->word, sizeof(i.word)) != 0;
-    });
+    auto end = std::find_if(run, items.end(),
+                            [&](const OrderItem& i) { return std::memcmp(i.word, run->word, sizeof(i.word)) != 0; });
     if (end - run > 1) std::sort(run, end, full);
     run = end;
   }

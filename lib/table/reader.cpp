@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "histd/table_reader.h"
 #include "hist_shared.h"
+#include "histd/table_reader.h"
 
 namespace histd::table {
 
@@ -55,8 +55,8 @@ Status for_each_entry(int fd, size_t key_size, size_t value_stride, uint32_t bat
   bool first = true;
   for (;;) {
     uint32_t count = batch;
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : token_in.data(), token_out.data(), keys.data(),
-                                   values.data(), &count, nullptr);
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : token_in.data(), token_out.data(), keys.data(), values.data(),
+                                   &count, nullptr);
     const int e = err ? errno : 0;
     if (err && e != ENOENT) return fail(ErrorKind::Bpf, e, std::string("reading table: ") + std::strerror(e));
     for (uint32_t i = 0; i < count; ++i)
@@ -110,8 +110,7 @@ Status merge_hot_slots(int hot_fd, const MapShape& shape, Table& t) {
     held.erase(it);
   }
   for (const auto& [key, values] : held)
-    if (n_vals > 0 && values[0] > 0)
-      t.add(std::span(reinterpret_cast<const uint8_t*>(key.data()), key.size()), values);
+    if (n_vals > 0 && values[0] > 0) t.add(std::span(reinterpret_cast<const uint8_t*>(key.data()), key.size()), values);
   return ok_status();
 }
 
@@ -134,27 +133,27 @@ Expected<Table> read_table(TableMaps maps, MapShape shape, Table t) {
   t.reserve(shape.entries);
 
   // Batches of up to 4096 entries.
-  auto read = for_each_entry(maps.table, key_size, value_stride, 4096,
-                             [&](std::span<const uint8_t> key, std::span<const uint8_t> value) {
-                               merge_percpu(value, n_vals, ncpus, cpu_stride, sum);
-                               std::string_view comm;
-                               // Only the CPU that created the entry holds its comm.
-                               for (unsigned cpu = 0; has_comm && comm.empty() && cpu < ncpus; ++cpu) {
-                                 const char* c = reinterpret_cast<const char*>(value.data() + cpu * cpu_stride + n_vals * 8);
-                                 comm = std::string_view(c, strnlen(c, kCommSize));
-                               }
-                               if (!slots) {
-                                 t.add(key, sum, comm);
-                                 return;
-                               }
-                               // A slot is an entry once counted; its key is the slot's number.
-                               if (n_vals == 0 || sum[0] == 0) return;
-                               uint32_t index = 0;
-                               std::memcpy(&index, key.data(), sizeof(index));
-                               const uint64_t number = index;
-                               std::memcpy(slot_key.data(), &number, std::min<size_t>(sizeof(number), slot_key.size()));
-                               t.add(slot_key, sum, comm);
-                             });
+  auto read = for_each_entry(
+      maps.table, key_size, value_stride, 4096, [&](std::span<const uint8_t> key, std::span<const uint8_t> value) {
+        merge_percpu(value, n_vals, ncpus, cpu_stride, sum);
+        std::string_view comm;
+        // Only the CPU that created the entry holds its comm.
+        for (unsigned cpu = 0; has_comm && comm.empty() && cpu < ncpus; ++cpu) {
+          const char* c = reinterpret_cast<const char*>(value.data() + cpu * cpu_stride + n_vals * 8);
+          comm = std::string_view(c, strnlen(c, kCommSize));
+        }
+        if (!slots) {
+          t.add(key, sum, comm);
+          return;
+        }
+        // A slot is an entry once counted; its key is the slot's number.
+        if (n_vals == 0 || sum[0] == 0) return;
+        uint32_t index = 0;
+        std::memcpy(&index, key.data(), sizeof(index));
+        const uint64_t number = index;
+        std::memcpy(slot_key.data(), &number, std::min<size_t>(sizeof(number), slot_key.size()));
+        t.add(slot_key, sum, comm);
+      });
   if (!read) return unexpected(std::move(read).error());
   if (maps.hot >= 0 && shape.hot_slots > 0) {
     auto hot = merge_hot_slots(maps.hot, shape, t);

@@ -249,8 +249,8 @@ void TraceBuffer::push_locked(Line line) {
 
 std::string TraceBuffer::contents(unsigned cpus, bool hide) const {
   std::lock_guard lock(mu_);
-  std::string out = fmt::format("# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n",
-                                entries_, written_, cpus);
+  std::string out = fmt::format("# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", entries_,
+                                written_, cpus);
   out.reserve(out.size() + kHelpHeader.size() + bytes_);
   out += kHelpHeader;
   for (const auto& l : lines_) out += l.as(hide);

@@ -188,9 +188,7 @@ class BadControl : public EngineTest {
     close(fd);
     return r;
   }
-  std::string state() {
-    return observable_state(*engine_, {kWrite, "sched:sched_switch", "sched:sched_waking"});
-  }
+  std::string state() { return observable_state(*engine_, {kWrite, "sched:sched_switch", "sched:sched_waking"}); }
   // The server still serves, and still holds exactly the setup's triggers.
   void expect_serving(const std::string& what) {
     Reply r = exchange(req("list"));

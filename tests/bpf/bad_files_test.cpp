@@ -31,8 +31,8 @@ class BadFiles : public EngineTest {
   std::string state() {
     std::string enabled;
     for (const catalog::EventId& id : engine_->enabled_events()) enabled += " " + id.system + ":" + id.name;
-    return observable_state(*engine_, {"syscalls:sys_enter_write"}) + "enabled events:" + enabled + "\nenabled: lat_ev=" +
-           std::to_string(engine_->enabled("synthetic", "lat_ev")) +
+    return observable_state(*engine_, {"syscalls:sys_enter_write"}) + "enabled events:" + enabled +
+           "\nenabled: lat_ev=" + std::to_string(engine_->enabled("synthetic", "lat_ev")) +
            " on_ev=" + std::to_string(engine_->enabled("synthetic", "on_ev")) + "\n";
   }
 };
@@ -48,10 +48,17 @@ struct EnableCase {
 // Enable files of what is not an event, or of ftrace's own (which tracefs
 // gives none): ENOENT, nothing logged, nothing changed.
 const EnableCase kEnableCases[] = {
-    {"ftrace", "print", true},       {"synthetic", "nosuch", true},   {"synthetic", "nosuch", false},
-    {"synthetic", "", true},         {"", "", true},                  {"synthetic", "lat_ev ", true},
-    {"synthetic", "Lat_ev", true},   {"Synthetic", "lat_ev", true},   {"sched", "lat_ev", true},
-    {"synthetic/", "lat_ev", true},  {"sched", "nosuch", true},
+    {"ftrace", "print", true},
+    {"synthetic", "nosuch", true},
+    {"synthetic", "nosuch", false},
+    {"synthetic", "", true},
+    {"", "", true},
+    {"synthetic", "lat_ev ", true},
+    {"synthetic", "Lat_ev", true},
+    {"Synthetic", "lat_ev", true},
+    {"sched", "lat_ev", true},
+    {"synthetic/", "lat_ev", true},
+    {"sched", "nosuch", true},
 };
 
 TEST_F(BadFiles, EnableOfWhatIsNotAnEventIsRefusedChangingNothing) {
@@ -95,7 +102,10 @@ const std::vector<ValueCase> kEnableValues = {
     {"18446744073709551615", EINVAL},
     {"18446744073709551616", ERANGE},
     {"99999999999999999999\n", ERANGE},
-    {std::string("\0" "1", 2), EINVAL},
+    {std::string("\0"
+                 "1",
+                 2),
+     EINVAL},
     // accepted, as the kernel accepts them
     {"0", 0, false},
     {"1\n", 0, true},

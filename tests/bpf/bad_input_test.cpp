@@ -13,7 +13,7 @@ namespace {
 struct Case {
   const char* event;  // "system:event"
   const char* marked;
-  const char* text;   // error text after "error: "
+  const char* text;  // error text after "error: "
 };
 
 // sys_enter_write: __syscall_nr, fd, buf, count. sched_switch: prev_comm,
@@ -33,8 +33,10 @@ const Case kCases[] = {
     {"syscalls:sys_enter_write", "hist:keys=^fd;count", "Couldn't find field"},
     {"syscalls:sys_enter_write", "hist:keys=fd,count,buf,^__syscall_nr", "too many keys (max 3)"},
     {"syscalls:sys_enter_write", "hist:keys=^hitcount", "Couldn't find field"},
-    {"syscalls:sys_enter_write", "hist:keys=^common_type", "not supported by histd yet: BPF programs cannot read common_type"},
-    {"syscalls:sys_enter_write", "hist:keys=^common_flags", "not supported by histd yet: BPF programs cannot read common_flags"},
+    {"syscalls:sys_enter_write", "hist:keys=^common_type",
+     "not supported by histd yet: BPF programs cannot read common_type"},
+    {"syscalls:sys_enter_write", "hist:keys=^common_flags",
+     "not supported by histd yet: BPF programs cannot read common_flags"},
     {"syscalls:sys_enter_write", "hist:keys=^common_preempt_count",
      "not supported by histd yet: BPF programs cannot read common_preempt_count"},
     {"syscalls:sys_enter_write", "hist:keys=fd:^keys=count", "attribute given twice"},
@@ -63,10 +65,12 @@ const Case kCases[] = {
     // values
     {"syscalls:sys_enter_write", "hist:keys=fd:^vals=", "Empty assignment"},
     {"syscalls:sys_enter_write", "hist:keys=fd:vals=^nosuch", "Couldn't find field"},
-    {"syscalls:sys_enter_write", "hist:keys=fd:vals=count,buf,^__syscall_nr", "too many values (max 2 besides hitcount)"},
+    {"syscalls:sys_enter_write", "hist:keys=fd:vals=count,buf,^__syscall_nr",
+     "too many values (max 2 besides hitcount)"},
     {"syscalls:sys_enter_write", "hist:keys=fd:vals=count:^vals=buf", "attribute given twice"},
     {"sched:sched_switch", "hist:keys=prev_pid:vals=^prev_comm", "a string can not be a value"},
-    {"sched:sched_switch", "hist:keys=prev_pid:vals=^common_stacktrace", "not supported by histd yet: arrays as values"},
+    {"sched:sched_switch", "hist:keys=prev_pid:vals=^common_stacktrace",
+     "not supported by histd yet: arrays as values"},
     {"syscalls:sys_enter_write", "hist:keys=fd:vals=count/^0", "Division by zero"},
     {"syscalls:sys_enter_write", "hist:keys=fd:vals=^$ts0", "Couldn't find variable"},
     {"syscalls:sys_enter_write", "hist:keys=fd:^nohitcount", "Non-hitcount value is required for 'nohitcount'"},
@@ -102,11 +106,14 @@ const Case kCases[] = {
     {"syscalls:sys_enter_write", "hist:keys=fd:^Pause", "unknown hist trigger attribute"},
     {"syscalls:sys_enter_write", "hist:keys=fd:^paused", "unknown hist trigger attribute"},
     {"syscalls:sys_enter_write", "hist:keys=fd:^ts0=common_timestamp,ts0=fd", "Variable already defined"},
-    {"syscalls:sys_enter_write", "hist:keys=fd:x=count:onmax(^$y).save(fd)", "Couldn't find onmax or onchange variable"},
+    {"syscalls:sys_enter_write", "hist:keys=fd:x=count:onmax(^$y).save(fd)",
+     "Couldn't find onmax or onchange variable"},
     {"syscalls:sys_enter_write", "hist:keys=fd:x=count:onmatch(a.^b).c(fd)", "Invalid subsystem or event name"},
-    {"syscalls:sys_enter_write", "hist:keys=fd:x=count:onmatch(syscalls.sys_enter_write).^nosuch($x)", "Couldn't find synthetic event"},
+    {"syscalls:sys_enter_write", "hist:keys=fd:x=count:onmatch(syscalls.sys_enter_write).^nosuch($x)",
+     "Couldn't find synthetic event"},
     {"syscalls:sys_enter_write", "hist:keys=fd:x=^count+fd+fd+fd+fd", "Too many subexpressions (3 max)"},
-    {"syscalls:sys_enter_write", "^hist:keys=fd:x=common_timestamp.usecs-common_timestamp", "Timestamp units in expression don't match"},
+    {"syscalls:sys_enter_write", "^hist:keys=fd:x=common_timestamp.usecs-common_timestamp",
+     "Timestamp units in expression don't match"},
     {"syscalls:sys_enter_write", "^histo:keys=fd", "unknown trigger command"},
     {"syscalls:sys_enter_write", "^traceonce", "unknown trigger command"},
     {"syscalls:sys_enter_write", "^snapshot+1", "unknown trigger command"},

@@ -214,8 +214,7 @@ TEST_F(BadSynthetic, ABadLineStopsAWriteAfterTheLinesBeforeIt) {
   const std::string log = read_error_log(*engine_);
   EXPECT_EQ(log.substr(log.find("] ") + 2),
             "synthetic_events: error: Invalid type\n  Command: bad_ev chr b\n" + std::string(11 + 7, ' ') + "^\n");
-  EXPECT_EQ(read_synthetic(*engine_),
-            "enabled_ev\ts32 v\nfree_ev\tu64 x\nlat_ev\tu64 lat; pid_t pid\nok_ev\tu64 a\n");
+  EXPECT_EQ(read_synthetic(*engine_), "enabled_ev\ts32 v\nfree_ev\tu64 x\nlat_ev\tu64 lat; pid_t pid\nok_ev\tu64 a\n");
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ constexpr int kTriggers = 11;  // 31 would pass the 64 maps
 const std::string kSys = "sched", kEvent = "sched_process_exec";
 
 std::string command(int i) {
-  return "hist:keys=filename:vals=old_pid if filename ~ \"*x*y*\" && filename ~ \"*y*z*\" && filename ~ \"*x*z*\" && pid == " + std::to_string(i);
+  return "hist:keys=filename:vals=old_pid if filename ~ \"*x*y*\" && filename ~ \"*y*z*\" && filename ~ \"*x*z*\" && "
+         "pid == " +
+         std::to_string(i);
 }
 
 std::string file_text(const std::filesystem::path& path) {

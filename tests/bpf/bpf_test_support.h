@@ -25,13 +25,13 @@ namespace histd::testing {
 
 // Skips (loudly) where root or BPF is missing; where the environment says the
 // capability must be there (CI sets HISTD_REQUIRE_PRIVILEGED=1), fails instead.
-#define HISTD_REQUIRE_BPF()                                                              \
-  do {                                                                                    \
-    std::string why_ = ::histd::testing::missing_capability();                            \
-    if (!why_.empty()) {                                                                  \
+#define HISTD_REQUIRE_BPF()                                                                    \
+  do {                                                                                         \
+    std::string why_ = ::histd::testing::missing_capability();                                 \
+    if (!why_.empty()) {                                                                       \
       if (std::getenv("HISTD_REQUIRE_PRIVILEGED")) FAIL() << "required but missing: " << why_; \
-      GTEST_SKIP() << "SKIP: " << why_;                                                   \
-    }                                                                                     \
+      GTEST_SKIP() << "SKIP: " << why_;                                                        \
+    }                                                                                          \
   } while (0)
 
 std::string missing_capability();

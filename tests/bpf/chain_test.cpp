@@ -19,7 +19,6 @@ namespace {
 
 const std::string kSys = "syscalls", kEvent = "sys_enter_getppid";
 
-
 // Every table's Hits, in the order the hist file shows the triggers.
 std::vector<long> hits(engine::Engine& engine) {
   auto h = read_hist(engine, kSys, kEvent);

@@ -156,10 +156,10 @@ TEST_F(ControlConcurrency, The17thClientWaitsForAPlaceAndIsServed) {
   auto r = next.reply(kRequestDeadline + 5s);
   ASSERT_TRUE(r) << "the 17th client was not served after the stalled ones were dropped";
   EXPECT_EQ(r->value("output", ""), expected_list());
-  std::printf("the 17th waited %lld ms\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::steady_clock::now() - start)
-                                         .count()));
+  std::printf(
+      "the 17th waited %lld ms\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()));
   for (auto& c : stalled) {
     auto s = c->reply(2s);
     ASSERT_TRUE(s);
@@ -210,8 +210,7 @@ TEST_F(ControlConcurrency, StoppingDoesNotWaitForStuckClients) {
   server_.reset();
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, 2s) << "stopping waited for stuck clients";
-  for (Client* c : {&trickler.client(), &silent, &half_frame, unread.get()})
-    EXPECT_TRUE(c->closed_within(1000ms));
+  for (Client* c : {&trickler.client(), &silent, &half_frame, unread.get()}) EXPECT_TRUE(c->closed_within(1000ms));
   EXPECT_FALSE(std::filesystem::exists(socket_));
 }
 

@@ -72,7 +72,8 @@ TEST_F(EnableHistTest, DuplicatesRefusedRemovalByTarget) {
   EXPECT_EQ(bad.error().diagnostic->code, ErrorCode::InvalidSubsysEvent);
   add("sched", "sched_process_exec", "!enable_hist:syscalls:sys_enter_write:unlimited");
   EXPECT_EQ(read_trigger(*engine_, "sched", "sched_process_exec"),
-            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist "
+            "disable_hist hist\n");
 }
 
 }  // namespace

@@ -123,15 +123,14 @@ TEST_F(HotSlotsTest, KeysMeetingInOneSlotTakeItInTurnAndCountExactly) {
             "# trigger info: hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 [active]\n"
             "#\n"
             "\n" +
-            row(c, 4, 28) + row(a, 8, 53) + row(b, 10, 1000) +
-            "\n"
-            "Totals:\n"
-            "    Hits: 22\n"
-            "    Entries: 3\n"
-            "    Dropped: 0\n");
+                row(c, 4, 28) + row(a, 8, 53) + row(b, 10, 1000) +
+                "\n"
+                "Totals:\n"
+                "    Hits: 22\n"
+                "    Entries: 3\n"
+                "    Dropped: 0\n");
   const std::string debug = read_hist_debug(*engine_, "syscalls", "sys_enter_write");
-  EXPECT_NE(debug.find("  hot slots: percpu_array, max_entries: 256, key_size: 4, value_size: 32\n"),
-            std::string::npos)
+  EXPECT_NE(debug.find("  hot slots: percpu_array, max_entries: 256, key_size: 4, value_size: 32\n"), std::string::npos)
       << debug;
 }
 

@@ -262,7 +262,9 @@ TEST_F(InjectTest, RemoveByCommandOrPrintedLine) {
   EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
             "hist:keys=fd:vals=hitcount:sort=hitcount:size=2048 [active]\n");
   add("!hist:keys=fd");
-  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"), "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
+  EXPECT_EQ(read_trigger(*engine_, "syscalls", "sys_enter_write"),
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist "
+            "disable_hist hist\n");
   EXPECT_EQ(hist(), "");
 }
 
@@ -276,8 +278,8 @@ TEST_F(InjectTest, DuplicateIsRefusedAndChangesNothing) {
   EXPECT_EQ(r.error().diagnostic->code, ErrorCode::TriggerEexist);
   EXPECT_NE(hist().find("Hits: 1\n"), std::string::npos);
   EXPECT_NE(read_error_log(*engine_).find("hist:syscalls:sys_enter_write: error: Hist trigger already exists\n"
-                                           "  Command: hist:keys=fd:size=4096\n"
-                                           "           ^\n"),
+                                          "  Command: hist:keys=fd:size=4096\n"
+                                          "           ^\n"),
             std::string::npos)
       << read_error_log(*engine_);
 }
@@ -331,7 +333,8 @@ void expect_timestamp_clock(InjectTest& t, const char* clock, clockid_t id) {
   clock_gettime(id, &after);
   const std::string h = t.hist();
   EXPECT_NE(h.find(std::string("# trigger info: hist:keys=fd:vals=hitcount,common_timestamp.usecs:sort=hitcount:"
-                               "size=2048:clock=") + clock + " [active]\n"),
+                               "size=2048:clock=") +
+                   clock + " [active]\n"),
             std::string::npos)
       << h;
   const size_t at = h.find("common_timestamp: ");

@@ -150,10 +150,11 @@ TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
       "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
       "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio)");
   // the kernel's implicit field variable: a trigger of its own on sched_waking
-  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_waking"),
-            "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
-            " if comm==\"cyclictest\" [active]\n"
-            "hist:keys=pid:vals=hitcount:synthetic_prio=prio:sort=hitcount:size=2048 if comm==\"cyclictest\" [active]\n");
+  EXPECT_EQ(
+      read_trigger(*engine_, "sched", "sched_waking"),
+      "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
+      " if comm==\"cyclictest\" [active]\n"
+      "hist:keys=pid:vals=hitcount:synthetic_prio=prio:sort=hitcount:size=2048 if comm==\"cyclictest\" [active]\n");
   add("synthetic", "wakeup_latency", "hist:keys=pid,prio");
   inject("sched", "sched_waking", waking(42, "cyclictest", 97));
   inject("sched", "sched_switch", switch_to(42));
@@ -198,7 +199,8 @@ TEST_F(InterEventTest, TracedWhenEnabled) {
   synth("wakeup_latency u64 lat; pid_t pid");
   add("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp.usecs");
   add("sched", "sched_switch",
-      "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).trace(wakeup_latency,$lat,next_pid)");
+      "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).trace(wakeup_latency,$lat,next_"
+      "pid)");
   ASSERT_TRUE(engine_->set_enabled("synthetic", "wakeup_latency", true).ok());
   inject("sched", "sched_waking", waking(7));
   inject("sched", "sched_switch", switch_to(7));
@@ -215,7 +217,8 @@ TEST_F(InterEventTest, ExpressionValuesAndRuntimeDivision) {
   inject("sched", "sched_switch", r);
   const std::string h = hist("sched", "sched_switch");
   EXPECT_NE(h.find("hist:keys=next_pid:vals=hitcount,$d,next_prio*2+1:d=next_prio/prev_prio:sort=hitcount"),
-            std::string::npos) << h;
+            std::string::npos)
+      << h;
   EXPECT_NE(h.find("{ next_pid:          9 } hitcount:          1  d: 18446744073709551615\n"), std::string::npos) << h;
   // division by a zero constant is refused at parse time
   auto bad = engine_->write_trigger("sched", "sched_switch", "hist:keys=prev_pid:z=next_prio/0");

@@ -150,7 +150,8 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
                          plan::array_map_bytes(8 + 8 + 8, 256, true, cpus());  // the hot slots
   EXPECT_EQ(last_error(),
             "hist:syscalls:sys_enter_write: error: hist trigger would exceed the map memory limit: it needs " +
-                std::to_string(needs) + " bytes, " + std::to_string(in_use) + " of the 1048576 bytes allowed are "
+                std::to_string(needs) + " bytes, " + std::to_string(in_use) +
+                " of the 1048576 bytes allowed are "
                 "in use\n"
                 "  Command: hist:keys=count:size=131072\n"
                 "                           ^\n");
@@ -187,8 +188,8 @@ TEST_F(LimitsTest, TablesFillTheMemoryLimitAndRemovingOneFreesRoom) {
 }
 
 TEST_F(LimitsTest, ANamedTableCountsOnce) {
-  const uint64_t table = plan::hash_map_bytes(8, 8, 2048, true, cpus()) +
-                         plan::array_map_bytes(kStatsSize, 1, true, cpus());
+  const uint64_t table =
+      plan::hash_map_bytes(8, 8, 2048, true, cpus()) + plan::array_map_bytes(kStatsSize, 1, true, cpus());
   engine::EngineOptions opt;
   opt.max_map_memory = table + table / 2;  // one table, not two
   start(opt);
@@ -221,7 +222,9 @@ TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverythin
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().error.err, ENOSPC);
   EXPECT_EQ(engine_->usage().triggers, 1u);
-  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_switch"), "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n");
+  EXPECT_EQ(read_trigger(*engine_, "sched", "sched_switch"),
+            "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist "
+            "disable_hist hist\n");
   EXPECT_NE(last_error().find("too many triggers: the limit is 2 and 1 are in use; this command needs 2 with its "
                               "field variables\n"),
             std::string::npos)
@@ -232,13 +235,14 @@ TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverythin
 // Stated tolerance (docs/design/limits.md): within 2% or 256 bytes, whichever is more.
 TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
   start({});
-  add("hist:keys=fd");                                  // the default: 2048 entries, 8-byte key
-  add("hist:keys=common_pid,fd:vals=count:size=100");   // 16-byte key, two values, 128 buckets
-  add("hist:keys=common_stacktrace:size=512");          // 128-byte key
-  add("hist:keys=count.log2:vals=fd");                  // the 65-slot per-CPU array
-  ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking",
-                                     "hist:keys=comm:ts0=common_timestamp:onmax($ts0).save(prio)")
-                  .ok());  // variable records after the values
+  add("hist:keys=fd");                                 // the default: 2048 entries, 8-byte key
+  add("hist:keys=common_pid,fd:vals=count:size=100");  // 16-byte key, two values, 128 buckets
+  add("hist:keys=common_stacktrace:size=512");         // 128-byte key
+  add("hist:keys=count.log2:vals=fd");                 // the 65-slot per-CPU array
+  ASSERT_TRUE(
+      engine_->write_trigger("sched", "sched_waking",
+                             "hist:keys=comm:ts0=common_timestamp:onmax($ts0).save(prio)")
+          .ok());  // variable records after the values
   ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking", "hist:name=w:keys=pid:t1=common_timestamp").ok());
   // a named table's variables: a map of their own
   size_t checked = 0;

@@ -11,8 +11,8 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/perf_event.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -93,8 +93,10 @@ class MissedTest : public ::testing::Test {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     volatile uint64_t spin = 0;
     while (std::chrono::steady_clock::now() < until) spin = spin + 1;
-    if (link) bpf_link__destroy(link);  // closes pfd too
-    else close(pfd);
+    if (link)
+      bpf_link__destroy(link);  // closes pfd too
+    else
+      close(pfd);
     EXPECT_EQ(bpf_map_lookup_elem(printed, &zero, &after), 0);
     return after - before;
   }
@@ -132,8 +134,8 @@ TEST_F(MissedTest, HitsPlusMissedAreTheEventsAndEveryViewShowsThem) {
   std::cout << "[missed] 200 ms of CPU-clock samples: " << missed << " nested prints, each a miss\n";
   direct(40);
   const std::string text = hist();
-  const std::string totals = "\nTotals:\n    Hits: 40\n    Entries: 1\n    Dropped: 0\n    Missed: " +
-                             std::to_string(missed) + "\n";
+  const std::string totals =
+      "\nTotals:\n    Hits: 40\n    Entries: 1\n    Dropped: 0\n    Missed: " + std::to_string(missed) + "\n";
   EXPECT_NE(text.find(totals), std::string::npos) << text;
   auto json = read_hist_json(*engine_, kSys, kEvent);
   ASSERT_TRUE(json.ok());
@@ -185,8 +187,7 @@ TEST_F(MissedTest, StatusShowsTheTotalAndEachEvent) {
   };
   const std::string text = ask(false);
   const std::string n = std::to_string(missed);
-  EXPECT_NE(text.find("missed events: " + n + "\n  bpf_trace:bpf_trace_printk " + n + "\n"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("missed events: " + n + "\n  bpf_trace:bpf_trace_printk " + n + "\n"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(ask(true));
   EXPECT_EQ(j["missed_events"], missed) << j.dump();
   EXPECT_EQ(j["missed_by_event"][0]["event"], "bpf_trace:bpf_trace_printk") << j.dump();

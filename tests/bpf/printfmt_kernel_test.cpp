@@ -134,8 +134,8 @@ TEST(PrintfmtKernel, PrintsTheRecordsAsTheKernelDoes) {
   ASSERT_TRUE(inst.made()) << inst.dir();
   // Whole systems, whose print fmts use every common helper: flags,
   // symbolic values, strings, dynamic strings, hex, %pS, enum constants.
-  const std::vector<std::string> systems = {"sched", "kmem", "timer", "signal", "task", "workqueue", "irq",
-                                            "raw_syscalls", "filemap", "pagemap", "rcu", "mmap_lock"};
+  const std::vector<std::string> systems = {"sched", "kmem",         "timer",   "signal",  "task", "workqueue",
+                                            "irq",   "raw_syscalls", "filemap", "pagemap", "rcu",  "mmap_lock"};
   ASSERT_TRUE(put(inst.dir() / "trace_clock", "mono"));
   symbols::KernelSymbols kallsyms = symbols::KernelSymbols::parse(slurp("/proc/kallsyms"));
   printfmt::Printer printer(&kallsyms, printfmt::kernel_enums());
@@ -181,8 +181,11 @@ TEST(PrintfmtKernel, PrintsTheRecordsAsTheKernelDoes) {
     }
     if (!seen) continue;
     ++compared;
-    if (matched) ++same;
-    else differences[body->substr(0, body->find_first_of(":("))].push_back("histd: " + *body + "\n  kernel, at that time: " + kernel);
+    if (matched)
+      ++same;
+    else
+      differences[body->substr(0, body->find_first_of(":("))].push_back("histd: " + *body +
+                                                                        "\n  kernel, at that time: " + kernel);
   }
   EXPECT_GT(compared, 20u);
   std::string report;

@@ -124,11 +124,11 @@ void expect_map_limit(engine::Engine& engine, const std::string& filter_of_i) {
   EXPECT_EQ(r.error().error.err, ENOSPC) << r.error().message();
   ASSERT_TRUE(r.error().diagnostic.has_value()) << r.error().message();
   EXPECT_EQ(r.error().diagnostic->code, ErrorCode::ProgramMapLimit);
-  const std::string expected_start = "hist:syscalls:sys_enter_write: error: too many maps in one event's program: " +
-                                     std::to_string(added + 1) + " triggers on syscalls:sys_enter_write would use ";
+  const std::string expected_start =
+      "hist:syscalls:sys_enter_write: error: too many maps in one event's program: " + std::to_string(added + 1) +
+      " triggers on syscalls:sys_enter_write would use ";
   EXPECT_EQ(last_error(engine).substr(0, expected_start.size()), expected_start) << last_error(engine);
-  EXPECT_NE(last_error(engine).find(" maps (at most 64 per program)\n  Command: " + command + "\n"),
-            std::string::npos)
+  EXPECT_NE(last_error(engine).find(" maps (at most 64 per program)\n  Command: " + command + "\n"), std::string::npos)
       << last_error(engine);
   std::cout << "[limit] " << last_error(engine);
   EXPECT_EQ(read_trigger(engine, sys, ev), triggers);
@@ -160,9 +160,9 @@ TEST_F(ProgramLimitsTest, AProgramTooComplexToVerifySaysWhyNotENOSPC) {
   engine::CommandResult r = Unit{};
   int added = 0;
   for (int i = 0; i < 60 && r; ++i) {
-    r = engine_->write_trigger("sched", "sched_process_exec",
-                               "hist:keys=filename:vals=old_pid if filename ~ \"*x*y*\" && pid == " +
-                                   std::to_string(i));
+    r = engine_->write_trigger(
+        "sched", "sched_process_exec",
+        "hist:keys=filename:vals=old_pid if filename ~ \"*x*y*\" && pid == " + std::to_string(i));
     if (r) ++added;
   }
   ASSERT_FALSE(r.ok()) << "60 triggers with globs fit in one program";
@@ -172,8 +172,10 @@ TEST_F(ProgramLimitsTest, AProgramTooComplexToVerifySaysWhyNotENOSPC) {
   EXPECT_EQ(why.find("No space left on device"), std::string::npos) << why;
   EXPECT_EQ(why.find("earlier bytes of the log left out"), std::string::npos) << why;
   const size_t log = why.find("the verifier log:\n");
-  if (log != std::string::npos) EXPECT_GT(why.size(), log + 20) << why;
-  else EXPECT_NE(why.find("too many maps in one event's program"), std::string::npos) << why;
+  if (log != std::string::npos)
+    EXPECT_GT(why.size(), log + 20) << why;
+  else
+    EXPECT_NE(why.find("too many maps in one event's program"), std::string::npos) << why;
   EXPECT_EQ(engine_->usage().triggers, static_cast<size_t>(added));
 }
 

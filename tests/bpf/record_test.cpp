@@ -35,7 +35,9 @@ TEST_F(RecordTest, AnEnabledEventsRecordsArePrintedAsTheKernelPrintsThem) {
   wait_delivered(1);
   const std::string trace = engine_->read_trace();
   EXPECT_TRUE(std::regex_search(
-      trace, std::regex(R"(\n +[^ ]+-4242 +\[\d{3}\] \.\.\.\.\. +\d+\.\d{6}: sched_process_exec: filename=/usr/bin/true pid=4242 old_pid=4242\n)")))
+      trace,
+      std::regex(
+          R"(\n +[^ ]+-4242 +\[\d{3}\] \.\.\.\.\. +\d+\.\d{6}: sched_process_exec: filename=/usr/bin/true pid=4242 old_pid=4242\n)")))
       << trace;
 
   // A hist trigger beside it: both see the record, the trace line first.
@@ -67,8 +69,8 @@ TEST_F(RecordTest, ARecordLongerThanTheBufferIsCutNotRefused) {
   r.set<uint32_t>(8, uint32_t(0xffff) << 16 | 20);
   inject("sched", "sched_process_exec", r);
   wait_delivered(1);
-  EXPECT_TRUE(std::regex_search(engine_->read_trace(),
-                                std::regex(R"(sched_process_exec: filename=\S* pid=77 old_pid=77\n)")))
+  EXPECT_TRUE(
+      std::regex_search(engine_->read_trace(), std::regex(R"(sched_process_exec: filename=\S* pid=77 old_pid=77\n)")))
       << engine_->read_trace();
 }
 

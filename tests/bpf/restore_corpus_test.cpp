@@ -13,9 +13,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "../unit/fixtures.h"
 #include "bpf_test_support.h"
 #include "histd/catalog.h"
-#include "../unit/fixtures.h"
 
 namespace histd::testing {
 namespace {

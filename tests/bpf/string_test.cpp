@@ -29,7 +29,8 @@ class StringTest : public EngineTest {
 };
 
 TEST_F(StringTest, CharArrayKeysAndGlobs) {
-  add("sched", "sched_switch", "hist:keys=prev_comm:vals=hitcount if prev_comm ~ \"b[a-s]sh*\" && next_comm != swapper");
+  add("sched", "sched_switch",
+      "hist:keys=prev_comm:vals=hitcount if prev_comm ~ \"b[a-s]sh*\" && next_comm != swapper");
   inject("sched", "sched_switch", switch_record("bash", 1, "x"));
   inject("sched", "sched_switch", switch_record("bash", 2, "x"));
   inject("sched", "sched_switch", switch_record("bush", 3, "x"));      // 'u' is not in [a-s]

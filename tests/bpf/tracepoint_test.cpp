@@ -46,19 +46,20 @@ TEST(Tracepoint, OwnWritesAreCountedExactly) {
 
   auto h = read_hist(*engine, "syscalls", "sys_enter_write");
   ASSERT_TRUE(h.ok()) << h.error().context;
-  EXPECT_EQ(*h, "# event histogram\n"
+  EXPECT_EQ(*h,
+            "# event histogram\n"
+            "#\n"
+            "# trigger info: hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_comm == \"" +
+                self.comm() +
+                "\" [active]\n"
                 "#\n"
-                "# trigger info: hist:keys=fd:vals=hitcount,count:sort=hitcount:size=2048 if common_comm == \"" +
-                    self.comm() +
-                    "\" [active]\n"
-                    "#\n"
-                    "\n" +
-                    fmt_row(b, 2, 14) + fmt_row(a, 3, 15) +
-                    "\n"
-                    "Totals:\n"
-                    "    Hits: 5\n"
-                    "    Entries: 2\n"
-                    "    Dropped: 0\n");
+                "\n" +
+                fmt_row(b, 2, 14) + fmt_row(a, 3, 15) +
+                "\n"
+                "Totals:\n"
+                "    Hits: 5\n"
+                "    Entries: 2\n"
+                "    Dropped: 0\n");
   close(a);
   close(b);
   engine->shutdown();
@@ -135,8 +136,8 @@ TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
 // other than ours (mmap from malloc, say) add other rows: only ours are
 // compared.
 struct SyscallRun {
-  std::string hist;   // every event's hist, one after the other
-  std::string debug;  // and hist_debug
+  std::string hist;                   // every event's hist, one after the other
+  std::string debug;                  // and hist_debug
   std::vector<std::string> expected;  // our rows, as they must appear
 };
 
@@ -181,8 +182,8 @@ SyscallRun trace_own_syscalls(bool raw) {
   });
   close(null);
   close(zero);
-  for (const char* event : {"sys_enter_write", "sys_exit_write", "sys_enter_getppid", "sys_exit_getppid",
-                            "sys_enter_mmap"}) {
+  for (const char* event :
+       {"sys_enter_write", "sys_exit_write", "sys_enter_getppid", "sys_exit_getppid", "sys_enter_mmap"}) {
     auto h = read_hist(*engine, "syscalls", event);
     EXPECT_TRUE(h.ok()) << event;
     if (h) out.hist += *h;
@@ -214,7 +215,8 @@ TEST(Tracepoint, SyscallEventsOnRawTracepointsCountLikeOnTheirOwn) {
   for (const bool raw : {true, false}) {
     const SyscallRun run = trace_own_syscalls(raw);
     for (const std::string& row : run.expected)
-      EXPECT_NE(run.hist.find(row), std::string::npos) << (raw ? "raw" : "classic") << ": " << row << "in\n" << run.hist;
+      EXPECT_NE(run.hist.find(row), std::string::npos) << (raw ? "raw" : "classic") << ": " << row << "in\n"
+                                                       << run.hist;
     for (const char* kind : {"sys_enter", "sys_exit"}) {
       const std::string line = raw ? fmt::format("  attached: raw tracepoint {}, system call ", kind)
                                    : fmt::format("  attached: tracepoint syscalls:{}_", kind);

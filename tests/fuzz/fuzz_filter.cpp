@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "histd/plan.h"
 #include "histd/parse.h"
+#include "histd/plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const auto formats = histd::fuzz::fixture_formats();

@@ -104,8 +104,7 @@ TEST(HideAddresses, KeysInTheKernelHalfReadAsZero) {
   std::tie(shown, hidden) = both({"call_site", 0, 8, false, KeyDisplay::Sym, 0, AddressKind::Pointer}, kText);
   EXPECT_EQ(hidden, "{ call_site: [0] __kmalloc                                     } hitcount:          1");
   std::tie(shown, hidden) = both({"call_site", 0, 8, false, KeyDisplay::SymOffset, 0, AddressKind::Pointer}, kText);
-  EXPECT_EQ(hidden,
-            "{ call_site: [0] __kmalloc+0x191/0x1b0                                   } hitcount:          1");
+  EXPECT_EQ(hidden, "{ call_site: [0] __kmalloc+0x191/0x1b0                                   } hitcount:          1");
   // An address kallsyms does not know prints as the kernel prints it: 0x0.
   std::tie(shown, hidden) = both({"call_site", 0, 8, false, KeyDisplay::Sym, 0, AddressKind::Pointer}, kHeap);
   EXPECT_EQ(hidden, "{ call_site: [0] 0x0                                           } hitcount:          1");
@@ -120,8 +119,9 @@ TEST(HideAddresses, StackFramesKeepTheirNames) {
   FakeResolver res;
   Table t = one_row({{"common_stacktrace", 0, 24, false, KeyDisplay::Stacktrace, 0, AddressKind::Pointer}},
                     {{"hitcount"}}, {kText, kHeap, 0}, {2});
-  EXPECT_EQ(render::render_row(t, 0, res), "{ common_stacktrace:\n         __kmalloc+0x191/0x1b0\n"
-                                           "         0xffff888003c4a000\n} hitcount:          2");
+  EXPECT_EQ(render::render_row(t, 0, res),
+            "{ common_stacktrace:\n         __kmalloc+0x191/0x1b0\n"
+            "         0xffff888003c4a000\n} hitcount:          2");
   EXPECT_EQ(render::render_row(t, 0, res, kHide),
             "{ common_stacktrace:\n         __kmalloc+0x191/0x1b0\n         0x0\n} hitcount:          2");
 }
@@ -166,14 +166,15 @@ TEST(HideAddresses, OnmaxValuesAndSavedFields) {
   }
   EXPECT_EQ(render::render_tracking(p, record),
             "\n\tmax: 18446744071580608289  call_site: 18446744071580608289  bytes_req:        176");
-  EXPECT_EQ(render::render_tracking(p, record, kHide), "\n\tmax:          0  call_site:          0  bytes_req:        176");
+  EXPECT_EQ(render::render_tracking(p, record, kHide),
+            "\n\tmax:          0  call_site:          0  bytes_req:        176");
 }
 
 TEST(HideAddresses, TraceLinesKeepBothForms) {
   using synth::SynthField;
-  const synth::SynthDefinition def{
-      "alloc", {SynthField{"unsigned long", "site", SynthField::Kind::Integer, 8, false, 0, 8},
-                SynthField{"u64", "len", SynthField::Kind::Integer, 8, false, 0, 16}}};
+  const synth::SynthDefinition def{"alloc",
+                                   {SynthField{"unsigned long", "site", SynthField::Kind::Integer, 8, false, 0, 8},
+                                    SynthField{"u64", "len", SynthField::Kind::Integer, 8, false, 0, 16}}};
   std::vector<uint8_t> rec(24, 0);
   const uint64_t len = 176;
   std::memcpy(rec.data() + 8, &kText, 8);

@@ -91,11 +91,11 @@ TEST(AddressOpaque, CompareOrderComputeOrCopyIsRefusedAtTheField) {
 
 TEST(AddressOpaque, KeysPlainValuesAndRemovalsStayAllowed) {
   Registry r(fixtures(), {});
-  for (const char* text : {"hist:keys=call_site", "hist:keys=call_site.sym", "hist:keys=ptr.hex",
-                           "hist:keys=call_site.sym-offset:vals=bytes_req:sort=call_site",
-                           "hist:keys=common_pid:vals=call_site", "hist:keys=common_pid:vals=ptr.hex",
-                           "hist:keys=call_site.log2", "hist:keys=common_stacktrace",
-                           "hist:keys=common_pid:b=bytes_req if bytes_req > 100"})
+  for (const char* text :
+       {"hist:keys=call_site", "hist:keys=call_site.sym", "hist:keys=ptr.hex",
+        "hist:keys=call_site.sym-offset:vals=bytes_req:sort=call_site", "hist:keys=common_pid:vals=call_site",
+        "hist:keys=common_pid:vals=ptr.hex", "hist:keys=call_site.log2", "hist:keys=common_stacktrace",
+        "hist:keys=common_pid:b=bytes_req if bytes_req > 100"})
     ok(r, opaque(kKmalloc, text));
   // A trigger root made may be removed by a writer who could not make it.
   ok(r, write(kKmalloc, "hist:keys=call_site.buckets=4096"));

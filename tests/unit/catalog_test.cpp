@@ -18,9 +18,9 @@ namespace histd::catalog {
 
 // Readable failures for EXPECT_EQ on fields.
 void PrintTo(const Field& f, std::ostream* os) {
-  *os << "{" << f.name << ", \"" << f.type << "\", off " << f.offset << ", size " << f.size
-      << ", signed " << f.is_signed << ", common " << f.is_common << ", kind "
-      << static_cast<int>(f.kind) << ", len " << f.array_len << (f.kernel_address ? ", kernel address" : "") << "}";
+  *os << "{" << f.name << ", \"" << f.type << "\", off " << f.offset << ", size " << f.size << ", signed "
+      << f.is_signed << ", common " << f.is_common << ", kind " << static_cast<int>(f.kind) << ", len " << f.array_len
+      << (f.kernel_address ? ", kernel address" : "") << "}";
 }
 
 namespace {
@@ -67,10 +67,8 @@ Field address(Field f) {
 
 // The four common fields every kernel event starts with.
 std::vector<Field> common_fields() {
-  return {field("common_type", "unsigned short", 0, 2, false),
-          field("common_flags", "unsigned char", 2, 1, false),
-          field("common_preempt_count", "unsigned char", 3, 1, false),
-          field("common_pid", "int", 4, 4, true)};
+  return {field("common_type", "unsigned short", 0, 2, false), field("common_flags", "unsigned char", 2, 1, false),
+          field("common_preempt_count", "unsigned char", 3, 1, false), field("common_pid", "int", 4, 4, true)};
 }
 
 std::vector<Field> with_common(std::vector<Field> event_fields) {
@@ -85,12 +83,11 @@ TEST(FormatParser, Kmalloc) {
   EXPECT_EQ(f.name, "kmalloc");
   EXPECT_EQ(f.id, 658u);
   // call_site by its %pS, ptr by its type and its %p.
-  EXPECT_EQ(f.fields, with_common({address(field("call_site", "unsigned long", 8, 8, false)),
-                                   address(field("ptr", "const void *", 16, 8, false)),
-                                   field("bytes_req", "size_t", 24, 8, false),
-                                   field("bytes_alloc", "size_t", 32, 8, false),
-                                   field("gfp_flags", "unsigned long", 40, 8, false),
-                                   field("node", "int", 48, 4, true)}));
+  EXPECT_EQ(f.fields,
+            with_common({address(field("call_site", "unsigned long", 8, 8, false)),
+                         address(field("ptr", "const void *", 16, 8, false)),
+                         field("bytes_req", "size_t", 24, 8, false), field("bytes_alloc", "size_t", 32, 8, false),
+                         field("gfp_flags", "unsigned long", 40, 8, false), field("node", "int", 48, 4, true)}));
   EXPECT_TRUE(f.print_fmt.starts_with("\"call_site=%pS ptr=%p bytes_req=%zu"));
   EXPECT_TRUE(f.print_fmt.ends_with("? \"true\" : \"false\"")) << f.print_fmt;
   EXPECT_EQ(f.text, read_text(kTree / "events/kmem/kmalloc/format"));
@@ -104,40 +101,33 @@ TEST(FormatParser, SysEnterWriteKeepsPointerAsInteger) {
   EventFormat f = parse_fixture("syscalls", "sys_enter_write");
   EXPECT_EQ(f.id, 840u);
   // Syscall arguments are 8 bytes whatever their C type.
-  EXPECT_EQ(f.fields, with_common({field("__syscall_nr", "int", 8, 4, true),
-                                   field("fd", "unsigned int", 16, 8, false),
-                                   field("buf", "const char *", 24, 8, false),
-                                   field("count", "size_t", 32, 8, false)}));
+  EXPECT_EQ(f.fields,
+            with_common({field("__syscall_nr", "int", 8, 4, true), field("fd", "unsigned int", 16, 8, false),
+                         field("buf", "const char *", 24, 8, false), field("count", "size_t", 32, 8, false)}));
   EXPECT_EQ(f.record_size(), 40u);
 }
 
 TEST(FormatParser, SchedProcessExecDataLoc) {
   EventFormat f = parse_fixture("sched", "sched_process_exec");
-  EXPECT_EQ(
-      f.fields,
-      with_common({field("filename", "__data_loc char[]", 8, 4, false, FieldKind::DynamicString),
-                   field("pid", "pid_t", 12, 4, true), field("old_pid", "pid_t", 16, 4, true)}));
-  EXPECT_EQ(f.print_fmt,
-            "\"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, REC->old_pid");
+  EXPECT_EQ(f.fields, with_common({field("filename", "__data_loc char[]", 8, 4, false, FieldKind::DynamicString),
+                                   field("pid", "pid_t", 12, 4, true), field("old_pid", "pid_t", 16, 4, true)}));
+  EXPECT_EQ(f.print_fmt, "\"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, REC->old_pid");
 }
 
 TEST(FormatParser, SchedSwitchCharArrays) {
   EventFormat f = parse_fixture("sched", "sched_switch");
-  EXPECT_EQ(f.fields,
-            with_common(
-                {field("prev_comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16),
-                 field("prev_pid", "pid_t", 24, 4, true), field("prev_prio", "int", 28, 4, true),
-                 field("prev_state", "long", 32, 8, true),
-                 field("next_comm", "char[16]", 40, 16, false, FieldKind::CharArray, 16),
-                 field("next_pid", "pid_t", 56, 4, true), field("next_prio", "int", 60, 4, true)}));
+  EXPECT_EQ(f.fields, with_common({field("prev_comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16),
+                                   field("prev_pid", "pid_t", 24, 4, true), field("prev_prio", "int", 28, 4, true),
+                                   field("prev_state", "long", 32, 8, true),
+                                   field("next_comm", "char[16]", 40, 16, false, FieldKind::CharArray, 16),
+                                   field("next_pid", "pid_t", 56, 4, true), field("next_prio", "int", 60, 4, true)}));
   EXPECT_EQ(f.record_size(), 64u);
 }
 
 TEST(FormatParser, RawSysEnterArray) {
   EventFormat f = parse_fixture("raw_syscalls", "sys_enter");
-  EXPECT_EQ(f.fields,
-            with_common({field("id", "long", 8, 8, true),
-                         field("args", "unsigned long[6]", 16, 48, false, FieldKind::Array, 6)}));
+  EXPECT_EQ(f.fields, with_common({field("id", "long", 8, 8, true),
+                                   field("args", "unsigned long[6]", 16, 48, false, FieldKind::Array, 6)}));
   EXPECT_EQ(f.record_size(), 64u);
 }
 
@@ -157,43 +147,36 @@ TEST(FormatParser, FlexibleNonCharArray) {
 
 TEST(FormatParser, DynamicNonStringArraysAreOther) {
   EventFormat dma = parse_fixture("dma", "dma_map_sg");
-  EXPECT_EQ(*dma.find("device"),
-            field("device", "__data_loc char[]", 8, 4, false, FieldKind::DynamicString));
-  EXPECT_EQ(*dma.find("phys_addrs"),
-            field("phys_addrs", "__data_loc u64[]", 24, 4, false, FieldKind::Other));
-  EXPECT_EQ(*dma.find("lengths"),
-            field("lengths", "__data_loc unsigned int[]", 32, 4, false, FieldKind::Other));
+  EXPECT_EQ(*dma.find("device"), field("device", "__data_loc char[]", 8, 4, false, FieldKind::DynamicString));
+  EXPECT_EQ(*dma.find("phys_addrs"), field("phys_addrs", "__data_loc u64[]", 24, 4, false, FieldKind::Other));
+  EXPECT_EQ(*dma.find("lengths"), field("lengths", "__data_loc unsigned int[]", 32, 4, false, FieldKind::Other));
   EXPECT_EQ(*dma.find("truncated"), field("truncated", "bool", 20, 1, false));
   EXPECT_EQ(*dma.find("dir"), field("dir", "enum dma_data_direction", 36, 4, false));
 
   EventFormat ipi = parse_fixture("ipi", "ipi_send_cpumask");
-  EXPECT_EQ(*ipi.find("cpumask"),
-            field("cpumask", "__data_loc cpumask_t", 8, 4, false, FieldKind::Other));
+  EXPECT_EQ(*ipi.find("cpumask"), field("cpumask", "__data_loc cpumask_t", 8, 4, false, FieldKind::Other));
 }
 
 TEST(FormatParser, RelLoc) {
   EventFormat f = parse_fixture("sample-trace", "foo_rel_loc");
-  EXPECT_EQ(
-      f.fields,
-      with_common({field("bar", "u32", 8, 4, false),
-                   field("foo", "__rel_loc char[]", 12, 4, false, FieldKind::RelString),
-                   field("bitmask", "__rel_loc unsigned long[]", 16, 4, false, FieldKind::Other)}));
+  EXPECT_EQ(f.fields, with_common({field("bar", "u32", 8, 4, false),
+                                   field("foo", "__rel_loc char[]", 12, 4, false, FieldKind::RelString),
+                                   field("bitmask", "__rel_loc unsigned long[]", 16, 4, false, FieldKind::Other)}));
 }
 
 TEST(FormatParser, NetifReceiveSkbAndForkStrings) {
   EventFormat net = parse_fixture("net", "netif_receive_skb");
-  EXPECT_EQ(*net.find("name"),
-            field("name", "__data_loc char[]", 20, 4, false, FieldKind::DynamicString));
+  EXPECT_EQ(*net.find("name"), field("name", "__data_loc char[]", 20, 4, false, FieldKind::DynamicString));
   EXPECT_EQ(*net.find("skbaddr"), address(field("skbaddr", "void *", 8, 8, false)));
   EventFormat waking = parse_fixture("sched", "sched_waking");
-  EXPECT_EQ(*waking.find("comm"),
-            field("comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16));
+  EXPECT_EQ(*waking.find("comm"), field("comm", "char[16]", 8, 16, false, FieldKind::CharArray, 16));
 }
 
 TEST(FormatParser, KernelAddressesAreWhatTheKernelPrintsAsAddresses) {
   auto marked = [](std::string fields, std::string print_fmt, std::string system = "s") {
-    std::string text = "name: e\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n" +
-                       fields + "\nprint fmt: " + print_fmt + "\n";
+    std::string text =
+        "name: e\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n" + fields +
+        "\nprint fmt: " + print_fmt + "\n";
     auto f = parse_format(text, system);
     EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.error().context);
     std::string out;
@@ -201,8 +184,9 @@ TEST(FormatParser, KernelAddressesAreWhatTheKernelPrintsAsAddresses) {
       if (field.kernel_address) out += (out.empty() ? "" : " ") + field.name;
     return out;
   };
-  const std::string two = "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-                          "\tfield:unsigned long ip_count;\toffset:16;\tsize:8;\tsigned:0;\n";
+  const std::string two =
+      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+      "\tfield:unsigned long ip_count;\toffset:16;\tsize:8;\tsigned:0;\n";
   // Each address conversion, by the argument it prints.
   for (const char* conv : {"%pS", "%ps", "%pB", "%pF", "%pf", "%px", "%pK", "%p"})
     EXPECT_EQ(marked(two, std::string("\"a=") + conv + " n=%lu\", (void *)REC->ip, REC->ip_count"), "ip") << conv;
@@ -222,7 +206,8 @@ TEST(FormatParser, KernelAddressesAreWhatTheKernelPrintsAsAddresses) {
 }
 
 TEST(PrintFmt, ConversionsAndTheirArguments) {
-  const auto p = parse_print_fmt("\"a=%d b=%*s c=%pS%%d=%pI4 e=%-08llx\", REC->a, 3, REC->b, f(REC->c, 1), REC->d, REC->e\n");
+  const auto p =
+      parse_print_fmt("\"a=%d b=%*s c=%pS%%d=%pI4 e=%-08llx\", REC->a, 3, REC->b, f(REC->c, 1), REC->d, REC->e\n");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->format, "a=%d b=%*s c=%pS%%d=%pI4 e=%-08llx");
   ASSERT_EQ(p->args.size(), 6u);
@@ -270,8 +255,7 @@ TEST(FormatParser, ToleratesMissingSignedAndCrlf) {
   ASSERT_EQ(f->fields.size(), 3u);
   EXPECT_FALSE(f->fields[0].is_signed);
   // A length printed as a name: chars take it from the size, others don't know.
-  EXPECT_EQ(f->fields[1],
-            field("comm", "char[TASK_COMM_LEN]", 8, 16, false, FieldKind::CharArray, 16));
+  EXPECT_EQ(f->fields[1], field("comm", "char[TASK_COMM_LEN]", 8, 16, false, FieldKind::CharArray, 16));
   EXPECT_EQ(f->fields[2], field("addr", "u8[sizeof(x[2])]", 24, 6, false, FieldKind::Array, 0));
 }
 
@@ -354,8 +338,7 @@ TEST(Catalog, EveryFixtureEventParses) {
   for (const EventId& id : cat->events()) {
     auto f = cat->event(id.system, id.name);
     ASSERT_TRUE(f.ok()) << id.system << ":" << id.name << ": " << f.error().context;
-    EXPECT_EQ(std::to_string((*f)->id) + "\n",
-              read_text(kTree / "events" / id.system / id.name / "id"));
+    EXPECT_EQ(std::to_string((*f)->id) + "\n", read_text(kTree / "events" / id.system / id.name / "id"));
     size_t common = 0;
     while (common < (*f)->fields.size() && (*f)->fields[common].is_common) ++common;
     EXPECT_EQ(common, 4u) << id.name;
@@ -365,17 +348,13 @@ TEST(Catalog, EveryFixtureEventParses) {
 TEST(Catalog, UnknownEventIsNotFound) {
   auto cat = Catalog::open(kTree);
   ASSERT_TRUE(cat.ok()) << cat.error().context;
-  for (auto [sys, ev] :
-       std::vector<std::pair<const char*, const char*>>{{"sched", "nope"},
-                                                        {"nope", "sched_switch"},
-                                                        {"sched", "../kmem/kmalloc"},
-                                                        {"sched", "not_an_event"}}) {
+  for (auto [sys, ev] : std::vector<std::pair<const char*, const char*>>{
+           {"sched", "nope"}, {"nope", "sched_switch"}, {"sched", "../kmem/kmalloc"}, {"sched", "not_an_event"}}) {
     auto r = cat->event(sys, ev);
     ASSERT_FALSE(r.ok()) << ev;
     EXPECT_EQ(r.error().kind, ErrorKind::NotFound);
     EXPECT_EQ(r.error().err, ENOENT);
-    EXPECT_NE(r.error().context.find(std::string(sys) + ":" + ev), std::string::npos)
-        << r.error().context;
+    EXPECT_NE(r.error().context.find(std::string(sys) + ":" + ev), std::string::npos) << r.error().context;
   }
 }
 
@@ -445,8 +424,7 @@ TEST(Catalog, MalformedFormatIsInvalidWithPath) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::Invalid);
   EXPECT_EQ(r.error().err, EINVAL);
-  EXPECT_NE(r.error().context.find("bad_size/format: format line 9: bad size value 'eight'"),
-            std::string::npos)
+  EXPECT_NE(r.error().context.find("bad_size/format: format line 9: bad size value 'eight'"), std::string::npos)
       << r.error().context;
 }
 
@@ -454,8 +432,7 @@ TEST(Catalog, MalformedFormatIsInvalidWithPath) {
 TEST(Catalog, RealTracefsParsesEverything) {
   const fs::path root = "/sys/kernel/tracing";
   std::error_code ec;
-  if (!fs::is_directory(root / "events", ec) ||
-      !std::ifstream(root / "events/sched/sched_switch/format").good()) {
+  if (!fs::is_directory(root / "events", ec) || !std::ifstream(root / "events/sched/sched_switch/format").good()) {
     GTEST_SKIP() << "/sys/kernel/tracing/events is not readable here (needs root and tracefs)";
   }
   auto start = std::chrono::steady_clock::now();
@@ -463,15 +440,13 @@ TEST(Catalog, RealTracefsParsesEverything) {
   auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(cat.ok()) << cat.error().context;
   EXPECT_GT(cat->events().size(), 100u);
-  std::cout << "[          ] Catalog::open(" << root.string() << "): " << cat->events().size()
-            << " events in "
+  std::cout << "[          ] Catalog::open(" << root.string() << "): " << cat->events().size() << " events in "
             << std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count() << " us\n";
   for (const EventId& id : cat->events()) {
     auto f = cat->event(id.system, id.name);
     EXPECT_TRUE(f.ok()) << id.system << ":" << id.name << ": " << f.error().context;
   }
 }
-
 
 }  // namespace
 }  // namespace histd::catalog

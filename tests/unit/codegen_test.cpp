@@ -34,7 +34,8 @@ std::string compile_ok(const std::string& cmd) {
 }
 
 TEST(Codegen, Golden) {
-  expect_golden("keys_fd_vals_count_filter.c", compile_ok("hist:keys=fd:vals=count if count > 10 && __syscall_nr != -1"));
+  expect_golden("keys_fd_vals_count_filter.c",
+                compile_ok("hist:keys=fd:vals=count if count > 10 && __syscall_nr != -1"));
   expect_golden("log2_string_key.c", compile_ok("hist:keys=count.log2,comm:vals=hitcount"));
 }
 
@@ -42,10 +43,10 @@ TEST(Codegen, GeneratedUnitsCompile) {
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().context;
   runtime::Compiler compiler(*paths, {});
-  for (const char* cmd : {"hist:keys=fd:vals=count if count > 10 && __syscall_nr != -1",
-                          "hist:keys=count.log2,comm:vals=hitcount",
-                          "hist:keys=common_pid,cpu,fd.hex:vals=count.hex,buf:sort=count.descending,fd",
-                          "hist:keys=count.buckets=10 if !(fd & 1) || (count <= 3 && count >= 1)"}) {
+  for (const char* cmd :
+       {"hist:keys=fd:vals=count if count > 10 && __syscall_nr != -1", "hist:keys=count.log2,comm:vals=hitcount",
+        "hist:keys=common_pid,cpu,fd.hex:vals=count.hex,buf:sort=count.descending,fd",
+        "hist:keys=count.buckets=10 if !(fd & 1) || (count <= 3 && count >= 1)"}) {
     auto obj = compiler.compile(compile_ok(cmd));
     ASSERT_TRUE(obj.ok()) << cmd << "\n" << obj.error().context;
     EXPECT_GT(obj->size(), 0u);
@@ -104,7 +105,8 @@ TEST(Codegen, SyscallEntriesRebuildTheRecordAndCompile) {
   for (auto [entry, line] : entries)
     for (bool test_entry : {false, true}) {
       entry.test_entry = test_entry;
-      const std::string src = codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry).source;
+      const std::string src =
+          codegen::generate_event_unit({codegen::TriggerInput{&planned->plan, 0}}, {}, {}, entry).source;
       EXPECT_NE(src.find(line), std::string::npos) << line;
       size_t entries_n = 0;
       for (size_t at = src.find("_ENTRY("); at != std::string::npos; at = src.find("_ENTRY(", at + 1)) ++entries_n;
@@ -146,8 +148,7 @@ TEST(Codegen, ChainedUnitsNameTheArrayAndTheNextSlotAndCompile) {
       // The define comes after the lines every unit opens with (histd-cc
       // precompiles those) and before the chain's header that reads it.
       const std::string prelude = "#include <linux/bpf.h>\n#include \"hist_helpers.bpf.h\"\n";
-      EXPECT_EQ(src.find("#define HISTD_CHAINED 1\n#include \"chain.bpf.h\"\n"),
-                src.find(prelude) + prelude.size())
+      EXPECT_EQ(src.find("#define HISTD_CHAINED 1\n#include \"chain.bpf.h\"\n"), src.find(prelude) + prelude.size())
           << src;
       auto obj = compiler.compile(src);
       ASSERT_TRUE(obj.ok()) << obj.error().context;
@@ -307,8 +308,8 @@ TEST(Codegen, TriggersAreInlinedWhileTheirStacksFit) {
 // operations where another CPU may be setting another variable's bit.
 TEST(Codegen, SetBitsOfSeveralVariablesAreChangedAtomically) {
   for (const bool several : {false, true}) {
-    auto owner = pipeline::plan_command(several ? "hist:keys=fd:a=count:b=fd" : "hist:keys=fd:a=count",
-                                        sys_enter_write());
+    auto owner =
+        pipeline::plan_command(several ? "hist:keys=fd:a=count:b=fd" : "hist:keys=fd:a=count", sys_enter_write());
     ASSERT_TRUE(owner.ok());
     plan::Registry reg;
     for (const plan::Variable& v : owner->plan.vars) reg.vars.push_back(plan::registered_var(owner->plan, v, 1));

@@ -63,8 +63,9 @@ TEST(CompilerFailures, ServerStartedInADeletedDirectoryCompiles) {
 TEST(CompilerFailures, ServerFailingOnItsOwnMeansClang) {
   TempDir dir;
   // Answers every request with CcStatus::ServerError (2) and a 13-byte text.
-  Compiler c(paths_with(fake_server(dir, "printf '\\002\\000\\000\\000\\015\\000\\000\\000histd-cc: no\\n' >&3\n"
-                                         "exec sleep 30")),
+  Compiler c(paths_with(fake_server(dir,
+                                    "printf '\\002\\000\\000\\000\\015\\000\\000\\000histd-cc: no\\n' >&3\n"
+                                    "exec sleep 30")),
              {});
   c.start_server();
   auto obj = c.compile(unit(kCommand));

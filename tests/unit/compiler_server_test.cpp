@@ -130,7 +130,8 @@ TEST_F(CompilerServer, ReturnsClangsDiagnostics) {
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(a.error().kind, ErrorKind::Compile);
   const std::string head = paths_with().clang + " failed on the generated unit (";
-  EXPECT_EQ(a.error().context.rfind(head + "in histd-cc; a histd bug, or a broken compiler):\nunit.c:2:22: error: ", 0), 0u)
+  EXPECT_EQ(a.error().context.rfind(head + "in histd-cc; a histd bug, or a broken compiler):\nunit.c:2:22: error: ", 0),
+            0u)
       << a.error().context;
   EXPECT_EQ(b.error().context.rfind(head + "exit status 1; a histd bug, or a broken compiler):\n", 0), 0u)
       << b.error().context;
@@ -181,8 +182,7 @@ TEST_F(CompilerServer, HeaderChangedUnderThePreludeIsReadAsItIsNow) {
   }
   auto stale = c.compile(expects_mark("1"));
   ASSERT_FALSE(stale.ok());
-  EXPECT_NE(stale.error().context.find("static_assert failed due to requirement '22 == 1'"),
-            std::string::npos)
+  EXPECT_NE(stale.error().context.find("static_assert failed due to requirement '22 == 1'"), std::string::npos)
       << stale.error().context;
   EXPECT_EQ(c.stats().by_clang, 0u);
 }

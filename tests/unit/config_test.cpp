@@ -36,8 +36,8 @@ void expect_problem(const std::string& marked, ErrorCode code) {
   ASSERT_EQ(f.problems.size(), 1u) << line;
   const Problem& p = f.problems[0];
   EXPECT_EQ(error_name(p.diagnostic.code), error_name(code)) << line;
-  EXPECT_EQ(p.text(), "/etc/histd/triggers.d/10-web.conf:2: error: " + p.diagnostic.message() + "\n  " + line +
-                          "\n  " + std::string(caret, ' ') + "^\n")
+  EXPECT_EQ(p.text(), "/etc/histd/triggers.d/10-web.conf:2: error: " + p.diagnostic.message() + "\n  " + line + "\n  " +
+                          std::string(caret, ' ') + "^\n")
       << line;
   ASSERT_EQ(f.declarations.size(), 2u) << line;
   EXPECT_EQ(f.declarations[0].origin.where(), "/etc/histd/triggers.d/10-web.conf:1");
@@ -94,8 +94,8 @@ TEST(ConfigParse, AProblemShowsAtMost80BytesOfItsLine) {
   const std::string tail(200, 'x');
   ParsedFile head = parse_file("t.conf", "root:x:0:0:" + tail + "\n");
   ASSERT_EQ(head.problems.size(), 1u);
-  EXPECT_EQ(head.problems[0].text(), "t.conf:1: error: " + head.problems[0].diagnostic.message() + "\n  root:x:0:0:" +
-                                         std::string(69, 'x') + "...\n  ^\n");
+  EXPECT_EQ(head.problems[0].text(), "t.conf:1: error: " + head.problems[0].diagnostic.message() +
+                                         "\n  root:x:0:0:" + std::string(69, 'x') + "...\n  ^\n");
   EXPECT_LE(head.problems[0].diagnostic.command.size(), 83u) << "error_log's Command: is clipped too";
   ParsedFile far = parse_file("t.conf", "syscalls:sys_enter_write hist:name=" + tail + ":keys=fd:junk\n");
   ASSERT_EQ(far.problems.size(), 1u);
@@ -174,10 +174,10 @@ TEST(ConfigDiff, AddedRemovedChangedInOrder) {
   Plan p = diff(declare({"s:e hist:keys=fd:size=4096", "s:e hist:keys=count", "s:f hist:keys=x:pause"}),
                 held({"s:e hist:keys=fd", "s:e hist:keys=gone", "s:f hist:keys=x", "s:e enable_hist:s:f"}));
   EXPECT_EQ(steps(p), (std::vector<std::string>{
-                          "- s:e enable_hist:s:f",     // enables first
-                          "- s:e hist:keys=gone",      // then hist triggers, newest first
-                          "-~ s:e hist:keys=fd",       // the old size goes...
-                          "= s:f hist:keys=x:pause",   // the same trigger, paused now: kept
+                          "- s:e enable_hist:s:f",          // enables first
+                          "- s:e hist:keys=gone",           // then hist triggers, newest first
+                          "-~ s:e hist:keys=fd",            // the old size goes...
+                          "= s:f hist:keys=x:pause",        // the same trigger, paused now: kept
                           "+~ s:e hist:keys=fd:size=4096",  // ...and the new comes, in the files' order
                           "+ s:e hist:keys=count",
                       }));
@@ -198,7 +198,7 @@ TEST(ConfigDiff, WhatDependsOnAChangeIsReplacedToo) {
       "a:x hist:keys=other",
   };
   std::vector<std::string> after = before;
-  after[0] = "wl u64 lat; pid_t pid";                    // the definition changed
+  after[0] = "wl u64 lat; pid_t pid";                             // the definition changed
   after[1] = "a:w hist:keys=pid:ts0=common_timestamp:size=4096";  // the owner of $ts0 changed
   Plan p = diff(declare(after), held(before));
   EXPECT_EQ(steps(p), (std::vector<std::string>{
@@ -225,8 +225,8 @@ TEST(ConfigDiff, DeclaredTwiceIsAProblemAndTheFirstStands) {
 TEST(ConfigDiff, WithoutRemovalsWhatIsNoLongerDeclaredIsKept) {
   Plan p = diff(declare({"s:e hist:keys=fd:size=4096", "s:e hist:keys=new"}),
                 held({"s:e hist:keys=fd", "s:e hist:keys=gone"}), false);
-  EXPECT_EQ(steps(p), (std::vector<std::string>{"-~ s:e hist:keys=fd", "+~ s:e hist:keys=fd:size=4096",
-                                                "+ s:e hist:keys=new"}));
+  EXPECT_EQ(steps(p),
+            (std::vector<std::string>{"-~ s:e hist:keys=fd", "+~ s:e hist:keys=fd:size=4096", "+ s:e hist:keys=new"}));
   EXPECT_EQ(p.kept, 1u);
 }
 
@@ -235,8 +235,8 @@ TEST(ConfigDiff, ASavedDeclarationThatDidNotRestoreIsAppliedAgain) {
   h[0].restored = h[1].restored = false;
   // The same: tried again from its saved entry. Changed: that entry goes.
   Plan p = diff(declare({"s:e hist:keys=fd", "s:e hist:keys=x:size=256"}), h);
-  EXPECT_EQ(steps(p), (std::vector<std::string>{"-~ s:e hist:keys=x", "+ s:e hist:keys=fd",
-                                                "+~ s:e hist:keys=x:size=256"}));
+  EXPECT_EQ(steps(p),
+            (std::vector<std::string>{"-~ s:e hist:keys=x", "+ s:e hist:keys=fd", "+~ s:e hist:keys=x:size=256"}));
 }
 
 // ---- identity: a trigger by what it is --------------------------------------

@@ -52,12 +52,13 @@ TEST(EventSource, FixtureEventsByKind) {
 }
 
 TEST(EventSource, ProbeEventsByTheirProbeAddress) {
-  auto f = parse_format("name: p1\nID: 2000\nformat:\n"
-                        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-                        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-                        "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
-                        "print fmt: \"(%lx)\", REC->__probe_ip\n",
-                        "uprobes");
+  auto f = parse_format(
+      "name: p1\nID: 2000\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+      "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+      "print fmt: \"(%lx)\", REC->__probe_ip\n",
+      "uprobes");
   ASSERT_TRUE(f.ok()) << f.error().context;
   EXPECT_EQ(f->source, EventSource::Probe);
   EXPECT_FALSE(f->syscall.has_value());

@@ -20,10 +20,10 @@ std::vector<int> fds(const std::vector<ToClose>& close) {
 
 TEST(ExporterConnections, EachPhaseHasItsDeadline) {
   ConnectionTable t(ConnectionLimits{});
-  const uint64_t slow = t.opened(10, "127.0.0.2", t0);       // never sends its request
-  const uint64_t scrape = t.opened(11, "127.0.0.1", t0);     // a scrape, answered
-  const uint64_t busy = t.opened(12, "127.0.0.1", t0);       // being answered for long
-  const uint64_t reader = t.opened(13, "127.0.0.3", t0);     // takes its response slowly
+  const uint64_t slow = t.opened(10, "127.0.0.2", t0);    // never sends its request
+  const uint64_t scrape = t.opened(11, "127.0.0.1", t0);  // a scrape, answered
+  const uint64_t busy = t.opened(12, "127.0.0.1", t0);    // being answered for long
+  const uint64_t reader = t.opened(13, "127.0.0.3", t0);  // takes its response slowly
   t.set_phase(scrape, Phase::Handling, t0 + 1ms);
   t.set_phase(scrape, Phase::Responding, t0 + 2ms);
   t.set_phase(scrape, Phase::KeepAlive, t0 + 3ms);

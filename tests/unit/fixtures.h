@@ -26,8 +26,7 @@ inline const catalog::Catalog& fixtures() {
   return c;
 }
 
-inline std::shared_ptr<const catalog::EventFormat> fixture_format(const std::string& system,
-                                                                  const std::string& event) {
+inline std::shared_ptr<const catalog::EventFormat> fixture_format(const std::string& system, const std::string& event) {
   auto f = fixtures().event(system, event);
   EXPECT_TRUE(f.ok()) << system << ":" << event;
   return f.ok() ? *f : nullptr;

@@ -21,13 +21,10 @@ struct BadInput {
 };
 
 constexpr const char* kHead = "name: e\nID: 1\nformat:\n";
-constexpr const char* kCommon =
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
+constexpr const char* kCommon = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
 constexpr const char* kTail = "\nprint fmt: \"\"\n";
 
-std::string with_field(const std::string& line) {
-  return std::string(kHead) + kCommon + line + "\n" + kTail;
-}
+std::string with_field(const std::string& line) { return std::string(kHead) + kCommon + line + "\n" + kTail; }
 
 TEST(FormatParser, RejectsMalformedInput) {
   const std::vector<BadInput> cases = {
@@ -45,8 +42,7 @@ TEST(FormatParser, RejectsMalformedInput) {
       {"no semicolon", with_field("\tfield:int x\toffset:8"), "line 5: missing ';'"},
       {"missing offset", with_field("\tfield:int x;\tsize:4;"), "line 5: missing offset"},
       {"missing size", with_field("\tfield:int x;\toffset:8;"), "line 5: missing size"},
-      {"size not a number", with_field("\tfield:int x;\toffset:8;\tsize:four;"),
-       "line 5: bad size value 'four'"},
+      {"size not a number", with_field("\tfield:int x;\toffset:8;\tsize:four;"), "line 5: bad size value 'four'"},
       {"hex offset", with_field("\tfield:int x;\toffset:0x8;\tsize:4;"), "bad offset"},
       {"signed 2", with_field("\tfield:int x;\toffset:8;\tsize:4;\tsigned:2;"), "bad signed"},
       {"huge size", with_field("\tfield:int x;\toffset:8;\tsize:99999999999;"), "bad size"},
@@ -58,12 +54,9 @@ TEST(FormatParser, RejectsMalformedInput) {
       {"name starts with digit", with_field("\tfield:int 9x;\toffset:8;\tsize:4;"), "cannot split"},
       {"unbalanced bracket", with_field("\tfield:char x];\toffset:8;\tsize:4;"), "unbalanced"},
       {"bracket in type", with_field("\tfield:char[4] x;\toffset:8;\tsize:4;"), "unexpected '['"},
-      {"data_loc wrong size", with_field("\tfield:__data_loc char[] s;\toffset:8;\tsize:8;"),
-       "must have size 4"},
-      {"data_loc no name", with_field("\tfield:__data_loc char[];\toffset:8;\tsize:4;"),
-       "cannot split"},
-      {"duplicate field",
-       with_field("\tfield:int x;\toffset:8;\tsize:4;\n\tfield:int x;\toffset:12;\tsize:4;"),
+      {"data_loc wrong size", with_field("\tfield:__data_loc char[] s;\toffset:8;\tsize:8;"), "must have size 4"},
+      {"data_loc no name", with_field("\tfield:__data_loc char[];\toffset:8;\tsize:4;"), "cannot split"},
+      {"duplicate field", with_field("\tfield:int x;\toffset:8;\tsize:4;\n\tfield:int x;\toffset:12;\tsize:4;"),
        "line 6: duplicate field 'x'"},
   };
   for (const BadInput& c : cases) {
@@ -71,8 +64,7 @@ TEST(FormatParser, RejectsMalformedInput) {
     ASSERT_FALSE(r.ok()) << c.what;
     EXPECT_EQ(r.error().kind, ErrorKind::Invalid) << c.what;
     EXPECT_EQ(r.error().err, EINVAL) << c.what;
-    EXPECT_NE(r.error().context.find(c.context_part), std::string::npos)
-        << c.what << ": " << r.error().context;
+    EXPECT_NE(r.error().context.find(c.context_part), std::string::npos) << c.what << ": " << r.error().context;
     EXPECT_TRUE(r.error().context.starts_with("format line ")) << c.what;
   }
 }
@@ -84,7 +76,8 @@ TEST(FormatParser, SurvivesMutatedInput) {
   const char alphabet[] = "\t\n ;:[]_acdefilmnorstz019*";
   for (const char* ev : {"kmem/kmalloc", "sched/sched_switch", "ftrace/print"}) {
     const std::string path(ev);
-    const std::string original = testing::fixture_format(path.substr(0, path.find('/')), path.substr(path.find('/') + 1))->text;
+    const std::string original =
+        testing::fixture_format(path.substr(0, path.find('/')), path.substr(path.find('/') + 1))->text;
     for (size_t cut = 0; cut < original.size(); cut += 7) {
       auto r = parse_format(std::string_view(original).substr(0, cut), "s");
       if (r.ok()) {

@@ -23,8 +23,9 @@ TEST(InstanceNames, EveryByteRoundTrips) {
   std::string all;
   for (int c = 1; c < 256; ++c)
     if (c != '/') all += static_cast<char>(c);
-  for (const std::string& name : {std::string("x"), std::string("ftracetest.Ab12Cd"), std::string("new\nline"),
-                                   std::string(" lead and trail "), all.substr(0, 120), all.substr(120, 120), all.substr(240)}) {
+  for (const std::string& name :
+       {std::string("x"), std::string("ftracetest.Ab12Cd"), std::string("new\nline"), std::string(" lead and trail "),
+        all.substr(0, 120), all.substr(120, 120), all.substr(240)}) {
     const std::string dir = directory_name(name);
     EXPECT_EQ(dir.find('.'), std::string::npos) << "bpffs refuses a dot: " << dir;
     EXPECT_LE(dir.size(), 255u);
@@ -34,8 +35,8 @@ TEST(InstanceNames, EveryByteRoundTrips) {
 }
 
 TEST(InstanceNames, OtherEntriesAreNotInstances) {
-  for (const char* dir : {"i-", "i-6", "i-6g", "i-6F", "x-666f6f", "triggers.json", "cache", "i-2e", "i-2e2e",
-                          "i-2f", "i-612f62", "i-6100"})
+  for (const char* dir : {"i-", "i-6", "i-6g", "i-6F", "x-666f6f", "triggers.json", "cache", "i-2e", "i-2e2e", "i-2f",
+                          "i-612f62", "i-6100"})
     EXPECT_EQ(name_of_directory(dir), std::nullopt) << dir;
 }
 

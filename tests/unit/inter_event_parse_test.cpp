@@ -23,12 +23,18 @@ std::string shape(const Expr& e, int i) {
     }
     case ExprNode::Kind::VarRef:
       return (n.system.empty() ? "" : n.system + "." + n.event + ".") + "$" + n.var;
-    case ExprNode::Kind::Constant: return std::to_string(n.constant);
-    case ExprNode::Kind::Negate: return "(neg " + shape(e, n.lhs) + ")";
-    case ExprNode::Kind::Add: return "(+ " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
-    case ExprNode::Kind::Sub: return "(- " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
-    case ExprNode::Kind::Mul: return "(* " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
-    case ExprNode::Kind::Div: return "(/ " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
+    case ExprNode::Kind::Constant:
+      return std::to_string(n.constant);
+    case ExprNode::Kind::Negate:
+      return "(neg " + shape(e, n.lhs) + ")";
+    case ExprNode::Kind::Add:
+      return "(+ " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
+    case ExprNode::Kind::Sub:
+      return "(- " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
+    case ExprNode::Kind::Mul:
+      return "(* " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
+    case ExprNode::Kind::Div:
+      return "(/ " + shape(e, n.lhs) + " " + shape(e, n.rhs) + ")";
   }
   return "?";
 }
@@ -77,8 +83,9 @@ TEST(InterEventParse, TraceKeywordAndOnmaxActions) {
   ASSERT_EQ(c.actions[0].params.size(), 2u);
   EXPECT_EQ(c.actions[0].params[1].text, "pid");  // trimmed
 
-  c = parse_ok("hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
-               "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
+  c = parse_ok(
+      "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
+      "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
   ASSERT_EQ(c.actions.size(), 1u);
   EXPECT_EQ(c.actions[0].handler, Action::Handler::OnMax);
   EXPECT_EQ(c.actions[0].kind, Action::Kind::Save);

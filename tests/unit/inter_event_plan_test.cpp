@@ -3,10 +3,10 @@
 // trigger line the kernel prints for them, and the errors with carets.
 #include <gtest/gtest.h>
 
-#include "histd/plan.h"
-#include "test_support.h"
 #include "histd/parse.h"
+#include "histd/plan.h"
 #include "histd/synth.h"
+#include "test_support.h"
 
 namespace histd::plan {
 namespace {
@@ -141,9 +141,10 @@ TEST(InterEventPlan, SeedWakeupLatencyChain) {
   EXPECT_EQ(sw.actions[0].synth, "wakeup_latency");
   ASSERT_EQ(sw.actions[0].params.size(), 2u);
   EXPECT_EQ(sw.actions[0].params[1].target.name, "pid");
-  EXPECT_EQ(sw.trigger_text(),
-            "hist:keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:"
-            "clock=global:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid) if next_comm==\"cyclictest\"");
+  EXPECT_EQ(
+      sw.trigger_text(),
+      "hist:keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:"
+      "clock=global:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid) if next_comm==\"cyclictest\"");
 }
 
 TEST(InterEventPlan, OnmaxSaveKeepsFieldsBesideTheMaximum) {
@@ -171,16 +172,16 @@ TEST(InterEventPlan, Errors) {
   expect_error("hist:keys=next_pid:x=^next_comm+1", ErrorCode::InvalidStrOperand, sw, reg);
   // errpos() quirk: the caret is on the first "x" of the command
   expect_error("hist:keys=ne^xt_pid:x=next_prio,x=1", ErrorCode::DuplicateVar, sw, reg);
-  expect_error("hist:keys=next_pid:x=$ts0:onmatch(sched.sched_waking).^nosuch($x)", ErrorCode::SynthEventNotFound,
-               sw, reg);
+  expect_error("hist:keys=next_pid:x=$ts0:onmatch(sched.sched_waking).^nosuch($x)", ErrorCode::SynthEventNotFound, sw,
+               reg);
   expect_error("hist:keys=next_pid:x=$ts0:onmatch(sched.sched_waking).^wakeup_latency($x)",
                ErrorCode::SynthCountMismatch, sw, reg);
   expect_error("hist:keys=next_pid:x=$ts0:onmatch(sched.sched_waking).wakeup_latency($x,^next_comm)",
                ErrorCode::SynthTypeMismatch, sw, reg);
   expect_error("hist:keys=ne^xt_pid:x=$ts0:onmax(x).save(prev_pid)", ErrorCode::OnxNotVar, sw, reg);
   expect_error("hist:keys=next_pid:x=$ts0:onmax(^$y).save(prev_pid)", ErrorCode::OnxVarNotFound, sw, reg);
-  expect_error("hist:keys=next_pid:x=$ts0:onmatch(sched.sched_waking).^save(prev_pid)", ErrorCode::ActionMismatch,
-               sw, reg);
+  expect_error("hist:keys=next_pid:x=$ts0:onmatch(sched.sched_waking).^save(prev_pid)", ErrorCode::ActionMismatch, sw,
+               reg);
   expect_error("hist:keys=^$ts0", ErrorCode::InvalidRefKey, sw, reg);
 }
 

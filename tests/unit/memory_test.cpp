@@ -20,8 +20,7 @@ TEST(MapMemory, PerCpuHashIsElementsValuesPerCpuBucketsAndAHeader) {
   // 2048 x (48 + 8 + 8) + 2048 x 8 x 2 CPUs + 2048 x 16 + 832 + 32 x 2
   EXPECT_EQ(hash_map_bytes(8, 8, 2048, true, 2), 131072u + 32768u + 32768u + 896u);
   // keys and values round up to 8; buckets to a power of two
-  EXPECT_EQ(hash_map_bytes(12, 12, 1000, true, 4),
-            1000u * (48 + 16 + 8) + 1000u * 16 * 4 + 1024u * 16 + 832 + 32 * 4);
+  EXPECT_EQ(hash_map_bytes(12, 12, 1000, true, 4), 1000u * (48 + 16 + 8) + 1000u * 16 * 4 + 1024u * 16 + 832 + 32 * 4);
 }
 
 TEST(MapMemory, SharedHashHasASpareElementPerCpu) {
@@ -92,10 +91,10 @@ TEST(HotSlotChoice, PerCpuHashTablesOfTheirOwnWithSmallKeys) {
   EXPECT_EQ(plan_ok("hist:keys=call_site").hot_slots, 256u);
   EXPECT_EQ(plan_ok("hist:keys=call_site:size=128").hot_slots, 128u);
   EXPECT_EQ(plan_ok("hist:keys=call_site,bytes_req:vals=bytes_alloc:size=131072").hot_slots, 256u);
-  EXPECT_EQ(plan_ok("hist:keys=comm").hot_slots, 256u);  // 16 bytes
-  EXPECT_EQ(plan_ok("hist:keys=common_stacktrace").hot_slots, 0u);  // 128 bytes
-  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2").hot_slots, 0u);  // the log2 slots are an array already
-  EXPECT_EQ(plan_ok("hist:name=t:keys=call_site").hot_slots, 0u);  // other triggers' programs share it
+  EXPECT_EQ(plan_ok("hist:keys=comm").hot_slots, 256u);                          // 16 bytes
+  EXPECT_EQ(plan_ok("hist:keys=common_stacktrace").hot_slots, 0u);               // 128 bytes
+  EXPECT_EQ(plan_ok("hist:keys=bytes_req.log2").hot_slots, 0u);                  // the log2 slots are an array already
+  EXPECT_EQ(plan_ok("hist:name=t:keys=call_site").hot_slots, 0u);                // other triggers' programs share it
   EXPECT_EQ(plan_ok("hist:keys=call_site:ts0=common_timestamp").hot_slots, 0u);  // variable records
   HistPlan shared = plan_ok("hist:keys=call_site");
   shared.table_map = TableMap::SharedHash;

@@ -34,21 +34,25 @@ TEST(MetricsRender, CountersPerKeyInTheTextFormat) {
   t.table.drops = 2;
   t.missed = 5;
   const std::string help = "kmem:kmalloc " + t.plan.trigger_text();
-  EXPECT_EQ(metrics_of(t),
-            "# HELP histd_allocs_hitcount_total " + help + "\n# TYPE histd_allocs_hitcount_total counter\n"
-            "histd_allocs_hitcount_total{common_pid=\"7\"} 3\nhistd_allocs_hitcount_total{common_pid=\"9\"} 1\n"
-            "# HELP histd_allocs_bytes_req_total " + help + "\n# TYPE histd_allocs_bytes_req_total counter\n"
-            "histd_allocs_bytes_req_total{common_pid=\"7\"} 300\nhistd_allocs_bytes_req_total{common_pid=\"9\"} 64\n"
-            "# HELP histd_table_hits_total events counted by the table (its Hits)\n"
-            "# TYPE histd_table_hits_total counter\nhistd_table_hits_total{table=\"histd_allocs\"} 4\n"
-            "# HELP histd_table_entries entries in the table\n# TYPE histd_table_entries gauge\n"
-            "histd_table_entries{table=\"histd_allocs\"} 2\n"
-            "# HELP histd_table_dropped_total events the full table dropped (its Dropped)\n"
-            "# TYPE histd_table_dropped_total counter\nhistd_table_dropped_total{table=\"histd_allocs\"} 2\n"
-            "# HELP histd_table_missed_total events the kernel's BPF recursion guard kept from the table\n"
-            "# TYPE histd_table_missed_total counter\nhistd_table_missed_total{table=\"histd_allocs\"} 5\n"
-            "# HELP histd_metrics_series_dropped label sets of the table not exported (past --metrics-max-series)\n"
-            "# TYPE histd_metrics_series_dropped gauge\nhistd_metrics_series_dropped{table=\"histd_allocs\"} 0\n");
+  EXPECT_EQ(
+      metrics_of(t),
+      "# HELP histd_allocs_hitcount_total " + help +
+          "\n# TYPE histd_allocs_hitcount_total counter\n"
+          "histd_allocs_hitcount_total{common_pid=\"7\"} 3\nhistd_allocs_hitcount_total{common_pid=\"9\"} 1\n"
+          "# HELP histd_allocs_bytes_req_total " +
+          help +
+          "\n# TYPE histd_allocs_bytes_req_total counter\n"
+          "histd_allocs_bytes_req_total{common_pid=\"7\"} 300\nhistd_allocs_bytes_req_total{common_pid=\"9\"} 64\n"
+          "# HELP histd_table_hits_total events counted by the table (its Hits)\n"
+          "# TYPE histd_table_hits_total counter\nhistd_table_hits_total{table=\"histd_allocs\"} 4\n"
+          "# HELP histd_table_entries entries in the table\n# TYPE histd_table_entries gauge\n"
+          "histd_table_entries{table=\"histd_allocs\"} 2\n"
+          "# HELP histd_table_dropped_total events the full table dropped (its Dropped)\n"
+          "# TYPE histd_table_dropped_total counter\nhistd_table_dropped_total{table=\"histd_allocs\"} 2\n"
+          "# HELP histd_table_missed_total events the kernel's BPF recursion guard kept from the table\n"
+          "# TYPE histd_table_missed_total counter\nhistd_table_missed_total{table=\"histd_allocs\"} 5\n"
+          "# HELP histd_metrics_series_dropped label sets of the table not exported (past --metrics-max-series)\n"
+          "# TYPE histd_metrics_series_dropped gauge\nhistd_metrics_series_dropped{table=\"histd_allocs\"} 0\n");
 }
 
 TEST(MetricsRender, OpenMetricsNamesCounterFamiliesWithoutTotalAndEnds) {
@@ -170,7 +174,7 @@ TEST(MetricsRender, KernelAddressesAreNeitherSumsNorBucketBounds) {
   for (const MetricsFormat f : {MetricsFormat::Prometheus, MetricsFormat::OpenMetrics}) {
     const std::string text = metrics_of(sums, {f, 100}) + metrics_of(buckets, {f, 100});
     for (const std::string& leak : {std::to_string(kSite), fmt::format("{}", static_cast<double>(kSite)),
-                                   fmt::format("{:x}", kSite), std::string("e+19")})
+                                    fmt::format("{:x}", kSite), std::string("e+19")})
       EXPECT_EQ(text.find(leak), std::string::npos) << leak << "\n" << text;
     EXPECT_NE(text.find("histd_sites_call_site_total{common_pid=\"11010\"} 0\n"), std::string::npos) << text;
     EXPECT_NE(text.find("histd_sites_bytes_req_total{common_pid=\"11010\"} 64\n"), std::string::npos) << text;
@@ -230,8 +234,7 @@ TEST(MetricsRender, AnInstancesNamedTableOfOtherColumnsIsCountedNotWritten) {
   readout::EventHist a{"kmem", "kmalloc", {top}, {}}, b{"kmem", "kmalloc", {inst}, {}};
   const std::string text = render::metrics({{"", {a}}, {"i", {b}}}, render::null_resolver());
   EXPECT_EQ(text.find("bytes_req=\""), std::string::npos) << text;
-  EXPECT_NE(text.find("histd_metrics_series_dropped{table=\"histd_t\",tracefs_instance=\"i\"} 2\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("histd_metrics_series_dropped{table=\"histd_t\",tracefs_instance=\"i\"} 2\n"), std::string::npos)
       << text;
 }
 

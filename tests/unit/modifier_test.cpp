@@ -18,9 +18,12 @@ using histd::testing::kmalloc;
 // A field of kmem:kmalloc that `needs` admits.
 std::string field_for(Needs needs) {
   switch (needs) {
-    case Needs::Number: return "bytes_req";
-    case Needs::CommonPid: return "common_pid";
-    case Needs::Timestamp: return "common_timestamp";
+    case Needs::Number:
+      return "bytes_req";
+    case Needs::CommonPid:
+      return "common_pid";
+    case Needs::Timestamp:
+      return "common_timestamp";
   }
   return "";
 }
@@ -97,8 +100,12 @@ TEST(Modifier, EveryRowAsAKey) {
         }
         break;
       }
-      case Use::Refused: expect_refused(cmd, ErrorCode::BadFieldModifier, at); break;
-      case Use::Unsupported: expect_refused(cmd, ErrorCode::Unsupported, at); break;
+      case Use::Refused:
+        expect_refused(cmd, ErrorCode::BadFieldModifier, at);
+        break;
+      case Use::Unsupported:
+        expect_refused(cmd, ErrorCode::Unsupported, at);
+        break;
     }
   }
 }

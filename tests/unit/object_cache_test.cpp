@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "histd/digest.h"
 #include "compiler_support.h"
+#include "histd/digest.h"
 #include "histd/runtime.h"
 #include "runtime/object_cache.h"
 
@@ -63,7 +63,10 @@ class ObjectCacheTest : public ::testing::Test {
     auto obj = c.compile(src_);
     EXPECT_TRUE(obj.ok()) << obj.error().context;
     if (obj.ok()) {
-      EXPECT_EQ(obj->rfind("\x7f" "ELF", 0), 0u);
+      EXPECT_EQ(obj->rfind("\x7f"
+                           "ELF",
+                           0),
+                0u);
       EXPECT_FALSE(*obj == tampered_) << "the tampered object was handed back";
       if (stored) {
         EXPECT_TRUE(*obj == slurp(obj_path_)) << "the cache does not hold what was handed back";
@@ -97,7 +100,9 @@ TEST_F(ObjectCacheTest, PlantedEntryWithoutHistdsHashIsCompiledAgain) {
   // Someone writes an object and its source, as the cache looked before
   // hashes were recorded: no hash of histd's, no load.
   fs::remove(fs::path(obj_path_).replace_extension(".sha256"));
-  tampered_ = "\x7f" "ELF planted";
+  tampered_ =
+      "\x7f"
+      "ELF planted";
   std::ofstream(obj_path_, std::ios::binary | std::ios::trunc) << tampered_;
   EXPECT_EQ(compiles_for_next(), 1u);
   EXPECT_EQ(compiles_for_next(), 0u);

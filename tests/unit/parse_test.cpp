@@ -120,17 +120,17 @@ TEST(Filter, OperatorsAndValues) {
     Literal::Kind kind;
     const char* value;
   };
-  for (const Case& c : std::vector<Case>{{"x == 0x1f", CompareOp::Eq, Literal::Kind::Number, "0x1f"},
-                                         {"x != 7", CompareOp::Ne, Literal::Kind::Number, "7"},
-                                         {"x < 7", CompareOp::Lt, Literal::Kind::Number, "7"},
-                                         {"x <= 7", CompareOp::Le, Literal::Kind::Number, "7"},
-                                         {"x > 7", CompareOp::Gt, Literal::Kind::Number, "7"},
-                                         {"x>=7", CompareOp::Ge, Literal::Kind::Number, "7"},
-                                         {"x & 4", CompareOp::BitAnd, Literal::Kind::Number, "4"},
-                                         {"comm ~ \"ba*h\"", CompareOp::Glob, Literal::Kind::String, "ba*h"},
-                                         {"comm == 'a b'", CompareOp::Eq, Literal::Kind::String, "a b"},
-                                         {"filename==/usr/bin/wget", CompareOp::Eq, Literal::Kind::String,
-                                          "/usr/bin/wget"}}) {
+  for (const Case& c :
+       std::vector<Case>{{"x == 0x1f", CompareOp::Eq, Literal::Kind::Number, "0x1f"},
+                         {"x != 7", CompareOp::Ne, Literal::Kind::Number, "7"},
+                         {"x < 7", CompareOp::Lt, Literal::Kind::Number, "7"},
+                         {"x <= 7", CompareOp::Le, Literal::Kind::Number, "7"},
+                         {"x > 7", CompareOp::Gt, Literal::Kind::Number, "7"},
+                         {"x>=7", CompareOp::Ge, Literal::Kind::Number, "7"},
+                         {"x & 4", CompareOp::BitAnd, Literal::Kind::Number, "4"},
+                         {"comm ~ \"ba*h\"", CompareOp::Glob, Literal::Kind::String, "ba*h"},
+                         {"comm == 'a b'", CompareOp::Eq, Literal::Kind::String, "a b"},
+                         {"filename==/usr/bin/wget", CompareOp::Eq, Literal::Kind::String, "/usr/bin/wget"}}) {
     auto f = parse_filter(c.text, 0, "");
     ASSERT_TRUE(f.ok()) << c.text;
     const Predicate& p = node(*f, f->root).predicate;
@@ -226,9 +226,10 @@ TEST(Filter, NewlineOrNulIsRefusedWhereverItIs) {
   auto r = parse_trigger("hist:keys=a if comm == \"x\nhist:keys=b [active]\"");
   ASSERT_FALSE(r.ok());
   const std::string entry = format_error_log_entry("hist:s:e", r.error());
-  EXPECT_EQ(entry, "hist:s:e: error: a filter may not hold a newline or NUL byte\n"
-                   "  Command: hist:keys=a if comm == \"x hist:keys=b [active]\"\n" +
-                       std::string(11 + 25, ' ') + "^\n");
+  EXPECT_EQ(entry,
+            "hist:s:e: error: a filter may not hold a newline or NUL byte\n"
+            "  Command: hist:keys=a if comm == \"x hist:keys=b [active]\"\n" +
+                std::string(11 + 25, ' ') + "^\n");
 }
 
 TEST(Parse, NeverCrashesOnJunk) {

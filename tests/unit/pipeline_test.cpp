@@ -48,7 +48,8 @@ TEST(Pipeline, CompileIsTheOneTriggerUnit) {
   EXPECT_EQ(compile_event(*unit).source, compiled->unit.source);
   codegen::EventEntry chained;
   chained.chained = true;
-  EXPECT_EQ(compiled->unit.source, codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained).source);
+  EXPECT_EQ(compiled->unit.source,
+            codegen::generate_event_unit({codegen::TriggerInput{&compiled->plan, 0}}, {}, {}, chained).source);
 }
 
 // explain --raw-syscalls shows what histd --raw-syscalls loads: the same
@@ -68,7 +69,8 @@ TEST(Pipeline, RawSyscallEntry) {
   EXPECT_EQ(raw->unit.source.find("HISTD_EVENT_ENTRY(handle"), std::string::npos);
   codegen::EventEntry entry{codegen::EventEntry::Kind::SyscallEnter, enter->syscall->args};
   entry.chained = true;
-  EXPECT_EQ(raw->unit.source, codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry).source);
+  EXPECT_EQ(raw->unit.source,
+            codegen::generate_event_unit({codegen::TriggerInput{&raw->plan, 0}}, {}, {}, entry).source);
   EXPECT_NE(raw->unit.source.find("HISTD_SYSCALL_ENTER_ENTRY(handle"), std::string::npos);
 
   auto raw_exit = compile("hist:keys=ret", *exit, {.raw_syscalls = true});
@@ -103,7 +105,8 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   a.trace_slot = 12;
   a.triggers.hist = {{&on_a, 13}};
   parts.synths["b"].triggers.hist = {{&on_b, 14}};
-  parts.synths["b"].triggers.controls = {codegen::ControlInput{parse::ControlTrigger::Kind::EnableHist, nullptr, 15, {13}}};
+  parts.synths["b"].triggers.controls = {
+      codegen::ControlInput{parse::ControlTrigger::Kind::EnableHist, nullptr, 15, {13}}};
   parts.synths["c"].id = 0xf002;
   parts.synths["d"].triggers.hist = {{&on_d, 16}};
   auto unit = event_unit(parts);

@@ -2,8 +2,8 @@
 // histd-cc's prelude: which lines of a unit it precompiles, and the
 // arguments it builds and reads them with. No root, no compiler: the
 // compiles themselves are tested through histd-cc (compiler_server_test).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -23,7 +23,8 @@ TEST(PreludeLines, TheIncludeLinesAUnitOpensWith) {
                              "#define HISTD_CHAINED 1\n#include \"chain.bpf.h\"\n\nint x;\n"),
             "#include <linux/bpf.h>\n#include \"hist_helpers.bpf.h\"\n");
   EXPECT_EQ(leading_includes("#include <a.h>\n\nint x;\n"), "#include <a.h>\n");
-  EXPECT_EQ(leading_includes("\n/* one */\n\n#include <a.h>\n#include <b.h>\nint x;\n"), "#include <a.h>\n#include <b.h>\n");
+  EXPECT_EQ(leading_includes("\n/* one */\n\n#include <a.h>\n#include <b.h>\nint x;\n"),
+            "#include <a.h>\n#include <b.h>\n");
 }
 
 TEST(PreludeLines, NoneWhenSomethingElseComesFirst) {
@@ -44,13 +45,16 @@ const Args kRequest{"-O2", "-g", "-target", "bpf", "-Iinc", "-c", "unit.c", "-o"
 TEST(PreludeArguments, TheKeyIsTheRequestWithoutItsInputAndOutput) {
   EXPECT_EQ(prelude_key(kRequest, "unit.c"), (Args{"-O2", "-g", "-target", "bpf", "-Iinc", "-c"}));
   // Another input or output name is the same key; other options are not.
-  EXPECT_EQ(prelude_key({"-O2", "-c", "a.c", "-o", "a.o"}, "a.c"), prelude_key({"-O2", "-c", "b.c", "-o", "b.o"}, "b.c"));
-  EXPECT_NE(prelude_key({"-O2", "-c", "a.c", "-o", "a.o"}, "a.c"), prelude_key({"-O1", "-c", "a.c", "-o", "a.o"}, "a.c"));
+  EXPECT_EQ(prelude_key({"-O2", "-c", "a.c", "-o", "a.o"}, "a.c"),
+            prelude_key({"-O2", "-c", "b.c", "-o", "b.o"}, "b.c"));
+  EXPECT_NE(prelude_key({"-O2", "-c", "a.c", "-o", "a.o"}, "a.c"),
+            prelude_key({"-O1", "-c", "a.c", "-o", "a.o"}, "a.c"));
 }
 
 TEST(PreludeArguments, BuiltAsAHeaderWithTheSameOptions) {
-  EXPECT_EQ(prelude_build_args(kRequest, "unit.c", "/tmp/d/p.pch"),
-            (Args{"-O2", "-g", "-target", "bpf", "-Iinc", "-c", "-x", "c-header", kPreludeHeader, "-o", "/tmp/d/p.pch"}));
+  EXPECT_EQ(
+      prelude_build_args(kRequest, "unit.c", "/tmp/d/p.pch"),
+      (Args{"-O2", "-g", "-target", "bpf", "-Iinc", "-c", "-x", "c-header", kPreludeHeader, "-o", "/tmp/d/p.pch"}));
 }
 
 TEST(PreludeArguments, ReadFirstByTheUnit) {

@@ -16,7 +16,8 @@ using printfmt::prepare_format;
 
 std::string format_with(const std::string& print_fmt) {
   return "name: test\nID: 7\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
-         "print fmt: " + print_fmt + "\n";
+         "print fmt: " +
+         print_fmt + "\n";
 }
 
 std::string print_fmt_of(const std::string& format_text) {
@@ -25,16 +26,19 @@ std::string print_fmt_of(const std::string& format_text) {
 }
 
 TEST(PrintfmtPrepare, PointerConversionsBecomeTags) {
-  EXPECT_EQ(print_fmt_of(prepare_format(format_with(R"("call_site=%pS ptr=%p", (void *)REC->call_site, REC->ptr)"), "N")),
-            R"("call_site={{histd:N:S:%llx}} ptr={{histd:N:p:%llx}}", (unsigned long long)( (void *)REC->call_site), (unsigned long long)( REC->ptr))");
-  EXPECT_EQ(print_fmt_of(prepare_format(format_with(R"("f=%ps k=%pK x=%px", REC->f, REC->k, REC->x)"), "N")),
-            R"("f={{histd:N:s:%llx}} k={{histd:N:p:%llx}} x={{histd:N:x:%llx}}", (unsigned long long)( REC->f), (unsigned long long)( REC->k), (unsigned long long)( REC->x))");
+  EXPECT_EQ(
+      print_fmt_of(prepare_format(format_with(R"("call_site=%pS ptr=%p", (void *)REC->call_site, REC->ptr)"), "N")),
+      R"("call_site={{histd:N:S:%llx}} ptr={{histd:N:p:%llx}}", (unsigned long long)( (void *)REC->call_site), (unsigned long long)( REC->ptr))");
+  EXPECT_EQ(
+      print_fmt_of(prepare_format(format_with(R"("f=%ps k=%pK x=%px", REC->f, REC->k, REC->x)"), "N")),
+      R"("f={{histd:N:s:%llx}} k={{histd:N:p:%llx}} x={{histd:N:x:%llx}}", (unsigned long long)( REC->f), (unsigned long long)( REC->k), (unsigned long long)( REC->x))");
 }
 
 TEST(PrintfmtPrepare, OtherConversionsKeepTheirArguments) {
   // %% takes no argument, '*' takes one, %pM (a MAC address) stays libtraceevent's.
-  EXPECT_EQ(print_fmt_of(prepare_format(format_with(R"("%d%% %*s %pM %p", REC->a, REC->w, REC->s, REC->mac, REC->p)"), "N")),
-            R"("%d%% %*s %pM {{histd:N:p:%llx}}", REC->a, REC->w, REC->s, REC->mac, (unsigned long long)( REC->p))");
+  EXPECT_EQ(
+      print_fmt_of(prepare_format(format_with(R"("%d%% %*s %pM %p", REC->a, REC->w, REC->s, REC->mac, REC->p)"), "N")),
+      R"("%d%% %*s %pM {{histd:N:p:%llx}}", REC->a, REC->w, REC->s, REC->mac, (unsigned long long)( REC->p))");
   EXPECT_EQ(print_fmt_of(prepare_format(format_with(R"("no arguments")"), "N")), R"("no arguments")");
   // Nothing but the print fmt line changes.
   const std::string f = format_with(R"("%d", REC->a)");
@@ -45,15 +49,19 @@ TEST(PrintfmtPrepare, EnumConstantsBecomeValues) {
   const printfmt::Enums enums = {{"HRTIMER_MODE_ABS", 0}, {"HRTIMER_MODE_REL", 1}, {"mode", 9}};
   EXPECT_EQ(
       print_fmt_of(prepare_format(
-          format_with(R"("mode=%s", __print_symbolic(REC->mode, { HRTIMER_MODE_ABS, "ABS" }, { HRTIMER_MODE_REL, "HRTIMER_MODE_REL" }))"),
+          format_with(
+              R"("mode=%s", __print_symbolic(REC->mode, { HRTIMER_MODE_ABS, "ABS" }, { HRTIMER_MODE_REL, "HRTIMER_MODE_REL" }))"),
           "N", enums)),
       R"("mode=%s", __print_symbolic(REC->mode, { 0, "ABS" }, { 1, "HRTIMER_MODE_REL" }))");
 }
 
 TEST(PrintfmtPrepare, ConstantExpressionsAreFolded) {
-  EXPECT_EQ(print_fmt_of(prepare_format(
-                format_with(R"("%s", __print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000), "|", { 0x00040000, "M" }))"), "N")),
-            R"("%s", __print_flags(REC->flags & 0x1c0000, "|", { 0x00040000, "M" }))");
+  EXPECT_EQ(
+      print_fmt_of(prepare_format(
+          format_with(
+              R"("%s", __print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000), "|", { 0x00040000, "M" }))"),
+          "N")),
+      R"("%s", __print_flags(REC->flags & 0x1c0000, "|", { 0x00040000, "M" }))");
   EXPECT_EQ(print_fmt_of(prepare_format(format_with(R"("%d", REC->s & ((((0 | 1 | 2) + 1) << 1) - 1))"), "N")),
             R"("%d", REC->s & 0x7)");
   // Casts, fields, calls and literals with suffixes stay.
@@ -76,15 +84,17 @@ TEST(Printfmt, PointersAreHashedAndSymbolsNamed) {
   const auto syms = symbols::KernelSymbols::parse("ffffffff81000000 T start_kernel\nffffffff81000100 T next_one\n");
   printfmt::Printer printer(&syms);
   ASSERT_TRUE(printer
-                  .add_event("test", "name: tev\nID: 7\nformat:\n"
-                                     "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
-                                     "\tfield:void * ptr;\toffset:8;\tsize:8;\tsigned:0;\n"
-                                     "\tfield:unsigned long site;\toffset:16;\tsize:8;\tsigned:0;\n\n"
-                                     "print fmt: \"ptr=%p site=%pS short=%ps\", REC->ptr, (void *)REC->site, REC->site\n")
+                  .add_event("test",
+                             "name: tev\nID: 7\nformat:\n"
+                             "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+                             "\tfield:void * ptr;\toffset:8;\tsize:8;\tsigned:0;\n"
+                             "\tfield:unsigned long site;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+                             "print fmt: \"ptr=%p site=%pS short=%ps\", REC->ptr, (void *)REC->site, REC->site\n")
                   .ok());
   auto text = printer.line_text(record(0xffff888102ddf000, 0xffffffff81000010));
   ASSERT_TRUE(text.ok());
-  EXPECT_TRUE(std::regex_match(*text, std::regex("tev: ptr=00000000[0-9a-f]{8} site=start_kernel\\+0x10/0x100 short=start_kernel")))
+  EXPECT_TRUE(std::regex_match(
+      *text, std::regex("tev: ptr=00000000[0-9a-f]{8} site=start_kernel\\+0x10/0x100 short=start_kernel")))
       << *text;
   // The heap address itself is never shown; NULL is.
   EXPECT_EQ(text->find("ffff888102ddf000"), std::string::npos);
@@ -94,15 +104,17 @@ TEST(Printfmt, PointersAreHashedAndSymbolsNamed) {
   // names is hashed like %p; a named one reads the same.
   auto hidden = printer.line_text(record(0, 0xffffffffc0001234), true);
   ASSERT_TRUE(hidden.ok());
-  EXPECT_TRUE(std::regex_match(*hidden, std::regex("tev: ptr=0000000000000000 site=00000000[0-9a-f]{8} short=00000000[0-9a-f]{8}")))
+  EXPECT_TRUE(std::regex_match(
+      *hidden, std::regex("tev: ptr=0000000000000000 site=00000000[0-9a-f]{8} short=00000000[0-9a-f]{8}")))
       << *hidden;
   EXPECT_EQ(*printer.line_text(record(0, 0xffffffff81000010), true), *printer.line_text(record(0, 0xffffffff81000010)));
 }
 
 TEST(Printfmt, SystemCallsAsTheKernelPrintsThem) {
   printfmt::Printer printer;
-  const std::string common = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
-                             "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n";
+  const std::string common =
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n";
   ASSERT_TRUE(printer
                   .add_event("syscalls", "name: sys_enter_read\nID: 7\nformat:\n" + common +
                                              "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"

@@ -103,7 +103,8 @@ TEST(ProbeCommand, RefusalsAtTheKernelsPositions) {
   EXPECT_EQ(refusal("e a.b x=%di"), "Invalid fetch argument\ne a.b x=%di\n        ^");
   EXPECT_EQ(refusal("e a.b x=$retval"), "Invalid fetch argument\ne a.b x=$retval\n        ^");
   EXPECT_EQ(refusal("e a.b x=\\5:string"), "String accepts only memory argument\ne a.b x=\\5:string\n        ^");
-  EXPECT_EQ(refusal("e a.b x=$comm:u32"), "$comm and immediate-string only accepts string type\ne a.b x=$comm:u32\n        ^");
+  EXPECT_EQ(refusal("e a.b x=$comm:u32"),
+            "$comm and immediate-string only accepts string type\ne a.b x=$comm:u32\n        ^");
   EXPECT_EQ(refusal("e a.b x=$f if"), "No filter rule after 'if'\ne a.b x=$f if\n             ^");
   EXPECT_EQ(refusal("p:k/x vfs_read").substr(0, 23), "unknown trigger command");
   EXPECT_EQ(refusal("  # only a comment"), "empty command\n\n^");
@@ -115,18 +116,19 @@ TEST(ProbeCommand, RefusalsAtTheKernelsPositions) {
 TEST(ProbeFormat, TheKernelsLayoutAndPrintFmt) {
   probe::Define d = define("e:eprobes/a a.b x=$f:u32 y=$g s=+0($h):string c=$i:s8 sym=$j:x16");
   catalog::EventFormat f = probe::format_of(d.def, 2326);
-  EXPECT_EQ(f.text,
-            "name: a\nID: 2326\nformat:\n"
-            "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-            "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-            "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-            "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-            "\tfield:u32 x;\toffset:8;\tsize:4;\tsigned:0;\n"
-            "\tfield:u64 y;\toffset:12;\tsize:8;\tsigned:0;\n"
-            "\tfield:__data_loc char[] s;\toffset:20;\tsize:4;\tsigned:1;\n"
-            "\tfield:s8 c;\toffset:24;\tsize:1;\tsigned:1;\n"
-            "\tfield:u16 sym;\toffset:25;\tsize:2;\tsigned:0;\n\n"
-            "print fmt: \" x=%u y=0x%Lx s=\\\"%s\\\" c=%d sym=0x%x\", REC->x, REC->y, __get_str(s), REC->c, REC->sym\n");
+  EXPECT_EQ(
+      f.text,
+      "name: a\nID: 2326\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+      "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+      "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+      "\tfield:u32 x;\toffset:8;\tsize:4;\tsigned:0;\n"
+      "\tfield:u64 y;\toffset:12;\tsize:8;\tsigned:0;\n"
+      "\tfield:__data_loc char[] s;\toffset:20;\tsize:4;\tsigned:1;\n"
+      "\tfield:s8 c;\toffset:24;\tsize:1;\tsigned:1;\n"
+      "\tfield:u16 sym;\toffset:25;\tsize:2;\tsigned:0;\n\n"
+      "print fmt: \" x=%u y=0x%Lx s=\\\"%s\\\" c=%d sym=0x%x\", REC->x, REC->y, __get_str(s), REC->c, REC->sym\n");
   EXPECT_EQ(f.system, "eprobes");
   EXPECT_EQ(f.name, "a");
   EXPECT_EQ(f.id, 2326u);

@@ -11,8 +11,8 @@
 namespace histd {
 namespace {
 
-using catalog::ProbeFetch;
 using catalog::parse_probe_definition;
+using catalog::ProbeFetch;
 
 TEST(ProbeDefinition, KprobeWithEveryFetchForm) {
   auto d = parse_probe_definition(
@@ -67,9 +67,9 @@ TEST(ProbeDefinition, ReturnProbesAndUprobes) {
 }
 
 TEST(ProbeDefinition, WhatHistdCannotComputeSaysWhich) {
-  for (const char* line : {"p:kprobes/x vfs_read f=file->f_pos", "p:kprobes/x vfs_read a=%di:b4@3/32",
-                           "p:kprobes/x vfs_read a=+8(%di", "x:kprobes/x vfs_read", "p:x vfs_read",
-                           "p:kprobes/x vfs_read noname", "p:kprobes/x vfs_read s=%di:%pd"}) {
+  for (const char* line :
+       {"p:kprobes/x vfs_read f=file->f_pos", "p:kprobes/x vfs_read a=%di:b4@3/32", "p:kprobes/x vfs_read a=+8(%di",
+        "x:kprobes/x vfs_read", "p:x vfs_read", "p:kprobes/x vfs_read noname", "p:kprobes/x vfs_read s=%di:%pd"}) {
     auto d = parse_probe_definition(line);
     EXPECT_FALSE(d.ok()) << line;
     if (!d.ok()) {
@@ -103,8 +103,7 @@ catalog::EventFormat uprobe_format(const std::string& definition) {
 }
 
 TEST(ProbeEntry, EachArgumentToItsFieldAsTheFormatLaysItOut) {
-  const catalog::EventFormat f =
-      uprobe_format("p:uprobes/t /bin/x:0x11f0 n=%di:s64 s=+0(%si):string who=$comm");
+  const catalog::EventFormat f = uprobe_format("p:uprobes/t /bin/x:0x11f0 n=%di:s64 s=+0(%si):string who=$comm");
   EXPECT_EQ(f.source, catalog::EventSource::Probe);
   auto e = pipeline::probe_entry(f);
   ASSERT_TRUE(e.ok()) << e.error().context;
@@ -141,8 +140,7 @@ TEST(ProbeEntry, RefusesWhatItCannotComputeNamingTheArgument) {
 }
 
 TEST(ProbeEntry, TheProgramHoldsNumbersOnlyNeverTheDefinitionsWords) {
-  const catalog::EventFormat f =
-      uprobe_format("p:uprobes/t /secret/path:0x11f0 n=%di:s64 s=+0(%si):string who=$comm");
+  const catalog::EventFormat f = uprobe_format("p:uprobes/t /secret/path:0x11f0 n=%di:s64 s=+0(%si):string who=$comm");
   auto probe = pipeline::probe_entry(f);
   ASSERT_TRUE(probe.ok());
   pipeline::EventParts parts;

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "registry_support.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
 #include "histd/synth.h"
+#include "registry_support.h"
 
 namespace histd {
 namespace {
@@ -79,8 +79,9 @@ TEST(Registry, ItsStateFileRestoresIt) {
   Registry r(fixtures(), {});
   ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
   ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
-  ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
-                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kWaking,
+              "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+              "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
   ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req:size=4096:pause"));
   ok(r, write(kKmalloc, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"));
   ok(r, write(kSwitch, "enable_hist:kmem:kmalloc:3 if prev_prio < 10"));
@@ -91,7 +92,8 @@ TEST(Registry, ItsStateFileRestoresIt) {
   ok(r, registry::EventEnable{kSwitch, true});
   ok(r, registry::EventEnable{kKmalloc, true});
   // One of histd's eprobes, a trigger on it, recorded.
-  auto eprobe = registry::ProbeWrite::parse("e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64");
+  auto eprobe =
+      registry::ProbeWrite::parse("e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64");
   ASSERT_TRUE(eprobe.ok());
   ok(r, *eprobe);
   const catalog::EventId kRead{"myprobes", "read"};
@@ -124,7 +126,9 @@ TEST(Registry, ItsStateFileRestoresIt) {
   EXPECT_EQ(back.enabled_events(), r.enabled_events());
   EXPECT_EQ(r.enabled_events().size(), 3u);
   EXPECT_EQ(back.eprobes(), r.eprobes());
-  EXPECT_NE(text.find("\"e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64\""),
+            std::string::npos)
+      << text;
   // Saved again, the restored registry is the same file.
   EXPECT_EQ(registry::saved_text(back, facts(back), {}), text);
   EXPECT_NE(text.find("\"missed_base\": 7"), std::string::npos) << text;

@@ -34,8 +34,9 @@ inline registry::Command synth_line(std::string_view text) {
 // Applies `command` and keeps the next registry; fails the test on a refusal.
 inline std::vector<registry::Change> ok(registry::Registry& r, const registry::Command& command) {
   auto applied = r.apply(command);
-  EXPECT_TRUE(applied.ok()) << (applied.ok() ? "" : applied.error().diagnostic ? applied.error().diagnostic->message()
-                                                                               : applied.error().error.context);
+  EXPECT_TRUE(applied.ok()) << (applied.ok()                 ? ""
+                                : applied.error().diagnostic ? applied.error().diagnostic->message()
+                                                             : applied.error().error.context);
   if (!applied) return {};
   r = std::move(applied->next);
   return std::move(applied->changes);

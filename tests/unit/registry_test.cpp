@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "registry_support.h"
 #include "histd/parse.h"
 #include "histd/registry.h"
 #include "histd/synth.h"
+#include "registry_support.h"
 
 namespace histd {
 namespace {
@@ -262,19 +262,22 @@ TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
   Registry r(fixtures(), {});
   ok(r, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
   ok(r, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
-  auto changes = ok(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
-                                      "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  auto changes = ok(r, write(kWaking,
+                             "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                             "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[0].param, "sched.sched_wakeup.prio");
   EXPECT_TRUE(changes[0].command.starts_with("hist:keys=pid:synthetic_prio=prio")) << changes[0].command;
   EXPECT_EQ(changes[1].param, "");
   // Refused after its field variable was planned: nothing stays, and the
   // matching event is named as one a command ran on.
-  ok(r, write(kWaking, "!hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
-                       "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  ok(r, write(kWaking,
+              "!hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+              "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
   ok(r, write(kWaking, "hist:keys=prio:lat=prio"));
-  auto dup = no(r, write(kWaking, "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
-                                  "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
+  auto dup = no(r, write(kWaking,
+                         "hist:keys=pid:lat=common_timestamp.usecs-$ts0:"
+                         "onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,sched.sched_wakeup.prio)"));
   EXPECT_EQ(code_of(dup), ErrorCode::DuplicateVar);
   EXPECT_EQ(dup.tried_on, std::vector<catalog::EventId>{kWakeup});
   EXPECT_EQ(hist_count(r, kWakeup), 1u);
@@ -366,7 +369,8 @@ TEST(Registry, ControlTriggersOneOfATypePerEvent) {
 }
 
 TEST(Registry, EnablingAKernelEventIsOneChangeAndCountsAgainstTheLimit) {
-  Registry r(fixtures(), registry::Options{.max_triggers = 2, .max_synthetic_events = 8, .max_map_memory = uint64_t{1} << 30});
+  Registry r(fixtures(),
+             registry::Options{.max_triggers = 2, .max_synthetic_events = 8, .max_map_memory = uint64_t{1} << 30});
   auto changes = ok(r, registry::EventEnable{kSwitch, true});
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, Change::Kind::EventEnabled);

@@ -72,8 +72,7 @@ void expect_golden(const std::string& name, const std::string& actual) {
 }
 
 TEST(Render, SeedKmallocTable) {
-  Table t = table_of({{"call_site", 0, 8, false, KeyDisplay::Decimal}},
-                     {{"hitcount"}, {"bytes_req"}},
+  Table t = table_of({{"call_site", 0, 8, false, KeyDisplay::Decimal}}, {{"hitcount"}, {"bytes_req"}},
                      {row({18446744072106379007ULL}, {1, 176}), row({18446744071580795365ULL}, {3, 144}),
                       row({18446744072099568646ULL}, {1676, 33520})});
   expect_golden("kmalloc.txt",
@@ -143,10 +142,10 @@ TEST(Render, StringAndStackKeys) {
 }
 
 TEST(Render, ValueDisplays) {
-  Table t = table_of({{"pid", 0, 8, false, KeyDisplay::Decimal}},
-                     {{"hitcount"}, {"runtime", ValDisplay::Percent}, {"runtime", ValDisplay::Graph},
-                      {"len", ValDisplay::Hex}},
-                     {row({1}, {1, 1, 1, 255}), row({2}, {3, 3, 3, 16})});
+  Table t = table_of(
+      {{"pid", 0, 8, false, KeyDisplay::Decimal}},
+      {{"hitcount"}, {"runtime", ValDisplay::Percent}, {"runtime", ValDisplay::Graph}, {"len", ValDisplay::Hex}},
+      {row({1}, {1, 1, 1, 255}), row({2}, {3, 3, 3, 16})});
   EXPECT_EQ(render_row(t, 0, null_resolver()),
             "{ pid:          1 } hitcount:          1  runtime (%):  25.00  runtime:               ######  len:     "
             "    ff");
@@ -303,13 +302,14 @@ TEST(Table, SortOrdersBeyondTheFirstEightBytes) {
 // documented order, for each kind of sort column.
 TEST(Table, BigTablesSortLikeSmallOnes) {
   std::mt19937_64 rng(7);
-  for (const std::vector<SortColumn>& sort : std::vector<std::vector<SortColumn>>{
-           {},
-           {{SortColumn::Kind::Key, 0, false}},
-           {{SortColumn::Kind::Key, 1, true}},
-           {{SortColumn::Kind::Value, 1, true}, {SortColumn::Kind::Key, 2, false}}}) {
+  for (const std::vector<SortColumn>& sort :
+       std::vector<std::vector<SortColumn>>{{},
+                                            {{SortColumn::Kind::Key, 0, false}},
+                                            {{SortColumn::Kind::Key, 1, true}},
+                                            {{SortColumn::Kind::Value, 1, true}, {SortColumn::Kind::Key, 2, false}}}) {
     Table t;
-    t.keys = {{"n", 0, 8, true, KeyDisplay::Decimal}, {"s", 8, 16, false, KeyDisplay::String},
+    t.keys = {{"n", 0, 8, true, KeyDisplay::Decimal},
+              {"s", 8, 16, false, KeyDisplay::String},
               {"m", 24, 8, false, KeyDisplay::Decimal}};
     t.vals = {{"hitcount"}, {"v"}};
     t.key_size = 32;
@@ -329,7 +329,8 @@ TEST(Table, BigTablesSortLikeSmallOnes) {
     auto column = [&](const Row& r, const SortColumn& c) -> std::pair<int64_t, std::string> {
       if (c.kind == SortColumn::Kind::Value) return {static_cast<int64_t>(r.vals[c.index]), ""};
       const KeyColumn& k = t.keys[c.index];
-      if (k.display == KeyDisplay::String) return {0, std::string(reinterpret_cast<const char*>(r.key.data() + k.offset))};
+      if (k.display == KeyDisplay::String)
+        return {0, std::string(reinterpret_cast<const char*>(r.key.data() + k.offset))};
       int64_t v;
       std::memcpy(&v, r.key.data() + k.offset, 8);
       return {v, ""};
@@ -345,7 +346,9 @@ TEST(Table, BigTablesSortLikeSmallOnes) {
         if (cmp) break;
       }
       if (!cmp) cmp = std::memcmp(a.key.data(), b.key.data(), 32) < 0 ? -1 : 1;
-      ASSERT_LT(cmp, 0) << "sort of " << sort.size() << " columns: entries " << i - 1 << " and " << i << " out of order: " << column(a, order[0]).first << "/" << column(a, order[0]).second << " vs " << column(b, order[0]).first << "/" << column(b, order[0]).second;
+      ASSERT_LT(cmp, 0) << "sort of " << sort.size() << " columns: entries " << i - 1 << " and " << i
+                        << " out of order: " << column(a, order[0]).first << "/" << column(a, order[0]).second << " vs "
+                        << column(b, order[0]).first << "/" << column(b, order[0]).second;
     }
   }
 }
@@ -362,15 +365,20 @@ TEST(RenderJson, TextIsNlohmannsPrettyPrint) {
   FakeResolver res;
   Table stacks = table_of({{"common_stacktrace", 0, 24, false, KeyDisplay::Stacktrace}}, {{"hitcount"}},
                           {row({0xffffffff811ae721, 0x1234, 0}, {2}), row({0, 0, 0}, {1})});
-  Table every = table_of({{"call_site", 0, 8, false, KeyDisplay::Sym}, {"off", 8, 8, false, KeyDisplay::SymOffset},
-                          {"id", 16, 8, false, KeyDisplay::Syscall}, {"len", 24, 8, false, KeyDisplay::Log2},
-                          {"b", 32, 8, false, KeyDisplay::Buckets, 10}, {"h", 40, 8, false, KeyDisplay::Hex},
-                          {"n", 48, 8, true, KeyDisplay::Decimal}},
-                         {{"hitcount"}, {"runtime", ValDisplay::Percent}, {"runtime", ValDisplay::Graph},
-                          {"hidden", ValDisplay::Decimal, false}},
-                         {row({0xffffffffa00bf6fe, 0xffffffff811ae721, 1, 7, 20, 255, static_cast<uint64_t>(-5)},
-                              {3, 9, 9, 1}),
-                          row({1, 2, 999, 0, 0, 0, 0}, {1, 1, 1, 1})});
+  Table every =
+      table_of({{"call_site", 0, 8, false, KeyDisplay::Sym},
+                {"off", 8, 8, false, KeyDisplay::SymOffset},
+                {"id", 16, 8, false, KeyDisplay::Syscall},
+                {"len", 24, 8, false, KeyDisplay::Log2},
+                {"b", 32, 8, false, KeyDisplay::Buckets, 10},
+                {"h", 40, 8, false, KeyDisplay::Hex},
+                {"n", 48, 8, true, KeyDisplay::Decimal}},
+               {{"hitcount"},
+                {"runtime", ValDisplay::Percent},
+                {"runtime", ValDisplay::Graph},
+                {"hidden", ValDisplay::Decimal, false}},
+               {row({0xffffffffa00bf6fe, 0xffffffff811ae721, 1, 7, 20, 255, static_cast<uint64_t>(-5)}, {3, 9, 9, 1}),
+                row({1, 2, 999, 0, 0, 0, 0}, {1, 1, 1, 1})});
   Table strings;
   strings.keys = {{"comm", 0, 16, false, KeyDisplay::String}, {"pid", 16, 8, true, KeyDisplay::Execname}};
   strings.vals = {{"hitcount"}};
@@ -383,12 +391,12 @@ TEST(RenderJson, TextIsNlohmannsPrettyPrint) {
     strings.add(key, {&one, 1}, name);
   }
   Table empty = table_of({{"pid", 0, 8, false, KeyDisplay::Decimal}}, {{"hitcount"}}, {});
-  const std::string json =
-      render_json("sys:\"ev\"", {{"hist:keys=common_stacktrace [active]", &stacks, {}, plan::MapMemory{1, 2, 3}},
-                                  {"hist:keys=... [paused]", &every},
-                                  {"hist:keys=comm,pid.execname:nohitcount [active]", &strings},
-                                  {"hist:keys=pid [active]", &empty}},
-                  res);
+  const std::string json = render_json("sys:\"ev\"",
+                                       {{"hist:keys=common_stacktrace [active]", &stacks, {}, plan::MapMemory{1, 2, 3}},
+                                        {"hist:keys=... [paused]", &every},
+                                        {"hist:keys=comm,pid.execname:nohitcount [active]", &strings},
+                                        {"hist:keys=pid [active]", &empty}},
+                                       res);
   const auto doc = nlohmann::json::parse(json);
   EXPECT_EQ(json, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   EXPECT_EQ(doc["tables"][0]["entries"][1]["keys"]["common_stacktrace"],

@@ -10,19 +10,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixtures.h"
 #include "histd/catalog.h"
 #include "histd/codegen.h"
+#include "histd/parse.h"
 #include "histd/pipeline.h"
 #include "histd/plan.h"
-#include "histd/parse.h"
 #include "histd/synth.h"
-#include "fixtures.h"
 
 namespace histd {
 namespace {
 
-using testing::fixtures;
 using testing::command_corpus;
+using testing::fixtures;
 
 namespace fs = std::filesystem;
 
@@ -42,7 +42,9 @@ struct World {
   }
 };
 
-std::string unit_of(const plan::HistPlan& p) { return codegen::generate_event_unit({codegen::TriggerInput{&p, 0}}).source; }
+std::string unit_of(const plan::HistPlan& p) {
+  return codegen::generate_event_unit({codegen::TriggerInput{&p, 0}}).source;
+}
 
 // The property, for one command accepted on `format`. Returns its plan.
 std::optional<plan::HistPlan> expect_round_trip(const std::string& command, const catalog::EventFormat& format,
@@ -52,8 +54,8 @@ std::optional<plan::HistPlan> expect_round_trip(const std::string& command, cons
   const plan::HistPlan& p1 = first->plan;
   const std::string line = p1.trigger_text();
   auto second = pipeline::plan_command(line, format, registry, parse::kMaxPrintedCommandBytes);
-  EXPECT_TRUE(second.ok()) << "accepted: " << command << "\nprinted:  " << line << "\ndoes not parse back: "
-                           << (second.ok() ? "" : second.error().message());
+  EXPECT_TRUE(second.ok()) << "accepted: " << command << "\nprinted:  " << line
+                           << "\ndoes not parse back: " << (second.ok() ? "" : second.error().message());
   if (!second) return p1;
   EXPECT_EQ(second->plan.trigger_text(), line) << command;
   EXPECT_EQ(second->plan.identity(), p1.identity()) << command;
@@ -127,10 +129,12 @@ TEST(RoundTrip, VariablesReferencesAndActions) {
       {swtch.get(), "hist:keys=next_pid:vals=$wakeup_lat:sort=wakeup_lat"},
       // The qualified spelling, which the kernel prints as $system.event.var.
       {write.get(), "hist:keys=common_pid:t0=common_timestamp"},
-      {write_exit.get(), "hist:keys=common_pid:lat=common_timestamp-syscalls.sys_enter_write.$t0:"
-                         "onmatch(syscalls.sys_enter_write).write_lat($lat,ret)"},
-      {write_exit.get(), "hist:keys=common_pid:d2=common_timestamp-$syscalls.sys_enter_write.t0,l2=ret*2:"
-                         "vals=$l2,$d2:sort=$l2.descending,l2"},
+      {write_exit.get(),
+       "hist:keys=common_pid:lat=common_timestamp-syscalls.sys_enter_write.$t0:"
+       "onmatch(syscalls.sys_enter_write).write_lat($lat,ret)"},
+      {write_exit.get(),
+       "hist:keys=common_pid:d2=common_timestamp-$syscalls.sys_enter_write.t0,l2=ret*2:"
+       "vals=$l2,$d2:sort=$l2.descending,l2"},
       {wakeup.get(), "hist:keys=pid:ts1=common_timestamp:onchange($ts1).save(comm,prio)"},
       {wakeup.get(), "hist:keys=common_pid:m=prio:onmax($m).snapshot()"},
   };

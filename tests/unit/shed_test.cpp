@@ -3,8 +3,8 @@
 // ahead brings a file's pages back into the page cache without mapping
 // them. No root, no compiler; the shed itself is tested through histd
 // (tests/e2e/test_compiler_shed.sh).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -38,8 +38,8 @@ struct Region {
 
 std::string describe(const std::vector<PageRun>& runs, unsigned long base) {
   std::string s;
-  for (const PageRun& r : runs) s += "[" + std::to_string((r.start - base) / kPage) + "," +
-                                     std::to_string((r.end - base) / kPage) + ") ";
+  for (const PageRun& r : runs)
+    s += "[" + std::to_string((r.start - base) / kPage) + "," + std::to_string((r.end - base) / kPage) + ") ";
   return s;
 }
 

@@ -76,16 +76,16 @@ TEST(SynthFormat, EveryPrintfFormat) {
     const char* decl;
     const char* fmt;
   };
-  for (const Case& c : std::vector<Case>{{"s64 x", "%lld"},         {"u64 x", "%llu"},
-                                         {"s32 x", "%d"},           {"u32 x", "%u"},
-                                         {"s16 x", "%d"},           {"u16 x", "%u"},
-                                         {"s8 x", "%d"},            {"u8 x", "%u"},
-                                         {"char x", "%d"},          {"unsigned char x", "%u"},
-                                         {"int x", "%d"},           {"unsigned int x", "%u"},
-                                         {"long x", "%ld"},         {"unsigned long x", "%lu"},
-                                         {"bool x", "%d"},          {"pid_t x", "%d"},
-                                         {"gfp_t x", "%x"},         {"char x[8]", "%.*s"},
-                                         {"char x[]", "%.*s"},      {"long x[]", "%s"}}) {
+  for (const Case& c : std::vector<Case>{{"s64 x", "%lld"},    {"u64 x", "%llu"},
+                                         {"s32 x", "%d"},      {"u32 x", "%u"},
+                                         {"s16 x", "%d"},      {"u16 x", "%u"},
+                                         {"s8 x", "%d"},       {"u8 x", "%u"},
+                                         {"char x", "%d"},     {"unsigned char x", "%u"},
+                                         {"int x", "%d"},      {"unsigned int x", "%u"},
+                                         {"long x", "%ld"},    {"unsigned long x", "%lu"},
+                                         {"bool x", "%d"},     {"pid_t x", "%d"},
+                                         {"gfp_t x", "%x"},    {"char x[8]", "%.*s"},
+                                         {"char x[]", "%.*s"}, {"long x[]", "%s"}}) {
     SynthDefinition d;
     d.name = "e";
     d.fields = {field_of(c.decl)};

@@ -162,9 +162,9 @@ TEST(SynthParse, KernelQuirksAreKept) {
 
 TEST(SynthParse, SeparatorsAndLegacyForm) {
   const std::vector<std::string> two = {"var1", "var2"};
-  for (const char* line : {"myevent u64 var1; u64 var2;", "myevent u64 var1 ; u64 var2 ;",
-                           "myevent u64 var1 ;u64 var2", "myevent u64 var1;;u64 var2", "myevent u64 var1 u64 var2",
-                           "myevent\tu64\tvar1;\tu64 var2", "  myevent u64 var1; u64 var2  \n"}) {
+  for (const char* line : {"myevent u64 var1; u64 var2;", "myevent u64 var1 ; u64 var2 ;", "myevent u64 var1 ;u64 var2",
+                           "myevent u64 var1;;u64 var2", "myevent u64 var1 u64 var2", "myevent\tu64\tvar1;\tu64 var2",
+                           "  myevent u64 var1; u64 var2  \n"}) {
     SynthDefinition d = define(line);
     EXPECT_EQ(d.name, "myevent") << line;
     ASSERT_EQ(d.fields.size(), 2u) << line;

@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "histd/catalog.h"
+#include "histd/parse.h"
 #include "histd/pipeline.h"
 #include "histd/plan.h"
-#include "histd/parse.h"
 
 namespace histd::testing {
 
@@ -35,9 +35,12 @@ inline catalog::EventFormat sys_enter_write() {
   catalog::EventFormat f;
   f.system = "syscalls";
   f.name = "sys_enter_write";
-  f.fields = {field("common_type", "unsigned short", 0, 2, false), field("common_pid", "int", 4, 4, true),
-              field("__syscall_nr", "int", 8, 4, true),           field("fd", "unsigned int", 16, 8, false),
-              field("buf", "const char *", 24, 8, false),         field("count", "size_t", 32, 8, false),
+  f.fields = {field("common_type", "unsigned short", 0, 2, false),
+              field("common_pid", "int", 4, 4, true),
+              field("__syscall_nr", "int", 8, 4, true),
+              field("fd", "unsigned int", 16, 8, false),
+              field("buf", "const char *", 24, 8, false),
+              field("count", "size_t", 32, 8, false),
               field("comm", "char[16]", 40, 16, false, catalog::FieldKind::CharArray, 16)};
   return f;
 }

@@ -28,8 +28,8 @@ TEST(TrackingRender, SnapshotActionsPrintNoLine) {
 }
 
 TEST(TrackingRender, OnlyTheSavingActionOfASnapshotPairPrints) {
-  const plan::HistPlan p = testing::plan_ok(
-      "hist:keys=common_pid:n=node:onchange($n).save(bytes_req,node):onchange($n).snapshot()");
+  const plan::HistPlan p =
+      testing::plan_ok("hist:keys=common_pid:n=node:onchange($n).save(bytes_req,node):onchange($n).snapshot()");
   EXPECT_EQ(render::render_tracking(p, record_of(p, 3)),
             "\n\tchanged:          3  bytes_req:          3  node:          3");
 }

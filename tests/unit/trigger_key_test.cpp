@@ -8,18 +8,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixtures.h"
 #include "histd/catalog.h"
 #include "histd/codegen.h"
+#include "histd/parse.h"
 #include "histd/pipeline.h"
 #include "histd/plan.h"
-#include "histd/parse.h"
-#include "fixtures.h"
 
 namespace histd {
 namespace {
 
-using testing::fixtures;
 using testing::command_corpus;
+using testing::fixtures;
 
 namespace fs = std::filesystem;
 
@@ -95,7 +95,8 @@ TEST(TriggerKey, AgreesWithThePrintedIdentityOverTheCorpus) {
     for (const plan::HistPlan& a : plans)
       for (const plan::HistPlan& b : plans) {
         EXPECT_EQ(plan::trigger_key(a) == plan::trigger_key(b), a.identity() == b.identity())
-            << a.trigger_text() << "\n" << b.trigger_text();
+            << a.trigger_text() << "\n"
+            << b.trigger_text();
         ++compared;
       }
   }
@@ -113,9 +114,9 @@ TEST(TriggerKey, EncodedEqualExactlyWhenEqual) {
   // The spellings of one trigger an operator may edit between.
   const std::string base = "hist:keys=call_site:vals=hitcount,bytes_req";
   for (const std::string& same : {
-           std::string("hist:keys=call_site:vals=bytes_req"),         // hitcount implicit
-           std::string("hist:key=call_site:vals=bytes_req"),          // key= for keys=
-           std::string("hist:keys=call_site:val=bytes_req"),          // val= for vals=
+           std::string("hist:keys=call_site:vals=bytes_req"),                // hitcount implicit
+           std::string("hist:key=call_site:vals=bytes_req"),                 // key= for keys=
+           std::string("hist:keys=call_site:val=bytes_req"),                 // val= for vals=
            std::string("hist:keys=call_site:vals=bytes_req:sort=hitcount"),  // the default sort
            std::string("hist:vals=bytes_req:keys=call_site:size=4096"),      // order, size
            std::string("hist:keys=call_site:vals=bytes_req:pause"),
@@ -248,8 +249,8 @@ TEST(FieldVars, PlannedFromTheModelsTypedPlan) {
   auto sched_switch = testing::fixture_format("sched", "sched_switch");
   ASSERT_TRUE(sched_switch);
   const plan::HistPlan model = plan_ok("hist:keys=next_pid", *sched_switch);
-  auto bad = plan::plan_field_var({"sched", "sched_switch", "nope", "synthetic_nope", "sched.sched_switch.nope"},
-                                  model, *sched_switch);
+  auto bad = plan::plan_field_var({"sched", "sched_switch", "nope", "synthetic_nope", "sched.sched_switch.nope"}, model,
+                                  *sched_switch);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().command, "hist:keys=next_pid:synthetic_nope=nope");
   auto as_text = pipeline::plan_command(bad.error().command, *sched_switch);
@@ -268,19 +269,19 @@ TEST(ParseOnce, TheEntryReadsThePidExactlyWhenTheCodeDoes) {
     auto format = testing::fixture_format(id.system, id.name);
     if (!format) continue;
     std::vector<std::string> commands = command_corpus();
-    for (const char* c : {"hist:keys=common_cpu if common_pid == 1", "hist:keys=common_cpu:vals=common_pid",
-                          "hist:keys=common_cpu:x=common_pid*2", "hist:keys=common_cpu:x=common_pid*0",
-                          "hist:keys=common_pid.execname", "hist:keys=common_cpu:vals=common_pid-1",
-                          "hist:keys=common_cpu:m=common_cpu:onmax($m).save(common_pid)",
-                          "hist:keys=common_cpu:m=common_cpu:onmax($m).snapshot()"})
+    for (const char* c :
+         {"hist:keys=common_cpu if common_pid == 1", "hist:keys=common_cpu:vals=common_pid",
+          "hist:keys=common_cpu:x=common_pid*2", "hist:keys=common_cpu:x=common_pid*0", "hist:keys=common_pid.execname",
+          "hist:keys=common_cpu:vals=common_pid-1", "hist:keys=common_cpu:m=common_cpu:onmax($m).save(common_pid)",
+          "hist:keys=common_cpu:m=common_cpu:onmax($m).snapshot()"})
       commands.push_back(c);
     for (const std::string& c : commands) {
       auto p = pipeline::plan_command(c, *format);
       if (!p) continue;
       const std::string unit = codegen::generate_event_unit({codegen::TriggerInput{&p->plan, 0}}).source;
       const std::string body = unit.substr(0, unit.find("HISTD_EVENT_ENTRY("));
-      const bool reads = body.find("c->pid") != std::string::npos ||
-                         body.find("histd_synth_begin(") != std::string::npos;
+      const bool reads =
+          body.find("c->pid") != std::string::npos || body.find("histd_synth_begin(") != std::string::npos;
       const bool asks = unit.find("HISTD_EVENT_ENTRY(handle, 0, 1)") != std::string::npos ||
                         unit.find("HISTD_EVENT_ENTRY(handle, 1, 1)") != std::string::npos;
       EXPECT_EQ(asks, reads) << c << " on " << id.system << ":" << id.name;
