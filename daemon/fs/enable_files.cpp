@@ -14,7 +14,7 @@ namespace {
 // Events whose enable file the kernel does not have (ftrace's own, such as
 // trace_marker's ftrace:print): never enabled, skipped by wildcards.
 bool has_enable(const engine::Engine& engine, const std::string& system, const std::string& event) {
-  return engine.catalog().source(system, event) != catalog::EventSource::Marker;
+  return catalog::source_traits(engine.catalog().source(system, event)).has_enable_file;
 }
 
 // Every event an enable file or a set_event word may name.

@@ -219,7 +219,7 @@ int write_enable_file(const FileCall& c, std::string_view data) {
 // ftrace's own events (trace_marker's ftrace:print) are always recorded:
 // tracefs gives them no enable file (TRACE_EVENT_FL_IGNORE_ENABLE).
 bool has_enable_file(const Namespace&, const Node& dir, std::string_view) {
-  return dir.event.empty() || catalog::event_source(dir.system) != catalog::EventSource::Marker;
+  return dir.event.empty() || catalog::source_traits(catalog::event_source(dir.system)).has_enable_file;
 }
 // The kernel's ring buffer page and event header: clients that parse event
 // formats (libtracefs's tracefs_local_events()) read them first.

@@ -175,6 +175,32 @@ EventSource event_source(const EventFormat& format);
 // Synthetic, Marker or Tracepoint.
 EventSource event_source(std::string_view system);
 
+// What histd does with each kind of event, one row each
+// (lib/catalog/event_source.cpp): code asks these, not which kind it is.
+// A new kind is a row, its entry code and its attach path.
+struct EventSourceTraits {
+  EventSource source = EventSource::Tracepoint;
+  // The kernel fires it at a tracepoint of its own and the program reads its
+  // record there: programs of it are chained, deferred in a batch, and
+  // enable_event may record it.
+  bool kernel_tracepoint = false;
+  // Its records reach its programs only as histd hands them over (a
+  // synthetic event's generation, trace_marker's writes): nothing is
+  // attached to the kernel for it.
+  bool injected = false;
+  // Its program computes the record from the registers where it fires, as
+  // its definition says (a kprobe-type program).
+  bool record_from_registers = false;
+  // Its format may change while histd runs (deleted and made again behind
+  // histd's back): read again, never kept.
+  bool format_may_change = false;
+  // tracefs gives it an enable file (ftrace's own events have none).
+  bool has_enable_file = true;
+  // An eprobe may attach to it.
+  bool eprobe_target = false;
+};
+const EventSourceTraits& source_traits(EventSource source);
+
 // A print fmt read as the kernel's printf reads it (pure): `text` as after
 // "print fmt: ", from its opening quote.
 struct PrintConversion {

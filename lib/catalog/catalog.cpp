@@ -233,7 +233,7 @@ void Catalog::attach_probe_definition(EventFormat& format) const {
 
 void Catalog::forget_probes() {
   std::lock_guard lock(*cache_mu_);
-  std::erase_if(cache_, [](const auto& entry) { return entry.second->source == EventSource::Probe; });
+  std::erase_if(cache_, [](const auto& entry) { return source_traits(entry.second->source).format_may_change; });
 }
 
 Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view system, std::string_view event) const {
@@ -247,7 +247,7 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
   if (auto it = cache_.find(id); it != cache_.end()) {
     // A probe event deleted and made again behind histd's back may have
     // other fields.
-    if (it->second->source != EventSource::Probe || same_format(root_, *it->second)) return it->second;
+    if (!source_traits(it->second->source).format_may_change || same_format(root_, *it->second)) return it->second;
     cache_.erase(it);
   }
 

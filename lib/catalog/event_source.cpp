@@ -23,6 +23,31 @@ EventSource event_source(const EventFormat& format) {
   return EventSource::Tracepoint;
 }
 
+namespace {
+
+using enum EventSource;
+// clang-format off
+constexpr EventSourceTraits kTraits[] = {
+  // source     kernel_tracepoint injected registers may_change enable_file eprobe_target
+  {Tracepoint,  true,             false,   false,    false,     true,       true},
+  {RawSyscall,  true,             false,   false,    false,     true,       true},
+  {Synthetic,   false,            true,    false,    false,     true,       true},
+  {Marker,      false,            true,    false,    false,     false,      false},
+  {Probe,       false,            false,   true,     true,      true,       false},
+};
+// clang-format on
+
+constexpr bool rows_in_order() {
+  for (size_t i = 0; i < std::size(kTraits); ++i)
+    if (static_cast<size_t>(kTraits[i].source) != i) return false;
+  return std::size(kTraits) == static_cast<size_t>(Probe) + 1;
+}
+static_assert(rows_in_order(), "a row per event source, in the enum's order");
+
+}  // namespace
+
+const EventSourceTraits& source_traits(EventSource source) { return kTraits[static_cast<size_t>(source)]; }
+
 EventSource Catalog::source(std::string_view system, std::string_view name) const {
   auto format = event(system, name);
   return format ? (*format)->source : event_source(system);

@@ -283,7 +283,7 @@ Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trig
   if (group) b.parts.record.reset();  // the event program records it
   // kprobe events run only kprobe-type programs, which see the registers:
   // the program computes the record from them as its definition says.
-  if (kind == catalog::EventSource::Probe) {
+  if (catalog::source_traits(kind).record_from_registers) {
     auto format = catalog_.event(ev.system, ev.event);
     if (!format) return unexpected(std::move(format).error());
     std::shared_ptr<const catalog::EventFormat> attached;

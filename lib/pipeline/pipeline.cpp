@@ -23,13 +23,9 @@ Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::E
   return Planned{std::move(command), std::move(*planned)};
 }
 
-bool chained_entry(catalog::EventSource source) {
-  return source == catalog::EventSource::Tracepoint || source == catalog::EventSource::RawSyscall;
-}
+bool chained_entry(catalog::EventSource source) { return catalog::source_traits(source).kernel_tracepoint; }
 
-bool injected_only(catalog::EventSource source) {
-  return source == catalog::EventSource::Synthetic || source == catalog::EventSource::Marker;
-}
+bool injected_only(catalog::EventSource source) { return catalog::source_traits(source).injected; }
 
 Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::EventFormat& format,
                                      CompileOptions options) {

@@ -288,8 +288,7 @@ Work::Outcome Work::control(const Id& id, const parse::ControlTrigger& cmd, cons
     if (!r.exists(target)) return refused(Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
     // enable_event/disable_event record the target: histd records kernel
     // tracepoint events (a synthetic event's trace line is its enable file's).
-    const catalog::EventSource kind = r.source(target);
-    if (!cmd.targets_hist() && kind != catalog::EventSource::Tracepoint && kind != catalog::EventSource::RawSyscall)
+    if (!cmd.targets_hist() && !catalog::source_traits(r.source(target)).kernel_tracepoint)
       return refused(Diagnostic{ErrorCode::Unsupported, cmd.event_span, cmd.command,
                                 "enable_event and disable_event of an event that is not a kernel tracepoint"});
   }
@@ -428,21 +427,11 @@ Work::Outcome Work::event_enable(const EventEnable& e) {
   if (!r.exists(id)) return refused(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", id.system, id.name));
   if (e.on == (r.enabled_.count(id) > 0)) return std::nullopt;  // as it is: nothing to do
   if (e.on) {
-    switch (r.source(id)) {
-      case catalog::EventSource::Tracepoint:
-      case catalog::EventSource::RawSyscall:
-        break;
-      case catalog::EventSource::Marker:
-        // As tracefs, which gives ftrace's own events no enable file.
-        return refused(
-            ErrorKind::NotFound, ENOENT,
-            fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system, id.name));
-      case catalog::EventSource::Probe:
-        // Recorded by the kprobe program that computes its record.
-        break;
-      case catalog::EventSource::Synthetic:
-        break;
-    }
+    // As tracefs, which gives ftrace's own events no enable file.
+    if (!catalog::source_traits(r.source(id)).has_enable_file)
+      return refused(
+          ErrorKind::NotFound, ENOENT,
+          fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system, id.name));
     // Each enabled event is a program of its own, like a trigger: the same
     // ceiling keeps `echo 1 > events/enable` from loading thousands.
     if (r.enabled_.size() >= r.options_.max_triggers)

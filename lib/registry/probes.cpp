@@ -36,9 +36,7 @@ Result<std::optional<plan::TypedFilter>, Refusal> Registry::check_attached(const
   if (!exists(attached)) return invalid(ErrorCode::ProbeBadAttachEvent, at, {});
   // Its program runs at the attached event's tracepoint, or where the
   // synthetic event is generated.
-  const catalog::EventSource source = this->source(attached);
-  if (source != catalog::EventSource::Tracepoint && source != catalog::EventSource::RawSyscall &&
-      source != catalog::EventSource::Synthetic)
+  if (!catalog::source_traits(this->source(attached)).eprobe_target)
     return invalid(ErrorCode::ProbeBadAttachEvent, at,
                    "histd attaches eprobes to kernel tracepoints and synthetic events, not yet to probe or "
                    "ftrace events");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "histd/catalog.h"
 #include "histd/synth.h"
@@ -90,6 +91,35 @@ TEST(EventSource, ByNameAlone) {
   EXPECT_EQ(event_source(std::string_view("syscalls")), EventSource::Tracepoint);
   EXPECT_EQ(event_source(std::string_view("kprobes")), EventSource::Tracepoint);
   EXPECT_EQ(event_source(std::string_view("synthetics")), EventSource::Tracepoint);
+}
+
+// Each kind's row: where its records come from decides the rest.
+TEST(EventSource, EachKindsRowSaysWhereItsRecordsComeFrom) {
+  const EventSource all[] = {EventSource::Tracepoint, EventSource::RawSyscall, EventSource::Synthetic,
+                             EventSource::Marker, EventSource::Probe};
+  std::vector<EventSource> kernel, injected, registers, no_enable, eprobe_targets;
+  for (const EventSource s : all) {
+    const EventSourceTraits& t = source_traits(s);
+    EXPECT_EQ(t.source, s);
+    // Records come from one place: the kernel's tracepoint, histd, or the
+    // registers at a probe.
+    EXPECT_EQ(int{t.kernel_tracepoint} + int{t.injected} + int{t.record_from_registers}, 1) << static_cast<int>(s);
+    if (t.kernel_tracepoint) kernel.push_back(s);
+    if (t.injected) injected.push_back(s);
+    if (t.record_from_registers) registers.push_back(s);
+    if (!t.has_enable_file) no_enable.push_back(s);
+    if (t.eprobe_target) eprobe_targets.push_back(s);
+  }
+  EXPECT_EQ(kernel, (std::vector<EventSource>{EventSource::Tracepoint, EventSource::RawSyscall}));
+  EXPECT_EQ(injected, (std::vector<EventSource>{EventSource::Synthetic, EventSource::Marker}));
+  EXPECT_EQ(registers, (std::vector<EventSource>{EventSource::Probe}));
+  // tracefs gives ftrace's own events (trace_marker's) no enable file.
+  EXPECT_EQ(no_enable, (std::vector<EventSource>{EventSource::Marker}));
+  EXPECT_EQ(eprobe_targets,
+            (std::vector<EventSource>{EventSource::Tracepoint, EventSource::RawSyscall, EventSource::Synthetic}));
+  // Only a probe event can be deleted and made again behind histd's back.
+  EXPECT_TRUE(source_traits(EventSource::Probe).format_may_change);
+  EXPECT_FALSE(source_traits(EventSource::Tracepoint).format_may_change);
 }
 
 }  // namespace
