@@ -36,6 +36,9 @@ void put_number(std::string& out, uint64_t v, bool is_signed) {
 
 namespace {
 
+// The entry's comm; a table none of whose entries has one gives an empty
+// view without data, which fmt and std::string may not copy from.
+std::string_view comm_of(const KeyValue& k) { return k.row.comm.data() ? k.row.comm : std::string_view(""); }
 std::string known_or(std::string s, std::string_view otherwise) { return s.empty() ? std::string(otherwise) : s; }
 std::string syscall_of(const KeyValue& k) { return known_or(k.res.syscall_name(k.v), "unknown_syscall"); }
 // The frames of a Stack key as the kernel shows them, each through `visit`.
@@ -62,7 +65,7 @@ void text_sym_offset(std::string& out, std::string_view name, const KeyValue& k)
   put(out, FMT_COMPILE("{}: [{:x}] {:<55}"), name, k.v, or_address(k.res.symbol_offset(k.addr), k.v));
 }
 void text_execname(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %-16s[%10llu]"
-  put(out, FMT_COMPILE("{}: {:<16}[{:>10}]"), name, k.row.comm, k.v);
+  put(out, FMT_COMPILE("{}: {:<16}[{:>10}]"), name, comm_of(k), k.v);
 }
 void text_syscall(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %-30s[%3llu]"
   put(out, FMT_COMPILE("{}: {:<30}[{:>3}]"), name, syscall_of(k), k.v);
@@ -89,7 +92,7 @@ void json_decimal(std::string& out, const KeyValue& k) { put_number(out, k.v, k.
 void json_hex(std::string& out, const KeyValue& k) { put(out, FMT_COMPILE("\"{:x}\""), k.v); }
 void json_sym(std::string& out, const KeyValue& k) { out += json_string(k.res.symbol(k.addr)); }
 void json_sym_offset(std::string& out, const KeyValue& k) { out += json_string(k.res.symbol_offset(k.addr)); }
-void json_execname(std::string& out, const KeyValue& k) { out += json_string(k.row.comm); }
+void json_execname(std::string& out, const KeyValue& k) { out += json_string(comm_of(k)); }
 void json_syscall(std::string& out, const KeyValue& k) { out += json_string(syscall_of(k)); }
 void json_log2(std::string& out, const KeyValue& k) { put(out, FMT_COMPILE("\"2^{}\""), k.v); }
 void json_buckets(std::string& out, const KeyValue& k) {
@@ -124,7 +127,7 @@ std::string label_decimal(const KeyValue& k) {
 std::string label_hex(const KeyValue& k) { return fmt::format("{:x}", k.v); }
 std::string label_sym(const KeyValue& k) { return known_or(k.res.symbol(k.addr), "unknown"); }
 std::string label_sym_offset(const KeyValue& k) { return known_or(k.res.symbol_offset(k.addr), "unknown"); }
-std::string label_execname(const KeyValue& k) { return std::string(k.row.comm); }
+std::string label_execname(const KeyValue& k) { return std::string(comm_of(k)); }
 std::string label_bucket(const KeyValue& k) { return key_format(k.column.display).bucket(k.column, k.v); }
 std::string label_string(const KeyValue& k) { return std::string(k.text()); }
 std::string label_stack(const KeyValue& k) {

@@ -30,7 +30,8 @@ std::vector<KeyDisplay> every_display() {
 }
 
 // A table of one entry whose only key, of display `d`, holds `word` (a
-// stack: `word`, then an end; a string: "bash").
+// stack: `word`, then an end; a string: "bash"), and comm "bash" where the
+// display prints one.
 table::Table one_key(KeyDisplay d, uint64_t word) {
   table::Table t;
   KeyColumn k;
@@ -45,7 +46,9 @@ table::Table one_key(KeyDisplay d, uint64_t word) {
   std::vector<uint64_t> key{word, 0};
   if (d == KeyDisplay::String) std::memcpy(key.data(), "bash", 5);
   const std::vector<uint64_t> hits{1};
-  t.add({reinterpret_cast<const uint8_t*>(key.data()), k.size}, hits);
+  // A table that prints comms keeps each entry's (Row::comm).
+  t.add({reinterpret_cast<const uint8_t*>(key.data()), k.size}, hits,
+        table::key_traits(d).needs_comm ? "bash" : std::string_view());
   return t;
 }
 
@@ -74,9 +77,7 @@ TEST(KeyFormats, EachOutputShowsEveryDisplay) {
     key_format(d).json(json, key);
     EXPECT_TRUE(text.starts_with("k:")) << text;
     EXPECT_FALSE(json.empty()) << static_cast<int>(d);
-    if (d != KeyDisplay::Execname) {  // an entry without a comm has an empty one
-      EXPECT_FALSE(key_format(d).label(key).empty()) << static_cast<int>(d);
-    }
+    EXPECT_FALSE(key_format(d).label(key).empty()) << static_cast<int>(d);
   }
 }
 
