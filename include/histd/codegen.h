@@ -123,13 +123,13 @@ inline constexpr const char* kUnitPrelude = "#include <linux/bpf.h>\n#include \"
 // What the ring had no room for, per CPU (HISTD_LOST_*).
 inline constexpr const char* kLostMap = "histd_lost";
 
-// A control trigger (parse::ControlTrigger): when it fires (filter, count)
+// A control trigger (parse::ControlCommand): when it fires (filter, count)
 // it pauses or continues `target_slots` (enable_hist/disable_hist: the
 // target's hist triggers; enable_event/disable_event: the target's record
 // slot), turns tracing on or off, asks histd for a snapshot, or sends the
 // kernel stack.
 struct ControlInput {
-  parse::ControlTrigger::Kind kind = parse::ControlTrigger::Kind::EnableHist;
+  parse::ControlCommand::Kind kind = parse::ControlCommand::Kind::EnableHist;
   const plan::TypedFilter* filter = nullptr;  // none: always
   uint32_t control_slot = 0;                  // holds its remaining count
   std::vector<uint32_t> target_slots;

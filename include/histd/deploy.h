@@ -114,7 +114,7 @@ class TableReads {
 };
 Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
 
-struct ControlTrigger;
+struct DeployedControl;
 struct EventState;
 class RingPasses;
 struct SynthState;
@@ -148,7 +148,7 @@ class Deployer {
   bool paused(uint64_t uid) const;
   // An enable_hist/disable_hist as its event's trigger file lists it, with
   // the count its control word has left.
-  std::string control_line(const catalog::EventId& event, const parse::ControlTrigger& cmd) const;
+  std::string control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const;
   // Trigger `uid`'s maps: memory by the formula, the named table it
   // shares, the kernel's map ids.
   void add_maps(uint64_t uid, readout::TriggerInfo& info) const;
@@ -295,8 +295,8 @@ class Deployer {
   void stop_recording(EventState& ev);
   // An enable_event/disable_event's hold on its target's recording, and the
   // release of a control trigger (its slot, that hold).
-  Status hold_target(const ControlTrigger& e);
-  void release_control(ControlTrigger& e);
+  Status hold_target(const DeployedControl& e);
+  void release_control(DeployedControl& e);
   // Teaches the printer `ev`'s format (and, the first time, the kernel's
   // enums and printk strings): records of it can then be printed.
   Status learn_format(const EventState& ev);
@@ -305,10 +305,10 @@ class Deployer {
   enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
   // Releases a trigger whose program could not be rebuilt without it.
   void drop_trigger(EventState& ev, Trigger* going, Release how = Release::Removed);
-  CommandResult remove_control(EventState& ev, ControlTrigger* going);
-  std::vector<ControlTrigger*> controls_of(EventState& ev);
+  CommandResult remove_control(EventState& ev, DeployedControl* going);
+  std::vector<DeployedControl*> controls_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
-  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<ControlTrigger*>& enables);
+  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<DeployedControl*>& enables);
   // rebuild()'s steps (chain.cpp): which program holds each trigger; each
   // changed program built (rebuild.cpp), loaded, installed, kept.
   bool chained(const EventState& ev) const;
@@ -321,7 +321,7 @@ class Deployer {
   struct Loaded;
   // `group`: a program of the event's chain (no controls, no record).
   Expected<Built> build(EventState& ev, const std::vector<Trigger*>& triggers,
-                        const std::vector<ControlTrigger*>& enables, bool group);
+                        const std::vector<DeployedControl*>& enables, bool group);
   Status defer(EventState& ev, const Layout& lay);
   Status attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe);
   Status load(EventState& ev, Loaded& loaded);
@@ -332,7 +332,7 @@ class Deployer {
   std::vector<int> test_fds(const EventState& ev) const;
   // Whether a batch may leave `ev`'s program to end_batch() (see there).
   bool deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
-                  const std::vector<ControlTrigger*>& enables) const;
+                  const std::vector<DeployedControl*>& enables) const;
   // end_batch()'s fallback for an event whose whole program the kernel refused.
   void build_one_by_one(EventState& ev, std::vector<Refused>& refused);
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
@@ -340,7 +340,7 @@ class Deployer {
   void refresh_enablers_of(const EventState& target);
   // build()'s steps (rebuild.cpp): the parts, read from the state; their maps.
   pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                   const std::vector<ControlTrigger*>& enables, bool attaches) const;
+                                   const std::vector<DeployedControl*>& enables, bool attaches) const;
   Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
   Status set_paused(uint32_t slot, bool paused);
   bool is_paused(uint32_t slot) const;

@@ -203,7 +203,7 @@ struct HistCommand {
 //   enable_hist:<system>:<event>[:count] [if <filter>]    its hist triggers continued
 //   disable_hist:<system>:<event>[:count] [if <filter>]   ... or paused
 // The logged command is the text without a leading '!'.
-struct ControlTrigger {
+struct ControlCommand {
   enum class Kind { TraceOn, TraceOff, Snapshot, Stacktrace, EnableEvent, DisableEvent, EnableHist, DisableHist };
   Kind kind = Kind::EnableHist;
   bool remove = false;
@@ -226,12 +226,12 @@ struct ControlTrigger {
   // as the kernel's trigger types: traceon and traceoff are one type,
   // enable_event and disable_event another, enable_hist and disable_hist a
   // third. A second is EEXIST; '!' removes whichever is there.
-  bool same_type(const ControlTrigger& o) const;
-  friend bool operator==(const ControlTrigger&, const ControlTrigger&) = default;
+  bool same_type(const ControlCommand& o) const;
+  friend bool operator==(const ControlCommand&, const ControlCommand&) = default;
 };
 
 // Everything a trigger file accepts.
-using TriggerCommand = std::variant<HistCommand, ControlTrigger>;
+using TriggerCommand = std::variant<HistCommand, ControlCommand>;
 // The names of the control triggers, as the kernel's trigger file lists
 // them under "# Available triggers:" (hist follows them there).
 inline constexpr const char* kControlTriggerNames[] = {"traceon",      "traceoff",      "snapshot",    "stacktrace",
@@ -246,8 +246,8 @@ inline constexpr size_t kMaxCommandBytes = 4096;
 // a listed line names a trigger to remove: those take up to this.
 inline constexpr size_t kMaxPrintedCommandBytes = 16 * kMaxCommandBytes;
 
-// Parses "[!]traceon...", "[!]enable_hist:...", ... (ControlTrigger).
-Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line, size_t max_bytes = kMaxCommandBytes);
+// Parses "[!]traceon...", "[!]enable_hist:...", ... (ControlCommand).
+Result<ControlCommand, Diagnostic> parse_control_trigger(std::string_view line, size_t max_bytes = kMaxCommandBytes);
 
 // Parses one line written to a trigger file (trailing newline and
 // surrounding white space allowed), shorter than `max_bytes`.

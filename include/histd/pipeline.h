@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The one place that fixes the stage order: parse -> plan -> codegen, and the
-// one function that builds an event's program (compile_event). histd's
-// engine, `histctl check`/`explain` and the tests all call it.
+// One command through the stages in order, parse -> plan -> codegen, without
+// an engine (plan_command, compile: `histctl check`/`explain` and the
+// tests); and the one function that builds an event's program
+// (event_unit, compile_event), which histd's deployer calls. histd itself
+// parses and plans a command as its registry applies it
+// (registry::Registry), against the registry's state.
 #pragma once
 
 #include <cstdint>
@@ -34,12 +37,12 @@ struct Compiled {
 
 // plan, for a command parsed once at the front door (the engine).
 Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command, const catalog::EventFormat& format,
-                                                const plan::Registry& registry = {});
+                                                const plan::PlanContext& registry = {});
 
 // parse -> plan, for front ends that hold only text (histctl check, tests);
 // `max_bytes` as parse::parse_trigger.
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
-                                         const plan::Registry& registry = {},
+                                         const plan::PlanContext& registry = {},
                                          size_t max_bytes = parse::kMaxCommandBytes);
 
 // --- one event's program ---------------------------------------------------

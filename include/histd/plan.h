@@ -211,7 +211,7 @@ struct TablePolicy {
 };
 
 // What planning a trigger may consult besides its event's format.
-struct Registry {
+struct PlanContext {
   std::vector<RegisteredVar> vars;
   std::vector<synth::SynthDefinition> synths;
   const catalog::Catalog* catalog = nullptr;  // onmatch(system.event) must name an event
@@ -398,7 +398,7 @@ inline bool tracks_values(const HistPlan& p) {
 }
 
 Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& command, const catalog::EventFormat& format,
-                                       const Registry& registry = {});
+                                       const PlanContext& context = {});
 
 // ---- trigger identity and implicit field variables ----------------------------
 
@@ -450,10 +450,10 @@ struct FieldVarNeed {
   std::string name;   // "synthetic_prio"
   std::string param;  // as written, where errors point
 };
-// Those `command` (on system:event) needs and `registry` lacks, each once,
+// Those `command` (on system:event) needs and `context` lacks, each once,
 // in the order written; none for a removal or pause/cont/clear.
 std::vector<FieldVarNeed> field_var_needs(const parse::HistCommand& command, std::string_view system,
-                                          std::string_view event, const Registry& registry);
+                                          std::string_view event, const PlanContext& context);
 // The trigger carrying one, keyed like `model` (a histogram of the matching
 // event, whose `format` this is) under its filter, as the kernel's
 // create_field_var_hist(); `command` is what the kernel would log for it
@@ -463,11 +463,11 @@ struct FieldVarTrigger {
   HistPlan plan;
 };
 Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, const HistPlan& model,
-                                                   const catalog::EventFormat& format, const Registry& registry = {});
+                                                   const catalog::EventFormat& format, const PlanContext& context = {});
 
 // Types a filter against an event's format (for commands other than hist
 // that carry a filter, e.g. enable_hist). `command` goes into diagnostics;
-// `opaque_addresses` as Registry::opaque_addresses.
+// `opaque_addresses` as PlanContext::opaque_addresses.
 Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const catalog::EventFormat& format,
                                             std::string_view command, bool opaque_addresses = false);
 

@@ -50,7 +50,7 @@ struct HistTrigger {
 };
 
 struct ControlTrigger {
-  parse::ControlTrigger cmd;
+  parse::ControlCommand cmd;
   std::optional<plan::TypedFilter> filter;
   std::string config;
   friend bool operator==(const ControlTrigger&, const ControlTrigger&) = default;
@@ -92,7 +92,7 @@ struct TriggerWrite {
   parse::TriggerCommand command;
   std::string config;
   // Whether the writer may see kernel addresses (root, or as kptr_restrict
-  // allows): if not, plan::Registry::opaque_addresses.
+  // allows): if not, plan::PlanContext::opaque_addresses.
   bool may_see_addresses = true;
   // The write's one parse: its text (shorter than `max_bytes`) as a
   // command, or the diagnostic the user sees.
@@ -111,7 +111,7 @@ struct TriggerTruncate {
 struct TriggerRemove {
   catalog::EventId event;
   uint64_t uid = 0;
-  std::optional<parse::ControlTrigger> control;
+  std::optional<parse::ControlCommand> control;
   std::string command;
 };
 // One line of a synthetic_events write (the lines before a failing one stay
@@ -175,7 +175,7 @@ struct Change {
   Kind kind = Kind::TriggerAdded;
   catalog::EventId event;
   uint64_t uid = 0;
-  std::optional<parse::ControlTrigger> control;
+  std::optional<parse::ControlCommand> control;
   std::string synth;
   // What the deployer reports a failure of this change with: the logged
   // command that made it (a field variable's own), and for a field
@@ -229,7 +229,7 @@ class Registry {
   // The trigger with this uid and its event (nullptr: none).
   std::pair<const catalog::EventId*, const HistTrigger*> find(uint64_t uid) const;
   // What planning a trigger consults: the variables, the synthetic events.
-  plan::Registry planning() const;
+  plan::PlanContext planning() const;
   // The layout of named table `name` (the plan that created it); nullptr: none.
   const plan::HistPlan* named_layout(const std::string& name) const;
   // "system:event" of a trigger (not in `going`) that references a variable

@@ -344,7 +344,7 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
         "  (void)rec;\n  (void)c;\n  return " +
         em.filter_expr(*eprobe_filter, eprobe_filter->root) + ";\n}\n\n";
   const bool stacks = record || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
-                        return c->kind == parse::ControlTrigger::Kind::Stacktrace;
+                        return c->kind == parse::ControlCommand::Kind::Stacktrace;
                       });
   if (stacks) out += detail::emit_stack_buffer();
   // Recorded eprobes on a synthetic event a trigger generates are built in a buffer of their own.
@@ -382,7 +382,7 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
   out += calls(0, enables.size(), 0, triggers.size());
   // A traced record, a stack and a snapshot notice carry their task and time.
   const bool notices = stacks || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
-                         return c->kind == parse::ControlTrigger::Kind::Snapshot;
+                         return c->kind == parse::ControlCommand::Kind::Snapshot;
                        });
   out += entry_point(entry, triggers, all, all_controls, notices, eprobe_filter);
   return {std::move(out), std::move(em.constants)};

@@ -21,7 +21,7 @@ std::string percpu_buffer(const char* type, const char* name) {
       type, name);
 }
 
-using Kind = parse::ControlTrigger::Kind;
+using Kind = parse::ControlCommand::Kind;
 
 }  // namespace
 

@@ -83,7 +83,7 @@ Result<Declaration, Diagnostic> declare_hist(Declaration d, const parse::HistCom
   return d;
 }
 
-Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::ControlTrigger& cmd) {
+Result<Declaration, Diagnostic> declare_enable(Declaration d, const parse::ControlCommand& cmd) {
   if (cmd.remove)
     return unexpected(Diagnostic{ErrorCode::ConfigNotDeclaration, Span{0, 1}, cmd.command,
                                  "a removal: delete the line, and the reload removes the trigger"});
@@ -105,7 +105,7 @@ Result<Declaration, Diagnostic> declare_trigger(Declaration d) {
   auto parsed = parse::parse_trigger(d.item.text);
   if (!parsed) return unexpected(std::move(parsed).error());
   if (const auto* hist = std::get_if<parse::HistCommand>(&*parsed)) return declare_hist(std::move(d), *hist);
-  return declare_enable(std::move(d), std::get<parse::ControlTrigger>(*parsed));
+  return declare_enable(std::move(d), std::get<parse::ControlCommand>(*parsed));
 }
 
 Result<Declaration, Diagnostic> declare_synthetic(Declaration d) {

@@ -12,7 +12,7 @@
 namespace histd::deploy {
 
 bool Deployer::deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
-                          const std::vector<ControlTrigger*>& enables) const {
+                          const std::vector<DeployedControl*>& enables) const {
   if (!catalog::source_traits(catalog_.source(ev.system, ev.event)).kernel_tracepoint) return false;
   if (!enables.empty() || ev.recorded() || eprobe_attached(ev)) return false;
   return std::all_of(triggers.begin(), triggers.end(), [](const Trigger* t) { return plain(t->plan); });

@@ -93,7 +93,7 @@ struct Deployer::Loaded {
 // succeeds. In a batch, an event of plain triggers is only compiled (every
 // check but the verifier's): end_batch() loads its programs.
 Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
-                         const std::vector<ControlTrigger*>& enables) {
+                         const std::vector<DeployedControl*>& enables) {
   const bool has_record = ev.recorded() && ev.record_slot;
   if (triggers.empty() && enables.empty() && !has_record) {
     ev.attachment.reset();

@@ -191,7 +191,7 @@ CommandResult Deployer::truncate_event(EventState& ev) {
   ev.triggers.clear();
   // Out of the event first: releasing an enable_event of the event itself
   // rebuilds it, which must not see them.
-  std::vector<std::unique_ptr<ControlTrigger>> going = std::move(ev.controls);
+  std::vector<std::unique_ptr<DeployedControl>> going = std::move(ev.controls);
   ev.controls.clear();
   for (auto& e : going) release_control(*e);
   refresh_enablers_of(ev);

@@ -110,7 +110,7 @@ void Deployer::shutdown() {
   named_tables_.clear();
 }
 
-std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlTrigger& cmd) const {
+std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
   // As the kernel's event_trigger_print() and event_enable_trigger_print():
   // the name (and target), the count its control word has left, the filter.
   std::string s(cmd.name());

@@ -17,8 +17,8 @@
 
 namespace histd::deploy {
 
-std::vector<ControlTrigger*> Deployer::controls_of(EventState& ev) {
-  std::vector<ControlTrigger*> out;
+std::vector<DeployedControl*> Deployer::controls_of(EventState& ev) {
+  std::vector<DeployedControl*> out;
   for (auto& e : ev.controls) out.push_back(e.get());
   return out;
 }
@@ -47,7 +47,7 @@ void Deployer::refresh_enablers_of(const EventState& target) {
 CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTrigger& decided) {
   auto slot = allocate_slot();
   if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
-  auto e = std::make_unique<ControlTrigger>();
+  auto e = std::make_unique<DeployedControl>();
   e->cmd = decided.cmd;
   e->filter = decided.filter;
   e->slot = *slot;
@@ -60,7 +60,7 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
     release_slot(e->slot);
     return system_failure(std::move(held).error());
   }
-  std::vector<ControlTrigger*> all{e.get()};
+  std::vector<DeployedControl*> all{e.get()};
   for (auto& other : ev.controls) all.push_back(other.get());
   auto st = rebuild(ev, triggers_of(ev), all);
   if (!st) {
@@ -68,13 +68,13 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
     return rebuild_failure(ev, e->cmd.command, std::move(st).error());
   }
   // A snapshot trigger allocates the snapshot buffer (tracing_arm_snapshot()).
-  if (e->cmd.kind == parse::ControlTrigger::Kind::Snapshot) snapshot_allocated_ = true;
+  if (e->cmd.kind == parse::ControlCommand::Kind::Snapshot) snapshot_allocated_ = true;
   ev.controls.insert(ev.controls.begin(), std::move(e));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its controls in their programs.
     auto generators = rebuild_generators(ev.event);
     if (!generators) {
-      std::unique_ptr<ControlTrigger> added = std::move(ev.controls.front());
+      std::unique_ptr<DeployedControl> added = std::move(ev.controls.front());
       ev.controls.erase(ev.controls.begin());
       (void)rebuild(ev, triggers_of(ev), controls_of(ev));
       (void)rebuild_generators(ev.event);
@@ -86,8 +86,8 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
   return Unit{};
 }
 
-CommandResult Deployer::remove_control(EventState& ev, ControlTrigger* going) {
-  std::vector<ControlTrigger*> rest;
+CommandResult Deployer::remove_control(EventState& ev, DeployedControl* going) {
+  std::vector<DeployedControl*> rest;
   for (auto& e : ev.controls)
     if (e.get() != going) rest.push_back(e.get());
   auto st = rebuild(ev, triggers_of(ev), rest);
@@ -95,14 +95,14 @@ CommandResult Deployer::remove_control(EventState& ev, ControlTrigger* going) {
   // Out of the event before its release, which may rebuild the event itself
   // (an enable_event of its own event).
   auto it = std::find_if(ev.controls.begin(), ev.controls.end(), [&](const auto& e) { return e.get() == going; });
-  std::unique_ptr<ControlTrigger> gone = std::move(*it);
+  std::unique_ptr<DeployedControl> gone = std::move(*it);
   ev.controls.erase(it);
   release_control(*gone);
   after_synth_removal(ev);
   return Unit{};
 }
 
-Status Deployer::hold_target(const ControlTrigger& e) {
+Status Deployer::hold_target(const DeployedControl& e) {
   if (!e.cmd.has_target() || e.cmd.targets_hist()) return ok_status();
   EventState& target = event_state(catalog::EventId{e.cmd.system, e.cmd.event});
   ++target.soft_refs;
@@ -112,7 +112,7 @@ Status Deployer::hold_target(const ControlTrigger& e) {
   return st;
 }
 
-void Deployer::release_control(ControlTrigger& e) {
+void Deployer::release_control(DeployedControl& e) {
   release_slot(e.slot);
   if (!e.cmd.has_target() || e.cmd.targets_hist()) return;
   auto it = events_.find(catalog::EventId{e.cmd.system, e.cmd.event});
@@ -191,8 +191,8 @@ std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev)
 }
 
 pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                           const std::vector<ControlTrigger*>& enables, bool attaches) const {
-  auto enable_input = [&](const ControlTrigger& e) {
+                                           const std::vector<DeployedControl*>& enables, bool attaches) const {
+  auto enable_input = [&](const DeployedControl& e) {
     codegen::ControlInput in;
     in.kind = e.cmd.kind;
     in.filter = e.filter ? &*e.filter : nullptr;
@@ -208,7 +208,7 @@ pipeline::EventParts Deployer::event_parts(const EventState& ev, const std::vect
   };
   pipeline::EventParts parts;
   for (const Trigger* t : triggers) parts.own.hist.push_back({&t->plan, t->slot});
-  for (const ControlTrigger* e : enables) parts.own.controls.push_back(enable_input(*e));
+  for (const DeployedControl* e : enables) parts.own.controls.push_back(enable_input(*e));
   // Every synthetic event: its definition where it has one, its triggers
   // where it has any (its EventState).
   for (const auto& [name, s] : synths_) {
@@ -270,7 +270,7 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
 // Compiles one program holding `triggers`: every check but the kernel's
 // own (the verifier's, at load).
 Expected<Deployer::Built> Deployer::build(EventState& ev, const std::vector<Trigger*>& triggers,
-                                          const std::vector<ControlTrigger*>& enables, bool group) {
+                                          const std::vector<DeployedControl*>& enables, bool group) {
   // Synthetic events and ftrace:print (trace_marker) are not tracepoints:
   // histd runs their programs through the test entry as their records come.
   const catalog::EventSource kind = catalog_.source(ev.system, ev.event);

@@ -103,8 +103,8 @@ struct Trigger {
 
 // The kernel side of one of registry_'s enable_hist/disable_hist triggers
 // (the command and filter its event's program is built from).
-struct ControlTrigger {
-  parse::ControlTrigger cmd;
+struct DeployedControl {
+  parse::ControlCommand cmd;
   std::optional<plan::TypedFilter> filter;
   uint32_t slot = 0;
 };
@@ -124,8 +124,8 @@ struct ProgramGroup {
 struct EventState {
   std::string system;
   std::string event;
-  std::vector<std::unique_ptr<Trigger>> triggers;         // in creation order
-  std::vector<std::unique_ptr<ControlTrigger>> controls;  // newest first, as the kernel lists them
+  std::vector<std::unique_ptr<Trigger>> triggers;          // in creation order
+  std::vector<std::unique_ptr<DeployedControl>> controls;  // newest first, as the kernel lists them
   std::optional<runtime::Attachment> attachment;
   // Set with `attachment` when it is on the raw sys_enter / sys_exit
   // tracepoint: the event program must then be generated for that entry.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The control triggers (parse::ControlTrigger):
+// The control triggers (parse::ControlCommand):
 //   [!]traceon[:count] [if <filter>]   (traceoff, snapshot, stacktrace alike)
 //   [!]enable_event:<system>:<event>[:count] [if <filter>]
 //   (disable_event, enable_hist, disable_hist alike)
@@ -12,7 +12,7 @@ namespace histd::parse {
 
 namespace {
 
-using Kind = ControlTrigger::Kind;
+using Kind = ControlCommand::Kind;
 
 bool is_name(std::string_view s) {
   if (s.empty()) return false;
@@ -36,7 +36,7 @@ std::optional<std::pair<Kind, size_t>> kind_of(std::string_view head) {
 
 // ":count", ":count=N" or ":unlimited" (as the trigger file lists them, so
 // that a listed line reads back); false on anything else.
-bool parse_count(std::string_view count, ControlTrigger& cmd) {
+bool parse_count(std::string_view count, ControlCommand& cmd) {
   if (count.substr(0, 6) == "count=") count.remove_prefix(6);
   if (count == "unlimited") return true;
   if (count.empty() || count.size() > 10) return false;
@@ -51,9 +51,9 @@ bool parse_count(std::string_view count, ControlTrigger& cmd) {
 
 }  // namespace
 
-std::string_view ControlTrigger::name() const { return kControlTriggerNames[static_cast<size_t>(kind)]; }
+std::string_view ControlCommand::name() const { return kControlTriggerNames[static_cast<size_t>(kind)]; }
 
-bool ControlTrigger::same_type(const ControlTrigger& o) const {
+bool ControlCommand::same_type(const ControlCommand& o) const {
   auto type = [](Kind k) {
     switch (k) {
       case Kind::TraceOff:
@@ -70,8 +70,8 @@ bool ControlTrigger::same_type(const ControlTrigger& o) const {
   return !has_target() || (system == o.system && event == o.event);
 }
 
-Result<ControlTrigger, Diagnostic> parse_control_trigger(std::string_view line, size_t max_bytes) {
-  ControlTrigger cmd;
+Result<ControlCommand, Diagnostic> parse_control_trigger(std::string_view line, size_t max_bytes) {
+  ControlCommand cmd;
   if (line.size() >= max_bytes) return unexpected(too_long(line, max_bytes));
   std::string_view text = trim(line);
   if (!text.empty() && text.front() == '!') {

@@ -4,17 +4,17 @@
 namespace histd::pipeline {
 
 Result<plan::HistPlan, Diagnostic> plan_command(const parse::HistCommand& command, const catalog::EventFormat& format,
-                                                const plan::Registry& registry) {
+                                                const plan::PlanContext& registry) {
   return plan::plan_hist(command, format, registry);
 }
 
 Result<Planned, Diagnostic> plan_command(std::string_view text, const catalog::EventFormat& format,
-                                         const plan::Registry& registry, size_t max_bytes) {
+                                         const plan::PlanContext& registry, size_t max_bytes) {
   auto parsed = parse::parse_trigger(text, max_bytes);
   if (!parsed) return unexpected(std::move(parsed).error());
   auto* hist = std::get_if<parse::HistCommand>(&*parsed);
   if (!hist) {
-    const auto& e = std::get<parse::ControlTrigger>(*parsed);
+    const auto& e = std::get<parse::ControlCommand>(*parsed);
     return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, e.command, "only hist commands have a plan"});
   }
   parse::HistCommand command = std::move(*hist);

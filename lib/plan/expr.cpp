@@ -208,7 +208,7 @@ class Typer {
     if (!r->readable)
       return error_at(ctx_.cmd, ErrorCode::Unsupported, ref.name, "BPF programs cannot read " + ref.name);
     if (ref.modifiers.size() > 1) return error_at(ctx_.cmd, ErrorCode::BadFieldModifier, text);
-    if (r->access.kernel_address && ctx_.registry.opaque_addresses)
+    if (r->access.kernel_address && ctx_.context.opaque_addresses)
       return error_at(ctx_.cmd, ErrorCode::AddressHidden, ref.name, hidden_address_use(ref.name));
     out_.kernel_address = out_.kernel_address || r->access.kernel_address;
     Facts f;
@@ -271,7 +271,7 @@ class Typer {
       }
     }
     const RegisteredVar* found = nullptr;
-    for (const RegisteredVar& rv : ctx_.registry.vars) {
+    for (const RegisteredVar& rv : ctx_.context.vars) {
       if (rv.name != n.var) continue;
       if (qualified && (rv.system != n.system || rv.event != n.event)) continue;
       if (found) return error_at(cmd, ErrorCode::VarNotUnique, n.text);
@@ -297,7 +297,7 @@ class Typer {
     // A string or stack is a whole value: never an operand.
     if ((type.is_string || type.is_stack) && use == Use::Operand)
       return error_at(ctx_.cmd, ErrorCode::InvalidStrOperand, n.text);
-    if (type.kernel_address && ctx_.registry.opaque_addresses)
+    if (type.kernel_address && ctx_.context.opaque_addresses)
       return error_at(ctx_.cmd, ErrorCode::AddressHidden, n.text, hidden_address_use(n.text));
     out_.kernel_address = out_.kernel_address || type.kernel_address;
     ref.read_once = use == Use::Operand && !ref.self;

@@ -20,11 +20,11 @@ Span span_at(size_t begin, size_t size) {
 }  // namespace
 
 std::vector<FieldVarNeed> field_var_needs(const parse::HistCommand& cmd, std::string_view system,
-                                          std::string_view event, const Registry& registry) {
+                                          std::string_view event, const PlanContext& context) {
   std::vector<FieldVarNeed> out;
   if (cmd.remove || cmd.control != parse::Control::None) return out;
   auto held = [&](const std::string& sys, const std::string& ev, const std::string& name) {
-    const bool registered = std::any_of(registry.vars.begin(), registry.vars.end(), [&](const RegisteredVar& v) {
+    const bool registered = std::any_of(context.vars.begin(), context.vars.end(), [&](const RegisteredVar& v) {
       return v.system == sys && v.event == ev && v.name == name;
     });
     return registered || std::any_of(out.begin(), out.end(), [&](const FieldVarNeed& n) {
@@ -49,7 +49,7 @@ std::vector<FieldVarNeed> field_var_needs(const parse::HistCommand& cmd, std::st
 }
 
 Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, const HistPlan& model,
-                                                   const catalog::EventFormat& format, const Registry& registry) {
+                                                   const catalog::EventFormat& format, const PlanContext& context) {
   // The command as the kernel would log it; its keys are the model's
   // fields by name (their modifiers and the filter come typed from the
   // model below), the variable a lone field.
@@ -82,7 +82,7 @@ Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, con
   cmd.vars.push_back(std::move(var));
   if (model.filter) cmd.command += " if " + model.filter_text;
 
-  auto planned = plan_hist(cmd, format, registry);
+  auto planned = plan_hist(cmd, format, context);
   if (!planned) return unexpected(std::move(planned).error());
   HistPlan plan = std::move(*planned);
   // Keyed exactly like the model (modifiers included), under its filter.
@@ -90,7 +90,7 @@ Result<FieldVarTrigger, Diagnostic> plan_field_var(const FieldVarNeed& need, con
   plan.key_size = model.key_size;
   plan.filter = model.filter;
   plan.filter_text = model.filter_text;
-  plan.table_map = choose_table_map(plan, registry.tables);
+  plan.table_map = choose_table_map(plan, context.tables);
   plan.hot_slots = choose_hot_slots(plan);
   return FieldVarTrigger{std::move(cmd), std::move(plan)};
 }

@@ -248,9 +248,9 @@ bool has_var_ref(const parse::Expr& e) {
 }  // namespace
 
 Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const catalog::EventFormat& format,
-                                       const Registry& registry) {
+                                       const PlanContext& context) {
   HistPlan plan;
-  ExprContext ctx{cmd, format, registry, plan, 0};
+  ExprContext ctx{cmd, format, context, plan, 0};
   plan.system = format.system;
   plan.event = format.name;
   plan.name = cmd.name;
@@ -271,7 +271,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
       return error(cmd, ErrorCode::Unsupported, written.span, "expressions as keys");
     }
     const parse::FieldRef& ref = *field;
-    auto key = plan_key(cmd, format, ref, registry.opaque_addresses);
+    auto key = plan_key(cmd, format, ref, context.opaque_addresses);
     if (!key) return unexpected(std::move(key).error());
     key->offset = offset;
     offset += key->size;
@@ -315,7 +315,7 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
       continue;
     }
     const parse::FieldRef& ref = *field;
-    auto val = plan_val(cmd, format, ref, registry.opaque_addresses);
+    auto val = plan_val(cmd, format, ref, context.opaque_addresses);
     if (!val) return unexpected(std::move(val).error());
     plan.vals.push_back(std::move(*val));
   }
@@ -379,12 +379,12 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
   if (!actions) return unexpected(std::move(actions).error());
 
   if (cmd.filter) {
-    auto filter = type_filter(cmd.command, format, *cmd.filter, registry.opaque_addresses);
+    auto filter = type_filter(cmd.command, format, *cmd.filter, context.opaque_addresses);
     if (!filter) return unexpected(std::move(filter).error());
     plan.filter = std::move(*filter);
     plan.filter_text = cmd.filter->text;
   }
-  plan.table_map = choose_table_map(plan, registry.tables);
+  plan.table_map = choose_table_map(plan, context.tables);
   plan.hot_slots = choose_hot_slots(plan);
   return plan;
 }

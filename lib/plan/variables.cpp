@@ -18,7 +18,7 @@ Unexpected<Diagnostic> error_at(const parse::HistCommand& cmd, ErrorCode code, s
                                cmd.command, std::move(detail)});
 }
 
-const synth::SynthDefinition* find_synth(const Registry& r, const std::string& name) {
+const synth::SynthDefinition* find_synth(const PlanContext& r, const std::string& name) {
   for (const synth::SynthDefinition& d : r.synths)
     if (d.name == name) return &d;
   return nullptr;
@@ -88,7 +88,7 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const parse::ActionPa
     n.event = event;
     n.var = std::string(kFieldVarPrefix) + std::string(leaf);
     bool found = false;
-    for (const RegisteredVar& rv : ctx.registry.vars)
+    for (const RegisteredVar& rv : ctx.context.vars)
       found = found || (rv.system == system && rv.event == event && rv.name == n.var);
     if (!found) return error_at(ctx.cmd, ErrorCode::ParamNotFound, p.text);
   } else {
@@ -99,7 +99,7 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const parse::ActionPa
   e.nodes.push_back(n);
   e.root = 0;
   scratch.exprs.push_back(std::move(e));
-  ExprContext sub{scratch, ctx.format, ctx.registry, ctx.plan, ctx.vars_done};
+  ExprContext sub{scratch, ctx.format, ctx.context, ctx.plan, ctx.vars_done};
   auto typed = type_expression(sub, static_cast<int>(scratch.exprs.size() - 1));
   if (!typed) {
     Diagnostic d = std::move(typed).error();
@@ -113,7 +113,7 @@ Result<TypedExpr, Diagnostic> type_param(ExprContext& ctx, const parse::ActionPa
 }
 
 Result<Unit, Diagnostic> synth_params(ExprContext& ctx, const parse::Action& a, ActionPlan& out) {
-  const synth::SynthDefinition* def = find_synth(ctx.registry, a.synth);
+  const synth::SynthDefinition* def = find_synth(ctx.context, a.synth);
   if (!def) return error_at(ctx.cmd, ErrorCode::SynthEventNotFound, a.synth);
   if (a.params.size() != def->fields.size()) return error_at(ctx.cmd, ErrorCode::SynthCountMismatch, a.synth);
   out.synth = a.synth;
@@ -152,9 +152,9 @@ Result<Unit, Diagnostic> plan_onmatch(ExprContext& ctx, const parse::Action& a, 
   // A synthetic event exists where the registry defines it (the
   // registry's next state may define it before the catalog hears of it).
   const bool defined = a.match_system == catalog::kSynthSystem &&
-                       std::any_of(ctx.registry.synths.begin(), ctx.registry.synths.end(),
+                       std::any_of(ctx.context.synths.begin(), ctx.context.synths.end(),
                                    [&](const synth::SynthDefinition& d) { return d.name == a.match_event; });
-  if (ctx.registry.catalog && !defined && !ctx.registry.catalog->contains(a.match_system, a.match_event))
+  if (ctx.context.catalog && !defined && !ctx.context.catalog->contains(a.match_system, a.match_event))
     return error_at(cmd, ErrorCode::InvalidSubsysEvent, a.match_event);
   out.match_system = a.match_system;
   out.match_event = a.match_event;
@@ -227,7 +227,7 @@ Result<Unit, Diagnostic> plan_actions(ExprContext& ctx) {
           if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Stacktrace)
             return error_at(cmd, ErrorCode::ParamNotFound, p.text);
           if (!r->readable) return error_at(cmd, ErrorCode::Unsupported, p.text, "BPF programs cannot read " + p.text);
-          if (r->access.kernel_address && ctx.registry.opaque_addresses)
+          if (r->access.kernel_address && ctx.context.opaque_addresses)
             return error_at(cmd, ErrorCode::AddressHidden, p.text, hidden_address_use(p.text));
           SavedField f;
           f.name = r->name;

@@ -11,7 +11,7 @@ namespace histd::plan {
 struct ExprContext {
   const parse::HistCommand& cmd;
   const catalog::EventFormat& format;
-  const Registry& registry;
+  const PlanContext& context;
   HistPlan& plan;
   // How many of cmd.vars have been planned into plan.vars: a reference to
   // one of this trigger's own variables must name an earlier one.

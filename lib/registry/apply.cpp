@@ -37,8 +37,8 @@ struct Work {
 
   // What planning this command consults; a removal reveals nothing, so it
   // is planned as anyone's.
-  plan::Registry planning(bool removal = false) const {
-    plan::Registry p = r.planning();
+  plan::PlanContext planning(bool removal = false) const {
+    plan::PlanContext p = r.planning();
     p.opaque_addresses = opaque_addresses && !removal;
     return p;
   }
@@ -223,7 +223,7 @@ struct Work {
     return std::nullopt;
   }
 
-  Outcome control(const Id& id, const parse::ControlTrigger& cmd, const std::string& config);
+  Outcome control(const Id& id, const parse::ControlCommand& cmd, const std::string& config);
   Outcome truncate(const Id& id);
   Outcome remove(const TriggerRemove& rm);
   Outcome synth_line(const SynthWrite& w);
@@ -282,7 +282,7 @@ Work::Outcome Work::add_field_vars(const Id& id, const parse::HistCommand& cmd, 
   return std::nullopt;
 }
 
-Work::Outcome Work::control(const Id& id, const parse::ControlTrigger& cmd, const std::string& config) {
+Work::Outcome Work::control(const Id& id, const parse::ControlCommand& cmd, const std::string& config) {
   if (cmd.has_target()) {
     const Id target{cmd.system, cmd.event};
     if (!r.exists(target)) return refused(Diagnostic{ErrorCode::InvalidSubsysEvent, cmd.system_span, cmd.command, {}});
@@ -460,7 +460,7 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     if (const auto* h = std::get_if<parse::HistCommand>(&t->command))
       no = w.hist(t->event, *h, t->config);
     else
-      no = w.control(t->event, std::get<parse::ControlTrigger>(t->command), t->config);
+      no = w.control(t->event, std::get<parse::ControlCommand>(t->command), t->config);
   } else if (const auto* tr = std::get_if<TriggerTruncate>(&command)) {
     no = w.truncate(tr->event);
   } else if (const auto* rm = std::get_if<TriggerRemove>(&command)) {

@@ -24,8 +24,8 @@ std::pair<const catalog::EventId*, const HistTrigger*> Registry::find(uint64_t u
   return {nullptr, nullptr};
 }
 
-plan::Registry Registry::planning() const {
-  plan::Registry reg;
+plan::PlanContext Registry::planning() const {
+  plan::PlanContext reg;
   reg.catalog = catalog_;
   reg.tables = {options_.possible_cpus, options_.percpu_table_limit};
   for (const auto& [id, ev] : events_)

@@ -223,7 +223,7 @@ InterEventUnit inter_event_unit() {
   EXPECT_TRUE(owner.ok()) << (owner.ok() ? "" : owner.error().message());
   if (!owner.ok()) return u;
   u.owner = *owner;
-  plan::Registry reg;
+  plan::PlanContext reg;
   // As the registry registers it: after the owner's values in its table,
   // the record's only variable.
   reg.vars.push_back(plan::registered_var(u.owner, u.owner.vars[0], 1));
@@ -292,7 +292,7 @@ TEST(Codegen, TriggersAreInlinedWhileTheirStacksFit) {
   EXPECT_EQ(count(unit(small->plan, most + 1), called), most + 1);
   EXPECT_EQ(count(unit(large->plan, 1), inlined), 1u);
   EXPECT_EQ(count(unit(large->plan, 3), called), 3u);
-  ControlInput enable{parse::ControlTrigger::Kind::EnableHist, nullptr, 9, {0}};
+  ControlInput enable{parse::ControlCommand::Kind::EnableHist, nullptr, 9, {0}};
   EXPECT_EQ(count(unit(small->plan, 2, {enable}), called), 2u);
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().context;
@@ -311,7 +311,7 @@ TEST(Codegen, SetBitsOfSeveralVariablesAreChangedAtomically) {
     auto owner =
         pipeline::plan_command(several ? "hist:keys=fd:a=count:b=fd" : "hist:keys=fd:a=count", sys_enter_write());
     ASSERT_TRUE(owner.ok());
-    plan::Registry reg;
+    plan::PlanContext reg;
     for (const plan::Variable& v : owner->plan.vars) reg.vars.push_back(plan::registered_var(owner->plan, v, 1));
     auto parsed = parse::parse_hist("hist:keys=fd:d=count-$a");
     ASSERT_TRUE(parsed.ok());

@@ -48,20 +48,20 @@ catalog::EventFormat sched_switch() {
 }
 
 Result<HistPlan, Diagnostic> plan(const std::string& text, const catalog::EventFormat& format,
-                                  const Registry& registry = {}) {
+                                  const PlanContext& registry = {}) {
   auto cmd = parse::parse_hist(text);
   if (!cmd) return unexpected(std::move(cmd).error());
   return plan_hist(*cmd, format, registry);
 }
 
-HistPlan plan_ok(const std::string& text, const catalog::EventFormat& format, const Registry& registry = {}) {
+HistPlan plan_ok(const std::string& text, const catalog::EventFormat& format, const PlanContext& registry = {}) {
   auto r = plan(text, format, registry);
   EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
   return r.ok() ? *r : HistPlan{};
 }
 
 void expect_error(std::string marked, ErrorCode code, const catalog::EventFormat& format,
-                  const Registry& registry = {}) {
+                  const PlanContext& registry = {}) {
   const size_t caret = marked.find('^');
   ASSERT_NE(caret, std::string::npos) << marked;
   std::string text = marked;
@@ -73,8 +73,8 @@ void expect_error(std::string marked, ErrorCode code, const catalog::EventFormat
 }
 
 // What the engine registers for the seed's sched_waking trigger.
-Registry waking_registry(const HistPlan& owner) {
-  Registry reg;
+PlanContext waking_registry(const HistPlan& owner) {
+  PlanContext reg;
   for (const Variable& v : owner.vars) {
     RegisteredVar rv;
     rv.system = owner.system;
@@ -127,7 +127,7 @@ TEST(InterEventPlan, SeedWakeupLatencyChain) {
   EXPECT_TRUE(waking.vars[0].expr.usecs);
   EXPECT_TRUE(waking.has_var_map());
 
-  const Registry reg = waking_registry(waking);
+  const PlanContext reg = waking_registry(waking);
   HistPlan sw = plan_ok(
       "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
       "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid) if next_comm==\"cyclictest\"",
@@ -164,7 +164,7 @@ TEST(InterEventPlan, OnmaxSaveKeepsFieldsBesideTheMaximum) {
 
 TEST(InterEventPlan, Errors) {
   HistPlan waking = plan_ok("hist:keys=pid:ts0=common_timestamp.usecs", sched_waking());
-  const Registry reg = waking_registry(waking);
+  const PlanContext reg = waking_registry(waking);
   const catalog::EventFormat sw = sched_switch();
   expect_error("hist:keys=next_pid:x=^$nope", ErrorCode::VarNotFound, sw, reg);
   expect_error("hist:keys=next_pid:x=next_prio/^0", ErrorCode::DivisionByZero, sw, reg);
@@ -187,7 +187,7 @@ TEST(InterEventPlan, Errors) {
 
 TEST(InterEventPlan, AmbiguousVariableNeedsQualifying) {
   HistPlan waking = plan_ok("hist:keys=pid:ts0=common_timestamp.usecs", sched_waking());
-  Registry reg = waking_registry(waking);
+  PlanContext reg = waking_registry(waking);
   RegisteredVar other = reg.vars[0];
   other.event = "sched_wakeup";
   other.owner = 8;

@@ -252,7 +252,7 @@ TEST(Parse, NeverCrashesOnJunk) {
 TEST(EnableHist, ParsesTheKernelForms) {
   auto r = parse_control_trigger("enable_hist:net:netif_receive_skb if filename==/usr/bin/wget");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->kind, ControlTrigger::Kind::EnableHist);
+  EXPECT_EQ(r->kind, ControlCommand::Kind::EnableHist);
   EXPECT_TRUE(r->enables());
   EXPECT_EQ(r->system, "net");
   EXPECT_EQ(r->event, "netif_receive_skb");
@@ -261,7 +261,7 @@ TEST(EnableHist, ParsesTheKernelForms) {
   r = parse_control_trigger("!disable_hist:sched:sched_switch:3");
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->remove);
-  EXPECT_EQ(r->kind, ControlTrigger::Kind::DisableHist);
+  EXPECT_EQ(r->kind, ControlCommand::Kind::DisableHist);
   EXPECT_EQ(r->count, 3u);
   EXPECT_EQ(parse_control_trigger("enable_hist:a:b:count=7")->count, 7u);
   EXPECT_FALSE(parse_control_trigger("enable_hist:a:b:unlimited")->count);
@@ -270,7 +270,7 @@ TEST(EnableHist, ParsesTheKernelForms) {
 }
 
 TEST(ControlTriggers, ParseAsTheKernelsEventCommands) {
-  using Kind = ControlTrigger::Kind;
+  using Kind = ControlCommand::Kind;
   const std::pair<const char*, Kind> simple[] = {{"traceon", Kind::TraceOn},
                                                  {"traceoff", Kind::TraceOff},
                                                  {"snapshot", Kind::Snapshot},
@@ -306,7 +306,7 @@ TEST(ControlTriggers, ParseAsTheKernelsEventCommands) {
   expect_error("traceon:^", ErrorCode::InvalidCount);
   expect_error("enable_event:^", ErrorCode::SubsysNotFound);
   // Routed here from the trigger file, hist commands aside.
-  EXPECT_TRUE(std::holds_alternative<ControlTrigger>(*parse_trigger("traceoff if common_pid == 0")));
+  EXPECT_TRUE(std::holds_alternative<ControlCommand>(*parse_trigger("traceoff if common_pid == 0")));
   EXPECT_TRUE(std::holds_alternative<HistCommand>(*parse_trigger("hist:keys=common_pid")));
 }
 

@@ -97,7 +97,7 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   const plan::HistPlan own = generating({"a", "c", ""}), on_a = generating({"b"}), on_b, on_d;
   EventParts parts;
   parts.own.hist = {{&own, 7}};
-  parts.own.controls = {codegen::ControlInput{parse::ControlTrigger::Kind::DisableHist, nullptr, 9, {7}}};
+  parts.own.controls = {codegen::ControlInput{parse::ControlCommand::Kind::DisableHist, nullptr, 9, {7}}};
   SynthSink& a = parts.synths["a"];
   a.def = &def;
   a.id = 0xf001;
@@ -106,7 +106,7 @@ TEST(Pipeline, EventUnitInlinesWhatTheTriggersGenerate) {
   a.triggers.hist = {{&on_a, 13}};
   parts.synths["b"].triggers.hist = {{&on_b, 14}};
   parts.synths["b"].triggers.controls = {
-      codegen::ControlInput{parse::ControlTrigger::Kind::EnableHist, nullptr, 15, {13}}};
+      codegen::ControlInput{parse::ControlCommand::Kind::EnableHist, nullptr, 15, {13}}};
   parts.synths["c"].id = 0xf002;
   parts.synths["d"].triggers.hist = {{&on_d, 16}};
   auto unit = event_unit(parts);

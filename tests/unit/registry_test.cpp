@@ -192,7 +192,7 @@ TEST(Registry, EnableHistAddRemove) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, Change::Kind::ControlAdded);
   ASSERT_EQ(r.triggers(kWaking)->controls.size(), 2u);
-  EXPECT_EQ(r.triggers(kWaking)->controls[0].cmd.kind, parse::ControlTrigger::Kind::DisableHist);  // newest first
+  EXPECT_EQ(r.triggers(kWaking)->controls[0].cmd.kind, parse::ControlCommand::Kind::DisableHist);  // newest first
   EXPECT_TRUE(r.triggers(kWaking)->controls[0].filter.has_value());
   // As the kernel's trigger types: the enable and the disable of one target
   // are one type, a second is EEXIST.
@@ -244,7 +244,7 @@ TEST(Registry, RemovalByIdentityAndTruncateAsOneChange) {
   EXPECT_EQ(code_of(busy), ErrorCode::VarBusy);
   EXPECT_EQ(busy.diagnostic->command, line);
   EXPECT_EQ(no(r, registry::TriggerRemove{kWaking, 999, {}, line}).error.err, ENOENT);
-  auto enable = std::get<parse::ControlTrigger>(*parse::parse_trigger("enable_hist:kmem:kmalloc"));
+  auto enable = std::get<parse::ControlCommand>(*parse::parse_trigger("enable_hist:kmem:kmalloc"));
   auto gone = ok(r, registry::TriggerRemove{kWaking, 0, enable, enable.command});
   ASSERT_EQ(gone.size(), 1u);
   EXPECT_EQ(gone[0].kind, Change::Kind::ControlRemoved);
@@ -358,12 +358,12 @@ TEST(Registry, ControlTriggersOneOfATypePerEvent) {
   EXPECT_EQ(code_of(no(r, write(kWaking, "enable_event:ftrace:print"))), ErrorCode::Unsupported);
   EXPECT_EQ(code_of(no(r, write(kWaking, "traceoff if nosuchfield == 1"))), ErrorCode::FilterFieldNotFound);
   ASSERT_EQ(r.triggers(kWaking)->controls.size(), 4u);
-  EXPECT_EQ(r.triggers(kWaking)->controls[0].cmd.kind, parse::ControlTrigger::Kind::EnableEvent);  // newest first
+  EXPECT_EQ(r.triggers(kWaking)->controls[0].cmd.kind, parse::ControlCommand::Kind::EnableEvent);  // newest first
   // '!' and the name remove the one of that type, whatever its count or filter.
   auto changes = ok(r, write(kWaking, "!traceon"));
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, Change::Kind::ControlRemoved);
-  EXPECT_EQ(changes[0].control->kind, parse::ControlTrigger::Kind::TraceOff);
+  EXPECT_EQ(changes[0].control->kind, parse::ControlCommand::Kind::TraceOff);
   EXPECT_EQ(r.triggers(kWaking)->controls.size(), 3u);
   EXPECT_EQ(r.trigger_count(), 3u);
 }

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 // What an engine holding these triggers would register for the next one.
 struct World {
-  plan::Registry registry;
+  plan::PlanContext registry;
   uint64_t next_owner = 1;
   World() { registry.catalog = &fixtures(); }
   void add(const plan::HistPlan& p) {
@@ -48,7 +48,7 @@ std::string unit_of(const plan::HistPlan& p) {
 
 // The property, for one command accepted on `format`. Returns its plan.
 std::optional<plan::HistPlan> expect_round_trip(const std::string& command, const catalog::EventFormat& format,
-                                                const plan::Registry& registry) {
+                                                const plan::PlanContext& registry) {
   auto first = pipeline::plan_command(command, format, registry);
   if (!first) return std::nullopt;  // refused: nothing is saved
   const plan::HistPlan& p1 = first->plan;

@@ -24,7 +24,7 @@ using testing::fixtures;
 namespace fs = std::filesystem;
 
 plan::HistPlan plan_ok(const std::string& text, const catalog::EventFormat& format,
-                       const plan::Registry& registry = {}) {
+                       const plan::PlanContext& registry = {}) {
   auto r = pipeline::plan_command(text, format, registry, parse::kMaxPrintedCommandBytes);
   EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message());
   return r.ok() ? r->plan : plan::HistPlan{};
@@ -199,7 +199,7 @@ TEST(FieldVars, WhichParamsNeedOne) {
   EXPECT_EQ(needs[1].name, "synthetic_pid");
 
   // One the registry holds already is not made again.
-  plan::Registry reg;
+  plan::PlanContext reg;
   plan::RegisteredVar held;
   held.system = "sched";
   held.event = "sched_waking";
