@@ -2,6 +2,7 @@
 // What kind of event a format describes (EventSource): decided here, once,
 // as the catalog reads or adds a format.
 #include "histd/catalog.h"
+#include "histd/enum_rows.h"
 
 namespace histd::catalog {
 
@@ -37,12 +38,9 @@ constexpr EventSourceTraits kTraits[] = {
 };
 // clang-format on
 
-constexpr bool rows_in_order() {
-  for (size_t i = 0; i < std::size(kTraits); ++i)
-    if (static_cast<size_t>(kTraits[i].source) != i) return false;
-  return std::size(kTraits) == static_cast<size_t>(Probe) + 1;
-}
-static_assert(rows_in_order(), "a row per event source, in the enum's order");
+// Probe is the last kind.
+static_assert(rows_follow_enum(kTraits, &EventSourceTraits::source, static_cast<size_t>(Probe) + 1),
+              "a row per value, in the enum's order");
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "render/key_formats.h"
+#include "histd/enum_rows.h"
 
 #include <nlohmann/json.hpp>
 
@@ -164,12 +165,9 @@ constexpr KeyFormat kFormats[] = {
 };
 // clang-format on
 
-constexpr bool rows_in_order() {
-  for (size_t i = 0; i < std::size(kFormats); ++i)
-    if (static_cast<size_t>(kFormats[i].display) != i) return false;
-  return std::size(kFormats) == static_cast<size_t>(Stacktrace) + 1;
-}
-static_assert(rows_in_order(), "a row per display, in the enum's order");
+// Stacktrace is the last display.
+static_assert(rows_follow_enum(kFormats, &KeyFormat::display, static_cast<size_t>(Stacktrace) + 1),
+              "a row per value, in the enum's order");
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <array>
 
+#include "histd/enum_rows.h"
 #include "histd/table.h"
 
 namespace histd::table {
@@ -26,14 +27,9 @@ constexpr KeyDisplayTraits kTraits[] = {
 };
 // clang-format on
 
-// Each display's row where the enum puts it: a display without one fails
-// the build here.
-constexpr bool rows_in_order() {
-  for (size_t i = 0; i < std::size(kTraits); ++i)
-    if (static_cast<size_t>(kTraits[i].display) != i) return false;
-  return std::size(kTraits) == static_cast<size_t>(Stacktrace) + 1;
-}
-static_assert(rows_in_order());
+// Stacktrace is the last display.
+static_assert(rows_follow_enum(kTraits, &KeyDisplayTraits::display, static_cast<size_t>(Stacktrace) + 1),
+              "a row per value, in the enum's order");
 
 }  // namespace
 

@@ -17,6 +17,7 @@ from pathlib import Path
 HEADER_MODULE = {
     "diagnostic": "common", "result": "common", "text": "common", "fd": "common",
     "mountinfo": "common", "populate": "common", "log_summary": "common", "digest": "common",
+    "enum_rows": "common",
     "table_reader": "table", "trace_buffer": "trace",
 }
 # The document whose module table this test reads.
