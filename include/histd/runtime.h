@@ -105,16 +105,17 @@ class Compiler {
   // How long a compile waits for histd-cc's answer (tests shorten it).
   void set_server_timeout(std::chrono::milliseconds timeout);
   // Stops histd-cc once it has compiled nothing for `after`: its libraries
-  // (~90 MB resident) go back to the machine while no trigger changes. The
+  // (most of histd's memory) go back to the machine while no trigger
+  // changes. The
   // next compile, or warm(), starts it again. Zero: it stays. Needs
   // watch_server()'s thread.
   void set_idle_stop(std::chrono::milliseconds after);
   // histd-cc stays, but once it has compiled nothing for `after` it gives
   // back what the kernel can take at no cost: its allocator's free pages
-  // and the resident pages of its libraries' code and read-only data
-  // (~50 MB; they stay in the page cache). What is left is the libraries'
-  // relocated data (~12 MiB). The next compile faults the pages it needs
-  // back in (a few ms), not the libraries' load (~200 ms after a stop).
+  // and the resident pages of its libraries' code and read-only data (they
+  // stay in the page cache). What is left is the libraries' relocated data.
+  // The next compile faults the pages it needs back in, far less than the
+  // libraries' load after a stop (docs/design/compiler.md, "Idle shed").
   // Zero: it keeps them. Set before start_server() (a running server is
   // replaced to be told).
   void set_idle_shed(std::chrono::milliseconds after);
@@ -152,7 +153,7 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
 // One loaded event unit: its programs' descriptors, nothing more. Its
 // libbpf object is closed once loaded: each object held a descriptor of
 // every map it uses (a duplicate of each engine map, and its own scratch
-// maps), ~9 a trigger, which the loaded programs do not need (the kernel
+// maps), several a trigger, which the loaded programs do not need (the kernel
 // keeps the maps they use alive). Every program array the units use is the
 // engine's, so closing them empties none. Destroying it releases the
 // programs (the kernel keeps an installed program alive through the
@@ -210,7 +211,7 @@ class Attachment {
   // detach, which the kernel may finish later (see ~Attachment), so that the
   // program counts nothing meanwhile. A caller that has paused every trigger
   // of the program already (shutdown) may skip that step: emptying a slot is
-  // a text poke of the dispatcher, ~15 ms per event.
+  // a text poke of the dispatcher, tens of milliseconds per event.
   void keep_program_until_detached() { slots_ = Fd(); }
   // Closes what it holds and leaves the rest as it found it: an adopted
   // link and array stay pinned, running what they ran (a restore that
