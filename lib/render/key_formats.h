@@ -23,7 +23,7 @@ struct KeyValue {
   const table::KeyColumn& column;
   const table::Row& row;
   const Resolver& res;
-  const Options& opt;
+  const Options opt;  // a copy: a bool, and callers pass temporaries
   uint64_t addr = 0;  // the number the key holds: symbols resolve from it
   uint64_t v = 0;     // what the reader is shown of it (render::shown)
 
