@@ -2,7 +2,7 @@
 # The Debian package, built by `cpack -G DEB` in the build directory:
 # histd_<version>_amd64.deb. CPack installs with the prefix /usr, so the
 # binaries go to /usr/bin, the BPF files to /usr/lib/histd/bpf, the man
-# pages to /usr/share/man/man8, and daemon/histd/install_unit.cmake puts
+# pages to /usr/share/man/man8, and daemon/service/install_unit.cmake puts
 # the unit in /lib/systemd/system and the config in /etc/histd.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME histd)

@@ -9,7 +9,7 @@
 # kernel's selftests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(find include lib daemon tests bench -type f \( -name '*.cpp' -o -name '*.h' \) \
+mapfile -t files < <(find lib daemon tests bench -type f \( -name '*.cpp' -o -name '*.h' \) \
   -not -path 'tests/unit/golden/*' -not -path 'tests/kselftest/*' | sort)
 if [ "${1:-}" != "--check" ]; then
   clang-format -i "${files[@]}"

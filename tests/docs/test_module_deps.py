@@ -4,10 +4,13 @@
 
 Reads the table under "Modules and the directions they depend in" (module |
 may use) and checks every #include of lib/<module>/ and of the module's
-public headers (include/histd/): a header of another module must be one the
-row allows, and no module may reach into another's private headers
-("parse/text.h" from outside lib/parse). Also: every lib/ folder has a row,
-and a row uses only rows above it (no cycle).  Usage: test_module_deps.py SRC
+public headers (lib/<module>/include/histd/): a header of another module
+must be one the row allows, and no module may reach into another's private
+headers ("parse/text.h" from outside lib/parse). The build holds a module to
+what its row and the rows below allow; this holds it to its own row. Also:
+every lib/ folder has a row, a row uses only rows above it (no cycle), and
+lib/CMakeLists.txt links each module as its row says.
+Usage: test_module_deps.py SRC
 """
 import re
 import sys
@@ -22,6 +25,9 @@ HEADER_MODULE = {
 }
 # The document whose module table this test reads.
 DESIGN = "docs/design/pipeline.md"
+# The build's rows: histd_module(NAME USES a b c [EXTERNAL ...]).
+BUILD = "lib/CMakeLists.txt"
+BUILD_ROW = re.compile(r"^histd_module\((\w+)((?:\s+[^)]*)?)\)", re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -39,6 +45,17 @@ def allowed_table(design: str):
         elif order and not line.startswith("|"):
             break
     return rows, order
+
+
+def build_table(text: str):
+    rows = {}
+    for name, rest in BUILD_ROW.findall(text):
+        words = rest.split()
+        uses = words[words.index("USES") + 1:] if "USES" in words else []
+        if "EXTERNAL" in uses:
+            uses = uses[:uses.index("EXTERNAL")]
+        rows[name] = uses
+    return rows
 
 
 def module_of_header(name: str, modules):
@@ -62,10 +79,21 @@ def main() -> int:
             failures.append(f"lib/{f} has no row in {DESIGN}'s module table")
     modules = set(rows)
     headers = {}
-    for h in (src / "include/histd").glob("*.h"):
+    built = build_table((src / BUILD).read_text())
+    for m in order:
+        if m not in built:
+            failures.append(f"{BUILD}: module {m} has no histd_module() row")
+        elif sorted(built[m]) != sorted(rows[m]):
+            failures.append(f"{BUILD}: {m} links {' '.join(built[m]) or 'nothing'}, {DESIGN} says {' '.join(rows[m]) or 'nothing'}")
+    for m in built:
+        if m not in rows:
+            failures.append(f"{BUILD}: module {m} has no row in {DESIGN}")
+    for h in (src / "lib").glob("*/include/histd/*.h"):
         owner = module_of_header(f"histd/{h.name}", modules)
         if owner is None:
-            failures.append(f"include/histd/{h.name} belongs to no module of the table")
+            failures.append(f"{h.relative_to(src)} belongs to no module of the table")
+        elif h.parent.parent.parent.name != owner:
+            failures.append(f"{h.relative_to(src)} is {owner}'s header: it belongs in lib/{owner}/include/histd/")
         else:
             headers.setdefault(owner, []).append(h)
     for m in order:

@@ -4,7 +4,7 @@
 # nothing else; histd takes the file as it is, and with every line that is
 # commented out put in.
 source "$(dirname "$0")/lib.sh"
-CONF_FILE=$(cd "$(dirname "$0")/../../daemon/histd" && pwd)/histd.conf
+CONF_FILE=$(cd "$(dirname "$0")/../../daemon/service" && pwd)/histd.conf
 
 # --help, --version and --config are about the command line itself.
 options=$("$HISTD_BIN" --help | grep -oE -- '--[a-z][a-z-]*' | sed 's/^--//' | grep -vxE 'help|version|config' | sort -u)

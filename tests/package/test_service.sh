@@ -189,7 +189,7 @@ expect_eq "and counts on" "{ count: $(printf '%10d' "$SIZE") } hitcount:        
 
 # A start that compiles every saved trigger again (the object cache empty,
 # as after an upgrade changed the compiler) outlasts TimeoutStartSec=: histd
-# asks systemd for more time while units compile (daemon/histd/start_progress.h).
+# asks systemd for more time while units compile (daemon/service/start_progress.h).
 # The start must outlast the timeout for the test to mean anything, on a
 # fast host too: 300 triggers whose filters have 1 to 100 terms, so that
 # each of the 75 programs (4 triggers each) is compiled, not shared with

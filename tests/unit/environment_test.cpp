@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "histd/environment.h"
+#include "service/environment.h"
 
 namespace histd::daemon {
 namespace {

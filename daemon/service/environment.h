@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// What histd needs of the machine (or the container) it runs in, each
+// checked at start so that a missing piece is refused with one line naming
+// it and how to grant it, instead of a bare EPERM from the first map or
+// mount: a table of probes (kRequirements in environment.cpp).
+#pragma once
+
+#include <string>
+
+#include "histd/result.h"
+#include "service/options.h"
+
+namespace histd::daemon {
+
+// What the process is allowed, as /proc/self/status says: its effective
+// capabilities and whether a seccomp filter is on it.
+struct Privileges {
+  uint64_t effective = 0;  // CapEff bits
+  bool seccomp_filter = false;
+};
+Privileges own_privileges();
+
+// The first requirement `opt` needs that this process lacks: the line
+// histd exits with ("histd: cannot run here: ... (systemd-nspawn: ...;
+// podman: ...; Kubernetes: ...)"). Probes: a map and a perf event made and
+// closed, /dev/fuse opened and closed; tracefs mounted where histd would
+// mount it next anyway.
+Status check_environment(const Options& opt);
+
+// Why a call that needs `capability` (CAP_BPF, ...) failed with `err`, for
+// a process with `p`: a seccomp filter, or the capability missing, or
+// neither known (pure: unit-tested).
+enum class Refusal { None, Seccomp, Capability, Other };
+Refusal refusal_of(int err, const Privileges& p, int capability);
+
+}  // namespace histd::daemon
