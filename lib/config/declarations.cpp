@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Parsing a configuration file into declarations (include/histd/config.h).
+// Parsing a configuration file into declarations (histd/config.h).
 // Commands are parsed by the parsers the trigger file and synthetic_events
 // use, so a line gets the errors and carets a write would get; this file
 // adds only the line's shape (SYSTEM:EVENT, then the command) and what a
