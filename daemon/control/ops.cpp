@@ -458,10 +458,8 @@ namespace {
 render::DaemonStats daemon_stats(engine::Engine& engine) {
   render::DaemonStats d;
   d.version = HISTD_VERSION;
-  const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(engine.uptime());
   d.start_time_seconds =
-      static_cast<double>((std::chrono::system_clock::now().time_since_epoch() - up) / std::chrono::milliseconds(1)) /
-      1000.0;
+      static_cast<double>(engine.started_at().time_since_epoch() / std::chrono::milliseconds(1)) / 1000.0;
   const engine::Usage u = engine.usage();
   d.triggers = u.triggers;
   d.max_triggers = u.max_triggers;

@@ -234,6 +234,9 @@ class Engine {
   ActivationTimes activation_times();
   // Since the engine was created (histd's start).
   std::chrono::steady_clock::duration uptime() const { return std::chrono::steady_clock::now() - started_; }
+  // When it was created, on the wall clock: read once, so that it is the
+  // same at every scrape (now minus uptime moves by the clocks' drift).
+  std::chrono::system_clock::time_point started_at() const { return started_at_; }
   // The generated BPF C of an event as it is loaded now ("" without triggers).
   std::string event_source(const std::string& system, const std::string& event);
 
@@ -480,6 +483,7 @@ class Engine {
   std::deque<readout::ErrorLogEntry> error_log_;
   std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  const std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
   Fd state_room_;                         // the reserved next state file (see reserve_state)
   std::vector<SavedEntry> not_restored_;  // in the state file's order
   std::string state_file_problem_;
