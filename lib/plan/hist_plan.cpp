@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 namespace histd::plan {
@@ -158,6 +159,7 @@ table::Table HistPlan::columns() const {
     c.is_signed = k.access.is_signed && k.transform == KeyTransform::None;
     c.display = k.display;
     c.buckets = k.buckets;
+    c.field_bits = std::clamp<uint32_t>(k.access.size * 8, 8, 64);
     // A stack, or a code address shown as a symbol, is a kernel address
     // whatever its field's type; a log2 of one is not.
     const modifier::ModifierInfo* shown_as = modifier::by_key_display(k.display);

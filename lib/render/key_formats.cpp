@@ -128,7 +128,8 @@ std::string label_decimal(const KeyValue& k) {
 std::string label_hex(const KeyValue& k) { return fmt::format("{:x}", k.v); }
 std::string label_sym(const KeyValue& k) { return known_or(k.res.symbol(k.addr), "unknown"); }
 std::string label_sym_offset(const KeyValue& k) { return known_or(k.res.symbol_offset(k.addr), "unknown"); }
-std::string label_execname(const KeyValue& k) { return std::string(comm_of(k)); }
+std::string label_execname(const KeyValue& k) { return fmt::format("{}", k.v); }
+std::string companion_comm(const KeyValue& k) { return std::string(comm_of(k)); }
 std::string label_bucket(const KeyValue& k) { return key_format(k.column.display).bucket(k.column, k.v); }
 std::string label_string(const KeyValue& k) { return std::string(k.text()); }
 std::string label_stack(const KeyValue& k) {
@@ -146,20 +147,30 @@ std::string bucket_log2(const table::KeyColumn&, uint64_t v) { return fmt::forma
 std::string bucket_range(const table::KeyColumn& k, uint64_t v) { return fmt::format("{}-{}", v, v + k.buckets - 1); }
 uint64_t step_log2(const table::KeyColumn&) { return 1; }
 uint64_t step_range(const table::KeyColumn& k) { return std::max<uint64_t>(k.buckets, 1); }
+// .log2: a bucket for each power of two up to the top of the field's type
+// (bucket v holds (2^(v-1), 2^v]).
+uint64_t last_log2(const table::KeyColumn& k) { return k.field_bits; }
+// .buckets=N: the first 64 steps from 0, or fewer where the type ends.
+uint64_t last_range(const table::KeyColumn& k) {
+  const uint64_t step = step_range(k);
+  const uint64_t top = k.field_bits >= 64 ? UINT64_MAX : (uint64_t{1} << k.field_bits) - 1;
+  return std::min<uint64_t>(kLinearBuckets - 1, top / step) * step;
+}
 
 using enum table::KeyDisplay;
 // clang-format off
 constexpr KeyFormat kFormats[] = {
-  // display    text             json             label             bucket        step        fills_gaps
+  // display    text             json             label             bucket        step        fills_gaps  last_bucket
   {Decimal,     text_decimal,    json_decimal,    label_decimal},
   {Hex,         text_hex,        json_hex,        label_hex},
   {Sym,         text_sym,        json_sym,        label_sym},
   {SymOffset,   text_sym_offset, json_sym_offset, label_sym_offset},
-  {Execname,    text_execname,   json_execname,   label_execname},
+  {Execname,    text_execname,   json_execname,   label_execname,   nullptr,      nullptr,    false,      nullptr,
+                "_comm", companion_comm},
   {Syscall,     text_syscall,    json_syscall,    syscall_of},
   // .log2 has at most 65 buckets: the page draws them all.
-  {Log2,        text_log2,       json_log2,       label_bucket,     bucket_log2,  step_log2,  true},
-  {Buckets,     text_buckets,    json_buckets,    label_bucket,     bucket_range, step_range, false},
+  {Log2,        text_log2,       json_log2,       label_bucket,     bucket_log2,  step_log2,  true,       last_log2},
+  {Buckets,     text_buckets,    json_buckets,    label_bucket,     bucket_range, step_range, false,      last_range},
   {String,      text_string,     json_string_key, label_string},
   {Stacktrace,  text_stack,      json_stack,      label_stack},
 };

@@ -32,6 +32,9 @@ struct KeyValue {
   std::string_view text() const;
 };
 
+// The steps of a .buckets=N key a metric's histogram has bounds for.
+inline constexpr uint64_t kLinearBuckets = 64;
+
 struct KeyFormat {
   table::KeyDisplay display;
   // hist: "name: ..." as the kernel's hist_trigger_entry_print() prints it.
@@ -48,6 +51,14 @@ struct KeyFormat {
   std::string (*bucket)(const table::KeyColumn& key, uint64_t bucket) = nullptr;
   uint64_t (*step)(const table::KeyColumn& key) = nullptr;
   bool fills_gaps = false;
+  // Bucketed displays: the last bucket a metric's histogram has a bound for,
+  // hit or not (every host the same; what is past it counts in +Inf).
+  uint64_t (*last_bucket)(const table::KeyColumn& key) = nullptr;
+  // Where one label cannot say what the hist line says (.execname: "comm
+  // [pid]"), a second one: its name after the key's ("_comm") and its value.
+  // The first then holds the number the key is.
+  const char* companion_suffix = nullptr;
+  std::string (*companion)(const KeyValue& key) = nullptr;
 };
 
 const KeyFormat& key_format(table::KeyDisplay display);

@@ -31,9 +31,10 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
-std::string key_label(const table::KeyColumn& k, const table::Row& r, const Resolver& res) {
-  const Options hide{true};
-  return key_format(k.display).label(KeyValue(k, r, res, hide));
+std::string key_caption(const table::KeyColumn& k, const table::Row& r, const Resolver& res) {
+  const KeyValue v(k, r, res, Options{true});
+  const KeyFormat& f = key_format(k.display);
+  return f.companion ? fmt::format("{} [{}]", f.companion(v), f.label(v)) : f.label(v);
 }
 
 std::optional<size_t> histogram_key(const table::Table& t) {

@@ -19,10 +19,10 @@ namespace histd::render {
 // a well-formed sequence becomes U+FFFD.
 std::string valid_utf8(std::string_view s);
 
-// A key as a label shows it: the form its modifier renders ("2^3",
-// "200-299", a symbol, a comm), never a raw kernel address (those read as
-// for a reader who may not see them).
-std::string key_label(const table::KeyColumn& key, const table::Row& row, const Resolver& resolver);
+// A key as the page captions it: the form its modifier renders ("2^3",
+// "200-299", a symbol, "bash [1234]"), never a raw kernel address (those
+// read as for a reader who may not see them).
+std::string key_caption(const table::KeyColumn& key, const table::Row& row, const Resolver& resolver);
 
 // The table's histogram key: its only .log2 or .buckets key. None when it
 // has no such key, or two (both are then plain labels).

@@ -11,46 +11,11 @@
 
 #include "histd/render.h"
 #include "render/labels.h"
+#include "render/series.h"
 
 namespace histd::render {
 
 namespace {
-
-// A metric or label name: [a-zA-Z_][a-zA-Z0-9_]* (':' is for recording
-// rules), anything else an underscore.
-std::string metric_name(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9');
-    out += ok ? c : '_';
-  }
-  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(out.begin(), '_');
-  return out;
-}
-
-// Appends text as both formats escape it: backslash and newline, and in a
-// label value (`quotes`) the double quote; made valid UTF-8 first. Most
-// labels are digits or plain names: those are appended as they are.
-void append_escaped(std::string& out, std::string_view raw, bool quotes) {
-  const bool plain = std::all_of(raw.begin(), raw.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x7f && c != '\\' && c != '"';
-  });
-  if (plain) {
-    out += raw;
-    return;
-  }
-  for (char c : valid_utf8(raw)) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '"' && quotes)
-      out += "\\\"";
-    else
-      out += c;
-  }
-}
 
 std::string escaped(std::string_view raw, bool quotes) {
   std::string out;
@@ -63,78 +28,45 @@ void append_number(std::string& out, uint64_t n) {
   out.append(digits.data(), digits.size());
 }
 
-// Appends one label set's text: `name="value",...`, after `first` (a
-// tree's tracefs_instance label, or nothing).
-void append_labels(std::string& out, std::string_view first, const std::vector<std::string>& names,
-                   const std::vector<std::string>& values) {
-  out += first;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0 || !first.empty()) out += ',';
-    out += names[i];
-    out += "=\"";
-    append_escaped(out, values[i], true);
-    out += '"';
-  }
-}
-
 uint32_t fnv1a32(std::string_view s) {
   uint32_t h = 2166136261u;
   for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
   return h;
 }
 
-struct LabelSet {
-  std::vector<std::string> values;
-  auto operator<=>(const LabelSet&) const = default;
-};
-
-// The samples of one table, one per label set, ready to write: each set's
-// label text (`name="value",...`, escaped, no braces) back to back in one
-// buffer, its sums per value column, and for a histogram its buckets. A
-// 100k-series table is then a few allocations, not a few per series.
-struct Samples {
-  std::string labels;
-  std::vector<size_t> ends;                         // where each set's label text ends in `labels`
-  size_t columns = 0;                               // value columns
-  std::vector<uint64_t> sums;                       // set × column
-  std::vector<std::map<double, uint64_t>> buckets;  // histogram: bound -> hits in that bucket
-  size_t size() const { return ends.size(); }
-  std::string_view label_text(size_t i) const {
-    const size_t from = i == 0 ? 0 : ends[i - 1];
-    return std::string_view(labels).substr(from, ends[i] - from);
-  }
-  uint64_t sum(size_t i, size_t column) const { return sums[i * columns + column]; }
-};
-
-// The metrics are for anyone who can reach the exporter: kernel addresses
-// are hidden as from a reader who may not see them, in sums as in keys.
-uint64_t value_shown(const table::Table& tab, const table::Row& r, size_t column) {
-  return shown(r.vals[column], tab.vals[column].address, Options{true}, true);
-}
-
-// A histogram key's bucket as shown: every bucket of kernel addresses is
-// bucket 0, as the hist file shows their keys.
-uint64_t bucket_shown(const table::Table& tab, int hist_key, const table::Row& r) {
-  const table::KeyColumn& k = tab.keys[static_cast<size_t>(hist_key)];
-  return shown(r.key_number(k.offset), k.address, Options{true});
-}
-
-// Whether each entry is a label set of its own: no histogram key, and no
-// key whose rendering can make two values one (an .execname, a symbol, a
-// hidden address, a string's bytes past its end).
-bool one_series_per_entry(const table::Table& tab, int hist_key) {
-  if (hist_key >= 0) return false;
-  for (const table::KeyColumn& k : tab.keys) {
-    if (!table::key_traits(k.display).numeric_label || k.address != table::AddressKind::None) return false;
-  }
-  return true;
-}
+// histd's own families (Writer::daemon, Writer::finish). A table's never
+// share a name with one: two families of one name make a scrape that
+// OpenMetrics parsers refuse.
+constexpr std::string_view kOwnFamilies[] = {"histd_build_info",
+                                             "histd_start_time_seconds",
+                                             "histd_triggers",
+                                             "histd_triggers_limit",
+                                             "histd_synthetic_events",
+                                             "histd_synthetic_events_limit",
+                                             "histd_map_memory_bytes",
+                                             "histd_map_memory_limit_bytes",
+                                             "histd_missed_events",
+                                             "histd_ring_lost",
+                                             "histd_compiles",
+                                             "histd_compiler_starts",
+                                             "histd_activation_seconds",
+                                             "histd_scrape_duration_seconds",
+                                             "histd_table_hits",
+                                             "histd_table_entries",
+                                             "histd_table_dropped",
+                                             "histd_table_missed",
+                                             "histd_metrics_series_dropped"};
 
 // The family a table makes: histd_<name>, or histd_<system>_<event>_<hash
-// of the trigger>.
+// of the trigger>; "_table" after it while one of histd's own families is
+// that name or starts with it ("map_memory" and its "bytes" would make
+// histd_map_memory_bytes).
 std::string family_base(const plan::HistPlan& p) {
-  return "histd_" +
-         metric_name(p.name ? *p.name : fmt::format("{}_{}_{:08x}", p.system, p.event, fnv1a32(p.identity())));
+  std::string base =
+      "histd_" + metric_name(p.name ? *p.name : fmt::format("{}_{}_{:08x}", p.system, p.event, fnv1a32(p.identity())));
+  auto taken = [&](std::string_view own) { return own == base || own.starts_with(base + "_"); };
+  while (std::any_of(std::begin(kOwnFamilies), std::end(kOwnFamilies), taken)) base += "_table";
+  return base;
 }
 
 // What must agree for tables to share a family: key and value columns.
@@ -163,13 +95,6 @@ class Writer {
 
  private:
   void family(const std::string& name, const char* type, const std::string& help);
-  // The label sets of a table, at most opt_.max_series (the rest counted in
-  // `dropped`): each entry its own, in the table's order; or merged where
-  // entries render the same, sorted.
-  Samples entries_as_series(const table::Table& tab, std::string_view first, const std::vector<std::string>& names,
-                            uint64_t& dropped) const;
-  Samples merged_series(const table::Table& tab, int hist_key, std::string_view first,
-                        const std::vector<std::string>& names, uint64_t& dropped) const;
   // One sample line: NAME{LABELS[,EXTRA]} VALUE
   void sample(std::string_view name, std::string_view suffix, std::string_view labels, std::string_view extra,
               uint64_t value);
@@ -216,13 +141,7 @@ void Writer::tables(const std::string& base, const std::vector<Member>& members)
   // A lone .log2 or .buckets key makes a histogram; the other keys are labels.
   const std::optional<size_t> histogram = histogram_key(tab);
   const int hist_key = histogram ? static_cast<int>(*histogram) : -1;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < tab.keys.size(); ++i) {
-    if (static_cast<int>(i) == hist_key) continue;
-    std::string n = metric_name(tab.keys[i].name);
-    while (std::find(names.begin(), names.end(), n) != names.end() || n == "le" || n == "tracefs_instance") n += "_";
-    names.push_back(std::move(n));
-  }
+  const std::vector<std::string> names = label_names(tab, hist_key);
   const std::string shape = table_shape(tab);
   std::vector<Samples> trees;
   std::set<std::string> seen;  // a named table shared by triggers of one tree: once
@@ -234,82 +153,12 @@ void Writer::tables(const std::string& base, const std::vector<Member>& members)
       dropped = t.entries();
     } else {
       const std::string first = m.instance->empty() ? "" : "tracefs_instance=\"" + escaped(*m.instance, true) + "\"";
-      trees.push_back(one_series_per_entry(t, hist_key) ? entries_as_series(t, first, names, dropped)
-                                                        : merged_series(t, hist_key, first, names, dropped));
+      trees.push_back(table_series(t, hist_key, first, names, res_, opt_.max_series, dropped));
     }
     stats_.push_back(Stat{base, *m.instance, t.hits, t.entries(), t.drops, m.table->missed, dropped});
   }
   const plan::HistPlan& p = members.front().table->plan;
   write_series(base, tab, hist_key, trees, fmt::format("{}:{} {}", p.system, p.event, p.trigger_text()));
-}
-
-Samples Writer::entries_as_series(const table::Table& tab, std::string_view first,
-                                  const std::vector<std::string>& names, uint64_t& dropped) const {
-  const size_t shown = std::min(tab.entries(), opt_.max_series);
-  dropped = tab.entries() - shown;
-  Samples series;
-  series.columns = tab.vals.size();
-  series.ends.reserve(shown);
-  series.sums.reserve(shown * series.columns);
-  series.labels.reserve(shown * 16);
-  std::vector<std::string> values(tab.keys.size());
-  for (size_t e = 0; e < shown; ++e) {
-    const table::Row r = tab.row(e);
-    for (size_t i = 0; i < tab.keys.size(); ++i) values[i] = key_label(tab.keys[i], r, res_);
-    append_labels(series.labels, first, names, values);
-    series.ends.push_back(series.labels.size());
-    for (size_t v = 0; v < series.columns; ++v) series.sums.push_back(v < r.vals.size() ? value_shown(tab, r, v) : 0);
-  }
-  return series;
-}
-
-// A hash of the label values finds an entry's set (a sorted map cost most
-// of a 100k-series scrape); sorted once at the end, as written.
-Samples Writer::merged_series(const table::Table& tab, int hist_key, std::string_view first,
-                              const std::vector<std::string>& names, uint64_t& dropped) const {
-  struct Merged {
-    LabelSet set;
-    std::vector<uint64_t> sums;
-    std::map<double, uint64_t> buckets;
-  };
-  std::vector<Merged> merged;
-  std::unordered_map<std::string, size_t> index;
-  std::string id;
-  for (size_t e = 0; e < tab.entries(); ++e) {
-    const table::Row r = tab.row(e);
-    LabelSet set;
-    id.clear();
-    for (size_t i = 0; i < tab.keys.size(); ++i) {
-      if (static_cast<int>(i) == hist_key) continue;
-      set.values.push_back(key_label(tab.keys[i], r, res_));
-      fmt::format_to(std::back_inserter(id), "{}:{}", set.values.back().size(), set.values.back());
-    }
-    auto [at, fresh] = index.try_emplace(id, merged.size());
-    if (fresh) {
-      if (merged.size() >= opt_.max_series) {
-        index.erase(at);
-        ++dropped;
-        continue;
-      }
-      merged.push_back(Merged{std::move(set), std::vector<uint64_t>(tab.vals.size(), 0), {}});
-    }
-    Merged& m = merged[at->second];
-    for (size_t v = 0; v < tab.vals.size() && v < r.vals.size(); ++v) m.sums[v] += value_shown(tab, r, v);
-    if (hist_key >= 0) {
-      const BucketBounds b = bucket_bounds(tab.keys[static_cast<size_t>(hist_key)], bucket_shown(tab, hist_key, r));
-      m.buckets[b.upper] += r.vals[0];
-    }
-  }
-  std::sort(merged.begin(), merged.end(), [](const Merged& a, const Merged& b) { return a.set < b.set; });
-  Samples series;
-  series.columns = tab.vals.size();
-  for (Merged& m : merged) {
-    append_labels(series.labels, first, names, m.set.values);
-    series.ends.push_back(series.labels.size());
-    series.sums.insert(series.sums.end(), m.sums.begin(), m.sums.end());
-    series.buckets.push_back(std::move(m.buckets));
-  }
-  return series;
 }
 
 void Writer::write_series(const std::string& base, const table::Table& tab, int hist_key,
@@ -324,13 +173,19 @@ void Writer::write_series(const std::string& base, const table::Table& tab, int 
       if (tab.vals[v].printed && tab.vals[v].name == k.name) sum_of = static_cast<int>(v);
     const std::string name = base + "_" + metric_name(k.name);
     family(name, "histogram", help);
+    // Every bucket of the key's range, hit or not, on every host alike: sums
+    // by le across hosts stay cumulative, and a quantile falls in its bucket.
+    const std::vector<double> bounds = fixed_bounds(k);
+    std::vector<std::string> les;
+    for (double b : bounds) les.push_back("le=\"" + bound_text(b) + "\"");
     for (const Samples& series : trees)
       for (size_t i = 0; i < series.size(); ++i) {
         const std::string_view labels = series.label_text(i);
         uint64_t cumulative = 0;
-        for (const auto& [bound, hits] : series.buckets[i]) {
-          cumulative += hits;
-          sample(name, "_bucket", labels, "le=\"" + bound_text(bound) + "\"", cumulative);
+        auto hit = series.buckets[i].begin();
+        for (size_t b = 0; b < bounds.size(); ++b) {
+          for (; hit != series.buckets[i].end() && hit->first <= bounds[b]; ++hit) cumulative += hit->second;
+          sample(name, "_bucket", labels, les[b], cumulative);
         }
         sample(name, "_bucket", labels, "le=\"+Inf\"", series.sum(i, 0));
         // OpenMetrics has a _count only beside a _sum (the +Inf bucket says it).

@@ -56,7 +56,7 @@ std::vector<Chart> charts_of(const table::Table& tab, size_t hist_key, const Res
     const table::Row r = tab.row(e);
     std::vector<std::string> labels;
     for (size_t i = 0; i < tab.keys.size(); ++i)
-      if (i != hist_key) labels.push_back(key_label(tab.keys[i], r, res));
+      if (i != hist_key) labels.push_back(key_caption(tab.keys[i], r, res));
     Chart& c = sets[labels];
     const uint64_t hits = r.vals.empty() ? 0 : r.vals[0];
     c.hits += hits;

@@ -48,14 +48,15 @@ bucket() { sed -n "s/^histd_write_sizes_count_bucket{le=\"$1\"} \\([0-9]*\\)$/\\
 n=$(bucket 4096)
 expect_eq "the le=4096 bucket holds the 5 writes" "ok" \
   "$([ "${n:-0}" -le 5 ] && [ $((${n:-0} + missed)) -ge 5 ] && echo ok || echo "${n:-none} ($missed missed)")"
-expect_eq "the buckets below it hold none" "" "$(bucket 2048)"
+expect_eq "the buckets below it are there and hold none" "0 0" "$(bucket 1) $(bucket 2048)"
+expect_eq "and so is every power of two of its type (size_t), hit or not" "65" \
+  "$(grep -c '^histd_write_sizes_count_bucket{le="[0-9.e+]*"}' "$WORK/metrics.txt")"
 expect_eq "+Inf and _count equal it" "$n $n" \
   "$(bucket '+Inf') $(sed -n 's/^histd_write_sizes_count_count \([0-9]*\)$/\1/p' "$WORK/metrics.txt")"
 expect_eq "_sum is the bytes written" "$((n * SIZE))" \
   "$(sed -n 's/^histd_write_sizes_count_sum \([0-9]*\)$/\1/p' "$WORK/metrics.txt")"
-expect_eq "an .execname key is the comm, beside a linear histogram" "yes" \
-  "$(grep -q "_count_bucket{common_pid=\"dd\",le=\"3071\"}\|_count_bucket{common_pid=\"dd\",le=\"4095\"}" \
-    "$WORK/metrics.txt" && echo yes)"
+expect_eq "an .execname key is its pid and its comm, beside a linear histogram" "yes" \
+  "$(grep -q "_count_bucket{common_pid=\"[0-9]*\",common_pid_comm=\"dd\",le=\"4095\"}" "$WORK/metrics.txt" && echo yes)"
 expect_eq "a .syscall key is the syscall's name" "yes" \
   "$(grep -q '_hitcount_total{id="sys_write"}' "$WORK/metrics.txt" && echo yes)"
 expect_eq "a named table is its name" "yes" \

@@ -51,9 +51,11 @@ for _ in $(seq 50); do grep -q '^histd_tf_sizes' "$P" 2>/dev/null && break; slee
 expect_eq "histd.prom holds the table" "yes" "$(grep -q '^histd_tf_sizes_hitcount_total' "$P" && echo yes)"
 expect_eq "promtool check metrics: clean" "" "$(promtool check metrics <"$P" 2>&1)"
 expect_eq "readable by a collector that is not root" "-rw-r--r--" "$(stat -c %A "$P")"
-expect_eq "two of the three label sets are written (--metrics-max-series 2)" "2" \
+expect_eq "two series of the three label sets are written (--metrics-max-series 2)" "2" \
   "$(grep -c '^histd_tf_sizes_hitcount_total{' "$P")"
-expect_eq "the third is counted, not cut silently" 'histd_metrics_series_dropped{table="histd_tf_sizes"} 1' \
+expect_eq "one of them the overflow, which sums the other two" 'histd_tf_sizes_hitcount_total{count="__overflow__"} 2' \
+  "$(grep '^histd_tf_sizes_hitcount_total{count="__overflow__"' "$P")"
+expect_eq "and they are counted, not cut silently" 'histd_metrics_series_dropped{table="histd_tf_sizes"} 2' \
   "$(grep '^histd_metrics_series_dropped' "$P")"
 # histd's own metrics.
 expect_eq "histd_build_info names histd's version" "$("$HISTD_BIN" --version | cut -d' ' -f2)" \

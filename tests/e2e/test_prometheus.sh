@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # A small fleet on one machine, scraped by a real Prometheus (Debian's 2.42):
 # two histds (two mounts, two ports), found through a file_sd target file,
-# queried over Prometheus's HTTP API. Across both, histogram_quantile() of
-# the summed rate lands in the bucket the known workload put its values in;
-# a counter keeps rising across a histd restart; a clear is a reset that
-# rate() handles; a removed trigger's series go stale.
+# queried over Prometheus's HTTP API. Two workloads of known, sparse size
+# distributions: histogram_quantile() per histd and across both (sum by le)
+# lands in the bucket that holds the quantile, and no bucket's first hit is
+# lost to rate(); the start time holds still; a counter keeps rising across
+# a histd restart; a clear is a reset that rate() handles; a removed
+# trigger's series go stale.
 source "$(dirname "$0")/lib.sh"
 command -v prometheus >/dev/null || { echo "FAIL: prometheus is needed (apt-get install prometheus)"; exit 1; }
 free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -55,14 +57,6 @@ echo "hist:keys=count.log2:vals=count:name=write_sizes if $B_IS" >"$B_TRIGGER"
 # writer, says what was counted.
 counted() { awk '/^\{/ {for (i = 1; i < NF; i++) if ($i == "hitcount:") n += $(i + 1)} END {print n + 0}' \
   "$(dirname "$1")/hist"; }
-# One write each, so that every series exists before the workload.
-for _ in $(seq 20); do
-  [ "$(counted "$A_TRIGGER")" -gt 0 ] || echo "1 300" >&7
-  [ "$(counted "$B_TRIGGER")" -gt 0 ] || echo "1 3000" >&8
-  sleep 0.2
-  [ "$(counted "$A_TRIGGER")" -gt 0 ] && [ "$(counted "$B_TRIGGER")" -gt 0 ] && break
-done
-
 # docs/metrics.md's scrape configuration and rules, as written there but
 # for their paths and a 1 s scrape interval (the test cannot wait 15 s).
 doc_block() {  # the ```yaml block of docs/metrics.md whose first line is "# $1"
@@ -110,29 +104,45 @@ wait_for() {
 up="up{job=\"histd\"}"
 wait_for "$up" "$(printf '127.0.0.1:%s 1\n127.0.0.1:%s 1' "$PA" "$PB" | sort)" 40
 COUNT=histd_write_sizes_count_count
-both() { printf '127.0.0.1:%s %s\n127.0.0.1:%s %s' "$PA" "$(counted "$A_TRIGGER")" "$PB" "$(counted "$B_TRIGGER")" | sort; }
-expect_eq "both histds scraped, with what each counted" "$(both)" "$(wait_for "$COUNT" "$(both)"; query "$COUNT")"
 
-# The workload: 95 writes of 300 bytes counted by A (log2 bucket 512), 5 of
-# 3000 by B (bucket 4096). Of the 100, the 50th is in A's bucket, the 99th
-# in B's: only a quantile over both instances finds it there.
-echo "95 300" >&7; echo "5 3000" >&8
+# Before any write both histograms are there, all zeros.
+both() { printf '127.0.0.1:%s %s\n127.0.0.1:%s %s' "$PA" "$(counted "$A_TRIGGER")" "$PB" "$(counted "$B_TRIGGER")" | sort; }
+expect_eq "both histds scraped, their histograms there before a write" "$(both)" \
+  "$(wait_for "$COUNT" "$(both)"; query "$COUNT")"
+sleep 2  # a scrape or two of the zeros
+
+# The workloads, sparse: A writes 70% of 100 bytes, 20% of 3000, 10% of
+# 60000; B 40% of 10 bytes, 40% of 1000, 20% of 3000. Over both (200
+# writes) the 100th is 100 bytes, the 180th 3000, the 198th 60000.
+echo "70 100" >&7; echo "20 3000" >&7; echo "10 60000" >&7
+echo "40 10" >&8; echo "40 1000" >&8; echo "20 3000" >&8
 wait_for "$COUNT" "$(both)" >/dev/null
-sleep 2  # another scrape of each, after the counts were in
-q() { query "histogram_quantile($1, sum by (le) (increase(histd_write_sizes_count_bucket[1m])))" | cut -d' ' -f2; }
-p99=$(query 'histd:write_sizes:p99_5m' | cut -d' ' -f2); p50=$(q 0.5)
-echo "across both: p50 $p50, p99 $p99"
+sleep 3  # more scrapes, after the counts were in
 in_bucket() { /usr/bin/python3 -c "import sys; v = float('$1'); print('yes' if $2 < v <= $3 else 'no: %s' % v)"; }
-expect_eq "the recorded p99 across both (docs' rule) is in (2048, 4096], B's bucket" "yes" "$(in_bucket "$p99" 2048 4096)"
-expect_eq "p50 across both is in (256, 512], A's bucket" "yes" "$(in_bucket "$p50" 256 512)"
-expect_eq "A alone has no p99 there" "yes" "$(in_bucket "$(query "histogram_quantile(0.99, \
-sum by (le) (increase(histd_write_sizes_count_bucket{instance=\"127.0.0.1:$PA\"}[1m])))" | cut -d' ' -f2)" 256 512)"
+# quantile Q [SELECTOR]: as the docs' rule computes it, over the last minute.
+quantile() {
+  query "histogram_quantile($1, sum by (le) (rate(histd_write_sizes_count_bucket${2:-}[1m])))" | cut -d' ' -f2
+}
+A_SEL="{instance=\"127.0.0.1:$PA\"}" B_SEL="{instance=\"127.0.0.1:$PB\"}"
+expect_eq "A's p50 is in (64, 128], where 70% of its writes are" "yes" "$(in_bucket "$(quantile 0.5 "$A_SEL")" 64 128)"
+expect_eq "A's p99 is in (32768, 65536]" "yes" "$(in_bucket "$(quantile 0.99 "$A_SEL")" 32768 65536)"
+expect_eq "B's p50 is in (512, 1024]" "yes" "$(in_bucket "$(quantile 0.5 "$B_SEL")" 512 1024)"
+expect_eq "p50 across both is in (64, 128]" "yes" "$(in_bucket "$(quantile 0.5)" 64 128)"
+expect_eq "p90 across both is in (2048, 4096]" "yes" "$(in_bucket "$(quantile 0.9)" 2048 4096)"
+p99=$(query 'histd:write_sizes:p99_5m' | cut -d' ' -f2)
+expect_eq "the recorded p99 across both (docs' rule) is in (32768, 65536]" "yes" "$(in_bucket "$p99" 32768 65536)"
+# Every write is at most 65536 bytes: the share rate() finds is 1, its
+# first hits included (the bucket's series was there, at 0, before them).
+expect_eq "every write is counted at or below le=65536, first hits and all" "1" \
+  "$(query 'sum(rate(histd_write_sizes_count_bucket{le="65536"}[1m])) / sum(rate(histd_write_sizes_count_bucket{le="+Inf"}[1m]))' | cut -d' ' -f2)"
+expect_eq "histd's start time held still across the scrapes" "$(printf '127.0.0.1:%s 0\n127.0.0.1:%s 0' "$PA" "$PB" | sort)" \
+  "$(query 'changes(histd_start_time_seconds[1m])')"
 
 # A restart of A: its counts persist, no counter reset.
 before=$(counted "$A_TRIGGER")
 kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
 histd_start --metrics-listen "127.0.0.1:$PA"
-echo "4 300" >&7
+echo "4 100" >&7
 sleep 0.5
 A_COUNT="$COUNT{instance=\"127.0.0.1:$PA\"}"
 after=$(counted "$A_TRIGGER")
@@ -142,8 +152,8 @@ expect_eq "which Prometheus saw as no reset" "127.0.0.1:$PA 0" "$(query "resets(
 
 # A clear: the counter drops to 0 and rises again, a reset rate() handles.
 echo "hist:keys=count.log2:vals=count:name=write_sizes:clear if $A_IS" >>"$A_TRIGGER"
-wait_for "$A_COUNT" "" 10 >/dev/null  # the table is empty: no series until the next write
-echo "3 300" >&7
+wait_for "$A_COUNT" "127.0.0.1:$PA 0" 10 >/dev/null  # the table is empty: its histogram reads 0
+echo "3 100" >&7
 sleep 0.5
 wait_for "$A_COUNT" "127.0.0.1:$PA $(counted "$A_TRIGGER")" >/dev/null
 expect_eq "the clear is one reset" "127.0.0.1:$PA 1" "$(query "resets($A_COUNT[2m])")"

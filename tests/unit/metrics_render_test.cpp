@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
+#include <vector>
 
 #include "histd/readout.h"
 #include "histd/render.h"
@@ -80,23 +82,56 @@ TEST(MetricsRender, AnUnnamedTableIsItsEventAndAHashOfItsTrigger) {
   EXPECT_EQ(ta, metrics_of(a)) << "the same trigger, the same family";
 }
 
-TEST(MetricsRender, ALoneLog2KeyIsAHistogramWithItsSum) {
+// The `_bucket` samples of `text`'s series `series` (e.g.
+// "histd_sizes_bytes_req_bucket{common_pid=\"7\","), each "le value".
+std::vector<std::string> buckets_of(const std::string& text, const std::string& series) {
+  std::vector<std::string> out;
+  for (size_t at = text.find(series); at != std::string::npos; at = text.find(series, at + 1)) {
+    const size_t le = text.find("le=\"", at) + 4, close = text.find('"', le), end = text.find('\n', close);
+    out.push_back(text.substr(le, close - le) + text.substr(close + 2, end - close - 2));
+  }
+  return out;
+}
+
+TEST(MetricsRender, ALoneLog2KeyIsAHistogramOverEveryPowerOfTwoOfItsType) {
   readout::HistTable t = table_of("hist:keys=bytes_req.log2:vals=bytes_req:name=sizes");
   // The kernel's log2 bucket 2^v holds (2^(v-1), 2^v].
   const uint64_t b3[] = {2, 12}, b5[] = {1, 20};
   t.table.add(key_of({5}), b5);
   t.table.add(key_of({3}), b3);
   const std::string text = metrics_of(t);
-  EXPECT_NE(text.find("# TYPE histd_sizes_bytes_req histogram\n"
-                      "histd_sizes_bytes_req_bucket{le=\"8\"} 2\n"
-                      "histd_sizes_bytes_req_bucket{le=\"32\"} 3\n"
-                      "histd_sizes_bytes_req_bucket{le=\"+Inf\"} 3\n"
+  const std::vector<std::string> b = buckets_of(text, "histd_sizes_bytes_req_bucket{");
+  // bytes_req is a size_t: 2^0 .. 2^63, the last bucket (2^63, 2^64-1], +Inf.
+  ASSERT_EQ(b.size(), 66u) << text;
+  EXPECT_EQ(std::vector<std::string>(b.begin(), b.begin() + 7),
+            (std::vector<std::string>{"1 0", "2 0", "4 0", "8 2", "16 2", "32 3", "64 3"}));
+  EXPECT_EQ(b[63], "9.223372036854776e+18 3");  // 2^63, as a float past 2^53
+  EXPECT_EQ(b[65], "+Inf 3");
+  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{le=\"+Inf\"} 3\n"
                       "histd_sizes_bytes_req_count 3\n"
                       "histd_sizes_bytes_req_sum 32\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("histd_sizes_hitcount"), std::string::npos) << "the histogram counts the hits";
   EXPECT_EQ(text.find("bytes_req_total"), std::string::npos) << "the sum is the histogram's _sum";
+}
+
+TEST(MetricsRender, AHistogramsBucketsEndWithItsFieldsType) {
+  readout::HistTable t = table_of("hist:keys=node.log2:name=nodes");  // int node: 2^0 .. 2^32
+  const std::vector<std::string> b = buckets_of(metrics_of(t), "histd_nodes_node_bucket{");
+  ASSERT_EQ(b.size(), 34u);
+  EXPECT_EQ(b[32], "4294967296 0");
+}
+
+// Before its first hit the histogram is there, all zeros: Prometheus's
+// rate() then sees every first hit as an increase, not a new series.
+TEST(MetricsRender, AnEmptyLoneHistogramIsThereWithZeros) {
+  readout::HistTable t = table_of("hist:keys=bytes_req.log2:name=sizes");
+  const std::string text = metrics_of(t);
+  const std::vector<std::string> b = buckets_of(text, "histd_sizes_bytes_req_bucket{");
+  ASSERT_EQ(b.size(), 66u) << text;
+  for (const std::string& bucket : b) EXPECT_TRUE(bucket.ends_with(" 0")) << bucket;
+  EXPECT_NE(text.find("histd_sizes_bytes_req_count 0\n"), std::string::npos) << text;
 }
 
 TEST(MetricsRender, ALog2KeyBesideOthersIsAHistogramPerLabelSet) {
@@ -106,13 +141,15 @@ TEST(MetricsRender, ALog2KeyBesideOthersIsAHistogramPerLabelSet) {
   t.table.add(key_of({7, 4}), b);
   t.table.add(key_of({9, 4}), c);
   const std::string text = metrics_of(t);
-  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"8\"} 1\n"
-                      "histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"16\"} 3\n"
-                      "histd_sizes_bytes_req_bucket{common_pid=\"7\",le=\"+Inf\"} 3\n"
-                      "histd_sizes_bytes_req_count{common_pid=\"7\"} 3\n"
-                      "histd_sizes_bytes_req_bucket{common_pid=\"9\",le=\"16\"} 4\n"),
-            std::string::npos)
-      << text;
+  const std::vector<std::string> seven = buckets_of(text, "histd_sizes_bytes_req_bucket{common_pid=\"7\",");
+  const std::vector<std::string> nine = buckets_of(text, "histd_sizes_bytes_req_bucket{common_pid=\"9\",");
+  ASSERT_EQ(seven.size(), 66u) << text;
+  ASSERT_EQ(nine.size(), 66u) << text;
+  EXPECT_EQ(std::vector<std::string>(seven.begin() + 2, seven.begin() + 6),
+            (std::vector<std::string>{"4 0", "8 1", "16 3", "32 3"}));
+  EXPECT_EQ(std::vector<std::string>(nine.begin() + 2, nine.begin() + 6),
+            (std::vector<std::string>{"4 0", "8 0", "16 4", "32 4"}));
+  EXPECT_NE(text.find("histd_sizes_bytes_req_count{common_pid=\"7\"} 3\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("_sum"), std::string::npos) << "no value sums bytes_req";
   const std::string om = metrics_of(t, {MetricsFormat::OpenMetrics, 100});
   EXPECT_EQ(om.find("_count{"), std::string::npos) << "OpenMetrics: a _count only beside a _sum\n" << om;
@@ -120,15 +157,18 @@ TEST(MetricsRender, ALog2KeyBesideOthersIsAHistogramPerLabelSet) {
   EXPECT_NE(text.find("histd_sizes_bytes_alloc_total{common_pid=\"7\"} 192\n"), std::string::npos) << text;
 }
 
-TEST(MetricsRender, LinearBucketsAreAHistogramToo) {
+TEST(MetricsRender, LinearBucketsAreAHistogramOfTheirFirst64Steps) {
   readout::HistTable t = table_of("hist:keys=bytes_req.buckets=100:name=sizes");
-  const uint64_t a[] = {4}, b[] = {1};
+  const uint64_t a[] = {4}, b[] = {1}, past[] = {2};
   t.table.add(key_of({200}), a);
   t.table.add(key_of({0}), b);
-  const std::string text = metrics_of(t);
-  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{le=\"99\"} 1\nhistd_sizes_bytes_req_bucket{le=\"299\"} 5\n"),
-            std::string::npos)
-      << text;
+  t.table.add(key_of({6400}), past);  // past the 64th step: in +Inf alone
+  const std::vector<std::string> bk = buckets_of(metrics_of(t), "histd_sizes_bytes_req_bucket{");
+  ASSERT_EQ(bk.size(), 65u);
+  EXPECT_EQ(std::vector<std::string>(bk.begin(), bk.begin() + 4),
+            (std::vector<std::string>{"99 1", "199 1", "299 5", "399 5"}));
+  EXPECT_EQ(bk[63], "6399 5");
+  EXPECT_EQ(bk[64], "+Inf 7");
 }
 
 TEST(MetricsRender, TwoBucketedKeysAreLabels) {
@@ -182,14 +222,67 @@ TEST(MetricsRender, KernelAddressesAreNeitherSumsNorBucketBounds) {
   }
 }
 
-TEST(MetricsRender, LabelSetsPastTheCapAreCountedNotWritten) {
-  readout::HistTable t = table_of("hist:keys=common_pid:name=pids");
-  const uint64_t a[] = {1};
-  for (uint64_t pid = 1; pid <= 5; ++pid) t.table.add(key_of({pid}), a);
-  const std::string text = metrics_of(t, {MetricsFormat::Prometheus, 3});
-  EXPECT_NE(text.find("{common_pid=\"3\"}"), std::string::npos);
-  EXPECT_EQ(text.find("{common_pid=\"4\"}"), std::string::npos);
-  EXPECT_NE(text.find("histd_metrics_series_dropped{table=\"histd_pids\"} 2\n"), std::string::npos) << text;
+// Past the cap the kept series are the most-hit ones, whatever order the
+// keys came in, and the rest are one overflow series: sum() stays right.
+TEST(MetricsRender, PastTheCapTheMostHitAreKeptAndTheRestSummed) {
+  for (const bool reversed : {false, true}) {
+    readout::HistTable t = table_of("hist:keys=common_pid:vals=bytes_req:name=pids");
+    for (uint64_t i = 1; i <= 5; ++i) {
+      const uint64_t pid = reversed ? 6 - i : i;
+      const uint64_t v[] = {pid, 10 * pid};
+      t.table.add(key_of({pid}), v);
+    }
+    const std::string text = metrics_of(t, {MetricsFormat::Prometheus, 3});
+    EXPECT_NE(text.find("histd_pids_hitcount_total{common_pid=\"4\"} 4\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("histd_pids_hitcount_total{common_pid=\"5\"} 5\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("{common_pid=\"3\"}"), std::string::npos) << text;
+    EXPECT_NE(text.find("histd_pids_hitcount_total{common_pid=\"__overflow__\"} 6\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("histd_pids_bytes_req_total{common_pid=\"__overflow__\"} 60\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("histd_metrics_series_dropped{table=\"histd_pids\"} 3\n"), std::string::npos) << text;
+  }
+}
+
+TEST(MetricsRender, PastTheCapAHistogramsRestIsOneOverflowHistogram) {
+  readout::HistTable t = table_of("hist:keys=common_pid,bytes_req.log2:name=sizes");
+  for (uint64_t pid = 1; pid <= 4; ++pid) {
+    const uint64_t v[] = {pid};
+    t.table.add(key_of({pid, 3}), v);
+  }
+  const std::string text = metrics_of(t, {MetricsFormat::Prometheus, 2});
+  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{common_pid=\"4\",le=\"8\"} 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("histd_sizes_bytes_req_bucket{common_pid=\"__overflow__\",le=\"8\"} 6\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("histd_sizes_bytes_req_count{common_pid=\"__overflow__\"} 6\n"), std::string::npos) << text;
+}
+
+// As the kernel prints an .execname key: "comm [pid]". A label named for
+// the pid holds the pid; the name is a label of its own.
+TEST(MetricsRender, AnExecnameKeyKeepsItsPidAndItsName) {
+  readout::HistTable t = table_of("hist:keys=common_pid.execname:name=tasks");
+  const uint64_t a[] = {3};
+  t.table.add(key_of({4242}), a);
+  const std::string text = metrics_of(t);
+  EXPECT_NE(text.find("histd_tasks_hitcount_total{common_pid=\"4242\",common_pid_comm=\""), std::string::npos) << text;
+}
+
+// histd's own families are never a table's: a table named for one gets
+// "_table" after its name, and every family is declared once.
+TEST(MetricsRender, ATableNeverTakesTheNameOfHistdsOwnFamilies) {
+  readout::HistTable t = table_of("hist:keys=common_pid:vals=bytes_req:name=map_memory");
+  t.table.vals[1].name = "bytes";
+  const uint64_t a[] = {1, 64};
+  t.table.add(key_of({7}), a);
+  readout::EventHist h{"kmem", "kmalloc", {t}, {}};
+  render::DaemonStats d;
+  d.map_memory = 4096;
+  const std::string text = render::metrics({{"", {h}}}, render::null_resolver(), {}, &d);
+  EXPECT_NE(text.find("histd_map_memory_table_bytes_total{common_pid=\"7\"} 64\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("histd_map_memory_bytes 4096\n"), std::string::npos) << text;
+  std::set<std::string> families;
+  for (size_t at = text.find("# TYPE "); at != std::string::npos; at = text.find("# TYPE ", at + 1)) {
+    const std::string name = text.substr(at + 7, text.find(' ', at + 7) - at - 7);
+    EXPECT_TRUE(families.insert(name).second) << "declared twice: " << name;
+  }
 }
 
 TEST(MetricsRender, ANamedTableSharedByTriggersIsOneFamily) {

@@ -72,6 +72,9 @@ struct KeyColumn {
   KeyDisplay display = KeyDisplay::Decimal;
   uint64_t buckets = 0;  // for Buckets
   AddressKind address = AddressKind::None;
+  // The width of the field the key is computed from: the range every
+  // bucket of a .log2 or .buckets key spans, whether it was hit or not.
+  uint32_t field_bits = 64;
 };
 
 enum class ValDisplay {
