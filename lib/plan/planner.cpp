@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 #include "histd/plan.h"
 #include "plan/fields.h"
@@ -245,6 +246,140 @@ bool has_var_ref(const parse::Expr& e) {
   return false;
 }
 
+// A key written as an expression: one that reads a variable is the kernel's
+// own error, any other histd's limit.
+Unexpected<Diagnostic> expression_key_error(const parse::HistCommand& cmd, const parse::FieldRef& written) {
+  const parse::Expr& e = cmd.exprs.at(static_cast<size_t>(written.expr));
+  const std::string text(cmd.command.substr(written.span.begin, written.span.end - written.span.begin));
+  const uint32_t pos = parse::errpos(cmd.command, text);
+  if (has_var_ref(e)) return error(cmd, ErrorCode::InvalidRefKey, Span{pos, pos + static_cast<uint32_t>(text.size())});
+  return error(cmd, ErrorCode::Unsupported, written.span, "expressions as keys");
+}
+
+// The keys, one after another in the map's key.
+Result<Unit, Diagnostic> plan_keys(const parse::HistCommand& cmd, const catalog::EventFormat& format, bool opaque,
+                                   HistPlan& plan) {
+  if (cmd.keys.empty()) return error(cmd, ErrorCode::MissingKeys, Span{0, 0});
+  if (cmd.keys.size() > 3) return error(cmd, ErrorCode::TooManyKeys, cmd.keys[3].span);
+  uint32_t offset = 0;
+  for (const parse::FieldRef& written : cmd.keys) {
+    const parse::FieldRef* field = own_field_var(cmd, format, written);
+    if (!field) return expression_key_error(cmd, written);
+    auto key = plan_key(cmd, format, *field, opaque);
+    if (!key) return unexpected(std::move(key).error());
+    key->offset = offset;
+    offset += key->size;
+    plan.keys.push_back(std::move(*key));
+  }
+  plan.key_size = offset;
+  return Unit{};
+}
+
+ValField hitcount_column() {
+  ValField hitcount;
+  hitcount.name = "hitcount";
+  hitcount.printed = "hitcount";
+  hitcount.access.source = Source::Hitcount;
+  hitcount.access.type = "u64";
+  return hitcount;
+}
+
+Result<ValField, Diagnostic> plan_expression_val(ExprContext& ctx, const parse::FieldRef& written) {
+  auto typed = type_expression(ctx, written.expr);
+  if (!typed) return unexpected(std::move(typed).error());
+  if (typed->is_string || typed->is_stack) return error(ctx.cmd, ErrorCode::StringValue, written.span);
+  ValField val;
+  const ExprOp& root = typed->ops.at(static_cast<size_t>(typed->root));
+  val.printed = typed->text;
+  val.name = typed->text;
+  // A variable's value is named as the kernel's hist_field_name() names
+  // it: qualified only when written qualified ("$sys.event.var").
+  if (root.kind == ExprOp::Kind::Ref && val.printed.starts_with("$")) val.name = val.printed.substr(1);
+  val.access.type = typed->type;
+  val.expr = std::move(*typed);
+  return val;
+}
+
+// The values, after the implicit hitcount.
+Result<Unit, Diagnostic> plan_vals(ExprContext& ctx) {
+  const parse::HistCommand& cmd = ctx.cmd;
+  HistPlan& plan = ctx.plan;
+  plan.vals.push_back(hitcount_column());
+  bool skipped_hitcount = false;
+  for (const parse::FieldRef& written : cmd.vals) {
+    // The first plain "hitcount" names the implicit counter; anything else
+    // (a second one, or hitcount.percent) is a column of its own.
+    if (written.name == "hitcount" && written.modifiers.empty() && !skipped_hitcount) {
+      skipped_hitcount = true;
+      continue;
+    }
+    if (plan.vals.size() == 3) return error(cmd, ErrorCode::TooManyVals, written.span);
+    const parse::FieldRef* field = own_field_var(cmd, ctx.format, written);
+    auto val =
+        field ? plan_val(cmd, ctx.format, *field, ctx.context.opaque_addresses) : plan_expression_val(ctx, written);
+    if (!val) return unexpected(std::move(val).error());
+    plan.vals.push_back(std::move(*val));
+  }
+  return Unit{};
+}
+
+Result<Unit, Diagnostic> plan_clock(const parse::HistCommand& cmd, HistPlan& plan) {
+  if (!cmd.clock) return Unit{};
+  // The trace clocks that count nanoseconds, on the BPF clock that reads
+  // them: global/local/perf are sched_clock-like, boot and tai have helpers.
+  static const std::pair<const char*, HistPlan::Clock> kClocks[] = {
+      {"global", HistPlan::Clock::Mono}, {"local", HistPlan::Clock::Mono},    {"perf", HistPlan::Clock::Mono},
+      {"mono", HistPlan::Clock::Mono},   {"mono_raw", HistPlan::Clock::Mono}, {"boot", HistPlan::Clock::Boot},
+      {"tai", HistPlan::Clock::Tai}};
+  bool known = false;
+  for (const auto& [name, source] : kClocks) {
+    if (*cmd.clock == name) {
+      plan.clock = name;
+      plan.clock_source = source;
+      known = true;
+    }
+  }
+  if (!known) return error(cmd, ErrorCode::SetClockFail, cmd.clock_span);
+  return Unit{};
+}
+
+// The column a sort= name picks: hitcount, then a value, then a key.
+std::optional<SortKey> sort_column(const HistPlan& plan, const parse::SortKey& s) {
+  using Kind = table::SortColumn::Kind;
+  if (s.name == "hitcount") return SortKey{{Kind::Value, 0, s.descending}, "hitcount"};
+  for (uint32_t i = 1; i < plan.vals.size(); ++i) {
+    // "$name" (as the kernel prints a variable's value in sort=) or the name.
+    if (plan.vals[i].name == s.name || (s.name.starts_with("$") && plan.vals[i].printed == s.name))
+      return SortKey{{Kind::Value, i, s.descending}, plan.vals[i].printed};
+  }
+  for (uint32_t i = 0; i < plan.keys.size(); ++i) {
+    if (plan.keys[i].name == s.name) return SortKey{{Kind::Key, i, s.descending}, plan.keys[i].printed};
+  }
+  return std::nullopt;
+}
+
+Result<Unit, Diagnostic> plan_sort(const parse::HistCommand& cmd, HistPlan& plan) {
+  if (cmd.sort.size() > 2) return error(cmd, ErrorCode::TooManySortFields, cmd.sort[2].span);
+  for (const parse::SortKey& s : cmd.sort) {
+    std::optional<SortKey> key = sort_column(plan, s);
+    if (!key) return error(cmd, ErrorCode::InvalidSortField, s.span);
+    if (s.descending) key->printed += ".descending";
+    plan.sort.push_back(std::move(*key));
+  }
+  if (plan.sort.empty()) plan.sort.push_back(SortKey{{table::SortColumn::Kind::Value, 0, false}, "hitcount"});
+  return Unit{};
+}
+
+Result<Unit, Diagnostic> plan_hist_filter(const parse::HistCommand& cmd, const catalog::EventFormat& format,
+                                          bool opaque, HistPlan& plan) {
+  if (!cmd.filter) return Unit{};
+  auto filter = type_filter(cmd.command, format, *cmd.filter, opaque);
+  if (!filter) return unexpected(std::move(filter).error());
+  plan.filter = std::move(*filter);
+  plan.filter_text = cmd.filter->text;
+  return Unit{};
+}
+
 }  // namespace
 
 Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const catalog::EventFormat& format,
@@ -256,134 +391,19 @@ Result<HistPlan, Diagnostic> plan_hist(const parse::HistCommand& cmd, const cata
   plan.name = cmd.name;
   plan.control = cmd.control;
   plan.remove = cmd.remove;
-
-  if (cmd.keys.empty()) return error(cmd, ErrorCode::MissingKeys, Span{0, 0});
-  if (cmd.keys.size() > 3) return error(cmd, ErrorCode::TooManyKeys, cmd.keys[3].span);
-  uint32_t offset = 0;
-  for (const parse::FieldRef& written : cmd.keys) {
-    const parse::FieldRef* field = own_field_var(cmd, format, written);
-    if (!field) {
-      const parse::Expr& e = cmd.exprs.at(static_cast<size_t>(written.expr));
-      const std::string text(cmd.command.substr(written.span.begin, written.span.end - written.span.begin));
-      const uint32_t pos = parse::errpos(cmd.command, text);
-      if (has_var_ref(e))
-        return error(cmd, ErrorCode::InvalidRefKey, Span{pos, pos + static_cast<uint32_t>(text.size())});
-      return error(cmd, ErrorCode::Unsupported, written.span, "expressions as keys");
-    }
-    const parse::FieldRef& ref = *field;
-    auto key = plan_key(cmd, format, ref, context.opaque_addresses);
-    if (!key) return unexpected(std::move(key).error());
-    key->offset = offset;
-    offset += key->size;
-    plan.keys.push_back(std::move(*key));
-  }
-  plan.key_size = offset;
-
-  auto vars = plan_variables(ctx);
-  if (!vars) return unexpected(std::move(vars).error());
-
-  ValField hitcount;
-  hitcount.name = "hitcount";
-  hitcount.printed = "hitcount";
-  hitcount.access.source = Source::Hitcount;
-  hitcount.access.type = "u64";
-  plan.vals.push_back(hitcount);
-  bool skipped_hitcount = false;
-  for (const parse::FieldRef& written : cmd.vals) {
-    // The first plain "hitcount" names the implicit counter; anything else
-    // (a second one, or hitcount.percent) is a column of its own.
-    if (written.name == "hitcount" && written.modifiers.empty() && !skipped_hitcount) {
-      skipped_hitcount = true;
-      continue;
-    }
-    if (plan.vals.size() == 3) return error(cmd, ErrorCode::TooManyVals, written.span);
-    const parse::FieldRef* field = own_field_var(cmd, format, written);
-    if (!field) {
-      auto typed = type_expression(ctx, written.expr);
-      if (!typed) return unexpected(std::move(typed).error());
-      if (typed->is_string || typed->is_stack) return error(cmd, ErrorCode::StringValue, written.span);
-      ValField val;
-      const ExprOp& root = typed->ops.at(static_cast<size_t>(typed->root));
-      val.printed = typed->text;
-      val.name = typed->text;
-      // A variable's value is named as the kernel's hist_field_name() names
-      // it: qualified only when written qualified ("$sys.event.var").
-      if (root.kind == ExprOp::Kind::Ref && val.printed.starts_with("$")) val.name = val.printed.substr(1);
-      val.access.type = typed->type;
-      val.expr = std::move(*typed);
-      plan.vals.push_back(std::move(val));
-      continue;
-    }
-    const parse::FieldRef& ref = *field;
-    auto val = plan_val(cmd, format, ref, context.opaque_addresses);
-    if (!val) return unexpected(std::move(val).error());
-    plan.vals.push_back(std::move(*val));
-  }
-
-  if (cmd.clock) {
-    // The trace clocks that count nanoseconds, on the BPF clock that reads
-    // them: global/local/perf are sched_clock-like, boot and tai have helpers.
-    static const std::pair<const char*, HistPlan::Clock> kClocks[] = {
-        {"global", HistPlan::Clock::Mono}, {"local", HistPlan::Clock::Mono},    {"perf", HistPlan::Clock::Mono},
-        {"mono", HistPlan::Clock::Mono},   {"mono_raw", HistPlan::Clock::Mono}, {"boot", HistPlan::Clock::Boot},
-        {"tai", HistPlan::Clock::Tai}};
-    bool known = false;
-    for (const auto& [name, source] : kClocks) {
-      if (*cmd.clock == name) {
-        plan.clock = name;
-        plan.clock_source = source;
-        known = true;
-      }
-    }
-    if (!known) return error(cmd, ErrorCode::SetClockFail, cmd.clock_span);
-  }
+  const bool opaque = context.opaque_addresses;
+  if (auto r = plan_keys(cmd, format, opaque, plan); !r) return unexpected(std::move(r).error());
+  if (auto r = plan_variables(ctx); !r) return unexpected(std::move(r).error());
+  if (auto r = plan_vals(ctx); !r) return unexpected(std::move(r).error());
+  if (auto r = plan_clock(cmd, plan); !r) return unexpected(std::move(r).error());
   plan.nohitcount = cmd.nohitcount;
   if (plan.nohitcount && plan.vals.size() == 1) return error(cmd, ErrorCode::NeedNohcVal, cmd.nohitcount_span);
-
-  if (cmd.sort.size() > 2) return error(cmd, ErrorCode::TooManySortFields, cmd.sort[2].span);
-  for (const parse::SortKey& s : cmd.sort) {
-    SortKey key;
-    key.column.descending = s.descending;
-    bool found = false;
-    if (s.name == "hitcount") {
-      key.column = {table::SortColumn::Kind::Value, 0, s.descending};
-      key.printed = "hitcount";
-      found = true;
-    }
-    for (uint32_t i = 1; !found && i < plan.vals.size(); ++i) {
-      // "$name" (as the kernel prints a variable's value in sort=) or the name.
-      if (plan.vals[i].name == s.name || (s.name.starts_with("$") && plan.vals[i].printed == s.name)) {
-        key.column = {table::SortColumn::Kind::Value, i, s.descending};
-        key.printed = plan.vals[i].printed;
-        found = true;
-      }
-    }
-    for (uint32_t i = 0; !found && i < plan.keys.size(); ++i) {
-      if (plan.keys[i].name == s.name) {
-        key.column = {table::SortColumn::Kind::Key, i, s.descending};
-        key.printed = plan.keys[i].printed;
-        found = true;
-      }
-    }
-    if (!found) return error(cmd, ErrorCode::InvalidSortField, s.span);
-    if (s.descending) key.printed += ".descending";
-    plan.sort.push_back(std::move(key));
-  }
-  if (plan.sort.empty()) plan.sort.push_back(SortKey{{table::SortColumn::Kind::Value, 0, false}, "hitcount"});
-
+  if (auto r = plan_sort(cmd, plan); !r) return unexpected(std::move(r).error());
   auto size = table_size(cmd);
   if (!size) return unexpected(std::move(size).error());
   plan.max_entries = *size;
-
-  auto actions = plan_actions(ctx);
-  if (!actions) return unexpected(std::move(actions).error());
-
-  if (cmd.filter) {
-    auto filter = type_filter(cmd.command, format, *cmd.filter, context.opaque_addresses);
-    if (!filter) return unexpected(std::move(filter).error());
-    plan.filter = std::move(*filter);
-    plan.filter_text = cmd.filter->text;
-  }
+  if (auto r = plan_actions(ctx); !r) return unexpected(std::move(r).error());
+  if (auto r = plan_hist_filter(cmd, format, opaque, plan); !r) return unexpected(std::move(r).error());
   plan.table_map = choose_table_map(plan, context.tables);
   plan.hot_slots = choose_hot_slots(plan);
   return plan;
