@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "hist_shared.h"
 #include "histd/runtime.h"
@@ -175,30 +176,96 @@ uint64_t EventProgram::missed() const { return recursion_misses(event_fd()) + re
 
 uint64_t Attachment::missed() const { return recursion_misses(prog_.get()); }
 
+namespace {
+
+// A link and its slots pinned by an earlier histd, to adopt.
+struct PinnedPair {
+  bpf_link* link = nullptr;
+  Fd slots;
+};
+
+// Both halves of the pair at `pin_base`, or none: half a pair is stale,
+// dropped so that the event is attached afresh.
+std::optional<PinnedPair> open_pinned(const std::string& pin_base) {
+  const std::string link_path = pin_base + "_link", slots_path = pin_base + "_slots";
+  // libbpf warns on stderr when there is nothing to open (every event at
+  // a clean start, since shutdown unpins): look before asking it.
+  bpf_link* link = access(link_path.c_str(), F_OK) == 0 ? bpf_link__open(link_path.c_str()) : nullptr;
+  Fd slots(bpf_obj_get(slots_path.c_str()));
+  if (link && slots) return PinnedPair{link, std::move(slots)};
+  if (link) bpf_link__destroy(link);
+  unlink(link_path.c_str());
+  unlink(slots_path.c_str());
+  return std::nullopt;
+}
+
+const char* dispatcher_name(const std::optional<catalog::SyscallEvent>& syscall, bool probe) {
+  return syscall ? (syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter") : probe ? "dispatch_probe" : "dispatch";
+}
+
+// Loads the dispatcher `wanted` alone, on the program array `slots_fd`
+// (and, for a system call, its number).
+Status load_dispatcher(bpf_object* obj, int slots_fd, const char* wanted,
+                       const std::optional<catalog::SyscallEvent>& syscall) {
+  int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(obj, "slots"), slots_fd);
+  if (err) return bpf_fail(err, "reusing the dispatcher's program array");
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    bpf_program__set_autoload(prog, std::strcmp(bpf_program__name(prog), wanted) == 0);
+  }
+  if (syscall) {
+    bpf_map* rodata = bpf_object__find_map_by_name(obj, ".rodata");
+    const long nr = syscall->nr;
+    err = rodata ? bpf_map__set_initial_value(rodata, &nr, sizeof(nr)) : -ENOENT;
+    if (err) return bpf_fail(err, "setting the dispatcher's system call number");
+  }
+  err = bpf_object__load(obj);
+  if (err) return bpf_fail(err, "loading the dispatcher");
+  return ok_status();
+}
+
+Expected<bpf_link*> attach_dispatcher(bpf_program* prog, const std::string& system, const std::string& event,
+                                      const std::optional<catalog::SyscallEvent>& syscall) {
+  if (syscall) {
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link)
+      return bpf_fail(-errno, fmt::format("attaching to the raw tracepoint {} for {}:{}",
+                                          syscall->exit ? "sys_exit" : "sys_enter", system, event));
+    return link;
+  }
+  // A probe event is a tracepoint to perf too: its kprobe-type program is
+  // attached the same way, and runs wherever the event fires.
+  bpf_link* link = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
+  if (!link) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
+  return link;
+}
+
+// Pins the link and its slots at `pin_base`: both, or neither. Without a
+// pin the event is simply not counted while histd is down.
+bool pin_pair(bpf_link* link, int slots_fd, const std::string& pin_base) {
+  if (bpf_link__pin(link, (pin_base + "_link").c_str()) != 0) return false;
+  if (bpf_obj_pin(slots_fd, (pin_base + "_slots").c_str()) == 0) return true;
+  bpf_link__unpin(link);
+  return false;
+}
+
+}  // namespace
+
 Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event,
                                         const std::string& pin_base,
                                         const std::optional<catalog::SyscallEvent>& syscall, bool probe) {
   Attachment a;
   a.probe_ = probe;
   if (!pin_base.empty()) {
-    const std::string link_path = pin_base + "_link", slots_path = pin_base + "_slots";
-    // libbpf warns on stderr when there is nothing to open (every event at
-    // a clean start, since shutdown unpins): look before asking it.
-    bpf_link* link = access(link_path.c_str(), F_OK) == 0 ? bpf_link__open(link_path.c_str()) : nullptr;
-    Fd slots(bpf_obj_get(slots_path.c_str()));
-    if (link && slots) {
-      a.slot_count_ = max_entries(slots.get());
-      a.link_ = link;
-      a.slots_ = std::move(slots);
-      a.prog_ = linked_program(link);
+    if (std::optional<PinnedPair> pinned = open_pinned(pin_base)) {
+      a.slot_count_ = max_entries(pinned->slots.get());
+      a.link_ = pinned->link;
+      a.slots_ = std::move(pinned->slots);
+      a.prog_ = linked_program(a.link_);
       a.pin_base_ = pin_base;
       a.adopted_ = true;
       return a;
     }
-    // Half a pair is stale: drop it and attach afresh.
-    if (link) bpf_link__destroy(link);
-    unlink(link_path.c_str());
-    unlink(slots_path.c_str());
   }
   auto slots = create_map(BPF_MAP_TYPE_PROG_ARRAY, "histd_slots", 4, 4, HISTD_CHAIN_SLOTS);
   if (!slots) return unexpected(std::move(slots).error());
@@ -207,48 +274,18 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   const std::filesystem::path& object = syscall ? paths.syscall_dispatcher_object : paths.dispatcher_object;
   a.obj_ = bpf_object__open_file(object.c_str(), nullptr);
   if (!a.obj_) return bpf_fail(-errno, "opening " + object.string());
-  int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(a.obj_, "slots"), a.slots_.get());
-  if (err) return bpf_fail(err, "reusing the dispatcher's program array");
-  const char* wanted = syscall ? (syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter")
-                       : probe ? "dispatch_probe"
-                               : "dispatch";
-  bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, a.obj_) {
-    bpf_program__set_autoload(prog, std::strcmp(bpf_program__name(prog), wanted) == 0);
-  }
-  if (syscall) {
-    bpf_map* rodata = bpf_object__find_map_by_name(a.obj_, ".rodata");
-    const long nr = syscall->nr;
-    err = rodata ? bpf_map__set_initial_value(rodata, &nr, sizeof(nr)) : -ENOENT;
-    if (err) return bpf_fail(err, "setting the dispatcher's system call number");
-  }
-  err = bpf_object__load(a.obj_);
-  if (err) return bpf_fail(err, "loading the dispatcher");
-  prog = bpf_object__find_program_by_name(a.obj_, wanted);
-  if (syscall) {
-    a.link_ = bpf_program__attach(prog);
-    if (!a.link_)
-      return bpf_fail(-errno, fmt::format("attaching to the raw tracepoint {} for {}:{}",
-                                          syscall->exit ? "sys_exit" : "sys_enter", system, event));
-  } else {
-    // A probe event is a tracepoint to perf too: its kprobe-type program is
-    // attached the same way, and runs wherever the event fires.
-    a.link_ = bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str());
-    if (!a.link_) return bpf_fail(-errno, fmt::format("attaching to tracepoint {}:{}", system, event));
-  }
+  const char* wanted = dispatcher_name(syscall, probe);
+  if (auto loaded = load_dispatcher(a.obj_, a.slots_.get(), wanted, syscall); !loaded)
+    return unexpected(std::move(loaded).error());
+  bpf_program* prog = bpf_object__find_program_by_name(a.obj_, wanted);
+  auto link = attach_dispatcher(prog, system, event, syscall);
+  if (!link) return unexpected(std::move(link).error());
+  a.link_ = *link;
   a.prog_ = linked_program(a.link_);
   // A perf event attachment without a BPF link (older kernels) has no link
   // info: the loaded program is the same one.
   if (!a.prog_) a.prog_ = Fd(fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 0));
-  if (!pin_base.empty()) {
-    // Without a pin the event is simply not counted while histd is down.
-    if (bpf_link__pin(a.link_, (pin_base + "_link").c_str()) == 0) {
-      if (bpf_obj_pin(a.slots_.get(), (pin_base + "_slots").c_str()) == 0)
-        a.pin_base_ = pin_base;
-      else
-        bpf_link__unpin(a.link_);
-    }
-  }
+  if (!pin_base.empty() && pin_pair(a.link_, a.slots_.get(), pin_base)) a.pin_base_ = pin_base;
   return a;
 }
 
