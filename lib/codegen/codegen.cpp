@@ -184,6 +184,60 @@ uint32_t trigger_stack_estimate(const plan::HistPlan& p, bool nested) {
   return bytes;
 }
 
+// Nested frames (a synthetic event's triggers inside the generating one)
+// share the 512-byte stack: there, only small keys stay on it.
+std::string key_storage(size_t i, const TriggerInput& in, bool nested) {
+  if (in.plan->key_size <= (nested ? kNestedStackKeyMax : kStackKeyMax))
+    return fmt::format("  struct histd_key{} key_storage;\n  struct histd_key{} *key = &key_storage;\n", i, i);
+  return fmt::format(
+      "  __u32 key_idx = {}u;\n  struct histd_key{} *key = bpf_map_lookup_elem(&histd_keys, &key_idx);\n"
+      "  if (!key)\n    return;\n",
+      in.depth, i);
+}
+
+// What each value column adds to its entry on this event.
+std::vector<std::string> value_exprs(const plan::HistPlan& p) {
+  std::vector<std::string> values;
+  for (size_t k = 0; k < p.vals.size(); ++k) {
+    std::string value =
+        p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p) : load_expr(p.vals[k].access, timestamp_expr(p));
+    if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+// `v`: the key's entry of table i, inserted when missing.
+std::string entry_lookup(size_t i, const plan::HistPlan& p) {
+  if (p.table_map == plan::TableMap::Log2Slots) {
+    // Every slot exists: the lookup is a bounds check.
+    return fmt::format(
+        "  __u32 slot = (__u32)key->k0;\n  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &slot);\n"
+        "  if (!v)\n    return;\n",
+        i, table_map_name(i));
+  }
+  // The initial value is only built on a miss: most events update an entry.
+  std::string out =
+      fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
+  out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
+  if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
+  out += fmt::format("    v = histd_insert_entry(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
+                     table_map_name(i));
+  return out;
+}
+
+std::string value_updates(const plan::HistPlan& p, const std::vector<std::string>& values) {
+  std::string out;
+  for (size_t k = 0; k < values.size(); ++k) {
+    // A shared table's entry is updated by every CPU at once.
+    if (p.per_cpu_table())
+      out += fmt::format("  v->v[{}] += {};\n", k, values[k]);
+    else
+      out += fmt::format("  __sync_fetch_and_add(&v->v[{}], {});\n", k, values[k]);
+  }
+  return out;
+}
+
 // `inlined`: the trigger's body is part of the entry's, not a subprogram
 // of its own (a BPF-to-BPF call costs a few ns per event).
 void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bool inlined) {
@@ -199,50 +253,15 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
   if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
   out +=
       fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n", stats_map_name(i));
-  // Nested frames (a synthetic event's triggers inside the generating one)
-  // share the 512-byte stack: there, only small keys stay on it.
-  if (p.key_size <= (nested ? kNestedStackKeyMax : kStackKeyMax)) {
-    out += fmt::format("  struct histd_key{} key_storage;\n  struct histd_key{} *key = &key_storage;\n", i, i);
-  } else {
-    out += fmt::format(
-        "  __u32 key_idx = {}u;\n  struct histd_key{} *key = bpf_map_lookup_elem(&histd_keys, &key_idx);\n"
-        "  if (!key)\n    return;\n",
-        in.depth, i);
-  }
+  out += key_storage(i, in, nested);
   out += "  __builtin_memset(key, 0, sizeof(*key));\n";
   out += key_fields(p);
   out += detail::emit_ref_reads(i, p);
   out += detail::emit_var_values(p);
-  std::vector<std::string> values;
-  for (size_t k = 0; k < p.vals.size(); ++k) {
-    std::string value =
-        p.vals[k].expr ? detail::expr_code(*p.vals[k].expr, p) : load_expr(p.vals[k].access, timestamp_expr(p));
-    if (p.vals[k].usecs && !p.vals[k].expr) value = fmt::format("({} / 1000)", value);
-    values.push_back(std::move(value));
-  }
+  const std::vector<std::string> values = value_exprs(p);
   if (p.hot_slots > 0) out += detail::hot_hit(i, p, values);
-  if (p.table_map == plan::TableMap::Log2Slots) {
-    // Every slot exists: the lookup is a bounds check.
-    out += fmt::format(
-        "  __u32 slot = (__u32)key->k0;\n  struct histd_val{} *v = bpf_map_lookup_elem(&{}, &slot);\n"
-        "  if (!v)\n    return;\n",
-        i, table_map_name(i));
-  } else {
-    // The initial value is only built on a miss: most events update an entry.
-    out +=
-        fmt::format("  struct histd_val{} *v = bpf_map_lookup_elem(&{}, key);\n  if (!v) {{\n", i, table_map_name(i));
-    out += fmt::format("    struct histd_val{} init;\n    __builtin_memset(&init, 0, sizeof(init));\n", i);
-    if (p.saves_comm()) out += "    histd_comm(c, init.comm, sizeof(init.comm));\n";
-    out += fmt::format("    v = histd_insert_entry(&{}, key, &init, st);\n    if (!v)\n      return;\n  }}\n",
-                       table_map_name(i));
-  }
-  for (size_t k = 0; k < values.size(); ++k) {
-    // A shared table's entry is updated by every CPU at once.
-    if (p.per_cpu_table())
-      out += fmt::format("  v->v[{}] += {};\n", k, values[k]);
-    else
-      out += fmt::format("  __sync_fetch_and_add(&v->v[{}], {});\n", k, values[k]);
-  }
+  out += entry_lookup(i, p);
+  out += value_updates(p, values);
   out += "  st->hits++;\n";
   if (p.hot_slots > 0) out += detail::hot_claim(i, p);
   out += detail::emit_var_store_and_actions(i, in);
@@ -268,6 +287,79 @@ bool inline_triggers(const std::vector<const TriggerInput*>& all, size_t control
   uint32_t bytes = 0;
   for (const TriggerInput* t : all) bytes += trigger_stack_estimate(*t->plan, nested);
   return bytes <= kInlineStackBudget;
+}
+
+// Every trigger and enable of the unit, numbered: the event's own first.
+struct UnitInputs {
+  std::vector<const TriggerInput*> triggers;
+  std::vector<const ControlInput*> controls;
+};
+
+UnitInputs unit_inputs(const std::vector<TriggerInput>& triggers, const std::vector<ControlInput>& enables,
+                       const std::vector<InlinedEvent>& inlined) {
+  UnitInputs u;
+  for (const TriggerInput& t : triggers) u.triggers.push_back(&t);
+  for (const ControlInput& e : enables) u.controls.push_back(&e);
+  for (const InlinedEvent& ie : inlined) {
+    for (const TriggerInput& t : ie.triggers) u.triggers.push_back(&t);
+    for (const ControlInput& e : ie.controls) u.controls.push_back(&e);
+  }
+  return u;
+}
+
+std::string inlined_handler_declarations(size_t inlined) {
+  std::string out;
+  for (size_t j = 0; j < inlined; ++j)
+    out += fmt::format(
+        "static __always_inline void handle_s{}(void *ctx, const void *rec, const struct histd_common *c);\n", j);
+  if (inlined > 0) out += "\n";
+  return out;
+}
+
+std::string eprobe_filter_function(Emitter& em, const plan::TypedFilter& filter) {
+  return "static __always_inline int eprobe_filter(const void *rec, const struct histd_common *c) {\n"
+         "  (void)rec;\n  (void)c;\n  return " +
+         em.filter_expr(filter, filter.root) + ";\n}\n\n";
+}
+
+bool any_control(const std::vector<const ControlInput*>& controls, parse::ControlCommand::Kind kind) {
+  return std::any_of(controls.begin(), controls.end(), [kind](const ControlInput* c) { return c->kind == kind; });
+}
+
+bool any_eprobes(const std::vector<const TriggerInput*>& triggers) {
+  return std::any_of(triggers.begin(), triggers.end(), [](const TriggerInput* t) {
+    return std::any_of(t->synths.begin(), t->synths.end(), [](const SynthTarget& s) { return !s.eprobes.empty(); });
+  });
+}
+
+// The kernel keeps enable triggers at the head of an event's trigger list
+// and hist triggers at its tail: enables run first (it matters when one
+// targets its own event).
+std::string handler_calls(size_t first_enable, size_t enables_n, size_t first_trigger, size_t triggers_n) {
+  std::string o;
+  for (size_t k = 0; k < enables_n; ++k) o += fmt::format("  control_{}(ctx, rec, c);\n", first_enable + k);
+  for (size_t k = 0; k < triggers_n; ++k) o += fmt::format("  trigger_{}(ctx, rec, c);\n", first_trigger + k);
+  return o + "  (void)ctx;\n  (void)rec;\n  (void)c;\n}\n\n";
+}
+
+// handle_s<j> for each inlined event's triggers, then handle for the
+// event's own.
+std::string handlers(size_t triggers, size_t enables, const std::vector<InlinedEvent>& inlined, bool record) {
+  std::string out;
+  size_t first_trigger = triggers, first_enable = enables;
+  for (size_t j = 0; j < inlined.size(); ++j) {
+    out += fmt::format(
+        "static __always_inline void handle_s{}(void *ctx, const void *rec, const struct histd_common *c) {{\n", j);
+    out += handler_calls(first_enable, inlined[j].controls.size(), first_trigger, inlined[j].triggers.size());
+    first_trigger += inlined[j].triggers.size();
+    first_enable += inlined[j].controls.size();
+  }
+  out += "static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {\n";
+  // The record is traced before the triggers run, as tracefs writes an
+  // event to its buffer before the triggers that see it fire.
+  if (record) out += "  record_event(ctx, rec, c);\n";
+  out += handler_calls(0, enables, 0, triggers);
+  return out;
 }
 
 // The unit's entry points, each told whether the unit reads the clock (ts)
@@ -315,76 +407,34 @@ std::string hot_map_name(size_t trigger_index) { return fmt::format("hot{}", tri
 GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, const std::vector<ControlInput>& enables,
                                   const std::vector<InlinedEvent>& inlined, EventEntry entry,
                                   const RecordInput* record) {
+  using ControlKind = parse::ControlCommand::Kind;
   std::string out = std::string("/* Generated by histd. */\n") + kUnitPrelude;
   if (entry.chained) out += "#define HISTD_CHAINED 1\n";
   out += "#include \"chain.bpf.h\"\n\n";
-  // Every trigger and enable of the unit, numbered: the event's own first.
-  std::vector<const TriggerInput*> all;
-  std::vector<const ControlInput*> all_controls;
-  for (const TriggerInput& t : triggers) all.push_back(&t);
-  for (const ControlInput& e : enables) all_controls.push_back(&e);
-  for (const InlinedEvent& ie : inlined) {
-    for (const TriggerInput& t : ie.triggers) all.push_back(&t);
-    for (const ControlInput& e : ie.controls) all_controls.push_back(&e);
-  }
+  const UnitInputs u = unit_inputs(triggers, enables, inlined);
   const bool nested = !inlined.empty();
-  for (size_t i = 0; i < all.size(); ++i) emit_types(out, i, *all[i]->plan);
-  for (size_t j = 0; j < inlined.size(); ++j)
-    out += fmt::format(
-        "static __always_inline void handle_s{}(void *ctx, const void *rec, const struct histd_common *c);\n", j);
-  if (nested) out += "\n";
+  for (size_t i = 0; i < u.triggers.size(); ++i) emit_types(out, i, *u.triggers[i]->plan);
+  out += inlined_handler_declarations(inlined.size());
   Emitter em;
-  const bool inlined_triggers = inline_triggers(all, all_controls.size(), record != nullptr, nested);
-  for (size_t i = 0; i < all.size(); ++i) emit_handler(em, i, *all[i], nested, inlined_triggers);
-  for (size_t i = 0; i < all_controls.size(); ++i) emit_control(em, i, *all_controls[i]);
+  const bool inlined_triggers = inline_triggers(u.triggers, u.controls.size(), record != nullptr, nested);
+  for (size_t i = 0; i < u.triggers.size(); ++i) emit_handler(em, i, *u.triggers[i], nested, inlined_triggers);
+  for (size_t i = 0; i < u.controls.size(); ++i) emit_control(em, i, *u.controls[i]);
   const plan::TypedFilter* eprobe_filter = entry.kind == EventEntry::Kind::Probe ? entry.probe.filter : nullptr;
-  if (eprobe_filter)
-    em.helpers +=
-        "static __always_inline int eprobe_filter(const void *rec, const struct histd_common *c) {\n"
-        "  (void)rec;\n  (void)c;\n  return " +
-        em.filter_expr(*eprobe_filter, eprobe_filter->root) + ";\n}\n\n";
-  const bool stacks = record || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
-                        return c->kind == parse::ControlCommand::Kind::Stacktrace;
-                      });
+  if (eprobe_filter) em.helpers += eprobe_filter_function(em, *eprobe_filter);
+  const bool stacks = record || any_control(u.controls, ControlKind::Stacktrace);
   if (stacks) out += detail::emit_stack_buffer();
   // Recorded eprobes on a synthetic event a trigger generates are built in a buffer of their own.
-  const bool eprobes = std::any_of(all.begin(), all.end(), [](const TriggerInput* t) {
-    return std::any_of(t->synths.begin(), t->synths.end(), [](const SynthTarget& s) { return !s.eprobes.empty(); });
-  });
-  if (eprobes) out += detail::emit_eprobe_buffer();
+  if (any_eprobes(u.triggers)) out += detail::emit_eprobe_buffer();
   if (!em.constants.empty())
     out += fmt::format("const volatile __u64 histd_k[{}] SEC(\"{}\") = {{0}};\n\n", em.constants.size(),
                        kConstantsSection);
   out += em.helpers;
   out += em.body;
   if (record) out += detail::emit_record(*record);
-  // The kernel keeps enable triggers at the head of an event's trigger list
-  // and hist triggers at its tail: enables run first (it matters when one
-  // targets its own event).
-  auto calls = [](size_t first_enable, size_t enables_n, size_t first_trigger, size_t triggers_n) {
-    std::string o;
-    for (size_t k = 0; k < enables_n; ++k) o += fmt::format("  control_{}(ctx, rec, c);\n", first_enable + k);
-    for (size_t k = 0; k < triggers_n; ++k) o += fmt::format("  trigger_{}(ctx, rec, c);\n", first_trigger + k);
-    return o + "  (void)ctx;\n  (void)rec;\n  (void)c;\n}\n\n";
-  };
-  size_t first_trigger = triggers.size(), first_enable = enables.size();
-  for (size_t j = 0; j < inlined.size(); ++j) {
-    out += fmt::format(
-        "static __always_inline void handle_s{}(void *ctx, const void *rec, const struct histd_common *c) {{\n", j);
-    out += calls(first_enable, inlined[j].controls.size(), first_trigger, inlined[j].triggers.size());
-    first_trigger += inlined[j].triggers.size();
-    first_enable += inlined[j].controls.size();
-  }
-  out += "static __always_inline void handle(void *ctx, const void *rec, const struct histd_common *c) {\n";
-  // The record is traced before the triggers run, as tracefs writes an
-  // event to its buffer before the triggers that see it fire.
-  if (record) out += "  record_event(ctx, rec, c);\n";
-  out += calls(0, enables.size(), 0, triggers.size());
+  out += handlers(triggers.size(), enables.size(), inlined, record != nullptr);
   // A traced record, a stack and a snapshot notice carry their task and time.
-  const bool notices = stacks || std::any_of(all_controls.begin(), all_controls.end(), [](const ControlInput* c) {
-                         return c->kind == parse::ControlCommand::Kind::Snapshot;
-                       });
-  out += entry_point(entry, triggers, all, all_controls, notices, eprobe_filter);
+  const bool notices = stacks || any_control(u.controls, ControlKind::Snapshot);
+  out += entry_point(entry, triggers, u.triggers, u.controls, notices, eprobe_filter);
   return {std::move(out), std::move(em.constants)};
 }
 
