@@ -300,65 +300,89 @@ std::string emit_var_values(const plan::HistPlan& p) {
   return o;
 }
 
-std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
-  const plan::HistPlan& p = *in.plan;
-  std::string o;
+namespace {
+
+// `vr`: the variable record of the key's entry.
+std::string var_record(size_t i, const plan::HistPlan& p) {
   if (p.records_in_table()) {
     // The record is in the entry the table update just found (`v`).
-    o += fmt::format("  struct histd_vrec{0} *vr = (struct histd_vrec{0} *)v->rec;\n", i);
-  } else if (p.has_var_map()) {
-    o += fmt::format("  struct histd_vrec{} *vr = bpf_map_lookup_elem(&{}, key);\n  if (!vr) {{\n", i, var_map_name(i));
-    o += fmt::format("    struct histd_vrec{} vinit;\n    __builtin_memset(&vinit, 0, sizeof(vinit));\n", i);
-    o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st, 0);\n    if (!vr)\n      return;\n  }}\n",
-                     var_map_name(i));
+    return fmt::format("  struct histd_vrec{0} *vr = (struct histd_vrec{0} *)v->rec;\n", i);
   }
-  if (p.has_var_map()) {
-    uint64_t mask = 0;
-    for (const plan::Variable& v : p.vars) {
-      if (v.blob_size)
-        o += emit_blob_store(v, p);
-      else
-        o += fmt::format("  vr->w[{}] = vv{};\n", 1 + v.slot, v.slot);
-      mask |= uint64_t{1} << v.slot;
-    }
-    // As the read above: a lone variable's bit is stored, others' ORed in.
-    if (mask && p.sole_variable())
-      o += fmt::format("  vr->w[0] = 0x{:x}ULL;\n", mask);
-    else if (mask)
-      o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);
+  if (!p.has_var_map()) return "";
+  std::string o =
+      fmt::format("  struct histd_vrec{} *vr = bpf_map_lookup_elem(&{}, key);\n  if (!vr) {{\n", i, var_map_name(i));
+  o += fmt::format("    struct histd_vrec{} vinit;\n    __builtin_memset(&vinit, 0, sizeof(vinit));\n", i);
+  o += fmt::format("    vr = histd_insert(&{}, key, &vinit, st, 0);\n    if (!vr)\n      return;\n  }}\n",
+                   var_map_name(i));
+  return o;
+}
+
+// Every variable into its slot of the record, then their set bits.
+std::string var_stores(const plan::HistPlan& p) {
+  std::string o;
+  uint64_t mask = 0;
+  for (const plan::Variable& v : p.vars) {
+    if (v.blob_size)
+      o += emit_blob_store(v, p);
+    else
+      o += fmt::format("  vr->w[{}] = vv{};\n", 1 + v.slot, v.slot);
+    mask |= uint64_t{1} << v.slot;
   }
+  // As the read above: a lone variable's bit is stored, others' ORed in.
+  if (mask && p.sole_variable())
+    o += fmt::format("  vr->w[0] = 0x{:x}ULL;\n", mask);
+  else if (mask)
+    o += fmt::format("  __sync_fetch_and_or(&vr->w[0], 0x{:x}ULL);\n", mask);
+  return o;
+}
+
+// User space keeps the global maximum and copies the trace buffer.
+std::string snapshot_notice(size_t i, const TriggerInput& in, const std::string& cur) {
+  return fmt::format(
+      "    struct histd_snap{0} *sn = bpf_ringbuf_reserve(&histd_ring, sizeof(*sn), 0);\n"
+      "    if (sn) {{\n      __builtin_memset(&sn->n, 0, sizeof(sn->n));\n"
+      "      sn->n.id = {1}u;\n      sn->n.kind = HISTD_NOTICE_SNAPSHOT;\n"
+      "      sn->n.size = sizeof(*sn) - sizeof(sn->n);\n      sn->n.ts = bpf_ktime_get_ns();\n"
+      "      sn->v = {2};\n      __builtin_memcpy(&sn->k, key, sizeof(sn->k));\n"
+      "      bpf_ringbuf_submit(sn, 0);\n    }} else {{\n      histd_count_lost(HISTD_LOST_SNAPSHOT);\n    }}\n",
+      i, in.control_slot, cur);
+}
+
+// onmax($var) or onchange($var): when the variable passes its tracked
+// value, the saves, the generated event or the snapshot notice.
+std::string tracking_action(size_t i, const plan::ActionPlan& act, const SynthTarget& target, const TriggerInput& in) {
+  const plan::HistPlan& p = *in.plan;
+  const plan::Variable& tracked = p.vars.at(static_cast<size_t>(act.track_var));
+  const std::string cur = fmt::format("vv{}", tracked.slot);
+  const std::string old = fmt::format("vr->w[{}]", act.track_offset / 8);
+  const char* cond = act.handler == parse::Action::Handler::OnMax ? ">" : "!=";
+  std::string o = fmt::format("  if ({} {} {}) {{\n    {} = {};\n", cur, cond, old, old, cur);
+  if (!act.saves.empty()) o += "    long n = 0;\n    (void)n;\n";
+  for (const plan::SavedField& f : act.saves) {
+    if (f.is_string)
+      o += copy_string(f.access, fmt::format("(char *)vr + {}u", f.offset), f.size);
+    else
+      o += fmt::format("    vr->w[{}] = {};\n", f.offset / 8, load_expr(f.access, timestamp_expr(p)));
+  }
+  if (act.kind == parse::Action::Kind::Trace) o += emit_generate(act, target, in);
+  if (act.kind == parse::Action::Kind::Snapshot) o += snapshot_notice(i, in, cur);
+  o += "  }\n";
+  return o;
+}
+
+}  // namespace
+
+std::string emit_var_store_and_actions(size_t i, const TriggerInput& in) {
+  const plan::HistPlan& p = *in.plan;
+  std::string o = var_record(i, p);
+  if (p.has_var_map()) o += var_stores(p);
   for (size_t a = 0; a < p.actions.size(); ++a) {
     const plan::ActionPlan& act = p.actions[a];
     const SynthTarget target = a < in.synths.size() ? in.synths[a] : SynthTarget{};
-    if (act.handler == parse::Action::Handler::OnMatch) {
+    if (act.handler == parse::Action::Handler::OnMatch)
       o += emit_generate(act, target, in);
-      continue;
-    }
-    const plan::Variable& tracked = p.vars.at(static_cast<size_t>(act.track_var));
-    const std::string cur = fmt::format("vv{}", tracked.slot);
-    const std::string old = fmt::format("vr->w[{}]", act.track_offset / 8);
-    const char* cond = act.handler == parse::Action::Handler::OnMax ? ">" : "!=";
-    o += fmt::format("  if ({} {} {}) {{\n    {} = {};\n", cur, cond, old, old, cur);
-    if (!act.saves.empty()) o += "    long n = 0;\n    (void)n;\n";
-    for (const plan::SavedField& f : act.saves) {
-      if (f.is_string)
-        o += copy_string(f.access, fmt::format("(char *)vr + {}u", f.offset), f.size);
-      else
-        o += fmt::format("    vr->w[{}] = {};\n", f.offset / 8, load_expr(f.access, timestamp_expr(p)));
-    }
-    if (act.kind == parse::Action::Kind::Trace) o += emit_generate(act, target, in);
-    if (act.kind == parse::Action::Kind::Snapshot) {
-      // User space keeps the global maximum and copies the trace buffer.
-      o += fmt::format(
-          "    struct histd_snap{0} *sn = bpf_ringbuf_reserve(&histd_ring, sizeof(*sn), 0);\n"
-          "    if (sn) {{\n      __builtin_memset(&sn->n, 0, sizeof(sn->n));\n"
-          "      sn->n.id = {1}u;\n      sn->n.kind = HISTD_NOTICE_SNAPSHOT;\n"
-          "      sn->n.size = sizeof(*sn) - sizeof(sn->n);\n      sn->n.ts = bpf_ktime_get_ns();\n"
-          "      sn->v = {2};\n      __builtin_memcpy(&sn->k, key, sizeof(sn->k));\n"
-          "      bpf_ringbuf_submit(sn, 0);\n    }} else {{\n      histd_count_lost(HISTD_LOST_SNAPSHOT);\n    }}\n",
-          i, in.control_slot, cur);
-    }
-    o += "  }\n";
+    else
+      o += tracking_action(i, act, target, in);
   }
   return o;
 }
