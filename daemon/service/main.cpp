@@ -201,6 +201,24 @@ histd::Expected<std::unique_ptr<histd::engine::Engine>> restore_engine(const Opt
   return eng;
 }
 
+// The events of --tracefs, or of the tracefs histd finds (or mounts).
+histd::Expected<histd::catalog::Catalog> open_catalog(const Options& opt) {
+  std::filesystem::path tracefs_root = opt.tracefs;
+  if (tracefs_root.empty()) {
+    auto found = histd::catalog::find_tracefs();
+    if (!found) return histd::unexpected(std::move(found).error());
+    tracefs_root = *found;
+  }
+  return histd::catalog::Catalog::open(tracefs_root);
+}
+
+histd::instances::Options instances_options(const Options& opt, const histd::engine::EngineOptions& eopt) {
+  return histd::instances::Options{
+      eopt, std::filesystem::path(opt.state_dir) / "instances",
+      opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances",
+      opt.max_instances};
+}
+
 int run(const Options& opt) {
   using namespace histd;
   runtime::init_libbpf(opt.verbose);
@@ -237,13 +255,7 @@ int run(const Options& opt) {
   auto reloader = daemon::Reloader::install(opt.config_dir);
   if (!reloader) return failed(reloader.error());
   progress->phase("reading the events");
-  std::filesystem::path tracefs_root = opt.tracefs;
-  if (tracefs_root.empty()) {
-    auto found = catalog::find_tracefs();
-    if (!found) return failed(found.error());
-    tracefs_root = *found;
-  }
-  auto catalog = catalog::Catalog::open(tracefs_root);
+  auto catalog = open_catalog(opt);
   if (!catalog) return failed(catalog.error());
   // One map memory budget for the top tree and its instances.
   const engine::EngineOptions eopt = engine_options(opt);
@@ -252,11 +264,7 @@ int run(const Options& opt) {
   // The tree's instances (mkdir instances/NAME), as saved: after the top
   // tree, whose compiler they share.
   progress->phase("restoring instances");
-  instances::Options iopt{
-      eopt, std::filesystem::path(opt.state_dir) / "instances",
-      opt.pin_dir.empty() ? std::filesystem::path() : std::filesystem::path(opt.pin_dir) / "instances",
-      opt.max_instances};
-  instances::Instances inst(**eng, std::move(iopt));
+  instances::Instances inst(**eng, instances_options(opt, eopt));
   for (const std::string& problem : inst.restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
   progress.reset();
   auto tree = fs::Tree::mount(**eng, opt.mount, group, &inst);
@@ -315,11 +323,11 @@ void add_metrics_options(CLI::App& app, Options& opt) {
       ->check(CLI::Range(1, 86400));
 }
 
-int main(int argc, char** argv) {
-  keep_freed_heap();
-  raise_open_files_limit();
-  CLI::App app{"histd: the kernel's hist trigger language on eBPF, served as a tracefs-shaped FUSE tree"};
-  Options opt;
+namespace {
+
+// Where histd mounts, listens, keeps its state and reads events, and who
+// may use them.
+void add_place_options(CLI::App& app, Options& opt) {
   app.add_flag("-f,--foreground", opt.foreground, "stay in the foreground");
   app.add_option("--mount", opt.mount, "where to mount the tree")->capture_default_str();
   app.add_option("--socket", opt.socket, "control socket for histctl")->capture_default_str();
@@ -335,6 +343,10 @@ int main(int argc, char** argv) {
                  "triggers and synthetic events declared in DIR/*.conf, applied at start and on SIGHUP or "
                  "`histctl reload` (a missing directory declares none; empty: none read)")
       ->capture_default_str();
+}
+
+// --max-*, --percpu-table-limit, --trace-buffer-size: what histd may take.
+void add_limit_options(CLI::App& app, Options& opt) {
   app.add_option("--max-triggers", opt.max_triggers,
                  fmt::format("triggers alive at once, across events (at most {})", histd::engine::kMaxTriggers))
       ->capture_default_str()
@@ -363,6 +375,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 40));
+}
+
+// How events are attached and programs compiled, and when the resident
+// compiler gives back its memory.
+void add_program_options(CLI::App& app, Options& opt) {
   app.add_option("--raw-syscalls", opt.raw_syscalls,
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
@@ -384,14 +401,10 @@ int main(int argc, char** argv) {
                  "file is opened for writing, and the first compile then waits for its start (0: it stays)")
       ->capture_default_str()
       ->check(CLI::Range(0, 86400 * 365));
-  add_metrics_options(app, opt);
-  app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
-  app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");
-  // Every option can also come from a config file (key = value lines, the
-  // option names without dashes), e.g. /etc/histd/histd.conf.
-  app.set_config("--config", "", "read options from this file");
-  CLI11_PARSE(app, argc, argv);
-  // Daemonizing changes the working directory to /: keep relative paths meaningful.
+}
+
+// Daemonizing changes the working directory to /: keep relative paths meaningful.
+void make_paths_absolute(Options& opt) {
   opt.mount = std::filesystem::absolute(opt.mount).string();
   opt.socket = std::filesystem::absolute(opt.socket).string();
   opt.state_dir = std::filesystem::absolute(opt.state_dir).string();
@@ -400,5 +413,25 @@ int main(int argc, char** argv) {
   if (!opt.pin_dir.empty()) opt.pin_dir = std::filesystem::absolute(opt.pin_dir).string();
   if (!opt.textfile_dir.empty()) opt.textfile_dir = std::filesystem::absolute(opt.textfile_dir).string();
   if (opt.clang.find('/') != std::string::npos) opt.clang = std::filesystem::absolute(opt.clang).string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  keep_freed_heap();
+  raise_open_files_limit();
+  CLI::App app{"histd: the kernel's hist trigger language on eBPF, served as a tracefs-shaped FUSE tree"};
+  Options opt;
+  add_place_options(app, opt);
+  add_limit_options(app, opt);
+  add_program_options(app, opt);
+  add_metrics_options(app, opt);
+  app.add_flag("-v,--verbose", opt.verbose, "print libbpf's messages");
+  app.set_version_flag("--version", std::string("histd ") + HISTD_VERSION, "print histd's version and exit");
+  // Every option can also come from a config file (key = value lines, the
+  // option names without dashes), e.g. /etc/histd/histd.conf.
+  app.set_config("--config", "", "read options from this file");
+  CLI11_PARSE(app, argc, argv);
+  make_paths_absolute(opt);
   return run(opt);
 }
