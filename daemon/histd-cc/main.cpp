@@ -49,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,51 @@ struct Answer {
 // path of a clang binary: the one of the library this server links.
 constexpr const char* kClangPath = HISTD_CC_CLANG_PATH;
 
+// The source, and the prelude's text, in memory where the arguments name
+// them, over the real file system; null when the source's path cannot be
+// made absolute.
+llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files_with_source(const CcRequest& req,
+                                                                         const std::string* prelude) {
+  auto real = llvm::vfs::getRealFileSystem();
+  llvm::SmallString<256> input(req.input);
+  if (real->makeAbsolute(input)) return nullptr;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory(new llvm::vfs::InMemoryFileSystem);
+  memory->addFile(input, 0, llvm::MemoryBuffer::getMemBufferCopy(req.source, input));
+  if (prelude) memory->addFile(kPreludeHeader, 0, llvm::MemoryBuffer::getMemBufferCopy(*prelude, kPreludeHeader));
+  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files(new llvm::vfs::OverlayFileSystem(real));
+  files->pushOverlay(memory);
+  return files;
+}
+
+// The arguments of the compilation's one job, a clang -cc1, without the
+// "-cc1"; false when the driver made anything else.
+bool cc1_arguments(const clang::driver::Compilation& compilation, std::vector<const char*>& cc1_args) {
+  const clang::driver::JobList& jobs = compilation.getJobs();
+  if (jobs.size() != 1 || std::strcmp(jobs.begin()->getCreator().getName(), "clang") != 0) return false;
+  cc1_args.assign(jobs.begin()->getArguments().begin(), jobs.begin()->getArguments().end());
+  if (!cc1_args.empty() && std::strcmp(cc1_args.front(), "-cc1") == 0) cc1_args.erase(cc1_args.begin());
+  return true;
+}
+
+// Runs the invocation made in `ci` as clang runs cc1 in process, but with
+// `files` for its file system and the object into `object`.
+bool run_cc1(clang::CompilerInstance& ci, llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files,
+             llvm::SmallString<0>& object, llvm::raw_ostream& diag_out) {
+  // Diagnostics go to a string: no colours even when histd's stderr is a
+  // terminal (clang would see its log file there).
+  ci.getDiagnosticOpts().ShowColors = false;
+  // The driver passes -disable-free: a clang process exits without freeing
+  // its AST; a server that did the same would grow by ~0.5 MiB a unit.
+  ci.getFrontendOpts().DisableFree = false;
+  ci.getCodeGenOpts().DisableFree = false;
+  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_out, &ci.getDiagnosticOpts()), true);
+  ci.setVerboseOutputStream(diag_out);  // "N errors generated."
+  ci.createFileManager(files);
+  if (histd::cc_server::optimizes_itself(ci)) return histd::cc_server::compile_optimized(ci, object, diag_out);
+  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
+  return clang::ExecuteCompilerInvocation(&ci);
+}
+
 // Everything before cc1 runs is the server's own business: a failure there
 // (the arguments, the driver, the file system) is not the unit's, and
 // histd answers it by spawning clang (CcStatus::ServerError). Only cc1's
@@ -83,20 +129,11 @@ Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
   Answer answer;
   answer.status = CcStatus::ServerError;
   llvm::raw_string_ostream diag_out(answer.payload);
-
-  // The source, in memory, where the arguments name it.
-  auto real = llvm::vfs::getRealFileSystem();
-  llvm::SmallString<256> input(req.input);
-  if (real->makeAbsolute(input)) {
+  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files = files_with_source(req, prelude);
+  if (!files) {
     answer.payload = "histd-cc: cannot resolve " + req.input + "\n";
     return answer;
   }
-  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory(new llvm::vfs::InMemoryFileSystem);
-  memory->addFile(input, 0, llvm::MemoryBuffer::getMemBufferCopy(req.source, input));
-  if (prelude) memory->addFile(kPreludeHeader, 0, llvm::MemoryBuffer::getMemBufferCopy(*prelude, kPreludeHeader));
-  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files(new llvm::vfs::OverlayFileSystem(real));
-  files->pushOverlay(memory);
-
   // Driver: arguments -> the cc1 command, with driver diagnostics prefixed
   // like clang's ("clang: error: ...").
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> driver_opts(new clang::DiagnosticOptions);
@@ -112,16 +149,12 @@ Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
     diag_out.flush();
     return answer;
   }
-  const clang::driver::JobList& jobs = compilation->getJobs();
-  if (jobs.size() != 1 || std::strcmp(jobs.begin()->getCreator().getName(), "clang") != 0) {
+  std::vector<const char*> cc1_args;
+  if (!cc1_arguments(*compilation, cc1_args)) {
     diag_out << "histd-cc: the arguments do not make one clang -cc1 job\n";
     diag_out.flush();
     return answer;
   }
-  std::vector<const char*> cc1_args(jobs.begin()->getArguments().begin(), jobs.begin()->getArguments().end());
-  if (!cc1_args.empty() && std::strcmp(cc1_args.front(), "-cc1") == 0) cc1_args.erase(cc1_args.begin());
-
-  // cc1, as clang runs it in process, but into memory.
   clang::CompilerInstance ci;
   ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_out, &ci.getDiagnosticOpts()), true);
   if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), cc1_args, ci.getDiagnostics(), kClangPath)) {
@@ -129,24 +162,8 @@ Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
     return answer;
   }
   answer.status = CcStatus::Failed;  // from here on, what goes wrong is the unit's
-  // Diagnostics go to a string: no colours even when histd's stderr is a
-  // terminal (clang would see its log file there).
-  ci.getDiagnosticOpts().ShowColors = false;
-  // The driver passes -disable-free: a clang process exits without freeing
-  // its AST; a server that did the same would grow by ~0.5 MiB a unit.
-  ci.getFrontendOpts().DisableFree = false;
-  ci.getCodeGenOpts().DisableFree = false;
-  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_out, &ci.getDiagnosticOpts()), true);
-  ci.setVerboseOutputStream(diag_out);  // "N errors generated."
-  ci.createFileManager(files);
   llvm::SmallString<0> object;
-  bool ok = false;
-  if (histd::cc_server::optimizes_itself(ci)) {
-    ok = histd::cc_server::compile_optimized(ci, object, diag_out);
-  } else {
-    ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-    ok = clang::ExecuteCompilerInvocation(&ci);
-  }
+  const bool ok = run_cc1(ci, files, object, diag_out);
   diag_out.flush();
   if (ok && !ci.getDiagnostics().hasErrorOccurred()) {
     answer.status = CcStatus::Object;
@@ -280,22 +297,26 @@ bool wait_for_request(int fd, int shed_after_ms, bool timing) {
   return rc > 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// What histd starts histd-cc with.
+struct ServerOptions {
   int fd = 3;
   bool fork_each = false;
   bool timing = false;  // per request on stderr: wall and CPU milliseconds
   int shed_after_ms = -1;
+};
+
+// Reads the arguments into `opt`; the exit status when there is nothing to
+// serve (--version, a usage error).
+std::optional<int> parse_options(int argc, char** argv, ServerOptions& opt) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
-      fd = std::atoi(argv[++i]);
+      opt.fd = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--shed-after") == 0 && i + 1 < argc) {
-      shed_after_ms = std::atoi(argv[++i]);
+      opt.shed_after_ms = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--fork") == 0) {
-      fork_each = true;
+      opt.fork_each = true;
     } else if (std::strcmp(argv[i], "--timing") == 0) {
-      timing = true;
+      opt.timing = true;
     } else if (std::strcmp(argv[i], "--version") == 0) {
       std::printf("histd-cc %s\n", HISTD_CC_CLANG_VERSION);
       return 0;
@@ -306,6 +327,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  return std::nullopt;
+}
+
+void start_compiler() {
   // Nothing is read relative to the working directory (the unit is in
   // memory, the include paths absolute), but the driver resolves the unit's
   // name against it: a directory deleted under histd made every compile
@@ -324,28 +349,40 @@ int main(int argc, char** argv) {
                  "warm.c",
                  "struct s { int a; };\nint f(struct s *p) { return p ? p->a * 3 : 0; }\n"};
   compile(warm);
+}
 
+// Answers requests until histd closes the socket (or sends garbage), then
+// exits.
+[[noreturn]] void serve(const ServerOptions& opt) {
   // Forked children compile without it: what a child precompiled would
   // end with the child.
   Prelude prelude;
   CcRequest req;
-  while (wait_for_request(fd, shed_after_ms, timing) && histd::runtime::cc::read_request(fd, req)) {
+  while (wait_for_request(opt.fd, opt.shed_after_ms, opt.timing) && histd::runtime::cc::read_request(opt.fd, req)) {
     const Clock start = now();
-    if (fork_each) {
-      if (!serve_forked(fd, req)) _exit(1);
-      if (timing) report(start, true, "");
+    if (opt.fork_each) {
+      if (!serve_forked(opt.fd, req)) _exit(1);
+      if (opt.timing) report(start, true, "");
       continue;
     }
     const char* how = "";
     PreludeFit fit = prelude_fit(req);
     const Answer a = compile_with_prelude(req, fit, prelude, how);
-    if (!histd::runtime::cc::write_response(fd, a.status, a.payload)) _exit(1);
-    if (timing) report(start, false, how);
-    prepare_prelude(req, std::move(fit), a, prelude, timing);
+    if (!histd::runtime::cc::write_response(opt.fd, a.status, a.payload)) _exit(1);
+    if (opt.timing) report(start, false, how);
+    prepare_prelude(req, std::move(fit), a, prelude, opt.timing);
   }
-  // histd closed the socket (or sent garbage): nothing left to do, and
-  // nothing worth destroying (a sanitized build would report LLVM's
-  // intentionally leaked singletons at exit()).
+  // Nothing left to do, and nothing worth destroying (a sanitized build
+  // would report LLVM's intentionally leaked singletons at exit()).
   std::fflush(nullptr);
   _exit(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ServerOptions opt;
+  if (std::optional<int> status = parse_options(argc, argv, opt)) return *status;
+  start_compiler();
+  serve(opt);
 }
