@@ -179,9 +179,7 @@ struct Commands {
   CLI::App *synth_add, *synth_remove, *synth_list, *trace, *check, *explain, *metrics;
 };
 
-Commands define_commands(CLI::App& app, Args& a) {
-  Commands c{};
-  app.add_option("--socket", a.socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();
+void define_trigger_commands(CLI::App& app, Args& a, Commands& c) {
   c.add = app.add_subcommand("add", "add a hist trigger (any command the trigger file accepts)");
   c.add->add_option("event", a.event, "SYSTEM:EVENT")->required();
   c.add->add_option("command", a.command, "the command, e.g. 'hist:keys=common_pid'")->required();
@@ -199,6 +197,9 @@ Commands define_commands(CLI::App& app, Args& a) {
       ->needs(percentiles);
   c.list = app.add_subcommand("list", "every trigger, one per line, with its event");
   c.list->add_flag("--json", a.json_out, "with each trigger's BPF map memory and the totals against histd's limits");
+}
+
+void define_watch_command(CLI::App& app, Args& a, Commands& c) {
   c.watch = app.add_subcommand(
       "watch", "refresh an event's tables: each value's change and rate per interval, and its percentiles");
   c.watch->add_option("event", a.event, "SYSTEM:EVENT")->required();
@@ -213,6 +214,9 @@ Commands define_commands(CLI::App& app, Args& a) {
                    "the percentiles of the interval's events, for tables with a .log2 or .buckets key")
       ->capture_default_str();
   c.watch->add_option("--key", a.key, "the key to take percentiles over (default: the .log2 or .buckets key)");
+}
+
+void define_daemon_commands(CLI::App& app, Args& a, Commands& c) {
   c.status = app.add_subcommand(
       "status",
       "version, uptime, triggers and map memory against the limits, losses, the compiler, what did not restore");
@@ -224,7 +228,9 @@ Commands define_commands(CLI::App& app, Args& a) {
   c.metrics->add_flag("--openmetrics", a.openmetrics, "in OpenMetrics 1.0 (default: the text format 0.0.4)");
   c.errors = app.add_subcommand("errors", "the error log");
   c.errors->add_flag("--clear", a.clear_errors, "empty the error log");
+}
 
+void define_synth_commands(CLI::App& app, Args& a, Commands& c) {
   auto* synth = app.add_subcommand("synth", "synthetic events: add, remove, list");
   synth->require_subcommand(1);
   c.synth_add = synth->add_subcommand("add", "define one, as written to synthetic_events");
@@ -234,7 +240,10 @@ Commands define_commands(CLI::App& app, Args& a) {
   c.synth_list = synth->add_subcommand("list", "the definitions, as synthetic_events lists them");
   c.trace = app.add_subcommand("trace", "the trace buffer: enabled synthetic events and trace_marker text");
   c.trace->add_flag("--clear", a.clear_trace, "empty it");
+}
 
+// What reads a format file or tracefs instead of asking histd.
+void define_offline_commands(CLI::App& app, Args& a, Commands& c) {
   c.check = app.add_subcommand("check", "validate a command offline against an event's format file");
   c.check->add_option("command", a.command, "the hist command")->required();
   c.check->add_option("--format", a.format_path, "the event's tracefs format file")->required();
@@ -246,6 +255,16 @@ Commands define_commands(CLI::App& app, Args& a) {
   c.explain->add_option("command", a.command, "the hist command")->required();
   c.explain->add_option("--tracefs", a.tracefs, "tracefs root (default: this machine's)");
   c.explain->add_flag("--raw-syscalls", a.raw_syscalls, kRawSyscallsHelp);
+}
+
+Commands define_commands(CLI::App& app, Args& a) {
+  Commands c{};
+  app.add_option("--socket", a.socket_path, "histd's control socket (env HISTD_SOCKET)")->capture_default_str();
+  define_trigger_commands(app, a, c);
+  define_watch_command(app, a, c);
+  define_daemon_commands(app, a, c);
+  define_synth_commands(app, a, c);
+  define_offline_commands(app, a, c);
   return c;
 }
 
