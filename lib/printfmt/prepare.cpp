@@ -72,45 +72,70 @@ std::string resolve_enums(const std::string& arg, const Enums& enums) {
   return out;
 }
 
+// C's precedence of the binary operators constant_value() takes.
+int precedence(const std::string& op) {
+  if (op == "*" || op == "/") return 6;
+  if (op == "+" || op == "-") return 5;
+  if (op == "<<" || op == ">>") return 4;
+  if (op == "&") return 3;
+  return op == "^" ? 2 : 1;
+}
+
+// Replaces the last two values by the last operator applied to them; false
+// when there are not two.
+bool apply_last(std::vector<uint64_t>& values, std::vector<std::string>& ops) {
+  if (values.size() < 2) return false;
+  const uint64_t b = values.back();
+  values.pop_back();
+  uint64_t& a = values.back();
+  const std::string op = ops.back();
+  ops.pop_back();
+  if (op == "*")
+    a *= b;
+  else if (op == "/")
+    a = b ? a / b : 0;
+  else if (op == "+")
+    a += b;
+  else if (op == "-")
+    a -= b;
+  else if (op == "<<")
+    a = b < 64 ? a << b : 0;
+  else if (op == ">>")
+    a = b < 64 ? a >> b : 0;
+  else if (op == "&")
+    a &= b;
+  else if (op == "^")
+    a ^= b;
+  else
+    a |= b;
+  return true;
+}
+
+// The integer literal at text[i], i moved past it; nullopt for anything
+// else.
+std::optional<uint64_t> read_literal(std::string_view text, size_t& i) {
+  if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
+  size_t used = 0;
+  const std::string digits(text.substr(i, text.find_first_of(" *+-/<>&^|", i) - i));
+  const uint64_t v = std::stoull(digits, &used, 0);
+  if (used != digits.size()) return std::nullopt;  // a suffix (1UL) or a float
+  i += used;
+  return v;
+}
+
+// The binary operator at text[i]; "" for anything else.
+std::string read_operator(std::string_view text, size_t i) {
+  std::string op(1, text[i]);
+  if ((op == "<" || op == ">") && i + 1 < text.size() && text[i + 1] == text[i]) op += text[i];
+  if (std::string_view("*/+-&^|").find(op) == std::string_view::npos && op != "<<" && op != ">>") return "";
+  return op;
+}
+
 // The value of a constant expression of integer literals and the binary
 // operators * / + - << >> & ^ | (C's precedence); nullopt for anything else.
 std::optional<uint64_t> constant_value(std::string_view text) {
   std::vector<uint64_t> values;
   std::vector<std::string> ops;
-  auto level = [](const std::string& op) {
-    if (op == "*" || op == "/") return 6;
-    if (op == "+" || op == "-") return 5;
-    if (op == "<<" || op == ">>") return 4;
-    if (op == "&") return 3;
-    return op == "^" ? 2 : 1;
-  };
-  auto apply = [&]() -> bool {
-    if (values.size() < 2) return false;
-    const uint64_t b = values.back();
-    values.pop_back();
-    uint64_t& a = values.back();
-    const std::string op = ops.back();
-    ops.pop_back();
-    if (op == "*")
-      a *= b;
-    else if (op == "/")
-      a = b ? a / b : 0;
-    else if (op == "+")
-      a += b;
-    else if (op == "-")
-      a -= b;
-    else if (op == "<<")
-      a = b < 64 ? a << b : 0;
-    else if (op == ">>")
-      a = b < 64 ? a >> b : 0;
-    else if (op == "&")
-      a &= b;
-    else if (op == "^")
-      a ^= b;
-    else
-      a |= b;
-    return true;
-  };
   bool want_value = true;
   for (size_t i = 0; i < text.size();) {
     if (text[i] == ' ') {
@@ -118,28 +143,23 @@ std::optional<uint64_t> constant_value(std::string_view text) {
       continue;
     }
     if (want_value) {
-      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
-      size_t used = 0;
-      const std::string digits(text.substr(i, text.find_first_of(" *+-/<>&^|", i) - i));
-      const uint64_t v = std::stoull(digits, &used, 0);
-      if (used != digits.size()) return std::nullopt;  // a suffix (1UL) or a float
-      values.push_back(v);
-      i += used;
+      const std::optional<uint64_t> v = read_literal(text, i);
+      if (!v) return std::nullopt;
+      values.push_back(*v);
       want_value = false;
       continue;
     }
-    std::string op(1, text[i]);
-    if ((op == "<" || op == ">") && i + 1 < text.size() && text[i + 1] == text[i]) op += text[i];
-    if (std::string_view("*/+-&^|").find(op) == std::string_view::npos && op != "<<" && op != ">>") return std::nullopt;
-    while (!ops.empty() && level(ops.back()) >= level(op))
-      if (!apply()) return std::nullopt;
+    const std::string op = read_operator(text, i);
+    if (op.empty()) return std::nullopt;
+    while (!ops.empty() && precedence(ops.back()) >= precedence(op))
+      if (!apply_last(values, ops)) return std::nullopt;
     ops.push_back(op);
     i += op.size();
     want_value = true;
   }
   if (want_value) return std::nullopt;
   while (!ops.empty())
-    if (!apply()) return std::nullopt;
+    if (!apply_last(values, ops)) return std::nullopt;
   return values.size() == 1 ? std::optional<uint64_t>(values[0]) : std::nullopt;
 }
 
