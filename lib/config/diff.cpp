@@ -93,12 +93,8 @@ void replace_dependents(std::vector<Held>& held) {
   }
 }
 
-}  // namespace
-
-Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem>& held_items, bool remove_undeclared) {
-  Plan plan;
-  const std::vector<const Declaration*> wanted = first_of_each_key(declared, plan);
-
+// Each held item with the declaration it was made from.
+std::vector<Held> held_of(const std::vector<ConfigItem>& held_items) {
   std::vector<Held> held;
   for (const ConfigItem& item : held_items) {
     Held h;
@@ -115,34 +111,35 @@ Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem
     }
     held.push_back(std::move(h));
   }
-  match(held, wanted);
-  for (Held& h : held) {
-    const ConfigItem& item = h.item;
-    if (!h.declared) {
-      h.fate = remove_undeclared ? Fate::Remove : Fate::Keep;
-    } else {
-      const Declaration* d = h.declared;
-      const bool same = h.decl.shape == d->shape && item.text == d->item.text;
-      if (!item.restored)
-        h.fate = same ? Fate::Retry : Fate::Replace;
-      else if (h.decl.shape != d->shape)
-        h.fate = Fate::Replace;
-      else
-        h.fate = same ? Fate::Unchanged : Fate::Update;
-    }
-  }
-  replace_dependents(held);
+  return held;
+}
 
-  // Removals: triggers newest first (the users of a variable before its
-  // owner; enables and saved entries are listed after hist triggers), then
-  // synthetic events, once nothing sits on or generates them.
+Fate fate_of(const Held& h, bool remove_undeclared) {
+  const ConfigItem& item = h.item;
+  if (!h.declared) return remove_undeclared ? Fate::Remove : Fate::Keep;
+  const Declaration* d = h.declared;
+  const bool same = h.decl.shape == d->shape && item.text == d->item.text;
+  if (!item.restored) return same ? Fate::Retry : Fate::Replace;
+  if (h.decl.shape != d->shape) return Fate::Replace;
+  return same ? Fate::Unchanged : Fate::Update;
+}
+
+// Removals: triggers newest first (the users of a variable before its
+// owner; enables and saved entries are listed after hist triggers), then
+// synthetic events, once nothing sits on or generates them.
+void plan_removals(const std::vector<Held>& held, Plan& plan) {
   for (bool synthetic : {false, true})
     for (auto h = held.rbegin(); h != held.rend(); ++h) {
       if ((h->item.kind == ConfigItem::Kind::Synthetic) != synthetic) continue;
       if (h->fate == Fate::Remove || h->fate == Fate::Replace)
         plan.steps.push_back(Step{Step::Op::Remove, h->item, h->decl, h->fate == Fate::Replace, false});
     }
-  std::set<const Declaration*> present;  // declared and kept as held
+}
+
+// Counts what stays and plans the updates; returns the declarations that
+// are held already, after them.
+std::set<const Declaration*> plan_updates(const std::vector<Held>& held, Plan& plan) {
+  std::set<const Declaration*> present;
   for (const Held& h : held) {
     if (h.fate == Fate::Unchanged) ++plan.unchanged;
     if (h.fate == Fate::Keep) ++plan.kept;
@@ -150,16 +147,35 @@ Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem
       plan.steps.push_back(Step{Step::Op::Update, h.item, *h.declared, false, h.decl.paused == h.declared->paused});
     if (h.fate == Fate::Unchanged || h.fate == Fate::Update) present.insert(h.declared);
   }
+  return present;
+}
+
+// Additions in the files' order, definitions first: triggers on or
+// generating a synthetic event need it defined.
+void plan_additions(const std::vector<Held>& held, const std::vector<const Declaration*>& wanted,
+                    const std::set<const Declaration*>& present, Plan& plan) {
   std::set<const Declaration*> replaced;
   for (const Held& h : held)
     if (h.fate == Fate::Replace) replaced.insert(h.declared);
-  // Additions in the files' order, definitions first: triggers on or
-  // generating a synthetic event need it defined.
   for (bool synthetic : {true, false})
     for (const Declaration* d : wanted) {
       if ((d->item.kind == ConfigItem::Kind::Synthetic) != synthetic || present.count(d)) continue;
       plan.steps.push_back(Step{Step::Op::Add, {}, *d, replaced.count(d) > 0, false});
     }
+}
+
+}  // namespace
+
+Plan diff(const std::vector<Declaration>& declared, const std::vector<ConfigItem>& held_items, bool remove_undeclared) {
+  Plan plan;
+  const std::vector<const Declaration*> wanted = first_of_each_key(declared, plan);
+  std::vector<Held> held = held_of(held_items);
+  match(held, wanted);
+  for (Held& h : held) h.fate = fate_of(h, remove_undeclared);
+  replace_dependents(held);
+  plan_removals(held, plan);
+  const std::set<const Declaration*> present = plan_updates(held, plan);
+  plan_additions(held, wanted, present, plan);
   return plan;
 }
 
