@@ -293,6 +293,33 @@ Expected<bool> header_line(std::string_view line, size_t line_no, Header& seen, 
   return invalid(line_no, "expected 'name:', 'ID:' or 'format:', got '" + std::string(line.substr(0, 40)) + "'");
 }
 
+// One line after "format:" into `fmt` (`line` lies in `text`): true at
+// "print fmt:", which ends the fields.
+Expected<bool> fields_line(std::string_view text, std::string_view line, size_t line_no, bool in_common_block,
+                           EventFormat& fmt) {
+  if (line.starts_with(kFieldTag)) {
+    auto field = parse_field(line.substr(kFieldTag.size()), line_no);
+    if (!field) return unexpected(std::move(field).error());
+    if (fmt.find(field->name) != nullptr) {
+      return invalid(line_no, "duplicate field '" + field->name + "'");
+    }
+    field->is_common = in_common_block && field->name.starts_with("common_");
+    fmt.fields.push_back(std::move(*field));
+    return false;
+  }
+  if (line.starts_with(kPrintFmtTag)) {
+    // The print format may itself contain newlines, so it takes the rest
+    // of the file, less the newline that ends the file.
+    const size_t start = static_cast<size_t>(line.data() - text.data()) + kPrintFmtTag.size();
+    std::string_view rest = text.substr(start);
+    if (rest.starts_with(' ')) rest.remove_prefix(1);
+    if (rest.ends_with('\n')) rest.remove_suffix(1);
+    fmt.print_fmt = std::string(rest);
+    return true;
+  }
+  return invalid(line_no, "expected 'field:' or 'print fmt:', got '" + std::string(line.substr(0, 40)) + "'");
+}
+
 }  // namespace
 
 Expected<EventFormat> parse_format(std::string_view text, std::string_view system) {
@@ -311,7 +338,6 @@ Expected<EventFormat> parse_format(std::string_view text, std::string_view syste
     size_t nl = text.find('\n', pos);
     size_t line_end = nl == std::string_view::npos ? text.size() : nl;
     std::string_view raw = text.substr(pos, line_end - pos);
-    size_t line_start = pos;
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     std::string_view line = trim(raw);
@@ -327,26 +353,11 @@ Expected<EventFormat> parse_format(std::string_view text, std::string_view syste
       continue;
     }
 
-    if (line.starts_with(kFieldTag)) {
-      auto field = parse_field(line.substr(kFieldTag.size()), line_no);
-      if (!field) return unexpected(std::move(field).error());
-      if (fmt.find(field->name) != nullptr) {
-        return invalid(line_no, "duplicate field '" + field->name + "'");
-      }
-      field->is_common = in_common_block && field->name.starts_with("common_");
-      fmt.fields.push_back(std::move(*field));
-    } else if (line.starts_with(kPrintFmtTag)) {
-      // The print format may itself contain newlines, so it takes the rest
-      // of the file, less the newline that ends the file.
-      size_t start = line_start + (line.data() - raw.data()) + kPrintFmtTag.size();
-      std::string_view rest = text.substr(start);
-      if (rest.starts_with(' ')) rest.remove_prefix(1);
-      if (rest.ends_with('\n')) rest.remove_suffix(1);
-      fmt.print_fmt = std::string(rest);
+    auto print_fmt = fields_line(text, line, line_no, in_common_block, fmt);
+    if (!print_fmt) return unexpected(std::move(print_fmt).error());
+    if (*print_fmt) {
       have_print_fmt = true;
       break;
-    } else {
-      return invalid(line_no, "expected 'field:' or 'print fmt:', got '" + std::string(line.substr(0, 40)) + "'");
     }
   }
 
