@@ -48,57 +48,75 @@ void put_key(std::string& out, const KeyMember& m, const table::Row& r, const Re
     key_format(k.display).json(out, key);
 }
 
-void put_table(std::string& out, const Section& s, const Resolver& res, const Options& opt) {
-  const table::Table& t = *s.table;
+// The members every entry of a table writes, in their order, each name
+// quoted once rather than per entry.
+struct Layout {
   std::vector<std::pair<std::string, KeyMember>> keys;
+  std::vector<std::pair<std::string, size_t>> values;  // the value column of each
+  std::vector<std::string> key_names, value_names;
+};
+
+Layout layout_of(const table::Table& t) {
+  Layout l;
   for (const table::KeyColumn& k : t.keys) {
-    keys.emplace_back(k.name, KeyMember{&k, false});
+    l.keys.emplace_back(k.name, KeyMember{&k, false});
     if (const modifier::ModifierInfo* m = modifier::by_key_display(k.display))
-      keys.emplace_back(k.name + "." + std::string(m->name), KeyMember{&k, true});
+      l.keys.emplace_back(k.name + "." + std::string(m->name), KeyMember{&k, true});
   }
-  keys = by_name(std::move(keys));
-  std::vector<std::pair<std::string, size_t>> values;
+  l.keys = by_name(std::move(l.keys));
   for (size_t i = 0; i < t.vals.size(); ++i) {
     if (i == 0 ? t.nohitcount : !t.vals[i].printed) continue;
-    values.emplace_back(t.vals[i].name, i);
+    l.values.emplace_back(t.vals[i].name, i);
   }
-  values = by_name(std::move(values));
-  std::vector<std::string> key_names, value_names;  // quoted once, not per entry
-  for (const auto& [name, m] : keys) key_names.push_back("            " + json_string(name) + ": ");
-  for (const auto& [name, i] : values) value_names.push_back("            " + json_string(name) + ": ");
+  l.values = by_name(std::move(l.values));
+  for (const auto& [name, m] : l.keys) l.key_names.push_back("            " + json_string(name) + ": ");
+  for (const auto& [name, i] : l.values) l.value_names.push_back("            " + json_string(name) + ": ");
+  return l;
+}
 
-  out += "    {\n      \"entries\": ";
-  if (t.entries() == 0)
-    out += "[]";
-  else {
-    out += "[\n";
-    out.reserve(out.size() + t.entries() * (64 + 32 * (keys.size() + values.size())));
-    populate_now(out.data() + out.size(), out.capacity() - out.size());
-    for (size_t e = 0; e < t.entries(); ++e) {
-      const table::Row r = t.row(e);
-      out += "        {\n          \"keys\": {\n";
-      for (size_t i = 0; i < keys.size(); ++i) {
-        out += key_names[i];
-        put_key(out, keys[i].second, r, res, opt);
-        out += i + 1 < keys.size() ? ",\n" : "\n";
-      }
-      out += "          },\n          \"values\": ";
-      if (values.empty()) {
-        out += "{}\n";
-      } else {
-        out += "{\n";
-        for (size_t i = 0; i < values.size(); ++i) {
-          out += value_names[i];
-          const size_t col = values[i].second;
-          put_number(out, shown(r.vals[col], t.vals[col].address, opt, true), false);
-          out += i + 1 < values.size() ? ",\n" : "\n";
-        }
-        out += "          }\n";
-      }
-      out += e + 1 < t.entries() ? "        },\n" : "        }\n";
-    }
-    out += "      ]";
+void put_entry(std::string& out, const table::Table& t, const table::Row& r, const Layout& l, const Resolver& res,
+               const Options& opt) {
+  out += "        {\n          \"keys\": {\n";
+  for (size_t i = 0; i < l.keys.size(); ++i) {
+    out += l.key_names[i];
+    put_key(out, l.keys[i].second, r, res, opt);
+    out += i + 1 < l.keys.size() ? ",\n" : "\n";
   }
+  out += "          },\n          \"values\": ";
+  if (l.values.empty()) {
+    out += "{}\n";
+    return;
+  }
+  out += "{\n";
+  for (size_t i = 0; i < l.values.size(); ++i) {
+    out += l.value_names[i];
+    const size_t col = l.values[i].second;
+    put_number(out, shown(r.vals[col], t.vals[col].address, opt, true), false);
+    out += i + 1 < l.values.size() ? ",\n" : "\n";
+  }
+  out += "          }\n";
+}
+
+void put_entries(std::string& out, const table::Table& t, const Layout& l, const Resolver& res, const Options& opt) {
+  if (t.entries() == 0) {
+    out += "[]";
+    return;
+  }
+  out += "[\n";
+  out.reserve(out.size() + t.entries() * (64 + 32 * (l.keys.size() + l.values.size())));
+  populate_now(out.data() + out.size(), out.capacity() - out.size());
+  for (size_t e = 0; e < t.entries(); ++e) {
+    put_entry(out, t, t.row(e), l, res, opt);
+    out += e + 1 < t.entries() ? "        },\n" : "        }\n";
+  }
+  out += "      ]";
+}
+
+void put_table(std::string& out, const Section& s, const Resolver& res, const Options& opt) {
+  const table::Table& t = *s.table;
+  const Layout layout = layout_of(t);
+  out += "    {\n      \"entries\": ";
+  put_entries(out, t, layout, res, opt);
   out += ",\n";
   if (s.memory)
     out += fmt::format(
