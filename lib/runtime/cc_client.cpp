@@ -22,29 +22,23 @@ extern char** environ;
 
 namespace histd::runtime {
 
-CcClient::~CcClient() { stop(); }
+namespace {
 
-bool CcClient::start(std::chrono::milliseconds timeout, std::chrono::milliseconds shed_after,
-                     const cc::CcRequest* primer) {
-  stop();
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
-  Fd mine(sv[0]);
-  Fd theirs(sv[1]);
-
-  // The server's end becomes its fd 3 (dup2 clears close-on-exec); stdin is
-  // /dev/null; stderr stays histd's, for the server's own complaints.
-  posix_spawn_file_actions_t actions;
+// The server's end becomes its fd 3 (dup2 clears close-on-exec); stdin is
+// /dev/null; stderr stays histd's, for the server's own complaints.
+void init_spawn_actions(posix_spawn_file_actions_t& actions, int server_fd) {
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
+  posix_spawn_file_actions_adddup2(&actions, server_fd, 3);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   // Not histd's working directory, which may be deleted under it (histd-cc
   // also moves to / itself).
   posix_spawn_file_actions_addchdir_np(&actions, "/");
-  // Its own process group: a Ctrl-C meant for a foreground histd is
-  // histd's to handle. Default signals and an empty mask, whatever the
-  // spawning thread had blocked.
-  posix_spawnattr_t attr;
+}
+
+// Its own process group: a Ctrl-C meant for a foreground histd is histd's
+// to handle. Default signals and an empty mask, whatever the spawning
+// thread had blocked.
+void init_spawn_attributes(posix_spawnattr_t& attr) {
   posix_spawnattr_init(&attr);
   sigset_t none, defaults;
   sigemptyset(&none);
@@ -54,6 +48,32 @@ bool CcClient::start(std::chrono::milliseconds timeout, std::chrono::millisecond
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+}
+
+// A hung server costs one compile this long, then clang is asked.
+void set_timeouts(int sock, std::chrono::milliseconds timeout) {
+  struct timeval tv {};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
+  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+}  // namespace
+
+CcClient::~CcClient() { stop(); }
+
+bool CcClient::start(std::chrono::milliseconds timeout, std::chrono::milliseconds shed_after,
+                     const cc::CcRequest* primer) {
+  stop();
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
+  Fd mine(sv[0]);
+  Fd theirs(sv[1]);
+  posix_spawn_file_actions_t actions;
+  init_spawn_actions(actions, theirs.get());
+  posix_spawnattr_t attr;
+  init_spawn_attributes(attr);
 
   std::string program = program_.string();
   std::string fd_flag = "--fd";
@@ -70,12 +90,7 @@ bool CcClient::start(std::chrono::milliseconds timeout, std::chrono::millisecond
   if (rc != 0) return false;
   pid_ = pid;
   pidfd_ = Fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-  // A hung server costs one compile this long, then clang is asked.
-  struct timeval tv {};
-  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
-  setsockopt(mine.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(mine.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  set_timeouts(mine.get(), timeout);
   sock_ = std::move(mine);
   if (primer) {
     // A few hundred bytes: the socket's buffer takes them while the server
