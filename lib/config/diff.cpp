@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // What a reload changes: the files' declarations against what histd holds
-// from the configuration (include/histd/config.h). Pure: the engine is not
+// from the configuration (histd/config.h). Pure: the engine is not
 // consulted, so the plan is the same for the same input.
 #include <fmt/format.h>
 
