@@ -23,6 +23,7 @@ RUN=(
   libssl-dev                 # libcrypto: SHA-256 of cached objects and the state file
   libtraceevent-dev          # kernel event records printed as the kernel's trace prints them
   libmicrohttpd-dev          # histd-exporter: /metrics over HTTP
+  zlib1g-dev                 # histd-exporter: gzip for scrapes that ask for it
 )
 TEST=(
   llvm-14-dev libclang-14-dev libclang-cpp14-dev  # histd-cc, the resident compiler: LLVM's and clang's headers

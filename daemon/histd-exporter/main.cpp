@@ -10,7 +10,8 @@
 // a client that stalls holds no thread; Guard (guard.h) keeps clients from
 // starving a scrape.
 //   GET /metrics   the text format 0.0.4, or OpenMetrics 1.0 when the
-//                  scraper's Accept header asks for application/openmetrics-text
+//                  scraper's Accept header asks for application/openmetrics-text;
+//                  gzipped when Accept-Encoding allows it (so is the page)
 //   GET /          every table as an HTML page with bar charts (render::page),
 //                  which loads nothing and reloads itself; served with a
 //                  Content-Security-Policy that allows inline styles only
@@ -26,9 +27,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "histd-exporter/encoding.h"
 #include "histd-exporter/guard.h"
 
 namespace {
@@ -49,9 +52,22 @@ constexpr const char* kPaths = "histd-exporter: GET /metrics (Prometheus), GET /
 // above Guard's cap, which closes the idlest to make room well before.
 constexpr unsigned kMhdConnectionLimit = 2048;
 constexpr unsigned kPoolThreads = 4;
+// Smaller bodies go as they are: gzip's header and a tiny body's deflate
+// gain less than the work costs.
+constexpr size_t kGzipFrom = 1024;
 
 // The response owns the body (a 100k-series scrape is megabytes: no copy).
-MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const char* type) {
+// `compressible`: gzip it when the client asks (Accept-Encoding) and it is
+// big enough to gain.
+MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const char* type, bool compressible = false) {
+  const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  bool gzipped = false;
+  if (compressible && body.size() >= kGzipFrom && accept && histd::exporter::accepts_gzip(accept)) {
+    if (std::optional<std::string> packed = histd::exporter::gzip(body)) {
+      body = std::move(*packed);
+      gzipped = true;
+    }
+  }
   auto* owned = new std::string(std::move(body));
   MHD_Response* r = MHD_create_response_from_buffer_with_free_callback_cls(
       owned->size(), owned->data(), [](void* cls) { delete static_cast<std::string*>(cls); }, owned);
@@ -61,45 +77,53 @@ MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const cha
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  if (compressible) MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  if (gzipped) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
   if (std::strcmp(type, kHtmlType) == 0) MHD_add_response_header(r, "Content-Security-Policy", kPagePolicy);
   const MHD_Result rc = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return rc;
 }
 
-// Answered at the first call for a request, its headers whole.
+// The answer to a request without a body: the metrics, the page, or why not.
+MHD_Result respond(Guard& guard, MHD_Connection* c, const char* url, const char* method) {
+  if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0)
+    return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, kPaths, kPlainType);
+  if (std::strcmp(url, "/") != 0 && std::strcmp(url, "/metrics") != 0)
+    return reply(c, MHD_HTTP_NOT_FOUND, kPaths, kPlainType);
+  const bool page = std::strcmp(url, "/") == 0;
+  const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  const bool openmetrics = !page && accept && std::strstr(accept, "application/openmetrics-text");
+  std::string error;
+  std::string text = guard.ask_histd(page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
+  if (!error.empty()) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType);
+  return reply(c, MHD_HTTP_OK, std::move(text), page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType, true);
+}
+
+// A request that brings a body is refused at its first call (its headers
+// whole), and its connection closed: the body is never read. Any other is
+// answered at the second call, which libmicrohttpd makes once it knows no
+// body follows: a response queued at the first call makes it close the
+// connection after it, and scrapers then pay a new connection every time.
 MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
                   size_t* upload_size, void** request) {
   Guard& guard = *static_cast<Guard*>(cls);
   if (*request) {
-    *upload_size = 0;  // a body is never read
-    return MHD_YES;
+    *upload_size = 0;
+    const MHD_Result rc = respond(guard, c, url, method);
+    guard.responding(c);
+    return rc;
   }
   *request = c;
   guard.handling(c);
-  MHD_Result rc;
   const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if ((length && std::strcmp(length, "0") != 0) ||
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
-    rc = reply(c, MHD_HTTP_CONTENT_TOO_LARGE, "histd-exporter: requests have no body\n", kPlainType);
-  } else if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0) {
-    rc = reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, kPaths, kPlainType);
-  } else if (std::strcmp(url, "/") != 0 && std::strcmp(url, "/metrics") != 0) {
-    rc = reply(c, MHD_HTTP_NOT_FOUND, kPaths, kPlainType);
-  } else {
-    const bool page = std::strcmp(url, "/") == 0;
-    const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    const bool openmetrics = !page && accept && std::strstr(accept, "application/openmetrics-text");
-    std::string error;
-    std::string text = guard.ask_histd(page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
-    rc = !error.empty() ? reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType)
-                        : reply(c, MHD_HTTP_OK, std::move(text),
-                                page          ? kHtmlType
-                                : openmetrics ? kOpenMetricsType
-                                              : kTextType);
+    const MHD_Result rc = reply(c, MHD_HTTP_CONTENT_TOO_LARGE, "histd-exporter: requests have no body\n", kPlainType);
+    guard.responding(c);
+    return rc;
   }
-  guard.responding(c);
-  return rc;
+  return MHD_YES;
 }
 
 MHD_Result admit(void* cls, const sockaddr*, socklen_t) { return static_cast<Guard*>(cls)->admit() ? MHD_YES : MHD_NO; }
