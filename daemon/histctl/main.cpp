@@ -169,6 +169,7 @@ struct Args {
   std::string percentiles = "50,90,99", key;  // show: --percentiles only when given
   double interval = 1.0;
   int count = 0;
+  size_t top = 20;
   bool clear_errors = false, clear_trace = false;
   std::string format_path, system = "unknown", tracefs;
   bool explain = false, raw_syscalls = false, openmetrics = false;
@@ -207,6 +208,9 @@ void define_watch_command(CLI::App& app, Args& a, Commands& c) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   c.watch->add_option("--count", a.count, "stop after this many refreshes, with --json lines (0: until interrupted)");
+  c.watch->add_option("--top", a.top, "entries and label sets a table shows per refresh on the terminal")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   c.watch->add_flag("--json", a.json_out,
                     "one JSON object a line per interval: each table's deltas, rates per second and percentiles");
   c.watch
@@ -289,6 +293,7 @@ int run(const Commands& c, const Args& a) {
                               .interval = a.interval,
                               .count = a.count,
                               .json = a.json_out,
+                              .top = a.top,
                               .key = KeyRules{a.key, !a.key.empty()},
                               .percentiles = *wanted});
   }

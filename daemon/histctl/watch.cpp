@@ -48,11 +48,26 @@ std::string rate_cell(const json& rates, const std::string& name) {
   return fmt::format("{:.1f}", rates[name].get<double>());
 }
 
-std::string entries_text(const json& t) {
+// The first value's change in the interval: what the view ranks entries by.
+uint64_t first_delta(const json& e, const std::string& name) {
+  const json& deltas = object_of(e, "deltas");
+  return deltas.contains(name) ? count_of(deltas[name]).value_or(0) : 0;
+}
+
+// The entries that changed in the interval, the `top` that changed most
+// first (a 100k-entry table is not a screen), then what was left out.
+std::string entries_text(const json& t, size_t top) {
   const json& entries = array_of(t, "entries");
   if (entries.empty()) return "no entries\n";
   std::vector<std::string> names;
   for (const auto& [name, v] : object_of(entries.front(), "values").items()) names.push_back(name);
+  std::vector<const json*> moved;
+  for (const json& e : entries)
+    if (changed(e)) moved.push_back(&e);
+  if (moved.empty()) return fmt::format("no entry changed ({} entries)\n", entries.size());
+  std::stable_sort(moved.begin(), moved.end(), [&](const json* a, const json* b) {
+    return first_delta(*a, names.front()) > first_delta(*b, names.front());
+  });
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> right{false};
   rows.push_back({"keys"});
@@ -60,7 +75,9 @@ std::string entries_text(const json& t) {
     rows[0].insert(rows[0].end(), {n, "delta", "rate/s"});
     right.insert(right.end(), {true, true, true});
   }
-  for (const json& e : entries) {
+  const size_t shown = std::min(top, moved.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const json& e = *moved[i];
     std::vector<std::string> row{object_of(e, "keys").dump()};
     const json& values = object_of(e, "values");
     const json& deltas = object_of(e, "deltas");
@@ -69,12 +86,18 @@ std::string entries_text(const json& t) {
                              deltas.contains(n) ? "+" + deltas[n].dump() : "-", rate_cell(object_of(e, "rates"), n)});
     rows.push_back(std::move(row));
   }
-  return columns(rows, right);
+  std::string out = columns(rows, right);
+  uint64_t rest_delta = 0;
+  for (size_t i = shown; i < moved.size(); ++i) rest_delta += first_delta(*moved[i], names.front());
+  if (moved.size() > shown)
+    out += fmt::format("{} more changed entries: {} +{}\n", moved.size() - shown, names.front(), rest_delta);
+  if (entries.size() > moved.size()) out += fmt::format("{} entries unchanged\n", entries.size() - moved.size());
+  return out;
 }
 
 // A row per label set: its hits and a column per percentile ("-" for a
 // label set without events in the interval); "" when none had any.
-std::string percentiles_columns(const json& p) {
+std::string percentiles_columns(const json& p, size_t top) {
   const json& sets = array_of(p, "label_sets");
   std::vector<std::string> names;
   for (const json& s : sets)
@@ -83,13 +106,21 @@ std::string percentiles_columns(const json& p) {
   if (names.empty()) return "";
   std::vector<std::vector<std::string>> rows{{"label set", "hits"}};
   rows[0].insert(rows[0].end(), names.begin(), names.end());
-  for (const json& s : sets) {
+  std::vector<const json*> ranked;
+  for (const json& s : sets) ranked.push_back(&s);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const json* a, const json* b) {
+    return a->value("hits", uint64_t{0}) > b->value("hits", uint64_t{0});
+  });
+  for (size_t i = 0; i < ranked.size() && i < top; ++i) {
+    const json& s = *ranked[i];
     std::vector<std::string> row{object_of(s, "keys").dump(), s.value("hits", json(0)).dump()};
     for (const json& e : array_of(s, "percentiles")) row.push_back(percentile_cell(e));
     row.resize(rows[0].size(), "-");
     rows.push_back(std::move(row));
   }
-  return columns(rows, {false, true});
+  std::string out = columns(rows, {false, true});
+  if (ranked.size() > top) out += fmt::format("{} more label sets\n", ranked.size() - top);
+  return out;
 }
 
 }  // namespace
@@ -121,11 +152,11 @@ std::string interval_line(json report, double time, double interval, double elap
   return report.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string interval_text(const json& report) {
+std::string interval_text(const json& report, size_t top) {
   std::string out;
   for (const json& t : array_of(report, "tables")) {
     out += fmt::format("\n# {}\n", t.value("trigger", ""));
-    out += entries_text(t);
+    out += entries_text(t, top);
     const json& totals = object_of(t, "totals");
     const json& deltas = object_of(t, "deltas");
     out += fmt::format("Hits: {} (+{})  Entries: {}  Dropped: {}", totals.value("hits", uint64_t{0}),
@@ -136,7 +167,7 @@ std::string interval_text(const json& report) {
     if (t.value("reset", false)) out += "reset: the table's counts went down (a clear): deltas count from 0\n";
     if (t.contains("percentiles")) {
       const json& p = object_of(t, "percentiles");
-      const std::string cells = percentiles_columns(p);
+      const std::string cells = percentiles_columns(p, top);
       out += fmt::format("percentiles of {} in this interval:{}", p.value("key", ""),
                          cells.empty() ? " none (no events)\n" : "\n" + cells);
     }
@@ -167,7 +198,7 @@ int watch(const WatchOptions& o) {
       } else {
         std::string screen = isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "";
         screen += fmt::format("{} every {}s (refresh {})\n", o.event, o.interval, i + 1);
-        fmt::print("{}", screen + interval_text(report));
+        fmt::print("{}", screen + interval_text(report, o.top));
       }
       std::fflush(stdout);
       ++shown;

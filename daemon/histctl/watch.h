@@ -23,6 +23,7 @@ struct WatchOptions {
   double interval = 1.0;  // seconds
   int count = 0;          // refreshes (lines with json) before stopping; 0: until interrupted
   bool json = false;
+  size_t top = 20;  // the terminal's entries and label sets per table and interval
   KeyRules key{.wanted = "", .plain_allowed = false};
   std::vector<quantile::Percentile> percentiles;  // 50,90,99 unless given
 };
@@ -39,10 +40,12 @@ nlohmann::json interval_report(const nlohmann::json& before, const nlohmann::jso
 // with only the entries that changed. Pure.
 std::string interval_line(nlohmann::json report, double time, double interval, double elapsed);
 
-// A report as the terminal shows it: per table its trigger, a column per
-// value with its delta and rate per second, the totals, and a row of
-// percentile columns per label set. Pure.
-std::string interval_text(const nlohmann::json& report);
+// A report as the terminal shows it: per table its trigger, the `top`
+// entries that changed most (by their first value), each value with its
+// delta and rate per second, what else changed and how many did not, the
+// totals, and the percentile columns of the `top` label sets with the most
+// events. Pure.
+std::string interval_text(const nlohmann::json& report, size_t top = 20);
 
 // The loop: reads, prints, sleeps; the exit code (client.h).
 int watch(const WatchOptions& options);

@@ -318,7 +318,7 @@ TEST(Interval, ReportLineAndText) {
             "keys                        hitcount  delta  rate/s\n"
             "{\"fd\":11,\"fd.log2\":\"2^11\"}      1800   +900   450.0\n"
             "{\"fd\":12,\"fd.log2\":\"2^12\"}       100   +100    50.0\n"
-            "{\"fd\":13,\"fd.log2\":\"2^13\"}         1     +0     0.0\n"
+            "1 entries unchanged\n"
             "Hits: 1901 (+1000)  Entries: 3  Dropped: 0\n"
             "percentiles of fd.log2 in this interval:\n"
             "label set  hits  p50                   p90\n"
@@ -339,6 +339,7 @@ TEST(Interval, TextOfAResetAndOfTheFirstRefresh) {
   EXPECT_NE(first.find("{\"fd\":11,\"fd.log2\":\"2^11\"}       900   +900       -\n"), std::string::npos) << first;
   // No events: no percentiles.
   const std::string quiet = interval_text(interval_report(before, before, 1.0, KeyRules{"", false}, kP50_90));
+  EXPECT_NE(quiet.find("\nno entry changed (1 entries)\n"), std::string::npos) << quiet;
   EXPECT_NE(quiet.find("\npercentiles of fd.log2 in this interval: none (no events)\n"), std::string::npos) << quiet;
 }
 
@@ -358,4 +359,26 @@ TEST(Interval, ALabelSetWithoutEventsHasNoPercentiles) {
 }
 
 }  // namespace
+// A big table is not a screen: the entries that changed most, the rest
+// summed on one line, and the label sets with the most events.
+TEST(Interval, TheTerminalShowsTheTopEntriesAndTheRestInALine) {
+  auto t = [](uint64_t scale) {
+    json entries = json::array();
+    for (uint64_t pid = 1; pid <= 30; ++pid)
+      entries.push_back(entry({{"common_pid", pid}, {"fd", 3}, {"fd.log2", "2^3"}}, {{"hitcount", pid * scale}}));
+    return doc_of({table("hist:keys=common_pid,fd.log2", entries, 465 * scale)});
+  };
+  const json report = interval_report(t(1), t(2), 1.0, KeyRules{"", false}, kP50_90);
+  const std::string text = interval_text(report, 3);
+  const size_t p30 = text.find("{\"common_pid\":30,"), p29 = text.find("{\"common_pid\":29,"),
+               p28 = text.find("{\"common_pid\":28,");
+  ASSERT_NE(p30, std::string::npos) << text;
+  EXPECT_LT(p30, p29);
+  EXPECT_LT(p29, p28);
+  EXPECT_EQ(text.find("{\"common_pid\":27,"), std::string::npos) << text;
+  // 1 + 2 + ... + 27 more events in the 27 entries not shown.
+  EXPECT_NE(text.find("27 more changed entries: hitcount +378\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("27 more label sets\n"), std::string::npos) << text;
+}
+
 }  // namespace histd::histctl
