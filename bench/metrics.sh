@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# What a metrics scrape costs (issue 22): a table of KEYS label sets (100k
+# What a metrics scrape costs: a table of KEYS label sets (100k
 # series: keys=fd, one counter each) scraped over HTTP from histd-exporter in
-# the text format and in OpenMetrics, beside a read of the same table's hist
+# the text format (plain and gzipped) and in OpenMetrics, beside a read of the same table's hist
 # file (the reference: the same reads, rendered as the kernel does); and what
 # histd's RSS grows by while it answers. Then whether an idle exporter costs
 # anything per event: the getppid() loop under the same trigger, with histd
@@ -50,10 +50,13 @@ before=$(rss "$HISTD" VmRSS); hwm_before=$(rss "$HISTD" VmHWM)
 exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
 exporter_before=$(rss "$exporter" VmRSS)
 python3 - "$PORT" "$HIST" "$ROUNDS" <<'PY'
-import statistics, sys, time, urllib.request
+import gzip, statistics, sys, time, urllib.request
 port, hist, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-kinds = {"text": None, "openmetrics": "application/openmetrics-text; version=1.0.0", "hist": "file"}
+# name: (Accept, Accept-Encoding); "file": the hist file
+kinds = {"text": (None, None), "text, gzip": (None, "gzip"),
+         "openmetrics": ("application/openmetrics-text; version=1.0.0", None), "hist": "file"}
 times = {k: [] for k in kinds}
+sizes = {}
 series = 0
 for r in range(rounds):
     order = list(kinds) if r % 2 == 0 else list(reversed(kinds))
@@ -63,15 +66,24 @@ for r in range(rounds):
             with open(hist, "rb") as f:
                 body = f.read()
         else:
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Accept": kinds[k]} if kinds[k] else {})
-            body = urllib.request.urlopen(req, timeout=60).read()
+            accept, encoding = kinds[k]
+            headers = {}
+            if accept: headers["Accept"] = accept
+            if encoding: headers["Accept-Encoding"] = encoding
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                body = resp.read()
+                if resp.headers.get("Content-Encoding") == "gzip":
+                    sizes[k] = len(body)
+                    body = gzip.decompress(body)
         times[k].append((time.perf_counter() - t0) * 1000)
+        sizes.setdefault(k, len(body))
         if k == "text":
             series = sum(1 for line in body.decode().splitlines() if line.startswith("histd_bench_fds_hitcount_total{"))
-print(f"{series} series of one table ({rounds} rounds, interleaved): ms per request, median (min..max)")
+print(f"{series} series of one table ({rounds} rounds, interleaved): ms per request, median (min..max); bytes sent")
 for k in kinds:
     print(f"  {'hist file (reference)' if k == 'hist' else 'GET /metrics ' + k:<28} "
-          f"{statistics.median(times[k]):7.1f} ({min(times[k]):.1f}..{max(times[k]):.1f})")
+          f"{statistics.median(times[k]):7.1f} ({min(times[k]):.1f}..{max(times[k]):.1f})  {sizes[k] / 1e6:6.2f} MB")
 PY
 after=$(rss "$HISTD" VmRSS); hwm_after=$(rss "$HISTD" VmHWM)
 echo "histd RSS: $((before / 1024)) MiB before the scrapes, $((after / 1024)) MiB after;" \

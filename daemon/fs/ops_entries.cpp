@@ -112,12 +112,13 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   }
   auto listing = std::make_unique<Listing>();
   listing->entries = {{".", true}, {"..", true}};
-  // Systems and events are directories; in the root only "events" is.
-  const bool children_are_dirs =
-      n.kind == Node::Kind::EventsDir || n.kind == Node::Kind::SystemDir || n.kind == Node::Kind::InstancesDir;
+  // Each entry's type as a lookup of it finds it (d_type: ls -F, os.walk
+  // and find trust it without a stat): events/ holds the systems and the
+  // files enable, header_page and header_event; a system its events and
+  // its enable and filter.
+  const auto dir_path = ctx.inodes.path(ino);
   for (std::string& name : ctx.ns.list(n)) {
-    const bool dir = children_are_dirs ||
-                     (n.kind == Node::Kind::Root && (name == "events" || name == "options" || name == "instances"));
+    const bool dir = dir_path && ctx.ns.resolve(InodeTable::child(*dir_path, name)).is_dir();
     listing->entries.emplace_back(std::move(name), dir);
   }
   fi->fh = reinterpret_cast<uint64_t>(listing.release());

@@ -25,4 +25,21 @@ probe_files=$(for f in kprobe_events uprobe_events; do [ -e "/sys/kernel/tracing
 expect_eq "the tree is as it was" "README available_events available_tracers current_tracer dynamic_events error_log events instances options set_event snapshot synthetic_events trace trace_marker trace_pipe tracing_on$probe_files" \
   "$(ls "$MNT" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "and trace keeps its mode" "-rw-------" "$(stat -c %A "$MNT/trace")"
+# A listing's entry types (d_type) are what a stat of each says, as tracefs
+# lists them: ls -F, os.walk and find trust them without a stat.
+listed_types() {
+  /usr/bin/python3 - "$1" <<'PY'
+import os, stat, sys
+for e in sorted(os.scandir(sys.argv[1]), key=lambda e: e.name):
+    listed = e.is_dir(follow_symlinks=False)
+    real = stat.S_ISDIR(os.lstat(e.path).st_mode)
+    if listed != real:
+        print(e.name, "listed as", "dir" if listed else "file", "but is", "dir" if real else "file")
+PY
+}
+for d in "$MNT" "$MNT/events" "$MNT/events/sched" "$MNT/events/sched/sched_switch"; do
+  expect_eq "every entry of ${d#"$MNT"}/ is listed with its own type" "" "$(listed_types "$d")"
+done
+expect_eq "events/enable, header_page and header_event are listed as files" "enable header_event header_page" \
+  "$(/usr/bin/python3 -c "import os; print(' '.join(sorted(e.name for e in os.scandir('$MNT/events') if not e.is_dir())))")"
 finish
