@@ -218,8 +218,10 @@ int write_enable_file(const FileCall& c, std::string_view data) {
 }
 // ftrace's own events (trace_marker's ftrace:print) are always recorded:
 // tracefs gives them no enable file (TRACE_EVENT_FL_IGNORE_ENABLE).
+// events/enable, and a system's and an event's where its events have one
+// (events/ftrace/ has none, as in tracefs).
 bool has_enable_file(const Namespace&, const Node& dir, std::string_view) {
-  return dir.event.empty() || catalog::source_traits(catalog::event_source(dir.system)).has_enable_file;
+  return dir.system.empty() || catalog::source_traits(catalog::event_source(dir.system)).has_enable_file;
 }
 // The kernel's ring buffer page and event header: clients that parse event
 // formats (libtracefs's tracefs_local_events()) read them first.

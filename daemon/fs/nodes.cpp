@@ -259,9 +259,22 @@ std::set<std::string> Namespace::engine_events_of(engine::Engine& engine, const 
 
 std::string Namespace::available_events() const {
   std::set<std::pair<std::string, std::string>> all;
-  for (const auto& [sys, events] : systems_)
-    for (const auto& ev : events) all.emplace(sys, ev);
-  for (const catalog::EventId& id : engine_->catalog().discovered_events()) all.emplace(id.system, id.name);
+  // The kernel's events as its own list has them now: a probe event made
+  // or deleted since histd started is there or gone at once, and the
+  // ftrace pseudo-events (no enable file) are left out, as tracefs does.
+  // A tree without that file (a test's fixture): the events histd knows.
+  const std::string kernel = read_text(engine_->catalog().root() / "available_events");
+  std::istringstream lines(kernel);
+  for (std::string line; std::getline(lines, line);)
+    if (const size_t colon = line.find(':'); colon != std::string::npos && colon > 0)
+      all.emplace(line.substr(0, colon), line.substr(colon + 1));
+  if (kernel.empty()) {
+    for (const auto& [sys, events] : systems_)
+      for (const auto& ev : events) all.emplace(sys, ev);
+    for (const catalog::EventId& id : engine_->catalog().discovered_events()) all.emplace(id.system, id.name);
+    std::erase_if(
+        all, [](const auto& e) { return !catalog::source_traits(catalog::event_source(e.first)).has_enable_file; });
+  }
   for (const catalog::EventId& id : engine_->catalog().dynamic_events())
     if (id.system != kSynthSystem) all.emplace(id.system, id.name);
   std::string out;

@@ -97,8 +97,9 @@ expect_eq "O_TRUNC removes histd's synthetic events and the probes it lists" "0"
 # Made and deleted behind histd's back, in the kernel's own tracefs.
 D=histd_d$UNIQ
 echo "p:uprobes/$D $BIN:$OFF" >>"$T/uprobe_events"
+expect_eq "available_events lists it at once, before anything looked it up" "1" \
+  "$(grep -cx "uprobes:$D" "$MNT/available_events")"
 expect_eq "an event made after start is served by name" "$(cat "$T/events/uprobes/$D/format")" "$(cat "$P/$D/format")"
-expect_eq "available_events lists it once seen" "1" "$(grep -cx "uprobes:$D" "$MNT/available_events")"
 echo 'hist:keys=common_pid' >"$P/$D/trigger"
 "$BIN" 3
 expect_eq "its hist trigger counts" "3" "$(sed -n 's/^ *Hits: //p' "$P/$D/hist")"
@@ -107,6 +108,7 @@ expect_eq "histctl: a field it has not is refused" "1:1" "$rc:$(grep -c "Couldn'
 : >"$P/$D/trigger"
 echo "-:uprobes/$D" >>"$T/uprobe_events"
 expect_eq "a deleted event is no longer served" "no" "$([ -e "$P/$D/format" ] && echo yes || echo no)"
+expect_eq "nor listed in available_events" "0" "$(grep -cx "uprobes:$D" "$MNT/available_events" || true)"
 echo "p:uprobes/$D $BIN:$OFF x=%di:u8" >>"$T/uprobe_events"
 expect_eq "made again with other fields: served with its new format" "$(cat "$T/events/uprobes/$D/format")" \
   "$(cat "$P/$D/format")"

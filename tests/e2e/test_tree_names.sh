@@ -42,4 +42,10 @@ for d in "$MNT" "$MNT/events" "$MNT/events/sched" "$MNT/events/sched/sched_switc
 done
 expect_eq "events/enable, header_page and header_event are listed as files" "enable header_event header_page" \
   "$(/usr/bin/python3 -c "import os; print(' '.join(sorted(e.name for e in os.scandir('$MNT/events') if not e.is_dir())))")"
+# As tracefs: ftrace's pseudo-events have a directory each but are no
+# available events, and events/ftrace/ has no enable file.
+expect_eq "available_events lists no ftrace:* event" "0" "$(grep -c '^ftrace:' "$MNT/available_events" || true)"
+expect_eq "events/ftrace has no enable file" "no" "$([ -e "$MNT/events/ftrace/enable" ] && echo yes || echo no)"
+expect_eq "but ftrace:print has its format and id" "yes yes" \
+  "$(grep -q '^name: print$' "$MNT/events/ftrace/print/format" && echo yes) $(grep -qx '[0-9]*' "$MNT/events/ftrace/print/id" && echo yes)"
 finish
