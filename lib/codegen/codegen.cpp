@@ -85,6 +85,19 @@ std::string string_key(size_t k, const plan::KeyField& key) {
       key.access.offset, k, key.size, base);
 }
 
+// The kernel stack at the event, or a stack field's frames (after its
+// frame count, as a synthetic long[] field holds them); unused frames stay
+// zero.
+std::string stack_key(size_t k, const plan::KeyField& key) {
+  if (key.access.source == Source::Stacktrace)
+    return fmt::format("  bpf_get_stack(ctx, key->k{}, sizeof(key->k{}), 0);\n", k, k);
+  return fmt::format(
+      "  {{\n    __u32 loc = (__u32)HISTD_LOAD_U32(rec, {0}u);\n    __u32 n = loc >> 16;\n"
+      "    if (n > 8) {{\n      n -= 8;\n      if (n > {2}u)\n        n = {2}u;\n"
+      "      bpf_probe_read_kernel(key->k{1}, n, (const char *)rec + (loc & 0xffff) + 8);\n    }}\n  }}\n",
+      key.access.offset, k, key.size);
+}
+
 void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
   // Hot slots compare and copy the key as u64 words, and the verifier
   // refuses misaligned stack access: a key of strings alone must be aligned.
@@ -147,8 +160,7 @@ std::string key_fields(const plan::HistPlan& p) {
       continue;
     }
     if (holds == table::KeyHolds::Stack) {
-      // The kernel stack at the event; unused frames stay zero.
-      out += fmt::format("  bpf_get_stack(ctx, key->k{}, sizeof(key->k{}), 0);\n", k, k);
+      out += stack_key(k, key);
       continue;
     }
     std::string value = load_expr(key.access, timestamp_expr(p));

@@ -69,7 +69,13 @@ constexpr ModifierInfo kModifiers[] = {
      .transform = KeyTransform::Usecs},
     {.kind = Modifier::Percent, .name = "percent", .value = Use::Allowed, .val_display = ValDisplay::Percent},
     {.kind = Modifier::Graph, .name = "graph", .value = Use::Allowed, .val_display = ValDisplay::Graph},
-    {.kind = Modifier::Stacktrace, .name = "stacktrace", .key = Use::Unsupported},
+    // A stack field as a key: its frames, as common_stacktrace's.
+    {.kind = Modifier::Stacktrace,
+     .name = "stacktrace",
+     .key = Use::Allowed,
+     .needs = Needs::Stack,
+     .key_display = KeyDisplay::Stacktrace,
+     .key_is_address = true},
 };
 
 constexpr bool in_enum_order() {
@@ -115,7 +121,9 @@ std::string printed(Modifier m, uint64_t number) {
 }
 
 const ModifierInfo* by_key_display(table::KeyDisplay d) {
-  if (d == KeyDisplay::Decimal) return nullptr;
+  // A stack is shown one way, whether common_stacktrace or a field's
+  // .stacktrace: no modifier's form beside a raw one.
+  if (d == KeyDisplay::Decimal || d == KeyDisplay::Stacktrace) return nullptr;
   for (const ModifierInfo& m : kModifiers)
     if (m.key == Use::Allowed && m.key_display == d) return &m;
   return nullptr;

@@ -163,7 +163,7 @@ table::Table HistPlan::columns() const {
     // A stack, or a code address shown as a symbol, is a kernel address
     // whatever its field's type; a log2 of one is not.
     const modifier::ModifierInfo* shown_as = modifier::by_key_display(k.display);
-    if (k.access.source == Source::Stacktrace || (shown_as && shown_as->key_is_address))
+    if (k.display == table::KeyDisplay::Stacktrace || (shown_as && shown_as->key_is_address))
       c.address = table::AddressKind::Pointer;
     else if (k.transform == KeyTransform::None || k.transform == KeyTransform::Buckets)
       c.address = address_kind(k.access);

@@ -30,15 +30,23 @@ std::string field_spec(const std::string& name, const std::optional<parse::Modif
   return name + "." + modifier::printed(mod->kind, mod->buckets);
 }
 
-// Whether `needs` admits a numeric field read from `source`.
-bool admits(modifier::Needs needs, Source source) {
+// A synthetic event's stack field ("unsigned long[] stack"): a __data_loc
+// array of a frame count and the frames.
+bool is_stack_field(const FieldAccess& a) {
+  return a.source == Source::Record && a.type.starts_with("__data_loc ") && a.type.ends_with("long[]");
+}
+
+// Whether `needs` admits the field `a`.
+bool admits(modifier::Needs needs, const FieldAccess& a) {
   switch (needs) {
     case modifier::Needs::Number:
       return true;
     case modifier::Needs::CommonPid:
-      return source == Source::CommonPid;
+      return a.source == Source::CommonPid;
     case modifier::Needs::Timestamp:
-      return source == Source::Timestamp;
+      return a.source == Source::Timestamp;
+    case modifier::Needs::Stack:
+      return is_stack_field(a);
   }
   return false;
 }
@@ -52,6 +60,17 @@ Result<ResolvedField, Diagnostic> resolve(const parse::HistCommand& cmd, const c
   if (!r->readable) return error(cmd, ErrorCode::Unsupported, name_span(ref), "BPF programs cannot read " + ref.name);
   if (ref.modifiers.size() > 1) return error(cmd, ErrorCode::BadFieldModifier, ref.modifiers[1].span);
   return *r;
+}
+
+// `stack.stacktrace`: a stack field's frames as the key, printed as the
+// kernel prints them ("stack.stacktrace" and the frames).
+Result<KeyField, Diagnostic> stack_field_key(const parse::HistCommand& cmd, const ResolvedField& r,
+                                             const parse::ModifierUse& mod, KeyField key) {
+  if (!admits(modifier::Needs::Stack, r.access)) return error(cmd, ErrorCode::BadFieldModifier, mod.span);
+  key.name = r.name + ".stacktrace";
+  key.display = table::KeyDisplay::Stacktrace;
+  key.size = 8 * kStackDepth;
+  return key;
 }
 
 Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catalog::EventFormat& format,
@@ -72,6 +91,7 @@ Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catal
     key.size = r->access.size;
     return key;
   }
+  if (mod && modifier::info(mod->kind).needs == modifier::Needs::Stack) return stack_field_key(cmd, *r, *mod, key);
   const bool is_string = is_string_kind(r->access.kind);
   if (!is_string && r->access.kind != catalog::FieldKind::Integer)
     return error(cmd, ErrorCode::Unsupported, name_span(ref), "arrays as keys");
@@ -91,7 +111,7 @@ Result<KeyField, Diagnostic> plan_key(const parse::HistCommand& cmd, const catal
   const modifier::ModifierInfo& info = modifier::info(mod->kind);
   if (info.key == modifier::Use::Unsupported)
     return error(cmd, ErrorCode::Unsupported, mod->span, "." + std::string(info.name));
-  if (info.key != modifier::Use::Allowed || !admits(info.needs, r->access.source))
+  if (info.key != modifier::Use::Allowed || !admits(info.needs, r->access))
     return error(cmd, ErrorCode::BadFieldModifier, mod->span);
   // Bucket bounds would say where the addresses lie.
   if (opaque && r->access.kernel_address && info.transform == KeyTransform::Buckets)
@@ -118,7 +138,7 @@ Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catal
   val.access = r->access;
   if (!mod) return val;
   const modifier::ModifierInfo& info = modifier::info(mod->kind);
-  if (info.value != modifier::Use::Allowed || !admits(info.needs, r->access.source))
+  if (info.value != modifier::Use::Allowed || !admits(info.needs, r->access))
     return error(cmd, ErrorCode::BadFieldModifier, mod->span);
   // A sum of addresses renders hidden; its share of the total would not.
   if (opaque && r->access.kernel_address && info.val_display != table::ValDisplay::Hex)

@@ -80,8 +80,13 @@ void text_buckets(std::string& out, std::string_view name, const KeyValue& k) { 
 void text_string(std::string& out, std::string_view name, const KeyValue& k) {  // "%s: %-50s"
   put(out, FMT_COMPILE("{}: {:<50}"), name, k.text());
 }
-void text_stack(std::string& out, std::string_view name, const KeyValue& k) {  // "%s:\n" then a frame a line
-  put(out, FMT_COMPILE("{}:\n"), name);
+// "common_stacktrace:\n", or a stack field's "stack.stacktrace" run on into
+// its first frame, then a frame a line ("%*c%pS\n").
+void text_stack(std::string& out, std::string_view name, const KeyValue& k) {
+  if (name.ends_with(".stacktrace"))
+    out += name;
+  else
+    put(out, FMT_COMPILE("{}:\n"), name);
   each_frame(k, [&](uint64_t f) {
     put(out, FMT_COMPILE("         {}\n"), or_address(k.res.symbol_offset(f), shown(f, k.column.address, k.opt)));
   });

@@ -102,4 +102,17 @@ echo "hist:keys=common_stacktrace:vals=count if common_comm == \"$CHILD_COMM\"" 
 child_go
 expect_eq "stacktrace key: frames one per line, then the values" "yes" \
   "$(awk '/^\{ common_stacktrace:$/ {s=1; next} s && /^         [A-Za-z_].*\+0x[0-9a-f]+\/0x[0-9a-f]+/ {f++; next} s && /^\} hitcount: +1  count: +1$/ {print (f > 0 ? "yes" : "no"); exit}' "$E/syscalls/sys_enter_write/hist")"
+
+# A synthetic event's stack field as a key (histogram.rst's block_lat
+# example, on writes): "stack.stacktrace" runs on into its first frame.
+child_start 'printf x >/dev/null'
+echo 'stk_lat u64 delta; unsigned long[] stack;' >>"$MNT/synthetic_events"
+echo "hist:keys=common_pid:ts=common_timestamp.usecs,st=common_stacktrace if common_comm == \"$CHILD_COMM\"" \
+  >>"$E/syscalls/sys_enter_write/trigger"
+echo "hist:keys=common_pid:d=common_timestamp.usecs-\$ts,s=\$st:onmatch(syscalls.sys_enter_write).trace(stk_lat,\$d,\$s) if common_comm == \"$CHILD_COMM\"" \
+  >>"$E/syscalls/sys_exit_write/trigger"
+echo 'hist:keys=delta.buckets=100,stack.stacktrace:sort=delta' >"$E/synthetic/stk_lat/trigger"
+child_go
+expect_eq "stack.stacktrace key: the field's name, then its frames, then the values" "yes" \
+  "$(awk '/^\{ delta: ~ [0-9]+-[0-9]+, stack\.stacktrace         [A-Za-z_].*\+0x[0-9a-f]+\/0x[0-9a-f]+$/ {s=1; next} s && /^         [A-Za-z_].*\+0x/ {next} s && /^\} hitcount: +1$/ {print "yes"; exit}' "$E/synthetic/stk_lat/hist")"
 finish

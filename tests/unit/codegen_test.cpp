@@ -53,6 +53,24 @@ TEST(Codegen, GeneratedUnitsCompile) {
   }
 }
 
+// A synthetic event's stack field as a key copies the frames after the
+// field's frame count, bounded by the key, and the unit compiles.
+TEST(Codegen, AStackFieldKeyCompiles) {
+  auto def = synth::parse_synth_command("block_lat pid_t pid; u64 delta; unsigned long[] stack;");
+  ASSERT_TRUE(def.ok());
+  auto r = pipeline::compile("hist:keys=delta.buckets=100,stack.stacktrace:sort=delta",
+                             synth::format_of(def->definition, 2000));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_NE(r->unit.source.find("bpf_probe_read_kernel(key->k1, n, (const char *)rec + (loc & 0xffff) + 8);"),
+            std::string::npos)
+      << r->unit.source;
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().context;
+  runtime::Compiler compiler(*paths, {});
+  auto obj = compiler.compile(r->unit.source);
+  ASSERT_TRUE(obj.ok()) << obj.error().context;
+}
+
 // A page of `&&` (or `||`) terms is one flat chain: nested pair by pair it
 // passed clang's bracket limit of 256, and a command the parser accepts
 // failed to compile (found restoring a 4095-byte saved trigger).

@@ -8,6 +8,7 @@
 
 #include "histd/modifier.h"
 #include "histd/pipeline.h"
+#include "histd/synth.h"
 #include "test_support.h"
 
 namespace histd::modifier {
@@ -24,6 +25,8 @@ std::string field_for(Needs needs) {
       return "common_pid";
     case Needs::Timestamp:
       return "common_timestamp";
+    case Needs::Stack:  // kmalloc has none: StackFieldAsAKey
+      return "";
   }
   return "";
 }
@@ -82,6 +85,7 @@ TEST(Modifier, EveryRowParsesUnderItsNames) {
 
 TEST(Modifier, EveryRowAsAKey) {
   for (const ModifierInfo& m : modifiers()) {
+    if (m.needs == Needs::Stack) continue;
     const std::string text = printed(m.kind, 8);
     const std::string field = field_for(m.needs);
     const std::string cmd = "hist:keys=" + field + "." + text;
@@ -110,10 +114,37 @@ TEST(Modifier, EveryRowAsAKey) {
   }
 }
 
+// histogram.rst's own example: a synthetic event's stack field as a key,
+// shown as its frames ("stack.stacktrace"); any other field is refused at
+// the modifier, and a stack without it is an array.
+TEST(Modifier, StackFieldAsAKey) {
+  auto def = synth::parse_synth_command("block_lat pid_t pid; u64 delta; unsigned long[] stack;");
+  ASSERT_TRUE(def.ok());
+  const catalog::EventFormat block_lat = synth::format_of(def->definition, 2000);
+  const std::string cmd = "hist:keys=delta.buckets=100,stack.stacktrace:sort=delta";
+  auto r = pipeline::plan_command(cmd, block_lat);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->plan.keys.size(), 2u);
+  EXPECT_EQ(r->plan.keys[1].display, table::KeyDisplay::Stacktrace);
+  EXPECT_EQ(r->plan.keys[1].name, "stack.stacktrace");
+  EXPECT_EQ(r->plan.keys[1].printed, "stack.stacktrace");
+  EXPECT_EQ(r->plan.trigger_text().rfind("hist:keys=delta.buckets=100,stack.stacktrace:vals=hitcount:sort=delta", 0),
+            0u)
+      << r->plan.trigger_text();
+  EXPECT_EQ(r->plan.columns().keys[1].address, table::AddressKind::Pointer) << "frames are kernel addresses";
+  auto bad = pipeline::plan_command("hist:keys=delta.stacktrace", block_lat);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(error_name(bad.error().code), error_name(ErrorCode::BadFieldModifier));
+  EXPECT_EQ(bad.error().span.begin, 16u);
+  auto bare = pipeline::plan_command("hist:keys=stack", block_lat);
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(error_name(bare.error().code), error_name(ErrorCode::Unsupported));
+}
+
 TEST(Modifier, EveryRowAsAValue) {
   for (const ModifierInfo& m : modifiers()) {
     const std::string text = printed(m.kind, 8);
-    const std::string field = field_for(m.needs);
+    const std::string field = m.needs == Needs::Stack ? "bytes_req" : field_for(m.needs);
     const std::string cmd = "hist:keys=node:vals=" + field + "." + text;
     if (m.value != Use::Allowed) {
       expect_refused(cmd, ErrorCode::BadFieldModifier, cmd.size() - text.size());
@@ -133,7 +164,8 @@ TEST(Modifier, EveryRowAsAValue) {
 TEST(Modifier, EveryRowAsAnOperand) {
   for (const ModifierInfo& m : modifiers()) {
     const std::string text = printed(m.kind, 8);
-    const std::string field = field_for(m.operand_needs == Needs::Number ? m.needs : m.operand_needs);
+    const Needs needs = m.operand_needs == Needs::Number ? m.needs : m.operand_needs;
+    const std::string field = needs == Needs::Stack ? "bytes_req" : field_for(needs);
     const std::string cmd = "hist:keys=node:x=" + field + "." + text;
     if (m.operand != Use::Allowed) {
       // The caret is where the operand begins, as the kernel's errpos() puts it.
@@ -149,9 +181,12 @@ TEST(Modifier, EveryRowAsAnOperand) {
   }
 }
 
+// A stack is one display whether common_stacktrace or a field's
+// .stacktrace: that display names no modifier.
 TEST(Modifier, KeyDisplaysNameTheirModifier) {
   for (const ModifierInfo& m : modifiers())
-    if (m.key == Use::Allowed && m.key_display != table::KeyDisplay::Decimal) {
+    if (m.key == Use::Allowed && m.key_display != table::KeyDisplay::Decimal &&
+        m.key_display != table::KeyDisplay::Stacktrace) {
       EXPECT_EQ(by_key_display(m.key_display), &m);
     }
   for (table::KeyDisplay d : {table::KeyDisplay::Decimal, table::KeyDisplay::String, table::KeyDisplay::Stacktrace})

@@ -56,6 +56,7 @@ enum class Needs {
   Number,     // any numeric field
   CommonPid,  // common_pid (.execname)
   Timestamp,  // common_timestamp (.usecs)
+  Stack,      // a stack field: a synthetic event's unsigned long[] (.stacktrace)
 };
 
 struct ModifierInfo {
