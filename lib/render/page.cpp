@@ -165,14 +165,25 @@ std::string charts_html(const table::Table& tab, size_t hist_key, const Resolver
   return out;
 }
 
+// The entries a person looks for are at the "top" end of the trigger's
+// first sort column: the most hit under the default (hitcount ascending,
+// which puts them last), the first ones under a descending sort. The page
+// shows those, in the hist file's order, and sums up the rest.
 std::string rows_html(const table::Table& tab, const Resolver& res, const PageOptions& o) {
   const Options hide{true};
+  const size_t n = tab.entries(), shown_rows = std::min(n, o.max_rows);
+  const bool descending = !tab.sort.empty() && tab.sort.front().descending;
+  const size_t first = descending ? 0 : n - shown_rows;
   std::string text;
-  for (size_t e = 0; e < tab.entries() && e < o.max_rows; ++e) text += render_row(tab, e, res, hide) + "\n";
+  for (size_t e = first; e < first + shown_rows; ++e) text += render_row(tab, e, res, hide) + "\n";
+  uint64_t rest_hits = 0;
+  for (size_t e = 0; e < n; ++e)
+    if (e < first || e >= first + shown_rows) rest_hits += tab.row(e).vals.empty() ? 0 : tab.row(e).vals[0];
   std::string out = "<pre class=\"entries\">" + html(text) + "</pre>\n";
-  if (tab.entries() > o.max_rows)
-    out += fmt::format("<p class=\"note\">{} more entries not shown (the hist file has every entry).</p>\n",
-                       tab.entries() - o.max_rows);
+  if (n > shown_rows)
+    out += fmt::format(
+        "<p class=\"note\">{} more entries, {} hits, not shown: the hist file has every entry.</p>\n",
+        n - shown_rows, rest_hits);
   return out;
 }
 

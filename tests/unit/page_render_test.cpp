@@ -193,13 +193,48 @@ TEST(PageRender, ATableWithoutABucketKeyListsItsEntries) {
       << page;
 }
 
-TEST(PageRender, EntriesPastTheCapAreCounted) {
+// The default sort (hitcount ascending) puts the most hit entries last:
+// the page shows those, in the hist file's order, and counts the rest.
+TEST(PageRender, TheMostHitEntriesOfAnAscendingSortAreShown) {
   readout::HistTable t = table_of("hist:keys=common_pid");
-  const uint64_t a[] = {1};
-  for (uint64_t pid = 1; pid <= 5; ++pid) t.table.add(key_of({pid}), a);
+  for (uint64_t pid = 1; pid <= 5; ++pid) {
+    const uint64_t a[] = {pid * 10};
+    t.table.add(key_of({pid}), a);
+  }
+  table::sort_rows(t.table);
   const std::string page = page_of(t, {5, 20, 200, 3});
   EXPECT_EQ(count(page, "common_pid: "), 3u) << page;
-  EXPECT_NE(page.find("2 more entries not shown"), std::string::npos);
+  EXPECT_EQ(page.find("hitcount:         10"), std::string::npos) << page;
+  const size_t p3 = page.find("hitcount:         30"), p5 = page.find("hitcount:         50");
+  ASSERT_NE(p3, std::string::npos) << page;
+  ASSERT_NE(p5, std::string::npos);
+  EXPECT_LT(p3, p5);  // the hist file's order
+  EXPECT_NE(page.find("2 more entries, 30 hits, not shown: the hist file has every entry."), std::string::npos);
+}
+
+TEST(PageRender, TheFirstEntriesOfADescendingSortAreShown) {
+  readout::HistTable t = table_of("hist:keys=common_pid:sort=hitcount.descending");
+  for (uint64_t pid = 1; pid <= 5; ++pid) {
+    const uint64_t a[] = {pid * 10};
+    t.table.add(key_of({pid}), a);
+  }
+  table::sort_rows(t.table);
+  const std::string page = page_of(t, {5, 20, 200, 2});
+  EXPECT_EQ(count(page, "common_pid: "), 2u) << page;
+  const size_t p5 = page.find("hitcount:         50"), p4 = page.find("hitcount:         40");
+  ASSERT_NE(p5, std::string::npos) << page;
+  ASSERT_NE(p4, std::string::npos);
+  EXPECT_LT(p5, p4);
+  EXPECT_NE(page.find("3 more entries, 60 hits, not shown"), std::string::npos) << page;
+}
+
+TEST(PageRender, AllEntriesWithinTheCapAreShownWithoutANote) {
+  readout::HistTable t = table_of("hist:keys=common_pid");
+  const uint64_t a[] = {1};
+  for (uint64_t pid = 1; pid <= 3; ++pid) t.table.add(key_of({pid}), a);
+  const std::string page = page_of(t, {5, 20, 200, 3});
+  EXPECT_EQ(count(page, "common_pid: "), 3u) << page;
+  EXPECT_EQ(page.find("more entries"), std::string::npos);
 }
 
 TEST(PageRender, TwoBucketKeysMakeNoChart) {
