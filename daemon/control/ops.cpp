@@ -330,30 +330,21 @@ json op_clear_trace(Call& c) {
 }
 json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
 
-// Every event that has hist triggers, with its tables. Triggers that did
-// not restore have no table.
-std::vector<readout::EventHist> hist_events(engine::Engine& engine) {
-  std::vector<readout::EventHist> events;
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
-    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
-    if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
-  }
-  return events;
-}
-
 // `histctl metrics`: every table as Prometheus metric families
 // (metrics_text), in the text format 0.0.4 or ("command": "openmetrics")
-// OpenMetrics 1.0; ("command": "html") as histd-exporter's page at `/`
-// (render::page).
+// OpenMetrics 1.0; ("command": "html", "html-log") as histd-exporter's
+// page at `/` (render::page, page_options).
 json op_metrics(Call& c) {
   render::MetricsOptions options;
   options.max_series = c.services.metrics_max_series;
-  if (c.command == "html") return success(render::page(hist_events(c.engine), c.engine.resolver()));
+  if (const auto page = page_options(c.command))
+    return success(
+        render::page(hist_events(c.engine), c.engine.resolver(), *page,
+                     c.services.page_history ? c.services.page_history() : std::vector<render::TableHistory>{}));
   if (c.command == "openmetrics")
     options.format = render::MetricsFormat::OpenMetrics;
   else if (!c.command.empty() && c.command != "prometheus")
-    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus, openmetrics or html)");
+    return failure(EINVAL, "unknown metrics format '" + c.command + "' (prometheus, openmetrics, html or html-log)");
   return success(metrics_text(c.engine, c.services.instances, options));
 }
 json op_clear_errors(Call& c) {

@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "histd/config.h"
@@ -64,12 +66,22 @@ struct Services {
   size_t metrics_max_series = 10000;
   // The tree's instances, whose tables the metrics carry too (null: none).
   const instances::Instances* instances = nullptr;
+  // What the page's latency heatmaps draw (empty: no heatmaps).
+  std::function<std::vector<render::TableHistory>()> page_history;
 };
 
 // Answers one request from `peer`: access, the members' types, then the op.
 // A bad request gets an error reply; nothing a client sends throws.
 nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, const Peer& peer, const Access& access,
                         const Services& services = {});
+
+// Every event of `engine` that has hist triggers, with its tables. Triggers
+// that did not restore have no table.
+std::vector<readout::EventHist> hist_events(engine::Engine& engine);
+
+// The page a metrics request's command asks for: "html" (linear y scales)
+// or "html-log"; none for another command.
+std::optional<render::PageOptions> page_options(std::string_view command);
 
 // What a metrics scrape answers (op "metrics", histd --textfile-dir): every
 // table, the top tree's and then each instance's (`instances` may be null),

@@ -60,9 +60,10 @@ Expected<std::unique_ptr<Server>> Server::open_metrics(const std::filesystem::pa
   return s;
 }
 
-void Server::start(engine::Engine& engine, ReloadHook reload, const instances::Instances* instances) {
+void Server::start(engine::Engine& engine, ReloadHook reload, const instances::Instances* instances,
+                   std::function<std::vector<render::TableHistory>()> page_history) {
   engine_ = &engine;
-  services_ = Services{std::move(reload), limits_.metrics_max_series, instances};
+  services_ = Services{std::move(reload), limits_.metrics_max_series, instances, std::move(page_history)};
   thread_ = std::thread([this] { serve(); });
 }
 

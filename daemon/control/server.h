@@ -52,8 +52,9 @@ class Server {
   static Expected<std::unique_ptr<Server>> open_metrics(const std::filesystem::path& socket_path, gid_t group,
                                                         ServerLimits limits = {});
   // Answers from now on, on threads of its own (start them after any fork);
-  // `reload` answers `histctl reload`.
-  void start(engine::Engine& engine, ReloadHook reload = {}, const instances::Instances* instances = nullptr);
+  // `reload` answers `histctl reload`; `page_history`, the page's heatmaps.
+  void start(engine::Engine& engine, ReloadHook reload = {}, const instances::Instances* instances = nullptr,
+             std::function<std::vector<render::TableHistory>()> page_history = {});
   // open() then start().
   static Expected<std::unique_ptr<Server>> start(engine::Engine& engine, const std::filesystem::path& socket_path,
                                                  gid_t group = 0, ServerLimits limits = {});

@@ -14,7 +14,8 @@
 //                  gzipped when Accept-Encoding allows it (so is the page)
 //   GET /          every table as an HTML page with bar charts (render::page),
 //                  which loads nothing and reloads itself; served with a
-//                  Content-Security-Policy that allows inline styles only
+//                  Content-Security-Policy that allows inline styles only;
+//                  /?scale=log draws the charts' y axes on a log scale
 // HEAD as GET; other paths 404, other methods 405, a request body 413.
 #include <malloc.h>
 #include <microhttpd.h>
@@ -95,7 +96,10 @@ MHD_Result respond(Guard& guard, MHD_Connection* c, const char* url, const char*
   const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
   const bool openmetrics = !page && accept && std::strstr(accept, "application/openmetrics-text");
   std::string error;
-  std::string text = guard.ask_histd(page ? "html" : openmetrics ? "openmetrics" : "prometheus", error);
+  // The page's y scale, from its address (/?scale=log): anything else is linear.
+  const char* scale = page ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scale") : nullptr;
+  const char* page_form = scale && std::strcmp(scale, "log") == 0 ? "html-log" : "html";
+  std::string text = guard.ask_histd(page ? page_form : openmetrics ? "openmetrics" : "prometheus", error);
   if (!error.empty()) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType);
   return reply(c, MHD_HTTP_OK, std::move(text), page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType, true);
 }

@@ -25,6 +25,7 @@
 #include "histd/instances.h"
 #include "histd/runtime.h"
 #include "service/environment.h"
+#include "service/heatmap_sampler.h"
 #include "service/instance.h"
 #include "service/metrics_listener.h"
 #include "service/options.h"
@@ -92,7 +93,12 @@ struct Metrics {
   std::unique_ptr<histd::control::Server> socket;
   std::unique_ptr<histd::daemon::MetricsListener> listener;
   std::unique_ptr<histd::daemon::TextfileWriter> textfile;
+  // The page's heatmaps: the tables' history, kept while the page is served.
+  std::unique_ptr<histd::daemon::HeatmapSampler> sampler;
 };
+
+// The heatmaps' width: --page-interval seconds each (10 s: the last 10 minutes).
+constexpr size_t kHeatmapIntervals = 60;
 
 histd::control::ServerLimits server_limits(const Options& opt) {
   histd::control::ServerLimits limits;
@@ -109,6 +115,8 @@ histd::Expected<Metrics> open_metrics(const Options& opt) {
   const std::filesystem::path sock = std::filesystem::path(opt.socket).parent_path() / "metrics.sock";
   m.listener = HISTD_TRY(histd::daemon::MetricsListener::open(opt.metrics_listen, opt.metrics_user, sock));
   m.socket = HISTD_TRY(histd::control::Server::open_metrics(sock, m.listener->gid(), server_limits(opt)));
+  m.sampler =
+      std::make_unique<histd::daemon::HeatmapSampler>(std::chrono::seconds(opt.page_interval), kHeatmapIntervals);
   return m;
 }
 
@@ -130,7 +138,8 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
     server->start(
         eng, [&reloader, &eng] { return reloader.reload(eng); }, &instances);
   if (metrics.socket) {
-    metrics.socket->start(eng, {}, &instances);
+    metrics.sampler->start([&eng] { return control::hist_events(eng); });
+    metrics.socket->start(eng, {}, &instances, [s = metrics.sampler.get()] { return s->history(); });
     metrics.listener->start();
   }
   if (metrics.textfile)
@@ -159,6 +168,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
     fmt::print(stderr, "histd: the FUSE loop failed ({})\n", strerror(-rc));
   metrics.listener.reset();  // the exporter ends first, then its socket
   metrics.socket.reset();
+  metrics.sampler.reset();
   metrics.textfile.reset();
   server.reset();
   reloader.stop();
@@ -315,6 +325,10 @@ void add_metrics_options(CLI::App& app, Options& opt) {
                  "label sets of a table a scrape writes; the others are counted in histd_metrics_series_dropped")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{10000000}));
+  app.add_option("--page-interval", opt.page_interval,
+                 "seconds a column of the page's latency heatmaps spans (the page shows the last 60)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
   app.add_option("--textfile-dir", opt.textfile_dir,
                  "write the metrics to DIR/histd.prom every --textfile-interval seconds, whole (renamed into "
                  "place), for node_exporter's textfile collector (default: off)");

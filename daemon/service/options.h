@@ -41,6 +41,7 @@ struct Options {
   // The metrics as a file for node_exporter (daemon::TextfileWriter): off when empty.
   std::string textfile_dir;
   int textfile_interval = 15;  // seconds
+  int page_interval = 10;      // seconds a column of the page's heatmaps spans
 };
 
 }  // namespace histd::daemon

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Loads pages in Debian's headless chromium and reports what a person's
-browser made of them, for tests/e2e/test_metrics_page.sh.
+browser made of them, for tests/e2e/test_metrics_page.sh. With
+PAGE_SCREENSHOT=PATH:SELECTOR it also writes a PNG of the first element of
+the first page that SELECTOR finds (the screenshots in docs/metrics.md).
 
     page_in_browser.py USER_DATA_DIR URL...
 
@@ -18,6 +20,7 @@ The browser is driven over the DevTools protocol on a pipe
 (--remote-debugging-pipe: fd 3 in, fd 4 out, NUL-terminated JSON), so no
 port and no websocket package are needed. Exits 1 when the browser does not
 answer within its time."""
+import base64
 import json
 import os
 import select
@@ -128,16 +131,32 @@ def load(browser, session, url):
     return {"url": url, "errors": errors, **json.loads(dom["result"]["value"])}
 
 
+def screenshot(browser, session, spec):
+    """PATH:SELECTOR: a PNG of the first element SELECTOR finds, for the docs."""
+    path, selector = spec.rsplit(":", 1)
+    box = browser.call("Runtime.evaluate", {"expression": "JSON.stringify((r => ({x: r.x, y: r.y + scrollY, "
+                       "width: r.width, height: r.height}))(document.querySelector(" + json.dumps(selector) +
+                       ").getBoundingClientRect()))", "returnByValue": True}, session)
+    clip = dict(json.loads(box["result"]["value"]), scale=1)
+    shot = browser.call("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True},
+                        session)
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+
+
 def main():
     user_data_dir, urls = sys.argv[1], sys.argv[2:]
+    shot = os.environ.get("PAGE_SCREENSHOT")  # PATH:SELECTOR, of the first URL
     browser = Browser(user_data_dir)
     try:
         page = next(t for t in browser.call("Target.getTargets")["targetInfos"] if t["type"] == "page")
         session = browser.call("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             browser.call(domain + ".enable", {}, session)
-        for url in urls:
+        for i, url in enumerate(urls):
             print(json.dumps(load(browser, session, url)), flush=True)
+            if shot and i == 0:
+                screenshot(browser, session, shot)
     except (TimeoutError, EOFError, RuntimeError, StopIteration) as e:
         print(f"page_in_browser: {e!r}", file=sys.stderr)
         return 1

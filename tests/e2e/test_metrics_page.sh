@@ -6,7 +6,10 @@
 # a console error (and the same check does see a page's error), draws one
 # bar per non-empty bucket of a .log2 key, as many as the hist file has
 # rows, with the counts of its rows, and shows a comm that carries HTML as
-# text, not as an element.
+# text, not as an element. A latency heatmap (--page-interval 1) of a
+# sleep whose length changes halfway has its cells move from the short
+# bucket to the long one over time; /?scale=log switches the y scale. The
+# heatmap's screenshot goes to $HISTD_DOCS_SCREENSHOTS (docs/) when set.
 source "$(dirname "$0")/lib.sh"
 command -v chromium >/dev/null || { echo "FAIL: chromium is needed (apt-get install chromium)"; exit 1; }
 CLOSE=$(dirname "$HISTD_BIN")/histd_bench_close
@@ -20,7 +23,7 @@ for p in $(seq 19350 19399); do
 done
 [ -n "$PORT" ] || { echo "FAIL: no free port in 19350-19399"; exit 1; }
 URL=http://127.0.0.1:$PORT
-histd_start --metrics-listen "127.0.0.1:$PORT"
+histd_start --metrics-listen "127.0.0.1:$PORT" --page-interval 1
 
 # worker NAME COMMAND...: starts COMMAND, which prints its pid (a sign
 # that it is ready: the filters are on comms, lib.sh) and then waits for a
@@ -58,6 +61,26 @@ echo "hist:keys=common_pid.execname,fd.log2 if common_comm == \"$HTML\"" >>"$C/t
 go close 0
 go named 1
 
+# The heatmap: clock_nanosleep()'s latency in microseconds (a synthetic
+# event, as the kernel's docs make one), 1 ms sleeps for 4 s, then 20 ms
+# sleeps for 4 s: bucket 2^11 (1025-2048), then 2^15 (16385-32768).
+SLEEPER=$(own_comm sleeper)
+S=$MNT/events/syscalls
+echo 'sleep_lat u64 lat' >>"$MNT/synthetic_events"
+echo "hist:keys=common_pid:t0=common_timestamp.usecs if common_comm == \"$SLEEPER\"" \
+  >>"$S/sys_enter_clock_nanosleep/trigger"
+echo "hist:keys=common_pid:lat=common_timestamp.usecs-\$t0:onmatch(syscalls.sys_enter_clock_nanosleep).sleep_lat(\$lat) if common_comm == \"$SLEEPER\"" \
+  >>"$S/sys_exit_clock_nanosleep/trigger"
+echo 'hist:keys=common_pid,lat.log2' >>"$MNT/events/synthetic/sleep_lat/trigger"
+sleep 1.5  # the sampler's first read of the new table
+"$(comm_link "$SLEEPER" "$(python3 -c 'import sys; print(sys.executable)')")" -c '
+import time
+for length, until in ((0.001, time.monotonic() + 4), (0.02, time.monotonic() + 8)):
+    while time.monotonic() < until:
+        time.sleep(length)
+'
+sleep 1.5  # the last interval read
+
 # status, then the headers asked for, then the body.
 fetch() {
   python3 - "$@" <<'PY'
@@ -90,7 +113,9 @@ histd-exporter: GET /metrics (Prometheus), GET / (the page)" "$(fetch "$URL/inde
 # The browser: the page, then a page with a deliberate error (so a check
 # that saw no error could not pass unnoticed).
 mkdir "$WORK/browser"
-python3 "$BROWSER" "$WORK/browser" "$URL/" 'data:text/html,<title>t</title><script>nosuch()</script>' \
+SHOTS=${HISTD_DOCS_SCREENSHOTS:-$WORK}
+PAGE_SCREENSHOT="$SHOTS/page-heatmap.png:figure.heatmap" \
+  python3 "$BROWSER" "$WORK/browser" "$URL/" 'data:text/html,<title>t</title><script>nosuch()</script>' "$URL/?scale=log" \
   >"$WORK/browser.json" || { echo "FAIL: the browser did not load the page"; tail -20 "$WORK/browser/browser.log"; exit 1; }
 # field N EXPRESSION [ARG]: EXPRESSION over the report on page N (r), 0-based;
 # ARG is sys.argv[2].
@@ -125,4 +150,23 @@ expect_eq "the comm that carries HTML shows as text" "yes" \
 expect_eq "and made no element" "0" "$(field 0 'r["elements"].get("b", 0)')"
 expect_eq "the page runs nothing and loads nothing" "0 0 0 0" \
   "$(field 0 '" ".join(str(r["elements"].get(t, 0)) for t in ("script", "img", "link", "iframe"))')"
+expect_eq "the log scale is asked for by the address, and links back" "yes" \
+  "$(field 2 '"yes" if "y scale: linear | log" in r["text"] and not r["errors"] else r')"
+
+# The heatmap's cells as "bucket seconds-ago-the-interval-ended count".
+cells() {
+  field 0 "'\n'.join(
+    t.split(' ~ ')[1].split(' ')[0] + ' ' + t.split(' to ')[1].split(':')[0].replace('now', '0').strip('-s')
+    for c in r['charts'] if c['caption'].startswith('lat over time') for t in c['bars'])"
+}
+cells >"$WORK/cells"
+expect_eq "the heatmap has both buckets" "2^11 2^15" "$(awk '{print $1}' "$WORK/cells" | sort -u | grep -E '2\^1[15]' | xargs)"
+# Time runs left to right, the newest interval last: every interval with 1
+# ms sleeps ended before every one with 20 ms sleeps began (one interval
+# may hold both).
+expect_eq "its cells move from 2^11 to 2^15 over time" "yes" "$(awk '
+  $1 == "2^11" && (min11 == "" || $2 + 0 < min11) {min11 = $2 + 0}
+  $1 == "2^15" && (max15 == "" || $2 + 0 > max15) {max15 = $2 + 0}
+  END {print (min11 != "" && max15 != "" && min11 + 1 >= max15) ? "yes" : "no: " min11 " " max15}' "$WORK/cells")"
+expect_eq "the heatmap's screenshot" "yes" "$([ -s "$SHOTS/page-heatmap.png" ] && echo yes || echo no)"
 finish

@@ -48,7 +48,9 @@ TEST(PageRender, ADocumentThatLoadsNothingAndReloadsItself) {
   EXPECT_TRUE(page.ends_with("</body>\n</html>\n"));
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("src="), std::string::npos);
-  EXPECT_EQ(page.find("href="), std::string::npos);
+  // Its only links are to itself: the other y scale.
+  EXPECT_EQ(count(page, "href="), 1u);
+  EXPECT_EQ(count(page, "href=\"?scale=log\""), 1u);
   EXPECT_EQ(page.find("url("), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
 }
@@ -276,6 +278,50 @@ TEST(PageRender, EmptyTablesAndNoTables) {
   EXPECT_NE(none.find("0 hist tables"), std::string::npos) << none;
   EXPECT_NE(none.find("No hist triggers"), std::string::npos);
   EXPECT_EQ(none.find("<section"), std::string::npos);
+}
+
+// Every bucket is labelled, however many: a chart of 41 log2 buckets has
+// 41 labels, 16 px or more apart.
+TEST(PageRender, EveryBucketIsLabelled) {
+  readout::HistTable t = table_of("hist:keys=bytes_req.log2");
+  const uint64_t a[] = {1};
+  t.table.add(key_of({0}), a);
+  t.table.add(key_of({40}), a);
+  const std::string page = page_of(t);
+  EXPECT_EQ(count(page, "<text class=\"bucket\""), 41u) << page;
+  EXPECT_NE(page.find(">549755813889-1099511627776</text>"), std::string::npos) << page;
+  std::vector<int> xs;
+  for (size_t at = page.find("<text class=\"bucket\" x=\""); at != std::string::npos;
+       at = page.find("<text class=\"bucket\" x=\"", at + 1))
+    xs.push_back(std::stoi(page.substr(at + 24)));
+  for (size_t i = 1; i < xs.size(); ++i) EXPECT_GE(xs[i] - xs[i - 1], 16);
+}
+
+// height="N" of the bar whose title ends ": HITS".
+int bar_height(const std::string& page, const std::string& title_end) {
+  const size_t t = page.find(title_end + "</title>");
+  const size_t h = page.rfind("height=\"", t);
+  return t == std::string::npos || h == std::string::npos ? -1 : std::stoi(page.substr(h + 8));
+}
+
+TEST(PageRender, LinearAndLogScales) {
+  readout::HistTable t = table_of("hist:keys=bytes_req.log2");
+  const uint64_t big[] = {10000}, small[] = {10};
+  t.table.add(key_of({3}), big);
+  t.table.add(key_of({6}), small);
+  const std::string linear = page_of(t);
+  EXPECT_EQ(bar_height(linear, ": 10000"), 160);
+  EXPECT_EQ(bar_height(linear, ": 10"), 1) << linear;  // 10/10000 of 160 px, at least 1
+  render::PageOptions o;
+  o.scale = render::PageScale::Log;
+  const std::string log = page_of(t, o);
+  EXPECT_EQ(bar_height(log, ": 10000"), 160);
+  EXPECT_EQ(bar_height(log, ": 10"), 42) << log;  // log10(11)/log10(10001) of 160 px
+  // Ticks at the powers of ten; the link back to the linear scale.
+  for (const char* tick : {">1</text>", ">10</text>", ">100</text>", ">1000</text>", ">10000</text>"})
+    EXPECT_NE(log.find(tick), std::string::npos) << tick;
+  EXPECT_NE(log.find("<a href=\"?scale=linear\">linear</a> | <span class=\"current\">log</span>"), std::string::npos);
+  EXPECT_NE(linear.find("<span class=\"current\">linear</span> | <a href=\"?scale=log\">log</a>"), std::string::npos);
 }
 
 }  // namespace

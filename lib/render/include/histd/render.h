@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -194,20 +195,39 @@ std::string metrics(const std::vector<TreeHist>& trees, const Resolver& resolver
 // page"), which histd-exporter serves at `/`: per event, per table, the
 // trigger line, the totals, and for a table with a histogram key (a lone
 // .log2 or .buckets key, as in metrics()) an inline SVG bar chart per label
-// set of its other keys, one <rect> per non-empty bucket, most hits first;
-// a table without one lists its first entries as the hist file shows them.
+// set of its other keys, one <rect> per non-empty bucket, most hits first,
+// every bucket labelled, on a linear or log y scale; a table without one
+// lists the entries at the top end of its sort (the most hit ones by
+// default) and counts the rest.
 // Every text from a user or the traced system is HTML-escaped; kernel
 // addresses are hidden as from a reader who may not see them. The page
-// loads nothing (no script, no external resource) and reloads itself by
-// <meta http-equiv="refresh">.
+// loads nothing (no external resource) and reloads itself by
+// <meta http-equiv="refresh">; its links are to itself (`?scale=log`).
+enum class PageScale { Linear, Log };
 struct PageOptions {
   unsigned refresh_seconds = 5;
-  size_t max_charts = 20;  // per table; the rest are counted, not drawn
-  size_t max_bars = 200;   // bucket slots per chart; the rest are counted
-  size_t max_rows = 50;    // entries listed of a table without a chart
+  size_t max_charts = 20;               // per table; the rest are counted, not drawn
+  size_t max_bars = 200;                // bucket slots per chart; the rest are counted
+  size_t max_rows = 50;                 // entries listed of a table without a chart
+  PageScale scale = PageScale::Linear;  // the bar charts' y axis
 };
+// What a histogram table's merged buckets did over time, for the page's
+// latency heatmap: per interval (oldest first, the last one ending now),
+// the hits each bucket gained, summed over the table's label sets. histd's
+// sampler keeps it (daemon/service/heatmap_sampler.h); the page draws it.
+struct TableHistory {
+  std::string event;    // "system:event"
+  std::string trigger;  // the table's plan::HistPlan::trigger_text(), which names it on its event
+  unsigned interval_seconds = 10;
+  std::vector<std::map<uint64_t, uint64_t>> intervals;  // bucket (as histogram_totals shows it) -> hits
+};
+// A table's hits per bucket of its histogram key (a lone .log2 or .buckets
+// key), summed over its other keys; buckets of kernel addresses read as
+// hidden (bucket 0). None for a table without such a key.
+std::optional<std::map<uint64_t, uint64_t>> histogram_totals(const table::Table& table);
+
 std::string page(const std::vector<readout::EventHist>& events, const Resolver& resolver,
-                 const PageOptions& options = {});
+                 const PageOptions& options = {}, std::span<const TableHistory> history = {});
 
 }  // namespace histd::render
 

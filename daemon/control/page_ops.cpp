@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// What the page at `/` (histd-exporter, render::page) is made from: the
+// tables, and the page's options as the metrics request names them.
+#include <set>
+#include <utility>
+
+#include "control/ops.h"
+
+namespace histd::control {
+
+std::vector<readout::EventHist> hist_events(engine::Engine& engine) {
+  std::vector<readout::EventHist> events;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
+    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
+    if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
+  }
+  return events;
+}
+
+// The exporter names the page's form in the command, as it names the
+// metrics' format: the metrics socket takes no other member from it.
+std::optional<render::PageOptions> page_options(std::string_view command) {
+  render::PageOptions o;
+  if (command == "html") return o;
+  if (command == "html-log") {
+    o.scale = render::PageScale::Log;
+    return o;
+  }
+  return std::nullopt;
+}
+
+}  // namespace histd::control
