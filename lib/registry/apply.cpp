@@ -320,18 +320,42 @@ Work::Outcome Work::control(const Id& id, const parse::ControlCommand& cmd, cons
   return std::nullopt;
 }
 
+// As the kernel's trigger file opened with O_TRUNC (event_trigger_regex_open
+// calls each command's unreg_all): the event's hist triggers go unless a
+// variable of one is used elsewhere (then all stay, and the open still
+// succeeds), and so do its enable_hist and disable_hist triggers; traceon,
+// traceoff, snapshot, stacktrace, enable_event and disable_event stay.
 Work::Outcome Work::truncate(const Id& id) {
   const EventTriggers* ev = r.triggers(id);
   if (!ev) return std::nullopt;
   std::set<uint64_t> going;
   for (const HistTrigger& t : ev->hist) going.insert(t.uid);
-  if (auto user = r.referenced_by(going))
-    return refused(ErrorKind::Busy, EBUSY, "a variable of this event is used by " + *user);
-  // One change: the event's program goes at once, not trigger by trigger.
-  r.events_.erase(id);
-  changes.push_back(Change{Change::Kind::EventTruncated, id, 0, {}, {}});
+  const bool hist_stays = r.referenced_by(going).has_value();
+  const bool others_stay = std::any_of(ev->controls.begin(), ev->controls.end(),
+                                       [](const ControlTrigger& c) { return !c.cmd.targets_hist(); });
+  if (!hist_stays && !others_stay) {
+    // One change: the event's program goes at once, not trigger by trigger.
+    r.events_.erase(id);
+    changes.push_back(Change{Change::Kind::EventTruncated, id, 0, {}, {}});
+    tidy(id);
+    for (uint64_t uid : going) remove_field_vars_of(uid);
+    return std::nullopt;
+  }
+  EventTriggers& e = at(id);
+  for (auto it = e.controls.begin(); it != e.controls.end();) {
+    if (!it->cmd.targets_hist()) {
+      ++it;
+      continue;
+    }
+    changes.push_back(Change{Change::Kind::ControlRemoved, id, 0, it->cmd, {}});
+    it = e.controls.erase(it);
+  }
+  if (!hist_stays)
+    for (uint64_t uid : going) {
+      remove_uid(uid);
+      remove_field_vars_of(uid);
+    }
   tidy(id);
-  for (uint64_t uid : going) remove_field_vars_of(uid);
   return std::nullopt;
 }
 

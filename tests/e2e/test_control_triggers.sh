@@ -110,7 +110,10 @@ for _ in 1 2 3; do "$WORK/forker" -c '(exit 0)'; done
 expect_eq "and forks no longer turn it on" "0" "$(cat "$F/enable")"
 echo "enable_event:sched:sched_process_fork $ONLY" >"$F/trigger"
 : >"$F/trigger"
-expect_eq "removed by truncation: no trigger left" "# Available triggers:" "$(head -1 "$F/trigger")"
+expect_eq "a truncation leaves it, as the kernel's (only hist triggers go)" "enable_event:sched:sched_process_fork:unlimited $ONLY" \
+  "$(grep -v '^#' "$F/trigger")"
+echo '!enable_event:sched:sched_process_fork' >>"$F/trigger"
+expect_eq "removed with !: no trigger left" "# Available triggers:" "$(head -1 "$F/trigger")"
 expect_eq "and its own enable is off again" "0" "$(cat "$F/enable")"
 for _ in 1 2 3; do "$WORK/forker" -c '(exit 0)'; done
 expect_eq "and forks leave it off" "0" "$(cat "$F/enable")"
@@ -124,7 +127,12 @@ kill -TERM "$HISTD_PID"
 wait "$HISTD_PID" || true
 histd_start
 expect_eq "the triggers after a restart" "$before" "$(cat "$F/trigger")"
+echo 'hist:keys=child_pid' >>"$F/trigger"
+echo 'enable_hist:sched:sched_switch' >>"$F/trigger"
 : >"$F/trigger"
-expect_eq "a truncating write removes them all" "# Available triggers:" "$(head -1 "$F/trigger")"
+expect_eq "a truncating write removes the hist and enable_hist triggers, as the kernel's" "$before" "$(cat "$F/trigger")"
+echo '!traceoff' >>"$F/trigger"
+echo '!enable_event:sched:sched_switch' >>"$F/trigger"
+expect_eq "the others go with !" "# Available triggers:" "$(head -1 "$F/trigger")"
 expect_eq "and the target leaves soft mode" "0" "$(cat "$S/enable")"
 finish

@@ -108,6 +108,30 @@ TEST(Registry, NamedTablesJoinWhenCompatible) {
   ok(r, write(kKmalloc, bad));
 }
 
+// A truncating write removes what the kernel's O_TRUNC open removes: the
+// hist triggers and the enable_hist/disable_hist ones; traceon, snapshot,
+// enable_event and the like stay.
+TEST(Registry, ATruncationRemovesHistTriggersAndTheirEnablersOnly) {
+  Registry r(fixtures(), {});
+  ok(r, write(kSwitch, "hist:keys=next_pid"));
+  ok(r, write(kSwitch, "traceoff:3"));
+  ok(r, write(kSwitch, "enable_hist:kmem:kmalloc"));
+  ok(r, write(kSwitch, "enable_event:sched:sched_waking"));
+  const auto changes = ok(r, registry::TriggerTruncate{kSwitch});
+  std::vector<Change::Kind> kinds;
+  for (const Change& c : changes) kinds.push_back(c.kind);
+  EXPECT_EQ(kinds, (std::vector<Change::Kind>{Change::Kind::ControlRemoved, Change::Kind::TriggerRemoved}));
+  const registry::EventTriggers* left = r.triggers(kSwitch);
+  ASSERT_NE(left, nullptr);
+  EXPECT_TRUE(left->hist.empty());
+  std::vector<std::string> commands;
+  for (const auto& c : left->controls) commands.push_back(c.cmd.command);
+  std::sort(commands.begin(), commands.end());
+  EXPECT_EQ(commands, (std::vector<std::string>{"enable_event:sched:sched_waking", "traceoff:3"}));
+  // Nothing the truncation removes left: nothing changes.
+  EXPECT_EQ(ok(r, registry::TriggerTruncate{kSwitch}), std::vector<Change>{});
+}
+
 TEST(Registry, VariablesAreUniquePerEventAndPinTheirOwner) {
   Registry r(fixtures(), {});
   ok(r, write(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
@@ -120,9 +144,9 @@ TEST(Registry, VariablesAreUniquePerEventAndPinTheirOwner) {
   auto busy = no(r, write(kWaking, "!hist:keys=pid:ts0=common_timestamp.usecs"));
   EXPECT_EQ(code_of(busy), ErrorCode::VarBusy);
   EXPECT_EQ(busy.diagnostic->detail, "used by sched:sched_switch");
-  auto truncated = no(r, registry::TriggerTruncate{kWaking});
-  EXPECT_EQ(truncated.error.err, EBUSY);
-  EXPECT_EQ(truncated.error.context, "a variable of this event is used by sched:sched_switch");
+  // A truncation leaves them all, as the kernel's (its open succeeds).
+  EXPECT_EQ(ok(r, registry::TriggerTruncate{kWaking}), std::vector<Change>{});
+  EXPECT_EQ(r.triggers(kWaking)->hist.size(), 1u);
   ok(r, registry::TriggerTruncate{kSwitch});
   ok(r, registry::TriggerTruncate{kWaking});
   EXPECT_TRUE(r.events().empty());
