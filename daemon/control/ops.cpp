@@ -262,7 +262,7 @@ json op_status(Call& c) {
   j["uptime_seconds"] = std::chrono::duration_cast<std::chrono::seconds>(c.engine.uptime()).count();
   j["missed_events"] = missed;
   j["missed_by_event"] = missed_by_event;
-  j["ring_lost"] = ring_lost_json(c.engine.ring_lost());
+  j["ring_lost"] = ring_lost_json(c.engine.trace_ring().ring_lost());
   const runtime::Compiler::Stats cc = c.engine.compiler().stats();
   j["compiler"] = compiler_json(cc);
   j["not_restored"] = not_restored_json(r.not_restored);
@@ -323,9 +323,9 @@ json change_synthetic(Call& c, bool remove) {
 json op_synth_add(Call& c) { return change_synthetic(c, false); }
 json op_synth_remove(Call& c) { return change_synthetic(c, true); }
 json op_synth_list(Call& c) { return success(render::synthetic_events(c.engine.synthetic_events())); }
-json op_trace(Call& c) { return success(c.engine.read_trace(shown_to(c.peer).hide_kernel_addresses)); }
+json op_trace(Call& c) { return success(c.engine.trace_ring().read_trace(shown_to(c.peer).hide_kernel_addresses)); }
 json op_clear_trace(Call& c) {
-  c.engine.clear_trace();
+  c.engine.trace_ring().clear_trace();
   return success();
 }
 json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
@@ -459,7 +459,7 @@ render::DaemonStats daemon_stats(engine::Engine& engine) {
   d.map_memory = u.map_memory;
   d.max_map_memory = u.max_map_memory;
   for (const engine::EventMissed& m : engine.missed()) d.missed_events += m.missed;  // the total, no JSON
-  const engine::RingLost lost = engine.ring_lost();
+  const engine::RingLost lost = engine.trace_ring().ring_lost();
   d.ring_lost_trace_records = lost.trace_records;
   d.ring_lost_snapshot_notices = lost.snapshot_notices;
   const runtime::Compiler::Stats cc = engine.compiler().stats();

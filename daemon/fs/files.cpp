@@ -114,10 +114,10 @@ int read_synthetic(const FileCall& c, std::string& out) {
 int write_synthetic(const FileCall& c, std::string_view data) { return taken(c.engine.write_synthetic(data), data); }
 int truncate_synthetic(const FileCall& c) { return done(c.engine.truncate_synthetic()); }
 int read_trace(const FileCall& c, std::string& out) {
-  return shown(out, c.engine.read_trace(c.options.hide_kernel_addresses));
+  return shown(out, c.engine.trace_ring().read_trace(c.options.hide_kernel_addresses));
 }
 int clear_trace(const FileCall& c) {
-  c.engine.clear_trace();
+  c.engine.trace_ring().clear_trace();
   return 0;
 }
 int write_marker(const FileCall& c, std::string_view data) {
@@ -125,21 +125,23 @@ int write_marker(const FileCall& c, std::string_view data) {
   return taken(c.engine.write_marker(data, host, comm_of(c.pid)), data);
 }
 int read_snapshot(const FileCall& c, std::string& out) {
-  return shown(out, c.engine.read_snapshot(c.options.hide_kernel_addresses));
+  return shown(out, c.engine.trace_ring().read_snapshot(c.options.hide_kernel_addresses));
 }
 // As tracefs: 0 frees it, 1 takes a snapshot, any other number clears it.
 int write_snapshot(const FileCall& c, std::string_view data) {
   auto v = parse_control_number(data);
   if (!v) return -v.error();
-  c.engine.write_snapshot(*v);
+  c.engine.trace_ring().write_snapshot(*v);
   return size_of(data);
 }
-int read_tracing_on(const FileCall& c, std::string& out) { return shown(out, flag(c.engine.tracing_on())); }
+int read_tracing_on(const FileCall& c, std::string& out) {
+  return shown(out, flag(c.engine.trace_ring().tracing_on()));
+}
 // As rb_simple_write(): any number, non-zero for on.
 int write_tracing_on(const FileCall& c, std::string_view data) {
   auto v = parse_control_number(data);
   if (!v) return -v.error();
-  c.engine.set_tracing_on(*v != 0);
+  c.engine.trace_ring().set_tracing_on(*v != 0);
   return size_of(data);
 }
 // histd traces events, not functions: the kernel's nop tracer is the one it has.
@@ -227,11 +229,13 @@ bool has_enable_file(const Namespace&, const Node& dir, std::string_view) {
 // formats (libtracefs's tracefs_local_events()) read them first.
 bool has_header(const Namespace& ns, const Node&, std::string_view name) { return ns.header(name) != nullptr; }
 int read_header(const FileCall& c, std::string& out) { return shown(out, *c.ns.header(c.node.file)); }
-int read_stacktrace(const FileCall& c, std::string& out) { return shown(out, flag(c.engine.stacktrace_option())); }
+int read_stacktrace(const FileCall& c, std::string& out) {
+  return shown(out, flag(c.engine.trace_ring().stacktrace_option()));
+}
 int write_stacktrace(const FileCall& c, std::string_view data) {
   auto v = parse_enable(data);
   if (!v) return -v.error();
-  c.engine.set_stacktrace_option(*v);
+  c.engine.trace_ring().set_stacktrace_option(*v);
   return size_of(data);
 }
 

@@ -44,7 +44,7 @@ void TracePipe::start() {
 
 void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options) {
   if (nonblock) {
-    auto lines = engine_.consume_trace(0ms, size, options.hide_kernel_addresses);
+    auto lines = engine_.trace_ring().consume_trace(0ms, size, options.hide_kernel_addresses);
     if (lines)
       reply_lines(req, *lines, size);
     else
@@ -69,7 +69,7 @@ void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::O
   }
   // Readers already waiting get lines first.
   if (parked_.empty()) {
-    if (auto lines = engine_.consume_trace(0ms, size, options.hide_kernel_addresses)) {
+    if (auto lines = engine_.trace_ring().consume_trace(0ms, size, options.hide_kernel_addresses)) {
       lock.unlock();
       reply_lines(req, *lines, size);
       return;
@@ -105,7 +105,7 @@ void TracePipe::serve() {
     }
     while (!parked_.empty()) {
       const Parked& front = parked_.front();
-      auto lines = engine_.consume_trace(0ms, front.size, front.options.hide_kernel_addresses);
+      auto lines = engine_.trace_ring().consume_trace(0ms, front.size, front.options.hide_kernel_addresses);
       if (!lines) break;
       const Parked p = front;
       parked_.pop_front();

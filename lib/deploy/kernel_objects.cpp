@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "deploy/ring_passes.h"
+#include "deploy/control_words.h"
 #include "deploy/state.h"
 #include "hist_shared.h"
 #include "histd/codegen.h"
@@ -50,11 +50,12 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       log_(std::move(log)),
       control_(std::move(control)),
       slot_used_(HISTD_CONTROL_SLOTS, false),
-      ring_(std::move(ring)),
-      lost_(std::move(lost)),
-      trace_(options_.trace_buffer_size, true),
-      snapshot_(options_.trace_buffer_size, true),
-      passes_(std::make_unique<RingPasses>()) {
+      ring_(std::make_unique<TraceRing>(
+          std::move(ring), std::move(lost), control_.get(), possible_cpus_, options_.trace_buffer_size, resolver_,
+          TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
+                               return snapshot_notice(slot, value, key);
+                             },
+                             [this](uint32_t id) { return traced_synth(id); }})) {
   // Tracing's own slots are never a trigger's: tracing on, and
   // options/stacktrace off, as tracefs starts.
   slot_used_[HISTD_TRACING_SLOT] = slot_used_[HISTD_STACKTRACE_OPTION_SLOT] = true;
@@ -62,7 +63,7 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
 }
 
 Deployer::~Deployer() {
-  stop_consumer();
+  ring_->stop_consumer();
   shutdown();
 }
 
@@ -265,11 +266,7 @@ Expected<uint32_t> Deployer::allocate_slot() {
   return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_CONTROL_SLOTS));
 }
 
-Status Deployer::set_paused(uint32_t slot, bool paused) {
-  histd_trigger_control c{paused ? 1u : 0u, 0};
-  if (bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY) != 0) return fail_errno("updating trigger control");
-  return ok_status();
-}
+Status Deployer::set_paused(uint32_t slot, bool paused) { return set_slot_paused(control_.get(), slot, paused); }
 
 void Deployer::release_slot(uint32_t slot) {
   // A freed slot reads as paused with no firings left, so a stale program
@@ -286,11 +283,7 @@ void Deployer::release_slot(uint32_t slot) {
   slot_used_[slot] = false;
 }
 
-bool Deployer::is_paused(uint32_t slot) const {
-  histd_trigger_control c{};
-  if (bpf_map_lookup_elem(control_.get(), &slot, &c) != 0) return false;
-  return c.paused != 0;
-}
+bool Deployer::is_paused(uint32_t slot) const { return slot_paused(control_.get(), slot); }
 
 void Deployer::release_trigger(Trigger& t, Release how) {
   release_slot(t.slot);

@@ -68,7 +68,7 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
     return rebuild_failure(ev, e->cmd.command, std::move(st).error());
   }
   // A snapshot trigger allocates the snapshot buffer (tracing_arm_snapshot()).
-  if (e->cmd.kind == parse::ControlCommand::Kind::Snapshot) snapshot_allocated_ = true;
+  if (e->cmd.kind == parse::ControlCommand::Kind::Snapshot) ring_->allocate_snapshot();
   ev.controls.insert(ev.controls.begin(), std::move(e));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its controls in their programs.
@@ -150,7 +150,7 @@ CommandResult Deployer::record_event(EventState& ev, bool on) {
 
 Status Deployer::start_recording(EventState& ev) {
   // Its records are printed with its format's print fmt.
-  if (auto learned = learn_format(ev); !learned) return learned;
+  if (auto learned = ring_->learn_format(catalog_, ev.system, ev.event); !learned) return learned;
   auto slot = allocate_slot();
   if (!slot) return unexpected(std::move(slot).error());
   ev.record_slot = *slot;
@@ -246,8 +246,8 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
     if (id.system == kSynthSystem)
       for (const auto& t : s->triggers) by_plan[&t->plan] = t.get();
   std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
-  maps[codegen::kRingMap] = ring_.get();
-  maps[codegen::kLostMap] = lost_.get();
+  maps[codegen::kRingMap] = ring_->ring_fd();
+  maps[codegen::kLostMap] = ring_->lost_fd();
   const std::vector<const plan::HistPlan*> numbered = unit.numbered();
   for (size_t i = 0; i < numbered.size(); ++i) {
     const Trigger& t = *by_plan.at(numbered[i]);

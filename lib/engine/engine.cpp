@@ -89,7 +89,7 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
 }
 
 void Engine::start_consumer() {
-  deployer_->start_consumer(mu_);
+  deployer_->ring().start_consumer(mu_);
   // A thread too, so after daemonizing as well.
   if (owns_compiler_) compiler_->watch_server();
 }
@@ -225,7 +225,7 @@ std::vector<EventMissed> Engine::missed() {
 void Engine::shutdown() {
   if (!deployer_) return;
   // The consumer takes the lock for each batch: stop it before taking it here.
-  deployer_->stop_consumer();
+  deployer_->ring().stop_consumer();
   std::lock_guard lock(mu_);
   deployer_->shutdown();
 }

@@ -103,34 +103,4 @@ CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const st
   return Unit{};
 }
 
-std::string Engine::read_trace(bool hide_kernel_addresses) { return deployer_->read_trace(hide_kernel_addresses); }
-
-void Engine::clear_trace() { deployer_->clear_trace(); }
-
-bool Engine::tracing_on() const { return deployer_->tracing_on(); }
-
-void Engine::set_tracing_on(bool on) { deployer_->set_tracing_on(on); }
-
-std::optional<std::string> Engine::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                                 bool hide_kernel_addresses) {
-  return deployer_->consume_trace(timeout, max_bytes, hide_kernel_addresses);
-}
-
-std::string Engine::read_snapshot(bool hide_kernel_addresses) {
-  return deployer_->read_snapshot(hide_kernel_addresses);
-}
-
-void Engine::clear_snapshot() { deployer_->clear_snapshot(); }
-
-void Engine::write_snapshot(uint64_t value) {
-  if (value == 0)
-    deployer_->free_snapshot();
-  else if (value == 1)
-    deployer_->take_snapshot_now();
-  else
-    deployer_->clear_snapshot();
-}
-
-RingLost Engine::ring_lost() const { return deployer_->ring_lost(); }
-
 }  // namespace histd::engine

@@ -91,9 +91,9 @@ class EngineTest : public ::testing::Test {
   // records of enabled events) is delivered by its consumer thread: waits
   // until `n` have been.
   void wait_delivered(uint64_t n) {
-    for (int i = 0; i < 300 && engine_->synthetic_delivered() < n; ++i)
+    for (int i = 0; i < 300 && engine_->trace_ring().delivered() < n; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_EQ(engine_->synthetic_delivered(), n);
+    ASSERT_EQ(engine_->trace_ring().delivered(), n);
   }
   std::unique_ptr<engine::Engine> engine_;
 };

@@ -45,7 +45,7 @@ class InterEventTest : public EngineTest {
   }
   // The generating program runs a synthetic event's triggers itself: an
   // untraced record never travels to histd.
-  void expect_nothing_through_user_space() { EXPECT_EQ(engine_->synthetic_delivered(), 0u); }
+  void expect_nothing_through_user_space() { EXPECT_EQ(engine_->trace_ring().delivered(), 0u); }
   void synth(const std::string& def) {
     auto r = engine_->write_synthetic(def);
     ASSERT_TRUE(r.ok()) << def << ": " << r.error().message();
@@ -140,7 +140,7 @@ TEST_F(InterEventTest, OnmaxSnapshotCopiesTheTraceAndShowsTheBlock) {
                     "\ttriggering value \\{ onmax\\(\\$lat\\) \\}: +[0-9]+\ttriggered by event with key: "
                     "\\{ next_pid:         42 \\}\n\nTotals:")))
       << h;
-  EXPECT_NE(engine_->read_snapshot().find("tracing_mark_write: before the max\n"), std::string::npos);
+  EXPECT_NE(engine_->trace_ring().read_snapshot().find("tracing_mark_write: before the max\n"), std::string::npos);
 }
 
 TEST_F(InterEventTest, FieldsOfTheMatchingEventTravelInImplicitVariables) {
@@ -190,7 +190,7 @@ TEST_F(InterEventTest, StacksFillLongArrayFields) {
   ASSERT_TRUE(engine_->set_enabled("synthetic", "stk_ev", true).ok());
   inject("sched", "sched_switch", switch_to(77));
   wait_delivered(1);
-  const std::string t = engine_->read_trace();
+  const std::string t = engine_->trace_ring().read_trace();
   // frames of the kernel stack the test run went through, symbolized
   EXPECT_TRUE(std::regex_search(t, std::regex("stk_ev: pid=77 stack=STACK:\n=> [A-Za-z_][A-Za-z0-9_.]*"))) << t;
 }
@@ -205,7 +205,7 @@ TEST_F(InterEventTest, TracedWhenEnabled) {
   inject("sched", "sched_waking", waking(7));
   inject("sched", "sched_switch", switch_to(7));
   wait_delivered(1);
-  const std::string t = engine_->read_trace();
+  const std::string t = engine_->trace_ring().read_trace();
   EXPECT_NE(t.find("wakeup_latency: lat="), std::string::npos) << t;
   EXPECT_NE(t.find(" pid=7\n"), std::string::npos) << t;
 }
@@ -320,7 +320,7 @@ TEST_F(InterEventTest, TraceMarkerStartEnd) {
   expect_nothing_through_user_space();
   const std::string h = hist("synthetic", "latency");
   EXPECT_NE(h.find("common_pid:        555 } hitcount:          1"), std::string::npos) << h;
-  EXPECT_NE(engine_->read_trace().find("tracing_mark_write: start\n"), std::string::npos);
+  EXPECT_NE(engine_->trace_ring().read_trace().find("tracing_mark_write: start\n"), std::string::npos);
 }
 
 }  // namespace

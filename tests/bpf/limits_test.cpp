@@ -314,7 +314,7 @@ TEST_F(LimitsTest, TheTraceBufferHoldsWhatItWasGiven) {
   start(opt);
   const std::string text(100, 'x');
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(engine_->write_marker(text, 1, "marker").ok());
-  const std::string trace = engine_->read_trace();
+  const std::string trace = engine_->trace_ring().read_trace();
   size_t bytes = 0, lines = 0;
   std::istringstream in(trace);
   for (std::string line; std::getline(in, line);)

@@ -33,7 +33,7 @@ TEST_F(RecordTest, AnEnabledEventsRecordsArePrintedAsTheKernelPrintsThem) {
   EXPECT_TRUE(engine_->enabled("sched", "sched_process_exec"));
   inject("sched", "sched_process_exec", exec_record(4242, "/usr/bin/true"));
   wait_delivered(1);
-  const std::string trace = engine_->read_trace();
+  const std::string trace = engine_->trace_ring().read_trace();
   EXPECT_TRUE(std::regex_search(
       trace,
       std::regex(
@@ -44,17 +44,18 @@ TEST_F(RecordTest, AnEnabledEventsRecordsArePrintedAsTheKernelPrintsThem) {
   add("sched", "sched_process_exec", "hist:keys=pid");
   inject("sched", "sched_process_exec", exec_record(4343, "/bin/sh"));
   wait_delivered(2);
-  EXPECT_NE(engine_->read_trace().find("filename=/bin/sh pid=4343 old_pid=4343\n"), std::string::npos);
+  EXPECT_NE(engine_->trace_ring().read_trace().find("filename=/bin/sh pid=4343 old_pid=4343\n"), std::string::npos);
   auto hist = read_hist(*engine_, "sched", "sched_process_exec");
   ASSERT_TRUE(hist.ok());
   EXPECT_NE(hist->find("{ pid:       4343 } hitcount:          1"), std::string::npos) << *hist;
 
   // Disabled: the trigger still counts, nothing more is traced.
   ASSERT_TRUE(engine_->set_enabled("sched", "sched_process_exec", false).ok());
-  engine_->clear_trace();
+  engine_->trace_ring().clear_trace();
   inject("sched", "sched_process_exec", exec_record(4444, "/bin/ls"));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(engine_->read_trace().find("sched_process_exec"), std::string::npos) << engine_->read_trace();
+  EXPECT_EQ(engine_->trace_ring().read_trace().find("sched_process_exec"), std::string::npos)
+      << engine_->trace_ring().read_trace();
   hist = read_hist(*engine_, "sched", "sched_process_exec");
   ASSERT_TRUE(hist.ok());
   EXPECT_NE(hist->find("{ pid:       4444 } hitcount:          1"), std::string::npos) << *hist;
@@ -69,9 +70,9 @@ TEST_F(RecordTest, ARecordLongerThanTheBufferIsCutNotRefused) {
   r.set<uint32_t>(8, uint32_t(0xffff) << 16 | 20);
   inject("sched", "sched_process_exec", r);
   wait_delivered(1);
-  EXPECT_TRUE(
-      std::regex_search(engine_->read_trace(), std::regex(R"(sched_process_exec: filename=\S* pid=77 old_pid=77\n)")))
-      << engine_->read_trace();
+  EXPECT_TRUE(std::regex_search(engine_->trace_ring().read_trace(),
+                                std::regex(R"(sched_process_exec: filename=\S* pid=77 old_pid=77\n)")))
+      << engine_->trace_ring().read_trace();
 }
 
 }  // namespace

@@ -63,9 +63,9 @@ class RingLostTest : public ::testing::Test {
   // Starts the consumer and waits until it has taken all that the ring held.
   void drain(uint64_t expected) {
     engine_->start_consumer();
-    for (int i = 0; i < 1000 && engine_->synthetic_delivered() < expected; ++i)
+    for (int i = 0; i < 1000 && engine_->trace_ring().delivered() < expected; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(engine_->synthetic_delivered(), expected);
+    EXPECT_EQ(engine_->trace_ring().delivered(), expected);
   }
   std::unique_ptr<engine::Engine> engine_;
 };
@@ -73,9 +73,9 @@ class RingLostTest : public ::testing::Test {
 TEST_F(RingLostTest, TraceRecordsTurnedAwayAreCounted) {
   add("hist:keys=next_pid:p=next_prio:onchange($p).trace(lostev,$p)");
   ASSERT_TRUE(engine_->set_enabled("synthetic", "lostev", true).ok());
-  EXPECT_EQ(engine_->ring_lost().trace_records, 0u);
+  EXPECT_EQ(engine_->trace_ring().ring_lost().trace_records, 0u);
   flood();
-  const engine::RingLost lost = engine_->ring_lost();
+  const engine::RingLost lost = engine_->trace_ring().ring_lost();
   EXPECT_GT(lost.trace_records, 0u);
   EXPECT_LT(lost.trace_records, kRecords);
   EXPECT_EQ(lost.snapshot_notices, 0u);
@@ -84,7 +84,7 @@ TEST_F(RingLostTest, TraceRecordsTurnedAwayAreCounted) {
   // each CPU that lost records (after the batch it drained), and counts them
   // as written.
   std::string trace;
-  for (int i = 0; i < 200 && lost_in(trace = engine_->read_trace()) < lost.trace_records; ++i)
+  for (int i = 0; i < 200 && lost_in(trace = engine_->trace_ring().read_trace()) < lost.trace_records; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(lost_in(trace), lost.trace_records);
   const uint64_t delivered = kRecords - lost.trace_records;
@@ -97,12 +97,12 @@ TEST_F(RingLostTest, TraceRecordsTurnedAwayAreCounted) {
 TEST_F(RingLostTest, SnapshotNoticesTurnedAwayAreCounted) {
   add("hist:keys=next_pid:p=next_prio:onchange($p).snapshot()");
   flood();
-  const engine::RingLost lost = engine_->ring_lost();
+  const engine::RingLost lost = engine_->trace_ring().ring_lost();
   EXPECT_GT(lost.snapshot_notices, 0u);
   EXPECT_EQ(lost.trace_records, 0u);
   drain(kRecords - lost.snapshot_notices);
   // Snapshots are not trace lines: nothing is said in the trace.
-  EXPECT_EQ(engine_->read_trace().find("[LOST "), std::string::npos);
+  EXPECT_EQ(engine_->trace_ring().read_trace().find("[LOST "), std::string::npos);
 }
 
 // A reader meets every record committed before its read, as in tracefs,
@@ -115,14 +115,14 @@ TEST_F(RingLostTest, ReadsMeetEveryRecordCommittedBeforeThem) {
   for (int i = 0; i < kTraced; ++i)
     ASSERT_TRUE(engine_->inject("sched", "sched_switch", switch_to(7, 1 + i % 2).bytes()).ok());
   engine_->start_consumer();
-  const std::string trace = engine_->read_trace();
+  const std::string trace = engine_->trace_ring().read_trace();
   EXPECT_NE(trace.find("# entries-in-buffer/entries-written: 1000/1000   #P:"), std::string::npos)
       << trace.substr(0, 200);
   // Records committed before a clear are gone with it.
   for (int i = 0; i < kTraced; ++i)
     ASSERT_TRUE(engine_->inject("sched", "sched_switch", switch_to(7, 1 + i % 2).bytes()).ok());
-  engine_->clear_trace();
-  EXPECT_EQ(engine_->read_trace().find("lostev:"), std::string::npos);
+  engine_->trace_ring().clear_trace();
+  EXPECT_EQ(engine_->trace_ring().read_trace().find("lostev:"), std::string::npos);
 }
 
 }  // namespace

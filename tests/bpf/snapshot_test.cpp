@@ -35,8 +35,10 @@ class SnapshotTest : public EngineTest {
     inject("sched", "sched_switch", switch_to(42));
   }
   void marker(const std::string& text) { ASSERT_TRUE(engine_->write_marker(text, 1, "marker").ok()); }
-  bool in_trace(const std::string& text) { return engine_->read_trace().find(text) != std::string::npos; }
-  bool in_snapshot(const std::string& text) { return engine_->read_snapshot().find(text) != std::string::npos; }
+  bool in_trace(const std::string& text) { return engine_->trace_ring().read_trace().find(text) != std::string::npos; }
+  bool in_snapshot(const std::string& text) {
+    return engine_->trace_ring().read_snapshot().find(text) != std::string::npos;
+  }
 };
 
 TEST_F(SnapshotTest, ASnapshotSwapsTheTraceAndSnapshotBuffersAsTheKernelDoes) {
@@ -45,20 +47,20 @@ TEST_F(SnapshotTest, ASnapshotSwapsTheTraceAndSnapshotBuffersAsTheKernelDoes) {
   marker("before the first snapshot");
   latency(3);
   wait_delivered(1);
-  EXPECT_TRUE(in_snapshot("tracing_mark_write: before the first snapshot\n")) << engine_->read_snapshot();
+  EXPECT_TRUE(in_snapshot("tracing_mark_write: before the first snapshot\n")) << engine_->trace_ring().read_snapshot();
   // Tracing goes on in the former snapshot buffer, which was empty.
-  EXPECT_FALSE(in_trace("before the first snapshot")) << engine_->read_trace();
-  EXPECT_NE(engine_->read_trace().find("entries-in-buffer/entries-written: 0/0 "), std::string::npos);
+  EXPECT_FALSE(in_trace("before the first snapshot")) << engine_->trace_ring().read_trace();
+  EXPECT_NE(engine_->trace_ring().read_trace().find("entries-in-buffer/entries-written: 0/0 "), std::string::npos);
   marker("between the snapshots");
   latency(20);
   wait_delivered(2);
   // Swapped back: the old lines are in `trace` again, nothing was cleared.
-  EXPECT_TRUE(in_trace("tracing_mark_write: before the first snapshot\n")) << engine_->read_trace();
+  EXPECT_TRUE(in_trace("tracing_mark_write: before the first snapshot\n")) << engine_->trace_ring().read_trace();
   EXPECT_FALSE(in_trace("between the snapshots"));
-  EXPECT_TRUE(in_snapshot("tracing_mark_write: between the snapshots\n")) << engine_->read_snapshot();
+  EXPECT_TRUE(in_snapshot("tracing_mark_write: between the snapshots\n")) << engine_->trace_ring().read_snapshot();
   EXPECT_FALSE(in_snapshot("before the first snapshot"));
   // Clearing one clears that one.
-  engine_->clear_snapshot();
+  engine_->trace_ring().clear_snapshot();
   EXPECT_FALSE(in_snapshot("between the snapshots"));
   EXPECT_TRUE(in_trace("before the first snapshot"));
 }

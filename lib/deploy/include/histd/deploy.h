@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The deployer: the kernel side of the registry. It owns every BPF object
 // histd creates for its triggers (tables, variable maps, control slots,
-// programs, attachments, pins, snapshots, the control array, the ring and
-// the trace and snapshot buffers the ring feeds) and brings the kernel from
-// one registry to the next, change by change (deploy()), with the one
-// rollback path inside it. Side effects on the kernel live here and in the
+// programs, attachments, pins, snapshots, the control array, and the trace
+// ring of histd/trace_ring.h) and brings the kernel from one registry to
+// the next, change by change (deploy()), with the one rollback path inside
+// it. Side effects on the kernel live here and in the
 // runtime below it; the engine decides with the registry, deploys, then
 // commits. Reads return data (histd/readout.h): the front ends render it.
 // Not thread-safe: the engine calls it under its one lock (the ring's
-// consumer takes that lock for each chunk it delivers, see consume()).
+// consumer takes that lock for each chunk it delivers: TraceRing).
 #pragma once
 
 #include <atomic>
@@ -33,7 +33,7 @@
 #include "histd/result.h"
 #include "histd/runtime.h"
 #include "histd/symbols.h"
-#include "histd/trace_buffer.h"
+#include "histd/trace_ring.h"
 
 namespace histd::deploy {
 
@@ -80,13 +80,6 @@ struct EventMissed {
   uint64_t missed = 0;
 };
 
-// Notices the ring buffer to histd had no room for, since histd started
-// (histd fell behind by a whole ring), summed over CPUs (HISTD_LOST_*).
-struct RingLost {
-  uint64_t trace_records = 0;     // records of enabled synthetic events: trace lines lost
-  uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
-};
-
 // An event's enable file: whether its records go to the trace buffer now,
 // and whether an enable_event/disable_event trigger turns it on and off
 // (the kernel's soft mode, shown with a '*').
@@ -116,7 +109,6 @@ Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
 
 struct DeployedControl;
 struct EventState;
-class RingPasses;
 struct SynthState;
 struct TableState;
 struct Trigger;
@@ -171,38 +163,14 @@ class Deployer {
   // entry): false when the event has none.
   Expected<bool> inject(const catalog::EventId& event, std::span<const uint8_t> record);
 
-  // ---- the ring: trace lines of enabled synthetic events, snapshot()
-  // notices, and the trace and snapshot buffers they go to ----
-  // Starts draining the ring on a thread of its own, which delivers each
-  // chunk under `lock` (the engine's, which guards this deployer); a process
-  // that forks (daemonizing) starts it after the fork. stop_consumer() ends
-  // it; the caller must not hold `lock` then.
-  void start_consumer(std::mutex& lock);
-  void stop_consumer();
-  // Readers wait for a pass of the consumer begun after they ask (at most
-  // a second), so they see every record committed before the read.
-  std::string read_trace(bool hide_kernel_addresses);
-  void clear_trace();
-  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                           bool hide_kernel_addresses);
-  // The snapshot file: its lines, or while it has none the kernel's help
-  // with whether a snapshot buffer is allocated (a snapshot trigger, or a
-  // snapshot taken, allocates it; `echo 0 > snapshot` frees it).
-  std::string read_snapshot(bool hide_kernel_addresses);
-  void clear_snapshot();     // echo 2 (any number but 0 and 1) > snapshot
-  void free_snapshot();      // echo 0 > snapshot
-  void take_snapshot_now();  // echo 1 > snapshot: the buffers swap
-  bool tracing_on() const;
-  void set_tracing_on(bool on);
-  // options/stacktrace: every recorded event followed by the kernel stack.
-  bool stacktrace_option() const;
-  void set_stacktrace_option(bool on);
+  // ---- the ring: trace lines of enabled synthetic events and recorded
+  // events, snapshot() notices, and the trace and snapshot buffers they go
+  // to (thread-safe, see histd/trace_ring.h) ----
+  TraceRing& ring() { return *ring_; }
   // A trace_marker write by task `pid` (`comm`): its trace line, and its
   // ftrace:print record through that event's program. EBADF while
   // tracing_on is 0, as the kernel.
   Status write_marker(std::string_view text, uint32_t pid, const std::string& comm);
-  RingLost ring_lost() const;
-  uint64_t delivered() const { return delivered_.load(); }
   // ---- probe events: the kernel's own, defined through its kprobe_events,
   // uprobe_events or dynamic_events (`file`) ----
   // The kernel's listing.
@@ -297,9 +265,6 @@ class Deployer {
   // release of a control trigger (its slot, that hold).
   Status hold_target(const DeployedControl& e);
   void release_control(DeployedControl& e);
-  // Teaches the printer `ev`'s format (and, the first time, the kernel's
-  // enums and printk strings): records of it can then be printed.
-  Status learn_format(const EventState& ev);
   void remove_trigger_uid(uint64_t uid);
   Status remove_trigger(EventState& ev, Trigger* going);
   enum class Release { Removed, Undo };  // by a command; undone: the command that made it failed
@@ -371,14 +336,11 @@ class Deployer {
   // (0 for an event without one), and what a trigger on it shows.
   uint64_t event_missed(const EventState& ev) const;
   uint64_t trigger_missed(const EventState& ev, const Trigger& t) const;
-  // ---- the ring (ring.cpp) ----
-  void consume(std::mutex& lock);
-  void deliver(std::span<const uint8_t> notice);
-  void take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
-  // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
-  std::vector<uint64_t> lost_per_cpu(uint32_t slot) const;
-  // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
-  void note_lost_lines(std::vector<uint64_t>& seen);
+  // ---- the ring's notices (ring_notices.cpp, TraceRing::Notices) ----
+  bool snapshot_notice(uint32_t slot, uint64_t value, std::span<const uint8_t> key);
+  // Whether trigger `t` takes the snapshot of a notice (onmax(): a new maximum).
+  bool takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
+  const synth::SynthDefinition* traced_synth(uint32_t id) const;
 
   catalog::Catalog& catalog_;  // the engine's: synthetic events are added to it
   runtime::Compiler& compiler_;
@@ -394,24 +356,15 @@ class Deployer {
   std::map<std::string, std::unique_ptr<SynthState>> synths_;
   // Each eprobe's `if FILTER`, typed (a program's unit points into it).
   std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
-  Fd ring_;  // generated synthetic events, shared by every unit
-  Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   bool restoring_ = false;
   bool batching_ = false;                    // begin_batch() .. end_batch()
   bool batch_command_ = false;               // set_batch_command()
   std::vector<uint32_t> released_in_batch_;  // control slots free again after end_batch()
   bool shutting_down_ = false;
-  symbols::SystemResolver resolver_;
-  trace::TraceBuffer trace_;
-  trace::TraceBuffer snapshot_;
-  // Prints enabled kernel events' records as the kernel's trace does; made
-  // when the first event is enabled (reading BTF and kallsyms takes time).
-  std::unique_ptr<printfmt::Printer> printer_;
-  std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
-  std::atomic<uint64_t> delivered_{0};
-  std::atomic<bool> snapshot_allocated_{false};
-  std::atomic<bool> stop_consumer_{false};
-  std::thread consumer_;
+  symbols::SystemResolver resolver_;  // before ring_, which uses it
+  // The ring, its consumer and buffers; destroyed first (its consumer asks
+  // this deployer's state through Notices).
+  std::unique_ptr<TraceRing> ring_;
 };
 
 }  // namespace histd::deploy

@@ -230,7 +230,6 @@ class Engine {
   Usage usage();
   // Every attached event with the events its programs missed.
   std::vector<EventMissed> missed();
-  RingLost ring_lost() const;
   ActivationTimes activation_times();
   // Since the engine was created (histd's start).
   std::chrono::steady_clock::duration uptime() const { return std::chrono::steady_clock::now() - started_; }
@@ -272,31 +271,19 @@ class Engine {
   // An event's enable file as it reads now: enable_event/disable_event
   // triggers turn a kernel event's recording on and off from BPF.
   deploy::EventEnableState enable_state(const std::string& system, const std::string& event);
-  // options/stacktrace: every recorded event followed by the kernel stack.
-  bool stacktrace_option() const { return deployer_->stacktrace_option(); }
-  void set_stacktrace_option(bool on) { deployer_->set_stacktrace_option(on); }
-  // The trace buffer's text, with every record committed before the read
-  // (RingPasses); lines formatted on arrival for both kinds of reader
-  // (`hide_kernel_addresses`: those who may not see kernel addresses).
-  std::string read_trace(bool hide_kernel_addresses = false);
-  void clear_trace();  // after taking what the ring holds, as read_trace
-  // tracing_on: lines are recorded; else dropped, and trace_marker is EBADF.
-  bool tracing_on() const;
-  void set_tracing_on(bool on);
-  // The snapshot buffer (as read_trace).
-  std::string read_snapshot(bool hide_kernel_addresses = false);
-  void clear_snapshot();
-  // A number written to the snapshot file: 0 frees the snapshot buffer, 1
-  // takes a snapshot (the buffers swap), any other clears it.
-  void write_snapshot(uint64_t value);
-  // trace_pipe: waits up to `timeout` for lines and takes them out.
-  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                           bool hide_kernel_addresses = false);
+  // The trace ring (histd/trace_ring.h): the trace and snapshot files,
+  // trace_pipe, tracing_on, options/stacktrace, what the ring lost and
+  // delivered. Handed out rather than forwarded: what it offers the front
+  // ends is thread-safe without the engine's lock (its buffers lock
+  // themselves, its switches and counts are the kernel's maps and atomics),
+  // as these reads always ran; the part that touches the deployer's state
+  // (learning a format) is the deployer's, under the lock. It lives as
+  // long as the engine.
+  deploy::TraceRing& trace_ring() const { return deployer_->ring(); }
   // One write(2) to trace_marker by task `pid` (`comm`): a trace line, and a
-  // record of ftrace:print through that event's triggers.
+  // record of ftrace:print through that event's triggers. Under the lock:
+  // the record runs through the deployer's programs of ftrace:print.
   CommandResult write_marker(std::string_view text, uint32_t pid, const std::string& comm);
-  // Generated synthetic events delivered so far (traced if enabled).
-  uint64_t synthetic_delivered() const { return deployer_->delivered(); }
 
   // Starts draining the ring (trace lines, snapshots) and watching the resident
   // compiler (Compiler::watch_server); create() does unless options.defer_consumer.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The ring: what reaches histd from the programs (trace lines of enabled
-// synthetic events, snapshot() notices), the trace and snapshot buffers it
-// feeds, and trace_marker's line and record.
+// The trace ring: what reaches histd from the programs (trace lines of
+// enabled synthetic events, recorded events, snapshot() notices), the trace
+// and snapshot buffers it feeds, and trace_marker's line.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <poll.h>
@@ -13,9 +13,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "deploy/control_words.h"
 #include "deploy/ring_passes.h"
-#include "deploy/state.h"
 #include "hist_shared.h"
+#include "histd/probe.h"
+#include "histd/trace_ring.h"
 
 namespace histd::deploy {
 
@@ -34,32 +36,46 @@ constexpr std::chrono::milliseconds kReadWait{1000};
 
 }  // namespace
 
-std::string Deployer::read_trace(bool hide_kernel_addresses) {
+TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
+                     const symbols::SystemResolver& resolver, Notices notices)
+    : ring_(std::move(ring)),
+      lost_(std::move(lost)),
+      control_(control),
+      possible_cpus_(possible_cpus),
+      resolver_(resolver),
+      notices_(std::move(notices)),
+      trace_(buffer_size, true),
+      snapshot_(buffer_size, true),
+      passes_(std::make_unique<RingPasses>()) {}
+
+TraceRing::~TraceRing() { stop_consumer(); }
+
+std::string TraceRing::read_trace(bool hide_kernel_addresses) {
   passes_->await_pass(kReadWait);
   return trace_.contents(possible_cpus_, hide_kernel_addresses);
 }
 
 // tracing_on is a control slot: traceon/traceoff triggers flip it from BPF,
 // and the programs send no record, trace line or stack while it is off.
-bool Deployer::tracing_on() const { return !is_paused(HISTD_TRACING_SLOT); }
+bool TraceRing::tracing_on() const { return !slot_paused(control_, HISTD_TRACING_SLOT); }
 
-void Deployer::set_tracing_on(bool on) { (void)set_paused(HISTD_TRACING_SLOT, !on); }
+void TraceRing::set_tracing_on(bool on) { (void)set_slot_paused(control_, HISTD_TRACING_SLOT, !on); }
 
-bool Deployer::stacktrace_option() const { return !is_paused(HISTD_STACKTRACE_OPTION_SLOT); }
+bool TraceRing::stacktrace_option() const { return !slot_paused(control_, HISTD_STACKTRACE_OPTION_SLOT); }
 
-void Deployer::set_stacktrace_option(bool on) { (void)set_paused(HISTD_STACKTRACE_OPTION_SLOT, !on); }
+void TraceRing::set_stacktrace_option(bool on) { (void)set_slot_paused(control_, HISTD_STACKTRACE_OPTION_SLOT, !on); }
 
-void Deployer::clear_trace() {
+void TraceRing::clear_trace() {
   passes_->await_pass(kReadWait);
   trace_.clear();
 }
 
-std::optional<std::string> Deployer::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
-                                                   bool hide_kernel_addresses) {
+std::optional<std::string> TraceRing::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                                    bool hide_kernel_addresses) {
   return trace_.consume(timeout, max_bytes, hide_kernel_addresses);
 }
 
-std::string Deployer::read_snapshot(bool hide_kernel_addresses) {
+std::string TraceRing::read_snapshot(bool hide_kernel_addresses) {
   passes_->await_pass(kReadWait);
   // An empty snapshot shows its commands, as the kernel's s_show() does.
   if (snapshot_.entries() == 0 && snapshot_.lines().empty())
@@ -67,38 +83,32 @@ std::string Deployer::read_snapshot(bool hide_kernel_addresses) {
   return snapshot_.contents(possible_cpus_, hide_kernel_addresses);
 }
 
-void Deployer::clear_snapshot() {
+void TraceRing::clear_snapshot() {
   passes_->await_pass(kReadWait);
   snapshot_.clear();
 }
 
-void Deployer::free_snapshot() {
+void TraceRing::free_snapshot() {
   clear_snapshot();
   snapshot_allocated_ = false;
 }
 
-void Deployer::take_snapshot_now() {
+void TraceRing::take_snapshot_now() {
   passes_->await_pass(kReadWait);
   trace_.swap(snapshot_);
   snapshot_allocated_ = true;
 }
 
-// The kernel's conditional snapshot: onmax() takes one when its value beats
-// the trigger's global maximum, onchange() on every change. As the kernel's
-// update_max_tr(), it swaps the live buffer with the snapshot buffer: O(1)
-// under the engine lock whatever the buffers hold (copying a full buffer
-// here, on every change, once held the lock for minutes).
-void Deployer::take_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
-  bool onmax = false;
-  for (const plan::ActionPlan& a : t.plan.actions)
-    if (a.kind == parse::Action::Kind::Snapshot) onmax = a.handler == parse::Action::Handler::OnMax;
-  if (onmax && t.snapshot && value <= t.snapshot->value) return;
-  t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
-  trace_.swap(snapshot_);
-  snapshot_allocated_ = true;
+void TraceRing::write_snapshot(uint64_t value) {
+  if (value == 0)
+    free_snapshot();
+  else if (value == 1)
+    take_snapshot_now();
+  else
+    clear_snapshot();
 }
 
-void Deployer::deliver(std::span<const uint8_t> notice) {
+void TraceRing::deliver(std::span<const uint8_t> notice) {
   if (notice.size() < sizeof(histd_notice)) return;
   histd_notice n;
   std::memcpy(&n, notice.data(), sizeof(n));
@@ -107,9 +117,14 @@ void Deployer::deliver(std::span<const uint8_t> notice) {
     if (rec.size() < 8) return;
     uint64_t value = 0;
     std::memcpy(&value, rec.data(), 8);
-    for (auto& [id, ev] : events_)
-      for (auto& t : ev->triggers)
-        if (t->slot == n.id) take_snapshot(*t, value, rec.subspan(8));
+    // As the kernel's update_max_tr(), a snapshot swaps the live buffer
+    // with the snapshot buffer: O(1) under the engine lock whatever the
+    // buffers hold (copying a full buffer here, on every change, once held
+    // the lock for minutes).
+    if (notices_.snapshot(n.id, value, rec.subspan(8))) {
+      trace_.swap(snapshot_);
+      snapshot_allocated_ = true;
+    }
     return;
   }
   const trace::LineHeader header{std::string(n.comm, strnlen(n.comm, sizeof(n.comm))), 0, n.cpu, n.ts};
@@ -140,34 +155,30 @@ void Deployer::deliver(std::span<const uint8_t> notice) {
     trace_.append(trace::format_line(h, *text), trace::format_line(h, hidden ? *hidden : *text));
     return;
   }
-  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second->id == n.id; });
-  if (found == synths_.end()) return;
   // The generating program already ran the event's triggers: a record comes
   // here only to be traced.
-  const SynthState* s = found->second.get();
   // With tracing_on 0 the generating program sent none (histd_synth_trace).
-  if (s->enabled) {
+  if (const synth::SynthDefinition* def = notices_.traced_synth(n.id)) {
     int32_t pid = 0;
     if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
     trace::LineHeader h = header;
     h.pid = uint32_t(pid);
     // Both forms are made now, for readers who may see kernel addresses and
     // for those who may not: the record is gone once read.
-    trace_.append(
-        trace::format_line(h, s->def.name, trace::synth_event_body(s->def, rec, &resolver_)),
-        trace::format_line(h, s->def.name,
-                           trace::synth_event_body(s->def, rec, &resolver_, {.hide_kernel_addresses = true})));
+    trace_.append(trace::format_line(h, def->name, trace::synth_event_body(*def, rec, &resolver_)),
+                  trace::format_line(h, def->name,
+                                     trace::synth_event_body(*def, rec, &resolver_, {.hide_kernel_addresses = true})));
   }
 }
 
-std::vector<uint64_t> Deployer::lost_per_cpu(uint32_t slot) const {
+std::vector<uint64_t> TraceRing::lost_per_cpu(uint32_t slot) const {
   // A per-CPU array hands over one 8-byte value per possible CPU.
   std::vector<uint64_t> counts(possible_cpus_);
   if (bpf_map_lookup_elem(lost_.get(), &slot, counts.data()) != 0) return {};
   return counts;
 }
 
-RingLost Deployer::ring_lost() const {
+RingLost TraceRing::ring_lost() const {
   RingLost r;
   for (uint64_t n : lost_per_cpu(HISTD_LOST_TRACE)) r.trace_records += n;
   for (uint64_t n : lost_per_cpu(HISTD_LOST_SNAPSHOT)) r.snapshot_notices += n;
@@ -177,7 +188,7 @@ RingLost Deployer::ring_lost() const {
 // Lost trace lines are reported where the reader meets them, as tracefs
 // reports the events its ring lost: a "CPU:N [LOST M EVENTS]" line, after
 // the lines that were in the ring when it filled.
-void Deployer::note_lost_lines(std::vector<uint64_t>& seen) {
+void TraceRing::note_lost_lines(std::vector<uint64_t>& seen) {
   const std::vector<uint64_t> now = lost_per_cpu(HISTD_LOST_TRACE);
   if (now.size() != seen.size()) return;
   for (uint32_t cpu = 0; cpu < now.size(); ++cpu) {
@@ -186,67 +197,48 @@ void Deployer::note_lost_lines(std::vector<uint64_t>& seen) {
   }
 }
 
-Status Deployer::learn_format(const EventState& ev) {
+Status TraceRing::learn_format(const catalog::Catalog& catalog, const std::string& system, const std::string& event) {
   if (!printer_) {
     // Symbols for %pS, the kernel's enum constants, and the strings events
     // record by address, as the kernel's own trace has them.
     auto printer = std::make_unique<printfmt::Printer>(&resolver_.kallsyms(), printfmt::kernel_enums());
-    std::ifstream in(catalog_.root() / "printk_formats");
+    std::ifstream in(catalog.root() / "printk_formats");
     std::stringstream text;
     text << in.rdbuf();
     (void)printer->add_printk_formats(text.str());  // without it, such strings print as addresses
     printer_ = std::move(printer);
   }
-  auto format = catalog_.event(ev.system, ev.event);
+  auto format = catalog.event(system, event);
   if (!format) return unexpected(std::move(format).error());
   if (printer_->knows((*format)->id)) return ok_status();
   const catalog::EventFormat& f = **format;
-  return printer_->add_event(ev.system, f.text, f.probe && f.probe->eprobe ? probe::trace_prefix(*f.probe) : "");
+  return printer_->add_event(system, f.text, f.probe && f.probe->eprobe ? probe::trace_prefix(*f.probe) : "");
 }
 
-Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
-  // As the kernel, whose marker is an event in a ring that is not
-  // recording: no line, no ftrace:print for its triggers, EBADF.
-  if (!tracing_on()) return fail(ErrorKind::Invalid, EBADF, "tracing is off (tracing_on is 0)");
+TraceRing::Marker TraceRing::mark(std::string_view text, uint32_t pid, const std::string& comm) {
   std::string body(text);
   if (!body.empty() && body.back() == '\n') body.pop_back();
   const uint64_t ts = monotonic_ns();
   const int cpu = sched_getcpu();
   trace_.append(
       trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts}, "tracing_mark_write", body));
-  // ftrace:print, as the kernel records a marker: ip, then the text (its
-  // newline dropped), NUL-padded so that a string read never runs past it.
-  const EventState* ev = find_event(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
-  if (!ev || test_fds(*ev).empty()) return ok_status();
-  auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
-  if (!format) return ok_status();
-  std::vector<uint8_t> rec(16 + 256 + 8, 0);
-  const uint16_t type = static_cast<uint16_t>((*format)->id);
-  const int32_t spid = static_cast<int32_t>(pid);
-  std::memcpy(rec.data(), &type, 2);
-  std::memcpy(rec.data() + 4, &spid, 4);
-  std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
-  char task[16] = {};
-  std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
-  for (int fd : test_fds(*ev))
-    if (auto rc = runtime::test_run(fd, rec, ts, task); !rc) return unexpected(std::move(rc).error());
-  return ok_status();
+  return Marker{std::move(body), ts};
 }
 
-void Deployer::start_consumer(std::mutex& lock) {
+void TraceRing::start_consumer(std::mutex& lock) {
   if (consumer_.joinable()) return;
   // Readers wait for its first pass from now on, not from when it runs.
   passes_->running(true);
   consumer_ = std::thread([this, &lock] { consume(lock); });
 }
 
-void Deployer::stop_consumer() {
+void TraceRing::stop_consumer() {
   stop_consumer_ = true;
   passes_->interrupt();
   if (consumer_.joinable()) consumer_.join();
 }
 
-void Deployer::consume(std::mutex& lock) {
+void TraceRing::consume(std::mutex& lock) {
   const std::atomic<bool>& stop = stop_consumer_;
   std::vector<std::vector<uint8_t>> batch;
   auto on_notice = [](void* ctx, void* data, size_t size) -> int {

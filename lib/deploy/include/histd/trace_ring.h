@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The trace ring: the BPF ring buffer the programs send to histd (trace
+// lines of enabled synthetic events, recorded kernel events, their stacks,
+// snapshot() notices), the thread that drains it, and the trace and
+// snapshot buffers it fills, with tracing_on and options/stacktrace (two
+// words of the control array). Part of the deployer (histd/deploy.h),
+// which owns it and answers what a notice needs from the triggers
+// (Notices); the engine hands it to the front ends (Engine::trace_ring).
+// Thread-safe, apart from what says otherwise: the buffers have their own
+// lock, the switches and counts are the kernel's maps or atomics. The
+// consumer delivers each chunk under the lock given to start_consumer()
+// (the engine's, which guards the deployer the Notices read).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "histd/catalog.h"
+#include "histd/fd.h"
+#include "histd/printfmt.h"
+#include "histd/result.h"
+#include "histd/symbols.h"
+#include "histd/synth.h"
+#include "histd/trace_buffer.h"
+
+namespace histd::deploy {
+
+// Notices the ring buffer to histd had no room for, since histd started
+// (histd fell behind by a whole ring), summed over CPUs (HISTD_LOST_*).
+struct RingLost {
+  uint64_t trace_records = 0;     // records of enabled synthetic events: trace lines lost
+  uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
+};
+
+class RingPasses;
+
+class TraceRing {
+ public:
+  // What a notice needs from the triggers and synthetic events, asked
+  // under the consumer's lock: the ring knows neither.
+  struct Notices {
+    // A snapshot() notice of the trigger in control slot `slot`, with the
+    // triggering value and the entry's key: whether it takes the snapshot
+    // (onmax() only on a new maximum).
+    std::function<bool(uint32_t slot, uint64_t value, std::span<const uint8_t> key)> snapshot;
+    // The definition of synthetic event `id` when its records are traced
+    // (enabled); null otherwise, and the record is dropped.
+    std::function<const synth::SynthDefinition*(uint32_t id)> traced_synth;
+  };
+  // `ring` and `lost`: the maps every unit sends to (codegen::kRingMap,
+  // kLostMap). `control`: the deployer's control array, borrowed (it
+  // outlives the ring), whose HISTD_TRACING_SLOT and
+  // HISTD_STACKTRACE_OPTION_SLOT words are tracing_on and options/stacktrace.
+  // `resolver` names kernel addresses in the lines; it outlives the ring.
+  TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
+            const symbols::SystemResolver& resolver, Notices notices);
+  ~TraceRing();
+  TraceRing(const TraceRing&) = delete;
+  TraceRing& operator=(const TraceRing&) = delete;
+
+  int ring_fd() const { return ring_.get(); }
+  int lost_fd() const { return lost_.get(); }
+
+  // Starts draining the ring on a thread of its own, which delivers each
+  // chunk under `lock` (the engine's, which guards the deployer); a process
+  // that forks (daemonizing) starts it after the fork. stop_consumer() ends
+  // it; the caller must not hold `lock` then.
+  void start_consumer(std::mutex& lock);
+  void stop_consumer();
+
+  // Readers wait for a pass of the consumer begun after they ask (at most
+  // a second), so they see every record committed before the read
+  // (RingPasses). Lines are formatted on arrival for both kinds of reader
+  // (`hide_kernel_addresses`: those who may not see kernel addresses).
+  std::string read_trace(bool hide_kernel_addresses = false);
+  void clear_trace();  // after taking what the ring holds, as read_trace
+  // trace_pipe: waits up to `timeout` for lines and takes them out.
+  std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
+                                           bool hide_kernel_addresses = false);
+  // The snapshot file: its lines, or while it has none the kernel's help
+  // with whether a snapshot buffer is allocated (a snapshot trigger, or a
+  // snapshot taken, allocates it; `echo 0 > snapshot` frees it).
+  std::string read_snapshot(bool hide_kernel_addresses = false);
+  void clear_snapshot();     // echo 2 (any number but 0 and 1) > snapshot
+  void free_snapshot();      // echo 0 > snapshot
+  void take_snapshot_now();  // echo 1 > snapshot: the buffers swap
+  // A number written to the snapshot file: 0 frees the snapshot buffer, 1
+  // takes a snapshot (the buffers swap), any other clears it.
+  void write_snapshot(uint64_t value);
+  // A snapshot trigger was made: the buffer is allocated, as the kernel's.
+  void allocate_snapshot() { snapshot_allocated_ = true; }
+  // tracing_on: lines are recorded; else dropped, and trace_marker is EBADF.
+  bool tracing_on() const;
+  void set_tracing_on(bool on);
+  // options/stacktrace: every recorded event followed by the kernel stack.
+  bool stacktrace_option() const;
+  void set_stacktrace_option(bool on);
+  // A trace_marker write's trace line, by task `pid` (`comm`): the text as
+  // its ftrace:print record carries it (its newline dropped) and when.
+  struct Marker {
+    std::string body;
+    uint64_t ts = 0;
+  };
+  Marker mark(std::string_view text, uint32_t pid, const std::string& comm);
+  RingLost ring_lost() const;
+  // Generated synthetic events delivered so far (traced if enabled).
+  uint64_t delivered() const { return delivered_.load(); }
+
+ private:
+  // The deployer teaches the printer under the lock the consumer delivers
+  // under, which alone guards printer_ (learn_format is not thread-safe).
+  friend class Deployer;
+  // Teaches the printer event `system`:`event`'s format (and, the first
+  // time, the kernel's enums and printk strings): records of it can then
+  // be printed.
+  Status learn_format(const catalog::Catalog& catalog, const std::string& system, const std::string& event);
+  void consume(std::mutex& lock);
+  void deliver(std::span<const uint8_t> notice);
+  // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
+  std::vector<uint64_t> lost_per_cpu(uint32_t slot) const;
+  // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
+  void note_lost_lines(std::vector<uint64_t>& seen);
+
+  const Fd ring_;  // generated synthetic events, shared by every unit
+  const Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
+  const int control_;
+  const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
+  const symbols::SystemResolver& resolver_;
+  const Notices notices_;
+  trace::TraceBuffer trace_;
+  trace::TraceBuffer snapshot_;
+  // Prints enabled kernel events' records as the kernel's trace does; made
+  // when the first event is enabled (reading BTF and kallsyms takes time).
+  std::unique_ptr<printfmt::Printer> printer_;
+  std::unique_ptr<RingPasses> passes_;  // reads wait for what the ring holds
+  std::atomic<uint64_t> delivered_{0};
+  std::atomic<bool> snapshot_allocated_{false};
+  std::atomic<bool> stop_consumer_{false};
+  std::thread consumer_;
+};
+
+}  // namespace histd::deploy
