@@ -50,6 +50,7 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       log_(std::move(log)),
       control_(std::move(control)),
       slot_used_(HISTD_CONTROL_SLOTS, false),
+      probe_files_(catalog),
       ring_(std::make_unique<TraceRing>(
           std::move(ring), std::move(lost), control_.get(), possible_cpus_, options_.trace_buffer_size, resolver_,
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {

@@ -34,7 +34,7 @@ std::optional<Result<registry::ProbeWrite, Diagnostic>> Engine::own_probe(std::s
 
 std::string Engine::probe_events(const std::string& file) {
   std::lock_guard lock(mu_);
-  std::string kernel = deployer_->probe_events(file);
+  std::string kernel = deployer_->probe_files().probe_events(file);
   if (file != "dynamic_events") return kernel;
   for (const auto& [id, e] : registry_.eprobes()) kernel += probe::list_line(e.def) + "\n";
   return kernel;
@@ -44,7 +44,7 @@ CommandResult Engine::write_probe_events(const std::string& file, std::string_vi
   std::lock_guard lock(mu_);
   if (file == "dynamic_events" && !truncate)
     if (auto own = own_probe(text)) return write_own_probe(text, std::move(*own));
-  auto st = deployer_->write_probe_events(file, text, truncate);
+  auto st = deployer_->probe_files().write_probe_events(file, text, truncate);
   if (st) return Unit{};
   const std::string_view command = truncate && text.empty() ? std::string_view("(truncate)") : text;
   return finish_command(file, command, nullptr, system_failure(std::move(st).error()));

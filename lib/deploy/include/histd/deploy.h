@@ -28,6 +28,7 @@
 #include "histd/diagnostic.h"
 #include "histd/pipeline.h"
 #include "histd/printfmt.h"
+#include "histd/probe_files.h"
 #include "histd/readout.h"
 #include "histd/registry.h"
 #include "histd/result.h"
@@ -172,13 +173,8 @@ class Deployer {
   // tracing_on is 0, as the kernel.
   Status write_marker(std::string_view text, uint32_t pid, const std::string& comm);
   // ---- probe events: the kernel's own, defined through its kprobe_events,
-  // uprobe_events or dynamic_events (`file`) ----
-  // The kernel's listing.
-  std::string probe_events(const std::string& file) const;
-  // One write(2) to the kernel's file (with O_TRUNC: `truncate`): the kernel
-  // checks and makes the events, histd's programs compute their records.
-  // The kernel's errno and error_log reason on a refusal.
-  Status write_probe_events(const std::string& file, std::string_view text, bool truncate);
+  // uprobe_events or dynamic_events (histd/probe_files.h) ----
+  ProbeFiles& probe_files() { return probe_files_; }
   const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
 
   // ---- restore and shutdown ----
@@ -361,6 +357,7 @@ class Deployer {
   bool batch_command_ = false;               // set_batch_command()
   std::vector<uint32_t> released_in_batch_;  // control slots free again after end_batch()
   bool shutting_down_ = false;
+  ProbeFiles probe_files_;
   symbols::SystemResolver resolver_;  // before ring_, which uses it
   // The ring, its consumer and buffers; destroyed first (its consumer asks
   // this deployer's state through Notices).

@@ -252,7 +252,7 @@ class Engine {
   // The definitions, by name.
   std::vector<synth::SynthDefinition> synthetic_events();
   // kprobe_events, uprobe_events, dynamic_events' probe lines (`file`): the
-  // kernel's, read and written through (deploy::Deployer::write_probe_events);
+  // kernel's, read and written through (deploy::ProbeFiles::write_probe_events);
   // a refusal is logged to error_log. dynamic_events' e: lines define
   // histd's own eprobes (registry::Eprobe): checked and refused as the
   // kernel would ("event_probe" in error_log), listed in dynamic_events,
