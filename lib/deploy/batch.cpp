@@ -7,7 +7,7 @@
 // the end too, one per program (set_batch_command).
 #include <algorithm>
 
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 
 namespace histd::deploy {
 
@@ -18,8 +18,14 @@ bool Deployer::deferrable(const EventState& ev, const std::vector<Trigger*>& tri
   return std::all_of(triggers.begin(), triggers.end(), [](const Trigger* t) { return plain(t->plan); });
 }
 
+void Deployer::begin_batch() {
+  batching_ = true;
+  objects_->begin_batch();
+}
+
 std::vector<Deployer::Refused> Deployer::end_batch() {
   batching_ = false;
+  objects_->end_batch();
   std::vector<Refused> refused;
   for (auto& [id, ev] : events_) {
     if (!ev->deferred) continue;
@@ -30,8 +36,7 @@ std::vector<Deployer::Refused> Deployer::end_batch() {
     for (auto& t : ev->triggers) t->missed_base = std::min(t->missed_base, now);
   }
   // Every program that ran through them is gone now.
-  for (uint32_t slot : released_in_batch_) slot_used_[slot] = false;
-  released_in_batch_.clear();
+  objects_->free_released();
   return refused;
 }
 

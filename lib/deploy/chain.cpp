@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 
 namespace histd::deploy {
@@ -190,8 +190,8 @@ Status Deployer::attach(EventState& ev, std::optional<catalog::SyscallEvent> sys
   // An eprobe's program runs at the tracepoint of the event it is attached to.
   const std::optional<catalog::EventId> attached = eprobe_attached(ev);
   auto attachment = runtime::Attachment::attach(compiler_.paths(), attached ? attached->system : ev.system,
-                                                attached ? attached->name : ev.event, event_pin_base(ev, syscall),
-                                                syscall, probe && !attached);
+                                                attached ? attached->name : ev.event,
+                                                objects_->event_pin_base(ev, syscall), syscall, probe && !attached);
   if (!attachment) return unexpected(std::move(attachment).error());
   ev.attachment = std::move(*attachment);
   ev.syscall = syscall;

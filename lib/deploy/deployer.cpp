@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 #include "histd/parse.h"
 #include "histd/table_reader.h"
@@ -126,9 +126,9 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
     if (!m) return system_failure(std::move(m).error());
     vars = std::move(*m);
   }
-  auto table = acquire_table(plan);
+  auto table = objects_->acquire_table(plan);
   if (!table) return system_failure(std::move(table).error());
-  auto slot = allocate_slot();
+  auto slot = objects_->allocate_slot();
   if (!slot) return system_failure(std::move(slot).error());
 
   auto trigger = std::make_unique<Trigger>();
@@ -138,7 +138,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   trigger->table = std::move(*table);
   trigger->slot = *slot;
   trigger->serial = next_serial_++;
-  auto st = set_paused(trigger->slot, h.paused);
+  auto st = objects_->set_paused(trigger->slot, h.paused);
   std::vector<Trigger*> all = triggers_of(ev);
   all.push_back(trigger.get());
   trigger->missed_base = event_missed(ev);
@@ -174,7 +174,7 @@ CommandResult Deployer::control_trigger(EventState& ev, const Change& c) {
     t->missed_base = event_missed(ev);  // Hits start over: so does Missed
     return Unit{};
   }
-  auto st = set_paused(t->slot, c.kind == Change::Kind::TriggerPaused);
+  auto st = objects_->set_paused(t->slot, c.kind == Change::Kind::TriggerPaused);
   if (!st) return system_failure(std::move(st).error());
   return Unit{};
 }

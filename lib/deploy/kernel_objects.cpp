@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The deployer's kernel objects: control slots, tables and their pins in
-// bpffs (a restart re-adopts a pinned table of the same trigger and layout
-// and keeps counting), and what the kernel imposes on the programs histd loads.
+// The deployer's shared kernel objects (KernelObjects): control slots,
+// tables and their pins in bpffs (a restart re-adopts a pinned table of the
+// same trigger and layout and keeps counting).
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 
 #include "deploy/control_words.h"
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 #include "hist_shared.h"
-#include "histd/codegen.h"
 
 namespace histd::deploy {
 
@@ -41,113 +39,40 @@ Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32
 
 }  // namespace
 
-Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, Fd control, Fd ring,
-                   Fd lost, Log log)
-    : catalog_(catalog),
-      compiler_(compiler),
-      options_(std::move(options)),
-      possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
-      log_(std::move(log)),
-      control_(std::move(control)),
-      slot_used_(HISTD_CONTROL_SLOTS, false),
-      probe_files_(catalog),
-      ring_(std::make_unique<TraceRing>(
-          std::move(ring), std::move(lost), control_.get(), possible_cpus_, options_.trace_buffer_size, resolver_,
-          TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
-                               return snapshot_notice(slot, value, key);
-                             },
-                             [this](uint32_t id) { return traced_synth(id); }})) {
+KernelObjects::KernelObjects(Fd control, std::filesystem::path pin_dir)
+    : control_(std::move(control)), slot_used_(HISTD_CONTROL_SLOTS, false), pin_dir_(std::move(pin_dir)) {
   // Tracing's own slots are never a trigger's: tracing on, and
   // options/stacktrace off, as tracefs starts.
   slot_used_[HISTD_TRACING_SLOT] = slot_used_[HISTD_STACKTRACE_OPTION_SLOT] = true;
   (void)set_paused(HISTD_STACKTRACE_OPTION_SLOT, true);
 }
 
-Deployer::~Deployer() {
-  ring_->stop_consumer();
-  shutdown();
+void KernelObjects::free_released() {
+  for (uint32_t slot : released_in_batch_) slot_used_[slot] = false;
+  released_in_batch_.clear();
 }
 
-Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, runtime::Compiler& compiler,
-                                                     Options options, Log log) {
-  auto control =
-      runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS);
-  if (!control) return unexpected(std::move(control).error());
-  auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
-  if (!ring) return unexpected(std::move(ring).error());
-  auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
-  if (!lost) return unexpected(std::move(lost).error());
-  // Every unit this deployer compiles opens with these lines: a histd-cc
-  // started from now on learns them first (Compiler::set_prelude).
-  compiler.set_prelude(codegen::kUnitPrelude);
-  return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(*control),
-                                                std::move(*ring), std::move(*lost), std::move(log)));
-}
-
-CommandResult Deployer::user_error(EventState& ev, Diagnostic d, int err) {
-  const catalog::EventId id{ev.system, ev.event};
-  log_(&id, &d, {});
-  return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
-}
-
-void Deployer::shutdown() {
-  shutting_down_ = true;
-  // Every slot paused first: a program still attached while the kernel
-  // finishes its detach (runtime::Attachment) then counts and fires nothing,
-  // so the dispatchers need not be emptied one by one.
-  for (auto& [id, ev] : events_) {
-    for (auto& t : ev->triggers) release_trigger(*t);
-    for (auto& e : ev->controls) release_slot(e->slot);
-    if (ev->record_slot) release_slot(*ev->record_slot);
-  }
-  for (auto& [id, ev] : events_) {
-    if (ev->attachment) ev->attachment->keep_program_until_detached();
-    ev->attachment.reset();
-    ev->program.reset();
-    ev->groups.clear();
-    ev->triggers.clear();
-    ev->controls.clear();
-  }
-  events_.clear();
-  named_tables_.clear();
-}
-
-std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
-  // As the kernel's event_trigger_print() and event_enable_trigger_print():
-  // the name (and target), the count its control word has left, the filter.
-  std::string s(cmd.name());
-  if (cmd.has_target()) s += fmt::format(":{}:{}", cmd.system, cmd.event);
-  histd_trigger_control c{};
-  c.count = HISTD_UNLIMITED;
-  if (const EventState* ev = find_event(event))
-    for (const auto& e : ev->controls)
-      if (e->cmd.same_type(cmd)) bpf_map_lookup_elem(control_.get(), &e->slot, &c);
-  s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
-  if (cmd.filter) s += " if " + cmd.filter->text;
-  return s;
-}
-
-std::string Deployer::pin_base(const plan::HistPlan& plan) const {
-  if (options_.pin_dir.empty()) return {};
+std::string KernelObjects::pin_base(const plan::HistPlan& plan) const {
+  if (pin_dir_.empty()) return {};
   // Named tables are one table whoever uses them; others belong to their
   // trigger (its identity ignores the size, the layout check does not).
   const std::string id =
       plan.name ? "name:" + *plan.name : fmt::format("{}:{}:{}", plan.system, plan.event, plan.identity());
-  return (options_.pin_dir / fmt::format("{:016x}", fnv1a(id))).string();
+  return (pin_dir_ / fmt::format("{:016x}", fnv1a(id))).string();
 }
 
 // A raw-tracepoint attachment pins under its own name: a histd restarted
 // with the other kind attaches afresh, and sweep_pins() drops the old pair.
-std::string Deployer::event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const {
-  if (options_.pin_dir.empty()) return {};
-  return (options_.pin_dir / fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : ""))
-      .string();
+std::string KernelObjects::event_pin_base(const EventState& ev,
+                                          const std::optional<catalog::SyscallEvent>& syscall) const {
+  if (pin_dir_.empty()) return {};
+  return (pin_dir_ / fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : "")).string();
 }
 
-void Deployer::sweep_pins() {
-  if (options_.pin_dir.empty()) return;
+void KernelObjects::sweep_pins(const std::map<catalog::EventId, std::unique_ptr<EventState>>& events) {
+  if (pin_dir_.empty()) return;
   std::set<std::string> used;
-  for (const auto& [id, ev] : events_) {
+  for (const auto& [id, ev] : events) {
     if (ev->attachment && !ev->attachment->pin_base().empty()) {
       used.insert(ev->attachment->pin_base() + "_link");
       used.insert(ev->attachment->pin_base() + "_slots");
@@ -156,7 +81,7 @@ void Deployer::sweep_pins() {
       for (const std::string& path : t->table->pin_paths()) used.insert(path);
   }
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.pin_dir, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(pin_dir_, ec)) {
     // A directory is not this deployer's (the tree's instances pin there).
     if (entry.is_directory(ec)) continue;
     // Unpinning a stale link detaches its program.
@@ -164,7 +89,7 @@ void Deployer::sweep_pins() {
   }
 }
 
-bool Deployer::adopt_pinned(TableState& t) {
+bool KernelObjects::adopt_pinned(TableState& t) {
   if (t.pin_base.empty()) return false;
   Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
                        t.layout.table_value_size(), t.layout.table_map_entries());
@@ -191,73 +116,20 @@ bool Deployer::adopt_pinned(TableState& t) {
   return true;
 }
 
-Status Deployer::pin_table(TableState& t) {
+Status KernelObjects::pin_table(TableState& t) {
   if (t.pin_base.empty()) return ok_status();
   std::error_code ec;
-  std::filesystem::create_directories(options_.pin_dir, ec);
+  std::filesystem::create_directories(pin_dir_, ec);
   // A stale pin of another shape is replaced.
   for (const std::string& path : t.pin_paths()) std::filesystem::remove(path, ec);
   if (bpf_obj_pin(t.map.get(), (t.pin_base + "_table").c_str()) != 0 ||
       bpf_obj_pin(t.stats.get(), (t.pin_base + "_stats").c_str()) != 0 ||
       (t.hot && bpf_obj_pin(t.hot.get(), (t.pin_base + "_hot").c_str()) != 0))
-    return fail_errno("pinning a table under " + options_.pin_dir.string());
+    return fail_errno("pinning a table under " + pin_dir_.string());
   return ok_status();
 }
 
-// Triggers come back one at a time, each rebuilding its event, but none of
-// those programs is installed on the way: after a kill -9 the dispatcher
-// adopted from the pins still runs the dead histd's programs, which count
-// every trigger of the event into the same pinned tables. Installing the
-// program of the first restored trigger would leave the event's other
-// triggers uncounted until their own turn (a compile each). The event's
-// programs go in at the end, its chain first and slot 0 last (install_all).
-// Restored in creation order, the triggers are laid out as the dead histd
-// had them, and each program replaces its twin; only where removals had
-// left room that later triggers took may a trigger count in two programs
-// for the moment between two slot writes.
-void Deployer::install_restored(std::vector<std::string>& problems) {
-  for (auto& [id, ev] : events_) {
-    if (!ev->attachment || (!ev->program && ev->groups.empty())) continue;
-    auto st = install_all(*ev);
-    if (!st) problems.push_back(fmt::format("{}:{}: {}", id.system, id.name, st.error().context));
-  }
-}
-
-uint64_t Deployer::event_missed(const EventState& ev) const {
-  return (ev.attachment ? ev.attachment->missed() : 0) + (ev.program ? ev.program->missed() : 0);
-}
-
-uint64_t Deployer::trigger_missed(const EventState& ev, const Trigger& t) const {
-  const uint64_t now = event_missed(ev);
-  return now >= t.missed_base ? now - t.missed_base : now;
-}
-
-CommandResult Deployer::rebuild_failure(EventState& ev, const std::string& command, Error e) {
-  // rebuild() says ENOSPC only for the maps of one program (see build()),
-  // EMLINK for the programs of one event's chain (see layout()).
-  if (e.kind == ErrorKind::Busy && e.err == ENOSPC)
-    return user_error(ev, Diagnostic{ErrorCode::ProgramMapLimit, Span{0, 0}, command, std::move(e.context)}, ENOSPC);
-  if (e.kind == ErrorKind::Busy && e.err == EMLINK)
-    return user_error(ev, Diagnostic{ErrorCode::ChainLimit, Span{0, 0}, command, std::move(e.context)}, ENOSPC);
-  return system_failure(std::move(e));
-}
-
-EventState& Deployer::event_state(const catalog::EventId& event) {
-  auto& slot = events_[event];
-  if (!slot) {
-    slot = std::make_unique<EventState>();
-    slot->system = event.system;
-    slot->event = event.name;
-  }
-  return *slot;
-}
-
-const EventState* Deployer::find_event(const catalog::EventId& event) const {
-  auto it = events_.find(event);
-  return it == events_.end() ? nullptr : it->second.get();
-}
-
-Expected<uint32_t> Deployer::allocate_slot() {
+Expected<uint32_t> KernelObjects::allocate_slot() {
   for (uint32_t i = 0; i < slot_used_.size(); ++i) {
     if (!slot_used_[i]) {
       slot_used_[i] = true;
@@ -267,9 +139,9 @@ Expected<uint32_t> Deployer::allocate_slot() {
   return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_CONTROL_SLOTS));
 }
 
-Status Deployer::set_paused(uint32_t slot, bool paused) { return set_slot_paused(control_.get(), slot, paused); }
+Status KernelObjects::set_paused(uint32_t slot, bool paused) { return set_slot_paused(control_.get(), slot, paused); }
 
-void Deployer::release_slot(uint32_t slot) {
+void KernelObjects::release_slot(uint32_t slot) {
   // A freed slot reads as paused with no firings left, so a stale program
   // can never count into it or fire through it.
   histd_trigger_control c{1, 0};
@@ -284,22 +156,9 @@ void Deployer::release_slot(uint32_t slot) {
   slot_used_[slot] = false;
 }
 
-bool Deployer::is_paused(uint32_t slot) const { return slot_paused(control_.get(), slot); }
+bool KernelObjects::is_paused(uint32_t slot) const { return slot_paused(control_.get(), slot); }
 
-void Deployer::release_trigger(Trigger& t, Release how) {
-  release_slot(t.slot);
-  // The last trigger of a pinned table unpins it, except at shutdown: then
-  // the pins keep the counts for the next start; nor when a command that
-  // adopted a previous histd's table fails: the counts stay for a retry.
-  const bool keep = shutting_down_ || (how == Release::Undo && t.table && t.table->adopted);
-  if (t.table && t.table.use_count() == 1 && !keep) {
-    std::error_code ec;
-    for (const std::string& path : t.table->pin_paths()) std::filesystem::remove(path, ec);
-  }
-  t.table.reset();
-}
-
-Expected<std::shared_ptr<TableState>> Deployer::acquire_table(const plan::HistPlan& plan) {
+Expected<std::shared_ptr<TableState>> KernelObjects::acquire_table(const plan::HistPlan& plan) {
   if (plan.name) {
     auto it = named_tables_.find(*plan.name);
     if (it != named_tables_.end()) {

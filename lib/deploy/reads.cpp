@@ -13,7 +13,7 @@
 
 #include <algorithm>
 
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 #include "histd/table_reader.h"
 
 namespace histd::deploy {
@@ -88,7 +88,7 @@ Expected<TableReads> Deployer::table_reads(const catalog::EventId& event) const 
   for (const auto& t : ev->triggers) {
     TableReads::Read r;
     r.out.plan = t->plan;
-    r.out.paused = is_paused(t->slot);
+    r.out.paused = objects_->is_paused(t->slot);
     r.out.memory = plan::map_memory(t->plan, possible_cpus_);
     r.out.missed = trigger_missed(*ev, *t);
     if (t->snapshot) r.out.snapshot = readout::SnapshotTaken{t->snapshot->value, t->snapshot->key};
@@ -111,7 +111,7 @@ uint64_t Deployer::activity(const catalog::EventId& event) const {
   // trigger, above what counts of hits reach.
   uint64_t paused = 0;
   for (size_t n = 0; n < ev->triggers.size(); ++n)
-    if (is_paused(ev->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
+    if (objects_->is_paused(ev->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
   std::vector<histd_table_stats> per_cpu(possible_cpus_);
   for (const auto& t : ev->triggers) {
     uint32_t zero = 0;
@@ -144,7 +144,7 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
   for (const auto& t : ev->triggers) {
     readout::DebugTable dt;
     dt.plan = t->plan;
-    dt.paused = is_paused(t->slot);
+    dt.paused = objects_->is_paused(t->slot);
     dt.table_map_id = map_id(t->table->map.get());
     dt.memory = plan::map_memory(t->plan, possible_cpus_);
     if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
@@ -164,7 +164,7 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
 
 bool Deployer::paused(uint64_t uid) const {
   const Trigger* t = find_trigger(uid).second;
-  return t && is_paused(t->slot);
+  return t && objects_->is_paused(t->slot);
 }
 
 void Deployer::add_maps(uint64_t uid, readout::TriggerInfo& info) const {

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 
 namespace histd::deploy {
@@ -45,7 +45,7 @@ void Deployer::refresh_enablers_of(const EventState& target) {
 }
 
 CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTrigger& decided) {
-  auto slot = allocate_slot();
+  auto slot = objects_->allocate_slot();
   if (!slot) return unexpected(CommandFailure{std::nullopt, std::move(slot).error()});
   auto e = std::make_unique<DeployedControl>();
   e->cmd = decided.cmd;
@@ -54,10 +54,10 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
   histd_trigger_control c{0, e->cmd.count
                                  ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
                                  : HISTD_UNLIMITED};
-  bpf_map_update_elem(control_.get(), &e->slot, &c, BPF_ANY);
+  bpf_map_update_elem(objects_->control_fd(), &e->slot, &c, BPF_ANY);
   // enable_event/disable_event: the target records under a slot they flip.
   if (auto held = hold_target(*e); !held) {
-    release_slot(e->slot);
+    objects_->release_slot(e->slot);
     return system_failure(std::move(held).error());
   }
   std::vector<DeployedControl*> all{e.get()};
@@ -113,7 +113,7 @@ Status Deployer::hold_target(const DeployedControl& e) {
 }
 
 void Deployer::release_control(DeployedControl& e) {
-  release_slot(e.slot);
+  objects_->release_slot(e.slot);
   if (!e.cmd.has_target() || e.cmd.targets_hist()) return;
   auto it = events_.find(catalog::EventId{e.cmd.system, e.cmd.event});
   if (it == events_.end() || it->second->soft_refs == 0) return;
@@ -123,7 +123,7 @@ void Deployer::release_control(DeployedControl& e) {
     stop_recording(target);
   } else if (target.soft_refs == 0 && target.record_slot) {
     // Out of soft mode: the event records as its enable file says.
-    (void)set_paused(*target.record_slot, !target.enabled);
+    (void)objects_->set_paused(*target.record_slot, !target.enabled);
   }
 }
 
@@ -139,7 +139,7 @@ CommandResult Deployer::record_event(EventState& ev, bool on) {
   } else if (ev.record_slot) {
     // Soft mode (an enable_event/disable_event targets it): the enable file
     // turns its recording on or off as the triggers do.
-    st = set_paused(*ev.record_slot, !on);
+    st = objects_->set_paused(*ev.record_slot, !on);
   }
   if (!st) {
     ev.enabled = !on;
@@ -151,14 +151,14 @@ CommandResult Deployer::record_event(EventState& ev, bool on) {
 Status Deployer::start_recording(EventState& ev) {
   // Its records are printed with its format's print fmt.
   if (auto learned = ring_->learn_format(catalog_, ev.system, ev.event); !learned) return learned;
-  auto slot = allocate_slot();
+  auto slot = objects_->allocate_slot();
   if (!slot) return unexpected(std::move(slot).error());
   ev.record_slot = *slot;
-  auto st = set_paused(*slot, !ev.enabled);
+  auto st = objects_->set_paused(*slot, !ev.enabled);
   if (st) st = rebuild(ev, triggers_of(ev), controls_of(ev));
   if (st) st = refresh_eprobe_generators(ev);
   if (!st) {
-    release_slot(*slot);
+    objects_->release_slot(*slot);
     ev.record_slot.reset();
     (void)refresh_eprobe_generators(ev);
   }
@@ -169,19 +169,19 @@ void Deployer::stop_recording(EventState& ev) {
   if (!ev.record_slot) return;
   const uint32_t slot = *ev.record_slot;
   // Paused first: until the smaller program is in, nothing more is sent.
-  (void)set_paused(slot, true);
+  (void)objects_->set_paused(slot, true);
   ev.record_slot.reset();
   if (!shutting_down_) {
     (void)rebuild(ev, triggers_of(ev), controls_of(ev));
     (void)refresh_eprobe_generators(ev);
   }
-  release_slot(slot);
+  objects_->release_slot(slot);
 }
 
 EventEnableState Deployer::enable_state(const catalog::EventId& event) const {
   const EventState* ev = find_event(event);
   if (!ev || !ev->record_slot) return {};
-  return EventEnableState{!is_paused(*ev->record_slot), ev->soft_refs > 0};
+  return EventEnableState{!objects_->is_paused(*ev->record_slot), ev->soft_refs > 0};
 }
 
 std::optional<catalog::SyscallEvent> Deployer::raw_syscall(const EventState& ev) const {
@@ -245,7 +245,7 @@ Expected<std::map<std::string, int>> Deployer::unit_maps(const pipeline::EventUn
   for (const auto& [id, s] : events_)
     if (id.system == kSynthSystem)
       for (const auto& t : s->triggers) by_plan[&t->plan] = t.get();
-  std::map<std::string, int> maps{{codegen::kControlMap, control_.get()}};
+  std::map<std::string, int> maps{{codegen::kControlMap, objects_->control_fd()}};
   maps[codegen::kRingMap] = ring_->ring_fd();
   maps[codegen::kLostMap] = ring_->lost_fd();
   const std::vector<const plan::HistPlan*> numbered = unit.numbered();

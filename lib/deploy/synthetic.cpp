@@ -8,7 +8,7 @@
 #include <functional>
 #include <set>
 
-#include "deploy/state.h"
+#include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 
 namespace histd::deploy {
@@ -34,12 +34,12 @@ Status Deployer::refresh_synth(const std::string& name) {
   if (s == synths_.end()) return ok_status();
   auto ev = events_.find(catalog::EventId{kSynthSystem, name});
   const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->controls.empty());
-  auto st = set_paused(s->second->trace_slot, !s->second->enabled);
+  auto st = objects_->set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
   // A recorded eprobe on it wants its records too.
   const auto eprobes = synth_eprobes();
   const bool has_eprobes = std::any_of(eprobes.begin(), eprobes.end(), [&](const auto& e) { return e.first == name; });
-  return set_paused(s->second->slot, !(s->second->enabled || has_triggers || has_eprobes));
+  return objects_->set_paused(s->second->slot, !(s->second->enabled || has_triggers || has_eprobes));
 }
 
 Status Deployer::rebuild_generators(const std::string& name) {
@@ -63,11 +63,11 @@ void Deployer::after_synth_removal(EventState& ev) {
 }
 
 CommandResult Deployer::define_synth(const registry::Synthetic& def) {
-  auto slot = allocate_slot();
+  auto slot = objects_->allocate_slot();
   if (!slot) return system_failure(std::move(slot).error());
-  auto trace_slot = allocate_slot();
+  auto trace_slot = objects_->allocate_slot();
   if (!trace_slot) {
-    release_slot(*slot);
+    objects_->release_slot(*slot);
     return system_failure(std::move(trace_slot).error());
   }
   auto s = std::make_unique<SynthState>();
@@ -75,11 +75,11 @@ CommandResult Deployer::define_synth(const registry::Synthetic& def) {
   s->id = def.id;
   s->slot = *slot;
   s->trace_slot = *trace_slot;
-  auto st = set_paused(s->slot, true);
-  if (st) st = set_paused(s->trace_slot, true);
+  auto st = objects_->set_paused(s->slot, true);
+  if (st) st = objects_->set_paused(s->trace_slot, true);
   if (!st) {
-    release_slot(s->slot);
-    release_slot(s->trace_slot);
+    objects_->release_slot(s->slot);
+    objects_->release_slot(s->trace_slot);
     return system_failure(std::move(st).error());
   }
   catalog_.add_dynamic(synth::format_of(s->def, s->id));
@@ -91,8 +91,8 @@ void Deployer::remove_synth(const std::string& name) {
   auto it = synths_.find(name);
   if (it == synths_.end()) return;
   catalog_.remove_dynamic(kSynthSystem, name);
-  release_slot(it->second->slot);
-  release_slot(it->second->trace_slot);
+  objects_->release_slot(it->second->slot);
+  objects_->release_slot(it->second->trace_slot);
   events_.erase(catalog::EventId{kSynthSystem, name});
   synths_.erase(it);
 }

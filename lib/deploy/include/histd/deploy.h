@@ -110,6 +110,7 @@ Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
 
 struct DeployedControl;
 struct EventState;
+class KernelObjects;
 struct SynthState;
 struct TableState;
 struct Trigger;
@@ -198,7 +199,7 @@ class Deployer {
     uint64_t uid = 0;
     Error error;
   };
-  void begin_batch() { batching_ = true; }
+  void begin_batch();
   // Marks the commands that follow, until unset, as the batch's own (the
   // engine does: a restore's saved entries, a reload's declarations). Those
   // were accepted before, or are reported at their file and line when the
@@ -303,20 +304,11 @@ class Deployer {
   pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
                                    const std::vector<DeployedControl*>& enables, bool attaches) const;
   Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
-  Status set_paused(uint32_t slot, bool paused);
-  bool is_paused(uint32_t slot) const;
-  void release_slot(uint32_t slot);
-  std::string pin_base(const plan::HistPlan& plan) const;
-  std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
   // pipeline::syscall_entry() of `ev`'s format, with options_.raw_syscalls.
   std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
-  Status pin_table(TableState& t);
-  bool adopt_pinned(TableState& t);
   // A rebuild refused because the event's program would use more maps than
   // the kernel allows: the command's refusal names the limit (ENOSPC).
   CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
-  Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
-  Expected<uint32_t> allocate_slot();
   void release_trigger(Trigger& t, Release how = Release::Removed);
   // Whether the deployed programs of synthetic event `from` generate `to`,
   // directly or down a chain.
@@ -344,18 +336,17 @@ class Deployer {
   const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
   uint64_t next_serial_ = 1;      // Trigger::serial
   Log log_;
-  Fd control_;  // the shared per-trigger control array
-  std::vector<bool> slot_used_;
+  // The control array and its slots, the tables and their pins
+  // (lib/deploy/kernel_objects.h); before ring_, which borrows the array.
+  std::unique_ptr<KernelObjects> objects_;
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
-  std::map<std::string, std::weak_ptr<TableState>> named_tables_;
   // The kernel side of the registry's synthetic events.
   std::map<std::string, std::unique_ptr<SynthState>> synths_;
   // Each eprobe's `if FILTER`, typed (a program's unit points into it).
   std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
   bool restoring_ = false;
-  bool batching_ = false;                    // begin_batch() .. end_batch()
-  bool batch_command_ = false;               // set_batch_command()
-  std::vector<uint32_t> released_in_batch_;  // control slots free again after end_batch()
+  bool batching_ = false;       // begin_batch() .. end_batch()
+  bool batch_command_ = false;  // set_batch_command()
   bool shutting_down_ = false;
   ProbeFiles probe_files_;
   symbols::SystemResolver resolver_;  // before ring_, which uses it

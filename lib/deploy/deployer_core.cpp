@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The deployer's making and ending (create, shutdown), its events by id,
+// and what several of its paths share: refusals, Missed counts, a
+// trigger's release.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "deploy/kernel_objects.h"
+#include "hist_shared.h"
+#include "histd/codegen.h"
+
+namespace histd::deploy {
+
+Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, Fd control, Fd ring,
+                   Fd lost, Log log)
+    : catalog_(catalog),
+      compiler_(compiler),
+      options_(std::move(options)),
+      possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
+      log_(std::move(log)),
+      objects_(std::make_unique<KernelObjects>(std::move(control), options_.pin_dir)),
+      probe_files_(catalog),
+      ring_(std::make_unique<TraceRing>(
+          std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
+          resolver_,
+          TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
+                               return snapshot_notice(slot, value, key);
+                             },
+                             [this](uint32_t id) { return traced_synth(id); }})) {}
+
+Deployer::~Deployer() {
+  ring_->stop_consumer();
+  shutdown();
+}
+
+Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, runtime::Compiler& compiler,
+                                                     Options options, Log log) {
+  auto control =
+      runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS);
+  if (!control) return unexpected(std::move(control).error());
+  auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
+  if (!ring) return unexpected(std::move(ring).error());
+  auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
+  if (!lost) return unexpected(std::move(lost).error());
+  // Every unit this deployer compiles opens with these lines: a histd-cc
+  // started from now on learns them first (Compiler::set_prelude).
+  compiler.set_prelude(codegen::kUnitPrelude);
+  return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(*control),
+                                                std::move(*ring), std::move(*lost), std::move(log)));
+}
+
+CommandResult Deployer::user_error(EventState& ev, Diagnostic d, int err) {
+  const catalog::EventId id{ev.system, ev.event};
+  log_(&id, &d, {});
+  return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
+}
+
+void Deployer::shutdown() {
+  shutting_down_ = true;
+  // Every slot paused first: a program still attached while the kernel
+  // finishes its detach (runtime::Attachment) then counts and fires nothing,
+  // so the dispatchers need not be emptied one by one.
+  for (auto& [id, ev] : events_) {
+    for (auto& t : ev->triggers) release_trigger(*t);
+    for (auto& e : ev->controls) objects_->release_slot(e->slot);
+    if (ev->record_slot) objects_->release_slot(*ev->record_slot);
+  }
+  for (auto& [id, ev] : events_) {
+    if (ev->attachment) ev->attachment->keep_program_until_detached();
+    ev->attachment.reset();
+    ev->program.reset();
+    ev->groups.clear();
+    ev->triggers.clear();
+    ev->controls.clear();
+  }
+  events_.clear();
+  objects_->forget_tables();
+}
+
+std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
+  // As the kernel's event_trigger_print() and event_enable_trigger_print():
+  // the name (and target), the count its control word has left, the filter.
+  std::string s(cmd.name());
+  if (cmd.has_target()) s += fmt::format(":{}:{}", cmd.system, cmd.event);
+  histd_trigger_control c{};
+  c.count = HISTD_UNLIMITED;
+  if (const EventState* ev = find_event(event))
+    for (const auto& e : ev->controls)
+      if (e->cmd.same_type(cmd)) bpf_map_lookup_elem(objects_->control_fd(), &e->slot, &c);
+  s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
+  if (cmd.filter) s += " if " + cmd.filter->text;
+  return s;
+}
+
+// Triggers come back one at a time, each rebuilding its event, but none of
+// those programs is installed on the way: after a kill -9 the dispatcher
+// adopted from the pins still runs the dead histd's programs, which count
+// every trigger of the event into the same pinned tables. Installing the
+// program of the first restored trigger would leave the event's other
+// triggers uncounted until their own turn (a compile each). The event's
+// programs go in at the end, its chain first and slot 0 last (install_all).
+// Restored in creation order, the triggers are laid out as the dead histd
+// had them, and each program replaces its twin; only where removals had
+// left room that later triggers took may a trigger count in two programs
+// for the moment between two slot writes.
+void Deployer::sweep_pins() { objects_->sweep_pins(events_); }
+
+void Deployer::install_restored(std::vector<std::string>& problems) {
+  for (auto& [id, ev] : events_) {
+    if (!ev->attachment || (!ev->program && ev->groups.empty())) continue;
+    auto st = install_all(*ev);
+    if (!st) problems.push_back(fmt::format("{}:{}: {}", id.system, id.name, st.error().context));
+  }
+}
+
+uint64_t Deployer::event_missed(const EventState& ev) const {
+  return (ev.attachment ? ev.attachment->missed() : 0) + (ev.program ? ev.program->missed() : 0);
+}
+
+uint64_t Deployer::trigger_missed(const EventState& ev, const Trigger& t) const {
+  const uint64_t now = event_missed(ev);
+  return now >= t.missed_base ? now - t.missed_base : now;
+}
+
+CommandResult Deployer::rebuild_failure(EventState& ev, const std::string& command, Error e) {
+  // rebuild() says ENOSPC only for the maps of one program (see build()),
+  // EMLINK for the programs of one event's chain (see layout()).
+  if (e.kind == ErrorKind::Busy && e.err == ENOSPC)
+    return user_error(ev, Diagnostic{ErrorCode::ProgramMapLimit, Span{0, 0}, command, std::move(e.context)}, ENOSPC);
+  if (e.kind == ErrorKind::Busy && e.err == EMLINK)
+    return user_error(ev, Diagnostic{ErrorCode::ChainLimit, Span{0, 0}, command, std::move(e.context)}, ENOSPC);
+  return system_failure(std::move(e));
+}
+
+EventState& Deployer::event_state(const catalog::EventId& event) {
+  auto& slot = events_[event];
+  if (!slot) {
+    slot = std::make_unique<EventState>();
+    slot->system = event.system;
+    slot->event = event.name;
+  }
+  return *slot;
+}
+
+const EventState* Deployer::find_event(const catalog::EventId& event) const {
+  auto it = events_.find(event);
+  return it == events_.end() ? nullptr : it->second.get();
+}
+
+void Deployer::release_trigger(Trigger& t, Release how) {
+  objects_->release_slot(t.slot);
+  // The last trigger of a pinned table unpins it, except at shutdown: then
+  // the pins keep the counts for the next start; nor when a command that
+  // adopted a previous histd's table fails: the counts stay for a retry.
+  const bool keep = shutting_down_ || (how == Release::Undo && t.table && t.table->adopted);
+  if (t.table && t.table.use_count() == 1 && !keep) {
+    std::error_code ec;
+    for (const std::string& path : t.table->pin_paths()) std::filesystem::remove(path, ec);
+  }
+  t.table.reset();
+}
+
+}  // namespace histd::deploy
