@@ -7,29 +7,25 @@
 // the end too, one per program (set_batch_command).
 #include <algorithm>
 
+#include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 
 namespace histd::deploy {
 
-bool Deployer::deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
-                          const std::vector<DeployedControl*>& enables) const {
-  if (!catalog::source_traits(catalog_.source(ev.system, ev.event)).kernel_tracepoint) return false;
-  if (!enables.empty() || ev.recorded() || eprobe_attached(ev)) return false;
-  return std::all_of(triggers.begin(), triggers.end(), [](const Trigger* t) { return plain(t->plan); });
-}
-
 void Deployer::begin_batch() {
-  batching_ = true;
+  programs_->begin_batch();
   objects_->begin_batch();
 }
 
+void Deployer::set_batch_command(bool on) { programs_->set_batch_command(on); }
+
 std::vector<Deployer::Refused> Deployer::end_batch() {
-  batching_ = false;
+  programs_->end_batch();
   objects_->end_batch();
   std::vector<Refused> refused;
   for (auto& [id, ev] : events_) {
     if (!ev->deferred) continue;
-    if (!rebuild(*ev, triggers_of(*ev), controls_of(*ev))) build_one_by_one(*ev, refused);
+    if (!programs_->rebuild(*ev, triggers_of(*ev), controls_of(*ev))) build_one_by_one(*ev, refused);
     // A restored trigger's saved base waited for the dispatcher (adopted
     // from its pins, or attached afresh: see restore_missed_base).
     const uint64_t now = event_missed(*ev);
@@ -45,7 +41,7 @@ void Deployer::build_one_by_one(EventState& ev, std::vector<Refused>& refused) {
   std::vector<Trigger*> dropped;
   for (Trigger* t : triggers_of(ev)) {
     kept.push_back(t);
-    auto st = rebuild(ev, kept, controls_of(ev));
+    auto st = programs_->rebuild(ev, kept, controls_of(ev));
     if (st) continue;
     kept.pop_back();
     dropped.push_back(t);
@@ -53,7 +49,7 @@ void Deployer::build_one_by_one(EventState& ev, std::vector<Refused>& refused) {
   }
   // The program swapped in last holds `kept`, unless none loaded: then the
   // one from before the batch (or none) is still there.
-  if (kept.empty()) (void)rebuild(ev, kept, controls_of(ev));
+  if (kept.empty()) (void)programs_->rebuild(ev, kept, controls_of(ev));
   ev.deferred = false;
   for (Trigger* t : dropped) drop_trigger(ev, t, Release::Undo);
   refresh_enablers_of(ev);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 
@@ -39,13 +40,24 @@ std::vector<uint8_t> host_bytes(const std::vector<T>& values) {
 
 }  // namespace
 
-bool Deployer::chained(const EventState& ev) const {
+EventPrograms::EventPrograms(State state)
+    : catalog_(state.catalog),
+      compiler_(state.compiler),
+      options_(state.options),
+      events_(state.events),
+      synths_(state.synths),
+      eprobe_filters_(state.eprobe_filters),
+      objects_(state.objects),
+      ring_(state.ring) {}
+
+bool EventPrograms::chained(const EventState& ev) const {
   return options_.attach && pipeline::chained_entry(catalog_.source(ev.system, ev.event)) && !eprobe_attached(ev);
 }
 
 // Which program holds each trigger: the ones it was in stay there; a new
 // plain trigger joins the first group with room, or a new one at the end.
-Expected<Deployer::Layout> Deployer::layout(const EventState& ev, const std::vector<Trigger*>& triggers) const {
+Expected<EventPrograms::Layout> EventPrograms::layout(const EventState& ev,
+                                                      const std::vector<Trigger*>& triggers) const {
   Layout l;
   const size_t per = options_.plain_triggers_per_program;
   // Pins an older histd left hold a one-slot array: no chain on them.
@@ -81,7 +93,7 @@ Expected<Deployer::Layout> Deployer::layout(const EventState& ev, const std::vec
 }
 
 // The new programs of one rebuild, loaded, not yet installed.
-struct Deployer::Loaded {
+struct EventPrograms::Loaded {
   std::optional<Built> event;
   std::optional<runtime::EventProgram> event_program;
   std::map<size_t, Built> groups;
@@ -92,8 +104,8 @@ struct Deployer::Loaded {
 // them behind its dispatcher. Nothing observable changes unless every step
 // succeeds. In a batch, an event of plain triggers is only compiled (every
 // check but the verifier's): end_batch() loads its programs.
-Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
-                         const std::vector<DeployedControl*>& enables) {
+Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
+                              const std::vector<DeployedControl*>& enables) {
   const bool has_record = ev.recorded() && ev.record_slot;
   if (triggers.empty() && enables.empty() && !has_record) {
     ev.attachment.reset();
@@ -163,7 +175,7 @@ Status Deployer::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
 // compiled once, by end_batch(), rather than again with each member it
 // gains. A program that then fails is built trigger by trigger
 // (build_one_by_one), which names the one at fault.
-Status Deployer::defer(EventState& ev, const Layout& lay) {
+Status EventPrograms::defer(EventState& ev, const Layout& lay) {
   if (ev.groups.size() < lay.groups.size()) ev.groups.resize(lay.groups.size());
   for (size_t g = 0; g < lay.groups.size() && !batch_command_; ++g) {
     ProgramGroup& group = ev.groups[g];
@@ -185,20 +197,20 @@ Status Deployer::defer(EventState& ev, const Layout& lay) {
 
 // The dispatcher, attached (or adopted from pins) before the first load: a
 // chained program's tail calls name its array.
-Status Deployer::attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe) {
+Status EventPrograms::attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe) {
   if (ev.attachment) return ok_status();
   // An eprobe's program runs at the tracepoint of the event it is attached to.
   const std::optional<catalog::EventId> attached = eprobe_attached(ev);
   auto attachment = runtime::Attachment::attach(compiler_.paths(), attached ? attached->system : ev.system,
                                                 attached ? attached->name : ev.event,
-                                                objects_->event_pin_base(ev, syscall), syscall, probe && !attached);
+                                                objects_.event_pin_base(ev, syscall), syscall, probe && !attached);
   if (!attachment) return unexpected(std::move(attachment).error());
   ev.attachment = std::move(*attachment);
   ev.syscall = syscall;
   return ok_status();
 }
 
-Status Deployer::load(EventState& ev, Loaded& loaded) {
+Status EventPrograms::load(EventState& ev, Loaded& loaded) {
   auto load_one = [&](const Built& b, uint32_t next_slot) -> Expected<runtime::EventProgram> {
     std::map<std::string, int> maps = b.maps;
     std::map<std::string, std::vector<uint8_t>> rodata;
@@ -226,7 +238,7 @@ Status Deployer::load(EventState& ev, Loaded& loaded) {
 
 // Group g in slot g + 1 first, the head (slot 0) next, the slots of groups
 // that went last: each step leaves a chain that runs every trigger once.
-Status Deployer::install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has) {
+Status EventPrograms::install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has) {
   runtime::Attachment& a = *ev.attachment;
   for (const auto& [g, p] : loaded.group_programs)
     if (auto st = a.install(p.event_fd(), uint32_t(g + 1)); !st) return st;
@@ -244,7 +256,7 @@ Status Deployer::install(EventState& ev, const Layout& lay, const Loaded& loaded
   return ok_status();
 }
 
-void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool event_has) {
+void EventPrograms::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool event_has) {
   if (!event_has) {
     ev.program.reset();
     ev.source.clear();
@@ -273,7 +285,7 @@ void Deployer::commit(EventState& ev, const Layout& lay, Loaded& loaded, bool ev
 
 // Every program of the event's chain in its slot, and none past it: after a
 // restore, which loaded them without installing (see install_restored).
-Status Deployer::install_all(EventState& ev) {
+Status EventPrograms::install_all(EventState& ev) {
   runtime::Attachment& a = *ev.attachment;
   for (size_t g = 0; g < ev.groups.size(); ++g)
     if (ev.groups[g].program)
@@ -288,7 +300,7 @@ Status Deployer::install_all(EventState& ev) {
   return ok_status();
 }
 
-std::vector<int> Deployer::test_fds(const EventState& ev) const {
+std::vector<int> EventPrograms::test_fds(const EventState& ev) const {
   std::vector<int> fds;
   // An attached event's programs have no test entry (-1).
   auto add = [&fds](const runtime::EventProgram& p) {
@@ -298,6 +310,13 @@ std::vector<int> Deployer::test_fds(const EventState& ev) const {
   for (const ProgramGroup& g : ev.groups)
     if (g.program && !g.members.empty()) add(*g.program);
   return fds;
+}
+
+bool EventPrograms::deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
+                               const std::vector<DeployedControl*>& enables) const {
+  if (!catalog::source_traits(catalog_.source(ev.system, ev.event)).kernel_tracepoint) return false;
+  if (!enables.empty() || ev.recorded() || eprobe_attached(ev)) return false;
+  return std::all_of(triggers.begin(), triggers.end(), [](const Trigger* t) { return plain(t->plan); });
 }
 
 }  // namespace histd::deploy

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 #include "histd/parse.h"
@@ -142,7 +143,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   std::vector<Trigger*> all = triggers_of(ev);
   all.push_back(trigger.get());
   trigger->missed_base = event_missed(ev);
-  if (st) st = rebuild(ev, all, controls_of(ev));
+  if (st) st = programs_->rebuild(ev, all, controls_of(ev));
   if (!st) {
     release_trigger(*trigger, Release::Undo);
     return rebuild_failure(ev, command, std::move(st).error());
@@ -154,7 +155,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
     if (!generators) {
       std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
       ev.triggers.pop_back();
-      (void)rebuild(ev, triggers_of(ev), controls_of(ev));
+      (void)programs_->rebuild(ev, triggers_of(ev), controls_of(ev));
       (void)rebuild_generators(ev.event);
       release_trigger(*added, Release::Undo);
       return rebuild_failure(ev, command, std::move(generators).error());
@@ -185,7 +186,7 @@ void Deployer::drop_trigger(EventState& ev, Trigger* going, Release how) {
 }
 
 CommandResult Deployer::truncate_event(EventState& ev) {
-  auto st = rebuild(ev, {}, {});
+  auto st = programs_->rebuild(ev, {}, {});
   if (!st) return system_failure(std::move(st).error());
   for (auto& t : ev.triggers) release_trigger(*t);
   ev.triggers.clear();
@@ -203,18 +204,13 @@ void Deployer::remove_trigger_uid(uint64_t uid) {
   if (auto [ev, t] = find_trigger(uid); t) (void)remove_trigger(*ev, t);
 }
 
-std::pair<EventState*, Trigger*> Deployer::find_trigger(uint64_t uid) const {
-  for (const auto& [id, ev] : events_)
-    for (const auto& t : ev->triggers)
-      if (t->uid == uid) return {ev.get(), t.get()};
-  return {nullptr, nullptr};
-}
+std::pair<EventState*, Trigger*> Deployer::find_trigger(uint64_t uid) const { return find_trigger_in(events_, uid); }
 
 Status Deployer::remove_trigger(EventState& ev, Trigger* going) {
   std::vector<Trigger*> rest;
   for (auto& t : ev.triggers)
     if (t.get() != going) rest.push_back(t.get());
-  auto st = rebuild(ev, rest, controls_of(ev));
+  auto st = programs_->rebuild(ev, rest, controls_of(ev));
   if (!st) return st;
   release_trigger(*going);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });

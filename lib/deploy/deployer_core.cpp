@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 #include "histd/codegen.h"
@@ -29,7 +30,11 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
                                return snapshot_notice(slot, value, key);
                              },
-                             [this](uint32_t id) { return traced_synth(id); }})) {}
+                             [this](uint32_t id) { return traced_synth(id); }})),
+      programs_(std::make_unique<EventPrograms>(
+          EventPrograms::State{catalog_, compiler_, options_, events_, synths_, eprobe_filters_, *objects_, *ring_})) {}
+
+void Deployer::set_restoring(bool on) { programs_->set_restoring(on); }
 
 Deployer::~Deployer() {
   ring_->stop_consumer();
@@ -111,7 +116,7 @@ void Deployer::sweep_pins() { objects_->sweep_pins(events_); }
 void Deployer::install_restored(std::vector<std::string>& problems) {
   for (auto& [id, ev] : events_) {
     if (!ev->attachment || (!ev->program && ev->groups.empty())) continue;
-    auto st = install_all(*ev);
+    auto st = programs_->install_all(*ev);
     if (!st) problems.push_back(fmt::format("{}:{}: {}", id.system, id.name, st.error().context));
   }
 }

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Eprobes: histd's own eprobes run a tracepoint program at the event they
 // are attached to (the kernel's probe files are ProbeFiles').
-#include "deploy/state.h"
-#include "histd/deploy.h"
+#include "deploy/event_programs.h"
 
 namespace histd::deploy {
 
-std::optional<catalog::EventId> Deployer::eprobe_attached(const EventState& ev) const {
+std::optional<catalog::EventId> EventPrograms::eprobe_attached(const EventState& ev) const {
   if (catalog_.source(ev.system, ev.event) != catalog::EventSource::Probe) return std::nullopt;
   auto format = catalog_.event(ev.system, ev.event);
   if (!format || !(*format)->probe || !(*format)->probe->eprobe) return std::nullopt;
@@ -14,7 +13,7 @@ std::optional<catalog::EventId> Deployer::eprobe_attached(const EventState& ev) 
   return catalog::EventId{d.attached_system, d.attached_event};
 }
 
-std::vector<std::pair<std::string, const EventState*>> Deployer::synth_eprobes() const {
+std::vector<std::pair<std::string, const EventState*>> EventPrograms::synth_eprobes() const {
   std::vector<std::pair<std::string, const EventState*>> out;
   for (const auto& [id, ev] : events_) {
     if (!ev->recorded() || !ev->record_slot) continue;
@@ -24,7 +23,8 @@ std::vector<std::pair<std::string, const EventState*>> Deployer::synth_eprobes()
   return out;
 }
 
-std::optional<codegen::EprobeOutput> Deployer::eprobe_output(const EventState& ev, const std::string& synth) const {
+std::optional<codegen::EprobeOutput> EventPrograms::eprobe_output(const EventState& ev,
+                                                                  const std::string& synth) const {
   auto attached = catalog_.event(catalog::kSynthSystem, synth);
   auto format = catalog_.event(ev.system, ev.event);
   if (!attached || !format) return std::nullopt;
@@ -34,7 +34,7 @@ std::optional<codegen::EprobeOutput> Deployer::eprobe_output(const EventState& e
 }
 
 Status Deployer::refresh_eprobe_generators(const EventState& ev) {
-  const std::optional<catalog::EventId> on = eprobe_attached(ev);
+  const std::optional<catalog::EventId> on = programs_->eprobe_attached(ev);
   if (!on || on->system != catalog::kSynthSystem) return ok_status();
   auto st = refresh_synth(on->name);
   if (!st) return st;

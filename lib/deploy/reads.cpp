@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 #include "histd/table_reader.h"
 
@@ -129,7 +130,7 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
   if (!ev) return d;
   d.possible_cpus = possible_cpus_;
   d.attached = ev->attachment.has_value();
-  const std::optional<catalog::EventId> on = eprobe_attached(*ev);
+  const std::optional<catalog::EventId> on = programs_->eprobe_attached(*ev);
   d.tracepoint = on ? on->system + ":" + on->name : event.system + ":" + event.name;
   if (ev->syscall) {
     d.raw_syscall_nr = ev->syscall->nr;
@@ -211,7 +212,7 @@ std::string Deployer::source(const catalog::EventId& event) const {
 
 Expected<bool> Deployer::inject(const catalog::EventId& event, std::span<const uint8_t> record) {
   const EventState* ev = find_event(event);
-  const std::vector<int> fds = ev ? test_fds(*ev) : std::vector<int>{};
+  const std::vector<int> fds = ev ? programs_->test_fds(*ev) : std::vector<int>{};
   if (fds.empty()) return false;
   for (int fd : fds) {
     auto rc = runtime::test_run(fd, record);

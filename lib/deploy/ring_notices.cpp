@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "deploy/state.h"
+#include "deploy/event_programs.h"
 
 namespace histd::deploy {
 
@@ -44,7 +44,7 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   // ftrace:print, as the kernel records a marker: ip, then the text (its
   // newline dropped), NUL-padded so that a string read never runs past it.
   const EventState* ev = find_event(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
-  if (!ev || test_fds(*ev).empty()) return ok_status();
+  if (!ev || programs_->test_fds(*ev).empty()) return ok_status();
   auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
   if (!format) return ok_status();
   std::vector<uint8_t> rec(16 + 256 + 8, 0);
@@ -55,7 +55,7 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   std::memcpy(rec.data() + 16, body.data(), std::min<size_t>(body.size(), 255));
   char task[16] = {};
   std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
-  for (int fd : test_fds(*ev))
+  for (int fd : programs_->test_fds(*ev))
     if (auto rc = runtime::test_run(fd, rec, marker.ts, task); !rc) return unexpected(std::move(rc).error());
   return ok_status();
 }

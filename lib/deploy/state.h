@@ -4,6 +4,7 @@
 
 #include <linux/bpf.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -152,17 +153,14 @@ struct EventState {
   bool recorded() const { return enabled || soft_refs > 0; }
 };
 
-// What rebuild() loads: one of an event's programs compiled, with its maps
-// (the chain's array, and the slot it calls next, come at load).
-struct Deployer::Built {
-  pipeline::EventParts parts;
-  std::map<std::string, int> maps;
-  codegen::GeneratedUnit unit;  // its numbers are set at load
-  std::string object;
-  size_t maps_used = 0;
-  bool attaches = false;
-  bool chained = false;
-};
+// A trigger by uid among `events`, with its event; {nullptr, nullptr} when gone.
+inline std::pair<EventState*, Trigger*> find_trigger_in(
+    const std::map<catalog::EventId, std::unique_ptr<EventState>>& events, uint64_t uid) {
+  for (const auto& [id, ev] : events)
+    for (const auto& t : ev->triggers)
+      if (t->uid == uid) return {ev.get(), t.get()};
+  return {nullptr, nullptr};
+}
 
 // The kernel side of one of the registry's synthetic events.
 struct SynthState {

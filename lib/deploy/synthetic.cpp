@@ -8,6 +8,7 @@
 #include <functional>
 #include <set>
 
+#include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 #include "hist_shared.h"
 
@@ -37,7 +38,7 @@ Status Deployer::refresh_synth(const std::string& name) {
   auto st = objects_->set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
   // A recorded eprobe on it wants its records too.
-  const auto eprobes = synth_eprobes();
+  const auto eprobes = programs_->synth_eprobes();
   const bool has_eprobes = std::any_of(eprobes.begin(), eprobes.end(), [&](const auto& e) { return e.first == name; });
   return objects_->set_paused(s->second->slot, !(s->second->enabled || has_triggers || has_eprobes));
 }
@@ -49,7 +50,7 @@ Status Deployer::rebuild_generators(const std::string& name) {
       for (const plan::ActionPlan& a : t->plan.actions)
         generates = generates || (!a.synth.empty() && (a.synth == name || synth_reaches(a.synth, name)));
     if (!generates) continue;
-    auto st = rebuild(*ev, triggers_of(*ev), controls_of(*ev));
+    auto st = programs_->rebuild(*ev, triggers_of(*ev), controls_of(*ev));
     if (!st) return st;
   }
   return ok_status();

@@ -110,6 +110,7 @@ Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
 
 struct DeployedControl;
 struct EventState;
+class EventPrograms;
 class KernelObjects;
 struct SynthState;
 struct TableState;
@@ -181,7 +182,7 @@ class Deployer {
   // ---- restore and shutdown ----
   // While restoring, rebuilt programs are not installed: install_restored()
   // installs each event's once at the end.
-  void set_restoring(bool on) { restoring_ = on; }
+  void set_restoring(bool on);
   void install_restored(std::vector<std::string>& problems);
   // ---- batches: many commands, one load per event ----
   // Between begin_batch() and end_batch(), an event of plain hist triggers
@@ -210,7 +211,7 @@ class Deployer {
   // command made meanwhile (the tree, the socket) is compiled at once, with
   // whatever of the batch its programs hold: its write must not succeed and
   // then be taken back for a compile.
-  void set_batch_command(bool on) { batch_command_ = on; }
+  void set_batch_command(bool on);
   std::vector<Refused> end_batch();
   // Removes pins nothing uses any more (left by a histd that died with
   // triggers the state file no longer names).
@@ -240,16 +241,8 @@ class Deployer {
   CommandResult deploy_control(EventState& ev, const registry::ControlTrigger& e);
   CommandResult define_synth(const registry::Synthetic& s);
   void remove_synth(const std::string& name);
-  // The event an eprobe `ev` is attached to (its program runs at that
-  // tracepoint); nullopt for any other event.
-  std::optional<catalog::EventId> eprobe_attached(const EventState& ev) const;
-  // The recorded eprobes on synthetic events, each with the name of the
-  // one it is attached to (one pass over the events); the record one of
-  // them computes, as the generators of its synthetic event build it; and,
-  // after an eprobe on one starts or stops being recorded, that event's
-  // slots and generators brought up to date.
-  std::vector<std::pair<std::string, const EventState*>> synth_eprobes() const;
-  std::optional<codegen::EprobeOutput> eprobe_output(const EventState& ev, const std::string& synth) const;
+  // After an eprobe on a synthetic event starts or stops being recorded,
+  // that event's slots and generators brought up to date.
   Status refresh_eprobe_generators(const EventState& ev);
   CommandResult enable_synth(const std::string& name, bool on);
   // A kernel event's enable file: its records to the trace buffer, or no
@@ -270,42 +263,11 @@ class Deployer {
   CommandResult remove_control(EventState& ev, DeployedControl* going);
   std::vector<DeployedControl*> controls_of(EventState& ev);
   std::vector<Trigger*> triggers_of(EventState& ev);
-  Status rebuild(EventState& ev, const std::vector<Trigger*>& triggers, const std::vector<DeployedControl*>& enables);
-  // rebuild()'s steps (chain.cpp): which program holds each trigger; each
-  // changed program built (rebuild.cpp), loaded, installed, kept.
-  bool chained(const EventState& ev) const;
-  struct Layout {
-    std::vector<Trigger*> event;                // in the event program
-    std::vector<std::vector<Trigger*>> groups;  // ProgramGroup g's
-  };
-  Expected<Layout> layout(const EventState& ev, const std::vector<Trigger*>& triggers) const;
-  struct Built;
-  struct Loaded;
-  // `group`: a program of the event's chain (no controls, no record).
-  Expected<Built> build(EventState& ev, const std::vector<Trigger*>& triggers,
-                        const std::vector<DeployedControl*>& enables, bool group);
-  Status defer(EventState& ev, const Layout& lay);
-  Status attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe);
-  Status load(EventState& ev, Loaded& loaded);
-  Status install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has);
-  void commit(EventState& ev, const Layout& lay, Loaded& loaded, bool event_has);
-  Status install_all(EventState& ev);
-  // The test entries of the event's programs, in the order they run.
-  std::vector<int> test_fds(const EventState& ev) const;
-  // Whether a batch may leave `ev`'s program to end_batch() (see there).
-  bool deferrable(const EventState& ev, const std::vector<Trigger*>& triggers,
-                  const std::vector<DeployedControl*>& enables) const;
   // end_batch()'s fallback for an event whose whole program the kernel refused.
   void build_one_by_one(EventState& ev, std::vector<Refused>& refused);
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
   // after its set of hist triggers changed.
   void refresh_enablers_of(const EventState& target);
-  // build()'s steps (rebuild.cpp): the parts, read from the state; their maps.
-  pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
-                                   const std::vector<DeployedControl*>& enables, bool attaches) const;
-  Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
-  // pipeline::syscall_entry() of `ev`'s format, with options_.raw_syscalls.
-  std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
   // A rebuild refused because the event's program would use more maps than
   // the kernel allows: the command's refusal names the limit (ENOSPC).
   CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
@@ -344,15 +306,15 @@ class Deployer {
   std::map<std::string, std::unique_ptr<SynthState>> synths_;
   // Each eprobe's `if FILTER`, typed (a program's unit points into it).
   std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
-  bool restoring_ = false;
-  bool batching_ = false;       // begin_batch() .. end_batch()
-  bool batch_command_ = false;  // set_batch_command()
   bool shutting_down_ = false;
   ProbeFiles probe_files_;
   symbols::SystemResolver resolver_;  // before ring_, which uses it
-  // The ring, its consumer and buffers; destroyed first (its consumer asks
-  // this deployer's state through Notices).
+  // The ring, its consumer and buffers. Its consumer asks this deployer's
+  // state through Notices: ~Deployer stops it before anything goes.
   std::unique_ptr<TraceRing> ring_;
+  // An event's programs: laid out, built, loaded, installed
+  // (lib/deploy/event_programs.h); reads the members above.
+  std::unique_ptr<EventPrograms> programs_;
 };
 
 }  // namespace histd::deploy
