@@ -73,13 +73,13 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.max_synthetic_events = opt.max_synthetic_events;
   eopt.max_map_memory = opt.max_map_memory;
   eopt.percpu_table_limit = opt.percpu_table_limit;
-  eopt.raw_syscalls = opt.raw_syscalls;
-  eopt.plain_triggers_per_program = opt.plain_triggers_per_program;
-  eopt.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
+  eopt.deploy.raw_syscalls = opt.raw_syscalls;
+  eopt.deploy.plain_triggers_per_program = opt.plain_triggers_per_program;
+  eopt.deploy.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.compiler_idle_stop = std::chrono::seconds(opt.compiler_idle_stop);
   eopt.compiler_idle_shed = std::chrono::seconds(opt.compiler_idle_shed);
   eopt.defer_consumer = true;
-  eopt.pin_dir = opt.pin_dir;
+  eopt.deploy.pin_dir = opt.pin_dir;
   // One --max-map-memory for the top tree and its instances together.
   eopt.map_budget = std::make_shared<histd::engine::MapMemoryBudget>();
   return eopt;

@@ -63,19 +63,16 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
                 fmt::format("the synthetic event limit must be from 1 to {}, not {}", kMaxSyntheticEvents,
                             options.max_synthetic_events));
   if (options.max_map_memory == 0) return fail(ErrorKind::Invalid, EINVAL, "the map memory limit must not be 0");
-  if (options.trace_buffer_size < 4096)
-    return fail(ErrorKind::Invalid, EINVAL,
-                fmt::format("the trace buffer must hold at least 4096 bytes, not {}", options.trace_buffer_size));
+  if (options.deploy.trace_buffer_size < 4096)
+    return fail(
+        ErrorKind::Invalid, EINVAL,
+        fmt::format("the trace buffer must hold at least 4096 bytes, not {}", options.deploy.trace_buffer_size));
   std::unique_ptr<Engine> engine(new Engine(std::move(catalog), std::move(compiler), std::move(options)));
   Engine& e = *engine;
   e.owns_compiler_ = owns_compiler;
-  auto deployer = deploy::Deployer::create(
-      e.catalog_, *e.compiler_,
-      deploy::Options{e.options_.attach, e.options_.pin_dir, e.options_.raw_syscalls,
-                      e.options_.plain_triggers_per_program, e.options_.trace_buffer_size, e.options_.test_entries},
-      [&e](const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
-        e.deployer_log(event, d, note);
-      });
+  auto deployer = deploy::Deployer::create(e.catalog_, *e.compiler_, e.options_.deploy,
+                                           [&e](const catalog::EventId* event, const Diagnostic* d,
+                                                const std::string& note) { e.deployer_log(event, d, note); });
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
   // The resident compiler loads its libraries now, not on the first command.
@@ -202,7 +199,7 @@ Usage Engine::usage() {
   u.map_memory = registry_.map_memory();
   u.max_map_memory = options_.max_map_memory;
   u.map_memory_all_trees = options_.map_budget ? options_.map_budget->held() : u.map_memory;
-  u.trace_buffer_size = options_.trace_buffer_size;
+  u.trace_buffer_size = options_.deploy.trace_buffer_size;
   u.possible_cpus = registry_.options().possible_cpus;
   return u;
 }

@@ -93,8 +93,8 @@ void Engine::keep_corrupt_state(const std::string& why, std::vector<std::string>
   if (rename(file.c_str(), aside.c_str()) != 0) where = fmt::format("could not be moved aside ({})", strerror(errno));
   size_t links = 0, tables = 0;
   std::error_code ec;
-  if (!options_.pin_dir.empty())
-    for (const auto& entry : std::filesystem::directory_iterator(options_.pin_dir, ec)) {
+  if (!options_.deploy.pin_dir.empty())
+    for (const auto& entry : std::filesystem::directory_iterator(options_.deploy.pin_dir, ec)) {
       const std::string name = entry.path().filename().string();
       if (name.starts_with("event-")) {
         std::filesystem::remove(entry.path(), ec);  // unpinning a link detaches its program

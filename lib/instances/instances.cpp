@@ -70,7 +70,7 @@ Expected<std::shared_ptr<engine::Engine>> Instances::make_engine(const std::stri
   eopt.defer_consumer = defer_consumer;
   const std::string dir = directory_name(name);
   eopt.state_file.clear();
-  eopt.pin_dir.clear();
+  eopt.deploy.pin_dir.clear();
   if (!options_.state_dir.empty()) {
     if (auto ok = make_private_dir(options_.state_dir); !ok) return unexpected(std::move(ok).error());
     if (auto ok = make_private_dir(options_.state_dir / dir); !ok) return unexpected(std::move(ok).error());
@@ -79,7 +79,7 @@ Expected<std::shared_ptr<engine::Engine>> Instances::make_engine(const std::stri
   if (!options_.pin_dir.empty()) {
     if (auto ok = make_private_dir(options_.pin_dir); !ok) return unexpected(std::move(ok).error());
     if (auto ok = make_private_dir(options_.pin_dir / dir); !ok) return unexpected(std::move(ok).error());
-    eopt.pin_dir = options_.pin_dir / dir;
+    eopt.deploy.pin_dir = options_.pin_dir / dir;
   }
   auto engine = engine::Engine::create(kernel_catalog(top_.catalog()), top_.shared_compiler(), std::move(eopt));
   if (!engine) return unexpected(std::move(engine).error());

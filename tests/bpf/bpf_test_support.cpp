@@ -31,7 +31,7 @@ std::unique_ptr<engine::Engine> make_engine(const std::filesystem::path& root, b
   auto paths = runtime::find_bpf_paths();
   EXPECT_TRUE(paths.ok()) << (paths.ok() ? "" : paths.error().context);
   if (!paths) return nullptr;
-  opt.attach = attach;
+  opt.deploy.attach = attach;
   auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, {}), opt);
   EXPECT_TRUE(eng.ok()) << (eng.ok() ? "" : eng.error().context);
   if (!eng) return nullptr;

@@ -47,8 +47,8 @@ class ChainTest : public ::testing::Test {
   }
   void start(size_t per_program = 4) {
     engine::EngineOptions opt;
-    opt.plain_triggers_per_program = per_program;
-    opt.test_entries = true;  // records are injected into the real event too
+    opt.deploy.plain_triggers_per_program = per_program;
+    opt.deploy.test_entries = true;  // records are injected into the real event too
     engine_ = real_engine(opt);
     ASSERT_TRUE(engine_);
   }

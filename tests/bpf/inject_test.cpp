@@ -87,7 +87,7 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(catalog.ok() && paths.ok());
   engine::EngineOptions opt;
-  opt.attach = false;
+  opt.deploy.attach = false;
   auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
   ASSERT_TRUE(eng.ok()) << eng.error().context;
   engine_ = std::move(*eng);

@@ -83,15 +83,15 @@ TEST_F(LimitsTest, OptionsOutsideTheirRangeAreRefused) {
   ASSERT_TRUE(paths.ok());
   for (size_t bad : {size_t{0}, engine::kMaxTriggers + 1}) {
     engine::EngineOptions opt;
-    opt.attach = false;
+    opt.deploy.attach = false;
     opt.max_triggers = bad;
     auto eng = engine::Engine::create(*catalog, runtime::Compiler(*paths, {}), opt);
     ASSERT_FALSE(eng.ok()) << bad;
     EXPECT_EQ(eng.error().err, EINVAL);
   }
   engine::EngineOptions opt;
-  opt.attach = false;
-  opt.trace_buffer_size = 100;
+  opt.deploy.attach = false;
+  opt.deploy.trace_buffer_size = 100;
   EXPECT_FALSE(engine::Engine::create(*catalog, runtime::Compiler(*paths, {}), opt).ok());
 }
 
@@ -310,7 +310,7 @@ TEST_F(LimitsTest, TablesOverThePerCpuLimitAreSharedAndCountTheSame) {
 
 TEST_F(LimitsTest, TheTraceBufferHoldsWhatItWasGiven) {
   engine::EngineOptions opt;
-  opt.trace_buffer_size = 4096;
+  opt.deploy.trace_buffer_size = 4096;
   start(opt);
   const std::string text(100, 'x');
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(engine_->write_marker(text, 1, "marker").ok());

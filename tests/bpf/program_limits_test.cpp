@@ -94,7 +94,7 @@ TEST_F(ProgramLimitsTest, OptionOutsideItsRangeIsRefused) {
     ASSERT_TRUE(catalog.ok());
     auto paths = runtime::find_bpf_paths();
     ASSERT_TRUE(paths.ok());
-    opt.attach = false;
+    opt.deploy.attach = false;
     auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, {}), opt);
     ASSERT_FALSE(eng.ok()) << bad;
     EXPECT_EQ(eng.error().err, EINVAL);

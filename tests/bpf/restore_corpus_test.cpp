@@ -59,12 +59,12 @@ class RestoreCorpusTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     options_.state_file = dir_ / "triggers.json";
-    options_.pin_dir = fs::path("/sys/fs/bpf") / ("histd-test-restore-corpus-" + unique_suffix());
+    options_.deploy.pin_dir = fs::path("/sys/fs/bpf") / ("histd-test-restore-corpus-" + unique_suffix());
   }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(dir_, ec);
-    fs::remove_all(options_.pin_dir, ec);
+    fs::remove_all(options_.deploy.pin_dir, ec);
   }
   // Trigger files and tables of the events touched.
   static std::string seen(engine::Engine& e, const std::vector<catalog::EventId>& events) {

@@ -43,8 +43,8 @@ class RingLostTest : public ::testing::Test {
   void SetUp() override {
     HISTD_REQUIRE_BPF();
     engine::EngineOptions o;
-    o.defer_consumer = true;                 // nothing drains the ring until start_consumer()
-    o.trace_buffer_size = size_t{64} << 20;  // every delivered line stays
+    o.defer_consumer = true;                        // nothing drains the ring until start_consumer()
+    o.deploy.trace_buffer_size = size_t{64} << 20;  // every delivered line stays
     engine_ = fixture_engine(o);
     ASSERT_TRUE(engine_);
     ASSERT_TRUE(engine_->write_synthetic("lostev int v").ok());

@@ -84,7 +84,7 @@ TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
   HISTD_REQUIRE_BPF();
   NamedThread self("tpfails");
   engine::EngineOptions options;
-  options.pin_dir = std::filesystem::path("/sys/fs/bpf") / ("histd-test-table-fails-" + self.comm());
+  options.deploy.pin_dir = std::filesystem::path("/sys/fs/bpf") / ("histd-test-table-fails-" + self.comm());
   auto engine = real_engine(options);
   ASSERT_TRUE(engine);
   const std::string mine = self.filter();
@@ -92,18 +92,18 @@ TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
   const std::string failing = "hist:keys=common_pid:vals=__syscall_nr" + mine;
   // Where the failing trigger's table pins: made once, then removed.
   ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", failing).ok());
-  const std::vector<std::string> bases = pins_ending(options.pin_dir, "_table");
+  const std::vector<std::string> bases = pins_ending(options.deploy.pin_dir, "_table");
   ASSERT_EQ(bases.size(), 1u);
   ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", "!" + failing).ok());
-  ASSERT_TRUE(pins_ending(options.pin_dir, "_link").empty()) << "the event is still attached";
+  ASSERT_TRUE(pins_ending(options.deploy.pin_dir, "_link").empty()) << "the event is still attached";
   // A non-empty directory where its stats map pins: the pin fails.
-  const std::filesystem::path planted = options.pin_dir / (bases[0] + "_stats");
+  const std::filesystem::path planted = options.deploy.pin_dir / (bases[0] + "_stats");
   ASSERT_TRUE(std::filesystem::create_directories(planted / "x"));
 
   auto r = engine->write_trigger("syscalls", "sys_enter_getppid", failing);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("pinning a table under"), std::string::npos) << r.error().message();
-  EXPECT_TRUE(pins_ending(options.pin_dir, "_link").empty()) << "a dispatcher was left attached";
+  EXPECT_TRUE(pins_ending(options.deploy.pin_dir, "_link").empty()) << "a dispatcher was left attached";
   const std::string none = read_trigger(*engine, "syscalls", "sys_enter_getppid");
   EXPECT_EQ(none.find("hist:"), std::string::npos) << none;
 
@@ -127,7 +127,7 @@ TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
   ASSERT_TRUE(engine->write_trigger("syscalls", "sys_enter_getppid", failing).ok());
   engine->shutdown();
   std::error_code ec;
-  std::filesystem::remove_all(options.pin_dir, ec);
+  std::filesystem::remove_all(options.deploy.pin_dir, ec);
 }
 
 // Syscall events attach through the raw sys_enter / sys_exit tracepoints
@@ -144,7 +144,7 @@ struct SyscallRun {
 SyscallRun trace_own_syscalls(bool raw) {
   SyscallRun out;
   engine::EngineOptions options;
-  options.raw_syscalls = raw;
+  options.deploy.raw_syscalls = raw;
   auto engine = real_engine(options);
   EXPECT_TRUE(engine);
   if (!engine) return out;

@@ -56,7 +56,9 @@ struct Options {
   std::filesystem::path pin_dir;
   // Attach syscalls:sys_enter_* / sys_exit_* events through the raw
   // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
-  // (docs/design/bpf.md, "Syscall events").
+  // (catalog::syscall_event): cheaper per traced call than the classic
+  // syscall tracepoints, dearer on every other system call of the machine
+  // (docs/design/bpf.md, "Syscall events"). Off: every event on its own tracepoint.
   bool raw_syscalls = false;
   // An attached tracepoint's plain hist triggers (no variables, references
   // or actions) are compiled this many to a program, its programs chained
@@ -64,7 +66,8 @@ struct Options {
   // compiles one small program, whatever the event has already. 0: every
   // trigger of an event in its one program.
   size_t plain_triggers_per_program = 4;
-  // Bytes of text each of the trace and snapshot buffers holds.
+  // Bytes of text each of the trace and snapshot buffers holds (at least
+  // 4096: Engine::create refuses less).
   size_t trace_buffer_size = size_t{4} << 20;
   // Give an attached event's programs the test entry too, for tests that
   // inject records into a real event (inject()). Events that are not

@@ -59,19 +59,13 @@ class MapMemoryBudget {
 };
 
 struct EngineOptions {
+  // The deployer's: attaching, pins, raw syscalls, programs' sizes, the
+  // trace buffers (each field's comment is there).
+  deploy::Options deploy;
   size_t error_log_entries = 8;  // as tracefs keeps
-  // Attach programs to the real tracepoints. Off for tests that drive a
-  // fixture catalog through the test entry only.
-  bool attach = true;
-  // Attached events' programs get the test entry too (deploy::Options):
-  // for tests that inject() records into a real event.
-  bool test_entries = false;
   // Where the triggers are saved after every change and restored from at
   // start; empty: not saved.
   std::filesystem::path state_file;
-  // A bpffs directory where tables are pinned, so that their counts outlive
-  // histd (restart, crash); empty: not pinned.
-  std::filesystem::path pin_dir;
   // Leave the thread that drains the ring buffer to start_consumer(): a
   // process that forks after creating the engine (daemonizing) starts it
   // after the fork, since threads do not survive one.
@@ -97,17 +91,6 @@ struct EngineOptions {
   // kept in one hash shared by all CPUs
   // (plan::TableMap::SharedHash; docs/design/limits.md, "Per-CPU or shared").
   uint64_t percpu_table_limit = uint64_t{16} << 20;
-  // Attach syscalls:sys_enter_* / sys_exit_* events through the raw
-  // sys_enter / sys_exit tracepoints where the record can be rebuilt exactly
-  // (catalog::syscall_event): cheaper per traced call than the classic
-  // syscall tracepoints, dearer on every other system call of the machine
-  // (docs/design/bpf.md, "Syscall events"). Off: every event on its own tracepoint.
-  bool raw_syscalls = false;
-  // Bytes of text each of the trace and snapshot buffers holds.
-  size_t trace_buffer_size = size_t{4} << 20;
-  // Plain hist triggers per program of an event's chain
-  // (deploy::Options::plain_triggers_per_program); 0: one program per event.
-  size_t plain_triggers_per_program = 4;
   // The resident compiler stops after this long without a compile and
   // starts again for the next one (runtime::Compiler::set_idle_stop); zero:
   // it stays. For the engine that owns the compiler.
