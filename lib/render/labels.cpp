@@ -61,4 +61,10 @@ std::string bound_text(double v) {
   return fmt::format("{}", v);
 }
 
+uint32_t fnv1a32(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return h;
+}
+
 }  // namespace histd::render

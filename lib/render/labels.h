@@ -42,6 +42,10 @@ BucketBounds bucket_bounds(const table::KeyColumn& key, uint64_t bucket);
 // "200-299".
 std::string bucket_label(const table::KeyColumn& key, uint64_t bucket);
 
+// FNV-1a of `s`: the short, stable hash that names a table (its metric
+// family without name=, its id on the page) across restarts and machines.
+uint32_t fnv1a32(std::string_view s);
+
 // A bound as the formats print it: exact digits below 2^53.
 std::string bound_text(double bound);
 

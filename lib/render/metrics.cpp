@@ -28,12 +28,6 @@ void append_number(std::string& out, uint64_t n) {
   out.append(digits.data(), digits.size());
 }
 
-uint32_t fnv1a32(std::string_view s) {
-  uint32_t h = 2166136261u;
-  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
-  return h;
-}
-
 // histd's own families (Writer::daemon, Writer::finish). A table's never
 // share a name with one: two families of one name make a scrape that
 // OpenMetrics parsers refuse.

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "histd/render.h"
 #include "histd/table.h"
@@ -26,5 +28,11 @@ std::string charts_html(const table::Table& table, size_t hist_key, const Resolv
 // The latency heatmap of a histogram table's history: a cell per bucket
 // and interval that had hits, its count in its <title>.
 std::string heatmap_html(const table::KeyColumn& key, const TableHistory& history);
+
+// A stack-keyed table's distinct stacks, frames root first ("?" for one
+// the resolver cannot name), and their hits summed over the other keys
+// (folded.cpp): what the folded text is made of.
+using Stacks = std::map<std::vector<std::string>, uint64_t>;
+Stacks stacks_of(const table::Table& table, const Resolver& resolver);
 
 }  // namespace histd::render

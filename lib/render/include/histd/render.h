@@ -229,6 +229,36 @@ std::optional<std::map<uint64_t, uint64_t>> histogram_totals(const table::Table&
 std::string page(const std::vector<readout::EventHist>& events, const Resolver& resolver,
                  const PageOptions& options = {}, std::span<const TableHistory> history = {});
 
+// ---- stacks, folded ----
+
+// The table's first key that is a stack (common_stacktrace, a synthetic
+// event's FIELD.stacktrace); none when it has no such key.
+std::optional<size_t> stack_key(const table::Table& table);
+
+// A table's stacks in the folded form Brendan Gregg's flamegraph.pl and
+// inferno read: a line per distinct stack, frames root first joined by
+// ';', a space, then the hits of its entries summed over the other keys
+// ("entry_SYSCALL_64+0x76/0x80;do_syscall_64+0x5d/0xe0 12"), lines
+// sorted. A frame is its symbol+offset as the hist file names it, "?"
+// where the resolver knows none: never an address, whoever reads it. Stacks
+// without a frame are left out. "" for a table without a stack key.
+std::string folded_stacks(const table::Table& table, const Resolver& resolver);
+
+// A table's id on the page and in /folded?table=ID: 8 hex digits hashed
+// from its event and its trigger without its size, so the same trigger
+// keeps its id across restarts and a resize.
+std::string table_id(const plan::HistPlan& plan);
+
+// The folded stacks of the stack-keyed table whose table_id() is `id`
+// among `events`; none when no such table is there.
+std::optional<std::string> folded_table(const std::vector<readout::EventHist>& events, std::string_view id,
+                                        const Resolver& resolver);
+
+// The folded stacks of every stack-keyed table of an event (`histctl show
+// --folded`): one table's lines as folded_stacks() gives them; with
+// several, each table's after a "# TRIGGER" line. "" when none has a stack key.
+std::string folded_event(const readout::EventHist& hist, const Resolver& resolver);
+
 }  // namespace histd::render
 
 namespace histd::render {
