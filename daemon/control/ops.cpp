@@ -333,10 +333,13 @@ json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())
 // `histctl metrics`: every table as Prometheus metric families
 // (metrics_text), in the text format 0.0.4 or ("command": "openmetrics")
 // OpenMetrics 1.0; ("command": "html", "html-log") as histd-exporter's
-// page at `/` (render::page, page_options).
+// page at `/` (render::page, page_options); "folded:ID" a table's folded
+// stacks (folded_stacks).
 json op_metrics(Call& c) {
   render::MetricsOptions options;
   options.max_series = c.services.metrics_max_series;
+  if (auto text = folded_stacks(c.engine, c.command))
+    return text->ok() ? success(std::move(**text)) : failure(text->error().err, text->error().context);
   if (const auto page = page_options(c.command))
     return success(
         render::page(hist_events(c.engine), c.engine.resolver(), *page,

@@ -79,6 +79,12 @@ nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, c
 // that did not restore have no table.
 std::vector<readout::EventHist> hist_events(engine::Engine& engine);
 
+// A metrics request's "folded:ID" (kFoldedPrefix; histd-exporter's
+// /folded?table=ID): the folded stacks of the page's table ID, or ENOENT
+// with kNoStackTable when no stack-keyed table has that id. None for
+// another command.
+std::optional<Expected<std::string>> folded_stacks(engine::Engine& engine, std::string_view command);
+
 // The page a metrics request's command asks for: "html" (linear y scales)
 // or "html-log"; none for another command.
 std::optional<render::PageOptions> page_options(std::string_view command);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // What the page at `/` (histd-exporter, render::page) is made from: the
-// tables, and the page's options as the metrics request names them.
+// tables, the page's options as the metrics request names them, and the
+// folded stacks its links ask for.
 #include <set>
 #include <utility>
 
 #include "control/ops.h"
+#include "control/protocol.h"
 
 namespace histd::control {
 
@@ -28,6 +30,13 @@ std::optional<render::PageOptions> page_options(std::string_view command) {
     return o;
   }
   return std::nullopt;
+}
+
+std::optional<Expected<std::string>> folded_stacks(engine::Engine& engine, std::string_view command) {
+  if (!command.starts_with(kFoldedPrefix)) return std::nullopt;
+  const std::string id(command.substr(kFoldedPrefix.size()));
+  if (auto text = render::folded_table(hist_events(engine), id, engine.resolver())) return std::move(*text);
+  return fail(ErrorKind::NotFound, ENOENT, std::string(kNoStackTable) + " '" + id + "'");
 }
 
 }  // namespace histd::control

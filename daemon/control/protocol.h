@@ -21,6 +21,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "histd/result.h"
 
@@ -55,5 +56,11 @@ Expected<std::string> read_output(int fd, nlohmann::json& reply);
 
 // Splits "system:event"; nullopt when malformed.
 std::optional<std::pair<std::string, std::string>> split_event(const std::string& event);
+
+// A metrics request's command "folded:ID" asks for the folded stacks of the
+// page's table ID (render::folded_table); a table that is not there is
+// refused with kNoStackTable, which histd-exporter answers with 404.
+inline constexpr std::string_view kFoldedPrefix = "folded:";
+inline constexpr std::string_view kNoStackTable = "no table keyed by a stack has the id";
 
 }  // namespace histd::control

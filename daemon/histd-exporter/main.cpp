@@ -14,8 +14,13 @@
 //                  gzipped when Accept-Encoding allows it (so is the page)
 //   GET /          every table as an HTML page with bar charts (render::page),
 //                  which loads nothing and reloads itself; served with a
-//                  Content-Security-Policy that allows inline styles only;
-//                  /?scale=log draws the charts' y axes on a log scale
+//                  Content-Security-Policy that allows inline styles and
+//                  the page's script (by its hash) only;
+//                  /?scale=log draws the charts' y axes on a log scale;
+//                  a stack-keyed table has a flame graph, whose one script
+//                  the policy allows by its SHA-256
+//   GET /folded?table=ID  a stack-keyed table's folded stacks (text/plain),
+//                  as flamegraph.pl and inferno read them
 // HEAD as GET; other paths 404, other methods 405, a request body 413.
 #include <malloc.h>
 #include <microhttpd.h>
@@ -32,8 +37,11 @@
 #include <string>
 #include <thread>
 
+#include "control/protocol.h"
 #include "histd-exporter/encoding.h"
 #include "histd-exporter/guard.h"
+#include "histd/digest.h"
+#include "histd/render.h"
 
 namespace {
 
@@ -43,12 +51,20 @@ constexpr const char* kTextType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kOpenMetricsType = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 constexpr const char* kHtmlType = "text/html; charset=utf-8";
 constexpr const char* kPlainType = "text/plain; charset=utf-8";
-// The page has inline styles and inline SVG, nothing else: no script, no
+// The page has inline styles, inline SVG and one script, the flame graphs'
+// (render::page_script), allowed by its hash alone: no other script, no
 // image, no frame, no form, no fetch. base-uri, form-action and
-// frame-ancestors do not fall back to default-src, so they are named.
-constexpr const char* kPagePolicy =
-    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-constexpr const char* kPaths = "histd-exporter: GET /metrics (Prometheus), GET / (the page)\n";
+// frame-ancestors do not fall back to default-src, so they are named. Made
+// once, at the first page, from the script this binary carries.
+const std::string& page_policy() {
+  static const std::string policy = fmt::format(
+      "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{}'; base-uri 'none'; form-action 'none'; "
+      "frame-ancestors 'none'",
+      histd::sha256_base64(histd::render::page_script()));
+  return policy;
+}
+constexpr const char* kPaths =
+    "histd-exporter: GET /metrics (Prometheus), GET / (the page), GET /folded?table=ID (a table's folded stacks)\n";
 // Connections MHD itself takes at most (divided among the pool's threads):
 // above Guard's cap, which closes the idlest to make room well before.
 constexpr unsigned kMhdConnectionLimit = 2048;
@@ -80,16 +96,33 @@ MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const cha
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
   if (compressible) MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
   if (gzipped) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-  if (std::strcmp(type, kHtmlType) == 0) MHD_add_response_header(r, "Content-Security-Policy", kPagePolicy);
+  if (std::strcmp(type, kHtmlType) == 0) MHD_add_response_header(r, "Content-Security-Policy", page_policy().c_str());
   const MHD_Result rc = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return rc;
+}
+
+// GET /folded?table=ID: the folded stacks of the page's table ID, which the
+// page links to. An id is 8 hex digits (render::table_id): anything else,
+// or a table that is gone, is 404.
+MHD_Result folded(Guard& guard, MHD_Connection* c) {
+  const char* id = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "table");
+  const bool well_formed = id && std::strlen(id) == 8 && std::strspn(id, "0123456789abcdef") == 8;
+  const std::string no_table =
+      fmt::format("histd-exporter: {} '{}'\n", histd::control::kNoStackTable, well_formed ? id : "");
+  if (!well_formed) return reply(c, MHD_HTTP_NOT_FOUND, no_table, kPlainType);
+  std::string error;
+  std::string text = guard.ask_histd((std::string(histd::control::kFoldedPrefix) + id).c_str(), error);
+  if (error.starts_with(histd::control::kNoStackTable)) return reply(c, MHD_HTTP_NOT_FOUND, no_table, kPlainType);
+  if (!error.empty()) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType);
+  return reply(c, MHD_HTTP_OK, std::move(text), kPlainType, true);
 }
 
 // The answer to a request without a body: the metrics, the page, or why not.
 MHD_Result respond(Guard& guard, MHD_Connection* c, const char* url, const char* method) {
   if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0)
     return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, kPaths, kPlainType);
+  if (std::strcmp(url, "/folded") == 0) return folded(guard, c);
   if (std::strcmp(url, "/") != 0 && std::strcmp(url, "/metrics") != 0)
     return reply(c, MHD_HTTP_NOT_FOUND, kPaths, kPlainType);
   const bool page = std::strcmp(url, "/") == 0;
@@ -195,6 +228,7 @@ int main(int argc, char** argv) {
   // later bodies would come from per-thread heaps that keep the pages: a
   // fixed threshold gives every body back to the kernel when it is sent.
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  page_policy();  // hashes the page's script now, not while a request waits
   Guard guard(socket, histd::exporter::ConnectionLimits{});
   MHD_Daemon* d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, &admit, &guard, &answer, &guard,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Every table as one HTML5 page with inline SVG bar charts (render::page,
 // docs/metrics.md). Self-contained: a Content-Security-Policy of
-// default-src 'none' plus inline styles serves it whole.
+// default-src 'none' plus inline styles and page_script() by its hash
+// serves it whole.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,6 +81,7 @@ std::string table_html(const readout::HistTable& t, const TableHistory* history,
       t.missed);
   const std::optional<size_t> k = histogram_key(tab);
   if (k && history && !history->intervals.empty()) out += heatmap_html(tab.keys[*k], *history);
+  if (stack_key(tab) && tab.entries() > 0) out += flamegraph_html(t, res);
   if (tab.entries() == 0)
     out += "<p class=\"note\">No entries yet.</p>\n";
   else if (k)
@@ -101,10 +103,14 @@ constexpr const char* kStyle =
     ".axis,.tick{stroke:#888}"
     "svg text{font:10px ui-monospace,monospace;fill:#444}"
     ".note{color:#666}.current{font-weight:bold}"
-    ".cell:hover{stroke:#000}";
+    ".cell:hover{stroke:#000}"
+    ".flame{display:block;margin:.5em 0}.fg{width:100%;height:auto}"
+    ".fr{cursor:pointer}.fr rect{stroke:#fff;stroke-width:.5}.fr:hover rect{stroke:#000}"
+    ".fr text{font:11px ui-monospace,monospace;fill:#000;pointer-events:none}"
+    ".fr.match rect{fill:#e040e0}";
 
 // The y scale is the page's one choice, made by its address: the page has
-// no script, and the meta refresh reloads the address as it is, so the
+// no script for it, and the meta refresh reloads the address as it is, so the
 // choice stays. The current scale is plain text, the other a link.
 std::string scale_links(PageScale scale) {
   const bool log = scale == PageScale::Log;
@@ -134,6 +140,10 @@ std::string page(const std::vector<readout::EventHist>& events, const Resolver& 
       out += table_html(t, history_of(history, name, t.plan.trigger_text()), resolver, options);
     out += "</section>\n";
   }
+  // The flame graphs' zoom and search: the page's only script, allowed by
+  // its hash alone (histd-exporter's Content-Security-Policy).
+  if (out.find("<figure class=\"flame\"") != std::string::npos)
+    out += fmt::format("<script>{}</script>\n", page_script());
   return out + "</body>\n</html>\n";
 }
 

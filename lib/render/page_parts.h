@@ -31,8 +31,13 @@ std::string heatmap_html(const table::KeyColumn& key, const TableHistory& histor
 
 // A stack-keyed table's distinct stacks, frames root first ("?" for one
 // the resolver cannot name), and their hits summed over the other keys
-// (folded.cpp): what the folded text is made of.
+// (folded.cpp): what the folded text and the flame graph are made of.
 using Stacks = std::map<std::vector<std::string>, uint64_t>;
 Stacks stacks_of(const table::Table& table, const Resolver& resolver);
+
+// The flame graph of a stack-keyed table (flamegraph.cpp): a <figure> with
+// an SVG box per frame, a link to its folded stacks, and the search box
+// and zoom reset that page_script() shows and drives.
+std::string flamegraph_html(const readout::HistTable& table, const Resolver& resolver);
 
 }  // namespace histd::render

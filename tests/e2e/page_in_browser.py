@@ -3,7 +3,11 @@
 """Loads pages in Debian's headless chromium and reports what a person's
 browser made of them, for tests/e2e/test_metrics_page.sh. With
 PAGE_SCREENSHOT=PATH:SELECTOR it also writes a PNG of the first element of
-the first page that SELECTOR finds (the screenshots in docs/metrics.md).
+the first page that SELECTOR finds (the screenshots in docs/metrics.md;
+several PATH:SELECTOR, separated by spaces, make several). With
+PAGE_EVAL=EXPRESSION it evaluates EXPRESSION (JavaScript, a string its
+result) in each page after its load, as a person's clicks and typing would
+act, and reports the result as "eval", before the screenshots.
 
     page_in_browser.py USER_DATA_DIR URL...
 
@@ -14,7 +18,8 @@ errors: what the console showed as errors (uncaught exceptions,
 console.error, and the browser's own: CSP violations, failed loads);
 charts: each <figure>'s caption and the <title> of each of its <rect>s;
 elements: how many elements of each tag the document has; text: the body's
-text as shown. Read from the DOM the browser built, after its load event.
+text as shown. Read from the DOM the browser built, after its load event;
+errors once more after PAGE_EVAL, which may run the page's script.
 
 The browser is driven over the DevTools protocol on a pipe
 (--remote-debugging-pipe: fd 3 in, fd 4 out, NUL-terminated JSON), so no
@@ -127,8 +132,15 @@ def load(browser, session, url):
                 b"\0" in browser.buf:
             browser.events.append(browser.message())
     dom = browser.call("Runtime.evaluate", {"expression": QUERY, "returnByValue": True}, session)
-    errors = [e for e in map(error_of, browser.events) if e]
-    return {"url": url, "errors": errors, **json.loads(dom["result"]["value"])}
+    report = {"url": url, **json.loads(dom["result"]["value"])}
+    act = os.environ.get("PAGE_EVAL")
+    if act:
+        result = browser.call("Runtime.evaluate", {"expression": act, "returnByValue": True}, session)
+        report["eval"] = result.get("result", {}).get("value")
+        if "exceptionDetails" in result:
+            report["eval"] = "exception: " + result["exceptionDetails"].get("exception", {}).get("description", "")
+    report["errors"] = [e for e in map(error_of, browser.events) if e]
+    return report
 
 
 def screenshot(browser, session, spec):
@@ -146,7 +158,7 @@ def screenshot(browser, session, spec):
 
 def main():
     user_data_dir, urls = sys.argv[1], sys.argv[2:]
-    shot = os.environ.get("PAGE_SCREENSHOT")  # PATH:SELECTOR, of the first URL
+    shot = os.environ.get("PAGE_SCREENSHOT")  # PATH:SELECTOR ..., of the first URL
     browser = Browser(user_data_dir)
     try:
         page = next(t for t in browser.call("Target.getTargets")["targetInfos"] if t["type"] == "page")
@@ -156,7 +168,8 @@ def main():
         for i, url in enumerate(urls):
             print(json.dumps(load(browser, session, url)), flush=True)
             if shot and i == 0:
-                screenshot(browser, session, shot)
+                for spec in shot.split():
+                    screenshot(browser, session, spec)
     except (TimeoutError, EOFError, RuntimeError, StopIteration) as e:
         print(f"page_in_browser: {e!r}", file=sys.stderr)
         return 1

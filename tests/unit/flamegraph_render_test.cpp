@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// A stack-keyed table's folded stacks (render::folded_stacks): frames root
-// first, hits summed over the other keys, no address ever. Without root.
+// A stack-keyed table's folded stacks and its flame graph on the page
+// (render::folded_stacks, render::page; docs/metrics.md "The page"): frames
+// root first, hits summed over the other keys, no address ever, a box per
+// frame with its share, the one script and its link. Without root.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -66,6 +68,12 @@ readout::HistTable two_paths() {
   return t;
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 TEST(FlameGraphRender, FoldedStacksRootFirstSummedOverOtherKeys) {
   const readout::HistTable t = two_paths();
   FakeResolver res;
@@ -115,6 +123,43 @@ TEST(FlameGraphRender, SeveralStackTablesOfAnEventAreHeadedByTheirTrigger) {
   FakeResolver res;
   EXPECT_EQ(render::folded_event(h, res), "# " + a.plan.trigger_text() + "\n" + render::folded_stacks(a.table, res) +
                                               "# " + b.plan.trigger_text() + "\npipe_read<x>+0x10/0x80 1\n");
+}
+
+TEST(FlameGraphRender, ABoxPerFrameWithItsShareRootAtTheBottom) {
+  const readout::HistTable t = two_paths();
+  readout::EventHist h{"kmem", "kmalloc", {t}, {}};
+  const std::string page = render::page({h}, FakeResolver{});
+  const std::string id = render::table_id(t.plan);
+  EXPECT_NE(page.find("<figure class=\"flame\" id=\"flame-" + id + "\">"), std::string::npos) << page;
+  EXPECT_NE(page.find("<a href=\"folded?table=" + id + "\">folded stacks</a>"), std::string::npos);
+  // all, entry, do_syscall_64 and the three leaves.
+  EXPECT_EQ(count(page, "<svg class=\"fr\""), 6u);
+  EXPECT_NE(page.find("<title>all (16 hits, 100.00%)</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>do_nanosleep+0x10/0x80 (12 hits, 75.00%)</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>? (1 hits, 6.25%)</title>"), std::string::npos);
+  // Names are escaped, in the title, the box's text and the entries' list alike.
+  EXPECT_EQ(count(page, "pipe_read&lt;x&gt;+0x10/0x80"), 3u);
+  EXPECT_EQ(page.find("pipe_read<x>"), std::string::npos);
+  // The root spans the width at the bottom row; do_nanosleep is 3/4 of it, on top.
+  EXPECT_NE(page.find("viewBox=\"0 0 1200 68\""), std::string::npos);
+  EXPECT_NE(page.find("x=\"0.00\" y=\"51\" width=\"1200.00\""), std::string::npos);
+  EXPECT_NE(page.find("y=\"0\" width=\"900.00\" height=\"16\" data-x="), std::string::npos);
+  EXPECT_EQ(page.find("0xffff"), std::string::npos);
+}
+
+TEST(FlameGraphRender, TheOneScriptOnlyWithAFlameGraph) {
+  const readout::HistTable t = two_paths();
+  readout::EventHist h{"kmem", "kmalloc", {t}, {}};
+  const std::string page = render::page({h}, FakeResolver{});
+  // Exactly the text the exporter hashes, once; its tools hidden until it runs.
+  EXPECT_EQ(count(page, "<script"), 1u);
+  EXPECT_NE(page.find("<script>" + std::string(render::page_script()) + "</script>\n</body>"), std::string::npos);
+  EXPECT_NE(page.find("<p class=\"fg-tools\" hidden>"), std::string::npos);
+  EXPECT_EQ(page.find("src="), std::string::npos);
+  readout::EventHist plain{"kmem", "kmalloc", {table_of("hist:keys=common_pid")}, {}};
+  EXPECT_EQ(render::page({plain}, FakeResolver{}).find("<script"), std::string::npos);
+  readout::EventHist empty{"kmem", "kmalloc", {table_of("hist:keys=common_stacktrace")}, {}};
+  EXPECT_EQ(render::page({empty}, FakeResolver{}).find("<script"), std::string::npos);
 }
 
 }  // namespace

@@ -198,11 +198,15 @@ std::string metrics(const std::vector<TreeHist>& trees, const Resolver& resolver
 // set of its other keys, one <rect> per non-empty bucket, most hits first,
 // every bucket labelled, on a linear or log y scale; a table without one
 // lists the entries at the top end of its sort (the most hit ones by
-// default) and counts the rest.
+// default) and counts the rest. A table keyed by a stack has a flame graph
+// (an SVG box per frame, root at the bottom, widths its share of the hits)
+// and a link to its folded stacks (folded?table=ID); its zoom and search
+// are page_script()'s, the one script the page may carry.
 // Every text from a user or the traced system is HTML-escaped; kernel
 // addresses are hidden as from a reader who may not see them. The page
 // loads nothing (no external resource) and reloads itself by
-// <meta http-equiv="refresh">; its links are to itself (`?scale=log`).
+// <meta http-equiv="refresh">; its links are to itself (`?scale=log`) and
+// to the folded stacks.
 enum class PageScale { Linear, Log };
 struct PageOptions {
   unsigned refresh_seconds = 5;
@@ -229,7 +233,7 @@ std::optional<std::map<uint64_t, uint64_t>> histogram_totals(const table::Table&
 std::string page(const std::vector<readout::EventHist>& events, const Resolver& resolver,
                  const PageOptions& options = {}, std::span<const TableHistory> history = {});
 
-// ---- stacks, folded ----
+// ---- stacks: folded, and the page's flame graphs ----
 
 // The table's first key that is a stack (common_stacktrace, a synthetic
 // event's FIELD.stacktrace); none when it has no such key.
@@ -258,6 +262,12 @@ std::optional<std::string> folded_table(const std::vector<readout::EventHist>& e
 // --folded`): one table's lines as folded_stacks() gives them; with
 // several, each table's after a "# TRIGGER" line. "" when none has a stack key.
 std::string folded_event(const readout::EventHist& hist, const Resolver& resolver);
+
+// The page's one script, which makes its flame graphs interactive (zoom on
+// click, search): the text between <script> and </script>, exactly, so
+// that the server can allow it alone by its hash (script-src 'sha256-...').
+// The page works without it.
+std::string_view page_script();
 
 }  // namespace histd::render
 
