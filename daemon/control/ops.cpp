@@ -302,6 +302,10 @@ render::Options shown_to(const Peer& peer) {
 json op_show(Call& c) {
   auto h = c.engine.hist(c.system_name, c.event_name);
   if (!h) return failure(h.error().err, h.error().context);
+  // `histctl show --folded`: the stacks of its stack-keyed tables, folded.
+  // Frames are names or "?", never addresses, so every reader gets them alike.
+  if (c.command == "folded") return success(render::folded_event(*h, c.engine.resolver()));
+  if (!c.command.empty()) return failure(EINVAL, "unknown show form '" + c.command + "' (folded)");
   const render::Options shown = shown_to(c.peer);
   return success(c.as_json ? render::hist_json(*h, c.engine.resolver(), shown)
                            : render::hist_text(*h, c.engine.resolver(), shown));

@@ -172,7 +172,7 @@ struct Args {
   size_t top = 20;
   bool clear_errors = false, clear_trace = false;
   std::string format_path, system = "unknown", tracefs;
-  bool explain = false, raw_syscalls = false, openmetrics = false;
+  bool explain = false, raw_syscalls = false, openmetrics = false, folded = false;
 };
 
 struct Commands {
@@ -196,6 +196,12 @@ void define_trigger_commands(CLI::App& app, Args& a, Commands& c) {
       "the bucket that holds each, and an estimate within it, per set of the other keys");
   c.show->add_option("--key", a.key, "with --percentiles: the key to take them over (when the table has several)")
       ->needs(percentiles);
+  c.show
+      ->add_flag("--folded", a.folded,
+                 "the stacks of each table keyed by a stack, folded as flamegraph.pl and inferno read them "
+                 "(frames root first, ';' between them, then the hits)")
+      ->excludes(percentiles)
+      ->excludes("--json");
   c.list = app.add_subcommand("list", "every trigger, one per line, with its event");
   c.list->add_flag("--json", a.json_out, "with each trigger's BPF map memory and the totals against histd's limits");
 }
@@ -280,6 +286,8 @@ int run(const Commands& c, const Args& a) {
   if (c.remove->parsed()) return call(sock, {{"op", "remove"}, {"event", a.event}, {"command", a.command}});
   if (c.show->parsed() && c.show->count("--percentiles") > 0)
     return show_percentiles(sock, a.event, a.percentiles, a.key, a.json_out);
+  if (c.show->parsed() && a.folded)
+    return call(sock, {{"op", "show"}, {"event", a.event}, {"command", "folded"}, {"json", false}});
   if (c.show->parsed()) return call(sock, {{"op", "show"}, {"event", a.event}, {"json", a.json_out}});
   if (c.list->parsed()) return call(sock, {{"op", "list"}, {"json", a.json_out}});
   if (c.status->parsed()) return call(sock, {{"op", "status"}, {"json", a.json_out}});

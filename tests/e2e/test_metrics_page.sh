@@ -12,7 +12,7 @@
 # table keyed by common_stacktrace on sched_switch, of a process that
 # sleeps and then reads a pipe, has a flame graph with both kernel paths,
 # whose one script (allowed by its hash) searches and zooms, and its
-# folded stacks at /folded. The
+# folded stacks at /folded and from `histctl show --folded`. The
 # screenshots of the heatmap and the flame graph go to
 # $HISTD_DOCS_SCREENSHOTS (docs/) when set.
 source "$(dirname "$0")/lib.sh"
@@ -145,7 +145,7 @@ expect_eq "another path: 404, naming them" "404
 histd-exporter: GET /metrics (Prometheus), GET / (the page), GET /folded?table=ID (a table's folded stacks)" \
   "$(fetch "$URL/index.html" GET)"
 
-# The folded stacks: the page links to them.
+# The folded stacks: the page links to them, histctl prints the same.
 ID=$(grep -o 'href="folded?table=[0-9a-f]*"' "$WORK/page.out" | head -1 | sed 's/.*=\([0-9a-f]*\)"/\1/')
 expect_eq "the page links to one table's folded stacks" "8" "${#ID}"
 fetch "$URL/folded?table=$ID" GET Content-Type >"$WORK/folded.out"
@@ -160,6 +160,8 @@ expect_eq "both paths, from the syscall entry to the switch" "yes yes" "$(
       echo yes || echo "no $f"
   done | xargs)"
 expect_eq "no frame is an address" "0" "$(grep -cE '(^|;)(0x)?[0-9a-f]{12,}( |;)' "$WORK/folded.txt")"
+"$HISTCTL_BIN" --socket "$WORK/histd.sock" show --folded sched:sched_switch >"$WORK/histctl-folded.txt"
+expect_eq "histctl show --folded prints the same" "" "$(diff "$WORK/folded.txt" "$WORK/histctl-folded.txt")"
 expect_eq "an unknown table: 404" "404" "$(fetch "$URL/folded?table=00000000" GET | head -1)"
 expect_eq "a malformed id: 404" "404" "$(fetch "$URL/folded?table=../x" GET | head -1)"
 
