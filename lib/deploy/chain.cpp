@@ -104,18 +104,44 @@ struct EventPrograms::Loaded {
 // them behind its dispatcher. Nothing observable changes unless every step
 // succeeds. In a batch, an event of plain triggers is only compiled (every
 // check but the verifier's): end_batch() loads its programs.
+namespace {
+
+// An event with nothing left to run: its programs and dispatcher go.
+void drop_programs(EventState& ev) {
+  ev.attachment.reset();
+  ev.syscall.reset();
+  ev.program.reset();
+  ev.program_triggers.clear();
+  ev.groups.clear();
+  ev.source.clear();
+  ev.maps_used = 0;
+  ev.deferred = false;
+}
+
+}  // namespace
+
+Expected<EventPrograms::Loaded> EventPrograms::build_changed(EventState& ev, const Layout& lay,
+                                                             const std::vector<DeployedControl*>& enables,
+                                                             bool event_dirty, const std::vector<size_t>& dirty) {
+  Loaded loaded;
+  if (event_dirty) {
+    auto b = build(ev, lay.event, enables, false);
+    if (!b) return unexpected(std::move(b).error());
+    loaded.event = std::move(*b);
+  }
+  for (size_t g : dirty) {
+    auto b = build(ev, lay.groups[g], {}, true);
+    if (!b) return unexpected(std::move(b).error());
+    loaded.groups.emplace(g, std::move(*b));
+  }
+  return loaded;
+}
+
 Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
                               const std::vector<DeployedControl*>& enables) {
   const bool has_record = ev.recorded() && ev.record_slot;
   if (triggers.empty() && enables.empty() && !has_record) {
-    ev.attachment.reset();
-    ev.syscall.reset();
-    ev.program.reset();
-    ev.program_triggers.clear();
-    ev.groups.clear();
-    ev.source.clear();
-    ev.maps_used = 0;
-    ev.deferred = false;
+    drop_programs(ev);
     return ok_status();
   }
   auto lay = layout(ev, triggers);
@@ -130,17 +156,9 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
   const bool event_dirty = event_has && (!ev.program || serials(lay->event) != ev.program_triggers || !groups_changed);
   if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
 
-  Loaded loaded;
-  if (event_dirty) {
-    auto b = build(ev, lay->event, enables, false);
-    if (!b) return unexpected(std::move(b).error());
-    loaded.event = std::move(*b);
-  }
-  for (size_t g : dirty) {
-    auto b = build(ev, lay->groups[g], {}, true);
-    if (!b) return unexpected(std::move(b).error());
-    loaded.groups.emplace(g, std::move(*b));
-  }
+  auto built = build_changed(ev, *lay, enables, event_dirty, dirty);
+  if (!built) return unexpected(std::move(built).error());
+  Loaded& loaded = *built;
   const Built* any = loaded.event ? &*loaded.event : loaded.groups.empty() ? nullptr : &loaded.groups.begin()->second;
   const bool fresh_attachment = !ev.attachment;
   if (any && any->attaches) {

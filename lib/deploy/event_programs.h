@@ -84,6 +84,9 @@ class EventPrograms {
   // `group`: a program of the event's chain (no controls, no record).
   Expected<Built> build(EventState& ev, const std::vector<Trigger*>& triggers,
                         const std::vector<DeployedControl*>& enables, bool group);
+  // The event program (when `event_dirty`) and the `dirty` groups, built.
+  Expected<Loaded> build_changed(EventState& ev, const Layout& lay, const std::vector<DeployedControl*>& enables,
+                                 bool event_dirty, const std::vector<size_t>& dirty);
   Status defer(EventState& ev, const Layout& lay);
   Status attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe);
   Status load(EventState& ev, Loaded& loaded);

@@ -113,62 +113,73 @@ void TraceRing::deliver(std::span<const uint8_t> notice) {
   histd_notice n;
   std::memcpy(&n, notice.data(), sizeof(n));
   const std::span<const uint8_t> rec = notice.subspan(sizeof(n), std::min<size_t>(n.size, notice.size() - sizeof(n)));
-  if (n.kind == HISTD_NOTICE_SNAPSHOT) {
-    if (rec.size() < 8) return;
-    uint64_t value = 0;
-    std::memcpy(&value, rec.data(), 8);
-    // As the kernel's update_max_tr(), a snapshot swaps the live buffer
-    // with the snapshot buffer: O(1) under the engine lock whatever the
-    // buffers hold (copying a full buffer here, on every change, once held
-    // the lock for minutes).
-    if (notices_.snapshot(n.id, value, rec.subspan(8))) {
+  const trace::LineHeader header{std::string(n.comm, strnlen(n.comm, sizeof(n.comm))), 0, n.cpu, n.ts};
+  switch (n.kind) {
+    case HISTD_NOTICE_SNAPSHOT:
+      return deliver_snapshot(n.id, rec);
+    case HISTD_NOTICE_SNAPSHOT_TRIGGER:
       trace_.swap(snapshot_);
       snapshot_allocated_ = true;
-    }
-    return;
+      return;
+    case HISTD_NOTICE_STACK:  // the notice's id is the task's pid
+      return deliver_stack(header, static_cast<uint32_t>(n.id), rec);
+    case HISTD_NOTICE_RECORD:
+      return deliver_record(header, rec);
+    default:
+      return deliver_synth(header, n.id, rec);
   }
-  const trace::LineHeader header{std::string(n.comm, strnlen(n.comm, sizeof(n.comm))), 0, n.cpu, n.ts};
-  if (n.kind == HISTD_NOTICE_SNAPSHOT_TRIGGER) {
+}
+
+void TraceRing::deliver_snapshot(uint64_t id, std::span<const uint8_t> rec) {
+  if (rec.size() < 8) return;
+  uint64_t value = 0;
+  std::memcpy(&value, rec.data(), 8);
+  // As the kernel's update_max_tr(), a snapshot swaps the live buffer
+  // with the snapshot buffer: O(1) under the engine lock whatever the
+  // buffers hold (copying a full buffer here, on every change, once held
+  // the lock for minutes).
+  if (notices_.snapshot(id, value, rec.subspan(8))) {
     trace_.swap(snapshot_);
     snapshot_allocated_ = true;
-    return;
   }
-  if (n.kind == HISTD_NOTICE_STACK) {
-    // The stack of the task that hit the event (the notice's id is its pid).
-    std::vector<uint64_t> frames(rec.size() / 8);
-    std::memcpy(frames.data(), rec.data(), frames.size() * 8);
-    trace::LineHeader h = header;
-    h.pid = n.id;
-    trace_.append(trace::format_line(h, trace::stack_trace_text(frames, &resolver_)),
-                  trace::format_line(h, trace::stack_trace_text(frames, &resolver_, {.hide_kernel_addresses = true})));
-    return;
-  }
-  if (n.kind == HISTD_NOTICE_RECORD) {
-    if (!printer_) return;
-    auto text = printer_->line_text(rec);
-    if (!text) return;
-    auto hidden = printer_->line_text(rec, true);
-    int32_t pid = 0;
-    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
-    trace::LineHeader h = header;
-    h.pid = uint32_t(pid);
-    trace_.append(trace::format_line(h, *text), trace::format_line(h, hidden ? *hidden : *text));
-    return;
-  }
-  // The generating program already ran the event's triggers: a record comes
-  // here only to be traced.
-  // With tracing_on 0 the generating program sent none (histd_synth_trace).
-  if (const synth::SynthDefinition* def = notices_.traced_synth(n.id)) {
-    int32_t pid = 0;
-    if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
-    trace::LineHeader h = header;
-    h.pid = uint32_t(pid);
-    // Both forms are made now, for readers who may see kernel addresses and
-    // for those who may not: the record is gone once read.
-    trace_.append(trace::format_line(h, def->name, trace::synth_event_body(*def, rec, &resolver_)),
-                  trace::format_line(h, def->name,
-                                     trace::synth_event_body(*def, rec, &resolver_, {.hide_kernel_addresses = true})));
-  }
+}
+
+// The stack of the task that hit the event.
+void TraceRing::deliver_stack(trace::LineHeader header, uint32_t pid, std::span<const uint8_t> rec) {
+  std::vector<uint64_t> frames(rec.size() / 8);
+  std::memcpy(frames.data(), rec.data(), frames.size() * 8);
+  header.pid = pid;
+  trace_.append(
+      trace::format_line(header, trace::stack_trace_text(frames, &resolver_)),
+      trace::format_line(header, trace::stack_trace_text(frames, &resolver_, {.hide_kernel_addresses = true})));
+}
+
+// A recorded kernel event's record, printed by its format.
+void TraceRing::deliver_record(trace::LineHeader header, std::span<const uint8_t> rec) {
+  if (!printer_) return;
+  auto text = printer_->line_text(rec);
+  if (!text) return;
+  auto hidden = printer_->line_text(rec, true);
+  int32_t pid = 0;
+  if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+  header.pid = uint32_t(pid);
+  trace_.append(trace::format_line(header, *text), trace::format_line(header, hidden ? *hidden : *text));
+}
+
+// A synthetic event's record. The generating program already ran the
+// event's triggers: a record comes here only to be traced; with tracing_on
+// 0 the generating program sent none (histd_synth_trace).
+void TraceRing::deliver_synth(trace::LineHeader header, uint64_t id, std::span<const uint8_t> rec) {
+  const synth::SynthDefinition* def = notices_.traced_synth(id);
+  if (!def) return;
+  int32_t pid = 0;
+  if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+  header.pid = uint32_t(pid);
+  // Both forms are made now, for readers who may see kernel addresses and
+  // for those who may not: the record is gone once read.
+  trace_.append(trace::format_line(header, def->name, trace::synth_event_body(*def, rec, &resolver_)),
+                trace::format_line(header, def->name,
+                                   trace::synth_event_body(*def, rec, &resolver_, {.hide_kernel_addresses = true})));
 }
 
 std::vector<uint64_t> TraceRing::lost_per_cpu(uint32_t slot) const {

@@ -126,6 +126,11 @@ class TraceRing {
   Status learn_format(const catalog::Catalog& catalog, const std::string& system, const std::string& event);
   void consume(std::mutex& lock);
   void deliver(std::span<const uint8_t> notice);
+  // deliver()'s kinds of notice (`header`: the trace line's, without pid).
+  void deliver_snapshot(uint64_t id, std::span<const uint8_t> rec);
+  void deliver_stack(trace::LineHeader header, uint32_t pid, std::span<const uint8_t> rec);
+  void deliver_record(trace::LineHeader header, std::span<const uint8_t> rec);
+  void deliver_synth(trace::LineHeader header, uint64_t id, std::span<const uint8_t> rec);
   // The per-CPU counts of one HISTD_LOST_* slot (empty when unreadable).
   std::vector<uint64_t> lost_per_cpu(uint32_t slot) const;
   // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
