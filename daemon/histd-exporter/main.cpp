@@ -193,6 +193,18 @@ void raise_descriptor_limit() {
   }
 }
 
+// libmicrohttpd on histd's listening socket: a small pool of epoll threads,
+// every callback through `guard`.
+MHD_Daemon* serve_http(int listen_fd, Guard& guard) {
+  return MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, &admit, &guard, &answer, &guard,
+      // First: libmicrohttpd logs options given before it its own way.
+      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &guard, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
+      kPoolThreads, MHD_OPTION_CONNECTION_LIMIT, kMhdConnectionLimit, MHD_OPTION_CONNECTION_TIMEOUT,
+      static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(guard.limits().keep_alive).count()),
+      MHD_OPTION_NOTIFY_CONNECTION, &notify, &guard, MHD_OPTION_NOTIFY_COMPLETED, &completed, &guard, MHD_OPTION_END);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -230,13 +242,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
   page_policy();  // hashes the page's script now, not while a request waits
   Guard guard(socket, histd::exporter::ConnectionLimits{});
-  MHD_Daemon* d = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, &admit, &guard, &answer, &guard,
-      // First: libmicrohttpd logs options given before it its own way.
-      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &guard, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
-      kPoolThreads, MHD_OPTION_CONNECTION_LIMIT, kMhdConnectionLimit, MHD_OPTION_CONNECTION_TIMEOUT,
-      static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(guard.limits().keep_alive).count()),
-      MHD_OPTION_NOTIFY_CONNECTION, &notify, &guard, MHD_OPTION_NOTIFY_COMPLETED, &completed, &guard, MHD_OPTION_END);
+  MHD_Daemon* d = serve_http(listen_fd, guard);
   if (!d) {
     fmt::print(stderr, "histd-exporter: cannot serve HTTP on fd {}\n", listen_fd);
     return 1;
