@@ -147,7 +147,7 @@ void TraceRing::deliver_snapshot(uint64_t id, std::span<const uint8_t> rec) {
 // The stack of the task that hit the event.
 void TraceRing::deliver_stack(trace::LineHeader header, uint32_t pid, std::span<const uint8_t> rec) {
   std::vector<uint64_t> frames(rec.size() / 8);
-  std::memcpy(frames.data(), rec.data(), frames.size() * 8);
+  if (!frames.empty()) std::memcpy(frames.data(), rec.data(), frames.size() * 8);
   header.pid = pid;
   trace_.append(
       trace::format_line(header, trace::stack_trace_text(frames, &resolver_)),

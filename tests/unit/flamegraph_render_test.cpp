@@ -52,7 +52,7 @@ void add(readout::HistTable& t, std::vector<uint64_t> frames, uint64_t pid, uint
   std::vector<uint8_t> key(t.table.key_size, 0);
   const table::KeyColumn& s = t.table.keys[0];
   frames.resize(std::min<size_t>(frames.size(), s.size / 8));
-  std::memcpy(key.data() + s.offset, frames.data(), frames.size() * 8);
+  if (!frames.empty()) std::memcpy(key.data() + s.offset, frames.data(), frames.size() * 8);
   if (t.table.keys.size() > 1) std::memcpy(key.data() + t.table.keys[1].offset, &pid, 8);
   const uint64_t v[] = {hits};
   t.table.add(key, v);
