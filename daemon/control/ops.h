@@ -78,6 +78,9 @@ nlohmann::json dispatch(engine::Engine& engine, const nlohmann::json& request, c
 // Every event of `engine` that has hist triggers, with its tables. Triggers
 // that did not restore have no table.
 std::vector<readout::EventHist> hist_events(engine::Engine& engine);
+// The events with a trigger keyed by a .log2 or .buckets key (the page's
+// heatmap sampler reads only these).
+std::vector<readout::EventHist> histogram_events(engine::Engine& engine);
 
 // A metrics request's "folded:ID" (kFoldedPrefix; histd-exporter's
 // /folded?table=ID): the folded stacks of the page's table ID, or ENOENT

@@ -10,14 +10,33 @@
 
 namespace histd::control {
 
-std::vector<readout::EventHist> hist_events(engine::Engine& engine) {
+namespace {
+
+std::vector<readout::EventHist> events_where(engine::Engine& engine, bool (*wanted)(const engine::TriggerInfo&)) {
   std::vector<readout::EventHist> events;
   std::set<std::pair<std::string, std::string>> seen;
   for (const engine::TriggerInfo& t : engine.trigger_lines()) {
-    if (!t.hist || t.state == readout::TriggerState::NotRestored || !seen.emplace(t.system, t.event).second) continue;
+    if (!t.hist || t.state == readout::TriggerState::NotRestored || !wanted(t)) continue;
+    if (!seen.emplace(t.system, t.event).second) continue;
     if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
   }
   return events;
+}
+
+}  // namespace
+
+std::vector<readout::EventHist> hist_events(engine::Engine& engine) {
+  return events_where(engine, [](const engine::TriggerInfo&) { return true; });
+}
+
+// A bucketed key prints as FIELD.log2 or FIELD.buckets=N in its trigger
+// line: events without one are not read (a 100k-entry table of pids is not
+// read every interval for nothing). An event that has one is read whole;
+// the sampler keeps only its histogram tables.
+std::vector<readout::EventHist> histogram_events(engine::Engine& engine) {
+  return events_where(engine, [](const engine::TriggerInfo& t) {
+    return t.line.find(".log2") != std::string::npos || t.line.find(".buckets=") != std::string::npos;
+  });
 }
 
 // The exporter names the page's form in the command, as it names the

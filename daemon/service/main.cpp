@@ -138,7 +138,7 @@ int serve(const Options& opt, histd::engine::Engine& eng, histd::instances::Inst
     server->start(
         eng, [&reloader, &eng] { return reloader.reload(eng); }, &instances);
   if (metrics.socket) {
-    metrics.sampler->start([&eng] { return control::hist_events(eng); });
+    metrics.sampler->start([&eng] { return control::histogram_events(eng); });
     metrics.socket->start(eng, {}, &instances, [s = metrics.sampler.get()] { return s->history(); });
     metrics.listener->start();
   }
