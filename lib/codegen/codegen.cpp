@@ -431,6 +431,8 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
   const bool inlined_triggers = inline_triggers(u.triggers, u.controls.size(), record != nullptr, nested);
   for (size_t i = 0; i < u.triggers.size(); ++i) emit_handler(em, i, *u.triggers[i], nested, inlined_triggers);
   for (size_t i = 0; i < u.controls.size(); ++i) emit_control(em, i, *u.controls[i]);
+  const std::string record_filter =
+      record && record->filter ? em.filter_expr(*record->filter, record->filter->root) : "";
   const plan::TypedFilter* eprobe_filter = entry.kind == EventEntry::Kind::Probe ? entry.probe.filter : nullptr;
   if (eprobe_filter) em.helpers += eprobe_filter_function(em, *eprobe_filter);
   const bool stacks = record || any_control(u.controls, ControlKind::Stacktrace);
@@ -442,7 +444,7 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
                        kConstantsSection);
   out += em.helpers;
   out += em.body;
-  if (record) out += detail::emit_record(*record);
+  if (record) out += detail::emit_record(*record, record_filter);
   out += handlers(triggers.size(), enables.size(), inlined, record != nullptr);
   // A traced record, a stack and a snapshot notice carry their task and time.
   const bool notices = stacks || any_control(u.controls, ControlKind::Snapshot);

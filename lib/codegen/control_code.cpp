@@ -29,7 +29,7 @@ std::string emit_stack_buffer() { return percpu_buffer("histd_stkbuf", kStackBuf
 
 std::string emit_eprobe_buffer() { return percpu_buffer("histd_recbuf", kEprobeBufferMap); }
 
-std::string emit_record(const RecordInput& r) {
+std::string emit_record(const RecordInput& r, const std::string& filter) {
   std::string out = percpu_buffer("histd_recbuf", kRecordBufferMap);
   out +=
       "static __attribute__((noinline)) void record_event(void *ctx, const void *rec, const struct histd_common *c) "
@@ -37,6 +37,7 @@ std::string emit_record(const RecordInput& r) {
   // Not while its event is disabled (enable_event/disable_event flip it),
   // nor while tracing is off.
   out += fmt::format("  if (histd_paused({}u) || !histd_tracing_on())\n    return;\n", r.slot);
+  if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
   out += fmt::format("  __u32 size = {}u;\n", r.fixed_size);
   for (const RecordInput::Dynamic& d : r.dynamic) {
     // The location word: offset in its low 16 bits, length in its high 16.

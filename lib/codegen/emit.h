@@ -39,10 +39,11 @@ std::string hot_claim(size_t i, const plan::HistPlan& p);
 
 // What controls tracing (control_code.cpp): recording an enabled event (the
 // per-CPU buffer map, and record_event(ctx, rec, c) that sends the record
-// to the ring); control trigger i as control_<i>(ctx, rec, c) with its
+// to the ring, when `filter`, its filter's C expression, holds or is "");
+// control trigger i as control_<i>(ctx, rec, c) with its
 // filter's C expression (or ""); the per-CPU stack buffer map, which a
 // recording unit and one with a stacktrace trigger define.
-std::string emit_record(const RecordInput& r);
+std::string emit_record(const RecordInput& r, const std::string& filter);
 std::string emit_control(size_t i, const ControlInput& in, const std::string& filter);
 std::string emit_stack_buffer();
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,9 @@ struct RecordInput {
     bool relative = false;  // __rel_loc: from the end of the word, not the record
   };
   std::vector<Dynamic> dynamic;
+  // The event's `filter` file: only the records it matches are recorded
+  // (none: every record). The triggers see every record, as the kernel's.
+  std::optional<plan::TypedFilter> filter;
 };
 
 // The per-CPU buffers a recording unit copies its records through, and a
