@@ -37,8 +37,14 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
 void Deployer::roll_back(const std::vector<const Change*>& done) {
   // Only additions come before a change that can fail (a command's field
   // variables before its own trigger): each goes again, newest first.
-  for (auto it = done.rbegin(); it != done.rend(); ++it)
+  for (auto it = done.rbegin(); it != done.rend(); ++it) {
     if ((*it)->kind == Change::Kind::TriggerAdded) remove_trigger_uid((*it)->uid);
+    // A system's filter changes many events: those done take theirs back.
+    if ((*it)->kind == Change::Kind::EventFiltered) {
+      EventState& ev = event_state((*it)->event);
+      (void)refilter(ev, std::move(ev.record_filter_before));
+    }
+  }
 }
 
 CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, EventState* ev, const std::string& text,
@@ -86,6 +92,13 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
     case Change::Kind::EventEnabled:
     case Change::Kind::EventDisabled:
       return record_event(target, c.kind == Change::Kind::EventEnabled);
+    case Change::Kind::EventFiltered: {
+      auto f = next.filters().find(c.event);
+      target.record_filter_before = target.record_filter;
+      auto st = refilter(target, f == next.filters().end() ? std::nullopt : std::optional(f->second.typed));
+      if (!st) return system_failure(std::move(st).error());
+      return Unit{};
+    }
     case Change::Kind::ProbeDefined: {
       auto format = next.format(c.event);
       if (!format) return system_failure(std::move(format).error());

@@ -60,6 +60,7 @@ pipeline::EventParts EventPrograms::event_parts(const EventState& ev, const std:
     if (auto format = catalog_.event(ev.system, ev.event)) {
       parts.record = pipeline::record_input(**format);
       parts.record->slot = *ev.record_slot;
+      parts.record->filter = ev.record_filter;
     }
   return parts;
 }

@@ -145,6 +145,17 @@ CommandResult Deployer::record_event(EventState& ev, bool on) {
   return Unit{};
 }
 
+Status Deployer::refilter(EventState& ev, std::optional<plan::TypedFilter> filter) {
+  if (ev.record_filter == filter) return ok_status();
+  std::optional<plan::TypedFilter> was = std::exchange(ev.record_filter, std::move(filter));
+  // Only a recorded event's program tests it; the others take it when
+  // they start recording.
+  if (!ev.recorded() || !ev.record_slot) return ok_status();
+  auto st = programs_->rebuild(ev, triggers_of(ev), controls_of(ev));
+  if (!st) ev.record_filter = std::move(was);
+  return st;
+}
+
 Status Deployer::start_recording(EventState& ev) {
   // Its records are printed with its format's print fmt.
   if (auto learned = ring_->learn_format(catalog_, ev.system, ev.event); !learned) return learned;

@@ -150,6 +150,10 @@ struct EventState {
   // While either holds, its program copies each record to the ring (even
   // with no trigger on it) unless this control slot is paused.
   std::optional<uint32_t> record_slot;
+  // Its `filter` file (registry::RecordFilter): the records recorded; and
+  // the one before the command being deployed, which a roll back restores.
+  std::optional<plan::TypedFilter> record_filter;
+  std::optional<plan::TypedFilter> record_filter_before;
   bool recorded() const { return enabled || soft_refs > 0; }
 };
 

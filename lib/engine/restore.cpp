@@ -136,6 +136,13 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
     case SavedEntry::Kind::Eprobe:
       if (e.command.empty()) return bad("not an eprobe definition");
       return write_own_probe(e.command, registry::ProbeWrite::parse(e.command));
+    case SavedEntry::Kind::EventFilter: {
+      const size_t colon = e.event.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == e.event.size() || e.command.empty())
+        return bad("not an event filter");
+      if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
+      return set_filter_locked(catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command);
+    }
     case SavedEntry::Kind::Trigger:
       break;
   }

@@ -219,6 +219,10 @@ Result<Applied, Refusal> Registry::apply(const Command& command) const {
     return apply_probe(*p);
   } else if (std::holds_alternative<ProbeTruncate>(command)) {
     return apply_probe_truncate();
+  } else if (const auto* f = std::get_if<EventFilter>(&command)) {
+    return apply_filter(*f);
+  } else if (const auto* sf = std::get_if<SystemFilter>(&command)) {
+    return apply_system_filter(*sf);
   } else {
     no = w.event_enable(std::get<EventEnable>(command));
   }

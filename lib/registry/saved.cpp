@@ -76,6 +76,9 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   // ignores the member).
   json eprobes = json::array();
   for (const auto& [id, k] : registry.eprobes()) eprobes.push_back(probe::defining_line(k.def));
+  json filters = json::array();
+  for (const auto& [id, f] : registry.filters())
+    filters.push_back(json{{"event", id.system + ":" + id.name}, {"filter", f.text}});
   for (const SavedEntry& e : kept) {
     if (e.applying) continue;
     json raw = json::parse(e.raw, nullptr, false);
@@ -96,6 +99,9 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
       case SavedEntry::Kind::Eprobe:
         eprobes.push_back(std::move(raw));
         break;
+      case SavedEntry::Kind::EventFilter:
+        filters.push_back(std::move(raw));
+        break;
     }
   }
   json doc{{"version", 1}, {"synthetic_events", synthetic}, {"enabled_synthetic_events", enabled}, {"triggers", list}};
@@ -103,6 +109,8 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   // Kernel events whose `enable` is 1 (an older histd ignores the member).
   if (!events.empty()) doc["enabled_events"] = std::move(events);
   if (!eprobes.empty()) doc["eprobes"] = std::move(eprobes);
+  // Events' filter files (an older histd ignores the member).
+  if (!filters.empty()) doc["event_filters"] = std::move(filters);
   // A checksum of the rest, as one line of JSON (keys sorted, no blanks:
   // the same whoever parses and prints it again), so that a byte changed
   // since (a flipped bit, a hand's slip) is caught however valid the JSON
@@ -164,6 +172,9 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
   if (auto s = doc.find("enabled_events"); s != doc.end() && s->is_array())
     for (const json& n : *s)
       add(SavedEntry::Kind::EventEnabled, n, n.is_string() ? n.get<std::string>() : "", "enable");
+  // Filters before nothing they need: an event's filter needs only its format.
+  if (auto s = doc.find("event_filters"); s != doc.end() && s->is_array())
+    for (const json& f : *s) add(SavedEntry::Kind::EventFilter, f, string_at(f, "event"), string_at(f, "filter"));
   return entries;
 }
 

@@ -55,6 +55,11 @@ Registry restored_from(std::string_view text) {
       case registry::SavedEntry::Kind::Enabled:
         ok(back, registry::SynthEnable{e.event, true});
         break;
+      case registry::SavedEntry::Kind::EventFilter: {
+        const size_t colon = e.event.find(':');
+        ok(back, registry::EventFilter{{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command});
+        break;
+      }
       case registry::SavedEntry::Kind::EventEnabled: {
         const size_t colon = e.event.find(':');
         ok(back, registry::EventEnable{{e.event.substr(0, colon), e.event.substr(colon + 1)}, true});
@@ -99,6 +104,9 @@ TEST(Registry, ItsStateFileRestoresIt) {
   const catalog::EventId kRead{"myprobes", "read"};
   ok(r, write(kRead, "hist:keys=common_pid:vals=size:sort=size.descending"));
   ok(r, registry::EventEnable{kRead, true});
+  // Filter files: a kernel event's and an eprobe's.
+  ok(r, registry::EventFilter{kSwitch, "prev_prio < 100 && next_comm ~ \"b*\"\n"});
+  ok(r, registry::EventFilter{kRead, "size > 128"});
   // A declared trigger: its words and pause flag are the configuration's.
   const uint64_t declared = r.events().at(kKmalloc).hist.back().uid;
   ok(r, registry::TriggerMark{declared, true, "hist:name=t:keys=call_site:vals=bytes_req if bytes_req > 10"});
@@ -126,6 +134,9 @@ TEST(Registry, ItsStateFileRestoresIt) {
   EXPECT_EQ(back.enabled_events(), r.enabled_events());
   EXPECT_EQ(r.enabled_events().size(), 3u);
   EXPECT_EQ(back.eprobes(), r.eprobes());
+  EXPECT_EQ(back.filters(), r.filters());
+  ASSERT_EQ(r.filters().size(), 2u);
+  EXPECT_EQ(r.filters().at(kSwitch).text, "prev_prio < 100 && next_comm ~ \"b*\"");
   EXPECT_NE(text.find("\"e:myprobes/read kmem.kmalloc size=$bytes_req:s64 c=$comm if bytes_req > 64\""),
             std::string::npos)
       << text;

@@ -92,6 +92,7 @@ struct Span {
   X(FilterInvalidValue, "Invalid value (did you forget quotes)?")                                 \
   X(FilterNoFilter, "No filter found")                                                            \
   X(FilterTooManyPreds, "Too many terms in predicate expression")                                 \
+  X(FilterBadSubsystem, "Couldn't find or set field in one of a subsystem's events")            \
   /* the kernel's synthetic-event errors (trace_events_synth.c) */                               \
   X(SynthBadName, "Illegal name")                                                                 \
   X(SynthInvalidCmd, "Command must be of the form: <name> field[;field] ...")                    \

@@ -253,6 +253,9 @@ class Deployer {
   // disable_event targets it, and stops when neither holds.
   CommandResult record_event(EventState& ev, bool on);
   Status start_recording(EventState& ev);
+  // Sets the event's record filter; a recorded event's program is rebuilt
+  // with it (on failure the old filter and program stay).
+  Status refilter(EventState& ev, std::optional<plan::TypedFilter> filter);
   void stop_recording(EventState& ev);
   // An enable_event/disable_event's hold on its target's recording, and the
   // release of a control trigger (its slot, that hold).

@@ -243,6 +243,14 @@ class Engine {
   std::string probe_events(const std::string& file);
   CommandResult write_probe_events(const std::string& file, std::string_view text, bool truncate);
   std::vector<std::string> synthetic_names();
+  // events/<system>/<event>/filter and events/<system>/filter (lib/engine/
+  // filters.cpp): which records of an enabled event are recorded, in the
+  // kernel's filter language, "0" clearing; saved with the triggers. A
+  // filter with an error is refused with the kernel's error_log entry and
+  // changes nothing. filter(): the event's, nullopt when it has none.
+  CommandResult set_filter(const std::string& system, const std::string& event, std::string_view text);
+  CommandResult set_system_filter(const std::string& system, std::string_view text);
+  std::optional<std::string> filter(const std::string& system, const std::string& event);
   // events/synthetic/<name>/enable: whether the event's records are traced.
   // Any event's enable file: its records go to the trace buffer (a kernel
   // event's program then copies each record to histd; a synthetic event's
@@ -409,6 +417,7 @@ class Engine {
   std::optional<Result<registry::ProbeWrite, Diagnostic>> own_probe(std::string_view line) const;
   CommandResult write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed);
   CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
+  CommandResult set_filter_locked(const catalog::EventId& event, std::string_view text);
   std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
   // compiler, the verifier, the kernel, the state directory) is logged to

@@ -149,8 +149,30 @@ struct ProbeWrite {
 };
 // Every eprobe (dynamic_events opened with O_TRUNC), or none if one is busy.
 struct ProbeTruncate {};
+// events/<system>/<event>/filter: which of its records are recorded, in the
+// kernel's filter language ("0" or nothing: every record). The text is
+// what error_log shows as the command, the caret placed in it.
+struct EventFilter {
+  catalog::EventId event;
+  std::string text;
+};
+// events/<system>/filter: the filter set on every event of the system that
+// has the fields it names, the others' filters cleared, as the kernel's
+// apply_subsystem_event_filter(); refused when no event has them.
+struct SystemFilter {
+  std::string system;
+  std::string text;
+};
 using Command = std::variant<TriggerWrite, TriggerTruncate, TriggerRemove, SynthWrite, SynthTruncate, SynthEnable,
-                             TriggerMark, EventEnable, ProbeWrite, ProbeTruncate>;
+                             TriggerMark, EventEnable, ProbeWrite, ProbeTruncate, EventFilter, SystemFilter>;
+
+// An event's filter as set: its text (what the filter file shows) and the
+// filter typed against the event's format (what the recording tests).
+struct RecordFilter {
+  std::string text;
+  plan::TypedFilter typed;
+  friend bool operator==(const RecordFilter&, const RecordFilter&) = default;
+};
 
 // One thing the deployer must carry out, in order.
 struct Change {
@@ -171,6 +193,7 @@ struct Change {
     EventDisabled,     // event
     ProbeDefined,      // event: one of histd's eprobes
     ProbeRemoved,      // event
+    EventFiltered,     // event: its filter set or cleared (Registry::filters)
   };
   Kind kind = Kind::TriggerAdded;
   catalog::EventId event;
@@ -226,6 +249,8 @@ class Registry {
   bool eprobe_on_synthetic(const catalog::EventId& event) const;
   // The kernel events whose records go to the trace buffer.
   const std::set<catalog::EventId>& enabled_events() const { return enabled_; }
+  // The events whose filter file holds a filter.
+  const std::map<catalog::EventId, RecordFilter>& filters() const { return filters_; }
   // The trigger with this uid and its event (nullptr: none).
   std::pair<const catalog::EventId*, const HistTrigger*> find(uint64_t uid) const;
   // What planning a trigger consults: the variables, the synthetic events.
@@ -262,6 +287,9 @@ class Registry {
   // lib/registry/probes.cpp
   Result<Applied, Refusal> apply_probe(const ProbeWrite& w) const;
   Result<Applied, Refusal> apply_probe_truncate() const;
+  // lib/registry/filters.cpp
+  Result<Applied, Refusal> apply_filter(const EventFilter& f) const;
+  Result<Applied, Refusal> apply_system_filter(const SystemFilter& f) const;
   // Whether an eprobe can be attached as `d` says, and its filter typed
   // against the attached event; or why not: no such event, not a kernel
   // tracepoint, no such field, a bad filter (the error where it points).
@@ -274,6 +302,7 @@ class Registry {
   std::map<std::string, Synthetic> synths_;
   std::map<catalog::EventId, Eprobe> eprobes_;
   std::set<catalog::EventId> enabled_;
+  std::map<catalog::EventId, RecordFilter> filters_;
   uint64_t next_uid_ = 1;
   uint32_t next_synth_id_ = 0xf000;
   // Apart from the synthetic events' ids, which a restart hands out again
@@ -292,8 +321,9 @@ struct Applied {
 // A restart applies them in order, as commands.
 struct SavedEntry {
   // Enabled: a synthetic event's enable state; EventEnabled: a kernel event's;
-  // Eprobe: one of histd's eprobes (its dynamic_events line).
-  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled, Eprobe };
+  // Eprobe: one of histd's eprobes (its dynamic_events line); EventFilter:
+  // an event's filter (the command is its text).
+  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled, Eprobe, EventFilter };
   Kind kind = Kind::Trigger;
   // "system:event" (Trigger, EventEnabled), the synthetic event's name (Enabled)
   std::string event;

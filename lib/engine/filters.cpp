@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The engine's event filters: the `filter` files of events and systems,
+// decided by the registry (registry::EventFilter, SystemFilter), saved
+// with the triggers, carried out by rebuilding the recorded events' programs.
+#include <fmt/format.h>
+
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+namespace {
+
+// Where the kernel's filter errors go in error_log (its tracing_log_err()
+// from append_filter_err()).
+constexpr const char* kFilterErrorLocation = "event filter parse error";
+
+}  // namespace
+
+CommandResult Engine::set_filter(const std::string& system, const std::string& event, std::string_view text) {
+  std::lock_guard lock(mu_);
+  const std::string location = fmt::format("{}:{}/filter", system, event);
+  if (auto room = reserve_state(text.size()); !room)
+    return finish_command(location, text, nullptr, system_failure(std::move(room).error()));
+  return finish_command(location, text, nullptr, set_filter_locked(catalog::EventId{system, event}, text));
+}
+
+CommandResult Engine::set_filter_locked(const catalog::EventId& event, std::string_view text) {
+  return run(registry::EventFilter{event, std::string(text)}, nullptr, kFilterErrorLocation, {});
+}
+
+CommandResult Engine::set_system_filter(const std::string& system, std::string_view text) {
+  std::lock_guard lock(mu_);
+  const std::string location = fmt::format("{}/filter", system);
+  if (auto room = reserve_state(text.size()); !room)
+    return finish_command(location, text, nullptr, system_failure(std::move(room).error()));
+  return finish_command(location, text, nullptr,
+                        run(registry::SystemFilter{system, std::string(text)}, nullptr, kFilterErrorLocation, {}));
+}
+
+std::optional<std::string> Engine::filter(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  auto f = registry_.filters().find(catalog::EventId{system, event});
+  if (f == registry_.filters().end()) return std::nullopt;
+  return f->second.text;
+}
+
+}  // namespace histd::engine
