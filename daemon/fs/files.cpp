@@ -208,6 +208,23 @@ int write_trigger(const FileCall& c, std::string_view data) {
   return taken(r, data);
 }
 int truncate_triggers(const FileCall& c) { return done(c.engine.truncate_triggers(c.node.system, c.node.event)); }
+// An event's filter file and its system's (the kernel's event_filter_write()
+// and subsystem_filter_write(): a page at most; a system's shows only its
+// fixed message).
+int read_filter(const FileCall& c, std::string& out) {
+  if (c.node.event.empty())
+    return shown(out,
+                 "### global filter ###\n"
+                 "# Use this to set filters for multiple events.\n"
+                 "# Only events with the given fields will be affected.\n"
+                 "# If no events are modified, an error message will be displayed here\n");
+  return shown(out, c.engine.filter(c.node.system, c.node.event).value_or("none") + "\n");
+}
+int write_filter(const FileCall& c, std::string_view data) {
+  if (data.size() >= 4096) return -EINVAL;
+  if (c.node.event.empty()) return taken(c.engine.set_system_filter(c.node.system, data), data);
+  return taken(c.engine.set_filter(c.node.system, c.node.event, data), data);
+}
 
 // --- enable files, events/ and options/
 
@@ -274,6 +291,8 @@ constexpr TreeFile kFiles[] = {
   {"enable",            kEventsDir | kSystemDir | kEventDir,
                                      ReadWrite,  Content, read_enable,           write_enable_file,     nullptr,
    false, false, has_enable_file},
+  {"filter",            kSystemDir | kEventDir,
+                                     ReadWrite,  Content, read_filter,           write_filter},
   {"header_event",      kEventsDir,  ReadOnly,   Content, read_header,           nullptr,               nullptr,
    false, false, has_header},
   {"header_page",       kEventsDir,  ReadOnly,   Content, read_header,           nullptr,               nullptr,

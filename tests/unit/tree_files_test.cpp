@@ -31,9 +31,9 @@ TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
             (std::vector<std::string>{"error_log", "trace", "trace_pipe", "trace_marker", "snapshot", "tracing_on",
                                       "current_tracer", "available_tracers", "set_event"}));
   EXPECT_EQ(names_at(kEventsDir), (std::vector<std::string>{"enable", "header_event", "header_page"}));
-  EXPECT_EQ(names_at(kSystemDir), (std::vector<std::string>{"enable"}));
-  EXPECT_EQ(names_at(kEventDir),
-            (std::vector<std::string>{"format", "hist", "hist.json", "hist_debug", "id", "trigger", "enable"}));
+  EXPECT_EQ(names_at(kSystemDir), (std::vector<std::string>{"enable", "filter"}));
+  EXPECT_EQ(names_at(kEventDir), (std::vector<std::string>{"format", "hist", "hist.json", "hist_debug", "id", "trigger",
+                                                           "enable", "filter"}));
   EXPECT_EQ(names_at(kOptionsDir), (std::vector<std::string>{"stacktrace"}));
 }
 
