@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <vector>
 
 #include "fs/control_value.h"
 #include "fs/dynamic_events.h"
 #include "fs/enable_files.h"
 #include "fs/nodes.h"
+#include "fs/trace_options.h"
 #include "histd/symbols.h"
 #include "histd/text.h"
 
@@ -83,6 +85,17 @@ int shown(std::string& out, std::string text) {
   return 0;
 }
 std::string flag(bool on) { return on ? "1\n" : "0\n"; }
+// A mask of the first `cpus` CPUs as the kernel's %*pb prints it: hex,
+// 32 bits a group, groups separated by commas, the highest first.
+std::string cpu_mask_text(uint32_t cpus) {
+  std::string out;
+  for (uint32_t group = (std::max(cpus, 1u) - 1) / 32 + 1; group-- > 0;) {
+    const uint32_t bits = std::min(32u, cpus - std::min(cpus, group * 32));
+    const uint32_t word = bits == 32 ? 0xffffffffu : (1u << bits) - 1;
+    out += out.empty() ? fmt::format("{:x}", word) : fmt::format(",{:08x}", word);
+  }
+  return out;
+}
 
 // The comm of the task writing to trace_marker.
 std::string comm_of(pid_t pid) {
@@ -246,15 +259,53 @@ bool has_enable_file(const Namespace&, const Node& dir, std::string_view) {
 // formats (libtracefs's tracefs_local_events()) read them first.
 bool has_header(const Namespace& ns, const Node&, std::string_view name) { return ns.header(name) != nullptr; }
 int read_header(const FileCall& c, std::string& out) { return shown(out, *c.ns.header(c.node.file)); }
-int read_stacktrace(const FileCall& c, std::string& out) {
-  return shown(out, flag(c.engine.trace_ring().stacktrace_option()));
+bool in_top_tree(const Namespace&, const Node& dir, std::string_view) { return dir.instance.empty(); }
+// options/<name>, a file per trace option (trace_options.h).
+int read_option(const FileCall& c, std::string& out) {
+  const TraceOption* option = find_trace_option(c.node.file);
+  if (!option) return -ENOENT;
+  return shown(out, flag(option_value(c.engine, *option, !c.node.instance.empty())));
 }
-int write_stacktrace(const FileCall& c, std::string_view data) {
+int write_option(const FileCall& c, std::string_view data) {
+  const TraceOption* option = find_trace_option(c.node.file);
+  if (!option) return -ENOENT;
   auto v = parse_enable(data);
   if (!v) return -v.error();
-  c.engine.trace_ring().set_stacktrace_option(*v);
-  return size_of(data);
+  const int rc = set_option(c.engine, *option, *v, !c.node.instance.empty());
+  if (rc < 0) fmt::print(stderr, "histd: options/{}: fixed in histd\n", option->name);
+  return rc < 0 ? rc : size_of(data);
 }
+int read_trace_options(const FileCall& c, std::string& out) {
+  return shown(out, trace_options_text(c.engine, !c.node.instance.empty()));
+}
+int write_options(const FileCall& c, std::string_view data) {
+  const int rc = write_trace_options(c.engine, data, !c.node.instance.empty());
+  return rc < 0 ? rc : size_of(data);
+}
+
+// --- the clock, the CPUs, the formats: what histd records with
+
+// histd's records are stamped by BPF's bpf_ktime_get_ns(), CLOCK_MONOTONIC:
+// the kernel's "mono" clock is the one histd can honour.
+int read_trace_clock(const FileCall&, std::string& out) { return shown(out, "[mono]\n"); }
+int write_trace_clock(const FileCall&, std::string_view data) {
+  if (trim(data) == "mono") return size_of(data);
+  fmt::print(stderr, "histd: trace_clock: histd's records are stamped by the monotonic clock (mono) only\n");
+  return -EINVAL;
+}
+// Timestamps are deltas in the raw ring buffer's pages (per_cpu/), as the kernel's default.
+int read_timestamp_mode(const FileCall&, std::string& out) { return shown(out, "[delta] absolute\n"); }
+// Every CPU is recorded: the mask of the possible ones, as the kernel's %*pb.
+int read_cpumask(const FileCall& c, std::string& out) {
+  return shown(out, cpu_mask_text(c.engine.trace_ring().possible_cpus()) + "\n");
+}
+int write_cpumask(const FileCall& c, std::string_view data) {
+  if (trim(data) == cpu_mask_text(c.engine.trace_ring().possible_cpus())) return size_of(data);
+  fmt::print(stderr, "histd: tracing_cpumask: histd records on every CPU\n");
+  return -EINVAL;
+}
+// histd records no trace_printk() (bprint) events: no formats to resolve.
+int read_printk_formats(const FileCall&, std::string& out) { return shown(out, ""); }
 
 using enum Access;
 using enum Opening;
@@ -297,16 +348,30 @@ constexpr TreeFile kFiles[] = {
    false, false, has_header},
   {"header_page",       kEventsDir,  ReadOnly,   Content, read_header,           nullptr,               nullptr,
    false, false, has_header},
-  {"stacktrace",        kOptionsDir, ReadWrite,  Content, read_stacktrace,       write_stacktrace},
+  {"trace_options",     kBoth,       ReadWrite,  Content, read_trace_options,    write_options},
+  {"trace_clock",       kBoth,       ReadWrite,  Content, read_trace_clock,      write_trace_clock},
+  {"timestamp_mode",    kBoth,       ReadOnly,   Content, read_timestamp_mode},
+  {"tracing_cpumask",   kBoth,       ReadWrite,  Content, read_cpumask,          write_cpumask},
+  {"printk_formats",    kTop,        ReadOnly,   Content, read_printk_formats},
 };
 // clang-format on
 
 }  // namespace
 
-std::span<const TreeFile> tree_files() { return kFiles; }
+// The rows above, then options/ with a row per trace option.
+std::span<const TreeFile> tree_files() {
+  static const std::vector<TreeFile> files = [] {
+    std::vector<TreeFile> all(std::begin(kFiles), std::end(kFiles));
+    for (const TraceOption& o : trace_options())
+      all.push_back(TreeFile{o.name, kOptionsDir, Access::ReadWrite, Opening::Content, read_option, write_option,
+                             nullptr, false, false, o.top_only ? in_top_tree : nullptr});
+    return all;
+  }();
+  return files;
+}
 
 const TreeFile* find_file(const Namespace& ns, const Node& dir, Place place, std::string_view name) {
-  for (const TreeFile& f : kFiles)
+  for (const TreeFile& f : tree_files())
     if (f.name == name && (f.places & place) != 0 && (!f.present || f.present(ns, dir, name))) return &f;
   return nullptr;
 }

@@ -22,19 +22,49 @@ std::vector<std::string> names_at(Place place) {
 }
 
 TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
-  EXPECT_EQ(
-      names_at(kTopRoot),
-      (std::vector<std::string>{"README", "available_events", "error_log", "synthetic_events", "trace", "trace_pipe",
-                                "trace_marker", "snapshot", "tracing_on", "current_tracer", "available_tracers",
-                                "dynamic_events", "set_event", "kprobe_events", "uprobe_events"}));
+  EXPECT_EQ(names_at(kTopRoot),
+            (std::vector<std::string>{"README",      "available_events", "error_log",         "synthetic_events",
+                                      "trace",       "trace_pipe",       "trace_marker",      "snapshot",
+                                      "tracing_on",  "current_tracer",   "available_tracers", "dynamic_events",
+                                      "set_event",   "kprobe_events",    "uprobe_events",     "trace_options",
+                                      "trace_clock", "timestamp_mode",   "tracing_cpumask",   "printk_formats"}));
   EXPECT_EQ(names_at(kInstanceRoot),
             (std::vector<std::string>{"error_log", "trace", "trace_pipe", "trace_marker", "snapshot", "tracing_on",
-                                      "current_tracer", "available_tracers", "set_event"}));
+                                      "current_tracer", "available_tracers", "set_event", "trace_options",
+                                      "trace_clock", "timestamp_mode", "tracing_cpumask"}));
   EXPECT_EQ(names_at(kEventsDir), (std::vector<std::string>{"enable", "header_event", "header_page"}));
   EXPECT_EQ(names_at(kSystemDir), (std::vector<std::string>{"enable", "filter"}));
   EXPECT_EQ(names_at(kEventDir), (std::vector<std::string>{"format", "hist", "hist.json", "hist_debug", "id", "trigger",
                                                            "enable", "filter"}));
-  EXPECT_EQ(names_at(kOptionsDir), (std::vector<std::string>{"stacktrace"}));
+  // The kernel's trace_options, in its order (6.12, the nop tracer's own two aside).
+  EXPECT_EQ(names_at(kOptionsDir), (std::vector<std::string>{"print-parent",
+                                                             "sym-offset",
+                                                             "sym-addr",
+                                                             "verbose",
+                                                             "raw",
+                                                             "hex",
+                                                             "bin",
+                                                             "block",
+                                                             "fields",
+                                                             "trace_printk",
+                                                             "annotate",
+                                                             "userstacktrace",
+                                                             "sym-userobj",
+                                                             "printk-msg-only",
+                                                             "context-info",
+                                                             "latency-format",
+                                                             "record-cmd",
+                                                             "record-tgid",
+                                                             "overwrite",
+                                                             "disable_on_free",
+                                                             "irq-info",
+                                                             "markers",
+                                                             "trace_printk_dest",
+                                                             "copy_trace_marker",
+                                                             "pause-on-trace",
+                                                             "hash-ptr",
+                                                             "function-trace",
+                                                             "stacktrace"}));
 }
 
 TEST(TreeFiles, ANameIsOneFileInEachDirectory) {

@@ -69,6 +69,7 @@ class TraceRing {
   TraceRing& operator=(const TraceRing&) = delete;
 
   int ring_fd() const { return ring_.get(); }
+  uint32_t possible_cpus() const { return possible_cpus_; }
   int lost_fd() const { return lost_.get(); }
 
   // Starts draining the ring on a thread of its own, which delivers each
