@@ -13,9 +13,10 @@ void set_stacktrace(engine::Engine& e, bool on) { e.trace_ring().set_stacktrace_
 // What histd always does, as each fixed value says: lines printed by their
 // events' print fmt with symbols, the flags column and the task's comm,
 // trace_marker taken, the buffer overwriting its oldest lines when full.
-// event-fork and function-fork are left out while histd has no
-// set_event_pid: trace-cmd record -c follows children itself (ptrace)
-// when they are absent, and would set them when present.
+// Left out while histd cannot honour them, as the clients that find them
+// would set them: event-fork and function-fork (histd has no
+// set_event_pid; trace-cmd record -c follows children itself without
+// them) and pause-on-trace (the kernel's selftests set it first).
 constexpr TraceOption kOptions[] = {
     {"print-parent", true},
     {"sym-offset", false},
@@ -41,7 +42,6 @@ constexpr TraceOption kOptions[] = {
     {"markers", true},
     {"trace_printk_dest", true, false, true},
     {"copy_trace_marker", true, false, true},
-    {"pause-on-trace", false},
     {"hash-ptr", true},
     {"function-trace", true},
     {"stacktrace", false, false, false, stacktrace, set_stacktrace},

@@ -162,7 +162,8 @@ class FilterParser {
       // "=" for "==" and anything else that is no operator.
       size_t end = pos_;
       while (end < text_.size() && std::string_view("=!<>&~|").find(text_[end]) != std::string_view::npos) ++end;
-      return fail(ErrorCode::FilterInvalidOp, op_start, std::max(end, op_start + 1));
+      // The caret one past where the operator should be, as the kernel's.
+      return fail(ErrorCode::FilterInvalidOp, op_start + 1, std::max(end, op_start + 1) + 1);
     }
     p.op_span = span(op_start, pos_);
     // value
@@ -173,10 +174,15 @@ class FilterParser {
     return add(FilterNode{FilterNode::Kind::Predicate, std::move(p), -1, -1, span(start, pos_)});
   }
 
+  // The kernel's parse_pred() places a value's errors one past the value's
+  // first character (its position counts from after the predicate's
+  // first character); so does histd, that the carets are the same.
   Result<Literal, Diagnostic> parse_value() {
     Literal lit;
     const size_t start = pos_;
-    if (pos_ == text_.size()) return fail(ErrorCode::FilterInvalid, pos_, pos_);
+    // No value, or an operator where it should be ("a === 1").
+    if (pos_ == text_.size() || std::string_view("=!<>&|~(").find(text_[pos_]) != std::string_view::npos)
+      return fail(ErrorCode::FilterInvalidValue, start + 1, start + 2);
     const char q = text_[pos_];
     if (q == '"' || q == '\'') {
       const size_t close = text_.find(q, pos_ + 1);
@@ -190,25 +196,28 @@ class FilterParser {
       return lit;
     }
     while (pos_ < text_.size() && !is_space(text_[pos_]) && text_[pos_] != ')' && !at("&&") && !at("||")) ++pos_;
-    if (pos_ == start) return fail(ErrorCode::FilterInvalid, start, start + 1);
     lit.text = std::string(text_.substr(start, pos_ - start));
     lit.span = span(start, pos_);
     if (lit.text.size() > kMaxOperand) return fail(ErrorCode::FilterOperandTooLong, start, pos_);
     std::string_view digits = lit.text;
     const bool negative = !digits.empty() && digits[0] == '-';
     if (negative) digits.remove_prefix(1);
-    if (!digits.empty() && std::isdigit(static_cast<unsigned char>(digits[0]))) {
-      if (auto n = parse_u64(digits)) {
+    // An unquoted word is a string, as the kernel's documentation writes
+    // one (filename==/usr/bin/wget); its parser wants quotes since.
+    if (!negative && (digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0])))) {
+      lit.kind = Literal::Kind::String;
+      return lit;
+    }
+    lit.kind = Literal::Kind::Number;
+    lit.negative = negative;
+    lit.parsed = false;
+    if (!digits.empty() && std::isdigit(static_cast<unsigned char>(digits[0])))
+      if (auto n = parse_u64(digits))
         // kstrtoll: a negative value must fit in an s64.
         if (!negative || *n <= uint64_t{1} << 63) {
-          lit.kind = Literal::Kind::Number;
-          lit.negative = negative;
           lit.number = negative ? ~*n + 1 : *n;
-          return lit;
+          lit.parsed = true;
         }
-      }
-    }
-    lit.kind = Literal::Kind::String;
     return lit;
   }
 

@@ -150,10 +150,14 @@ Result<ValField, Diagnostic> plan_val(const parse::HistCommand& cmd, const catal
 
 // Numeric constant of a filter predicate, checked and truncated the way the
 // kernel's filter parser does (kstrtoll for signed fields, kstrtoull else).
+// Where the kernel's parse_pred() puts the caret for a value's error: one
+// past the value's first character.
+Span past_first(Span value) { return Span{value.begin + 1, value.begin + 2}; }
+
 Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAccess& field,
                                              const parse::Literal& lit) {
-  if (lit.kind != parse::Literal::Kind::Number || (lit.negative && !field.is_signed))
-    return error(cmd, ErrorCode::FilterIllegalIntval, lit.span);
+  if (!lit.parsed || (lit.negative && !field.is_signed))
+    return error(cmd, ErrorCode::FilterIllegalIntval, past_first(lit.span));
   uint64_t v = lit.number;
   if (field.size < 8) {
     const unsigned bits = field.size * 8;
@@ -185,9 +189,10 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
       case parse::FilterNode::Kind::Predicate: {
         const parse::Predicate& p = node.predicate;
         auto r = resolve_field(format, p.field.name);
+        // The caret one past the name's end, as the kernel's.
         if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp ||
             r->access.source == Source::Stacktrace)
-          return error(cmd, ErrorCode::FilterFieldNotFound, name_span(p.field));
+          return error(cmd, ErrorCode::FilterFieldNotFound, Span{p.field.span.end + 1, p.field.span.end + 2});
         if (!r->readable)
           return error(cmd, ErrorCode::Unsupported, name_span(p.field), "BPF programs cannot read " + p.field.name);
         if (!p.field.modifiers.empty())
@@ -195,9 +200,20 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
         // Which events count would bisect the address.
         if (opaque && r->access.kernel_address)
           return error(cmd, ErrorCode::AddressHidden, name_span(p.field), hidden_address_use(p.field.name));
+        // As the kernel's parse_pred() decides, in its order: a quoted
+        // string takes ==, != and ~ on a string field; a number any other
+        // operator on a number field.
+        const Span at_value = past_first(p.value.span);
+        const bool string_value = p.value.kind == parse::Literal::Kind::String;
+        const bool string_op =
+            p.op == parse::CompareOp::Eq || p.op == parse::CompareOp::Ne || p.op == parse::CompareOp::Glob;
+        if (string_value && !string_op) return error(cmd, ErrorCode::FilterIllegalFieldOp, at_value);
+        // An unquoted word is a string only where a string is wanted.
+        if (string_value && !p.value.quoted && !is_string_kind(r->access.kind))
+          return error(cmd, ErrorCode::FilterInvalidValue, at_value);
+        if (string_value != is_string_kind(r->access.kind))
+          return error(cmd, string_value ? ErrorCode::FilterExpectDigit : ErrorCode::FilterExpectString, at_value);
         if (is_string_kind(r->access.kind)) {
-          if (p.op != parse::CompareOp::Eq && p.op != parse::CompareOp::Ne && p.op != parse::CompareOp::Glob)
-            return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
           if (p.value.text.size() > 255) return error(cmd, ErrorCode::FilterOperandTooLong, p.value.span);
           term.kind = FilterTerm::Kind::Compare;
           term.field = r->access;
@@ -206,9 +222,8 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
           term.match = p.op == parse::CompareOp::Glob ? compile_glob(p.value.text) : exact_match(p.value.text);
           break;
         }
-        if (r->access.kind != catalog::FieldKind::Integer)
-          return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
-        if (p.op == parse::CompareOp::Glob) return error(cmd, ErrorCode::FilterIllegalFieldOp, p.op_span);
+        if (r->access.kind != catalog::FieldKind::Integer || p.op == parse::CompareOp::Glob)
+          return error(cmd, ErrorCode::FilterIllegalFieldOp, at_value);
         auto c = filter_constant(cmd, r->access, p.value);
         if (!c) return unexpected(std::move(c).error());
         term.kind = FilterTerm::Kind::Compare;

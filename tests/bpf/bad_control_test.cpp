@@ -109,7 +109,7 @@ std::vector<Case> cases() {
       // trigger commands: the engine's diagnostic, with command and caret
       {"unknown field", req("add", kWrite, "hist:keys=nosuch"), EINVAL, "Couldn't find field", "hist:keys=nosuch", 10},
       {"bad filter", req("add", kWrite, "hist:keys=fd if fd ~ 1"), EINVAL, "Illegal operation for field type",
-       "hist:keys=fd if fd ~ 1", 19},
+       "hist:keys=fd if fd ~ 1", 22},  // one past the value's first character, as the kernel's caret
       {"no keys", req("add", kWrite, "hist:vals=count"), EINVAL, "hist trigger needs keys=", "hist:vals=count", 0},
       {"existing trigger", req("add", kWrite, "hist:keys=fd:vals=count"), EINVAL, "Hist trigger already exists",
        "hist:keys=fd:vals=count", 0},

@@ -120,9 +120,9 @@ check_error 'hist:keys=fd:vals=count.^log2' "Invalid field modifier"
 check_error 'hist:keys=fd.^execname' "Invalid field modifier"
 check_error 'hist:keys=^nosuch' "Couldn't find field"
 check_error 'hist:keys=fd:^vals=' "Empty assignment"
-check_error 'hist:keys=fd if ^nosuch == 1' "Field not found"
-check_error 'hist:keys=fd if fd ^= 1' "Invalid operator"
-check_error 'hist:keys=fd if fd == ^count' "Illegal integer value"
+check_error 'hist:keys=fd if nosuch ^== 1' "Field not found"
+check_error 'hist:keys=fd if fd =^ 1' "Invalid operator"
+check_error 'hist:keys=fd if fd == c^ount' "Invalid value (did you forget quotes)?"
 
 # --- a newline or NUL in a filter cannot forge lines ----------------------
 # Before: the quoted newline was stored, and the trigger file, histctl list

@@ -14,9 +14,10 @@ histd_start
 mkdir "$INST"
 err() { "$@" 2>&1 >/dev/null | sed -n 's/.*: \([A-Z][a-z][^:]*\)$/\1/p' | tail -1; }
 names() { sed 's/^no//' "$1"; }
-# Options histd has not: the nop tracer's own two, and (while histd has
-# no set_event_pid) event-fork and function-fork.
-missing='-e test_nop_accept -e test_nop_refuse -e event-fork -e function-fork'
+# Options histd has not: the nop tracer's own two, and while histd cannot
+# honour them event-fork and function-fork (no set_event_pid) and
+# pause-on-trace.
+missing='-e test_nop_accept -e test_nop_refuse -e event-fork -e function-fork -e pause-on-trace'
 kernel_names() { names "$1" | grep -v -x $missing; }
 kernel_lines() { grep -v -x $(sed 's/-e /-e no/g' <<<"$missing") $missing "$1"; }
 

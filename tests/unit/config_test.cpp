@@ -75,7 +75,7 @@ TEST(ConfigParse, LinesOfEachKind) {
 
 TEST(ConfigParse, BadLinesAreReportedWithFileLineAndCaretAndTheRestRead) {
   expect_problem("syscalls:sys_enter_write hist:keys=fd:^junk", ErrorCode::UnknownToken);
-  expect_problem("syscalls:sys_enter_write hist:keys=fd if fd ==^", ErrorCode::FilterInvalid);
+  expect_problem("syscalls:sys_enter_write hist:keys=fd if fd 1^2", ErrorCode::FilterInvalidOp);
   expect_problem("syscalls:sys_enter_write ^hsit:keys=fd", ErrorCode::UnknownCommand);
   expect_problem("^hist:keys=fd", ErrorCode::ConfigLine);
   expect_problem("  ^sys/calls:write hist:keys=fd", ErrorCode::ConfigLine);

@@ -172,8 +172,15 @@ TEST(Parse, Errors) {
   expect_error("hist:keys=^a:onmax($x).save(a)", ErrorCode::InvalidParam);
   expect_error("hist:keys=^'a'", ErrorCode::FieldNotFound);
   expect_error("hist:keys=a if ^)", ErrorCode::FilterTooManyClose);
-  expect_error("hist:keys=a if a ^= 1", ErrorCode::FilterInvalidOp);
-  expect_error("hist:keys=a if a ^1", ErrorCode::FilterInvalidOp);
+  expect_error("hist:keys=a if a =^ 1", ErrorCode::FilterInvalidOp);
+  expect_error("hist:keys=a if a 1^", ErrorCode::FilterInvalidOp);
+  {
+    // A missing value: the caret one past the end, as the kernel's.
+    auto r = parse_trigger("hist:keys=a if a ==");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::FilterInvalidValue);
+    EXPECT_EQ(r.error().span.begin, 20u);
+  }
   expect_error("hist:keys=a if ^(a == 1", ErrorCode::FilterTooManyOpen);
   expect_error("hist:keys=a if a == 1^)", ErrorCode::FilterTooManyClose);
   expect_error("hist:keys=a if a == ^\"open", ErrorCode::FilterMissingQuote);
@@ -244,7 +251,7 @@ TEST(Parse, NeverCrashesOnJunk) {
     }
     auto r = parse_trigger(s);
     if (!r) {
-      EXPECT_LE(r.error().span.begin, r.error().command.size()) << s;
+      EXPECT_LE(r.error().span.begin, r.error().command.size() + 1) << s;
     }
   }
 }

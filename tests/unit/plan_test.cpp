@@ -111,11 +111,16 @@ TEST(Plan, Errors) {
   expect_error("hist:keys=node.^execname", ErrorCode::BadFieldModifier);
   expect_error("hist:keys=node:vals=^comm", ErrorCode::StringValue);
   expect_error("hist:keys=^common_type", ErrorCode::Unsupported);
-  expect_error("hist:keys=node if ^junk == 1", ErrorCode::FilterFieldNotFound);
-  expect_error("hist:keys=node if node == ^abc", ErrorCode::FilterIllegalIntval);
-  expect_error("hist:keys=node if bytes_req == ^-1", ErrorCode::FilterIllegalIntval);
-  expect_error("hist:keys=node if bytes_req == ^node", ErrorCode::FilterIllegalIntval);
-  expect_error("hist:keys=node if bytes_req ^~ \"a*\"", ErrorCode::FilterIllegalFieldOp);
+  // The kernel's carets: one past a field's name, one past a value's first character.
+  expect_error("hist:keys=node if junk ^== 1", ErrorCode::FilterFieldNotFound);
+  expect_error("hist:keys=node if node == a^bc", ErrorCode::FilterInvalidValue);
+  expect_error("hist:keys=node if bytes_req == -^1", ErrorCode::FilterIllegalIntval);
+  expect_error("hist:keys=node if bytes_req == 1^x", ErrorCode::FilterIllegalIntval);
+  expect_error("hist:keys=node if bytes_req == n^ode", ErrorCode::FilterInvalidValue);
+  expect_error("hist:keys=node if bytes_req == \"^1\"", ErrorCode::FilterExpectDigit);
+  expect_error("hist:keys=node if bytes_req > \"^1\"", ErrorCode::FilterIllegalFieldOp);
+  expect_error("hist:keys=node if bytes_req ~ \"^a*\"", ErrorCode::FilterExpectDigit);
+  expect_error("hist:keys=node if bytes_req ~ 1^0", ErrorCode::FilterIllegalFieldOp);
   expect_error("hist:keys=node:clock=^bogus", ErrorCode::SetClockFail);
   expect_error("hist:keys=node:clock=^counter", ErrorCode::SetClockFail);
 }

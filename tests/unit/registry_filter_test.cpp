@@ -46,11 +46,13 @@ TEST(RegistryFilter, ABadFilterIsRefusedWithTheKernelsErrorAndChangesNothing) {
   Diagnostic d = refusal_of(r, EventFilter{kSwitch, "prio < 100"});
   EXPECT_EQ(d.code, ErrorCode::FilterFieldNotFound);
   EXPECT_EQ(d.command, "prio < 100");
-  EXPECT_EQ(d.span.begin, 0u);
+  EXPECT_EQ(d.span.begin, 5u);  // one past the name, as the kernel's caret
   d = refusal_of(r, EventFilter{kSwitch, "prev_prio < 100 &&"});
   EXPECT_EQ(d.command, "prev_prio < 100 &&");
   EXPECT_NE(d.code, ErrorCode::FilterFieldNotFound);
   d = refusal_of(r, EventFilter{kSwitch, "prev_comm < 3"});
+  EXPECT_EQ(d.code, ErrorCode::FilterExpectString);
+  d = refusal_of(r, EventFilter{kSwitch, "prev_comm < \"a\""});
   EXPECT_EQ(d.code, ErrorCode::FilterIllegalFieldOp);
   EXPECT_EQ(r, before);
   EXPECT_EQ(r.filters().at(kSwitch).text, "prev_prio < 100");

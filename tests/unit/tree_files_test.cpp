@@ -61,7 +61,6 @@ TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
                                                              "markers",
                                                              "trace_printk_dest",
                                                              "copy_trace_marker",
-                                                             "pause-on-trace",
                                                              "hash-ptr",
                                                              "function-trace",
                                                              "stacktrace"}));

@@ -120,14 +120,19 @@ enum class Control { None, Pause, Continue, Clear };
 
 enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge, BitAnd, Glob };
 
+// As the kernel's parse_pred() reads a value: a quoted string, or a number
+// (a digit or '-' first); and an unquoted word, a string as the kernel's
+// documentation writes one (`quoted` false).
 struct Literal {
   enum class Kind { Number, String };
   Kind kind = Kind::Number;
   // Number: the value as parsed (kstrtoll/kstrtoull, base 0); `negative` when
   // written with a leading '-', in which case `number` holds the two's
-  // complement bit pattern.
+  // complement bit pattern. Not `parsed` when the text is no number
+  // ("1b", a value past 64 bits): refused once the field's type is known.
   uint64_t number = 0;
   bool negative = false;
+  bool parsed = true;
   std::string text;  // the literal without quotes (also kept for numbers)
   bool quoted = false;
   Span span;
