@@ -43,6 +43,7 @@ std::vector<uint8_t> host_bytes(const std::vector<T>& values) {
 EventPrograms::EventPrograms(State state)
     : catalog_(state.catalog),
       compiler_(state.compiler),
+      kernel_(state.kernel),
       options_(state.options),
       events_(state.events),
       synths_(state.synths),
@@ -95,9 +96,9 @@ Expected<EventPrograms::Layout> EventPrograms::layout(const EventState& ev,
 // The new programs of one rebuild, loaded, not yet installed.
 struct EventPrograms::Loaded {
   std::optional<Built> event;
-  std::optional<runtime::EventProgram> event_program;
+  std::unique_ptr<Kernel::Program> event_program;
   std::map<size_t, Built> groups;
-  std::map<size_t, runtime::EventProgram> group_programs;
+  std::map<size_t, std::unique_ptr<Kernel::Program>> group_programs;
 };
 
 // Compiles and loads the event's programs holding `triggers`, then installs
@@ -169,7 +170,7 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
   // histd left pinned stays as it was, running its program, for the next try.
   auto unattach = [&](Status st) {
     const bool runs = ev.program || std::any_of(ev.groups.begin(), ev.groups.end(),
-                                                [](const ProgramGroup& g) { return g.program.has_value(); });
+                                                [](const ProgramGroup& g) { return g.program != nullptr; });
     if (fresh_attachment && ev.attachment && !runs) {
       if (ev.attachment->adopted()) ev.attachment->let_go();
       ev.attachment.reset();
@@ -219,9 +220,8 @@ Status EventPrograms::attach(EventState& ev, std::optional<catalog::SyscallEvent
   if (ev.attachment) return ok_status();
   // An eprobe's program runs at the tracepoint of the event it is attached to.
   const std::optional<catalog::EventId> attached = eprobe_attached(ev);
-  auto attachment = runtime::Attachment::attach(compiler_.paths(), attached ? attached->system : ev.system,
-                                                attached ? attached->name : ev.event,
-                                                objects_.event_pin_base(ev, syscall), syscall, probe && !attached);
+  auto attachment = kernel_.attach({attached ? attached->system : ev.system, attached ? attached->name : ev.event,
+                                    objects_.event_pin_base(ev, syscall), syscall, probe && !attached});
   if (!attachment) return unexpected(std::move(attachment).error());
   ev.attachment = std::move(*attachment);
   ev.syscall = syscall;
@@ -229,7 +229,7 @@ Status EventPrograms::attach(EventState& ev, std::optional<catalog::SyscallEvent
 }
 
 Status EventPrograms::load(EventState& ev, Loaded& loaded) {
-  auto load_one = [&](const Built& b, uint32_t next_slot) -> Expected<runtime::EventProgram> {
+  auto load_one = [&](const Built& b, uint32_t next_slot) -> Expected<std::unique_ptr<Kernel::Program>> {
     std::map<std::string, int> maps = b.maps;
     std::map<std::string, std::vector<uint8_t>> rodata;
     if (b.chained) {
@@ -237,7 +237,7 @@ Status EventPrograms::load(EventState& ev, Loaded& loaded) {
       rodata[codegen::kChainNextSlot] = host_bytes(std::vector<uint32_t>{next_slot});
     }
     if (!b.unit.constants.empty()) rodata[codegen::kConstantsSection] = host_bytes(b.unit.constants);
-    auto program = runtime::EventProgram::load(b.object, maps, rodata);
+    auto program = kernel_.load(b.object, maps, rodata);
     if (!program) compiler_.evict(b.unit.source);
     return program;
   };
@@ -257,9 +257,9 @@ Status EventPrograms::load(EventState& ev, Loaded& loaded) {
 // Group g in slot g + 1 first, the head (slot 0) next, the slots of groups
 // that went last: each step leaves a chain that runs every trigger once.
 Status EventPrograms::install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has) {
-  runtime::Attachment& a = *ev.attachment;
+  Kernel::Attachment& a = *ev.attachment;
   for (const auto& [g, p] : loaded.group_programs)
-    if (auto st = a.install(p.event_fd(), uint32_t(g + 1)); !st) return st;
+    if (auto st = a.install(p->event_fd(), uint32_t(g + 1)); !st) return st;
   Status st = ok_status();
   if (event_has) {
     if (loaded.event_program) st = a.install(loaded.event_program->event_fd(), 0);
@@ -267,7 +267,7 @@ Status EventPrograms::install(EventState& ev, const Layout& lay, const Loaded& l
     a.clear(0);
   } else if (ev.program || loaded.group_programs.count(0)) {
     st = a.install(
-        loaded.group_programs.count(0) ? loaded.group_programs.at(0).event_fd() : ev.groups[0].program->event_fd(), 0);
+        loaded.group_programs.count(0) ? loaded.group_programs.at(0)->event_fd() : ev.groups[0].program->event_fd(), 0);
   }
   if (!st) return st;
   for (size_t g = lay.groups.size(); g < ev.groups.size(); ++g) a.clear(uint32_t(g + 1));
@@ -304,7 +304,7 @@ void EventPrograms::commit(EventState& ev, const Layout& lay, Loaded& loaded, bo
 // Every program of the event's chain in its slot, and none past it: after a
 // restore, which loaded them without installing (see install_restored).
 Status EventPrograms::install_all(EventState& ev) {
-  runtime::Attachment& a = *ev.attachment;
+  Kernel::Attachment& a = *ev.attachment;
   for (size_t g = 0; g < ev.groups.size(); ++g)
     if (ev.groups[g].program)
       if (auto st = a.install(ev.groups[g].program->event_fd(), uint32_t(g + 1)); !st) return st;
@@ -321,7 +321,7 @@ Status EventPrograms::install_all(EventState& ev) {
 std::vector<int> EventPrograms::test_fds(const EventState& ev) const {
   std::vector<int> fds;
   // An attached event's programs have no test entry (-1).
-  auto add = [&fds](const runtime::EventProgram& p) {
+  auto add = [&fds](const Kernel::Program& p) {
     if (const int fd = p.test_fd(); fd >= 0) fds.push_back(fd);
   };
   if (ev.program) add(*ev.program);

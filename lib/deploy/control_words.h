@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // A control slot's pause flag in the control array, for the deployer's
-// triggers and for the trace ring's switches (tracing_on and
-// options/stacktrace are words of the same array): one encoding for both.
+// triggers (KernelObjects, through its Kernel) and for the trace ring's
+// switches (tracing_on and options/stacktrace are words of the same array,
+// which the trace ring reads and writes itself): one encoding for both.
 #pragma once
 
 #include <bpf/bpf.h>
@@ -13,8 +14,11 @@
 
 namespace histd::deploy {
 
+// The pause flag alone, no firings counted (KernelObjects::set_paused too).
+inline histd_trigger_control paused_word(bool paused) { return histd_trigger_control{paused ? 1u : 0u, 0}; }
+
 inline Status set_slot_paused(int control, uint32_t slot, bool paused) {
-  histd_trigger_control c{paused ? 1u : 0u, 0};
+  histd_trigger_control c = paused_word(paused);
   if (bpf_map_update_elem(control, &slot, &c, BPF_ANY) != 0) return fail_errno("updating trigger control");
   return ok_status();
 }

@@ -4,7 +4,6 @@
 // (maps, pins, control slots, program rebuilds), and only then committed by
 // the engine. A change that fails undoes, in one place (roll_back), what
 // the command's earlier changes created; the registry was never touched.
-#include <bpf/bpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -136,7 +135,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   Fd vars;
   if (plan.separate_var_map()) {
     auto m =
-        runtime::create_map(BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size, plan.max_entries);
+        kernel_->create_map({BPF_MAP_TYPE_HASH, "histd_vars", plan.key_size, plan.var_record_size, plan.max_entries});
     if (!m) return system_failure(std::move(m).error());
     vars = std::move(*m);
   }

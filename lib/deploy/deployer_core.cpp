@@ -2,7 +2,6 @@
 // The deployer's making and ending (create, shutdown), its events by id,
 // and what several of its paths share: refusals, Missed counts, a
 // trigger's release.
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
@@ -15,14 +14,15 @@
 
 namespace histd::deploy {
 
-Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, Fd control, Fd ring,
-                   Fd lost, Log log)
-    : catalog_(catalog),
+Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options,
+                   std::shared_ptr<Kernel> kernel, Fd control, Fd ring, Fd lost, Log log)
+    : kernel_(std::move(kernel)),
+      catalog_(catalog),
       compiler_(compiler),
       options_(std::move(options)),
       possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
       log_(std::move(log)),
-      objects_(std::make_unique<KernelObjects>(std::move(control), options_.pin_dir)),
+      objects_(std::make_unique<KernelObjects>(*kernel_, std::move(control), options_.pin_dir)),
       probe_files_(catalog),
       ring_(std::make_unique<TraceRing>(
           std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
@@ -31,8 +31,8 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
                                return snapshot_notice(slot, value, key);
                              },
                              [this](uint32_t id) { return traced_synth(id); }})),
-      programs_(std::make_unique<EventPrograms>(
-          EventPrograms::State{catalog_, compiler_, options_, events_, synths_, eprobe_filters_, *objects_, *ring_})) {}
+      programs_(std::make_unique<EventPrograms>(EventPrograms::State{catalog_, compiler_, *kernel_, options_, events_,
+                                                                     synths_, eprobe_filters_, *objects_, *ring_})) {}
 
 void Deployer::set_restoring(bool on) { programs_->set_restoring(on); }
 
@@ -42,19 +42,20 @@ Deployer::~Deployer() {
 }
 
 Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, runtime::Compiler& compiler,
-                                                     Options options, Log log) {
+                                                     Options options, Log log, std::shared_ptr<Kernel> kernel) {
   auto control =
-      runtime::create_map(BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS);
+      kernel->create_map({BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS});
   if (!control) return unexpected(std::move(control).error());
-  auto ring = runtime::create_map(BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22);
+  auto ring = kernel->create_map({BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22});
   if (!ring) return unexpected(std::move(ring).error());
-  auto lost = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS);
+  auto lost = kernel->create_map({BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS});
   if (!lost) return unexpected(std::move(lost).error());
   // Every unit this deployer compiles opens with these lines: a histd-cc
   // started from now on learns them first (Compiler::set_prelude).
   compiler.set_prelude(codegen::kUnitPrelude);
-  return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(*control),
-                                                std::move(*ring), std::move(*lost), std::move(log)));
+  return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(kernel),
+                                                std::move(*control), std::move(*ring), std::move(*lost),
+                                                std::move(log)));
 }
 
 CommandResult Deployer::user_error(EventState& ev, Diagnostic d, int err) {
@@ -94,7 +95,8 @@ std::string Deployer::control_line(const catalog::EventId& event, const parse::C
   c.count = HISTD_UNLIMITED;
   if (const EventState* ev = find_event(event))
     for (const auto& e : ev->controls)
-      if (e->cmd.same_type(cmd)) bpf_map_lookup_elem(objects_->control_fd(), &e->slot, &c);
+      if (e->cmd.same_type(cmd))
+        if (auto word = objects_->read_control(e->slot)) c = *word;
   s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
   if (cmd.filter) s += " if " + cmd.filter->text;
   return s;
@@ -161,10 +163,7 @@ void Deployer::release_trigger(Trigger& t, Release how) {
   // the pins keep the counts for the next start; nor when a command that
   // adopted a previous histd's table fails: the counts stay for a retry.
   const bool keep = shutting_down_ || (how == Release::Undo && t.table && t.table->adopted);
-  if (t.table && t.table.use_count() == 1 && !keep) {
-    std::error_code ec;
-    for (const std::string& path : t.table->pin_paths()) std::filesystem::remove(path, ec);
-  }
+  if (t.table && t.table.use_count() == 1 && !keep) objects_->unpin_table(*t.table);
   t.table.reset();
 }
 

@@ -29,6 +29,7 @@ class EventPrograms {
   struct State {
     catalog::Catalog& catalog;
     runtime::Compiler& compiler;
+    Kernel& kernel;
     const Options& options;
     const std::map<catalog::EventId, std::unique_ptr<EventState>>& events;
     const std::map<std::string, std::unique_ptr<SynthState>>& synths;
@@ -102,6 +103,7 @@ class EventPrograms {
 
   catalog::Catalog& catalog_;
   runtime::Compiler& compiler_;
+  Kernel& kernel_;
   const Options& options_;
   const std::map<catalog::EventId, std::unique_ptr<EventState>>& events_;
   const std::map<std::string, std::unique_ptr<SynthState>>& synths_;

@@ -2,10 +2,10 @@
 // The deployer's shared kernel objects (KernelObjects): control slots,
 // tables and their pins in bpffs (a restart re-adopts a pinned table of the
 // same trigger and layout and keeps counting).
-#include <bpf/bpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "deploy/control_words.h"
@@ -25,22 +25,23 @@ uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-// The map behind a pin, if its shape is the one wanted.
-Fd open_pinned(const std::string& path, uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries) {
-  Fd fd(bpf_obj_get(path.c_str()));
-  if (!fd) return fd;
-  bpf_map_info info{};
-  uint32_t len = sizeof(info);
-  if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0 || info.type != type || info.key_size != key_size ||
-      info.value_size != value_size || info.max_entries != max_entries)
-    return Fd();
-  return fd;
+// The maps of a plan's table.
+Kernel::MapSpec table_spec(const plan::HistPlan& p) {
+  return {table_map_type(p), "histd_table", p.table_map_key_size(), p.table_value_size(), p.table_map_entries()};
+}
+Kernel::MapSpec stats_spec() { return {BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1}; }
+// The hot slots in front of a plan's table (plan::HistPlan::hot_slots > 0).
+Kernel::MapSpec hot_spec(const plan::HistPlan& p) {
+  return {BPF_MAP_TYPE_PERCPU_ARRAY, "histd_hot", 4, p.hot_value_size(), p.hot_slots};
 }
 
 }  // namespace
 
-KernelObjects::KernelObjects(Fd control, std::filesystem::path pin_dir)
-    : control_(std::move(control)), slot_used_(HISTD_CONTROL_SLOTS, false), pin_dir_(std::move(pin_dir)) {
+KernelObjects::KernelObjects(Kernel& kernel, Fd control, std::filesystem::path pin_dir)
+    : kernel_(kernel),
+      control_(std::move(control)),
+      slot_used_(HISTD_CONTROL_SLOTS, false),
+      pin_dir_(std::move(pin_dir)) {
   // Tracing's own slots are never a trigger's: tracing on, and
   // options/stacktrace off, as tracefs starts.
   slot_used_[HISTD_TRACING_SLOT] = slot_used_[HISTD_STACKTRACE_OPTION_SLOT] = true;
@@ -80,37 +81,40 @@ void KernelObjects::sweep_pins(const std::map<catalog::EventId, std::unique_ptr<
     for (const auto& t : ev->triggers)
       for (const std::string& path : t->table->pin_paths()) used.insert(path);
   }
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(pin_dir_, ec)) {
-    // A directory is not this deployer's (the tree's instances pin there).
-    if (entry.is_directory(ec)) continue;
+  // Not its directories: the tree's instances pin there.
+  for (const std::string& path : kernel_.pins(pin_dir_))
     // Unpinning a stale link detaches its program.
-    if (!used.count(entry.path().string())) std::filesystem::remove(entry.path(), ec);
-  }
+    if (!used.count(path)) kernel_.unpin(path);
 }
+
+void KernelObjects::unpin_table(const TableState& t) {
+  for (const std::string& path : t.pin_paths()) kernel_.unpin(path);
+}
+
+Expected<Fd> KernelObjects::create_hot_slots(const plan::HistPlan& p) { return kernel_.create_map(hot_spec(p)); }
 
 bool KernelObjects::adopt_pinned(TableState& t) {
   if (t.pin_base.empty()) return false;
-  Fd map = open_pinned(t.pin_base + "_table", table_map_type(t.layout), t.layout.table_map_key_size(),
-                       t.layout.table_value_size(), t.layout.table_map_entries());
-  Fd stats = open_pinned(t.pin_base + "_stats", BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(histd_table_stats), 1);
+  auto map = kernel_.open_pinned(t.pin_base + "_table", table_spec(t.layout));
+  auto stats = kernel_.open_pinned(t.pin_base + "_stats", stats_spec());
   if (!map || !stats) return false;
   Fd hot;
   if (t.layout.hot_slots > 0) {
-    hot = open_pinned(t.pin_base + "_hot", BPF_MAP_TYPE_PERCPU_ARRAY, 4, t.layout.hot_value_size(), t.layout.hot_slots);
-    if (!hot) {
+    auto pinned = kernel_.open_pinned(t.pin_base + "_hot", hot_spec(t.layout));
+    if (pinned) {
+      hot = std::move(*pinned);
+    } else {
       // Pinned by a histd without hot slots (or with others): the table's
       // counts are all in the hash and stats; the slots start empty.
       auto fresh = create_hot_slots(t.layout);
       if (!fresh) return false;
       hot = std::move(*fresh);
-      std::error_code ec;
-      std::filesystem::remove(t.pin_base + "_hot", ec);
-      if (bpf_obj_pin(hot.get(), (t.pin_base + "_hot").c_str()) != 0) return false;
+      kernel_.unpin(t.pin_base + "_hot");
+      if (!kernel_.pin(hot.get(), t.pin_base + "_hot")) return false;
     }
   }
-  t.map = std::move(map);
-  t.stats = std::move(stats);
+  t.map = std::move(*map);
+  t.stats = std::move(*stats);
   t.hot = std::move(hot);
   t.adopted = true;
   return true;
@@ -118,14 +122,15 @@ bool KernelObjects::adopt_pinned(TableState& t) {
 
 Status KernelObjects::pin_table(TableState& t) {
   if (t.pin_base.empty()) return ok_status();
-  std::error_code ec;
-  std::filesystem::create_directories(pin_dir_, ec);
   // A stale pin of another shape is replaced.
-  for (const std::string& path : t.pin_paths()) std::filesystem::remove(path, ec);
-  if (bpf_obj_pin(t.map.get(), (t.pin_base + "_table").c_str()) != 0 ||
-      bpf_obj_pin(t.stats.get(), (t.pin_base + "_stats").c_str()) != 0 ||
-      (t.hot && bpf_obj_pin(t.hot.get(), (t.pin_base + "_hot").c_str()) != 0))
-    return fail_errno("pinning a table under " + pin_dir_.string());
+  unpin_table(t);
+  Status st = kernel_.pin(t.map.get(), t.pin_base + "_table");
+  if (st) st = kernel_.pin(t.stats.get(), t.pin_base + "_stats");
+  if (st && t.hot) st = kernel_.pin(t.hot.get(), t.pin_base + "_hot");
+  if (!st) {
+    const int e = st.error().err;
+    return fail(ErrorKind::System, e, "pinning a table under " + pin_dir_.string() + ": " + std::strerror(e));
+  }
   return ok_status();
 }
 
@@ -139,13 +144,27 @@ Expected<uint32_t> KernelObjects::allocate_slot() {
   return fail(ErrorKind::Busy, ENOSPC, fmt::format("no free control slot (there are {})", HISTD_CONTROL_SLOTS));
 }
 
-Status KernelObjects::set_paused(uint32_t slot, bool paused) { return set_slot_paused(control_.get(), slot, paused); }
+Status KernelObjects::write_control(uint32_t slot, const histd_trigger_control& c) {
+  auto st = kernel_.update(control_.get(), bytes_of(slot), bytes_of(c));
+  if (!st) {
+    const int e = st.error().err;
+    return fail(ErrorKind::System, e, std::string("updating trigger control: ") + std::strerror(e));
+  }
+  return ok_status();
+}
+
+std::optional<histd_trigger_control> KernelObjects::read_control(uint32_t slot) const {
+  histd_trigger_control c{};
+  if (!kernel_.lookup(control_.get(), bytes_of(slot), bytes_of(c))) return std::nullopt;
+  return c;
+}
+
+Status KernelObjects::set_paused(uint32_t slot, bool paused) { return write_control(slot, paused_word(paused)); }
 
 void KernelObjects::release_slot(uint32_t slot) {
   // A freed slot reads as paused with no firings left, so a stale program
   // can never count into it or fire through it.
-  histd_trigger_control c{1, 0};
-  bpf_map_update_elem(control_.get(), &slot, &c, BPF_ANY);
+  (void)write_control(slot, histd_trigger_control{1, 0});
   // In a batch the program that ran through it may still be installed
   // (end_batch() loads its successor): a trigger made meanwhile must not
   // count through it.
@@ -156,7 +175,10 @@ void KernelObjects::release_slot(uint32_t slot) {
   slot_used_[slot] = false;
 }
 
-bool KernelObjects::is_paused(uint32_t slot) const { return slot_paused(control_.get(), slot); }
+bool KernelObjects::is_paused(uint32_t slot) const {
+  const std::optional<histd_trigger_control> c = read_control(slot);
+  return c && c->paused != 0;
+}
 
 Expected<std::shared_ptr<TableState>> KernelObjects::acquire_table(const plan::HistPlan& plan) {
   if (plan.name) {
@@ -172,10 +194,9 @@ Expected<std::shared_ptr<TableState>> KernelObjects::acquire_table(const plan::H
     if (plan.name) named_tables_[*plan.name] = t;
     return t;
   }
-  auto map = runtime::create_map(table_map_type(plan), "histd_table", plan.table_map_key_size(),
-                                 plan.table_value_size(), plan.table_map_entries());
+  auto map = kernel_.create_map(table_spec(plan));
   if (!map) return unexpected(std::move(map).error());
-  auto stats = runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1);
+  auto stats = kernel_.create_map(stats_spec());
   if (!stats) return unexpected(std::move(stats).error());
   t->map = std::move(*map);
   t->stats = std::move(*stats);

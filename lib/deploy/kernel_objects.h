@@ -16,20 +16,27 @@
 #include <vector>
 
 #include "deploy/state.h"
+#include "hist_shared.h"
+#include "histd/kernel.h"
 
 namespace histd::deploy {
 
 class KernelObjects {
  public:
-  // `control`: the control array (HISTD_CONTROL_SLOTS words); `pin_dir`:
-  // Options::pin_dir (empty: nothing is pinned).
-  KernelObjects(Fd control, std::filesystem::path pin_dir);
+  // `kernel`: the deployer's, outliving this; `control`: the control array
+  // (HISTD_CONTROL_SLOTS words); `pin_dir`: Options::pin_dir (empty:
+  // nothing is pinned).
+  KernelObjects(Kernel& kernel, Fd control, std::filesystem::path pin_dir);
 
   // ---- control slots ----
   int control_fd() const { return control_.get(); }
   Expected<uint32_t> allocate_slot();
   Status set_paused(uint32_t slot, bool paused);
   bool is_paused(uint32_t slot) const;
+  // A slot's whole word: its pause flag and the firings it has left.
+  Status write_control(uint32_t slot, const histd_trigger_control& c);
+  // Nothing when the kernel cannot say.
+  std::optional<histd_trigger_control> read_control(uint32_t slot) const;
   // The slot reads as paused with no firings left; it is free again at
   // once, or in a batch only at end_batch().
   void release_slot(uint32_t slot);
@@ -46,6 +53,8 @@ class KernelObjects {
   // A table for `plan`: a named table's existing one, one adopted from the
   // pins a previous histd left, or a new one (pinned when pinning).
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
+  // A table's pins go (its last trigger went).
+  void unpin_table(const TableState& t);
   std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
   // Removes pins nothing in `events` uses any more (left by a histd that
   // died with triggers the state file no longer names).
@@ -57,7 +66,9 @@ class KernelObjects {
   std::string pin_base(const plan::HistPlan& plan) const;
   Status pin_table(TableState& t);
   bool adopt_pinned(TableState& t);
+  Expected<Fd> create_hot_slots(const plan::HistPlan& p);
 
+  Kernel& kernel_;
   Fd control_;  // the shared per-trigger control array
   std::vector<bool> slot_used_;
   bool batching_ = false;                    // begin_batch() .. end_batch()

@@ -21,13 +21,6 @@ namespace histd::deploy {
 
 namespace {
 
-uint32_t map_id(int fd) {
-  if (fd < 0) return 0;
-  bpf_map_info info{};
-  uint32_t len = sizeof(info);
-  return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
-}
-
 // An fd of the same map, for use after the engine's lock: the trigger may
 // be removed meanwhile, closing its own fd (and a new map may get the number).
 Fd dup_fd(int fd) { return Fd(fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
@@ -115,8 +108,9 @@ uint64_t Deployer::activity(const catalog::EventId& event) const {
     if (objects_->is_paused(ev->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
   std::vector<histd_table_stats> per_cpu(possible_cpus_);
   for (const auto& t : ev->triggers) {
-    uint32_t zero = 0;
-    if (bpf_map_lookup_elem(t->table->stats.get(), &zero, per_cpu.data()) != 0) continue;
+    const uint32_t zero = 0;
+    const std::span<uint8_t> out(reinterpret_cast<uint8_t*>(per_cpu.data()), per_cpu.size() * sizeof(per_cpu[0]));
+    if (!kernel_->lookup(t->table->stats.get(), bytes_of(zero), out)) continue;
     for (const histd_table_stats& s : per_cpu) v += s.hits + histd_drops(&s);
   }
   return v ^ (paused << 48);
@@ -129,7 +123,7 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
   const EventState* ev = find_event(event);
   if (!ev) return d;
   d.possible_cpus = possible_cpus_;
-  d.attached = ev->attachment.has_value();
+  d.attached = ev->attachment != nullptr;
   const std::optional<catalog::EventId> on = programs_->eprobe_attached(*ev);
   d.tracepoint = on ? on->system + ":" + on->name : event.system + ":" + event.name;
   if (ev->syscall) {
@@ -146,7 +140,7 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
     readout::DebugTable dt;
     dt.plan = t->plan;
     dt.paused = objects_->is_paused(t->slot);
-    dt.table_map_id = map_id(t->table->map.get());
+    dt.table_map_id = kernel_->map_id(t->table->map.get());
     dt.memory = plan::map_memory(t->plan, possible_cpus_);
     if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
     dt.missed = ev->attachment ? trigger_missed(*ev, *t) : 0;
@@ -173,10 +167,10 @@ void Deployer::add_maps(uint64_t uid, readout::TriggerInfo& info) const {
   if (!t) return;
   info.memory = plan::map_memory(t->plan, possible_cpus_);
   if (t->plan.name && t->table.use_count() > 1) info.shared_table = *t->plan.name;
-  info.table_map_id = map_id(t->table->map.get());
-  info.stats_map_id = map_id(t->table->stats.get());
-  info.vars_map_id = t->vars ? map_id(t->vars.get()) : 0;
-  info.hot_map_id = t->table->hot ? map_id(t->table->hot.get()) : 0;
+  info.table_map_id = kernel_->map_id(t->table->map.get());
+  info.stats_map_id = kernel_->map_id(t->table->stats.get());
+  info.vars_map_id = t->vars ? kernel_->map_id(t->vars.get()) : 0;
+  info.hot_map_id = t->table->hot ? kernel_->map_id(t->table->hot.get()) : 0;
 }
 
 uint64_t Deployer::missed_base(uint64_t uid) const {
@@ -215,7 +209,7 @@ Expected<bool> Deployer::inject(const catalog::EventId& event, std::span<const u
   const std::vector<int> fds = ev ? programs_->test_fds(*ev) : std::vector<int>{};
   if (fds.empty()) return false;
   for (int fd : fds) {
-    auto rc = runtime::test_run(fd, record);
+    auto rc = kernel_->test_run(fd, record, 0, nullptr);
     if (!rc) return unexpected(std::move(rc).error());
     if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
   }

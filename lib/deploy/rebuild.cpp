@@ -3,7 +3,6 @@
 // pause flags of another event's hist triggers (enable_hist/disable_hist) or
 // its recording (enable_event/disable_event), or tracing_on, or ask histd
 // for a snapshot or send the stack; and the recording of enabled events.
-#include <bpf/bpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,7 +50,7 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
   histd_trigger_control c{0, e->cmd.count
                                  ? static_cast<uint32_t>(std::min<uint64_t>(*e->cmd.count, HISTD_UNLIMITED - 1))
                                  : HISTD_UNLIMITED};
-  bpf_map_update_elem(objects_->control_fd(), &e->slot, &c, BPF_ANY);
+  (void)objects_->write_control(e->slot, c);
   // enable_event/disable_event: the target records under a slot they flip.
   if (auto held = hold_target(*e); !held) {
     objects_->release_slot(e->slot);

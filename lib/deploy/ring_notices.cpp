@@ -56,7 +56,7 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   char task[16] = {};
   std::memcpy(task, comm.data(), std::min<size_t>(comm.size(), 15));
   for (int fd : programs_->test_fds(*ev))
-    if (auto rc = runtime::test_run(fd, rec, marker.ts, task); !rc) return unexpected(std::move(rc).error());
+    if (auto rc = kernel_->test_run(fd, rec, marker.ts, task); !rc) return unexpected(std::move(rc).error());
   return ok_status();
 }
 

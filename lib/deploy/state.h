@@ -50,11 +50,6 @@ inline table::MapShape table_shape(const plan::HistPlan& p) {
           p.hot_slots};
 }
 
-// The hot slots in front of a plan's table (plan::HistPlan::hot_slots > 0).
-inline Expected<Fd> create_hot_slots(const plan::HistPlan& p) {
-  return runtime::create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "histd_hot", 4, p.hot_value_size(), p.hot_slots);
-}
-
 struct TableState {
   plan::HistPlan layout;  // the plan that created it: key/value sizes, entries
   Fd map;
@@ -115,7 +110,7 @@ struct DeployedControl {
 // (its index + 1), run after the event program by a tail call.
 struct ProgramGroup {
   std::vector<uint64_t> members;  // the serials of what `program` counts (none: it only passes on)
-  std::optional<runtime::EventProgram> program;
+  std::unique_ptr<Kernel::Program> program;
   std::string source;  // of `program`
   size_t maps_used = 0;
   // In a batch: the members last compiled (end_batch() loads them).
@@ -127,7 +122,7 @@ struct EventState {
   std::string event;
   std::vector<std::unique_ptr<Trigger>> triggers;          // in creation order
   std::vector<std::unique_ptr<DeployedControl>> controls;  // newest first, as the kernel lists them
-  std::optional<runtime::Attachment> attachment;
+  std::unique_ptr<Kernel::Attachment> attachment;
   // Set with `attachment` when it is on the raw sys_enter / sys_exit
   // tracepoint: the event program must then be generated for that entry.
   std::optional<catalog::SyscallEvent> syscall;
@@ -135,7 +130,7 @@ struct EventState {
   // plain; all of its triggers when it has no chain (a probe, an event run
   // only through the test entry). Slot 0 of the dispatcher's array, or, when
   // there is no such program, the first group's is there too.
-  std::optional<runtime::EventProgram> program;
+  std::unique_ptr<Kernel::Program> program;
   std::vector<uint64_t> program_triggers;  // the serials of what `program` counts
   std::string source;                      // of `program`
   std::vector<ProgramGroup> groups;

@@ -70,9 +70,12 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   std::unique_ptr<Engine> engine(new Engine(std::move(catalog), std::move(compiler), std::move(options)));
   Engine& e = *engine;
   e.owns_compiler_ = owns_compiler;
-  auto deployer = deploy::Deployer::create(e.catalog_, *e.compiler_, e.options_.deploy,
-                                           [&e](const catalog::EventId* event, const Diagnostic* d,
-                                                const std::string& note) { e.deployer_log(event, d, note); });
+  auto deployer = deploy::Deployer::create(
+      e.catalog_, *e.compiler_, e.options_.deploy,
+      [&e](const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
+        e.deployer_log(event, d, note);
+      },
+      deploy::bpf_kernel(e.compiler_->paths()));
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
   // The resident compiler loads its libraries now, not on the first command.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "histd/diagnostic.h"
+#include "histd/kernel.h"
 #include "histd/pipeline.h"
 #include "histd/printfmt.h"
 #include "histd/probe_files.h"
@@ -127,8 +128,10 @@ class Deployer {
   using Log = std::function<void(const catalog::EventId* event, const Diagnostic* d, const std::string& note)>;
   // Creates the shared maps (control array, ring, lost counts). `catalog`
   // (synthetic events are added to it) and `compiler` must outlive it.
+  // `kernel`: every kernel object of the command path is made through it
+  // (histd/kernel.h): bpf_kernel() for histd, a fake for the unit tests.
   static Expected<std::unique_ptr<Deployer>> create(catalog::Catalog& catalog, runtime::Compiler& compiler,
-                                                    Options options, Log log);
+                                                    Options options, Log log, std::shared_ptr<Kernel> kernel);
   ~Deployer();
   Deployer(const Deployer&) = delete;
   Deployer& operator=(const Deployer&) = delete;
@@ -224,8 +227,8 @@ class Deployer {
   void shutdown();
 
  private:
-  Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, Fd control, Fd ring, Fd lost,
-           Log log);
+  Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, std::shared_ptr<Kernel> kernel,
+           Fd control, Fd ring, Fd lost, Log log);
   EventState& event_state(const catalog::EventId& event);
   const EventState* find_event(const catalog::EventId& event) const;
   // A trigger by uid, with its event; {nullptr, nullptr} when gone.
@@ -298,6 +301,8 @@ class Deployer {
   bool takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
   const synth::SynthDefinition* traced_synth(uint32_t id) const;
 
+  // First: every kernel object below is made through it, and goes before it.
+  const std::shared_ptr<Kernel> kernel_;
   catalog::Catalog& catalog_;  // the engine's: synthetic events are added to it
   runtime::Compiler& compiler_;
   const Options options_;
