@@ -183,7 +183,7 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
   if (auto st = load(ev, loaded); !st) return unattach(std::move(st));
   if (!restoring_ && ev.attachment) {
     auto st = install(ev, *lay, loaded, event_has);
-    if (!st) return st;
+    if (!st) return unattach(std::move(st));
   }
   commit(ev, *lay, loaded, event_has);
   return ok_status();
@@ -256,10 +256,24 @@ Status EventPrograms::load(EventState& ev, Loaded& loaded) {
 
 // Group g in slot g + 1 first, the head (slot 0) next, the slots of groups
 // that went last: each step leaves a chain that runs every trigger once.
+// When the kernel refuses a step, the groups' slots written before it get
+// their programs back: the chain runs as before the rebuild.
 Status EventPrograms::install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has) {
   Kernel::Attachment& a = *ev.attachment;
-  for (const auto& [g, p] : loaded.group_programs)
-    if (auto st = a.install(p->event_fd(), uint32_t(g + 1)); !st) return st;
+  std::vector<size_t> replaced;
+  auto undo = [&](Status st) {
+    for (size_t g : replaced) {
+      if (g < ev.groups.size() && ev.groups[g].program)
+        (void)a.install(ev.groups[g].program->event_fd(), uint32_t(g + 1));
+      else
+        a.clear(uint32_t(g + 1));
+    }
+    return st;
+  };
+  for (const auto& [g, p] : loaded.group_programs) {
+    if (auto st = a.install(p->event_fd(), uint32_t(g + 1)); !st) return undo(std::move(st));
+    replaced.push_back(g);
+  }
   Status st = ok_status();
   if (event_has) {
     if (loaded.event_program) st = a.install(loaded.event_program->event_fd(), 0);
@@ -269,7 +283,7 @@ Status EventPrograms::install(EventState& ev, const Layout& lay, const Loaded& l
     st = a.install(
         loaded.group_programs.count(0) ? loaded.group_programs.at(0)->event_fd() : ev.groups[0].program->event_fd(), 0);
   }
-  if (!st) return st;
+  if (!st) return undo(std::move(st));
   for (size_t g = lay.groups.size(); g < ev.groups.size(); ++g) a.clear(uint32_t(g + 1));
   return ok_status();
 }

@@ -128,6 +128,8 @@ Status KernelObjects::pin_table(TableState& t) {
   if (st) st = kernel_.pin(t.stats.get(), t.pin_base + "_stats");
   if (st && t.hot) st = kernel_.pin(t.hot.get(), t.pin_base + "_hot");
   if (!st) {
+    // None of them, rather than some: the table goes with the command.
+    unpin_table(t);
     const int e = st.error().err;
     return fail(ErrorKind::System, e, "pinning a table under " + pin_dir_.string() + ": " + std::strerror(e));
   }

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// A command whose activation the kernel refuses at any of its steps leaves
+// the kernel as it found it: every kernel call an activation makes (a map
+// made, a pin, a control word, the dispatcher attached, a load, a slot
+// installed) is failed in turn by a FakeKernel (deploy_support.h), and
+// after each failure the same maps, pins, programs and dispatcher slots
+// live as before the command; the same command then succeeds with the
+// program a clean run has (the same control slots: none was lost).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "deploy_support.h"
+
+namespace histd::testing {
+namespace {
+
+using Op = FakeKernel::Op;
+
+struct Activation {
+  const char* name;
+  std::vector<std::pair<catalog::EventId, std::string>> before;  // deployed first
+  catalog::EventId event;
+  std::string command;
+  std::vector<Op> ops;  // the calls it makes
+  friend void PrintTo(const Activation& a, std::ostream* os) { *os << a.name; }
+};
+
+const std::vector<Activation>& activations() {
+  static const std::vector<Activation> all{
+      {"FirstTriggerOfAnEvent",
+       {},
+       kKmalloc,
+       "hist:keys=common_pid:vals=bytes_req",
+       {Op::CreateMap, Op::Pin, Op::Update, Op::Attach, Op::Load, Op::Install}},
+      {"PlainTriggerJoiningAProgram",
+       {{kKmalloc, "hist:keys=common_pid"}},
+       kKmalloc,
+       "hist:keys=call_site:vals=bytes_req",
+       {Op::CreateMap, Op::Pin, Op::Update, Op::Load, Op::Install}},
+      {"VariableBesideAChain",
+       {{kWaking, "hist:keys=common_pid"}},
+       kWaking,
+       "hist:keys=pid:ts0=common_timestamp.usecs",
+       {Op::CreateMap, Op::Pin, Op::Update, Op::Load, Op::Install}},
+      {"NamedTableWithVariables",
+       {},
+       kWaking,
+       "hist:name=wake:keys=pid:ts0=common_timestamp.usecs",
+       {Op::CreateMap, Op::Pin, Op::Update, Op::Attach, Op::Load, Op::Install}},
+      {"ReferenceToAnotherEvent",
+       {{kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"}, {kSwitch, "hist:keys=prev_pid"}},
+       kSwitch,
+       "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0",
+       {Op::CreateMap, Op::Pin, Op::Update, Op::Load, Op::Install}},
+  };
+  return all;
+}
+
+void deploy_before(FakeDeploy& d, const Activation& a) {
+  for (const auto& [event, command] : a.before) ASSERT_TRUE(d.run(event, command)) << command;
+}
+
+class DeployRollback : public ::testing::TestWithParam<std::tuple<Activation, Op>> {};
+
+TEST_P(DeployRollback, EveryFailedStepLeavesTheKernelAsItWas) {
+  const auto& [a, op] = GetParam();
+  std::string clean;  // the program of a clean run
+  {
+    FakeDeploy d;
+    deploy_before(d, a);
+    ASSERT_TRUE(d.run(a.event, a.command));
+    clean = d.deployer().source(a.event);
+  }
+  int failed = 0;
+  for (int k = 1;; ++k) {
+    SCOPED_TRACE(::testing::Message() << FakeKernel::op_name(op) << " call " << k);
+    FakeDeploy d;
+    deploy_before(d, a);
+    FakeKernel& kernel = d.kernel();
+    const FakeKernel::Live before = kernel.live();
+    const int calls = kernel.calls(op);
+    kernel.fail_nth(op, k, ENOMEM);
+    const CommandResult r = d.run(a.event, a.command);
+    if (kernel.calls(op) - calls < k) {
+      // The activation makes fewer calls: the rule never fired.
+      EXPECT_TRUE(r);
+      break;
+    }
+    ++failed;
+    ASSERT_FALSE(r) << kernel.journal();
+    EXPECT_EQ(r.error().error.err, ENOMEM);
+    EXPECT_EQ(kernel.live(), before) << kernel.journal();
+    // Nothing is left half made: the same command succeeds, with the
+    // program (and control slots) of a clean run.
+    ASSERT_TRUE(d.run(a.event, a.command)) << kernel.journal();
+    EXPECT_EQ(d.deployer().source(a.event), clean);
+  }
+  EXPECT_GT(failed, 0) << "the activation made no " << FakeKernel::op_name(op) << " call";
+}
+
+std::vector<std::tuple<Activation, Op>> cases() {
+  std::vector<std::tuple<Activation, Op>> out;
+  for (const Activation& a : activations())
+    for (Op op : a.ops) out.emplace_back(a, op);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, DeployRollback, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<std::tuple<Activation, Op>>& p) {
+                           return std::string(std::get<0>(p.param).name) + FakeKernel::op_name(std::get<1>(p.param));
+                         });
+
+}  // namespace
+}  // namespace histd::testing
