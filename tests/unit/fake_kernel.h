@@ -30,6 +30,7 @@ class FakeKernel final : public deploy::Kernel {
   // The calls a test can make fail (fail_nth).
   enum class Op { CreateMap, Pin, Update, Load, Attach, Install };
   static const char* op_name(Op op);
+  friend void PrintTo(Op op, std::ostream* os) { *os << op_name(op); }
 
   struct Map {
     uint64_t id = 0;
