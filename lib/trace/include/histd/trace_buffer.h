@@ -6,6 +6,7 @@
 // when full, also counted). Thread-safe. Pure apart from its lock.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "histd/render.h"
 #include "histd/synth.h"
@@ -139,6 +142,42 @@ class TraceBuffer {
   size_t bytes_ = 0;
   uint64_t written_ = 0;
   uint64_t overruns_ = 0;
+};
+
+// The comms of the tasks whose events were recorded, as the kernel's
+// saved_cmdlines keeps them (trace_save_cmdline()): `size` slots
+// (saved_cmdlines_size, 128 at first) filled in turn, the oldest task's
+// slot taken by a new one, a task seen again keeping its slot with its
+// comm brought up to date. Readers (trace-cmd report) name a record's pid
+// by it. Thread-safe.
+class Cmdlines {
+ public:
+  static constexpr size_t kDefaultSize = 128;
+  // The kernel's limit (PID_MAX_DEFAULT).
+  static constexpr size_t kMaxSize = 32768;
+  explicit Cmdlines(size_t size = kDefaultSize);
+
+  void save(uint32_t pid, std::string_view comm);
+  // saved_cmdlines: "<pid> <comm>" a line, in slot order.
+  std::string text() const;
+  // The comm last saved for `pid`; "" if none.
+  std::string comm(uint32_t pid) const;
+  size_t size() const;
+  // saved_cmdlines_size: a new number of slots (1 to kMaxSize), which
+  // starts empty, as the kernel's allocate_cmdlines_buffer(); false, and
+  // nothing changed, for a size out of range.
+  bool resize(size_t size);
+
+ private:
+  mutable std::mutex mu_;
+  struct Slot {
+    uint32_t pid = 0;
+    std::string comm;
+    bool used = false;
+  };
+  std::vector<Slot> slots_;
+  std::unordered_map<uint32_t, size_t> slot_of_;
+  size_t next_ = 0;
 };
 
 }  // namespace histd::trace
