@@ -180,4 +180,86 @@ class Cmdlines {
   size_t next_ = 0;
 };
 
+// ---- raw per-CPU buffers: the kernel's ring-buffer pages
+
+// A sub-buffer as the kernel's events/header_page describes it: a u64 time
+// stamp, a 64-bit commit word (bytes of events, with the missed-events
+// flags in bits 31 and 30), then 4080 bytes of events, each behind a
+// 32-bit header (type_len: 5 bits, time_delta: 27 bits, header_event).
+inline constexpr size_t kRawPageSize = 4096;
+inline constexpr size_t kRawPageHeader = 16;
+inline constexpr size_t kRawPageData = kRawPageSize - kRawPageHeader;
+// The commit word's flags (the kernel's RB_MISSED_EVENTS, RB_MISSED_STORED).
+inline constexpr uint64_t kRawMissedEvents = uint64_t{1} << 31;
+inline constexpr uint64_t kRawMissedStored = uint64_t{1} << 30;
+
+// Writes events into one page (seeds/002, with header_event's 5-bit
+// type_len): a record of up to 112 bytes takes type_len = its length in
+// words, a longer one type_len 0 and its length in the first array word; a time_delta past 27 bits is carried by
+// a time extend (type_len 30) before the event; the page's time stamp is
+// its first event's, whose delta is 0. Pure.
+class RawPageWriter {
+ public:
+  RawPageWriter();
+  // Whether the event fitted (with its time extend); a page that does not
+  // take it is left as it was.
+  bool add(uint64_t ts, std::span<const uint8_t> data);
+  // Ends the page: the space left (8 bytes or more) becomes a padding
+  // event (type_len 29) that the commit covers, as the kernel's writer
+  // ends a page an event did not fit in.
+  void close();
+  bool empty() const { return events_ == 0; }
+  uint32_t events() const { return events_; }
+  size_t used() const { return used_; }  // bytes of events (no padding)
+  uint64_t first_ts() const { return first_ts_; }
+  // The page as trace_pipe_raw hands it out: `missed` events lost before
+  // it are flagged in the commit word and, when the padding (or free
+  // space) leaves room, stored after the events (the commit then ends at
+  // the events, as the kernel's read of a page does).
+  std::string page(uint64_t missed) const;
+
+ private:
+  void put_word(uint32_t w);
+  std::string data_;  // the 4080 bytes after the header
+  size_t used_ = 0;
+  size_t commit_ = 0;  // used_, or the page's end once closed with padding
+  uint32_t events_ = 0;
+  uint64_t first_ts_ = 0;
+  uint64_t last_ts_ = 0;
+};
+
+// One CPU's counts, as per_cpu/cpuN/stats shows them.
+struct RawStats {
+  uint64_t entries = 0;  // events in the buffer now
+  uint64_t overrun = 0;  // events overwritten by newer ones (the buffer was full)
+  uint64_t bytes = 0;    // bytes of events in the buffer now
+  uint64_t oldest_ts = 0;
+  uint64_t dropped = 0;  // events that never reached the buffer (histd's ring was full)
+  uint64_t read = 0;     // events taken out by readers
+};
+
+// One CPU's raw events, in pages, bounded: when full, the oldest page
+// makes room (the kernel's overwrite mode) and its events count as
+// overrun. trace_pipe_raw takes pages out whole, the page being written
+// too (a reader never waits for a page to fill). Thread-safe.
+class RawBuffer {
+ public:
+  explicit RawBuffer(size_t capacity_bytes);
+  void append(uint64_t ts, std::span<const uint8_t> record);
+  // `count` events lost before they reached this buffer.
+  void note_dropped(uint64_t count);
+  // The oldest page, kRawPageSize bytes; nullopt when there are no events.
+  std::optional<std::string> take_page();
+  bool empty() const;
+  RawStats stats() const;
+  void clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<RawPageWriter> pages_;  // the last one is being written
+  size_t capacity_pages_;
+  uint64_t missed_ = 0;  // lost since the last page read: flagged on the next
+  RawStats stats_;
+};
+
 }  // namespace histd::trace
