@@ -199,12 +199,12 @@ bool TraceBuffer::recording() const {
   return recording_;
 }
 
-void TraceBuffer::append(std::string line, std::string hidden) {
+void TraceBuffer::append(std::string line, std::string hidden, uint32_t cpu) {
   if (hidden == line) hidden.clear();
   {
     std::lock_guard lock(mu_);
     if (!recording_) return;
-    push_locked(Line{std::move(line), std::move(hidden)});
+    push_locked(Line{std::move(line), std::move(hidden), true, cpu});
   }
   cv_.notify_all();
 }
@@ -213,7 +213,8 @@ void TraceBuffer::note_lost(uint32_t cpu, uint64_t count) {
   {
     std::lock_guard lock(mu_);
     written_ += count;
-    push_locked(Line{fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, count), {}, false});
+    written_on_[cpu] += count;
+    push_locked(Line{fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, count), {}, false, cpu});
   }
   cv_.notify_all();
 }
@@ -225,7 +226,10 @@ void TraceBuffer::pop_front_locked() {
 }
 
 void TraceBuffer::push_locked(Line line) {
-  if (line.entry) ++written_;
+  if (line.entry) {
+    ++written_;
+    if (line.cpu != kAnyCpu) ++written_on_[line.cpu];
+  }
   // A line larger than the whole buffer can never be stored; evicting
   // everything for it would lose data and still not make room.
   const size_t size = line.text.size();
@@ -247,13 +251,21 @@ void TraceBuffer::push_locked(Line line) {
   lines_.push_back(std::move(line));
 }
 
-std::string TraceBuffer::contents(unsigned cpus, bool hide) const {
+std::string TraceBuffer::contents(unsigned cpus, bool hide, uint32_t cpu) const {
   std::lock_guard lock(mu_);
-  std::string out = fmt::format("# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", entries_,
-                                written_, cpus);
+  uint64_t entries = entries_, written = written_;
+  if (cpu != kAnyCpu) {
+    entries = static_cast<uint64_t>(
+        std::count_if(lines_.begin(), lines_.end(), [&](const Line& l) { return l.entry && l.cpu == cpu; }));
+    const auto it = written_on_.find(cpu);
+    written = it == written_on_.end() ? 0 : it->second;
+  }
+  std::string out =
+      fmt::format("# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", entries, written, cpus);
   out.reserve(out.size() + kHelpHeader.size() + bytes_);
   out += kHelpHeader;
-  for (const auto& l : lines_) out += l.as(hide);
+  for (const auto& l : lines_)
+    if (cpu == kAnyCpu || l.cpu == cpu) out += l.as(hide);
   return out;
 }
 
@@ -272,6 +284,7 @@ void TraceBuffer::clear() {
   bytes_ = 0;
   written_ = 0;
   overruns_ = 0;
+  written_on_.clear();
 }
 
 void TraceBuffer::swap(TraceBuffer& other) {
@@ -283,20 +296,47 @@ void TraceBuffer::swap(TraceBuffer& other) {
     std::swap(bytes_, other.bytes_);
     std::swap(written_, other.written_);
     std::swap(overruns_, other.overruns_);
+    written_on_.swap(other.written_on_);
   }
   // A trace_pipe reader waiting on an empty buffer may now have lines.
   cv_.notify_all();
   other.cv_.notify_all();
 }
 
-std::optional<std::string> TraceBuffer::consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide) {
+std::optional<std::string> TraceBuffer::consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide,
+                                                uint32_t cpu) {
   std::unique_lock lock(mu_);
+  if (cpu != kAnyCpu) return consume_cpu_locked(max_bytes, hide, cpu);
   if (!cv_.wait_for(lock, timeout, [this] { return !lines_.empty(); })) return std::nullopt;
   std::string out;
   do {
     out += lines_.front().as(hide);
     pop_front_locked();
   } while (!lines_.empty() && out.size() + lines_.front().as(hide).size() <= max_bytes);
+  return out;
+}
+
+// One CPU's lines taken out from among the others', oldest first, as
+// the kernel's per-CPU trace_pipe consumes that CPU's events only.
+std::optional<std::string> TraceBuffer::consume_cpu_locked(size_t max_bytes, bool hide, uint32_t cpu) {
+  std::string out;
+  std::deque<Line> kept;
+  bool took = false, full = false;
+  while (!lines_.empty()) {
+    Line& l = lines_.front();
+    if (l.cpu == cpu && took && out.size() + l.as(hide).size() > max_bytes) full = true;
+    if (l.cpu == cpu && !full) {
+      out += l.as(hide);
+      took = true;
+      bytes_ -= l.text.size();
+      if (l.entry) --entries_;
+    } else {
+      kept.push_back(std::move(l));
+    }
+    lines_.pop_front();
+  }
+  lines_.swap(kept);
+  if (!took) return std::nullopt;
   return out;
 }
 

@@ -281,5 +281,32 @@ TEST(TraceBufferConsume, ConcurrentProducersLoseNothingWhenNotFull) {
   EXPECT_EQ(b.entries(), 0u);
 }
 
+// per_cpu/cpuN/trace and trace_pipe: one CPU's lines and counts, taken out
+// from among the others' in their order.
+TEST(TraceBufferPerCpu, ACpusLinesAndCounts) {
+  TraceBuffer b(4096, true);
+  b.append(sized('a', 10), {}, 0);
+  b.append(sized('b', 10), {}, 1);
+  b.append(sized('c', 10), {}, 0);
+  b.note_lost(1, 4);
+  const std::string c1 = b.contents(2, false, 1);
+  EXPECT_NE(c1.find("# entries-in-buffer/entries-written: 1/5   #P:2\n"), std::string::npos);
+  EXPECT_EQ(c1.substr(c1.size() - 10 - 22), sized('b', 10) + "CPU:1 [LOST 4 EVENTS]\n");
+  const std::string c0 = b.contents(2, false, 0);
+  EXPECT_EQ(c0.substr(c0.size() - 20), sized('a', 10) + sized('c', 10));
+}
+
+TEST(TraceBufferPerCpu, ACpusPipeTakesOnlyItsLines) {
+  TraceBuffer b(4096, true);
+  b.append(sized('a', 10), {}, 0);
+  b.append(sized('b', 10), {}, 1);
+  b.append(sized('c', 10), {}, 0);
+  b.append(sized('d', 10), {}, 0);
+  EXPECT_EQ(b.consume(0ms, 20, false, 0), sized('a', 10) + sized('c', 10));  // two fit
+  EXPECT_EQ(b.entries(), 2u);
+  EXPECT_EQ(b.consume(0ms, 4096, false, 2), std::nullopt);  // none of CPU 2, no wait
+  EXPECT_EQ(b.lines(), sized('b', 10) + sized('d', 10));
+}
+
 }  // namespace
 }  // namespace histd::trace

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -87,8 +88,10 @@ class TraceBuffer {
   // One formatted line, '\n' included, and the same line as a reader who may
   // not see kernel addresses reads it ("": the same text). Only `line`
   // counts against the capacity (the other is never longer).
-  // Dropped while not recording.
-  void append(std::string line, std::string hidden = {});
+  // Dropped while not recording. `cpu`: where the event happened, for
+  // per_cpu/cpuN/trace and trace_pipe (kAnyCpu: shown in none of them).
+  static constexpr uint32_t kAnyCpu = UINT32_MAX;
+  void append(std::string line, std::string hidden = {}, uint32_t cpu = kAnyCpu);
   // tracing_on: whether appended lines are kept. A mode of the buffer's
   // object, which a swap() leaves where it is (the kernel's tracing_on
   // belongs to the trace array, not to the buffer a snapshot swaps in).
@@ -103,7 +106,8 @@ class TraceBuffer {
   // What reading `trace` shows: the kernel's "# tracer: nop" header with the
   // entries-in-buffer/entries-written counts and #P:<cpus>, then the lines
   // (with `hide`, as appended for readers who may not see kernel addresses).
-  std::string contents(unsigned cpus, bool hide = false) const;
+  // `cpu`: only that CPU's lines and counts (per_cpu/cpuN/trace).
+  std::string contents(unsigned cpus, bool hide = false, uint32_t cpu = kAnyCpu) const;
   // Only the lines.
   std::string lines(bool hide = false) const;
   void clear();  // truncating `trace`; counters restart
@@ -116,7 +120,9 @@ class TraceBuffer {
   // trace_pipe: waits up to `timeout` for lines, then removes and returns
   // whole lines totalling at most `max_bytes` (at least one line, even if
   // longer); nullopt when none arrived.
-  std::optional<std::string> consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide = false);
+  // `cpu`: only that CPU's lines (per_cpu/cpuN/trace_pipe), without waiting.
+  std::optional<std::string> consume(std::chrono::milliseconds timeout, size_t max_bytes, bool hide = false,
+                                     uint32_t cpu = kAnyCpu);
 
   uint64_t entries() const;   // event lines in the buffer now
   uint64_t written() const;   // event lines ever appended (and lost) since the last clear
@@ -130,10 +136,12 @@ class TraceBuffer {
     std::string text;
     std::string hidden;  // "": the same as text
     bool entry = true;   // false: a note_lost() line, which is no event
+    uint32_t cpu = kAnyCpu;
     const std::string& as(bool hide) const { return hide && !hidden.empty() ? hidden : text; }
   };
   void push_locked(Line line);
   void pop_front_locked();
+  std::optional<std::string> consume_cpu_locked(size_t max_bytes, bool hide, uint32_t cpu);
   std::deque<Line> lines_;
   uint64_t entries_ = 0;  // of lines_, those that are events
   size_t capacity_;
@@ -142,6 +150,7 @@ class TraceBuffer {
   size_t bytes_ = 0;
   uint64_t written_ = 0;
   uint64_t overruns_ = 0;
+  std::map<uint32_t, uint64_t> written_on_;  // written_, per CPU
 };
 
 // The comms of the tasks whose events were recorded, as the kernel's
