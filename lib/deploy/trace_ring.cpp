@@ -46,7 +46,9 @@ TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size
       notices_(std::move(notices)),
       trace_(buffer_size, true),
       snapshot_(buffer_size, true),
-      passes_(std::make_unique<RingPasses>()) {}
+      passes_(std::make_unique<RingPasses>()) {
+  for (uint32_t cpu = 0; cpu < possible_cpus_; ++cpu) raw_.push_back(std::make_unique<trace::RawBuffer>(buffer_size));
+}
 
 TraceRing::~TraceRing() { stop_consumer(); }
 
@@ -68,6 +70,29 @@ void TraceRing::set_stacktrace_option(bool on) { (void)set_slot_paused(control_,
 void TraceRing::clear_trace() {
   passes_->await_pass(kReadWait);
   trace_.clear();
+  for (auto& raw : raw_) raw->clear();
+}
+
+std::string TraceRing::read_trace_cpu(uint32_t cpu, bool hide_kernel_addresses) {
+  passes_->await_pass(kReadWait);
+  return trace_.contents(possible_cpus_, hide_kernel_addresses, cpu);
+}
+
+std::optional<std::string> TraceRing::consume_trace_cpu(uint32_t cpu, size_t max_bytes, bool hide_kernel_addresses) {
+  return trace_.consume(std::chrono::milliseconds(0), max_bytes, hide_kernel_addresses, cpu);
+}
+
+std::optional<std::string> TraceRing::take_raw_page(uint32_t cpu, bool settled) {
+  if (cpu >= raw_.size()) return std::nullopt;
+  if (auto page = raw_[cpu]->take_page(); page || !settled) return page;
+  passes_->await_pass(kReadWait);
+  return raw_[cpu]->take_page();
+}
+
+bool TraceRing::raw_empty(uint32_t cpu) const { return cpu >= raw_.size() || raw_[cpu]->empty(); }
+
+trace::RawStats TraceRing::raw_stats(uint32_t cpu) const {
+  return cpu < raw_.size() ? raw_[cpu]->stats() : trace::RawStats{};
 }
 
 std::optional<std::string> TraceRing::consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
@@ -151,11 +176,13 @@ void TraceRing::deliver_stack(trace::LineHeader header, uint32_t pid, std::span<
   header.pid = pid;
   trace_.append(
       trace::format_line(header, trace::stack_trace_text(frames, &resolver_)),
-      trace::format_line(header, trace::stack_trace_text(frames, &resolver_, {.hide_kernel_addresses = true})));
+      trace::format_line(header, trace::stack_trace_text(frames, &resolver_, {.hide_kernel_addresses = true})),
+      header.cpu);
 }
 
 // A recorded kernel event's record, printed by its format.
 void TraceRing::deliver_record(trace::LineHeader header, std::span<const uint8_t> rec) {
+  if (header.cpu < raw_.size()) raw_[header.cpu]->append(header.ts_ns, rec);
   if (!printer_) return;
   auto text = printer_->line_text(rec);
   if (!text) return;
@@ -163,7 +190,7 @@ void TraceRing::deliver_record(trace::LineHeader header, std::span<const uint8_t
   int32_t pid = 0;
   if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
   header.pid = uint32_t(pid);
-  trace_.append(trace::format_line(header, *text), trace::format_line(header, hidden ? *hidden : *text));
+  trace_.append(trace::format_line(header, *text), trace::format_line(header, hidden ? *hidden : *text), header.cpu);
 }
 
 // A synthetic event's record. The generating program already ran the
@@ -175,11 +202,13 @@ void TraceRing::deliver_synth(trace::LineHeader header, uint64_t id, std::span<c
   int32_t pid = 0;
   if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
   header.pid = uint32_t(pid);
+  if (header.cpu < raw_.size()) raw_[header.cpu]->append(header.ts_ns, rec);
   // Both forms are made now, for readers who may see kernel addresses and
   // for those who may not: the record is gone once read.
   trace_.append(trace::format_line(header, def->name, trace::synth_event_body(*def, rec, &resolver_)),
                 trace::format_line(header, def->name,
-                                   trace::synth_event_body(*def, rec, &resolver_, {.hide_kernel_addresses = true})));
+                                   trace::synth_event_body(*def, rec, &resolver_, {.hide_kernel_addresses = true})),
+                header.cpu);
 }
 
 std::vector<uint64_t> TraceRing::lost_per_cpu(uint32_t slot) const {
@@ -203,7 +232,10 @@ void TraceRing::note_lost_lines(std::vector<uint64_t>& seen) {
   const std::vector<uint64_t> now = lost_per_cpu(HISTD_LOST_TRACE);
   if (now.size() != seen.size()) return;
   for (uint32_t cpu = 0; cpu < now.size(); ++cpu) {
-    if (now[cpu] > seen[cpu]) trace_.note_lost(cpu, now[cpu] - seen[cpu]);
+    if (now[cpu] > seen[cpu]) {
+      trace_.note_lost(cpu, now[cpu] - seen[cpu]);
+      if (cpu < raw_.size()) raw_[cpu]->note_dropped(now[cpu] - seen[cpu]);
+    }
     seen[cpu] = now[cpu];
   }
 }
@@ -231,8 +263,8 @@ TraceRing::Marker TraceRing::mark(std::string_view text, uint32_t pid, const std
   if (!body.empty() && body.back() == '\n') body.pop_back();
   const uint64_t ts = monotonic_ns();
   const int cpu = sched_getcpu();
-  trace_.append(
-      trace::format_line(trace::LineHeader{comm, pid, cpu < 0 ? 0u : uint32_t(cpu), ts}, "tracing_mark_write", body));
+  const uint32_t on = cpu < 0 ? 0u : uint32_t(cpu);
+  trace_.append(trace::format_line(trace::LineHeader{comm, pid, on, ts}, "tracing_mark_write", body), {}, on);
   return Marker{std::move(body), ts};
 }
 

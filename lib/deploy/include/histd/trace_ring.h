@@ -88,6 +88,21 @@ class TraceRing {
   // trace_pipe: waits up to `timeout` for lines and takes them out.
   std::optional<std::string> consume_trace(std::chrono::milliseconds timeout, size_t max_bytes,
                                            bool hide_kernel_addresses = false);
+  // ---- per CPU (per_cpu/cpuN/): the possible CPUs, numbered from 0
+  uint32_t cpus() const { return possible_cpus_; }
+  // per_cpu/cpuN/trace and trace_pipe: that CPU's lines (trace_pipe takes
+  // them out, without waiting).
+  std::string read_trace_cpu(uint32_t cpu, bool hide_kernel_addresses = false);
+  std::optional<std::string> consume_trace_cpu(uint32_t cpu, size_t max_bytes, bool hide_kernel_addresses = false);
+  // trace_pipe_raw: the oldest page of recorded events (kernel events,
+  // probe events, traced synthetic events) of `cpu`, in the kernel's
+  // ring-buffer page format (trace::RawBuffer); nullopt when it has none.
+  // `settled`: finding none, waits for a pass of the ring's consumer first
+  // (a non-blocking reader draining the buffer sees every record committed
+  // before its read, as `trace` does; a blocking one is woken anyway).
+  std::optional<std::string> take_raw_page(uint32_t cpu, bool settled = false);
+  bool raw_empty(uint32_t cpu) const;
+  trace::RawStats raw_stats(uint32_t cpu) const;
   // The snapshot file: its lines, or while it has none the kernel's help
   // with whether a snapshot buffer is allocated (a snapshot trigger, or a
   // snapshot taken, allocates it; `echo 0 > snapshot` frees it).
@@ -145,6 +160,10 @@ class TraceRing {
   const Notices notices_;
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
+  // The same records raw, one buffer a CPU (trace_pipe_raw), each as large
+  // as the trace buffer: trace-cmd reads them only when it stops (histd's
+  // files do not splice).
+  std::vector<std::unique_ptr<trace::RawBuffer>> raw_;
   // Prints enabled kernel events' records as the kernel's trace does; made
   // when the first event is enabled (reading BTF and kallsyms takes time).
   std::unique_ptr<printfmt::Printer> printer_;
