@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fs/fuse_ll.h"
@@ -28,10 +29,12 @@ namespace histd::fs {
 // An open file: its content made at open time (hist and hist.json shared
 // between readers, see Renderings).
 struct OpenFile {
-  Text content;          // null for write-only opens and trace_pipe
-  uint64_t version = 0;  // hist files: the event's version of `content`
-  bool pipe = false;     // trace_pipe: each read takes lines out of the buffer
-  bool nonblock = false;
+  Text content;             // null for write-only opens and trace_pipe
+  uint64_t version = 0;     // hist files: the event's version of `content`
+  bool pipe = false;        // trace_pipe: each read takes lines out of the buffer
+  int cpu = -1;             // per_cpu/cpuN/trace_pipe, trace_pipe_raw: N
+  bool raw = false;         // trace_pipe_raw: pages, not lines
+  std::string rest;         // trace_pipe_raw: what the last read had no room for
   render::Options options;  // how this reader is shown kernel addresses
   std::string instance;     // whose file ("": the top tree's); an open file keeps its instance (rmdir: EBUSY)
 };
@@ -45,15 +48,22 @@ struct Waiter {
   struct fuse_pollhandle* handle = nullptr;
 };
 
-// An instance's trace_pipe, made at its first read.
+// A pipe besides the top tree's trace_pipe (an instance's, or a CPU's),
+// made at its first read.
 struct InstancePipe {
   std::shared_ptr<engine::Engine> engine;  // outlives the pipe
   std::unique_ptr<TracePipe> pipe;
 };
+// Which: the instance ("": the top tree), the CPU (-1: all), raw pages.
+using PipeKey = std::tuple<std::string, int, bool>;
+
+// What a pipe of `engine` reads: its trace_pipe's lines (cpu -1), one
+// CPU's lines, or one CPU's raw pages.
+TracePipe::Source pipe_source(engine::Engine& engine, int cpu, bool raw);
 
 struct Tree::Context {
   Context(engine::Engine& engine, instances::Instances* instances, gid_t group_, size_t reader_memory)
-      : ns(engine, instances), group(group_), renderings(ns, reader_memory), pipe(engine) {}
+      : ns(engine, instances), group(group_), renderings(ns, reader_memory), pipe(pipe_source(engine, -1, false)) {}
 
   Namespace ns;
   gid_t group = 0;  // may read, and change triggers, besides root
@@ -75,7 +85,7 @@ struct Tree::Context {
   // no file of it opens meanwhile.
   std::mutex instances_mu;
   std::map<std::string, size_t> open_files;
-  std::map<std::string, InstancePipe> instance_pipes;
+  std::map<PipeKey, InstancePipe> instance_pipes;
   bool pipes_started = false;  // after run(): a new pipe starts its thread
   std::mutex waiters_mu;
   std::vector<Waiter> waiters;
@@ -90,8 +100,10 @@ struct Tree::Context {
 
   // The node an inode names now (Kind::None once it is gone).
   Node node_of(fuse_ino_t ino) const;
-  // The trace_pipe of `instance` ("": the top tree's); null once it is removed.
-  TracePipe* pipe_of(const std::string& instance);
+  // The pipe an open file reads (trace_pipe, per_cpu/cpuN/trace_pipe or
+  // trace_pipe_raw, of the top tree or an instance); null once its
+  // instance is removed.
+  TracePipe* pipe_of(const OpenFile& file);
   // An open (or release) of a file of `instance`; false if it is gone.
   bool opened(const std::string& instance);
   void released(const std::string& instance);

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
 #include <cstdio>
 #include <vector>
 
@@ -40,6 +42,8 @@ constexpr std::string_view kReadme =
     "           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>]\n"
     "           -:[<group>/]<event>\n"
     "  trace, trace_pipe                traced synthetic events and trace_marker text\n"
+    "  per_cpu/cpuN/                    a CPU's trace, trace_pipe and stats; trace_pipe_raw: its\n"
+    "                                   recorded events as the kernel's ring-buffer pages\n"
     "  trace_marker                     text written here is an ftrace:print event\n"
     "  snapshot                         the trace buffer as the last snapshot() action left it\n"
     "  tracing_on                       0: trace records nothing (trace_marker fails); 1: again\n"
@@ -128,6 +132,26 @@ int write_synthetic(const FileCall& c, std::string_view data) { return taken(c.e
 int truncate_synthetic(const FileCall& c) { return done(c.engine.truncate_synthetic()); }
 int read_trace(const FileCall& c, std::string& out) {
   return shown(out, c.engine.trace_ring().read_trace(c.options.hide_kernel_addresses));
+}
+// per_cpu/cpuN/: that CPU's part of trace, and its ring buffer's counts.
+int read_cpu_trace(const FileCall& c, std::string& out) {
+  return shown(out, c.engine.trace_ring().read_trace_cpu(uint32_t(c.node.cpu), c.options.hide_kernel_addresses));
+}
+// The kernel's tracing_stats_read(): seconds.microseconds of its clock
+// (histd's: CLOCK_MONOTONIC, what its events are stamped with).
+std::string seconds(uint64_t ns) {
+  const uint64_t us = ns / 1000;
+  return fmt::format("{:5}.{:06}", us / 1000000, us % 1000000);
+}
+int read_cpu_stats(const FileCall& c, std::string& out) {
+  const trace::RawStats s = c.engine.trace_ring().raw_stats(uint32_t(c.node.cpu));
+  struct timespec now {};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000ULL + uint64_t(now.tv_nsec);
+  return shown(out,
+               fmt::format("entries: {}\noverrun: {}\ncommit overrun: 0\nbytes: {}\noldest event ts: {}\n"
+                           "now ts: {}\ndropped events: {}\nread events: {}\n",
+                           s.entries, s.overrun, s.bytes, seconds(s.oldest_ts), seconds(now_ns), s.dropped, s.read));
 }
 int clear_trace(const FileCall& c) {
   c.engine.trace_ring().clear_trace();
@@ -353,6 +377,10 @@ constexpr TreeFile kFiles[] = {
   {"timestamp_mode",    kBoth,       ReadOnly,   Content, read_timestamp_mode},
   {"tracing_cpumask",   kBoth,       ReadWrite,  Content, read_cpumask,          write_cpumask},
   {"printk_formats",    kTop,        ReadOnly,   Content, read_printk_formats},
+  {"trace",             kCpuDir,     ReadWrite,  Content, read_cpu_trace,        write_ignored},
+  {"trace_pipe",        kCpuDir,     ReadOnly,   Pipe},
+  {"trace_pipe_raw",    kCpuDir,     ReadOnly,   RawPipe},
+  {"stats",             kCpuDir,     ReadOnly,   Content, read_cpu_stats},
 };
 // clang-format on
 

@@ -30,6 +30,7 @@ enum Place : unsigned {
   kSystemDir = 1u << 3,     // events/<system>/
   kEventDir = 1u << 4,      // events/<system>/<event>/
   kOptionsDir = 1u << 5,    // options/
+  kCpuDir = 1u << 6,        // per_cpu/cpuN/
   kRoots = kTopRoot | kInstanceRoot,
 };
 
@@ -43,6 +44,7 @@ enum class Opening {
   Content,  // made at open by `read`
   Hist,     // the tables rendered, shared between readers (Renderings)
   Pipe,     // nothing at open: each read takes lines out of the buffer
+  RawPipe,  // the same, whole pages of raw events (trace_pipe_raw)
 };
 
 // What a handler is given: the file, its engine, and who asks.

@@ -4,22 +4,40 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "fs/context.h"
 
 namespace histd::fs {
 
-TracePipe* Tree::Context::pipe_of(const std::string& instance) {
-  if (instance.empty()) return &pipe;
+TracePipe::Source pipe_source(engine::Engine& engine, int cpu, bool raw) {
+  deploy::TraceRing& ring = engine.trace_ring();
+  if (raw)
+    return [&ring, cpu](size_t, const render::Options&, bool last_try) {
+      return ring.take_raw_page(uint32_t(cpu), last_try);
+    };
+  if (cpu >= 0)
+    return [&ring, cpu](size_t max, const render::Options& o, bool) {
+      return ring.consume_trace_cpu(uint32_t(cpu), max, o.hide_kernel_addresses);
+    };
+  return [&ring](size_t max, const render::Options& o, bool) {
+    return ring.consume_trace(std::chrono::milliseconds(0), max, o.hide_kernel_addresses);
+  };
+}
+
+TracePipe* Tree::Context::pipe_of(const OpenFile& file) {
+  if (file.instance.empty() && file.cpu < 0) return &pipe;
   std::lock_guard lock(instances_mu);
-  auto it = instance_pipes.find(instance);
+  const PipeKey key{file.instance, file.cpu, file.raw};
+  auto it = instance_pipes.find(key);
   if (it != instance_pipes.end()) return it->second.pipe.get();
-  auto engine = ns.engine(instance);
+  auto engine = ns.engine(file.instance);
   if (!engine) return nullptr;
-  InstancePipe& p = instance_pipes[instance];
+  InstancePipe& p = instance_pipes[key];
   p.engine = std::move(engine);
-  p.pipe = std::make_unique<TracePipe>(*p.engine);
+  p.pipe = std::make_unique<TracePipe>(pipe_source(*p.engine, file.cpu, file.raw));
   if (pipes_started) p.pipe->start();
   return p.pipe.get();
 }
@@ -41,19 +59,23 @@ void Tree::Context::released(const std::string& instance) {
 
 int Tree::Context::remove_instance(const std::string& name) {
   if (!ns.instances()) return -EPERM;
-  InstancePipe gone;  // its engine outlives its pipe's thread
+  std::vector<InstancePipe> gone;  // their engine outlives their pipes' threads
   {
     std::lock_guard lock(instances_mu);
     if (open_files.count(name)) return -EBUSY;
     auto removed = ns.instances()->remove(name);
     if (!removed) return -removed.error().err;
-    if (auto it = instance_pipes.find(name); it != instance_pipes.end()) {
-      gone = std::move(it->second);
-      instance_pipes.erase(it);
+    for (auto it = instance_pipes.begin(); it != instance_pipes.end();) {
+      if (std::get<0>(it->first) != name) {
+        ++it;
+        continue;
+      }
+      gone.push_back(std::move(it->second));
+      it = instance_pipes.erase(it);
     }
   }
-  // No reader is parked in it (its files are all closed): the thread ends.
-  if (gone.pipe) gone.pipe->stop();
+  // No reader is parked in them (its files are all closed): the threads end.
+  for (InstancePipe& p : gone) p.pipe->stop();
   return 0;
 }
 

@@ -120,6 +120,7 @@ Node Namespace::resolve_in(const std::vector<std::string>& all, size_t first, No
     n.kind = Node::Kind::Root;
     return n;
   }
+  if (parts[0] == "per_cpu") return resolve_per_cpu(*eng, std::span(parts).subspan(1), std::move(n));
   if (parts.size() == 1) {
     if (parts[0] == "events")
       n.kind = Node::Kind::EventsDir;
@@ -152,6 +153,28 @@ Node Namespace::resolve_in(const std::vector<std::string>& all, size_t first, No
   return file_in(n, kEventDir, parts[3]);
 }
 
+Node Namespace::resolve_per_cpu(engine::Engine& engine, std::span<const std::string> parts, Node n) const {
+  if (parts.empty()) {
+    n.kind = Node::Kind::PerCpuDir;
+    return n;
+  }
+  // cpuN for each possible CPU, as tracefs has them, "cpu" and a number
+  // without sign or leading zero.
+  const std::string_view name = parts[0];
+  const std::string_view digits = name.substr(std::min<size_t>(3, name.size()));
+  if (!name.starts_with("cpu") || digits.empty() || digits.size() > 6 || (digits.size() > 1 && digits[0] == '0') ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return Node{};
+  const int cpu = std::stoi(std::string(digits));
+  if (static_cast<uint32_t>(cpu) >= engine.trace_ring().cpus() || parts.size() > 2) return Node{};
+  n.cpu = cpu;
+  if (parts.size() == 1) {
+    n.kind = Node::Kind::CpuDir;
+    return n;
+  }
+  return file_in(n, kCpuDir, parts[1]);
+}
+
 std::vector<std::string> Namespace::list(const Node& dir) const {
   std::vector<std::string> out;
   const auto eng = engine(dir.instance);
@@ -166,6 +189,7 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
       files(dir.instance.empty() ? kTopRoot : kInstanceRoot);
       out.emplace_back("events");
       out.emplace_back("options");
+      out.emplace_back("per_cpu");
       if (dir.instance.empty() && instances_) out.emplace_back("instances");
       break;
     case Node::Kind::InstancesDir:
@@ -188,6 +212,12 @@ std::vector<std::string> Namespace::list(const Node& dir) const {
     }
     case Node::Kind::EventDir:
       files(kEventDir);
+      break;
+    case Node::Kind::PerCpuDir:
+      for (uint32_t cpu = 0; cpu < eng->trace_ring().cpus(); ++cpu) out.push_back(fmt::format("cpu{}", cpu));
+      break;
+    case Node::Kind::CpuDir:
+      files(kCpuDir);
       break;
     case Node::Kind::None:
     case Node::Kind::File:

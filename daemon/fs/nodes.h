@@ -10,6 +10,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,12 +24,14 @@ namespace histd::fs {
 
 struct Node {
   // Root: the tree's root, or an instance's directory (instance set).
-  enum class Kind { None, Root, InstancesDir, EventsDir, SystemDir, EventDir, OptionsDir, File };
+  // PerCpuDir: per_cpu/; CpuDir: per_cpu/cpuN/ (cpu set).
+  enum class Kind { None, Root, InstancesDir, EventsDir, SystemDir, EventDir, OptionsDir, PerCpuDir, CpuDir, File };
   Kind kind = Kind::None;
   std::string instance;  // "" for the top tree
   std::string system;
   std::string event;
   std::string file;               // README, format, trigger, ...
+  int cpu = -1;                   // per_cpu/cpuN/ and its files: N
   const TreeFile* row = nullptr;  // what the file does (files.h)
   bool is_dir() const { return kind != Kind::None && kind != Kind::File; }
 };
@@ -88,6 +91,8 @@ class Namespace {
   std::set<std::string> engine_events_of(engine::Engine& engine, const std::string& system) const;
   // The file `name` in directory `n` (at `place`), or `n` unchanged.
   Node file_in(Node n, Place place, std::string_view name) const;
+  // per_cpu/ and what is under it: `parts` after per_cpu.
+  Node resolve_per_cpu(engine::Engine& engine, std::span<const std::string> parts, Node n) const;
 
   engine::Engine* engine_;
   instances::Instances* instances_;

@@ -77,10 +77,11 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   auto file = std::make_unique<OpenFile>();
   file->options = reader_options(req);
   file->instance = n.instance;
-  if (n.row->opening == Opening::Pipe) {
+  if (n.row->opening == Opening::Pipe || n.row->opening == Opening::RawPipe) {
     // Read as it is consumed, never at open.
     file->pipe = true;
-    file->nonblock = (fi->flags & O_NONBLOCK) != 0;
+    file->cpu = n.cpu;
+    file->raw = n.row->opening == Opening::RawPipe;
     fi->nonseekable = 1;
   } else if (mode != O_WRONLY) {
     if (const int rc = open_content(ctx, n, *file); rc < 0) {
@@ -100,7 +101,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_info* fi) {
-  const auto* file = reinterpret_cast<const OpenFile*>(fi->fh);
+  auto* file = reinterpret_cast<OpenFile*>(fi->fh);
   if (!file || off < 0) {
     fuse_reply_err(req, EINVAL);
     return;
@@ -108,9 +109,12 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
   if (file->pipe) {
     // Blocks until lines arrive, as trace_pipe does, without holding this
     // worker; a signal to the reader ends the read (TracePipe).
-    TracePipe* pipe = context_of(req).pipe_of(file->instance);
+    TracePipe* pipe = context_of(req).pipe_of(*file);
+    // O_NONBLOCK as the reader has it now (FUSE sends the file's flags
+    // with each read): libtracefs sets it with fcntl() to drain the buffer
+    // when a recording stops.
     if (pipe)
-      pipe->read(req, size, file->nonblock, file->options);
+      pipe->read(req, size, (fi->flags & O_NONBLOCK) != 0, file->options, file->raw ? &file->rest : nullptr);
     else
       fuse_reply_buf(req, nullptr, 0);
     return;

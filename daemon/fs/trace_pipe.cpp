@@ -19,15 +19,27 @@ using namespace std::chrono_literals;
 // reader is parked, costs nothing and keeps lines for the readers there are.
 constexpr auto kPoll = 20ms;
 
-void reply_lines(fuse_req_t req, const std::string& lines, size_t size) {
-  // The engine hands out at least one whole line, even one longer than the
-  // read (cut here, as before).
-  fuse_reply_buf(req, lines.data(), std::min(size, lines.size()));
+void reply_lines(fuse_req_t req, const std::string& lines, size_t size, std::string* rest) {
+  // The source hands out at least one whole line or page, even one longer
+  // than the read: cut here, the rest kept for the next read if the file
+  // keeps one.
+  const size_t n = std::min(size, lines.size());
+  if (rest) rest->assign(lines, n);
+  fuse_reply_buf(req, lines.data(), n);
+}
+
+// What the reader's last read left, served before anything new.
+bool reply_rest(fuse_req_t req, size_t size, std::string* rest) {
+  if (!rest || rest->empty()) return false;
+  const std::string left = std::move(*rest);
+  rest->clear();
+  reply_lines(req, left, size, rest);
+  return true;
 }
 
 }  // namespace
 
-TracePipe::TracePipe(engine::Engine& engine) : engine_(engine) {}
+TracePipe::TracePipe(Source source) : source_(std::move(source)) {}
 
 TracePipe::~TracePipe() { stop(); }
 
@@ -42,11 +54,12 @@ void TracePipe::start() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options) {
+void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options, std::string* rest) {
+  if (reply_rest(req, size, rest)) return;
   if (nonblock) {
-    auto lines = engine_.trace_ring().consume_trace(0ms, size, options.hide_kernel_addresses);
+    auto lines = source_(size, options, true);
     if (lines)
-      reply_lines(req, *lines, size);
+      reply_lines(req, *lines, size, rest);
     else
       fuse_reply_err(req, EAGAIN);
     return;
@@ -69,13 +82,13 @@ void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::O
   }
   // Readers already waiting get lines first.
   if (parked_.empty()) {
-    if (auto lines = engine_.trace_ring().consume_trace(0ms, size, options.hide_kernel_addresses)) {
+    if (auto lines = source_(size, options, false)) {
       lock.unlock();
-      reply_lines(req, *lines, size);
+      reply_lines(req, *lines, size, rest);
       return;
     }
   }
-  parked_.push_back(Parked{req, size, options});
+  parked_.push_back(Parked{req, size, options, rest});
   cv_.notify_all();
 }
 
@@ -105,12 +118,12 @@ void TracePipe::serve() {
     }
     while (!parked_.empty()) {
       const Parked& front = parked_.front();
-      auto lines = engine_.trace_ring().consume_trace(0ms, front.size, front.options.hide_kernel_addresses);
+      auto lines = source_(front.size, front.options, false);
       if (!lines) break;
       const Parked p = front;
       parked_.pop_front();
       lock.unlock();
-      reply_lines(p.req, *lines, p.size);
+      reply_lines(p.req, *lines, p.size, p.rest);
       lock.lock();
     }
     cv_.wait_for(lock, kPoll, [this] { return stopping_; });

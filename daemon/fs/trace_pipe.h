@@ -10,7 +10,10 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "fs/fuse_ll.h"
@@ -21,7 +24,14 @@ namespace histd::fs {
 
 class TracePipe {
  public:
-  explicit TracePipe(engine::Engine& engine);
+  // What a read takes out: up to `max_bytes` (at least one whole line or
+  // page, even a longer one), or nullopt when there is nothing now
+  // (`last_try`: a non-blocking reader would be told so). Each pipe reads
+  // one source: trace_pipe's lines, one CPU's lines
+  // (per_cpu/cpuN/trace_pipe) or one CPU's raw pages (trace_pipe_raw).
+  using Source =
+      std::function<std::optional<std::string>(size_t max_bytes, const render::Options& options, bool last_try)>;
+  explicit TracePipe(Source source);
   ~TracePipe();
   TracePipe(const TracePipe&) = delete;
   TracePipe& operator=(const TracePipe&) = delete;
@@ -29,8 +39,11 @@ class TracePipe {
   // Starts the thread that answers parked reads.
   void start();
   // Answers a read of up to `size` bytes: the lines there are, EAGAIN for a
-  // non-blocking reader, or later (parked).
-  void read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options);
+  // non-blocking reader, or later (parked). `rest` (null: cut and dropped,
+  // as trace_pipe does a line): where what the read had no room for waits
+  // for the reader's next read, as the rest of a page of trace_pipe_raw
+  // does in the kernel; owned by the open file, which outlives its reads.
+  void read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options, std::string* rest = nullptr);
   // Stops the thread and answers every parked read with end of file; later
   // reads get end of file at once.
   void stop();
@@ -41,11 +54,12 @@ class TracePipe {
     fuse_req_t req;
     size_t size;
     render::Options options;
+    std::string* rest;
   };
   static void on_interrupt(fuse_req_t req, void* self);
   void serve();
 
-  engine::Engine& engine_;
+  const Source source_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Parked> parked_;  // oldest first: lines go to the reader that waited longest

@@ -26,7 +26,7 @@ counted() {
 expect_eq "instances/ is listed in the root" "1" "$(ls "$MNT" | grep -c '^instances$')"
 # readdir's type, as `ls -F` and os.scandir see it without a stat.
 dir_entries() { /usr/bin/python3 -c 'import os, sys; print(" ".join(sorted(e.name for e in os.scandir(sys.argv[1]) if e.is_dir(follow_symlinks=False))))' "$1"; }
-expect_eq "the root's directories, by readdir" "events instances options" "$(dir_entries "$MNT")"
+expect_eq "the root's directories, by readdir" "events instances options per_cpu" "$(dir_entries "$MNT")"
 # A user outside --group may not; the group may, as it may write triggers.
 expect_eq "a user outside the group may not make one" "Permission denied" \
   "$(err setpriv --reuid=nobody --regid=daemon --clear-groups mkdir "$I/x$$")"
@@ -34,7 +34,7 @@ mkdir "$A"
 expect_eq "listed in instances/" "a$$" "$(ls "$I")"
 expect_eq "as a directory, by readdir" "a$$" "$(dir_entries "$I")"
 expect_eq "its files: those tracefs gives an instance" \
-  "available_tracers current_tracer error_log events options set_event snapshot timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on" \
+  "available_tracers current_tracer error_log events options per_cpu set_event snapshot timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on" \
   "$(ls "$A" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "its events are the kernel's" "1" "$(ls "$A/events/syscalls" | grep -c '^sys_enter_write$')"
 expect_eq "a second mkdir of it" "File exists" "$(err mkdir "$A")"

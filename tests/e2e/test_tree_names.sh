@@ -22,7 +22,7 @@ expect_eq "chmod" "Operation not permitted" "$(err chmod 0666 "$MNT/trace")"
 expect_eq "touch an existing file (as tracefs, a no-op)" "" "$(err touch "$MNT/trace")"
 # The kernel's probe event files are there when the kernel has them.
 probe_files=$(for f in kprobe_events uprobe_events; do [ -e "/sys/kernel/tracing/$f" ] && printf ' %s' "$f"; done || true)
-expect_eq "the tree is as it was" "README available_events available_tracers current_tracer dynamic_events error_log events instances options printk_formats set_event snapshot synthetic_events timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on$probe_files" \
+expect_eq "the tree is as it was" "README available_events available_tracers current_tracer dynamic_events error_log events instances options per_cpu printk_formats set_event snapshot synthetic_events timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on$probe_files" \
   "$(ls "$MNT" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "and trace keeps its mode" "-rw-------" "$(stat -c %A "$MNT/trace")"
 # A listing's entry types (d_type) are what a stat of each says, as tracefs
@@ -37,7 +37,7 @@ for e in sorted(os.scandir(sys.argv[1]), key=lambda e: e.name):
         print(e.name, "listed as", "dir" if listed else "file", "but is", "dir" if real else "file")
 PY
 }
-for d in "$MNT" "$MNT/events" "$MNT/events/sched" "$MNT/events/sched/sched_switch"; do
+for d in "$MNT" "$MNT/events" "$MNT/events/sched" "$MNT/events/sched/sched_switch" "$MNT/per_cpu" "$MNT/per_cpu/cpu0"; do
   expect_eq "every entry of ${d#"$MNT"}/ is listed with its own type" "" "$(listed_types "$d")"
 done
 expect_eq "events/enable, header_page and header_event are listed as files" "enable header_event header_page" \

@@ -64,10 +64,11 @@ TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
                                                              "hash-ptr",
                                                              "function-trace",
                                                              "stacktrace"}));
+  EXPECT_EQ(names_at(kCpuDir), (std::vector<std::string>{"trace", "trace_pipe", "trace_pipe_raw", "stats"}));
 }
 
 TEST(TreeFiles, ANameIsOneFileInEachDirectory) {
-  for (const Place place : {kTopRoot, kInstanceRoot, kEventsDir, kSystemDir, kEventDir, kOptionsDir}) {
+  for (const Place place : {kTopRoot, kInstanceRoot, kEventsDir, kSystemDir, kEventDir, kOptionsDir, kCpuDir}) {
     const std::vector<std::string> names = names_at(place);
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << place;
   }
@@ -97,7 +98,7 @@ TEST(TreeFiles, HowEachFileIsReadAgreesWithItsOpening) {
   for (const TreeFile& f : tree_files()) {
     by[f.opening].emplace_back(f.name);
     // trace_pipe is read as it is consumed, never made at open.
-    if (f.opening == Opening::Pipe) {
+    if (f.opening == Opening::Pipe || f.opening == Opening::RawPipe) {
       EXPECT_EQ(f.read, nullptr) << f.name;
     }
     if (f.opening == Opening::Hist) {
@@ -108,7 +109,9 @@ TEST(TreeFiles, HowEachFileIsReadAgreesWithItsOpening) {
     }
   }
   EXPECT_EQ(by[Opening::Hist], (std::vector<std::string>{"hist", "hist.json"}));
-  EXPECT_EQ(by[Opening::Pipe], (std::vector<std::string>{"trace_pipe"}));
+  // The tree's and each CPU's.
+  EXPECT_EQ(by[Opening::Pipe], (std::vector<std::string>{"trace_pipe", "trace_pipe"}));
+  EXPECT_EQ(by[Opening::RawPipe], (std::vector<std::string>{"trace_pipe_raw"}));
 }
 
 TEST(TreeFiles, OnlyTheKernelsProbeFilesAreRootsAlone) {
