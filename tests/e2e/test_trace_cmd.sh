@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Debian's trace-cmd, unchanged, on histd's tree: `trace-cmd record` of a
+# workload reads the per-CPU raw buffers (per_cpu/cpuN/trace_pipe_raw, the
+# kernel's ring-buffer pages) into a .dat that `trace-cmd report` prints
+# with the same events, fields and value formats as a recording made the
+# same way on the kernel's own tracefs on this machine; `trace-cmd extract`
+# and a libtracefs raw-event reader (tests/e2e/tracefs_raw.c) read them
+# too; trace_pipe_raw blocks until a page comes unless O_NONBLOCK.
+#
+# trace-cmd runs in a mount namespace of its own (unshare -m) in which
+# histd's tree is bound over every tracefs mount point, as
+# tests/kselftest/ftracetest.sh does. trace-cmd record writes
+# /proc/sys/kernel/ftrace_enabled, which this machine refuses even for the
+# kernel's own tracefs: a file holding 1 covers it in the namespace. For the
+# kernel's recording the function tracer's files it may not open are
+# covered by an empty file (trace-cmd's forked workload dies on them).
+source "$(dirname "$0")/lib.sh"
+RAW=${HISTD_TRACEFS_RAW:-$(dirname "$HISTD_BIN")/histd_tracefs_raw}
+[ -x "$RAW" ] || { echo "FAIL: no client at $RAW (build histd_tracefs_raw)"; exit 1; }
+command -v trace-cmd >/dev/null || { echo "FAIL: trace-cmd is needed (apt-get install trace-cmd)"; exit 1; }
+command -v unshare >/dev/null || { echo "FAIL: unshare (util-linux) is needed"; exit 1; }
+histd_start
+echo 1 >"$WORK/one"
+: >"$WORK/empty"
+
+# in_ns TREE CMD...: CMD with TREE (histd's tree, or "kernel") as tracefs.
+in_ns() {
+  unshare -m --propagation private bash -c '
+    set -e
+    tree=$1 work=$2; shift 2
+    points=$(awk '\''$3 == "tracefs" { print $2 }'\'' /proc/mounts)
+    if [ -z "$points" ]; then mount -t tracefs nodev /sys/kernel/tracing; points=/sys/kernel/tracing; fi
+    if [ "$tree" = kernel ]; then
+      for f in set_ftrace_pid set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace; do
+        p=/sys/kernel/tracing/$f
+        if [ -e "$p" ] && ! cat "$p" >/dev/null 2>&1; then mount --bind "$work/empty" "$p"; fi
+      done
+    else
+      for p in $points; do mount --bind "$tree" "$p"; done
+      if [ -d /sys/kernel/debug/tracing ] && ! mountpoint -q /sys/kernel/debug/tracing; then
+        mount --bind "$tree" /sys/kernel/debug/tracing
+      fi
+    fi
+    mount --bind "$work/one" /proc/sys/kernel/ftrace_enabled
+    exec "$@"' _ "$1" "$WORK" "${@:2}"
+}
+
+# The workload: COUNT writes of SIZE bytes to fd 1 by a task named COMM.
+COMM=$(own_comm tcmd)
+DD=$(comm_link "$COMM" dd)
+SIZE=$(own_number 1000 3000)
+HEX=$(printf '0x%08x' "$SIZE")
+
+# record DIR TREE: trace-cmd record of the workload into DIR/trace.dat,
+# then DIR/report, the report's lines. trace-cmd copies /proc/kallsyms into
+# the file and gives up when it changed size meanwhile (a BPF program
+# loaded elsewhere on the machine): tried again then, five times at most.
+record() {
+  mkdir -p "$1"
+  local _
+  for _ in 1 2 3 4 5; do
+    (cd "$1" && in_ns "$2" trace-cmd record -e sched:sched_switch -e syscalls:sys_enter_write \
+      -F "$DD" if=/dev/zero of=/dev/null bs="$SIZE" count=3 status=none) >"$1/record.log" 2>&1 && break
+    grep -q "error in size of file '/proc/kallsyms'" "$1/record.log" || break
+  done
+  [ -f "$1/trace.dat" ] || { echo "FAIL: trace-cmd record on $2:"; cat "$1/record.log"; exit 1; }
+  trace-cmd report -i "$1/trace.dat" >"$1/report" 2>"$1/report.err"
+}
+record "$WORK/histd" "$MNT"
+record "$WORK/kernel" kernel
+
+# What follows "event:" in a report line, blanks squeezed, an address and
+# the tasks' pids written as X: what must be the same on both.
+fields() { sed -n "s/^.*[0-9]: \($1\): *\(.*\)$/\1: \2/p" | sed -e 's/buf: 0x[0-9a-f]*/buf: X/' -e 's/:[0-9][0-9]*/:X/g'; }
+writes_of() { grep "sys_enter_write: .*count: $HEX\$" "$1/report" || true; }
+hw=$(writes_of "$WORK/histd" | wc -l)
+kw=$(writes_of "$WORK/kernel" | wc -l)
+expect_eq "the kernel's recording has the workload's three writes" "3" "$kw"
+[ "$kw" = 3 ] || { cat "$WORK/kernel/record.log"; head -5 "$WORK/kernel/report"; }
+# A classic tracepoint's program is skipped while another BPF program runs
+# on its CPU: the test tolerates a write missed, not all.
+expect_eq "histd's has them too" "yes" "$([ "$hw" -ge 1 ] && [ "$hw" -le 3 ] && echo yes || echo "no ($hw)")"
+expect_eq "each write with the fields and formats the kernel's shows" \
+  "$(writes_of "$WORK/kernel" | fields sys_enter_write | head -1)" "$(writes_of "$WORK/histd" | fields sys_enter_write | sort -u)"
+expect_eq "the write's fields" "sys_enter_write: fd: 0x00000001, buf: X, count: $HEX" \
+  "$(writes_of "$WORK/histd" | fields sys_enter_write | head -1)"
+# The workload's switches: "COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]".
+switch_re="^sched_switch: .*:X \[[0-9]*\] [A-Z+]* ==> .*:X \[[0-9]*\]\$"
+hs=$(grep "sched_switch: .*$COMM" "$WORK/histd/report" | fields sched_switch || true)
+ks=$(grep "sched_switch: .*$COMM" "$WORK/kernel/report" | fields sched_switch || true)
+expect_eq "the kernel's recording switches to and from the workload" "yes" "$([ -n "$ks" ] && echo yes)"
+expect_eq "histd's too, in the kernel's format" "yes" \
+  "$([ -n "$hs" ] && ! grep -qv -- "$switch_re" <<<"$hs" && ! grep -qv -- "$switch_re" <<<"$ks" && echo yes ||
+    printf 'no:\n%s\n--- kernel:\n%s' "$hs" "$ks")"
+expect_eq "the workload's exit, as the kernel records it" "$(grep -c " X ==> " <<<"$ks")" \
+  "$(grep -c "sched_switch: $COMM:X \[[0-9]*\] X ==> " <<<"$hs")"
+expect_eq "the same events" "$(sed -n 's/^.*[0-9]: \([a-z_]*\): .*/\1/p' "$WORK/kernel/report" | sort -u | tr '\n' ' ')" \
+  "$(sed -n 's/^.*[0-9]: \([a-z_]*\): .*/\1/p' "$WORK/histd/report" | sort -u | tr '\n' ' ')"
+expect_eq "no event lost" "" "$(grep -i 'lost\|dropped' "$WORK/histd/report" || true)"
+
+# trace-cmd start, stop and extract: what the buffers hold, which their
+# stats count. Extract takes the events out before it copies kallsyms: when
+# that fails (as record's may), the whole is tried again.
+SIZE2=$((SIZE + 1))
+# The sum over CPUs of the stats line that starts with $1.
+entries() { cat "$MNT"/per_cpu/cpu*/stats | awk -v k="$1" 'index($0, k) == 1 { n += $NF } END { print n + 0 }'; }
+for _ in 1 2 3 4 5; do
+  in_ns "$MNT" bash -c "trace-cmd start -e syscalls:sys_enter_write >/dev/null && \
+    dd if=/dev/zero of=/dev/null bs=$SIZE2 count=4 status=none && trace-cmd stop" >"$WORK/start.log" 2>&1 ||
+    { echo "FAIL: trace-cmd start:"; cat "$WORK/start.log"; }
+  held=$(entries "entries:")
+  (cd "$WORK" && in_ns "$MNT" trace-cmd extract -o "$WORK/extract.dat") >"$WORK/extract.log" 2>&1 && break
+  grep -q "error in size of file '/proc/kallsyms'" "$WORK/extract.log" || break
+done
+[ -f "$WORK/extract.dat" ] || { echo "FAIL: trace-cmd extract:"; cat "$WORK/extract.log"; }
+expect_eq "the per-CPU stats count the events held" "yes" "$([ "$held" -ge 1 ] && echo yes)"
+n=$(trace-cmd report -i "$WORK/extract.dat" 2>/dev/null | grep -c "sys_enter_write: .*count: $(printf '0x%08x' "$SIZE2")\$" || true)
+expect_eq "extract finds the writes" "yes" "$([ "$n" -ge 1 ] && [ "$n" -le 4 ] && echo yes || echo "no ($n)")"
+
+# A libtracefs reader of the raw buffers, and trace_pipe_raw's blocking.
+echo 0 >"$MNT/events/syscalls/sys_enter_write/enable"
+echo 1 >"$MNT/tracing_on"
+"$RAW" "$MNT" syscalls sys_enter_write count 0 >/dev/null  # drains what is there
+python3 - "$MNT/per_cpu/cpu0/trace_pipe_raw" >"$WORK/block.out" 2>&1 <<'PY' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+try:
+    os.read(fd, 4096)
+    print("nonblock: data")
+except BlockingIOError:
+    print("nonblock: EAGAIN")
+os.set_blocking(fd, True)
+t = time.monotonic()
+page = os.read(fd, 4096)
+print("blocking: %d bytes after %s" % (len(page), "a wait" if time.monotonic() - t > 0.5 else "no wait"))
+PY
+reader=$!
+sleep 1
+SIZE3=$((SIZE + 2))
+echo 1 >"$MNT/events/syscalls/sys_enter_write/enable"
+taskset -c 0 dd if=/dev/zero of=/dev/null bs="$SIZE3" count=5 status=none
+for _ in $(seq 50); do kill -0 "$reader" 2>/dev/null || break; sleep 0.1; done
+wait "$reader" || true
+expect_eq "trace_pipe_raw: O_NONBLOCK with no page, then a page after a wait" \
+  "nonblock: EAGAIN
+blocking: 4096 bytes after a wait" "$(cat "$WORK/block.out")"
+taskset -c 1 dd if=/dev/zero of=/dev/null bs="$SIZE3" count=5 status=none 2>/dev/null || true
+echo 0 >"$MNT/events/syscalls/sys_enter_write/enable"
+"$RAW" "$MNT" syscalls sys_enter_write count "$SIZE3" >"$WORK/raw.out" 2>&1 || true
+m=$(sed -n 's/^matched //p' "$WORK/raw.out")
+expect_eq "tracefs_iterate_raw_events reads them" "yes" "$([ "${m:-0}" -ge 1 ] && [ "$m" -le 5 ] && echo yes || cat "$WORK/raw.out")"
+expect_eq "which the stats count read" "yes" "$([ "$(entries "read events:")" -ge "${m:-1}" ] && echo yes)"
+expect_eq "and prints them as trace-cmd does" "fd: 0x00000001, buf: X, count: $(printf '0x%08x' "$SIZE3")" \
+  "$(sed -n 's/^first pid [0-9]* cpu [0-9]*: //p' "$WORK/raw.out" | sed 's/buf: 0x[0-9a-f]*/buf: X/')"
+
+# An instance has per-CPU buffers of its own.
+mkdir "$MNT/instances/tc$UNIQ"
+expect_eq "an instance's per_cpu/cpu0" "stats trace trace_pipe trace_pipe_raw" \
+  "$(ls "$MNT/instances/tc$UNIQ/per_cpu/cpu0" | tr '\n' ' ' | sed 's/ $//')"
+rmdir "$MNT/instances/tc$UNIQ"
+finish
