@@ -32,6 +32,7 @@ TEST=(
   bpftool                    # tests: what is pinned and attached
   libgtest-dev               # tests
   libtracefs-dev             # tests: a libtracefs client (tracefs_sql) drives histd's tree
+  trace-cmd                  # tests: trace-cmd record, report and extract on histd's tree
   python3 jq                 # tests: poll() and packet helpers; docs/histctl.md's examples
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   clang-format               # the C++ sources' style (scripts/format.sh; ctest docs.format)
