@@ -14,19 +14,20 @@
 # refuses: a file holding 1 covers it; /proc/kallsyms is covered by a copy
 # (trace-cmd gives up when it changes while read); on the kernel's tracefs
 # the function tracer's files it may not open are covered by an empty file.
-#   bash bench/record.sh    (as root; ROUNDS=5, EVENTS="50000 1000000",
-#                            HISTD_BUILD=dir)
+#   bash bench/record.sh    (as root; ROUNDS=5, EVENTS="50000 200000 1000000",
+#                            HISTD_BUILD=dir, HISTD_OPTS="--trace-buffer-size 64mb")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/rounds.sh
 need trace-cmd trace-cmd
 ROUNDS=${ROUNDS:-5}
-EVENTS=${EVENTS:-"50000 1000000"}
+EVENTS=${EVENTS:-"50000 200000 1000000"}
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-bench-record.XXXXXX)
 HISTD=
 trap bench_cleanup EXIT
-start_histd
+# shellcheck disable=SC2086 # HISTD_OPTS: options, split
+start_histd ${HISTD_OPTS:-}
 echo 1 >"$WORK/one"
 : >"$WORK/empty"
 SIZE=4321
