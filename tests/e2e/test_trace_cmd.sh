@@ -157,6 +157,23 @@ expect_eq "which the stats count read" "yes" "$([ "$(entries "read events:")" -g
 expect_eq "and prints them as trace-cmd does" "fd: 0x00000001, buf: X, count: $(printf '0x%08x' "$SIZE3")" \
   "$(sed -n 's/^first pid [0-9]* cpu [0-9]*: //p' "$WORK/raw.out" | sed 's/buf: 0x[0-9a-f]*/buf: X/')"
 
+# A traced synthetic event's records are in the pages too, laid out as its
+# format file says.
+SYN=rawsyn$UNIQ
+SIZE4=$((SIZE + 3))
+echo "$SYN u64 cnt; pid_t p" >>"$MNT/synthetic_events"
+echo "hist:keys=common_pid:v=count:onmatch(syscalls.sys_enter_write).trace($SYN,\$v,common_pid) if count == $SIZE4" \
+  >"$MNT/events/syscalls/sys_enter_write/trigger"
+echo 1 >"$MNT/events/synthetic/$SYN/enable"
+dd if=/dev/zero of=/dev/null bs="$SIZE4" count=2 status=none
+"$RAW" "$MNT" synthetic "$SYN" cnt "$SIZE4" >"$WORK/syn.out" 2>&1 || true
+expect_eq "a synthetic event's records, read raw" "yes" \
+  "$(grep -q '^matched [12]$' "$WORK/syn.out" && echo yes || cat "$WORK/syn.out")"
+expect_eq "with its fields" "cnt=$SIZE4, p=" "$(sed -n 's/^first pid [0-9]* cpu [0-9]*: \(cnt=[0-9]*, p=\).*/\1/p' "$WORK/syn.out")"
+echo 0 >"$MNT/events/synthetic/$SYN/enable"
+: >"$MNT/events/syscalls/sys_enter_write/trigger"
+echo "!$SYN" >>"$MNT/synthetic_events"
+
 # An instance has per-CPU buffers of its own.
 mkdir "$MNT/instances/tc$UNIQ"
 expect_eq "an instance's per_cpu/cpu0" "stats trace trace_pipe trace_pipe_raw" \
