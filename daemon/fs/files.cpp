@@ -328,6 +328,18 @@ int write_cpumask(const FileCall& c, std::string_view data) {
   fmt::print(stderr, "histd: tracing_cpumask: histd records on every CPU\n");
   return -EINVAL;
 }
+// The recorded tasks' comms, as the kernel's saved_cmdlines; their tgids
+// are not recorded (options/record-tgid is 0), so saved_tgids is empty.
+int read_cmdlines(const FileCall& c, std::string& out) { return shown(out, c.engine.trace_ring().cmdlines().text()); }
+int read_cmdlines_size(const FileCall& c, std::string& out) {
+  return shown(out, fmt::format("{}\n", c.engine.trace_ring().cmdlines().size()));
+}
+int write_cmdlines_size(const FileCall& c, std::string_view data) {
+  auto v = parse_control_number(data);
+  if (!v) return -v.error();
+  return c.engine.trace_ring().cmdlines().resize(*v) ? size_of(data) : -EINVAL;
+}
+int read_tgids(const FileCall&, std::string& out) { return shown(out, ""); }
 // histd records no trace_printk() (bprint) events: no formats to resolve.
 int read_printk_formats(const FileCall&, std::string& out) { return shown(out, ""); }
 
@@ -377,6 +389,9 @@ constexpr TreeFile kFiles[] = {
   {"timestamp_mode",    kBoth,       ReadOnly,   Content, read_timestamp_mode},
   {"tracing_cpumask",   kBoth,       ReadWrite,  Content, read_cpumask,          write_cpumask},
   {"printk_formats",    kTop,        ReadOnly,   Content, read_printk_formats},
+  {"saved_cmdlines",    kTop,        ReadOnly,   Content, read_cmdlines},
+  {"saved_cmdlines_size", kTop,      ReadWrite,  Content, read_cmdlines_size,    write_cmdlines_size},
+  {"saved_tgids",       kTop,        ReadOnly,   Content, read_tgids},
   {"trace",             kCpuDir,     ReadWrite,  Content, read_cpu_trace,        write_ignored},
   {"trace_pipe",        kCpuDir,     ReadOnly,   Pipe},
   {"trace_pipe_raw",    kCpuDir,     ReadOnly,   RawPipe},

@@ -82,6 +82,9 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   eopt.deploy.pin_dir = opt.pin_dir;
   // One --max-map-memory for the top tree and its instances together.
   eopt.map_budget = std::make_shared<histd::engine::MapMemoryBudget>();
+  // One saved_cmdlines too, as the kernel's: trace-cmd reads the top
+  // tree's whichever instance it records.
+  eopt.deploy.cmdlines = std::make_shared<histd::trace::Cmdlines>();
   return eopt;
 }
 

@@ -26,7 +26,7 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       probe_files_(catalog),
       ring_(std::make_unique<TraceRing>(
           std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
-          resolver_,
+          options_.cmdlines ? options_.cmdlines : std::make_shared<trace::Cmdlines>(), resolver_,
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
                                return snapshot_notice(slot, value, key);
                              },

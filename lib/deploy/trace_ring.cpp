@@ -37,13 +37,15 @@ constexpr std::chrono::milliseconds kReadWait{1000};
 }  // namespace
 
 TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
-                     const symbols::SystemResolver& resolver, Notices notices)
+                     std::shared_ptr<trace::Cmdlines> cmdlines, const symbols::SystemResolver& resolver,
+                     Notices notices)
     : ring_(std::move(ring)),
       lost_(std::move(lost)),
       control_(control),
       possible_cpus_(possible_cpus),
       resolver_(resolver),
       notices_(std::move(notices)),
+      cmdlines_(std::move(cmdlines)),
       trace_(buffer_size, true),
       snapshot_(buffer_size, true),
       passes_(std::make_unique<RingPasses>()) {
@@ -183,13 +185,14 @@ void TraceRing::deliver_stack(trace::LineHeader header, uint32_t pid, std::span<
 // A recorded kernel event's record, printed by its format.
 void TraceRing::deliver_record(trace::LineHeader header, std::span<const uint8_t> rec) {
   if (header.cpu < raw_.size()) raw_[header.cpu]->append(header.ts_ns, rec);
+  int32_t pid = 0;
+  if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
+  header.pid = uint32_t(pid);
+  cmdlines_->save(header.pid, header.comm);
   if (!printer_) return;
   auto text = printer_->line_text(rec);
   if (!text) return;
   auto hidden = printer_->line_text(rec, true);
-  int32_t pid = 0;
-  if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
-  header.pid = uint32_t(pid);
   trace_.append(trace::format_line(header, *text), trace::format_line(header, hidden ? *hidden : *text), header.cpu);
 }
 
@@ -202,6 +205,7 @@ void TraceRing::deliver_synth(trace::LineHeader header, uint64_t id, std::span<c
   int32_t pid = 0;
   if (rec.size() >= 8) std::memcpy(&pid, rec.data() + 4, 4);
   header.pid = uint32_t(pid);
+  cmdlines_->save(header.pid, header.comm);
   if (header.cpu < raw_.size()) raw_[header.cpu]->append(header.ts_ns, rec);
   // Both forms are made now, for readers who may see kernel addresses and
   // for those who may not: the record is gone once read.
@@ -264,6 +268,7 @@ TraceRing::Marker TraceRing::mark(std::string_view text, uint32_t pid, const std
   const uint64_t ts = monotonic_ns();
   const int cpu = sched_getcpu();
   const uint32_t on = cpu < 0 ? 0u : uint32_t(cpu);
+  cmdlines_->save(pid, comm);
   trace_.append(trace::format_line(trace::LineHeader{comm, pid, on, ts}, "tracing_mark_write", body), {}, on);
   return Marker{std::move(body), ts};
 }

@@ -91,6 +91,10 @@ expect_eq "each write with the fields and formats the kernel's shows" \
   "$(writes_of "$WORK/kernel" | fields sys_enter_write | head -1)" "$(writes_of "$WORK/histd" | fields sys_enter_write | sort -u)"
 expect_eq "the write's fields" "sys_enter_write: fd: 0x00000001, buf: X, count: $HEX" \
   "$(writes_of "$WORK/histd" | fields sys_enter_write | head -1)"
+# The task before each line, named by saved_cmdlines as the kernel's.
+expect_eq "each write's task named as the kernel's report names it" \
+  "$(writes_of "$WORK/kernel" | sed 's/^ *\([^ ]*\)-[0-9]* .*/\1/' | sort -u)" \
+  "$(writes_of "$WORK/histd" | sed 's/^ *\([^ ]*\)-[0-9]* .*/\1/' | sort -u)"
 # The workload's switches: "COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]".
 switch_re="^sched_switch: .*:X \[[0-9]*\] [A-Z+]* ==> .*:X \[[0-9]*\]\$"
 hs=$(grep "sched_switch: .*$COMM" "$WORK/histd/report" | fields sched_switch || true)

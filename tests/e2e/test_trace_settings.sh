@@ -28,6 +28,27 @@ for o in $(ls "$MNT/options"); do
   [ -e "$T/options/$o" ] || expect_eq "options/$o is one of the kernel's" "yes" "no"
 done
 # A new instance's are the kernel's defaults, without the top tree's own.
+# saved_cmdlines: the tasks of the recorded events, by pid; their tgids
+# are not recorded (record-tgid is 0): saved_tgids is empty.
+expect_eq "saved_cmdlines_size as the kernel's at first" "128" "$(cat "$MNT/saved_cmdlines_size")"
+WRITER=$(own_comm saved)
+echo 1 >"$MNT/events/syscalls/sys_enter_getppid/enable"
+# A tracepoint's program is skipped while another BPF program runs on its
+# CPU (other tests run beside this one): called until one was recorded.
+for _ in 1 2 3 4 5; do
+  "$(comm_link "$WRITER" perl)" -e 'getppid() for 1..3'
+  grep -q " $WRITER\$" "$MNT/saved_cmdlines" && break
+done
+echo 0 >"$MNT/events/syscalls/sys_enter_getppid/enable"
+expect_eq "saved_cmdlines names the task of a recorded event" "yes" \
+  "$(grep -qE "^[0-9]+ $WRITER\$" "$MNT/saved_cmdlines" && echo yes)"
+expect_eq "saved_tgids is empty" "" "$(cat "$MNT/saved_tgids")"
+echo 1 >"$MNT/saved_cmdlines_size"
+expect_eq "saved_cmdlines_size takes a new size, which starts empty" "1 " \
+  "$(cat "$MNT/saved_cmdlines_size") $(cat "$MNT/saved_cmdlines")"
+expect_eq "0 is refused" "Invalid argument" "$(err bash -c "echo 0 > '$MNT/saved_cmdlines_size'")"
+echo 128 >"$MNT/saved_cmdlines_size"
+
 mkdir "$MNT/instances/settings"
 expect_eq "an instance's trace_options as a new kernel instance's" "$(kernel_lines "$INST/trace_options")" \
   "$(cat "$MNT/instances/settings/trace_options")"

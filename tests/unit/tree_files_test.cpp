@@ -23,11 +23,12 @@ std::vector<std::string> names_at(Place place) {
 
 TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
   EXPECT_EQ(names_at(kTopRoot),
-            (std::vector<std::string>{"README",      "available_events", "error_log",         "synthetic_events",
-                                      "trace",       "trace_pipe",       "trace_marker",      "snapshot",
-                                      "tracing_on",  "current_tracer",   "available_tracers", "dynamic_events",
-                                      "set_event",   "kprobe_events",    "uprobe_events",     "trace_options",
-                                      "trace_clock", "timestamp_mode",   "tracing_cpumask",   "printk_formats"}));
+            (std::vector<std::string>{"README",         "available_events",    "error_log",         "synthetic_events",
+                                      "trace",          "trace_pipe",          "trace_marker",      "snapshot",
+                                      "tracing_on",     "current_tracer",      "available_tracers", "dynamic_events",
+                                      "set_event",      "kprobe_events",       "uprobe_events",     "trace_options",
+                                      "trace_clock",    "timestamp_mode",      "tracing_cpumask",   "printk_formats",
+                                      "saved_cmdlines", "saved_cmdlines_size", "saved_tgids"}));
   EXPECT_EQ(names_at(kInstanceRoot),
             (std::vector<std::string>{"error_log", "trace", "trace_pipe", "trace_marker", "snapshot", "tracing_on",
                                       "current_tracer", "available_tracers", "set_event", "trace_options",

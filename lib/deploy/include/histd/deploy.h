@@ -35,6 +35,7 @@
 #include "histd/result.h"
 #include "histd/runtime.h"
 #include "histd/symbols.h"
+#include "histd/trace_buffer.h"
 #include "histd/trace_ring.h"
 
 namespace histd::deploy {
@@ -74,6 +75,10 @@ struct Options {
   // inject records into a real event (inject()). Events that are not
   // attached always have it: it is how their records come.
   bool test_entries = false;
+  // The comms of the tasks recorded events name (saved_cmdlines), shared
+  // by a tree and its instances, as the kernel's is global; null: the
+  // deployer's own.
+  std::shared_ptr<trace::Cmdlines> cmdlines;
 };
 
 // Events an attached event's programs did not run for (the kernel's BPF

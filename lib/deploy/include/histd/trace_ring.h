@@ -62,14 +62,17 @@ class TraceRing {
   // outlives the ring), whose HISTD_TRACING_SLOT and
   // HISTD_STACKTRACE_OPTION_SLOT words are tracing_on and options/stacktrace.
   // `resolver` names kernel addresses in the lines; it outlives the ring.
+  // `cmdlines`: where the recorded tasks' comms go (saved_cmdlines).
   TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
-            const symbols::SystemResolver& resolver, Notices notices);
+            std::shared_ptr<trace::Cmdlines> cmdlines, const symbols::SystemResolver& resolver, Notices notices);
   ~TraceRing();
   TraceRing(const TraceRing&) = delete;
   TraceRing& operator=(const TraceRing&) = delete;
 
   int ring_fd() const { return ring_.get(); }
   uint32_t possible_cpus() const { return possible_cpus_; }
+  // saved_cmdlines: the tasks the recorded events name, by pid.
+  trace::Cmdlines& cmdlines() { return *cmdlines_; }
   int lost_fd() const { return lost_.get(); }
 
   // Starts draining the ring on a thread of its own, which delivers each
@@ -158,6 +161,7 @@ class TraceRing {
   const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
   const symbols::SystemResolver& resolver_;
   const Notices notices_;
+  const std::shared_ptr<trace::Cmdlines> cmdlines_;
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
   // The same records raw, one buffer a CPU (trace_pipe_raw), each as large
