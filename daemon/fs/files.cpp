@@ -340,6 +340,21 @@ int write_cmdlines_size(const FileCall& c, std::string_view data) {
   return c.engine.trace_ring().cmdlines().resize(*v) ? size_of(data) : -EINVAL;
 }
 int read_tgids(const FileCall&, std::string& out) { return shown(out, ""); }
+// Each CPU's buffer in KiB, and all of them (the kernel's
+// tracing_entries_read() and tracing_total_entries_read()).
+int read_buffer_kb(const FileCall& c, std::string& out) {
+  return shown(out, fmt::format("{}\n", c.engine.trace_ring().buffer_size_kb()));
+}
+int write_buffer_kb(const FileCall& c, std::string_view data) {
+  auto v = parse_control_number(data);
+  if (!v) return -v.error();
+  auto st = c.engine.trace_ring().set_buffer_size_kb(*v);
+  return st ? size_of(data) : -st.error().err;
+}
+int read_total_kb(const FileCall& c, std::string& out) {
+  const auto& ring = c.engine.trace_ring();
+  return shown(out, fmt::format("{}\n", ring.buffer_size_kb() * ring.possible_cpus()));
+}
 // histd records no trace_printk() (bprint) events: no formats to resolve.
 int read_printk_formats(const FileCall&, std::string& out) { return shown(out, ""); }
 
@@ -392,6 +407,8 @@ constexpr TreeFile kFiles[] = {
   {"saved_cmdlines",    kTop,        ReadOnly,   Content, read_cmdlines},
   {"saved_cmdlines_size", kTop,      ReadWrite,  Content, read_cmdlines_size,    write_cmdlines_size},
   {"saved_tgids",       kTop,        ReadOnly,   Content, read_tgids},
+  {"buffer_size_kb",    kBoth,       ReadWrite,  Content, read_buffer_kb,        write_buffer_kb},
+  {"buffer_total_size_kb", kBoth,    ReadOnly,   Content, read_total_kb},
   {"trace",             kCpuDir,     ReadWrite,  Content, read_cpu_trace,        write_ignored},
   {"trace_pipe",        kCpuDir,     ReadOnly,   Pipe},
   {"trace_pipe_raw",    kCpuDir,     ReadOnly,   RawPipe},

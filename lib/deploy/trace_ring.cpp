@@ -4,6 +4,7 @@
 // and snapshot buffers it feeds, and trace_marker's line.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sched.h>
 #include <time.h>
@@ -53,6 +54,19 @@ TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size
 }
 
 TraceRing::~TraceRing() { stop_consumer(); }
+
+uint64_t TraceRing::buffer_size_kb() const { return (raw_.empty() ? trace_.capacity() : raw_[0]->capacity()) / 1024; }
+
+Status TraceRing::set_buffer_size_kb(uint64_t kb) {
+  if (kb == 0) return unexpected(Error{ErrorKind::Invalid, EINVAL, "a buffer of 0 KiB"});
+  if (kb > kMaxBufferKb)
+    return unexpected(Error{ErrorKind::Invalid, ENOMEM, fmt::format("at most {} KiB a CPU", kMaxBufferKb)});
+  const size_t bytes = static_cast<size_t>(kb) << 10;
+  trace_.resize(bytes);
+  snapshot_.resize(bytes);
+  for (auto& raw : raw_) raw->resize(bytes);
+  return ok_status();
+}
 
 std::string TraceRing::read_trace(bool hide_kernel_addresses) {
   passes_->await_pass(kReadWait);

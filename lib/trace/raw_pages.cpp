@@ -168,6 +168,23 @@ RawStats RawBuffer::stats() const {
   return s;
 }
 
+void RawBuffer::resize(size_t capacity_bytes) {
+  std::lock_guard lock(mu_);
+  capacity_pages_ = std::max<size_t>(2, capacity_bytes / kRawPageSize);
+  while (pages_.size() > capacity_pages_) {
+    const RawPageWriter& old = pages_.front();
+    stats_.overrun += old.events();
+    stats_.entries -= old.events();
+    missed_ += old.events();
+    pages_.pop_front();
+  }
+}
+
+size_t RawBuffer::capacity() const {
+  std::lock_guard lock(mu_);
+  return capacity_pages_ * kRawPageSize;
+}
+
 void RawBuffer::clear() {
   std::lock_guard lock(mu_);
   pages_.clear();

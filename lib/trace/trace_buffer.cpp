@@ -277,6 +277,20 @@ std::string TraceBuffer::lines(bool hide) const {
   return out;
 }
 
+size_t TraceBuffer::capacity() const {
+  std::lock_guard lock(mu_);
+  return capacity_;
+}
+
+void TraceBuffer::resize(size_t capacity_bytes) {
+  std::lock_guard lock(mu_);
+  capacity_ = capacity_bytes;
+  while (bytes_ > capacity_ && !lines_.empty()) {
+    if (lines_.front().entry) ++overruns_;
+    pop_front_locked();
+  }
+}
+
 void TraceBuffer::clear() {
   std::lock_guard lock(mu_);
   lines_.clear();

@@ -34,7 +34,7 @@ mkdir "$A"
 expect_eq "listed in instances/" "a$$" "$(ls "$I")"
 expect_eq "as a directory, by readdir" "a$$" "$(dir_entries "$I")"
 expect_eq "its files: those tracefs gives an instance" \
-  "available_tracers current_tracer error_log events options per_cpu set_event snapshot timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on" \
+  "available_tracers buffer_size_kb buffer_total_size_kb current_tracer error_log events options per_cpu set_event snapshot timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on" \
   "$(ls "$A" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "its events are the kernel's" "1" "$(ls "$A/events/syscalls" | grep -c '^sys_enter_write$')"
 expect_eq "a second mkdir of it" "File exists" "$(err mkdir "$A")"

@@ -49,6 +49,23 @@ expect_eq "saved_cmdlines_size takes a new size, which starts empty" "1 " \
 expect_eq "0 is refused" "Invalid argument" "$(err bash -c "echo 0 > '$MNT/saved_cmdlines_size'")"
 echo 128 >"$MNT/saved_cmdlines_size"
 
+# buffer_size_kb: each CPU's buffer, --trace-buffer-size at first (4 MiB).
+cpus=$(ls -d "$MNT"/per_cpu/cpu* | wc -l)
+expect_eq "buffer_size_kb: each CPU's buffer" "4096 $((4096 * cpus))" \
+  "$(cat "$MNT/buffer_size_kb") $(cat "$MNT/buffer_total_size_kb")"
+echo 64 >"$MNT/buffer_size_kb"
+expect_eq "  takes a new size, as the total does" "64 $((64 * cpus))" \
+  "$(cat "$MNT/buffer_size_kb") $(cat "$MNT/buffer_total_size_kb")"
+expect_eq "  0 is refused" "Invalid argument" "$(err bash -c "echo 0 > '$MNT/buffer_size_kb'")"
+expect_eq "  and more than histd would hold" "Cannot allocate memory" \
+  "$(err bash -c "echo 999999999999 > '$MNT/buffer_size_kb'")"
+# Lines past the new size: the oldest are overwritten, as the kernel's.
+: >"$MNT/trace"
+for i in $(seq 1 2000); do echo "line $i of a buffer of 64 KiB" >"$MNT/trace_marker"; done
+expect_eq "  the buffer keeps the newest lines that fit" "yes yes" \
+  "$(grep -q 'line 2000 of' "$MNT/trace" && echo yes) $(grep -q 'line 1 of' "$MNT/trace" || echo yes)"
+echo 4096 >"$MNT/buffer_size_kb"
+
 mkdir "$MNT/instances/settings"
 expect_eq "an instance's trace_options as a new kernel instance's" "$(kernel_lines "$INST/trace_options")" \
   "$(cat "$MNT/instances/settings/trace_options")"

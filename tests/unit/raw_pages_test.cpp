@@ -216,6 +216,21 @@ TEST(RawBuffer, AFullBufferOverwritesItsOldestPage) {
   EXPECT_EQ(u64(*next, 8) & kRawMissedEvents, 0u);
 }
 
+TEST(RawBuffer, ASmallerSizeKeepsTheNewestPagesAndCountsTheRestOverrun) {
+  RawBuffer b(8 * kRawPageSize);
+  for (uint64_t i = 0; i < 150; ++i) b.append(i, bytes(96));  // 40 a page: four pages
+  EXPECT_EQ(b.stats().overrun, 0u);
+  b.resize(2 * kRawPageSize);
+  EXPECT_EQ(b.capacity(), 2 * kRawPageSize);
+  EXPECT_EQ(b.stats().overrun, 80u);
+  EXPECT_EQ(b.stats().entries, 70u);
+  auto page = b.take_page();
+  ASSERT_TRUE(page);
+  EXPECT_EQ(u64(*page, 8) & kRawMissedEvents, kRawMissedEvents);
+  b.resize(100);  // less than a page: two pages still
+  EXPECT_EQ(b.capacity(), 2 * kRawPageSize);
+}
+
 TEST(RawBuffer, DroppedEventsAreCountedAndFlagged) {
   RawBuffer b(8 * kRawPageSize);
   b.note_dropped(5);

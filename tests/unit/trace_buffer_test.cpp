@@ -308,5 +308,20 @@ TEST(TraceBufferPerCpu, ACpusPipeTakesOnlyItsLines) {
   EXPECT_EQ(b.lines(), sized('b', 10) + sized('d', 10));
 }
 
+TEST(TraceBufferSize, ASmallerSizeKeepsTheNewestLinesAndCountsTheRestAsOverruns) {
+  TraceBuffer b(100, true);
+  b.append(sized('a', 30));
+  b.append(sized('b', 30));
+  b.append(sized('c', 30));
+  b.resize(60);
+  EXPECT_EQ(b.capacity(), 60u);
+  EXPECT_EQ(b.lines(), sized('b', 30) + sized('c', 30));
+  EXPECT_EQ(b.overruns(), 1u);
+  EXPECT_EQ(b.written(), 3u);
+  b.resize(200);
+  b.append(sized('d', 30));
+  EXPECT_EQ(b.entries(), 3u);
+}
+
 }  // namespace
 }  // namespace histd::trace

@@ -71,6 +71,14 @@ class TraceRing {
 
   int ring_fd() const { return ring_.get(); }
   uint32_t possible_cpus() const { return possible_cpus_; }
+  // buffer_size_kb: what each CPU's raw buffer holds, and the trace and
+  // snapshot buffers' lines, in KiB. A new size keeps what fits (the
+  // oldest goes, as overruns); 0 is refused (EINVAL), and so is more than
+  // kMaxBufferKb (ENOMEM): histd's buffers grow as they fill, where the
+  // kernel's allocation would fail at once.
+  static constexpr uint64_t kMaxBufferKb = uint64_t{1} << 20;
+  uint64_t buffer_size_kb() const;
+  Status set_buffer_size_kb(uint64_t kb);
   // saved_cmdlines: the tasks the recorded events name, by pid.
   trace::Cmdlines& cmdlines() { return *cmdlines_; }
   int lost_fd() const { return lost_.get(); }

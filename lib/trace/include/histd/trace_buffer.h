@@ -127,7 +127,10 @@ class TraceBuffer {
   uint64_t entries() const;   // event lines in the buffer now
   uint64_t written() const;   // event lines ever appended (and lost) since the last clear
   uint64_t overruns() const;  // lines lost: overwritten, or dropped when full
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const;
+  // buffer_size_kb: a new capacity; the oldest lines that no longer fit
+  // are dropped and counted as overruns.
+  void resize(size_t capacity_bytes);
 
  private:
   mutable std::mutex mu_;
@@ -262,6 +265,10 @@ class RawBuffer {
   bool empty() const;
   RawStats stats() const;
   void clear();
+  // buffer_size_kb: holds `capacity_bytes` (two pages at least) from now;
+  // the oldest pages that no longer fit are dropped and counted as overrun.
+  void resize(size_t capacity_bytes);
+  size_t capacity() const;
 
  private:
   mutable std::mutex mu_;
