@@ -168,14 +168,57 @@ Result<uint64_t, Diagnostic> filter_constant(std::string_view cmd, const FieldAc
   return v;
 }
 
+// One predicate's compare term, typed against the field it names.
+Result<FilterTerm, Diagnostic> type_predicate(std::string_view cmd, const catalog::EventFormat& format,
+                                              const parse::Predicate& p, bool opaque) {
+  auto r = resolve_field(format, p.field.name);
+  // The caret one past the name's end, as the kernel's.
+  if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp ||
+      r->access.source == Source::Stacktrace)
+    return error(cmd, ErrorCode::FilterFieldNotFound, Span{p.field.span.end + 1, p.field.span.end + 2});
+  if (!r->readable)
+    return error(cmd, ErrorCode::Unsupported, name_span(p.field), "BPF programs cannot read " + p.field.name);
+  if (!p.field.modifiers.empty())
+    return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
+  // Which events count would bisect the address.
+  if (opaque && r->access.kernel_address)
+    return error(cmd, ErrorCode::AddressHidden, name_span(p.field), hidden_address_use(p.field.name));
+  // As the kernel's parse_pred() decides, in its order: a quoted string
+  // takes ==, != and ~ on a string field; a number any other operator on a
+  // number field.
+  const Span at_value = past_first(p.value.span);
+  const bool string_value = p.value.kind == parse::Literal::Kind::String;
+  const bool string_op = p.op == parse::CompareOp::Eq || p.op == parse::CompareOp::Ne || p.op == parse::CompareOp::Glob;
+  if (string_value && !string_op) return error(cmd, ErrorCode::FilterIllegalFieldOp, at_value);
+  // An unquoted word is a string only where a string is wanted.
+  if (string_value && !p.value.quoted && !is_string_kind(r->access.kind))
+    return error(cmd, ErrorCode::FilterInvalidValue, at_value);
+  if (string_value != is_string_kind(r->access.kind))
+    return error(cmd, string_value ? ErrorCode::FilterExpectDigit : ErrorCode::FilterExpectString, at_value);
+  FilterTerm term;
+  term.kind = FilterTerm::Kind::Compare;
+  term.field = r->access;
+  term.op = p.op;
+  if (is_string_kind(r->access.kind)) {
+    if (p.value.text.size() > 255) return error(cmd, ErrorCode::FilterOperandTooLong, p.value.span);
+    term.is_string = true;
+    term.match = p.op == parse::CompareOp::Glob ? compile_glob(p.value.text) : exact_match(p.value.text);
+    return term;
+  }
+  if (r->access.kind != catalog::FieldKind::Integer || p.op == parse::CompareOp::Glob)
+    return error(cmd, ErrorCode::FilterIllegalFieldOp, at_value);
+  auto c = filter_constant(cmd, r->access, p.value);
+  if (!c) return unexpected(std::move(c).error());
+  term.constant = *c;
+  return term;
+}
+
 Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog::EventFormat& format,
                                             const parse::Filter& filter, bool opaque) {
   TypedFilter out;
   out.terms.reserve(filter.nodes.size());
   for (const parse::FilterNode& node : filter.nodes) {
     FilterTerm term;
-    term.lhs = node.lhs;
-    term.rhs = node.rhs;
     switch (node.kind) {
       case parse::FilterNode::Kind::And:
         term.kind = FilterTerm::Kind::And;
@@ -187,53 +230,15 @@ Result<TypedFilter, Diagnostic> type_filter(std::string_view cmd, const catalog:
         term.kind = FilterTerm::Kind::Not;
         break;
       case parse::FilterNode::Kind::Predicate: {
-        const parse::Predicate& p = node.predicate;
-        auto r = resolve_field(format, p.field.name);
-        // The caret one past the name's end, as the kernel's.
-        if (!r || r->access.source == Source::Hitcount || r->access.source == Source::Timestamp ||
-            r->access.source == Source::Stacktrace)
-          return error(cmd, ErrorCode::FilterFieldNotFound, Span{p.field.span.end + 1, p.field.span.end + 2});
-        if (!r->readable)
-          return error(cmd, ErrorCode::Unsupported, name_span(p.field), "BPF programs cannot read " + p.field.name);
-        if (!p.field.modifiers.empty())
-          return error(cmd, ErrorCode::Unsupported, p.field.modifiers[0].span, "filter field modifiers");
-        // Which events count would bisect the address.
-        if (opaque && r->access.kernel_address)
-          return error(cmd, ErrorCode::AddressHidden, name_span(p.field), hidden_address_use(p.field.name));
-        // As the kernel's parse_pred() decides, in its order: a quoted
-        // string takes ==, != and ~ on a string field; a number any other
-        // operator on a number field.
-        const Span at_value = past_first(p.value.span);
-        const bool string_value = p.value.kind == parse::Literal::Kind::String;
-        const bool string_op =
-            p.op == parse::CompareOp::Eq || p.op == parse::CompareOp::Ne || p.op == parse::CompareOp::Glob;
-        if (string_value && !string_op) return error(cmd, ErrorCode::FilterIllegalFieldOp, at_value);
-        // An unquoted word is a string only where a string is wanted.
-        if (string_value && !p.value.quoted && !is_string_kind(r->access.kind))
-          return error(cmd, ErrorCode::FilterInvalidValue, at_value);
-        if (string_value != is_string_kind(r->access.kind))
-          return error(cmd, string_value ? ErrorCode::FilterExpectDigit : ErrorCode::FilterExpectString, at_value);
-        if (is_string_kind(r->access.kind)) {
-          if (p.value.text.size() > 255) return error(cmd, ErrorCode::FilterOperandTooLong, p.value.span);
-          term.kind = FilterTerm::Kind::Compare;
-          term.field = r->access;
-          term.op = p.op;
-          term.is_string = true;
-          term.match = p.op == parse::CompareOp::Glob ? compile_glob(p.value.text) : exact_match(p.value.text);
-          break;
-        }
-        if (r->access.kind != catalog::FieldKind::Integer || p.op == parse::CompareOp::Glob)
-          return error(cmd, ErrorCode::FilterIllegalFieldOp, at_value);
-        auto c = filter_constant(cmd, r->access, p.value);
-        if (!c) return unexpected(std::move(c).error());
-        term.kind = FilterTerm::Kind::Compare;
-        term.field = r->access;
-        term.op = p.op;
-        term.constant = *c;
+        auto typed = type_predicate(cmd, format, node.predicate, opaque);
+        if (!typed) return unexpected(std::move(typed).error());
+        term = std::move(*typed);
         break;
       }
     }
-    out.terms.push_back(term);
+    term.lhs = node.lhs;
+    term.rhs = node.rhs;
+    out.terms.push_back(std::move(term));
   }
   out.root = filter.root;
   return out;

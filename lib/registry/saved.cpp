@@ -54,6 +54,14 @@ json live_triggers(const Registry& registry, const KernelFacts& kernel) {
   return list;
 }
 
+// The events' filter files, each {"event": "system:event", "filter": text}.
+json filters_json(const Registry& registry) {
+  json filters = json::array();
+  for (const auto& [id, f] : registry.filters())
+    filters.push_back(json{{"event", id.system + ":" + id.name}, {"filter", f.text}});
+  return filters;
+}
+
 }  // namespace
 
 std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept) {
@@ -76,9 +84,7 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   // ignores the member).
   json eprobes = json::array();
   for (const auto& [id, k] : registry.eprobes()) eprobes.push_back(probe::defining_line(k.def));
-  json filters = json::array();
-  for (const auto& [id, f] : registry.filters())
-    filters.push_back(json{{"event", id.system + ":" + id.name}, {"filter", f.text}});
+  json filters = filters_json(registry);
   for (const SavedEntry& e : kept) {
     if (e.applying) continue;
     json raw = json::parse(e.raw, nullptr, false);
