@@ -80,6 +80,56 @@ await_tree() {
   echo "histd did not come up at $1:"; cat "$3"; exit 1
 }
 
+# In a child PID namespace (a container), a shell's pids are not the ones
+# events record. Kernel threads have pids in the first PID namespace only:
+# a /proc whose pid 2 is a kernel thread (kthreadd: PF_KTHREAD, 0x00200000,
+# in its flags) is that namespace's, and this shell is in it when its own
+# ns/pid link is kthreadd's. Comparing with /proc/1/ns/pid would say
+# nothing: in a container /proc/1 is the container's init, in the shell's
+# namespace. With no pid 2, or one that is not a kernel thread, /proc is a
+# child namespace's, and so is this shell.
+in_child_pid_namespace() {
+  local stat flags
+  stat=$(cat /proc/2/stat 2>/dev/null) || return 0
+  flags=$(cut -d' ' -f7 <<<"${stat##*) }")  # the 9th field, after "pid (comm) "
+  [[ "$flags" =~ ^[0-9]+$ ]] && ((flags & 0x00200000)) || return 0
+  [ "$(readlink /proc/self/ns/pid)" != "$(readlink /proc/2/ns/pid)" ]
+}
+# in_ns TREE CMD...: CMD in a mount namespace of its own where TREE
+# (histd's tree, or "kernel") is the tracefs at every tracefs mount point,
+# as trace-cmd and the kernel's selftests find it there. trace-cmd record
+# writes /proc/sys/kernel/ftrace_enabled, which this machine refuses even
+# for the kernel's own tracefs: a file holding 1 covers it. For the
+# kernel's tracefs the function tracer's files it may not open are
+# covered by an empty file (trace-cmd's forked workload dies on them).
+# trace-cmd copies /proc/kallsyms into its file, reading it twice, and
+# gives up when its size changed between the two reads, as it does each
+# time a BPF program is loaded or freed anywhere: a copy covers it.
+in_ns() {
+  echo 1 >"$WORK/one"
+  : >"$WORK/empty"
+  unshare -m --propagation private bash -c '
+    set -e
+    tree=$1 work=$2; shift 2
+    points=$(awk '\''$3 == "tracefs" { print $2 }'\'' /proc/mounts)
+    if [ -z "$points" ]; then mount -t tracefs nodev /sys/kernel/tracing; points=/sys/kernel/tracing; fi
+    if [ "$tree" = kernel ]; then
+      for f in set_ftrace_pid set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace; do
+        p=/sys/kernel/tracing/$f
+        if [ -e "$p" ] && ! cat "$p" >/dev/null 2>&1; then mount --bind "$work/empty" "$p"; fi
+      done
+    else
+      for p in $points; do mount --bind "$tree" "$p"; done
+      if [ -d /sys/kernel/debug/tracing ] && ! mountpoint -q /sys/kernel/debug/tracing; then
+        mount --bind "$tree" /sys/kernel/debug/tracing
+      fi
+    fi
+    mount --bind "$work/one" /proc/sys/kernel/ftrace_enabled
+    cat /proc/kallsyms >"$work/kallsyms"
+    mount --bind "$work/kallsyms" /proc/kallsyms
+    exec "$@"' _ "$1" "$WORK" "${@:2}"
+}
+
 source "$(dirname "${BASH_SOURCE[0]}")/../expect.sh"
 
 finish() {

@@ -25,31 +25,15 @@ RAW=${HISTD_TRACEFS_RAW:-$(dirname "$HISTD_BIN")/histd_tracefs_raw}
 command -v trace-cmd >/dev/null || { echo "FAIL: trace-cmd is needed (apt-get install trace-cmd)"; exit 1; }
 command -v unshare >/dev/null || { echo "FAIL: unshare (util-linux) is needed"; exit 1; }
 histd_start
-echo 1 >"$WORK/one"
-: >"$WORK/empty"
-
-# in_ns TREE CMD...: CMD with TREE (histd's tree, or "kernel") as tracefs.
-in_ns() {
-  unshare -m --propagation private bash -c '
-    set -e
-    tree=$1 work=$2; shift 2
-    points=$(awk '\''$3 == "tracefs" { print $2 }'\'' /proc/mounts)
-    if [ -z "$points" ]; then mount -t tracefs nodev /sys/kernel/tracing; points=/sys/kernel/tracing; fi
-    if [ "$tree" = kernel ]; then
-      for f in set_ftrace_pid set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace; do
-        p=/sys/kernel/tracing/$f
-        if [ -e "$p" ] && ! cat "$p" >/dev/null 2>&1; then mount --bind "$work/empty" "$p"; fi
-      done
-    else
-      for p in $points; do mount --bind "$tree" "$p"; done
-      if [ -d /sys/kernel/debug/tracing ] && ! mountpoint -q /sys/kernel/debug/tracing; then
-        mount --bind "$tree" /sys/kernel/debug/tracing
-      fi
-    fi
-    mount --bind "$work/one" /proc/sys/kernel/ftrace_enabled
-    cat /proc/kallsyms >"$work/kallsyms"
-    mount --bind "$work/kallsyms" /proc/kallsyms
-    exec "$@"' _ "$1" "$WORK" "${@:2}"
+# trace-cmd record on the kernel's tracefs leaves tracing off and may leave
+# its pid filter: both are put back as they were.
+K=/sys/kernel/tracing
+[ -d "$K/instances" ] || mount -t tracefs nodev "$K"
+kernel_on=$(cat "$K/tracing_on")
+kernel_pids=$(cat "$K/set_event_pid")
+test_cleanup() {
+  echo "$kernel_on" >"$K/tracing_on"
+  echo "$kernel_pids" >"$K/set_event_pid"
 }
 
 # The workload: three writes of SIZE bytes to fd 1 by a task named COMM,
@@ -65,10 +49,16 @@ WORKLOAD=(bash -c "sleep 1; exec $DD if=/dev/zero of=/dev/null bs=$SIZE count=3 
 
 # record DIR TREE: trace-cmd record of the workload into DIR/trace.dat,
 # then DIR/report, the report's lines.
+# -F filters on the workload's pid, which trace-cmd knows in its own PID
+# namespace: in a child namespace (a container) the events carry the
+# machine's pids, on the kernel's tracefs as on histd's, and the filter
+# would match nothing. There both record every task while the workload runs.
+only_workload=(-F)
+if in_child_pid_namespace; then only_workload=(); fi
 record() {
   mkdir -p "$1"
   (cd "$1" && in_ns "$2" trace-cmd record -e sched:sched_switch -e syscalls:sys_enter_write \
-    -F "${WORKLOAD[@]}") >"$1/record.log" 2>&1 ||
+    "${only_workload[@]}" "${WORKLOAD[@]}") >"$1/record.log" 2>&1 ||
     { echo "FAIL: trace-cmd record on $2:"; cat "$1/record.log"; exit 1; }
   trace-cmd report -i "$1/trace.dat" >"$1/report" 2>"$1/report.err"
   [ -s "$1/report" ] || { echo "no report of $2:"; cat "$1/record.log" "$1/report.err"; }

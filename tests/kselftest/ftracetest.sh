@@ -68,21 +68,6 @@ reason_of() {
   grep -v -e '^+' -e '^execute: ' "$1" 2>/dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160
 }
 
-# In a child PID namespace (a container), a shell's pids are not the ones
-# events record. Kernel threads have pids in the first PID namespace only:
-# a /proc whose pid 2 is a kernel thread (kthreadd: PF_KTHREAD, 0x00200000,
-# in its flags) is that namespace's, and this shell is in it when its own
-# ns/pid link is kthreadd's. Comparing with /proc/1/ns/pid would say
-# nothing: in a container /proc/1 is the container's init, in the shell's
-# namespace. With no pid 2, or one that is not a kernel thread, /proc is a
-# child namespace's, and so is this shell.
-in_child_pid_namespace() {
-  local stat flags
-  stat=$(cat /proc/2/stat 2>/dev/null) || return 0
-  flags=$(cut -d' ' -f7 <<<"${stat##*) }")  # the 9th field, after "pid (comm) "
-  [[ "$flags" =~ ^[0-9]+$ ]] && ((flags & 0x00200000)) || return 0
-  [ "$(readlink /proc/self/ns/pid)" != "$(readlink /proc/2/ns/pid)" ]
-}
 declare -A pidns_fails=() pidns_why=()
 if in_child_pid_namespace; then
   echo "in a child PID namespace: the tests of ftrace_pidns.txt that fail as it says are N/A"
