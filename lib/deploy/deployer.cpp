@@ -53,7 +53,7 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
     case Change::Kind::TriggerAdded:
       return deploy_added(c, next, target, ev, text);
     case Change::Kind::TriggerRemoved: {
-      Trigger* t = find_trigger(c.uid).second;
+      Trigger* t = find_trigger_in(events_, c.uid).second;
       if (!t) return Unit{};
       auto st = remove_trigger(target, t);
       if (st) return Unit{};
@@ -179,7 +179,7 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
 }
 
 CommandResult Deployer::control_trigger(EventState& ev, const Change& c) {
-  Trigger* t = find_trigger(c.uid).second;
+  Trigger* t = find_trigger_in(events_, c.uid).second;
   if (!t) return Unit{};
   if (c.kind == Change::Kind::TriggerCleared) {
     auto st = table::clear_table(t->table->fds(), table_shape(t->plan));
@@ -213,10 +213,8 @@ CommandResult Deployer::truncate_event(EventState& ev) {
 }
 
 void Deployer::remove_trigger_uid(uint64_t uid) {
-  if (auto [ev, t] = find_trigger(uid); t) (void)remove_trigger(*ev, t);
+  if (auto [ev, t] = find_trigger_in(events_, uid); t) (void)remove_trigger(*ev, t);
 }
-
-std::pair<EventState*, Trigger*> Deployer::find_trigger(uint64_t uid) const { return find_trigger_in(events_, uid); }
 
 Status Deployer::remove_trigger(EventState& ev, Trigger* going) {
   std::vector<Trigger*> rest;

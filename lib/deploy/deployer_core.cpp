@@ -32,7 +32,8 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
                              },
                              [this](uint32_t id) { return traced_synth(id); }})),
       programs_(std::make_unique<EventPrograms>(EventPrograms::State{catalog_, compiler_, *kernel_, options_, events_,
-                                                                     synths_, eprobe_filters_, *objects_, *ring_})) {}
+                                                                     synths_, eprobe_filters_, *objects_, *ring_})),
+      reads_(*kernel_, events_, *objects_, *programs_, possible_cpus_) {}
 
 void Deployer::set_restoring(bool on) { programs_->set_restoring(on); }
 
@@ -86,22 +87,6 @@ void Deployer::shutdown() {
   objects_->forget_tables();
 }
 
-std::string Deployer::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
-  // As the kernel's event_trigger_print() and event_enable_trigger_print():
-  // the name (and target), the count its control word has left, the filter.
-  std::string s(cmd.name());
-  if (cmd.has_target()) s += fmt::format(":{}:{}", cmd.system, cmd.event);
-  histd_trigger_control c{};
-  c.count = HISTD_UNLIMITED;
-  if (const EventState* ev = find_event(event))
-    for (const auto& e : ev->controls)
-      if (e->cmd.same_type(cmd))
-        if (auto word = objects_->read_control(e->slot)) c = *word;
-  s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
-  if (cmd.filter) s += " if " + cmd.filter->text;
-  return s;
-}
-
 // Triggers come back one at a time, each rebuilding its event, but none of
 // those programs is installed on the way: after a kill -9 the dispatcher
 // adopted from the pins still runs the dead histd's programs, which count
@@ -123,13 +108,14 @@ void Deployer::install_restored(std::vector<std::string>& problems) {
   }
 }
 
-uint64_t Deployer::event_missed(const EventState& ev) const {
-  return (ev.attachment ? ev.attachment->missed() : 0) + (ev.program ? ev.program->missed() : 0);
-}
-
-uint64_t Deployer::trigger_missed(const EventState& ev, const Trigger& t) const {
-  const uint64_t now = event_missed(ev);
-  return now >= t.missed_base ? now - t.missed_base : now;
+void Deployer::restore_missed_base(uint64_t uid, uint64_t base) {
+  // A saved base counts on the dispatcher a previous histd pinned, adopted
+  // by now; a dispatcher attached afresh (its counter below the base)
+  // counts the trigger's misses from its start.
+  // Its event's program waiting for the batch's end has no dispatcher yet:
+  // end_batch() makes the same choice then.
+  if (auto [ev, t] = find_trigger_in(events_, uid); t)
+    t->missed_base = ev->deferred ? base : std::min(base, event_missed(*ev));
 }
 
 CommandResult Deployer::rebuild_failure(EventState& ev, const std::string& command, Error e) {
@@ -150,11 +136,6 @@ EventState& Deployer::event_state(const catalog::EventId& event) {
     slot->event = event.name;
   }
   return *slot;
-}
-
-const EventState* Deployer::find_event(const catalog::EventId& event) const {
-  auto it = events_.find(event);
-  return it == events_.end() ? nullptr : it->second.get();
 }
 
 void Deployer::release_trigger(Trigger& t, Release how) {

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// What only the kernel knows, read as data for the engine: pause flags,
-// enable counts, map ids, missed counts, an event's debug facts, and its
-// tables. A table is read in two steps: what the engine's lock guards is
-// copied under it (table_reads: the plan, fds of its own), and the maps are
-// read after it (read_tables), so that a command (which takes the lock)
-// never waits for a big table's read and rendering.
+// KernelReads (histd/kernel_reads.h): what only the kernel knows, read as
+// data for the engine: pause flags, enable counts, map ids, missed counts,
+// an event's debug facts, and its tables.
 #include <fcntl.h>
 
 #include <bpf/bpf.h>
@@ -15,6 +12,7 @@
 
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
+#include "histd/kernel_reads.h"
 #include "histd/table_reader.h"
 
 namespace histd::deploy {
@@ -26,6 +24,10 @@ namespace {
 Fd dup_fd(int fd) { return Fd(fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
 
 }  // namespace
+
+KernelReads::KernelReads(const Kernel& kernel, const Events& events, const KernelObjects& objects,
+                         const EventPrograms& programs, uint32_t possible_cpus)
+    : kernel_(kernel), events_(events), objects_(objects), programs_(programs), possible_cpus_(possible_cpus) {}
 
 // One trigger's table as it was when the lock was held, with its own fds
 // (never a copy of the TableState: its use count says who shares it).
@@ -75,14 +77,14 @@ Expected<std::vector<readout::HistTable>> read_tables(TableReads reads) {
   return out;
 }
 
-Expected<TableReads> Deployer::table_reads(const catalog::EventId& event) const {
+Expected<TableReads> KernelReads::table_reads(const catalog::EventId& event) const {
   TableReads reads;
-  const EventState* ev = find_event(event);
+  const EventState* ev = find_event_in(events_, event);
   if (!ev) return reads;
   for (const auto& t : ev->triggers) {
     TableReads::Read r;
     r.out.plan = t->plan;
-    r.out.paused = objects_->is_paused(t->slot);
+    r.out.paused = objects_.is_paused(t->slot);
     r.out.memory = plan::map_memory(t->plan, possible_cpus_);
     r.out.missed = trigger_missed(*ev, *t);
     if (t->snapshot) r.out.snapshot = readout::SnapshotTaken{t->snapshot->value, t->snapshot->key};
@@ -96,8 +98,8 @@ Expected<TableReads> Deployer::table_reads(const catalog::EventId& event) const 
   return reads;
 }
 
-uint64_t Deployer::activity(const catalog::EventId& event) const {
-  const EventState* ev = find_event(event);
+uint64_t KernelReads::activity(const catalog::EventId& event) const {
+  const EventState* ev = find_event_in(events_, event);
   if (!ev) return 0;
   uint64_t v = 0;
   // enable_hist/disable_hist flip paused flags from BPF, which the hist
@@ -105,26 +107,26 @@ uint64_t Deployer::activity(const catalog::EventId& event) const {
   // trigger, above what counts of hits reach.
   uint64_t paused = 0;
   for (size_t n = 0; n < ev->triggers.size(); ++n)
-    if (objects_->is_paused(ev->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
+    if (objects_.is_paused(ev->triggers[n]->slot)) paused |= uint64_t{1} << (n % 16);
   std::vector<histd_table_stats> per_cpu(possible_cpus_);
   for (const auto& t : ev->triggers) {
     const uint32_t zero = 0;
     const std::span<uint8_t> out(reinterpret_cast<uint8_t*>(per_cpu.data()), per_cpu.size() * sizeof(per_cpu[0]));
-    if (!kernel_->lookup(t->table->stats.get(), bytes_of(zero), out)) continue;
+    if (!kernel_.lookup(t->table->stats.get(), bytes_of(zero), out)) continue;
     for (const histd_table_stats& s : per_cpu) v += s.hits + histd_drops(&s);
   }
   return v ^ (paused << 48);
 }
 
-readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
+readout::EventDebug KernelReads::debug(const catalog::EventId& event) const {
   readout::EventDebug d;
   d.system = event.system;
   d.event = event.name;
-  const EventState* ev = find_event(event);
+  const EventState* ev = find_event_in(events_, event);
   if (!ev) return d;
   d.possible_cpus = possible_cpus_;
   d.attached = ev->attachment != nullptr;
-  const std::optional<catalog::EventId> on = programs_->eprobe_attached(*ev);
+  const std::optional<catalog::EventId> on = programs_.eprobe_attached(*ev);
   d.tracepoint = on ? on->system + ":" + on->name : event.system + ":" + event.name;
   if (ev->syscall) {
     d.raw_syscall_nr = ev->syscall->nr;
@@ -139,8 +141,8 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
   for (const auto& t : ev->triggers) {
     readout::DebugTable dt;
     dt.plan = t->plan;
-    dt.paused = objects_->is_paused(t->slot);
-    dt.table_map_id = kernel_->map_id(t->table->map.get());
+    dt.paused = objects_.is_paused(t->slot);
+    dt.table_map_id = kernel_.map_id(t->table->map.get());
     dt.memory = plan::map_memory(t->plan, possible_cpus_);
     if (t->plan.name && t->table.use_count() > 1) dt.shared_table = *t->plan.name;
     dt.missed = ev->attachment ? trigger_missed(*ev, *t) : 0;
@@ -157,45 +159,36 @@ readout::EventDebug Deployer::debug(const catalog::EventId& event) const {
   return d;
 }
 
-bool Deployer::paused(uint64_t uid) const {
-  const Trigger* t = find_trigger(uid).second;
-  return t && objects_->is_paused(t->slot);
+bool KernelReads::paused(uint64_t uid) const {
+  const Trigger* t = find_trigger_in(events_, uid).second;
+  return t && objects_.is_paused(t->slot);
 }
 
-void Deployer::add_maps(uint64_t uid, readout::TriggerInfo& info) const {
-  const Trigger* t = find_trigger(uid).second;
+void KernelReads::add_maps(uint64_t uid, readout::TriggerInfo& info) const {
+  const Trigger* t = find_trigger_in(events_, uid).second;
   if (!t) return;
   info.memory = plan::map_memory(t->plan, possible_cpus_);
   if (t->plan.name && t->table.use_count() > 1) info.shared_table = *t->plan.name;
-  info.table_map_id = kernel_->map_id(t->table->map.get());
-  info.stats_map_id = kernel_->map_id(t->table->stats.get());
-  info.vars_map_id = t->vars ? kernel_->map_id(t->vars.get()) : 0;
-  info.hot_map_id = t->table->hot ? kernel_->map_id(t->table->hot.get()) : 0;
+  info.table_map_id = kernel_.map_id(t->table->map.get());
+  info.stats_map_id = kernel_.map_id(t->table->stats.get());
+  info.vars_map_id = t->vars ? kernel_.map_id(t->vars.get()) : 0;
+  info.hot_map_id = t->table->hot ? kernel_.map_id(t->table->hot.get()) : 0;
 }
 
-uint64_t Deployer::missed_base(uint64_t uid) const {
-  const Trigger* t = find_trigger(uid).second;
+uint64_t KernelReads::missed_base(uint64_t uid) const {
+  const Trigger* t = find_trigger_in(events_, uid).second;
   return t ? t->missed_base : 0;
 }
 
-void Deployer::restore_missed_base(uint64_t uid, uint64_t base) {
-  // A saved base counts on the dispatcher a previous histd pinned, adopted
-  // by now; a dispatcher attached afresh (its counter below the base)
-  // counts the trigger's misses from its start.
-  // Its event's program waiting for the batch's end has no dispatcher yet:
-  // end_batch() makes the same choice then.
-  if (auto [ev, t] = find_trigger(uid); t) t->missed_base = ev->deferred ? base : std::min(base, event_missed(*ev));
-}
-
-std::vector<EventMissed> Deployer::missed() const {
+std::vector<EventMissed> KernelReads::missed() const {
   std::vector<EventMissed> out;
   for (const auto& [id, ev] : events_)
     if (ev->attachment) out.push_back(EventMissed{id.system, id.name, event_missed(*ev)});
   return out;
 }
 
-std::string Deployer::source(const catalog::EventId& event) const {
-  const EventState* ev = find_event(event);
+std::string KernelReads::source(const catalog::EventId& event) const {
+  const EventState* ev = find_event_in(events_, event);
   if (!ev) return {};
   // Each program of the chain after the event program, marked with its slot.
   std::string out = ev->source;
@@ -204,16 +197,26 @@ std::string Deployer::source(const catalog::EventId& event) const {
   return out;
 }
 
-Expected<bool> Deployer::inject(const catalog::EventId& event, std::span<const uint8_t> record) {
-  const EventState* ev = find_event(event);
-  const std::vector<int> fds = ev ? programs_->test_fds(*ev) : std::vector<int>{};
-  if (fds.empty()) return false;
-  for (int fd : fds) {
-    auto rc = kernel_->test_run(fd, record, 0, nullptr);
-    if (!rc) return unexpected(std::move(rc).error());
-    if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
-  }
-  return true;
+std::string KernelReads::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
+  // As the kernel's event_trigger_print() and event_enable_trigger_print():
+  // the name (and target), the count its control word has left, the filter.
+  std::string s(cmd.name());
+  if (cmd.has_target()) s += fmt::format(":{}:{}", cmd.system, cmd.event);
+  histd_trigger_control c{};
+  c.count = HISTD_UNLIMITED;
+  if (const EventState* ev = find_event_in(events_, event))
+    for (const auto& e : ev->controls)
+      if (e->cmd.same_type(cmd))
+        if (auto word = objects_.read_control(e->slot)) c = *word;
+  s += c.count == HISTD_UNLIMITED ? std::string(":unlimited") : fmt::format(":count={}", c.count);
+  if (cmd.filter) s += " if " + cmd.filter->text;
+  return s;
+}
+
+EventEnableState KernelReads::enable_state(const catalog::EventId& event) const {
+  const EventState* ev = find_event_in(events_, event);
+  if (!ev || !ev->record_slot) return {};
+  return EventEnableState{!objects_.is_paused(*ev->record_slot), ev->soft_refs > 0};
 }
 
 }  // namespace histd::deploy

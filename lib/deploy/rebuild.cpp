@@ -13,18 +13,6 @@
 
 namespace histd::deploy {
 
-std::vector<DeployedControl*> Deployer::controls_of(EventState& ev) {
-  std::vector<DeployedControl*> out;
-  for (auto& e : ev.controls) out.push_back(e.get());
-  return out;
-}
-
-std::vector<Trigger*> Deployer::triggers_of(EventState& ev) {
-  std::vector<Trigger*> out;
-  for (auto& t : ev.triggers) out.push_back(t.get());
-  return out;
-}
-
 void Deployer::refresh_enablers_of(const EventState& target) {
   for (auto& [id, ev] : events_) {
     const bool targets = std::any_of(ev->controls.begin(), ev->controls.end(), [&](const auto& e) {
@@ -183,12 +171,6 @@ void Deployer::stop_recording(EventState& ev) {
     (void)refresh_eprobe_generators(ev);
   }
   objects_->release_slot(slot);
-}
-
-EventEnableState Deployer::enable_state(const catalog::EventId& event) const {
-  const EventState* ev = find_event(event);
-  if (!ev || !ev->record_slot) return {};
-  return EventEnableState{!objects_->is_paused(*ev->record_slot), ev->soft_refs > 0};
 }
 
 }  // namespace histd::deploy

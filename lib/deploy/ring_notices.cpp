@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The deployer's side of the trace ring (histd/trace_ring.h): what a notice
-// needs from the triggers and synthetic events (TraceRing::Notices), and
-// trace_marker, whose record runs through ftrace:print's programs.
+// needs from the triggers and synthetic events (TraceRing::Notices); and
+// records run through an event's test entries: trace_marker's through
+// ftrace:print's programs, a test's by inject().
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -43,7 +46,7 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   const std::string& body = marker.body;
   // ftrace:print, as the kernel records a marker: ip, then the text (its
   // newline dropped), NUL-padded so that a string read never runs past it.
-  const EventState* ev = find_event(catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
+  const EventState* ev = find_event_in(events_, catalog::EventId{catalog::kMarkerSystem, catalog::kMarkerEvent});
   if (!ev || programs_->test_fds(*ev).empty()) return ok_status();
   auto format = catalog_.event(catalog::kMarkerSystem, catalog::kMarkerEvent);
   if (!format) return ok_status();
@@ -58,6 +61,18 @@ Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::st
   for (int fd : programs_->test_fds(*ev))
     if (auto rc = kernel_->test_run(fd, rec, marker.ts, task); !rc) return unexpected(std::move(rc).error());
   return ok_status();
+}
+
+Expected<bool> Deployer::inject(const catalog::EventId& event, std::span<const uint8_t> record) {
+  const EventState* ev = find_event_in(events_, event);
+  const std::vector<int> fds = ev ? programs_->test_fds(*ev) : std::vector<int>{};
+  if (fds.empty()) return false;
+  for (int fd : fds) {
+    auto rc = kernel_->test_run(fd, record, 0, nullptr);
+    if (!rc) return unexpected(std::move(rc).error());
+    if (*rc != 0) return fail(ErrorKind::Invalid, EINVAL, fmt::format("test entry rejected the record ({})", *rc));
+  }
+  return true;
 }
 
 }  // namespace histd::deploy

@@ -152,13 +152,42 @@ struct EventState {
   bool recorded() const { return enabled || soft_refs > 0; }
 };
 
+using Events = std::map<catalog::EventId, std::unique_ptr<EventState>>;
+
 // A trigger by uid among `events`, with its event; {nullptr, nullptr} when gone.
-inline std::pair<EventState*, Trigger*> find_trigger_in(
-    const std::map<catalog::EventId, std::unique_ptr<EventState>>& events, uint64_t uid) {
+inline std::pair<EventState*, Trigger*> find_trigger_in(const Events& events, uint64_t uid) {
   for (const auto& [id, ev] : events)
     for (const auto& t : ev->triggers)
       if (t->uid == uid) return {ev.get(), t.get()};
   return {nullptr, nullptr};
+}
+
+// An event among `events`; null when the deployer never had it.
+inline const EventState* find_event_in(const Events& events, const catalog::EventId& event) {
+  auto it = events.find(event);
+  return it == events.end() ? nullptr : it->second.get();
+}
+
+// The event's triggers and controls as EventPrograms::rebuild takes them.
+inline std::vector<Trigger*> triggers_of(EventState& ev) {
+  std::vector<Trigger*> out;
+  for (auto& t : ev.triggers) out.push_back(t.get());
+  return out;
+}
+inline std::vector<DeployedControl*> controls_of(EventState& ev) {
+  std::vector<DeployedControl*> out;
+  for (auto& e : ev.controls) out.push_back(e.get());
+  return out;
+}
+
+// The events `ev`'s programs missed since its dispatcher was attached (0
+// for an event without one), and what a trigger on it shows.
+inline uint64_t event_missed(const EventState& ev) {
+  return (ev.attachment ? ev.attachment->missed() : 0) + (ev.program ? ev.program->missed() : 0);
+}
+inline uint64_t trigger_missed(const EventState& ev, const Trigger& t) {
+  const uint64_t now = event_missed(ev);
+  return now >= t.missed_base ? now - t.missed_base : now;
 }
 
 // The kernel side of one of the registry's synthetic events.

@@ -209,7 +209,7 @@ Usage Engine::usage() {
 
 std::string Engine::event_source(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  return deployer_->source(catalog::EventId{system, event});
+  return deployer_->reads().source(catalog::EventId{system, event});
 }
 
 Expected<bool> Engine::inject(const std::string& system, const std::string& event, std::span<const uint8_t> record) {
@@ -219,7 +219,7 @@ Expected<bool> Engine::inject(const std::string& system, const std::string& even
 
 std::vector<EventMissed> Engine::missed() {
   std::lock_guard lock(mu_);
-  return deployer_->missed();
+  return deployer_->reads().missed();
 }
 
 void Engine::shutdown() {

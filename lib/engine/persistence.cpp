@@ -18,10 +18,10 @@
 namespace histd::engine {
 
 std::string Engine::state_text() const {
-  const registry::KernelFacts kernel{[this](uint64_t uid) { return deployer_->paused(uid); },
-                                     [this](uint64_t uid) { return deployer_->missed_base(uid); },
+  const registry::KernelFacts kernel{[this](uint64_t uid) { return deployer_->reads().paused(uid); },
+                                     [this](uint64_t uid) { return deployer_->reads().missed_base(uid); },
                                      [this](const catalog::EventId& id, const registry::ControlTrigger& e) {
-                                       return deployer_->control_line(id, e.cmd);
+                                       return deployer_->reads().control_line(id, e.cmd);
                                      }};
   return registry::saved_text(registry_, kernel, not_restored_);
 }

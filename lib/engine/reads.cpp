@@ -28,7 +28,7 @@ Expected<readout::EventHist> Engine::hist(const std::string& system, const std::
     if (!catalog_.contains(system, event))
       return fail(ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event));
     const catalog::EventId id{system, event};
-    auto copied = deployer_->table_reads(id);
+    auto copied = deployer_->reads().table_reads(id);
     if (!copied) return unexpected(std::move(copied).error());
     reads = std::move(*copied);
     if (auto n = notes_.find(id); n != notes_.end()) out.last_error = n->second.last_error;
@@ -43,12 +43,12 @@ uint64_t Engine::version(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   const catalog::EventId id{system, event};
   auto n = notes_.find(id);
-  return (n == notes_.end() ? 0 : n->second.generation) + deployer_->activity(id);
+  return (n == notes_.end() ? 0 : n->second.generation) + deployer_->reads().activity(id);
 }
 
 readout::EventDebug Engine::hist_debug(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  return deployer_->debug(catalog::EventId{system, event});
+  return deployer_->reads().debug(catalog::EventId{system, event});
 }
 
 std::vector<readout::ErrorLogEntry> Engine::error_log() {
@@ -66,7 +66,7 @@ TriggerInfo Engine::trigger_line(const catalog::EventId& ev, const registry::His
   info.system = ev.system;
   info.event = ev.name;
   info.line = t.plan.trigger_text();
-  info.state = deployer_->paused(t.uid) ? readout::TriggerState::Paused : readout::TriggerState::Active;
+  info.state = deployer_->reads().paused(t.uid) ? readout::TriggerState::Paused : readout::TriggerState::Active;
   info.config = !t.config.empty();
   return info;
 }
@@ -75,7 +75,7 @@ TriggerInfo Engine::control_info(const catalog::EventId& ev, const registry::Con
   TriggerInfo info;
   info.system = ev.system;
   info.event = ev.name;
-  info.line = deployer_->control_line(ev, e.cmd);
+  info.line = deployer_->reads().control_line(ev, e.cmd);
   info.hist = false;
   info.config = !e.config.empty();
   return info;
@@ -96,7 +96,7 @@ std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
   for (const auto& [id, triggers] : registry_.events())
     for (const registry::HistTrigger& t : triggers.hist) {
       TriggerInfo info = trigger_line(id, t);
-      if (with_maps) deployer_->add_maps(t.uid, info);
+      if (with_maps) deployer_->reads().add_maps(t.uid, info);
       out.push_back(std::move(info));
     }
   for (const auto& [id, triggers] : registry_.events())

@@ -85,7 +85,7 @@ deploy::EventEnableState Engine::enable_state(const std::string& system, const s
     auto s = registry_.synthetics().find(event);
     return deploy::EventEnableState{s != registry_.synthetics().end() && s->second.enabled, false};
   }
-  return deployer_->enable_state(catalog::EventId{system, event});
+  return deployer_->reads().enable_state(catalog::EventId{system, event});
 }
 
 std::vector<catalog::EventId> Engine::enabled_events() {

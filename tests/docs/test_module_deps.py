@@ -23,6 +23,7 @@ HEADER_MODULE = {
     "enum_rows": "common",
     "table_reader": "table", "trace_buffer": "trace", "trace_ring": "deploy", "probe_files": "deploy",
     "kernel": "deploy",
+    "kernel_reads": "deploy",
 }
 # The document whose module table this test reads.
 DESIGN = "docs/design/pipeline.md"

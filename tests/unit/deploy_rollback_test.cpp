@@ -72,7 +72,7 @@ TEST_P(DeployRollback, EveryFailedStepLeavesTheKernelAsItWas) {
     FakeDeploy d;
     deploy_before(d, a);
     ASSERT_TRUE(d.run(a.event, a.command));
-    clean = d.deployer().source(a.event);
+    clean = d.deployer().reads().source(a.event);
   }
   int failed = 0;
   for (int k = 1;; ++k) {
@@ -96,7 +96,7 @@ TEST_P(DeployRollback, EveryFailedStepLeavesTheKernelAsItWas) {
     // Nothing is left half made: the same command succeeds, with the
     // program (and control slots) of a clean run.
     ASSERT_TRUE(d.run(a.event, a.command)) << kernel.journal();
-    EXPECT_EQ(d.deployer().source(a.event), clean);
+    EXPECT_EQ(d.deployer().reads().source(a.event), clean);
   }
   EXPECT_GT(failed, 0) << "the activation made no " << FakeKernel::op_name(op) << " call";
 }

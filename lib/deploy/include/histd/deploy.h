@@ -6,7 +6,8 @@
 // the next, change by change (deploy()), with the one rollback path inside
 // it. Side effects on the kernel live here and in the
 // runtime below it; the engine decides with the registry, deploys, then
-// commits. Reads return data (histd/readout.h): the front ends render it.
+// commits. What only the kernel knows is read through its KernelReads
+// (histd/kernel_reads.h), as data (histd/readout.h) the front ends render.
 // Not thread-safe: the engine calls it under its one lock (the ring's
 // consumer takes that lock for each chunk it delivers: TraceRing).
 #pragma once
@@ -27,6 +28,7 @@
 
 #include "histd/diagnostic.h"
 #include "histd/kernel.h"
+#include "histd/kernel_reads.h"
 #include "histd/pipeline.h"
 #include "histd/printfmt.h"
 #include "histd/probe_files.h"
@@ -81,42 +83,6 @@ struct Options {
   std::shared_ptr<trace::Cmdlines> cmdlines;
 };
 
-// Events an attached event's programs did not run for (the kernel's BPF
-// recursion guard: another BPF program was running on that CPU), since
-// histd attached it.
-struct EventMissed {
-  std::string system;
-  std::string event;
-  uint64_t missed = 0;
-};
-
-// An event's enable file: whether its records go to the trace buffer now,
-// and whether an enable_event/disable_event trigger turns it on and off
-// (the kernel's soft mode, shown with a '*').
-struct EventEnableState {
-  bool on = false;
-  bool soft = false;
-};
-
-// One event's tables as they were when the engine's lock was held, each
-// with fds of its own (a trigger removed meanwhile closes its own): read
-// after the lock by read_tables(), so that a command never waits for a big
-// table's read.
-class TableReads {
- public:
-  struct Read;
-  TableReads();
-  TableReads(TableReads&&) noexcept;
-  TableReads& operator=(TableReads&&) noexcept;
-  ~TableReads();
-
- private:
-  friend class Deployer;
-  friend Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
-  std::vector<Read> reads_;
-};
-Expected<std::vector<readout::HistTable>> read_tables(TableReads reads);
-
 struct DeployedControl;
 struct EventState;
 class EventPrograms;
@@ -149,30 +115,13 @@ class Deployer {
   CommandResult deploy(const std::vector<registry::Change>& changes, const registry::Registry& next,
                        const catalog::EventId* written, const std::string& text);
 
-  // ---- what only the kernel knows, for the engine's reads and saves ----
-  // Its control word's pause flag (BPF's enable_hist flips it too).
-  bool paused(uint64_t uid) const;
-  // An enable_hist/disable_hist as its event's trigger file lists it, with
-  // the count its control word has left.
-  std::string control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const;
-  // Trigger `uid`'s maps: memory by the formula, the named table it
-  // shares, the kernel's map ids.
-  void add_maps(uint64_t uid, readout::TriggerInfo& info) const;
-  // Where trigger `uid`'s Missed count starts on its event's counter (saved
-  // with it), and setting it for a restored one: `base` as saved, or the
-  // counter now if it is below (a dispatcher attached afresh).
-  uint64_t missed_base(uint64_t uid) const;
+  // ---- what only the kernel knows, for the engine's reads and saves
+  // (histd/kernel_reads.h) ----
+  const KernelReads& reads() const { return reads_; }
+  // Sets a restored trigger's Missed base (KernelReads::missed_base): `base`
+  // as saved, or the counter now if it is below (a dispatcher attached
+  // afresh).
   void restore_missed_base(uint64_t uid, uint64_t base);
-  Expected<TableReads> table_reads(const catalog::EventId& event) const;
-  readout::EventDebug debug(const catalog::EventId& event) const;
-  // Changes whenever the event's tables may have (hits, drops, a trigger
-  // paused or continued from BPF): hits and drops summed, paused flags as
-  // bits above what those reach.
-  uint64_t activity(const catalog::EventId& event) const;
-  std::vector<EventMissed> missed() const;
-  EventEnableState enable_state(const catalog::EventId& event) const;
-  // The generated BPF C of the event's program as loaded ("" without one).
-  std::string source(const catalog::EventId& event) const;
   // Runs one record through the event's loaded program (the raw_tp test
   // entry): false when the event has none.
   Expected<bool> inject(const catalog::EventId& event, std::span<const uint8_t> record);
@@ -235,9 +184,6 @@ class Deployer {
   Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, std::shared_ptr<Kernel> kernel,
            Fd control, Fd ring, Fd lost, Log log);
   EventState& event_state(const catalog::EventId& event);
-  const EventState* find_event(const catalog::EventId& event) const;
-  // A trigger by uid, with its event; {nullptr, nullptr} when gone.
-  std::pair<EventState*, Trigger*> find_trigger(uint64_t uid) const;
   // A refusal on `ev`: logged there (Log), returned to the command.
   CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
   void roll_back(const std::vector<const registry::Change*>& done);
@@ -275,8 +221,6 @@ class Deployer {
   // Releases a trigger whose program could not be rebuilt without it.
   void drop_trigger(EventState& ev, Trigger* going, Release how = Release::Removed);
   CommandResult remove_control(EventState& ev, DeployedControl* going);
-  std::vector<DeployedControl*> controls_of(EventState& ev);
-  std::vector<Trigger*> triggers_of(EventState& ev);
   // end_batch()'s fallback for an event whose whole program the kernel refused.
   void build_one_by_one(EventState& ev, std::vector<Refused>& refused);
   // Rebuilds the events whose enable_hist/disable_hist target `target`,
@@ -296,10 +240,6 @@ class Deployer {
   // After a trigger or enable of synthetic event `ev` went: its control word
   // and the programs of the events generating it follow.
   void after_synth_removal(EventState& ev);
-  // The events `ev`'s programs missed since its dispatcher was attached
-  // (0 for an event without one), and what a trigger on it shows.
-  uint64_t event_missed(const EventState& ev) const;
-  uint64_t trigger_missed(const EventState& ev, const Trigger& t) const;
   // ---- the ring's notices (ring_notices.cpp, TraceRing::Notices) ----
   bool snapshot_notice(uint32_t slot, uint64_t value, std::span<const uint8_t> key);
   // Whether trigger `t` takes the snapshot of a notice (onmax(): a new maximum).
@@ -331,6 +271,8 @@ class Deployer {
   // An event's programs: laid out, built, loaded, installed
   // (lib/deploy/event_programs.h); reads the members above.
   std::unique_ptr<EventPrograms> programs_;
+  // What only the kernel knows, read for the engine; reads the members above.
+  KernelReads reads_;
 };
 
 }  // namespace histd::deploy
