@@ -10,6 +10,7 @@
 
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
+#include "deploy/synthetic_events.h"
 #include "hist_shared.h"
 #include "histd/parse.h"
 #include "histd/table_reader.h"
@@ -81,13 +82,13 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
         if (e->cmd.same_type(*c.control)) return remove_control(target, e.get());
       return Unit{};
     case Change::Kind::SynthDefined:
-      return define_synth(next.synthetics().at(c.synth));
+      return synthetics_->define(next.synthetics().at(c.synth));
     case Change::Kind::SynthRemoved:
-      remove_synth(c.synth);
+      synthetics_->remove(c.synth);
       return Unit{};
     case Change::Kind::SynthEnabled:
     case Change::Kind::SynthDisabled:
-      return enable_synth(c.synth, c.kind == Change::Kind::SynthEnabled);
+      return synthetics_->enable(c.synth, c.kind == Change::Kind::SynthEnabled);
     case Change::Kind::EventEnabled:
     case Change::Kind::EventDisabled:
       return record_event(target, c.kind == Change::Kind::EventEnabled);
@@ -163,18 +164,18 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   ev.triggers.push_back(std::move(trigger));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its triggers in their programs.
-    auto generators = rebuild_generators(ev.event);
+    auto generators = synthetics_->rebuild_generators(ev.event);
     if (!generators) {
       std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
       ev.triggers.pop_back();
       (void)programs_->rebuild(ev, triggers_of(ev), controls_of(ev));
-      (void)rebuild_generators(ev.event);
+      (void)synthetics_->rebuild_generators(ev.event);
       release_trigger(*added, Release::Undo);
       return rebuild_failure(ev, command, std::move(generators).error());
     }
   }
   refresh_enablers_of(ev);
-  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) (void)refresh_synth(ev.event);
+  if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) (void)synthetics_->refresh(ev.event);
   return Unit{};
 }
 
@@ -208,7 +209,7 @@ CommandResult Deployer::truncate_event(EventState& ev) {
   ev.controls.clear();
   for (auto& e : going) release_control(*e);
   refresh_enablers_of(ev);
-  after_synth_removal(ev);
+  synthetics_->after_removal(ev);
   return Unit{};
 }
 
@@ -225,7 +226,7 @@ Status Deployer::remove_trigger(EventState& ev, Trigger* going) {
   release_trigger(*going);
   std::erase_if(ev.triggers, [&](const auto& t) { return t.get() == going; });
   refresh_enablers_of(ev);
-  after_synth_removal(ev);
+  synthetics_->after_removal(ev);
   return ok_status();
 }
 

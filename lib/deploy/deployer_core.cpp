@@ -9,6 +9,7 @@
 
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
+#include "deploy/synthetic_events.h"
 #include "hist_shared.h"
 #include "histd/codegen.h"
 
@@ -30,9 +31,11 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
                                return snapshot_notice(slot, value, key);
                              },
-                             [this](uint32_t id) { return traced_synth(id); }})),
+                             [this](uint32_t id) { return synthetics_->traced(id); }})),
       programs_(std::make_unique<EventPrograms>(EventPrograms::State{catalog_, compiler_, *kernel_, options_, events_,
                                                                      synths_, eprobe_filters_, *objects_, *ring_})),
+      synthetics_(
+          std::make_unique<SyntheticEvents>(SyntheticEvents::State{catalog_, events_, synths_, *objects_, *programs_})),
       reads_(*kernel_, events_, *objects_, *programs_, possible_cpus_) {}
 
 void Deployer::set_restoring(bool on) { programs_->set_restoring(on); }

@@ -33,12 +33,4 @@ std::optional<codegen::EprobeOutput> EventPrograms::eprobe_output(const EventSta
   return codegen::EprobeOutput{std::move(*entry), (*format)->id, *ev.record_slot};
 }
 
-Status Deployer::refresh_eprobe_generators(const EventState& ev) {
-  const std::optional<catalog::EventId> on = programs_->eprobe_attached(ev);
-  if (!on || on->system != catalog::kSynthSystem) return ok_status();
-  auto st = refresh_synth(on->name);
-  if (!st) return st;
-  return rebuild_generators(on->name);
-}
-
 }  // namespace histd::deploy

@@ -9,6 +9,7 @@
 
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
+#include "deploy/synthetic_events.h"
 #include "hist_shared.h"
 
 namespace histd::deploy {
@@ -56,16 +57,16 @@ CommandResult Deployer::deploy_control(EventState& ev, const registry::ControlTr
   ev.controls.insert(ev.controls.begin(), std::move(e));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its controls in their programs.
-    auto generators = rebuild_generators(ev.event);
+    auto generators = synthetics_->rebuild_generators(ev.event);
     if (!generators) {
       std::unique_ptr<DeployedControl> added = std::move(ev.controls.front());
       ev.controls.erase(ev.controls.begin());
       (void)programs_->rebuild(ev, triggers_of(ev), controls_of(ev));
-      (void)rebuild_generators(ev.event);
+      (void)synthetics_->rebuild_generators(ev.event);
       release_control(*added);
       return rebuild_failure(ev, added->cmd.command, std::move(generators).error());
     }
-    (void)refresh_synth(ev.event);
+    (void)synthetics_->refresh(ev.event);
   }
   return Unit{};
 }
@@ -82,7 +83,7 @@ CommandResult Deployer::remove_control(EventState& ev, DeployedControl* going) {
   std::unique_ptr<DeployedControl> gone = std::move(*it);
   ev.controls.erase(it);
   release_control(*gone);
-  after_synth_removal(ev);
+  synthetics_->after_removal(ev);
   return Unit{};
 }
 
@@ -151,11 +152,11 @@ Status Deployer::start_recording(EventState& ev) {
   ev.record_slot = *slot;
   auto st = objects_->set_paused(*slot, !ev.enabled);
   if (st) st = programs_->rebuild(ev, triggers_of(ev), controls_of(ev));
-  if (st) st = refresh_eprobe_generators(ev);
+  if (st) st = synthetics_->refresh_eprobe_generators(ev);
   if (!st) {
     objects_->release_slot(*slot);
     ev.record_slot.reset();
-    (void)refresh_eprobe_generators(ev);
+    (void)synthetics_->refresh_eprobe_generators(ev);
   }
   return st;
 }
@@ -168,7 +169,7 @@ void Deployer::stop_recording(EventState& ev) {
   ev.record_slot.reset();
   if (!shutting_down_) {
     (void)programs_->rebuild(ev, triggers_of(ev), controls_of(ev));
-    (void)refresh_eprobe_generators(ev);
+    (void)synthetics_->refresh_eprobe_generators(ev);
   }
   objects_->release_slot(slot);
 }

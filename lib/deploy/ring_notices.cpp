@@ -32,12 +32,6 @@ bool Deployer::takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_
   return true;
 }
 
-const synth::SynthDefinition* Deployer::traced_synth(uint32_t id) const {
-  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second->id == id; });
-  if (found == synths_.end() || !found->second->enabled) return nullptr;
-  return &found->second->def;
-}
-
 Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {
   // As the kernel, whose marker is an event in a ring that is not
   // recording: no line, no ftrace:print for its triggers, EBADF.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The deployer's synthetic events: their control and trace slots, and the
-// programs of the events that generate them (delivery is in delivery.cpp).
+// SyntheticEvents (synthetic_events.h): the synthetic events' control and
+// trace slots, and the programs of the events that generate them.
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 
@@ -10,11 +10,19 @@
 
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
+#include "deploy/synthetic_events.h"
 #include "hist_shared.h"
 
 namespace histd::deploy {
 
-bool Deployer::synth_reaches(const std::string& from, const std::string& to) const {
+SyntheticEvents::SyntheticEvents(State state)
+    : catalog_(state.catalog),
+      events_(state.events),
+      synths_(state.synths),
+      objects_(state.objects),
+      programs_(state.programs) {}
+
+bool SyntheticEvents::reaches(const std::string& from, const std::string& to) const {
   // Of the programs as deployed (registry::Registry::synth_reaches decides
   // on the registry's state): which events a rebuild must reach.
   std::set<std::string> seen;
@@ -30,45 +38,45 @@ bool Deployer::synth_reaches(const std::string& from, const std::string& to) con
   return walk(from);
 }
 
-Status Deployer::refresh_synth(const std::string& name) {
+Status SyntheticEvents::refresh(const std::string& name) {
   auto s = synths_.find(name);
   if (s == synths_.end()) return ok_status();
   auto ev = events_.find(catalog::EventId{kSynthSystem, name});
   const bool has_triggers = ev != events_.end() && (!ev->second->triggers.empty() || !ev->second->controls.empty());
-  auto st = objects_->set_paused(s->second->trace_slot, !s->second->enabled);
+  auto st = objects_.set_paused(s->second->trace_slot, !s->second->enabled);
   if (!st) return st;
   // A recorded eprobe on it wants its records too.
-  const auto eprobes = programs_->synth_eprobes();
+  const auto eprobes = programs_.synth_eprobes();
   const bool has_eprobes = std::any_of(eprobes.begin(), eprobes.end(), [&](const auto& e) { return e.first == name; });
-  return objects_->set_paused(s->second->slot, !(s->second->enabled || has_triggers || has_eprobes));
+  return objects_.set_paused(s->second->slot, !(s->second->enabled || has_triggers || has_eprobes));
 }
 
-Status Deployer::rebuild_generators(const std::string& name) {
+Status SyntheticEvents::rebuild_generators(const std::string& name) {
   for (auto& [id, ev] : events_) {
     bool generates = false;
     for (const auto& t : ev->triggers)
       for (const plan::ActionPlan& a : t->plan.actions)
-        generates = generates || (!a.synth.empty() && (a.synth == name || synth_reaches(a.synth, name)));
+        generates = generates || (!a.synth.empty() && (a.synth == name || reaches(a.synth, name)));
     if (!generates) continue;
-    auto st = programs_->rebuild(*ev, triggers_of(*ev), controls_of(*ev));
+    auto st = programs_.rebuild(*ev, triggers_of(*ev), controls_of(*ev));
     if (!st) return st;
   }
   return ok_status();
 }
 
-void Deployer::after_synth_removal(EventState& ev) {
+void SyntheticEvents::after_removal(EventState& ev) {
   if (catalog_.source(ev.system, ev.event) != catalog::EventSource::Synthetic) return;
-  (void)refresh_synth(ev.event);
+  (void)refresh(ev.event);
   // A smaller program than the one it replaces: failing here is not expected.
   (void)rebuild_generators(ev.event);
 }
 
-CommandResult Deployer::define_synth(const registry::Synthetic& def) {
-  auto slot = objects_->allocate_slot();
+CommandResult SyntheticEvents::define(const registry::Synthetic& def) {
+  auto slot = objects_.allocate_slot();
   if (!slot) return system_failure(std::move(slot).error());
-  auto trace_slot = objects_->allocate_slot();
+  auto trace_slot = objects_.allocate_slot();
   if (!trace_slot) {
-    objects_->release_slot(*slot);
+    objects_.release_slot(*slot);
     return system_failure(std::move(trace_slot).error());
   }
   auto s = std::make_unique<SynthState>();
@@ -76,11 +84,11 @@ CommandResult Deployer::define_synth(const registry::Synthetic& def) {
   s->id = def.id;
   s->slot = *slot;
   s->trace_slot = *trace_slot;
-  auto st = objects_->set_paused(s->slot, true);
-  if (st) st = objects_->set_paused(s->trace_slot, true);
+  auto st = objects_.set_paused(s->slot, true);
+  if (st) st = objects_.set_paused(s->trace_slot, true);
   if (!st) {
-    objects_->release_slot(s->slot);
-    objects_->release_slot(s->trace_slot);
+    objects_.release_slot(s->slot);
+    objects_.release_slot(s->trace_slot);
     return system_failure(std::move(st).error());
   }
   catalog_.add_dynamic(synth::format_of(s->def, s->id));
@@ -88,27 +96,41 @@ CommandResult Deployer::define_synth(const registry::Synthetic& def) {
   return Unit{};
 }
 
-void Deployer::remove_synth(const std::string& name) {
+void SyntheticEvents::remove(const std::string& name) {
   auto it = synths_.find(name);
   if (it == synths_.end()) return;
   catalog_.remove_dynamic(kSynthSystem, name);
-  objects_->release_slot(it->second->slot);
-  objects_->release_slot(it->second->trace_slot);
+  objects_.release_slot(it->second->slot);
+  objects_.release_slot(it->second->trace_slot);
   events_.erase(catalog::EventId{kSynthSystem, name});
   synths_.erase(it);
 }
 
-CommandResult Deployer::enable_synth(const std::string& event, bool on) {
+CommandResult SyntheticEvents::enable(const std::string& event, bool on) {
   auto s = synths_.find(event);
   if (s == synths_.end()) return Unit{};
   const bool was = s->second->enabled;
   s->second->enabled = on;
-  auto st = refresh_synth(event);
+  auto st = refresh(event);
   if (!st) {
     s->second->enabled = was;
     return system_failure(std::move(st).error());
   }
   return Unit{};
+}
+
+Status SyntheticEvents::refresh_eprobe_generators(const EventState& ev) {
+  const std::optional<catalog::EventId> on = programs_.eprobe_attached(ev);
+  if (!on || on->system != catalog::kSynthSystem) return ok_status();
+  auto st = refresh(on->name);
+  if (!st) return st;
+  return rebuild_generators(on->name);
+}
+
+const synth::SynthDefinition* SyntheticEvents::traced(uint32_t id) const {
+  auto found = std::find_if(synths_.begin(), synths_.end(), [&](const auto& e) { return e.second->id == id; });
+  if (found == synths_.end() || !found->second->enabled) return nullptr;
+  return &found->second->def;
 }
 
 }  // namespace histd::deploy

@@ -87,6 +87,7 @@ struct DeployedControl;
 struct EventState;
 class EventPrograms;
 class KernelObjects;
+class SyntheticEvents;
 struct SynthState;
 struct TableState;
 struct Trigger;
@@ -196,12 +197,6 @@ class Deployer {
   CommandResult control_trigger(EventState& ev, const registry::Change& c);
   CommandResult truncate_event(EventState& ev);
   CommandResult deploy_control(EventState& ev, const registry::ControlTrigger& e);
-  CommandResult define_synth(const registry::Synthetic& s);
-  void remove_synth(const std::string& name);
-  // After an eprobe on a synthetic event starts or stops being recorded,
-  // that event's slots and generators brought up to date.
-  Status refresh_eprobe_generators(const EventState& ev);
-  CommandResult enable_synth(const std::string& name, bool on);
   // A kernel event's enable file: its records to the trace buffer, or no
   // longer. Recording starts when it is enabled or an enable_event/
   // disable_event targets it, and stops when neither holds.
@@ -230,21 +225,10 @@ class Deployer {
   // the kernel allows: the command's refusal names the limit (ENOSPC).
   CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
   void release_trigger(Trigger& t, Release how = Release::Removed);
-  // Whether the deployed programs of synthetic event `from` generate `to`,
-  // directly or down a chain.
-  bool synth_reaches(const std::string& from, const std::string& to) const;
-  Status refresh_synth(const std::string& name);
-  // Rebuilds every event whose programs run synthetic event `name`'s
-  // triggers (directly or down a chain), after those changed.
-  Status rebuild_generators(const std::string& name);
-  // After a trigger or enable of synthetic event `ev` went: its control word
-  // and the programs of the events generating it follow.
-  void after_synth_removal(EventState& ev);
   // ---- the ring's notices (ring_notices.cpp, TraceRing::Notices) ----
   bool snapshot_notice(uint32_t slot, uint64_t value, std::span<const uint8_t> key);
   // Whether trigger `t` takes the snapshot of a notice (onmax(): a new maximum).
   bool takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
-  const synth::SynthDefinition* traced_synth(uint32_t id) const;
 
   // First: every kernel object below is made through it, and goes before it.
   const std::shared_ptr<Kernel> kernel_;
@@ -258,7 +242,8 @@ class Deployer {
   // (lib/deploy/kernel_objects.h); before ring_, which borrows the array.
   std::unique_ptr<KernelObjects> objects_;
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
-  // The kernel side of the registry's synthetic events.
+  // The kernel side of the registry's synthetic events (SyntheticEvents
+  // changes them).
   std::map<std::string, std::unique_ptr<SynthState>> synths_;
   // Each eprobe's `if FILTER`, typed (a program's unit points into it).
   std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
@@ -271,6 +256,9 @@ class Deployer {
   // An event's programs: laid out, built, loaded, installed
   // (lib/deploy/event_programs.h); reads the members above.
   std::unique_ptr<EventPrograms> programs_;
+  // Synthetic events defined, enabled, removed, and the programs that
+  // generate them kept in step (lib/deploy/synthetic_events.h).
+  std::unique_ptr<SyntheticEvents> synthetics_;
   // What only the kernel knows, read for the engine; reads the members above.
   KernelReads reads_;
 };
