@@ -29,7 +29,7 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
           std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
           options_.cmdlines ? options_.cmdlines : std::make_shared<trace::Cmdlines>(), resolver_,
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
-                               return snapshot_notice(slot, value, key);
+                               return snapshot_notice(events_, slot, value, key);
                              },
                              [this](uint32_t id) { return synthetics_->traced(id); }})),
       programs_(std::make_unique<EventPrograms>(EventPrograms::State{catalog_, compiler_, *kernel_, options_, events_,

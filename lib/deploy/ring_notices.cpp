@@ -12,24 +12,29 @@
 
 namespace histd::deploy {
 
-// The kernel's conditional snapshot: onmax() takes one when its value beats
-// the trigger's global maximum, onchange() on every change. Each trigger has
-// a slot of its own (allocate_slot), so at most one takes it.
-bool Deployer::snapshot_notice(uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
-  bool taken = false;
-  for (auto& [id, ev] : events_)
-    for (auto& t : ev->triggers)
-      if (t->slot == slot) taken = takes_snapshot(*t, value, key) || taken;
-  return taken;
-}
+namespace {
 
-bool Deployer::takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
+// Whether trigger `t` takes the snapshot of a notice (onmax(): a new maximum).
+bool takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key) {
   bool onmax = false;
   for (const plan::ActionPlan& a : t.plan.actions)
     if (a.kind == parse::Action::Kind::Snapshot) onmax = a.handler == parse::Action::Handler::OnMax;
   if (onmax && t.snapshot && value <= t.snapshot->value) return false;
   t.snapshot = Trigger::Snapshot{value, std::vector<uint8_t>(key.begin(), key.end())};
   return true;
+}
+
+}  // namespace
+
+// The kernel's conditional snapshot: onmax() takes one when its value beats
+// the trigger's global maximum, onchange() on every change. Each trigger has
+// a slot of its own (allocate_slot), so at most one takes it.
+bool snapshot_notice(const Events& events, uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
+  bool taken = false;
+  for (auto& [id, ev] : events)
+    for (auto& t : ev->triggers)
+      if (t->slot == slot) taken = takes_snapshot(*t, value, key) || taken;
+  return taken;
 }
 
 Status Deployer::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,11 @@ inline uint64_t trigger_missed(const EventState& ev, const Trigger& t) {
   const uint64_t now = event_missed(ev);
   return now >= t.missed_base ? now - t.missed_base : now;
 }
+
+// A snapshot() notice from control slot `slot` (TraceRing::Notices, in
+// ring_notices.cpp): whether the trigger of that slot takes the snapshot,
+// which it then records.
+bool snapshot_notice(const Events& events, uint32_t slot, uint64_t value, std::span<const uint8_t> key);
 
 // The kernel side of one of the registry's synthetic events.
 struct SynthState {

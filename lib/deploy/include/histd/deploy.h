@@ -225,10 +225,6 @@ class Deployer {
   // the kernel allows: the command's refusal names the limit (ENOSPC).
   CommandResult rebuild_failure(EventState& ev, const std::string& command, Error e);
   void release_trigger(Trigger& t, Release how = Release::Removed);
-  // ---- the ring's notices (ring_notices.cpp, TraceRing::Notices) ----
-  bool snapshot_notice(uint32_t slot, uint64_t value, std::span<const uint8_t> key);
-  // Whether trigger `t` takes the snapshot of a notice (onmax(): a new maximum).
-  bool takes_snapshot(Trigger& t, uint64_t value, std::span<const uint8_t> key);
 
   // First: every kernel object below is made through it, and goes before it.
   const std::shared_ptr<Kernel> kernel_;
