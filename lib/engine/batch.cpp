@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The engine's side of the deployer's batches (a reload's commands): what
 // the kernel refused at the batch's end goes back out of the registry.
+#include "engine/state_file.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -35,7 +36,7 @@ std::vector<Engine::BatchRefusal> Engine::end_batch() {
   std::vector<BatchRefusal> out;
   for (deploy::Deployer::Refused& refused : deployer_->end_batch())
     if (auto r = take_back(refused); r && !r->item.text.empty()) out.push_back(std::move(*r));
-  (void)save_state();
+  (void)state_->save();
   return out;
 }
 

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <variant>
 
+#include "engine/error_log.h"
+#include "engine/state_file.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -33,7 +35,7 @@ std::optional<std::pair<std::string, std::string>> split_event(const std::string
 CommandResult Engine::write_config_synthetic_locked(std::string_view text) {
   auto parsed = registry::SynthWrite::parse(text, true);
   if (!parsed || parsed->command.remove) return write_synthetic_locked(text);  // its own errors
-  if (auto room = reserve_state(text.size()); !room)
+  if (auto room = state_->reserve(text.size()); !room)
     return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
   return finish_command("synthetic_events", text, nullptr, apply_synthetic(text, true));
 }
@@ -54,7 +56,7 @@ std::vector<ConfigItem> Engine::config_items() {
   for (const auto& [id, triggers] : registry_.events())
     for (const registry::ControlTrigger& e : triggers.controls)
       if (!e.config.empty()) out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, e.config, true});
-  for (const SavedEntry& e : not_restored_) {
+  for (const SavedEntry& e : state_->not_restored()) {
     if (e.config.empty() || e.kind == SavedEntry::Kind::Enabled) continue;
     if (e.kind == SavedEntry::Kind::Synthetic)
       out.push_back({ConfigItem::Kind::Synthetic, e.config, e.command, false});
@@ -74,8 +76,9 @@ std::string Engine::config_identity(const ConfigItem& item) {
 
 std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
   const bool synthetic = item.kind == ConfigItem::Kind::Synthetic;
-  for (size_t i = 0; i < not_restored_.size(); ++i) {
-    SavedEntry& e = not_restored_[i];
+  std::vector<SavedEntry>& kept = state_->not_restored();
+  for (size_t i = 0; i < kept.size(); ++i) {
+    SavedEntry& e = kept[i];
     if (e.config.empty() || (e.kind == SavedEntry::Kind::Synthetic) != synthetic) continue;
     if (synthetic ? e.config != item.event : e.event != item.event || e.config != item.text) continue;
     // As retry_restore(): its own save must not list it a second time.
@@ -83,10 +86,10 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
     const SavedEntry copy = e;
     CommandResult r = apply_saved(copy);
     if (r) {
-      not_restored_.erase(not_restored_.begin() + static_cast<std::ptrdiff_t>(i));
+      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
-      not_restored_[i].applying = false;
-      not_restored_[i].reason = r.error().message().substr(0, r.error().message().find('\n'));
+      kept[i].applying = false;
+      kept[i].reason = r.error().message().substr(0, r.error().message().find('\n'));
     }
     return r;
   }
@@ -96,7 +99,7 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
 CommandResult Engine::add_config(const ConfigItem& item, const std::string& location) {
   std::lock_guard lock(mu_);
   const BatchCommand own(*deployer_);
-  log_location_ = location;
+  errors_->set_location(location);
   CommandResult r = Unit{};
   if (auto retried = retry_config(item)) {
     r = std::move(*retried);
@@ -107,7 +110,7 @@ CommandResult Engine::add_config(const ConfigItem& item, const std::string& loca
   } else {
     r = system_failure(Error{ErrorKind::Invalid, EINVAL, "expected SYSTEM:EVENT, got '" + item.event + "'"});
   }
-  log_location_.clear();
+  errors_->set_location({});
   return r;
 }
 
@@ -115,12 +118,13 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   std::lock_guard lock(mu_);
   const BatchCommand own(*deployer_);
   // A saved entry that did not restore: dropped from the state file.
-  for (auto it = not_restored_.begin(); it != not_restored_.end(); ++it) {
+  std::vector<SavedEntry>& kept = state_->not_restored();
+  for (auto it = kept.begin(); it != kept.end(); ++it) {
     const bool synth = it->kind == SavedEntry::Kind::Synthetic;
     if (item.restored || it->config.empty() || synth != (item.kind == ConfigItem::Kind::Synthetic)) continue;
     if (synth ? it->config != item.event : it->event != item.event || it->config != item.text) continue;
-    if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
-    not_restored_.erase(it);
+    if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
+    kept.erase(it);
     return finish_command(synth ? "synthetic_events" : "hist:" + item.event, item.text, nullptr, Unit{});
   }
   if (!item.restored) return not_found(item);
@@ -147,7 +151,7 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
   const std::string location = "hist:" + item.event;
   begin_command(id);
-  if (auto room = reserve_state(command.size() + 1); !room)
+  if (auto room = state_->reserve(command.size() + 1); !room)
     return finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
   registry::TriggerRemove remove{id, trigger ? trigger->uid : 0, {}, command};
   if (enable) remove.control = enable->cmd;
@@ -165,7 +169,7 @@ CommandResult Engine::update_config(const ConfigItem& item, const std::string& t
   auto t = std::find_if(triggers->hist.begin(), triggers->hist.end(),
                         [&](const registry::HistTrigger& h) { return h.config == item.text; });
   if (t == triggers->hist.end()) return not_found(item);
-  if (auto room = reserve_state(text.size()); !room) return system_failure(std::move(room).error());
+  if (auto room = state_->reserve(text.size()); !room) return system_failure(std::move(room).error());
   const std::string location = "hist:" + item.event;
   CommandResult r = run(registry::TriggerMark{t->uid, paused, text}, &id, location, text);
   ++notes_[id].generation;
@@ -174,7 +178,7 @@ CommandResult Engine::update_config(const ConfigItem& item, const std::string& t
 
 void Engine::log_config_error(const std::string& location, const Diagnostic& d) {
   std::lock_guard lock(mu_);
-  log_error(location, d);
+  errors_->add(location, d);
 }
 
 }  // namespace histd::engine

@@ -1,26 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "histd/engine.h"
 
-#include <time.h>
-
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include "engine/error_log.h"
+#include "engine/state_file.h"
 
 namespace histd::engine {
 
 namespace {
-
-// An error_log entry stamped with CLOCK_MONOTONIC, as tracefs stamps them.
-readout::ErrorLogEntry stamped_entry() {
-  struct timespec ts {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  readout::ErrorLogEntry e;
-  e.seconds = static_cast<uint64_t>(ts.tv_sec);
-  e.microseconds = static_cast<uint32_t>(ts.tv_nsec / 1000);
-  return e;
-}
 
 registry::Options registry_options(const EngineOptions& o) {
   return registry::Options{.max_triggers = o.max_triggers,
@@ -36,6 +26,7 @@ Engine::Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> comp
     : catalog_(std::move(catalog)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
+      errors_(std::make_unique<ErrorLog>(options_.error_log_entries)),
       registry_(catalog_, registry_options(options_)) {}
 
 Engine::~Engine() {
@@ -78,6 +69,8 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
       deploy::bpf_kernel(e.compiler_->paths()));
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
+  e.state_ =
+      std::make_unique<StateFile>(e.options_.state_file, e.options_.deploy.pin_dir, e.registry_, e.deployer_->reads());
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
     e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
@@ -94,27 +87,17 @@ void Engine::start_consumer() {
   if (owns_compiler_) compiler_->watch_server();
 }
 
-void Engine::log_error(const std::string& location, const Diagnostic& d) {
-  readout::ErrorLogEntry e = stamped_entry();
-  e.location = log_location_.empty() ? location : log_location_;
-  e.diagnostic = d;
-  error_log_.push_back(std::move(e));
-  while (error_log_.size() > options_.error_log_entries) error_log_.pop_front();
-}
-
 void Engine::deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
   if (d && event) {
-    log_error(fmt::format("hist:{}:{}", event->system, event->name), *d);
+    errors_->add(fmt::format("hist:{}:{}", event->system, event->name), *d);
     notes_[*event].last_error = *d;
     return;
   }
-  readout::ErrorLogEntry e;
-  e.note = note;
-  error_log_.push_back(std::move(e));
+  errors_->note(note);
 }
 
 CommandResult Engine::user_error(const catalog::EventId& ev, Diagnostic d, int err) {
-  log_error(fmt::format("hist:{}:{}", ev.system, ev.name), d);
+  errors_->add(fmt::format("hist:{}:{}", ev.system, ev.name), d);
   notes_[ev].last_error = d;
   return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
 }
@@ -137,7 +120,7 @@ CommandResult Engine::write_trigger_locked(const std::string& system, const std:
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   const catalog::EventId id{system, event};
   const std::string location = fmt::format("hist:{}:{}", system, event);
-  if (auto room = reserve_state(text.size()); !room) {
+  if (auto room = state_->reserve(text.size()); !room) {
     begin_command(id);
     return finish_command(location, text, &id, system_failure(std::move(room).error()));
   }
@@ -156,7 +139,7 @@ CommandResult Engine::finish_command(const std::string& location, std::string_vi
   std::string cmd(command);
   while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == ' ' || cmd.back() == '\t')) cmd.pop_back();
   if (!r) {
-    drop_state_room();
+    state_->drop_room();
     // ENOENT and EBUSY refusals (removing what is not there or still in
     // use) are the kernel's silent ones: errno only, no error_log entry.
     const ErrorKind kind = r.error().error.kind;
@@ -164,15 +147,15 @@ CommandResult Engine::finish_command(const std::string& location, std::string_vi
       // The whole text (a verifier log, clang's output) goes back to the
       // caller; error_log keeps tracefs's one-line shape.
       Diagnostic d{ErrorCode::CommandFailed, Span{0, 0}, cmd, first_line(r.error().error.context)};
-      log_error(location, d);
+      errors_->add(location, d);
       if (ev) notes_[*ev].last_error = std::move(d);
     }
     return r;
   }
-  if (auto st = save_state(); !st) {
+  if (auto st = state_->save(); !st) {
     // Not expected once room was reserved; the change stays applied.
     Diagnostic d{ErrorCode::StateNotSaved, Span{0, 0}, cmd, st.error().context};
-    log_error(location, d);
+    errors_->add(location, d);
     if (ev) notes_[*ev].last_error = std::move(d);
   }
   return r;
@@ -187,7 +170,7 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
   if (!triggers || triggers->empty()) return Unit{};
   // Opening the file with O_TRUNC is the command; the log shows it as such.
   const std::string location = fmt::format("hist:{}:{}", system, event);
-  if (auto room = reserve_state(0); !room)
+  if (auto room = state_->reserve(0); !room)
     return finish_command(location, "(truncate)", &id, system_failure(std::move(room).error()));
   return finish_command(location, "(truncate)", &id, run(registry::TriggerTruncate{id}, &id, location, {}));
 }

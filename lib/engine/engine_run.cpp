@@ -3,6 +3,7 @@
 // (registry::Registry::apply, pure), carried out by the deployer
 // (deploy::Deployer::deploy, which undoes its own failures), and only then
 // committed (registry_ = next).
+#include "engine/error_log.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -26,7 +27,7 @@ CommandResult Engine::refuse(registry::Refusal no, const catalog::EventId* ev, c
   for (auto& [id, d] : no.logged_on) (void)user_error(id, std::move(d));
   if (!no.diagnostic) return system_failure(std::move(no.error));
   if (ev) return user_error(*ev, std::move(*no.diagnostic), no.error.err);
-  log_error(location, *no.diagnostic);
+  errors_->add(location, *no.diagnostic);
   return unexpected(CommandFailure{std::move(no.diagnostic), std::move(no.error)});
 }
 

@@ -4,6 +4,7 @@
 // with the triggers, carried out by rebuilding the recorded events' programs.
 #include <fmt/format.h>
 
+#include "engine/state_file.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -19,7 +20,7 @@ constexpr const char* kFilterErrorLocation = "event filter parse error";
 CommandResult Engine::set_filter(const std::string& system, const std::string& event, std::string_view text) {
   std::lock_guard lock(mu_);
   const std::string location = fmt::format("{}:{}/filter", system, event);
-  if (auto room = reserve_state(text.size()); !room)
+  if (auto room = state_->reserve(text.size()); !room)
     return finish_command(location, text, nullptr, system_failure(std::move(room).error()));
   return finish_command(location, text, nullptr, set_filter_locked(catalog::EventId{system, event}, text));
 }
@@ -31,7 +32,7 @@ CommandResult Engine::set_filter_locked(const catalog::EventId& event, std::stri
 CommandResult Engine::set_system_filter(const std::string& system, std::string_view text) {
   std::lock_guard lock(mu_);
   const std::string location = fmt::format("{}/filter", system);
-  if (auto room = reserve_state(text.size()); !room)
+  if (auto room = state_->reserve(text.size()); !room)
     return finish_command(location, text, nullptr, system_failure(std::move(room).error()));
   return finish_command(location, text, nullptr,
                         run(registry::SystemFilter{system, std::string(text)}, nullptr, kFilterErrorLocation, {}));

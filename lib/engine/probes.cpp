@@ -7,6 +7,8 @@
 // the state file keeps them.
 #include <fmt/format.h>
 
+#include "engine/error_log.h"
+#include "engine/state_file.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -52,10 +54,10 @@ CommandResult Engine::write_probe_events(const std::string& file, std::string_vi
 
 CommandResult Engine::write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed) {
   if (!parsed) {
-    log_error(kLocation, parsed.error());
+    errors_->add(kLocation, parsed.error());
     return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
   }
-  if (auto room = reserve_state(line.size()); !room)
+  if (auto room = state_->reserve(line.size()); !room)
     return finish_command(kLocation, line, nullptr, system_failure(std::move(room).error()));
   const std::string logged = parsed->command.command;
   return finish_command(kLocation, line, nullptr, run(*parsed, nullptr, kLocation, logged));

@@ -5,6 +5,8 @@
 // counts, maps, tables) from the deployer.
 #include <fmt/format.h>
 
+#include "engine/error_log.h"
+#include "engine/state_file.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -53,12 +55,12 @@ readout::EventDebug Engine::hist_debug(const std::string& system, const std::str
 
 std::vector<readout::ErrorLogEntry> Engine::error_log() {
   std::lock_guard lock(mu_);
-  return {error_log_.begin(), error_log_.end()};
+  return errors_->entries();
 }
 
 void Engine::clear_error_log() {
   std::lock_guard lock(mu_);
-  error_log_.clear();
+  errors_->clear();
 }
 
 TriggerInfo Engine::trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const {
@@ -101,7 +103,7 @@ std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
     }
   for (const auto& [id, triggers] : registry_.events())
     for (const registry::ControlTrigger& e : triggers.controls) out.push_back(control_info(id, e));
-  for (const SavedEntry& e : not_restored_) {
+  for (const SavedEntry& e : state_->not_restored()) {
     if (e.kind != SavedEntry::Kind::Trigger) continue;
     TriggerInfo info;
     const size_t colon = e.event.find(':');

@@ -15,23 +15,14 @@
 #include <set>
 #include <sstream>
 
+#include "engine/error_log.h"
+#include "engine/state_file.h"
 #include "histd/engine.h"
 #include "histd/text.h"
 
 namespace histd::engine {
 
 namespace {
-
-constexpr const char* kCorruptInfix = ".corrupt-";
-
-std::string utc_stamp() {
-  const time_t now = time(nullptr);
-  struct tm tm {};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
 
 // A listed line without what the listing adds after it.
 std::string_view without_listing_suffix(std::string_view line) {
@@ -47,70 +38,6 @@ std::string_view without_listing_suffix(std::string_view line) {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
-
-std::vector<Engine::SavedEntry> Engine::read_state(std::vector<std::string>& problems) {
-  std::vector<SavedEntry> entries;
-  // Never through a symlink: root would read (and later replace) whatever
-  // file it names. What is not a plain file is set aside like a corrupt one.
-  Fd fd(open(options_.state_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (!fd && errno == ENOENT) return entries;  // the first start
-  struct stat st {};
-  if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    keep_corrupt_state(!fd && errno == ELOOP ? "a symbolic link (not followed)"
-                       : !fd                 ? std::strerror(errno)
-                                             : "not a regular file",
-                       problems);
-    return entries;
-  }
-  std::string text;
-  char buf[1 << 16];
-  for (ssize_t n; (n = read(fd.get(), buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      keep_corrupt_state(std::strerror(errno), problems);
-      return entries;
-    }
-    text.append(buf, static_cast<size_t>(n));
-  }
-  auto saved = registry::read_saved(text);
-  if (!saved) {
-    keep_corrupt_state(saved.error(), problems);
-    return entries;
-  }
-  entries = std::move(*saved);
-  return entries;
-}
-
-// The file is renamed, never deleted or overwritten: the operator can read
-// it, mend it and put it back. The previous instance's programs (its pinned
-// links) are detached: nothing would ever read what they count. Its pinned
-// tables are kept, for a mended file to adopt, until the copy is removed
-// (may_sweep_pins).
-void Engine::keep_corrupt_state(const std::string& why, std::vector<std::string>& problems) {
-  const std::string file = options_.state_file.string();
-  const std::string aside = file + kCorruptInfix + utc_stamp();
-  std::string where = "kept as " + aside;
-  if (rename(file.c_str(), aside.c_str()) != 0) where = fmt::format("could not be moved aside ({})", strerror(errno));
-  size_t links = 0, tables = 0;
-  std::error_code ec;
-  if (!options_.deploy.pin_dir.empty())
-    for (const auto& entry : std::filesystem::directory_iterator(options_.deploy.pin_dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("event-")) {
-        std::filesystem::remove(entry.path(), ec);  // unpinning a link detaches its program
-        links += name.ends_with("_link");
-      } else if (name.ends_with("_table")) {
-        ++tables;
-      }
-    }
-  state_file_problem_ = fmt::format(
-      "{}: {}; {}. The previous histd's {} attached event(s) were detached; its {} "
-      "pinned table(s) are kept until that file is removed",
-      file, why, where, links, tables);
-  std::lock_guard lock(mu_);
-  log_error("histd", Diagnostic{ErrorCode::StateFileUnreadable, Span{0, 0}, file, why + "; " + where});
-  problems.push_back(state_file_problem_);
-}
 
 CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
   auto bad = [&](const std::string& why) {
@@ -129,7 +56,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
       const catalog::EventId id = kernel ? catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}
                                          : catalog::EventId{std::string(catalog::kSynthSystem), e.event};
       if (!registry_.exists(id)) return system_failure(Error{ErrorKind::NotFound, ENOENT, "no event " + e.event});
-      if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
+      if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
       return finish_command(fmt::format("{}:{}/enable", id.system, id.name), "1", nullptr,
                             set_enabled_locked(id, true));
     }
@@ -140,7 +67,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
       const size_t colon = e.event.find(':');
       if (colon == std::string::npos || colon == 0 || colon + 1 == e.event.size() || e.command.empty())
         return bad("not an event filter");
-      if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
+      if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
       return set_filter_locked(catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command);
     }
     case SavedEntry::Kind::Trigger:
@@ -164,7 +91,7 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
   if (!e.paused || !added) return r;
   CommandResult paused = run(registry::TriggerMark{added->uid, true, e.config}, &id, "hist:" + e.event, e.command);
   if (!paused) return paused;
-  (void)save_state();
+  (void)state_->save();
   return r;
 }
 
@@ -182,10 +109,10 @@ std::map<uint64_t, Engine::SavedEntry> Engine::apply_saved_entries(std::vector<S
     const ErrorKind kind = r.error().error.kind;
     // finish_command logged the others.
     if (r.error().diagnostic == std::nullopt && (kind == ErrorKind::NotFound || kind == ErrorKind::Busy))
-      log_error(e.kind == SavedEntry::Kind::Trigger ? "hist:" + e.event : e.event,
-                Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
+      errors_->add(e.kind == SavedEntry::Kind::Trigger ? "hist:" + e.event : e.event,
+                   Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
     problems.push_back(fmt::format("{}: {}: {}", e.event, e.command, e.reason));
-    not_restored_.push_back(std::move(e));
+    state_->not_restored().push_back(std::move(e));
   }
   return made;
 }
@@ -201,28 +128,21 @@ void Engine::end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector
     made.erase(it);
     (void)take_back(refused, false);
     e.reason = first_line(refused.error.context);
-    log_error("hist:" + e.event, Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
+    errors_->add("hist:" + e.event, Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
     problems.push_back(fmt::format("{}: {}: {}", e.event, e.command, e.reason));
-    not_restored_.push_back(std::move(e));
+    state_->not_restored().push_back(std::move(e));
   }
-}
-
-bool Engine::may_sweep_pins() const {
-  if (!not_restored_.empty()) return false;
-  const std::string prefix = options_.state_file.filename().string() + kCorruptInfix;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.state_file.parent_path(), ec))
-    if (entry.path().filename().string().starts_with(prefix)) return false;
-  return true;
 }
 
 std::vector<std::string> Engine::restore() {
   std::vector<std::string> problems;
   if (options_.state_file.empty()) return problems;
-  std::vector<SavedEntry> entries = read_state(problems);
+  std::optional<Diagnostic> unreadable;
+  std::vector<SavedEntry> entries = state_->read(problems, unreadable);
   {
     std::lock_guard lock(mu_);
-    restoring_ = true;
+    if (unreadable) errors_->add("histd", *unreadable);
+    state_->set_restoring(true);
     deployer_->set_restoring(true);
     // Its triggers were accepted before: each program compiled once, at the
     // end (apply_saved_entries makes them the batch's own).
@@ -232,49 +152,51 @@ std::vector<std::string> Engine::restore() {
   std::lock_guard lock(mu_);
   end_restore_batch(made, problems);
   deployer_->install_restored(problems);
-  restoring_ = false;
+  state_->set_restoring(false);
   deployer_->set_restoring(false);
   // A state directory that cannot be written keeps the file as it was (the
   // daemon warned at start); the next change is refused until it can.
-  (void)save_state();
-  if (may_sweep_pins()) {
+  (void)state_->save();
+  if (state_->may_sweep_pins()) {
     deployer_->sweep_pins();
-  } else if (!not_restored_.empty()) {
+  } else if (const std::vector<SavedEntry>& kept = state_->not_restored(); !kept.empty()) {
     problems.push_back(
         fmt::format("{} saved entr{} not restored: kept in {} with every pinned table, retried at the "
                     "next start or by `histctl restore`",
-                    not_restored_.size(), not_restored_.size() == 1 ? "y" : "ies", options_.state_file.string()));
+                    kept.size(), kept.size() == 1 ? "y" : "ies", options_.state_file.string()));
   }
   return problems;
 }
 
 std::vector<NotRestored> Engine::retry_restore() {
   std::lock_guard lock(mu_);
-  for (size_t i = 0; i < not_restored_.size();) {
+  std::vector<SavedEntry>& kept = state_->not_restored();
+  for (size_t i = 0; i < kept.size();) {
     // Its own save (after it applies) must not list it a second time.
-    not_restored_[i].applying = true;
-    const SavedEntry e = not_restored_[i];
+    kept[i].applying = true;
+    const SavedEntry e = kept[i];
     CommandResult r = apply_saved(e);
     if (r) {
-      not_restored_.erase(not_restored_.begin() + static_cast<std::ptrdiff_t>(i));
+      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
     }
-    not_restored_[i].applying = false;
-    not_restored_[i].reason = first_line(r.error().message());
+    kept[i].applying = false;
+    kept[i].reason = first_line(r.error().message());
     ++i;
   }
-  (void)save_state();
-  if (may_sweep_pins()) deployer_->sweep_pins();
+  (void)state_->save();
+  if (state_->may_sweep_pins()) deployer_->sweep_pins();
   std::vector<NotRestored> out;
-  for (const SavedEntry& e : not_restored_) out.push_back(NotRestored{e.event, e.command, e.reason});
+  for (const SavedEntry& e : kept) out.push_back(NotRestored{e.event, e.command, e.reason});
   return out;
 }
 
 RestoreReport Engine::restore_report() {
   std::lock_guard lock(mu_);
   RestoreReport r;
-  for (const SavedEntry& e : not_restored_) r.not_restored.push_back(NotRestored{e.event, e.command, e.reason});
-  r.state_file_problem = state_file_problem_;
+  for (const SavedEntry& e : state_->not_restored())
+    r.not_restored.push_back(NotRestored{e.event, e.command, e.reason});
+  r.state_file_problem = state_->problem();
   return r;
 }
 
@@ -284,10 +206,11 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
   if (text.starts_with("!")) text = trim(text.substr(1));
   const std::string id = system + ":" + event;
   // A saved trigger that did not restore is removed from the state file.
-  for (auto it = not_restored_.begin(); it != not_restored_.end(); ++it) {
+  std::vector<SavedEntry>& kept = state_->not_restored();
+  for (auto it = kept.begin(); it != kept.end(); ++it) {
     if (it->kind != SavedEntry::Kind::Trigger || it->event != id || it->command != text) continue;
-    if (auto room = reserve_state(0); !room) return system_failure(std::move(room).error());
-    not_restored_.erase(it);
+    if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
+    kept.erase(it);
     return finish_command("hist:" + id, text, nullptr, Unit{});
   }
   auto count = [&] {

@@ -3,6 +3,8 @@
 // buffer's side: its files and trace_marker, which the deployer's ring feeds.
 #include <fmt/format.h>
 
+#include "engine/error_log.h"
+#include "engine/state_file.h"
 #include "histd/engine.h"
 
 namespace histd::engine {
@@ -15,7 +17,7 @@ CommandResult Engine::write_synthetic(std::string_view text) {
 }
 
 CommandResult Engine::write_synthetic_locked(std::string_view text, bool config) {
-  if (auto room = reserve_state(text.size()); !room)
+  if (auto room = state_->reserve(text.size()); !room)
     return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
   CommandResult r = apply_synthetic(text, config);
   // The lines before a failing one stay applied, as in the kernel: the
@@ -26,14 +28,30 @@ CommandResult Engine::write_synthetic_locked(std::string_view text, bool config)
 }
 
 CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
-  return run_lines(text, "synthetic_events",
-                   [config](std::string_view line) { return registry::SynthWrite::parse(line, config); });
+  const std::string location = "synthetic_events";
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    auto parsed = registry::SynthWrite::parse(line, config);
+    if (!parsed) {
+      if (parsed.error().code == ErrorCode::EmptyCommand) continue;
+      errors_->add(location, parsed.error());
+      return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
+    }
+    const std::string logged = parsed->command.command;
+    CommandResult r = run(*parsed, nullptr, location, logged);
+    if (!r) return r;
+  }
+  return Unit{};
 }
 
 CommandResult Engine::truncate_synthetic() {
   std::lock_guard lock(mu_);
   if (registry_.synthetics().empty()) return Unit{};
-  if (auto room = reserve_state(0); !room)
+  if (auto room = state_->reserve(0); !room)
     return finish_command("synthetic_events", "(truncate)", nullptr, system_failure(std::move(room).error()));
   return finish_command("synthetic_events", "(truncate)", nullptr,
                         run(registry::SynthTruncate{}, nullptr, "synthetic_events", "(truncate)"));
@@ -61,7 +79,7 @@ CommandResult Engine::set_enabled(const std::string& system, const std::string& 
   // Saved like a command: a restart keeps tracing what was enabled.
   const std::string location = fmt::format("{}:{}/enable", system, event);
   const std::string_view command = on ? "1" : "0";
-  if (auto room = reserve_state(0); !room)
+  if (auto room = state_->reserve(0); !room)
     return finish_command(location, command, nullptr, system_failure(std::move(room).error()));
   return finish_command(location, command, nullptr, set_enabled_locked(catalog::EventId{system, event}, on));
 }

@@ -39,6 +39,9 @@ using deploy::RingLost;
 using histd::CommandFailure;
 using histd::CommandResult;
 
+class ErrorLog;
+class StateFile;
+
 // One --max-map-memory for several engines (the top tree and each
 // instance): each says what it holds after every command, and decides a
 // command knowing what the others hold. A command is decided and committed
@@ -339,7 +342,7 @@ class Engine {
   void shutdown();
 
  private:
-  // One entry of the state file (one that has not been restored yet, in not_restored_).
+  // One entry of the state file (StateFile::not_restored() holds those not restored).
   using SavedEntry = registry::SavedEntry;
   // What an event's hist file shows besides its tables.
   struct EventNotes {
@@ -381,34 +384,19 @@ class Engine {
   TriggerInfo control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const;
   // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
   std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
-  // The state file. A change first reserves room for the state it will
-  // leave (reserve_state: the file system's blocks, taken before anything
-  // changes), so that a full or read-only state directory refuses the
-  // change instead of losing it at the next start; save_state then writes
-  // into the reservation. Without a reservation it writes a new file.
-  Status reserve_state(size_t command_size);
-  void drop_state_room();
-  Status save_state();
-  std::string state_text() const;
   // Applies one saved entry under the lock, as a command; `added`: the uid
   // of the hist trigger it made (0: none).
   CommandResult apply_saved(const SavedEntry& e, uint64_t* added = nullptr);
-  // Reads the state file into entries; a file that cannot be read is kept aside.
-  std::vector<SavedEntry> read_state(std::vector<std::string>& problems);
-  void keep_corrupt_state(const std::string& why, std::vector<std::string>& problems);
-  // Applies `entries` in order; those that fail go to not_restored_. The
+  // Applies `entries` in order; those that fail go to StateFile::not_restored(). The
   // hist triggers made, by uid: the deployer's batch may still refuse them.
   std::map<uint64_t, SavedEntry> apply_saved_entries(std::vector<SavedEntry> entries,
                                                      std::vector<std::string>& problems);
   // Ends the deployer's batch: what its kernel refused goes back out of the
-  // registry, and its saved entry (made: the uid's) to not_restored_.
+  // registry, and its saved entry (made: the uid's) to those not restored.
   void end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems);
   // Takes a trigger the deployer's batch dropped out of the registry; with
   // `logged`, error_log says why (as a command's failure would).
   std::optional<BatchRefusal> take_back(const deploy::Deployer::Refused& refused, bool logged = true);
-  // Whether pins nobody uses may go: never while a saved trigger is not
-  // restored or a corrupt state file is kept aside.
-  bool may_sweep_pins() const;
   // `config`: a definition the configuration directory declares.
   CommandResult write_synthetic_locked(std::string_view text, bool config = false);
   // histd's eprobes (lib/engine/probes.cpp): a dynamic_events line read
@@ -418,55 +406,29 @@ class Engine {
   CommandResult write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed);
   CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
   CommandResult set_filter_locked(const catalog::EventId& event, std::string_view text);
-  std::string state_tmp_path() const;
   // Ends a command under the lock: a failure that has no diagnostic (the
   // compiler, the verifier, the kernel, the state directory) is logged to
   // error_log like the kernel's own errors and shown in the event's hist
   // file; a success is saved, and a save that fails anyway is logged.
   CommandResult finish_command(const std::string& location, std::string_view command, const catalog::EventId* ev,
                                CommandResult r);
-  void log_error(const std::string& location, const Diagnostic& d);
   // The deployer's refusals and notes (deploy::Deployer::Log).
   void deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note);
+  // One command per line of `text` (synthetic_events), as the kernel's
+  // trace_parse_run_command(): each is read into a registry command (an
+  // empty line does nothing) and run; the first line that fails stops, the
+  // lines before it stay applied.
   CommandResult apply_synthetic(std::string_view text, bool config);
-  // One command per line of `text` (synthetic_events), as
-  // the kernel's trace_parse_run_command(): `parse` reads each into a
-  // registry command (an empty line does nothing), which is run; the first
-  // line that fails stops, the lines before it stay applied.
-  template <class Parse>
-  CommandResult run_lines(std::string_view text, const std::string& location, Parse parse) {
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string_view::npos) end = text.size();
-      const std::string_view line = text.substr(start, end - start);
-      start = end + 1;
-      auto parsed = parse(line);
-      if (!parsed) {
-        if (parsed.error().code == ErrorCode::EmptyCommand) continue;
-        log_error(location, parsed.error());
-        return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
-      }
-      const std::string logged = parsed->command.command;
-      CommandResult r = run(*parsed, nullptr, location, logged);
-      if (!r) return r;
-    }
-    return Unit{};
-  }
 
   std::mutex mu_;
   catalog::Catalog catalog_;
   std::shared_ptr<runtime::Compiler> compiler_;
   bool owns_compiler_ = true;  // starts and watches its resident server
   EngineOptions options_;
-  std::deque<readout::ErrorLogEntry> error_log_;
-  std::string log_location_;  // while add_config applies a line: its "file:line" for error_log
+  // error_log (lib/engine/error_log.h).
+  std::unique_ptr<ErrorLog> errors_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   const std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
-  Fd state_room_;                         // the reserved next state file (see reserve_state)
-  std::vector<SavedEntry> not_restored_;  // in the state file's order
-  std::string state_file_problem_;
-  bool restoring_ = false;  // restore() applies the saved entries: nothing is saved meanwhile
   std::map<catalog::EventId, EventNotes> notes_;
   ActivationTimes activation_times_;
   // THE logical state: which triggers and synthetic events exist. Every
@@ -476,6 +438,9 @@ class Engine {
   // The kernel side (histd/deploy.h): every BPF object the triggers and
   // synthetic events of registry_ are deployed as, and the ring's buffers.
   std::unique_ptr<deploy::Deployer> deployer_;
+  // The state file, and the saved entries that did not restore
+  // (lib/engine/state_file.h); reads registry_ and the deployer's reads.
+  std::unique_ptr<StateFile> state_;
   // While one lives (under mu_), the deployer's commands are the open
   // batch's own (deploy::Deployer::set_batch_command): a declaration's, a
   // restored entry's.
