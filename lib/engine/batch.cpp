@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The engine's side of the deployer's batches (a reload's commands): what
 // the kernel refused at the batch's end goes back out of the registry.
+#include "engine/commands.h"
 #include "engine/state_file.h"
 #include "histd/engine.h"
 
@@ -11,13 +12,11 @@ void Engine::begin_batch() {
   deployer_->begin_batch();
 }
 
-Engine::BatchCommand::BatchCommand(deploy::Deployer& deployer) : deployer_(deployer) {
-  deployer_.set_batch_command(true);
-}
+BatchCommand::BatchCommand(deploy::Deployer& deployer) : deployer_(deployer) { deployer_.set_batch_command(true); }
 
-Engine::BatchCommand::~BatchCommand() { deployer_.set_batch_command(false); }
+BatchCommand::~BatchCommand() { deployer_.set_batch_command(false); }
 
-std::optional<Engine::BatchRefusal> Engine::take_back(const deploy::Deployer::Refused& refused, bool logged) {
+std::optional<Engine::BatchRefusal> Commands::take_back(const deploy::Deployer::Refused& refused, bool logged) {
   const auto [event, trigger] = registry_.find(refused.uid);
   if (!trigger) return std::nullopt;
   const catalog::EventId id = *event;
@@ -28,14 +27,14 @@ std::optional<Engine::BatchRefusal> Engine::take_back(const deploy::Deployer::Re
   (void)run(registry::TriggerRemove{id, refused.uid, std::nullopt, command}, &id, "hist:" + item.event, command);
   CommandFailure failure{std::nullopt, refused.error};
   if (logged) failure = finish_command("hist:" + item.event, command, &id, system_failure(refused.error)).error();
-  return BatchRefusal{std::move(item), std::move(failure)};
+  return Engine::BatchRefusal{std::move(item), std::move(failure)};
 }
 
 std::vector<Engine::BatchRefusal> Engine::end_batch() {
   std::lock_guard lock(mu_);
   std::vector<BatchRefusal> out;
   for (deploy::Deployer::Refused& refused : deployer_->end_batch())
-    if (auto r = take_back(refused); r && !r->item.text.empty()) out.push_back(std::move(*r));
+    if (auto r = commands_->take_back(refused); r && !r->item.text.empty()) out.push_back(std::move(*r));
   (void)state_->save();
   return out;
 }

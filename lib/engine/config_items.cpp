@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 #include "histd/engine.h"
@@ -31,14 +32,6 @@ std::optional<std::pair<std::string, std::string>> split_event(const std::string
 }
 
 }  // namespace
-
-CommandResult Engine::write_config_synthetic_locked(std::string_view text) {
-  auto parsed = registry::SynthWrite::parse(text, true);
-  if (!parsed || parsed->command.remove) return write_synthetic_locked(text);  // its own errors
-  if (auto room = state_->reserve(text.size()); !room)
-    return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
-  return finish_command("synthetic_events", text, nullptr, apply_synthetic(text, true));
-}
 
 std::vector<ConfigItem> Engine::config_items() {
   std::lock_guard lock(mu_);
@@ -84,7 +77,7 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
     // As retry_restore(): its own save must not list it a second time.
     e.applying = true;
     const SavedEntry copy = e;
-    CommandResult r = apply_saved(copy);
+    CommandResult r = commands_->apply_saved(copy);
     if (r) {
       kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
@@ -104,9 +97,9 @@ CommandResult Engine::add_config(const ConfigItem& item, const std::string& loca
   if (auto retried = retry_config(item)) {
     r = std::move(*retried);
   } else if (item.kind == ConfigItem::Kind::Synthetic) {
-    r = write_config_synthetic_locked(item.text);
+    r = commands_->write_config_synthetic(item.text);
   } else if (auto ev = split_event(item.event)) {
-    r = write_trigger_locked(ev->first, ev->second, item.text, registry::kMaxCommandBytes, &item.text);
+    r = commands_->write_trigger(ev->first, ev->second, item.text, registry::kMaxCommandBytes, &item.text);
   } else {
     r = system_failure(Error{ErrorKind::Invalid, EINVAL, "expected SYSTEM:EVENT, got '" + item.event + "'"});
   }
@@ -125,13 +118,13 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
     if (synth ? it->config != item.event : it->event != item.event || it->config != item.text) continue;
     if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
     kept.erase(it);
-    return finish_command(synth ? "synthetic_events" : "hist:" + item.event, item.text, nullptr, Unit{});
+    return commands_->finish_command(synth ? "synthetic_events" : "hist:" + item.event, item.text, nullptr, Unit{});
   }
   if (!item.restored) return not_found(item);
   if (item.kind == ConfigItem::Kind::Synthetic) {
     auto s = registry_.synthetics().find(item.event);
     if (s == registry_.synthetics().end() || !s->second.config) return not_found(item);
-    return write_synthetic_locked("!" + item.event);
+    return commands_->write_synthetic("!" + item.event);
   }
   auto names = split_event(item.event);
   if (!names) return not_found(item);
@@ -150,12 +143,12 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   if (!trigger && !enable) return not_found(item);
   const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
   const std::string location = "hist:" + item.event;
-  begin_command(id);
+  commands_->begin_command(id);
   if (auto room = state_->reserve(command.size() + 1); !room)
-    return finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
+    return commands_->finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
   registry::TriggerRemove remove{id, trigger ? trigger->uid : 0, {}, command};
   if (enable) remove.control = enable->cmd;
-  return finish_command(location, "!" + command, &id, run(remove, &id, location, command));
+  return commands_->finish_command(location, "!" + command, &id, commands_->run(remove, &id, location, command));
 }
 
 CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
@@ -171,14 +164,22 @@ CommandResult Engine::update_config(const ConfigItem& item, const std::string& t
   if (t == triggers->hist.end()) return not_found(item);
   if (auto room = state_->reserve(text.size()); !room) return system_failure(std::move(room).error());
   const std::string location = "hist:" + item.event;
-  CommandResult r = run(registry::TriggerMark{t->uid, paused, text}, &id, location, text);
-  ++notes_[id].generation;
-  return finish_command(location, text, &id, std::move(r));
+  CommandResult r = commands_->run(registry::TriggerMark{t->uid, paused, text}, &id, location, text);
+  commands_->touch(id);
+  return commands_->finish_command(location, text, &id, std::move(r));
 }
 
 void Engine::log_config_error(const std::string& location, const Diagnostic& d) {
   std::lock_guard lock(mu_);
   errors_->add(location, d);
+}
+
+CommandResult Commands::write_config_synthetic(std::string_view text) {
+  auto parsed = registry::SynthWrite::parse(text, true);
+  if (!parsed || parsed->command.remove) return write_synthetic(text);  // its own errors
+  if (auto room = state_.reserve(text.size()); !room)
+    return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
+  return finish_command("synthetic_events", text, nullptr, apply_synthetic(text, true));
 }
 
 }  // namespace histd::engine

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 
@@ -29,10 +30,7 @@ Engine::Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> comp
       errors_(std::make_unique<ErrorLog>(options_.error_log_entries)),
       registry_(catalog_, registry_options(options_)) {}
 
-Engine::~Engine() {
-  shutdown();
-  if (options_.map_budget) options_.map_budget->forget(this);
-}
+Engine::~Engine() { shutdown(); }
 
 Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, runtime::Compiler compiler,
                                                  EngineOptions options) {
@@ -64,13 +62,15 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   auto deployer = deploy::Deployer::create(
       e.catalog_, *e.compiler_, e.options_.deploy,
       [&e](const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
-        e.deployer_log(event, d, note);
+        e.commands_->deployer_log(event, d, note);
       },
       deploy::bpf_kernel(e.compiler_->paths()));
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
   e.state_ =
       std::make_unique<StateFile>(e.options_.state_file, e.options_.deploy.pin_dir, e.registry_, e.deployer_->reads());
+  e.commands_ = std::make_unique<Commands>(
+      Commands::State{e.catalog_, e.options_, e.registry_, *e.deployer_, *e.errors_, *e.state_});
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
     e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
@@ -87,92 +87,15 @@ void Engine::start_consumer() {
   if (owns_compiler_) compiler_->watch_server();
 }
 
-void Engine::deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note) {
-  if (d && event) {
-    errors_->add(fmt::format("hist:{}:{}", event->system, event->name), *d);
-    notes_[*event].last_error = *d;
-    return;
-  }
-  errors_->note(note);
-}
-
-CommandResult Engine::user_error(const catalog::EventId& ev, Diagnostic d, int err) {
-  errors_->add(fmt::format("hist:{}:{}", ev.system, ev.name), d);
-  notes_[ev].last_error = d;
-  return unexpected(CommandFailure{std::move(d), Error{err == EINVAL ? ErrorKind::Invalid : ErrorKind::Busy, err, {}}});
-}
-
-void Engine::begin_command(const catalog::EventId& ev) {
-  EventNotes& notes = notes_[ev];
-  notes.last_error.reset();
-  ++notes.generation;
+CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {
+  std::lock_guard lock(mu_);
+  return commands_->truncate_triggers(system, event);
 }
 
 CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text,
                                     bool may_see_addresses) {
   std::lock_guard lock(mu_);
-  return write_trigger_locked(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
-}
-
-CommandResult Engine::write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
-                                           size_t max_bytes, const std::string* config, bool may_see_addresses) {
-  if (!catalog_.contains(system, event))
-    return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
-  const catalog::EventId id{system, event};
-  const std::string location = fmt::format("hist:{}:{}", system, event);
-  if (auto room = state_->reserve(text.size()); !room) {
-    begin_command(id);
-    return finish_command(location, text, &id, system_failure(std::move(room).error()));
-  }
-  // The one parse of this write: the registry decides on the parsed command.
-  auto write = registry::TriggerWrite::parse(id, text, max_bytes, config ? *config : std::string());
-  begin_command(id);
-  if (!write) return finish_command(location, text, &id, user_error(id, std::move(write).error()));
-  write->may_see_addresses = may_see_addresses;
-  const std::string logged = write->logged();
-  return finish_command(location, text, &id, run(*write, &id, location, logged));
-}
-
-CommandResult Engine::finish_command(const std::string& location, std::string_view command, const catalog::EventId* ev,
-                                     CommandResult r) {
-  auto first_line = [](const std::string& text) { return text.substr(0, text.find('\n')); };
-  std::string cmd(command);
-  while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == ' ' || cmd.back() == '\t')) cmd.pop_back();
-  if (!r) {
-    state_->drop_room();
-    // ENOENT and EBUSY refusals (removing what is not there or still in
-    // use) are the kernel's silent ones: errno only, no error_log entry.
-    const ErrorKind kind = r.error().error.kind;
-    if (!r.error().diagnostic && kind != ErrorKind::NotFound && kind != ErrorKind::Busy) {
-      // The whole text (a verifier log, clang's output) goes back to the
-      // caller; error_log keeps tracefs's one-line shape.
-      Diagnostic d{ErrorCode::CommandFailed, Span{0, 0}, cmd, first_line(r.error().error.context)};
-      errors_->add(location, d);
-      if (ev) notes_[*ev].last_error = std::move(d);
-    }
-    return r;
-  }
-  if (auto st = state_->save(); !st) {
-    // Not expected once room was reserved; the change stays applied.
-    Diagnostic d{ErrorCode::StateNotSaved, Span{0, 0}, cmd, st.error().context};
-    errors_->add(location, d);
-    if (ev) notes_[*ev].last_error = std::move(d);
-  }
-  return r;
-}
-
-CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  const catalog::EventId id{system, event};
-  const registry::EventTriggers* triggers = registry_.triggers(id);
-  if (!triggers && !notes_.count(id)) return Unit{};
-  ++notes_[id].generation;
-  if (!triggers || triggers->empty()) return Unit{};
-  // Opening the file with O_TRUNC is the command; the log shows it as such.
-  const std::string location = fmt::format("hist:{}:{}", system, event);
-  if (auto room = state_->reserve(0); !room)
-    return finish_command(location, "(truncate)", &id, system_failure(std::move(room).error()));
-  return finish_command(location, "(truncate)", &id, run(registry::TriggerTruncate{id}, &id, location, {}));
+  return commands_->write_trigger(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
 }
 
 Usage Engine::usage() {

@@ -7,6 +7,7 @@
 // the state file keeps them.
 #include <fmt/format.h>
 
+#include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 #include "histd/engine.h"
@@ -19,7 +20,7 @@ constexpr const char* kLocation = "event_probe";  // as the kernel's error_log n
 
 }  // namespace
 
-std::optional<Result<registry::ProbeWrite, Diagnostic>> Engine::own_probe(std::string_view line) const {
+std::optional<Result<registry::ProbeWrite, Diagnostic>> Commands::own_probe(std::string_view line) const {
   auto parsed = registry::ProbeWrite::parse(line);
   if (!parsed) {
     const ErrorCode code = parsed.error().code;
@@ -44,20 +45,24 @@ std::string Engine::probe_events(const std::string& file) {
 
 CommandResult Engine::write_probe_events(const std::string& file, std::string_view text, bool truncate) {
   std::lock_guard lock(mu_);
+  return commands_->write_probe_events(file, text, truncate);
+}
+
+CommandResult Commands::write_probe_events(const std::string& file, std::string_view text, bool truncate) {
   if (file == "dynamic_events" && !truncate)
     if (auto own = own_probe(text)) return write_own_probe(text, std::move(*own));
-  auto st = deployer_->probe_files().write_probe_events(file, text, truncate);
+  auto st = deployer_.probe_files().write_probe_events(file, text, truncate);
   if (st) return Unit{};
   const std::string_view command = truncate && text.empty() ? std::string_view("(truncate)") : text;
   return finish_command(file, command, nullptr, system_failure(std::move(st).error()));
 }
 
-CommandResult Engine::write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed) {
+CommandResult Commands::write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed) {
   if (!parsed) {
-    errors_->add(kLocation, parsed.error());
+    errors_.add(kLocation, parsed.error());
     return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
   }
-  if (auto room = state_->reserve(line.size()); !room)
+  if (auto room = state_.reserve(line.size()); !room)
     return finish_command(kLocation, line, nullptr, system_failure(std::move(room).error()));
   const std::string logged = parsed->command.command;
   return finish_command(kLocation, line, nullptr, run(*parsed, nullptr, kLocation, logged));

@@ -5,6 +5,7 @@
 // counts, maps, tables) from the deployer.
 #include <fmt/format.h>
 
+#include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 #include "histd/engine.h"
@@ -33,7 +34,8 @@ Expected<readout::EventHist> Engine::hist(const std::string& system, const std::
     auto copied = deployer_->reads().table_reads(id);
     if (!copied) return unexpected(std::move(copied).error());
     reads = std::move(*copied);
-    if (auto n = notes_.find(id); n != notes_.end()) out.last_error = n->second.last_error;
+    const auto& notes = commands_->notes();
+    if (auto n = notes.find(id); n != notes.end()) out.last_error = n->second.last_error;
   }
   auto tables = deploy::read_tables(std::move(reads));
   if (!tables) return unexpected(std::move(tables).error());
@@ -44,8 +46,9 @@ Expected<readout::EventHist> Engine::hist(const std::string& system, const std::
 uint64_t Engine::version(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   const catalog::EventId id{system, event};
-  auto n = notes_.find(id);
-  return (n == notes_.end() ? 0 : n->second.generation) + deployer_->reads().activity(id);
+  const auto& notes = commands_->notes();
+  auto n = notes.find(id);
+  return (n == notes.end() ? 0 : n->second.generation) + deployer_->reads().activity(id);
 }
 
 readout::EventDebug Engine::hist_debug(const std::string& system, const std::string& event) {
@@ -117,6 +120,11 @@ std::vector<TriggerInfo> Engine::listed_triggers(bool with_maps) const {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+ActivationTimes Engine::activation_times() {
+  std::lock_guard lock(mu_);
+  return commands_->activation_times();
 }
 
 }  // namespace histd::engine

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 #include "histd/engine.h"
@@ -39,14 +40,14 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 
 }  // namespace
 
-CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
+CommandResult Commands::apply_saved(const SavedEntry& e, uint64_t* made) {
   auto bad = [&](const std::string& why) {
     return system_failure(Error{ErrorKind::Invalid, EINVAL, why + ": " + e.raw});
   };
   switch (e.kind) {
     case SavedEntry::Kind::Synthetic:
       if (e.command.empty()) return bad("not a synthetic event definition");
-      return e.config.empty() ? write_synthetic_locked(e.command) : write_config_synthetic_locked(e.command);
+      return e.config.empty() ? write_synthetic(e.command) : write_config_synthetic(e.command);
     case SavedEntry::Kind::Enabled:
     case SavedEntry::Kind::EventEnabled: {
       const size_t colon = e.event.find(':');
@@ -56,9 +57,8 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
       const catalog::EventId id = kernel ? catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}
                                          : catalog::EventId{std::string(catalog::kSynthSystem), e.event};
       if (!registry_.exists(id)) return system_failure(Error{ErrorKind::NotFound, ENOENT, "no event " + e.event});
-      if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
-      return finish_command(fmt::format("{}:{}/enable", id.system, id.name), "1", nullptr,
-                            set_enabled_locked(id, true));
+      if (auto room = state_.reserve(0); !room) return system_failure(std::move(room).error());
+      return finish_command(fmt::format("{}:{}/enable", id.system, id.name), "1", nullptr, enable(id, true));
     }
     case SavedEntry::Kind::Eprobe:
       if (e.command.empty()) return bad("not an eprobe definition");
@@ -67,8 +67,8 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
       const size_t colon = e.event.find(':');
       if (colon == std::string::npos || colon == 0 || colon + 1 == e.event.size() || e.command.empty())
         return bad("not an event filter");
-      if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
-      return set_filter_locked(catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command);
+      if (auto room = state_.reserve(0); !room) return system_failure(std::move(room).error());
+      return filter(catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command);
     }
     case SavedEntry::Kind::Trigger:
       break;
@@ -78,20 +78,20 @@ CommandResult Engine::apply_saved(const SavedEntry& e, uint64_t* made) {
   const std::string system = e.event.substr(0, colon), name = e.event.substr(colon + 1);
   const catalog::EventId id{system, name};
   const uint64_t next_uid = registry_.next_uid();
-  CommandResult r = write_trigger_locked(system, name, e.command, registry::kMaxPrintedCommandBytes,
-                                         e.config.empty() ? nullptr : &e.config);
+  CommandResult r =
+      write_trigger(system, name, e.command, registry::kMaxPrintedCommandBytes, e.config.empty() ? nullptr : &e.config);
   if (!r) return r;
   // The trigger the entry made (not one it only paused or cleared): the
   // newest of its event.
   const registry::EventTriggers* triggers = registry_.triggers(id);
   const registry::HistTrigger* added =
       triggers && !triggers->hist.empty() && triggers->hist.back().uid >= next_uid ? &triggers->hist.back() : nullptr;
-  if (added) deployer_->restore_missed_base(added->uid, e.missed_base);
+  if (added) deployer_.restore_missed_base(added->uid, e.missed_base);
   if (added && made) *made = added->uid;
   if (!e.paused || !added) return r;
   CommandResult paused = run(registry::TriggerMark{added->uid, true, e.config}, &id, "hist:" + e.event, e.command);
   if (!paused) return paused;
-  (void)state_->save();
+  (void)state_.save();
   return r;
 }
 
@@ -102,7 +102,7 @@ std::map<uint64_t, Engine::SavedEntry> Engine::apply_saved_entries(std::vector<S
     std::lock_guard lock(mu_);
     const BatchCommand own(*deployer_);
     uint64_t uid = 0;
-    CommandResult r = apply_saved(e, &uid);
+    CommandResult r = commands_->apply_saved(e, &uid);
     if (r && uid != 0) made.emplace(uid, std::move(e));
     if (r) continue;
     e.reason = first_line(r.error().message());
@@ -121,12 +121,12 @@ void Engine::end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector
   for (deploy::Deployer::Refused& refused : deployer_->end_batch()) {
     auto it = made.find(refused.uid);
     if (it == made.end()) {  // not expected: a restore's triggers come from saved entries
-      take_back(refused);
+      commands_->take_back(refused);
       continue;
     }
     SavedEntry e = std::move(it->second);
     made.erase(it);
-    (void)take_back(refused, false);
+    (void)commands_->take_back(refused, false);
     e.reason = first_line(refused.error.context);
     errors_->add("hist:" + e.event, Diagnostic{ErrorCode::NotRestored, Span{0, 0}, e.command, e.reason});
     problems.push_back(fmt::format("{}: {}: {}", e.event, e.command, e.reason));
@@ -175,7 +175,7 @@ std::vector<NotRestored> Engine::retry_restore() {
     // Its own save (after it applies) must not list it a second time.
     kept[i].applying = true;
     const SavedEntry e = kept[i];
-    CommandResult r = apply_saved(e);
+    CommandResult r = commands_->apply_saved(e);
     if (r) {
       kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
@@ -202,14 +202,18 @@ RestoreReport Engine::restore_report() {
 
 CommandResult Engine::remove_listed(const std::string& system, const std::string& event, std::string_view line) {
   std::lock_guard lock(mu_);
+  return commands_->remove_listed(system, event, line);
+}
+
+CommandResult Commands::remove_listed(const std::string& system, const std::string& event, std::string_view line) {
   std::string_view text = without_listing_suffix(line);
   if (text.starts_with("!")) text = trim(text.substr(1));
   const std::string id = system + ":" + event;
   // A saved trigger that did not restore is removed from the state file.
-  std::vector<SavedEntry>& kept = state_->not_restored();
+  std::vector<SavedEntry>& kept = state_.not_restored();
   for (auto it = kept.begin(); it != kept.end(); ++it) {
     if (it->kind != SavedEntry::Kind::Trigger || it->event != id || it->command != text) continue;
-    if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
+    if (auto room = state_.reserve(0); !room) return system_failure(std::move(room).error());
     kept.erase(it);
     return finish_command("hist:" + id, text, nullptr, Unit{});
   }
@@ -218,7 +222,7 @@ CommandResult Engine::remove_listed(const std::string& system, const std::string
     return triggers ? triggers->hist.size() + triggers->controls.size() : size_t{0};
   };
   const size_t before = count();
-  CommandResult r = write_trigger_locked(system, event, "!" + std::string(text), registry::kMaxPrintedCommandBytes);
+  CommandResult r = write_trigger(system, event, "!" + std::string(text), registry::kMaxPrintedCommandBytes);
   if (r && count() == before)
     return unexpected(CommandFailure{Diagnostic{ErrorCode::TriggerNotFound, Span{0, 0}, std::string(text), {}},
                                      Error{ErrorKind::NotFound, ENOENT, {}}});

@@ -3,6 +3,7 @@
 // buffer's side: its files and trace_marker, which the deployer's ring feeds.
 #include <fmt/format.h>
 
+#include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 #include "histd/engine.h"
@@ -13,11 +14,21 @@ using catalog::kSynthSystem;
 
 CommandResult Engine::write_synthetic(std::string_view text) {
   std::lock_guard lock(mu_);
-  return write_synthetic_locked(text);
+  return commands_->write_synthetic(text);
 }
 
-CommandResult Engine::write_synthetic_locked(std::string_view text, bool config) {
-  if (auto room = state_->reserve(text.size()); !room)
+CommandResult Engine::truncate_synthetic() {
+  std::lock_guard lock(mu_);
+  return commands_->truncate_synthetic();
+}
+
+CommandResult Engine::set_enabled(const std::string& system, const std::string& event, bool on) {
+  std::lock_guard lock(mu_);
+  return commands_->set_enabled(system, event, on);
+}
+
+CommandResult Commands::write_synthetic(std::string_view text, bool config) {
+  if (auto room = state_.reserve(text.size()); !room)
     return finish_command("synthetic_events", text, nullptr, system_failure(std::move(room).error()));
   CommandResult r = apply_synthetic(text, config);
   // The lines before a failing one stay applied, as in the kernel: the
@@ -27,7 +38,7 @@ CommandResult Engine::write_synthetic_locked(std::string_view text, bool config)
   return finish_command("synthetic_events", text, nullptr, std::move(r));
 }
 
-CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
+CommandResult Commands::apply_synthetic(std::string_view text, bool config) {
   const std::string location = "synthetic_events";
   size_t start = 0;
   while (start <= text.size()) {
@@ -38,7 +49,7 @@ CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
     auto parsed = registry::SynthWrite::parse(line, config);
     if (!parsed) {
       if (parsed.error().code == ErrorCode::EmptyCommand) continue;
-      errors_->add(location, parsed.error());
+      errors_.add(location, parsed.error());
       return unexpected(CommandFailure{std::move(parsed).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
     }
     const std::string logged = parsed->command.command;
@@ -48,10 +59,9 @@ CommandResult Engine::apply_synthetic(std::string_view text, bool config) {
   return Unit{};
 }
 
-CommandResult Engine::truncate_synthetic() {
-  std::lock_guard lock(mu_);
+CommandResult Commands::truncate_synthetic() {
   if (registry_.synthetics().empty()) return Unit{};
-  if (auto room = state_->reserve(0); !room)
+  if (auto room = state_.reserve(0); !room)
     return finish_command("synthetic_events", "(truncate)", nullptr, system_failure(std::move(room).error()));
   return finish_command("synthetic_events", "(truncate)", nullptr,
                         run(registry::SynthTruncate{}, nullptr, "synthetic_events", "(truncate)"));
@@ -71,20 +81,19 @@ std::vector<std::string> Engine::synthetic_names() {
   return out;
 }
 
-CommandResult Engine::set_enabled(const std::string& system, const std::string& event, bool on) {
-  std::lock_guard lock(mu_);
+CommandResult Commands::set_enabled(const std::string& system, const std::string& event, bool on) {
   const bool synthetic = system == kSynthSystem;
   if (synthetic ? !registry_.synthetics().count(event) : !catalog_.contains(system, event))
     return system_failure(Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", system, event)});
   // Saved like a command: a restart keeps tracing what was enabled.
   const std::string location = fmt::format("{}:{}/enable", system, event);
   const std::string_view command = on ? "1" : "0";
-  if (auto room = state_->reserve(0); !room)
+  if (auto room = state_.reserve(0); !room)
     return finish_command(location, command, nullptr, system_failure(std::move(room).error()));
-  return finish_command(location, command, nullptr, set_enabled_locked(catalog::EventId{system, event}, on));
+  return finish_command(location, command, nullptr, enable(catalog::EventId{system, event}, on));
 }
 
-CommandResult Engine::set_enabled_locked(const catalog::EventId& event, bool on) {
+CommandResult Commands::enable(const catalog::EventId& event, bool on) {
   const std::string location = fmt::format("{}:{}/enable", event.system, event.name);
   if (event.system == kSynthSystem) return run(registry::SynthEnable{event.name, on}, nullptr, location, {});
   return run(registry::EventEnable{event, on}, nullptr, location, {});

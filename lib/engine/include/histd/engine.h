@@ -39,6 +39,7 @@ using deploy::RingLost;
 using histd::CommandFailure;
 using histd::CommandResult;
 
+class Commands;
 class ErrorLog;
 class StateFile;
 
@@ -344,49 +345,19 @@ class Engine {
  private:
   // One entry of the state file (StateFile::not_restored() holds those not restored).
   using SavedEntry = registry::SavedEntry;
-  // What an event's hist file shows besides its tables.
-  struct EventNotes {
-    // The last rejected command, shown in the hist file until the next command.
-    std::optional<Diagnostic> last_error;
-    uint64_t generation = 0;  // bumped by every command, so pollers see clears
-  };
 
   Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler, EngineOptions options);
   static Expected<std::unique_ptr<Engine>> make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
                                                 EngineOptions options, bool owns_compiler);
 
-  // The command paths take lines shorter than `max_bytes`: a page for what
-  // users write, more for lines histd printed (parse::kMaxPrintedCommandBytes).
-  // `config`: the command as the configuration declared it, recorded on
-  // the trigger it creates (before the state is saved).
-  CommandResult write_trigger_locked(const std::string& system, const std::string& event, std::string_view text,
-                                     size_t max_bytes, const std::string* config = nullptr,
-                                     bool may_see_addresses = true);
-  // One synthetic event definition, marked as the configuration's.
-  CommandResult write_config_synthetic_locked(std::string_view text);
   // add_config for an item saved but not restored: the saved entry applied
   // again (and dropped once it applies); nullopt when there is none.
   std::optional<CommandResult> retry_config(const ConfigItem& item);
-  // ---- a command (engine_run.cpp): decided by registry_, carried out by
-  // deployer_ (which undoes its own failures), then committed (registry_ = next) ----
-  // Runs `command` (whose logged text is `text`) written to event `ev`
-  // (none: a synthetic_events write, logged under `location`).
-  CommandResult run(const registry::Command& command, const catalog::EventId* ev, const std::string& location,
-                    const std::string& text);
-  // A refusal as the user sees it: error_log entries, the hist file's error, the errno.
-  CommandResult refuse(registry::Refusal no, const catalog::EventId* ev, const std::string& location);
-  // A command's failure on `ev` the user sees: error_log and its hist file.
-  CommandResult user_error(const catalog::EventId& ev, Diagnostic d, int err = EINVAL);
-  // A new command on `ev`: its hist file drops an older error, pollers wake.
-  void begin_command(const catalog::EventId& ev);
   // A trigger as the listings show it (without its maps).
   TriggerInfo trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const;
   TriggerInfo control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const;
   // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
   std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
-  // Applies one saved entry under the lock, as a command; `added`: the uid
-  // of the hist trigger it made (0: none).
-  CommandResult apply_saved(const SavedEntry& e, uint64_t* added = nullptr);
   // Applies `entries` in order; those that fail go to StateFile::not_restored(). The
   // hist triggers made, by uid: the deployer's batch may still refuse them.
   std::map<uint64_t, SavedEntry> apply_saved_entries(std::vector<SavedEntry> entries,
@@ -394,31 +365,6 @@ class Engine {
   // Ends the deployer's batch: what its kernel refused goes back out of the
   // registry, and its saved entry (made: the uid's) to those not restored.
   void end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems);
-  // Takes a trigger the deployer's batch dropped out of the registry; with
-  // `logged`, error_log says why (as a command's failure would).
-  std::optional<BatchRefusal> take_back(const deploy::Deployer::Refused& refused, bool logged = true);
-  // `config`: a definition the configuration directory declares.
-  CommandResult write_synthetic_locked(std::string_view text, bool config = false);
-  // histd's eprobes (lib/engine/probes.cpp): a dynamic_events line read
-  // once, and its command if it is theirs (e:, or -: naming one; none: the
-  // kernel's probes), then run.
-  std::optional<Result<registry::ProbeWrite, Diagnostic>> own_probe(std::string_view line) const;
-  CommandResult write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed);
-  CommandResult set_enabled_locked(const catalog::EventId& event, bool on);
-  CommandResult set_filter_locked(const catalog::EventId& event, std::string_view text);
-  // Ends a command under the lock: a failure that has no diagnostic (the
-  // compiler, the verifier, the kernel, the state directory) is logged to
-  // error_log like the kernel's own errors and shown in the event's hist
-  // file; a success is saved, and a save that fails anyway is logged.
-  CommandResult finish_command(const std::string& location, std::string_view command, const catalog::EventId* ev,
-                               CommandResult r);
-  // The deployer's refusals and notes (deploy::Deployer::Log).
-  void deployer_log(const catalog::EventId* event, const Diagnostic* d, const std::string& note);
-  // One command per line of `text` (synthetic_events), as the kernel's
-  // trace_parse_run_command(): each is read into a registry command (an
-  // empty line does nothing) and run; the first line that fails stops, the
-  // lines before it stay applied.
-  CommandResult apply_synthetic(std::string_view text, bool config);
 
   std::mutex mu_;
   catalog::Catalog catalog_;
@@ -429,8 +375,6 @@ class Engine {
   std::unique_ptr<ErrorLog> errors_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   const std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
-  std::map<catalog::EventId, EventNotes> notes_;
-  ActivationTimes activation_times_;
   // THE logical state: which triggers and synthetic events exist. Every
   // command is decided by it (registry::Registry::apply) and deployed
   // before it is replaced.
@@ -441,19 +385,9 @@ class Engine {
   // The state file, and the saved entries that did not restore
   // (lib/engine/state_file.h); reads registry_ and the deployer's reads.
   std::unique_ptr<StateFile> state_;
-  // While one lives (under mu_), the deployer's commands are the open
-  // batch's own (deploy::Deployer::set_batch_command): a declaration's, a
-  // restored entry's.
-  class BatchCommand {
-   public:
-    explicit BatchCommand(deploy::Deployer& deployer);
-    ~BatchCommand();
-    BatchCommand(const BatchCommand&) = delete;
-    BatchCommand& operator=(const BatchCommand&) = delete;
-
-   private:
-    deploy::Deployer& deployer_;
-  };
+  // The command paths (lib/engine/commands.h), with each hist file's last
+  // error and generation: every write runs through them under mu_.
+  std::unique_ptr<Commands> commands_;
 };
 
 }  // namespace histd::engine
