@@ -201,7 +201,7 @@ json instances_json(const instances::Instances* instances) {
   for (const std::string& name : instances->names()) {
     const auto engine = instances->find(name);
     if (!engine) continue;
-    const engine::RestoreReport r = engine->restore_report();
+    const engine::RestoreReport r = engine->restorer().report();
     if (r.state_file_problem.empty() && r.not_restored.empty()) continue;
     out.push_back(json{{"name", name},
                        {"state_file_problem", r.state_file_problem},
@@ -254,7 +254,7 @@ std::string status_text(const json& j, const engine::RestoreReport& r, const run
 // could not restore, what the kernel kept from it, what it lost, and how it
 // compiles. Text for people, JSON for tools.
 json op_status(Call& c) {
-  const engine::RestoreReport r = c.engine.restore_report();
+  const engine::RestoreReport r = c.engine.restorer().report();
   auto [missed, missed_by_event] = missed_events(c.engine);
   json j = usage_json(c.engine.usage());
   j["version"] = HISTD_VERSION;
@@ -289,7 +289,7 @@ json op_reload(Call& c) {
 }
 
 json op_restore(Call& c) {
-  const std::vector<engine::NotRestored> left = c.engine.retry_restore();
+  const std::vector<engine::NotRestored> left = c.engine.restorer().retry();
   return left.empty() ? success("every saved trigger is restored\n") : failure(EAGAIN, not_restored_text(left));
 }
 

@@ -206,7 +206,8 @@ histd::Expected<std::unique_ptr<histd::engine::Engine>> restore_engine(const Opt
   // configuration, is most of a slow start.
   progress.watch(eng->shared_compiler());
   progress.phase("restoring saved triggers");
-  for (const std::string& problem : eng->restore()) fmt::print(stderr, "histd: could not restore: {}\n", problem);
+  for (const std::string& problem : eng->restorer().restore())
+    fmt::print(stderr, "histd: could not restore: {}\n", problem);
   // What was saved first (its counts, and what the configuration held
   // then), then the files as they are now: changed, added, removed.
   progress.phase("applying the configuration directory");

@@ -74,7 +74,7 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
     SavedEntry& e = kept[i];
     if (e.config.empty() || (e.kind == SavedEntry::Kind::Synthetic) != synthetic) continue;
     if (synthetic ? e.config != item.event : e.event != item.event || e.config != item.text) continue;
-    // As retry_restore(): its own save must not list it a second time.
+    // As Restorer::retry(): its own save must not list it a second time.
     e.applying = true;
     const SavedEntry copy = e;
     CommandResult r = commands_->apply_saved(copy);

@@ -71,6 +71,7 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
       std::make_unique<StateFile>(e.options_.state_file, e.options_.deploy.pin_dir, e.registry_, e.deployer_->reads());
   e.commands_ = std::make_unique<Commands>(
       Commands::State{e.catalog_, e.options_, e.registry_, *e.deployer_, *e.errors_, *e.state_});
+  e.restorer_ = std::make_unique<Restorer>(Restorer::Parts{e.mu_, *e.commands_, *e.state_, *e.errors_, *e.deployer_});
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
     e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);

@@ -99,7 +99,7 @@ Status Instances::create(const std::string& name) {
   if (!engine) return unexpected(std::move(engine).error());
   // A new instance is empty: nothing saved is left of an earlier one of
   // that name (remove() took it), and restore() sets the engine up to save.
-  (void)(*engine)->restore();
+  (void)(*engine)->restorer().restore();
   engines_.emplace(name, std::move(*engine));
   return ok_status();
 }
@@ -153,7 +153,8 @@ std::vector<std::string> Instances::restore() {
         problems.push_back(fmt::format("instance {}: {}", *name, engine.error().context));
         continue;
       }
-      for (const std::string& p : (*engine)->restore()) problems.push_back(fmt::format("instance {}: {}", *name, p));
+      for (const std::string& p : (*engine)->restorer().restore())
+        problems.push_back(fmt::format("instance {}: {}", *name, p));
       engines_.emplace(*name, std::move(*engine));
     }
   if (!options_.pin_dir.empty())

@@ -136,10 +136,10 @@ TEST_F(BatchTest, ARestoreTheKernelRefusesWholeRestoresWhatLoadsAndKeepsTheRestS
     out << saved;
   }
   start();
-  const std::vector<std::string> problems = engine_->restore();
+  const std::vector<std::string> problems = engine_->restorer().restore();
   const std::set<int> listed = listed_and_counting();
   EXPECT_GE(listed.size(), 5u);
-  const engine::RestoreReport report = engine_->restore_report();
+  const engine::RestoreReport report = engine_->restorer().report();
   EXPECT_EQ(listed.size() + report.not_restored.size(), static_cast<size_t>(kTriggers));
   ASSERT_FALSE(report.not_restored.empty());
   for (const engine::NotRestored& n : report.not_restored)

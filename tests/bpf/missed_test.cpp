@@ -208,7 +208,7 @@ TEST_F(MissedTest, RestoredTriggersCountFromTheirDispatcher) {
   ASSERT_GT(nested(20), 0u);
   engine_.reset();
   start(opt);
-  ASSERT_TRUE(engine_->restore().empty());
+  ASSERT_TRUE(engine_->restorer().restore().empty());
   const std::string after = "    Missed: " + std::to_string(nested(50)) + "\n";
   const std::string text = hist();
   size_t both = 0;

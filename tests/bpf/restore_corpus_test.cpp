@@ -109,9 +109,9 @@ TEST_F(RestoreCorpusTest, EveryAcceptedCommandComesBackWithItsCounts) {
 
   std::unique_ptr<engine::Engine> second = fixture_engine(options_);
   ASSERT_TRUE(second);
-  const std::vector<std::string> problems = second->restore();
+  const std::vector<std::string> problems = second->restorer().restore();
   EXPECT_TRUE(problems.empty()) << problems.front();
-  EXPECT_TRUE(second->restore_report().not_restored.empty());
+  EXPECT_TRUE(second->restorer().report().not_restored.empty());
   EXPECT_EQ(seen(*second, events), before);
 }
 

@@ -39,7 +39,7 @@ TEST(StateFile, SymlinkIsNotFollowed) {
   {
     auto eng = fixture_engine(opt);
     ASSERT_TRUE(eng);
-    const std::vector<std::string> problems = eng->restore();
+    const std::vector<std::string> problems = eng->restorer().restore();
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_NE(problems[0].find("a symbolic link (not followed)"), std::string::npos) << problems[0];
     EXPECT_TRUE(list_triggers(*eng).empty()) << "the trigger was restored through the link";

@@ -26,6 +26,7 @@
 #include "histd/deploy.h"
 #include "histd/diagnostic.h"
 #include "histd/registry.h"
+#include "histd/restorer.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
 
@@ -106,22 +107,6 @@ struct EngineOptions {
 
 // One trigger, with its state (readout::TriggerInfo).
 using TriggerInfo = readout::TriggerInfo;
-
-// A saved trigger, synthetic event or enable state that did not restore.
-// It stays in the state file as it was saved, the pinned tables are kept,
-// and it is tried again at the next start and by Engine::retry_restore().
-struct NotRestored {
-  std::string event;    // "system:event"; "synthetic_events" for a definition
-  std::string command;  // the saved line ("enable" for a synthetic event's enable state)
-  std::string reason;
-};
-
-// What restoring the state found, for `histctl status`.
-struct RestoreReport {
-  std::vector<NotRestored> not_restored;
-  // A state file that could not be read, and where it was kept ("" if none).
-  std::string state_file_problem;
-};
 
 // A trigger or synthetic event histd applied from its configuration
 // directory (config::reconcile): histd's to change and remove when the
@@ -284,16 +269,9 @@ class Engine {
   // compiler (Compiler::watch_server); create() does unless options.defer_consumer.
   void start_consumer();
 
-  // Re-applies the triggers saved in the state file. What no longer applies
-  // (an event gone, a command the catalog refuses, a limit, the compiler)
-  // is returned for the log, listed by restore_report(), kept in the state
-  // file and its pins kept: nothing saved is lost because it failed to load.
-  // A state file that cannot be read is kept aside (triggers.json.corrupt-<time>).
-  std::vector<std::string> restore();
-  // Tries the saved entries that did not restore again (histctl restore);
-  // returns those that still fail.
-  std::vector<NotRestored> retry_restore();
-  RestoreReport restore_report();
+  // Restoring the state file at start, retrying what did not restore, and
+  // the report of it (histd/restorer.h; each call takes the lock).
+  Restorer& restorer() { return *restorer_; }
   // Removes the trigger that `line` names as `histctl list` and the trigger
   // file print it (" [active]", " [paused]" or " [not restored: ...]" may
   // follow): ENOENT when none matches.
@@ -358,13 +336,6 @@ class Engine {
   TriggerInfo control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const;
   // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
   std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
-  // Applies `entries` in order; those that fail go to StateFile::not_restored(). The
-  // hist triggers made, by uid: the deployer's batch may still refuse them.
-  std::map<uint64_t, SavedEntry> apply_saved_entries(std::vector<SavedEntry> entries,
-                                                     std::vector<std::string>& problems);
-  // Ends the deployer's batch: what its kernel refused goes back out of the
-  // registry, and its saved entry (made: the uid's) to those not restored.
-  void end_restore_batch(std::map<uint64_t, SavedEntry>& made, std::vector<std::string>& problems);
 
   std::mutex mu_;
   catalog::Catalog catalog_;
@@ -388,6 +359,7 @@ class Engine {
   // The command paths (lib/engine/commands.h), with each hist file's last
   // error and generation: every write runs through them under mu_.
   std::unique_ptr<Commands> commands_;
+  std::unique_ptr<Restorer> restorer_;
 };
 
 }  // namespace histd::engine
