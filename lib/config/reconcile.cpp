@@ -71,9 +71,9 @@ class Applier {
     }
   }
 
-  // An addition the kernel refused at the batch's end (Engine::end_batch):
+  // An addition the kernel refused at the batch's end (ConfigItems::end_batch):
   // not added after all, as if its command had failed.
-  void refused(const engine::Engine::BatchRefusal& r, const std::vector<Step>& steps) {
+  void refused(const engine::BatchRefusal& r, const std::vector<Step>& steps) {
     for (const Step& s : steps) {
       const Declaration& d = s.declared;
       if (s.op != Step::Op::Add || d.item.event != r.item.event || d.item.text != r.item.text) continue;
@@ -88,7 +88,7 @@ class Applier {
 
  private:
   void remove(const Step& s) {
-    auto r = engine_.remove_config(s.held);
+    auto r = engine_.config().remove(s.held);
     if (r) {
       if (!s.change) {
         ++report_.removed;
@@ -103,7 +103,7 @@ class Applier {
   }
 
   void update(const Step& s) {
-    auto r = engine_.update_config(s.held, s.declared.item.text, s.declared.paused);
+    auto r = engine_.config().update(s.held, s.declared.item.text, s.declared.paused);
     if (!r) return failed(s.declared, r.error(), engine_logged(r.error()));
     if (s.reworded) {
       // Said, so that an edit that changed nothing is not a surprise later.
@@ -126,7 +126,7 @@ class Applier {
              false);
       return;
     }
-    auto r = engine_.add_config(d.item, d.origin.where());
+    auto r = engine_.config().add(d.item, d.origin.where());
     if (!r) return failed(d, r.error(), engine_logged(r.error()));
     ++(s.change ? report_.changed : report_.added);
     report_.changes.push_back(
@@ -165,20 +165,20 @@ Report reconcile(engine::Engine& engine, const std::filesystem::path& dir) {
   // Each hist trigger by what it is, as the engine would hold it: an edit
   // into other words (`vals=hitcount` spelled out, `keys=` for `key=`) is
   // the same trigger, and keeps its table and counts.
-  for (Declaration& d : declared) d.identity = engine.config_identity(d.item);
+  for (Declaration& d : declared) d.identity = engine.config().identity(d.item);
   // What a line that did not parse, or a file not read, declares is unknown:
   // nothing goes but to be replaced.
   const bool complete = report.problems.empty();
-  Plan plan = diff(declared, engine.config_items(), complete);
+  Plan plan = diff(declared, engine.config().items(), complete);
   for (Problem& p : plan.problems) report.problems.push_back(std::move(p));
   for (const Problem& p : report.problems) engine.log_config_error(p.origin.where(), p.diagnostic);
   report.unchanged = plan.unchanged;
   report.kept = plan.kept;
   Applier applier(engine, report);
   // Each event's program compiled and loaded once, not once per trigger.
-  engine.begin_batch();
+  engine.config().begin_batch();
   for (const Step& s : plan.steps) applier.run(s);
-  for (const engine::Engine::BatchRefusal& r : engine.end_batch()) applier.refused(r, plan.steps);
+  for (const engine::BatchRefusal& r : engine.config().end_batch()) applier.refused(r, plan.steps);
   // In the files' order, whichever stage found them.
   std::stable_sort(report.problems.begin(), report.problems.end(), [](const Problem& a, const Problem& b) {
     return std::tie(a.origin.file, a.origin.line) < std::tie(b.origin.file, b.origin.line);

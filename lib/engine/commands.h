@@ -101,7 +101,7 @@ class Commands {
   CommandResult apply_saved(const SavedEntry& e, uint64_t* added = nullptr);
   // Takes a trigger the deployer's batch dropped out of the registry; with
   // `logged`, error_log says why (as a command's failure would).
-  std::optional<Engine::BatchRefusal> take_back(const deploy::Deployer::Refused& refused, bool logged = true);
+  std::optional<BatchRefusal> take_back(const deploy::Deployer::Refused& refused, bool logged = true);
 
  private:
   // A refusal as the user sees it: error_log entries, the hist file's error, the errno.

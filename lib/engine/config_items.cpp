@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The engine's side of the configuration directory: which triggers and
-// synthetic events are the configuration's (ConfigItem), and the calls
-// config::reconcile makes to add, remove and update them. Each goes through
-// the same command paths as a user's write, so errors, limits, error_log
-// and the state file behave alike; the mark is recorded before the change
-// is saved, so a crash never leaves a declared trigger looking like a
-// user's (which the next reload would then declare a second time).
+// ConfigItems (histd/config_items.h): the configuration directory's items,
+// and the calls config::reconcile makes to add, remove and update them.
+// The mark is recorded before the change is saved, so a crash never
+// leaves a declared trigger looking like a user's (which the next reload
+// would then declare a second time). Commands::write_config_synthetic is
+// here too.
+#include "histd/config_items.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,7 +15,6 @@
 #include "engine/commands.h"
 #include "engine/error_log.h"
 #include "engine/state_file.h"
-#include "histd/engine.h"
 
 namespace histd::engine {
 
@@ -33,7 +33,15 @@ std::optional<std::pair<std::string, std::string>> split_event(const std::string
 
 }  // namespace
 
-std::vector<ConfigItem> Engine::config_items() {
+ConfigItems::ConfigItems(Parts parts)
+    : mu_(parts.lock),
+      commands_(parts.commands),
+      state_(parts.state),
+      errors_(parts.errors),
+      registry_(parts.registry),
+      deployer_(parts.deployer) {}
+
+std::vector<ConfigItem> ConfigItems::items() {
   std::lock_guard lock(mu_);
   std::vector<ConfigItem> out;
   for (const auto& [name, s] : registry_.synthetics())
@@ -49,7 +57,7 @@ std::vector<ConfigItem> Engine::config_items() {
   for (const auto& [id, triggers] : registry_.events())
     for (const registry::ControlTrigger& e : triggers.controls)
       if (!e.config.empty()) out.push_back({ConfigItem::Kind::Trigger, id.system + ":" + id.name, e.config, true});
-  for (const SavedEntry& e : state_->not_restored()) {
+  for (const SavedEntry& e : state_.not_restored()) {
     if (e.config.empty() || e.kind == SavedEntry::Kind::Enabled) continue;
     if (e.kind == SavedEntry::Kind::Synthetic)
       out.push_back({ConfigItem::Kind::Synthetic, e.config, e.command, false});
@@ -59,7 +67,7 @@ std::vector<ConfigItem> Engine::config_items() {
   return out;
 }
 
-std::string Engine::config_identity(const ConfigItem& item) {
+std::string ConfigItems::identity(const ConfigItem& item) {
   if (item.kind != ConfigItem::Kind::Trigger) return {};
   auto names = split_event(item.event);
   if (!names) return {};
@@ -67,9 +75,9 @@ std::string Engine::config_identity(const ConfigItem& item) {
   return registry_.identity_of(catalog::EventId{names->first, names->second}, item.text);
 }
 
-std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
+std::optional<CommandResult> ConfigItems::retry(const ConfigItem& item) {
   const bool synthetic = item.kind == ConfigItem::Kind::Synthetic;
-  std::vector<SavedEntry>& kept = state_->not_restored();
+  std::vector<SavedEntry>& kept = state_.not_restored();
   for (size_t i = 0; i < kept.size(); ++i) {
     SavedEntry& e = kept[i];
     if (e.config.empty() || (e.kind == SavedEntry::Kind::Synthetic) != synthetic) continue;
@@ -77,7 +85,7 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
     // As Restorer::retry(): its own save must not list it a second time.
     e.applying = true;
     const SavedEntry copy = e;
-    CommandResult r = commands_->apply_saved(copy);
+    CommandResult r = commands_.apply_saved(copy);
     if (r) {
       kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
@@ -89,42 +97,42 @@ std::optional<CommandResult> Engine::retry_config(const ConfigItem& item) {
   return std::nullopt;
 }
 
-CommandResult Engine::add_config(const ConfigItem& item, const std::string& location) {
+CommandResult ConfigItems::add(const ConfigItem& item, const std::string& location) {
   std::lock_guard lock(mu_);
-  const BatchCommand own(*deployer_);
-  errors_->set_location(location);
+  const BatchCommand own(deployer_);
+  errors_.set_location(location);
   CommandResult r = Unit{};
-  if (auto retried = retry_config(item)) {
+  if (auto retried = retry(item)) {
     r = std::move(*retried);
   } else if (item.kind == ConfigItem::Kind::Synthetic) {
-    r = commands_->write_config_synthetic(item.text);
+    r = commands_.write_config_synthetic(item.text);
   } else if (auto ev = split_event(item.event)) {
-    r = commands_->write_trigger(ev->first, ev->second, item.text, registry::kMaxCommandBytes, &item.text);
+    r = commands_.write_trigger(ev->first, ev->second, item.text, registry::kMaxCommandBytes, &item.text);
   } else {
     r = system_failure(Error{ErrorKind::Invalid, EINVAL, "expected SYSTEM:EVENT, got '" + item.event + "'"});
   }
-  errors_->set_location({});
+  errors_.set_location({});
   return r;
 }
 
-CommandResult Engine::remove_config(const ConfigItem& item) {
+CommandResult ConfigItems::remove(const ConfigItem& item) {
   std::lock_guard lock(mu_);
-  const BatchCommand own(*deployer_);
+  const BatchCommand own(deployer_);
   // A saved entry that did not restore: dropped from the state file.
-  std::vector<SavedEntry>& kept = state_->not_restored();
+  std::vector<SavedEntry>& kept = state_.not_restored();
   for (auto it = kept.begin(); it != kept.end(); ++it) {
     const bool synth = it->kind == SavedEntry::Kind::Synthetic;
     if (item.restored || it->config.empty() || synth != (item.kind == ConfigItem::Kind::Synthetic)) continue;
     if (synth ? it->config != item.event : it->event != item.event || it->config != item.text) continue;
-    if (auto room = state_->reserve(0); !room) return system_failure(std::move(room).error());
+    if (auto room = state_.reserve(0); !room) return system_failure(std::move(room).error());
     kept.erase(it);
-    return commands_->finish_command(synth ? "synthetic_events" : "hist:" + item.event, item.text, nullptr, Unit{});
+    return commands_.finish_command(synth ? "synthetic_events" : "hist:" + item.event, item.text, nullptr, Unit{});
   }
   if (!item.restored) return not_found(item);
   if (item.kind == ConfigItem::Kind::Synthetic) {
     auto s = registry_.synthetics().find(item.event);
     if (s == registry_.synthetics().end() || !s->second.config) return not_found(item);
-    return commands_->write_synthetic("!" + item.event);
+    return commands_.write_synthetic("!" + item.event);
   }
   auto names = split_event(item.event);
   if (!names) return not_found(item);
@@ -143,17 +151,17 @@ CommandResult Engine::remove_config(const ConfigItem& item) {
   if (!trigger && !enable) return not_found(item);
   const std::string command = enable ? enable->cmd.command : trigger->plan.trigger_text();
   const std::string location = "hist:" + item.event;
-  commands_->begin_command(id);
-  if (auto room = state_->reserve(command.size() + 1); !room)
-    return commands_->finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
+  commands_.begin_command(id);
+  if (auto room = state_.reserve(command.size() + 1); !room)
+    return commands_.finish_command(location, "!" + command, &id, system_failure(std::move(room).error()));
   registry::TriggerRemove remove{id, trigger ? trigger->uid : 0, {}, command};
   if (enable) remove.control = enable->cmd;
-  return commands_->finish_command(location, "!" + command, &id, commands_->run(remove, &id, location, command));
+  return commands_.finish_command(location, "!" + command, &id, commands_.run(remove, &id, location, command));
 }
 
-CommandResult Engine::update_config(const ConfigItem& item, const std::string& text, bool paused) {
+CommandResult ConfigItems::update(const ConfigItem& item, const std::string& text, bool paused) {
   std::lock_guard lock(mu_);
-  const BatchCommand own(*deployer_);
+  const BatchCommand own(deployer_);
   auto names = split_event(item.event);
   if (item.kind != ConfigItem::Kind::Trigger || !names) return not_found(item);
   const catalog::EventId id{names->first, names->second};
@@ -162,16 +170,11 @@ CommandResult Engine::update_config(const ConfigItem& item, const std::string& t
   auto t = std::find_if(triggers->hist.begin(), triggers->hist.end(),
                         [&](const registry::HistTrigger& h) { return h.config == item.text; });
   if (t == triggers->hist.end()) return not_found(item);
-  if (auto room = state_->reserve(text.size()); !room) return system_failure(std::move(room).error());
+  if (auto room = state_.reserve(text.size()); !room) return system_failure(std::move(room).error());
   const std::string location = "hist:" + item.event;
-  CommandResult r = commands_->run(registry::TriggerMark{t->uid, paused, text}, &id, location, text);
-  commands_->touch(id);
-  return commands_->finish_command(location, text, &id, std::move(r));
-}
-
-void Engine::log_config_error(const std::string& location, const Diagnostic& d) {
-  std::lock_guard lock(mu_);
-  errors_->add(location, d);
+  CommandResult r = commands_.run(registry::TriggerMark{t->uid, paused, text}, &id, location, text);
+  commands_.touch(id);
+  return commands_.finish_command(location, text, &id, std::move(r));
 }
 
 CommandResult Commands::write_config_synthetic(std::string_view text) {

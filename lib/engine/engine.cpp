@@ -72,6 +72,8 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   e.commands_ = std::make_unique<Commands>(
       Commands::State{e.catalog_, e.options_, e.registry_, *e.deployer_, *e.errors_, *e.state_});
   e.restorer_ = std::make_unique<Restorer>(Restorer::Parts{e.mu_, *e.commands_, *e.state_, *e.errors_, *e.deployer_});
+  e.config_ = std::make_unique<ConfigItems>(
+      ConfigItems::Parts{e.mu_, *e.commands_, *e.state_, *e.errors_, e.registry_, *e.deployer_});
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
     e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
@@ -86,6 +88,11 @@ void Engine::start_consumer() {
   deployer_->ring().start_consumer(mu_);
   // A thread too, so after daemonizing as well.
   if (owns_compiler_) compiler_->watch_server();
+}
+
+void Engine::log_config_error(const std::string& location, const Diagnostic& d) {
+  std::lock_guard lock(mu_);
+  errors_->add(location, d);
 }
 
 CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {

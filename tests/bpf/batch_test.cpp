@@ -91,18 +91,18 @@ class BatchTest : public ::testing::Test {
 // whole; trigger by trigger it takes what it can.
 TEST_F(BatchTest, WhatTheKernelRefusesAtTheEndIsRefusedAsItsOwnCommandWouldHaveBeen) {
   start();
-  engine_->begin_batch();
+  engine_->config().begin_batch();
   for (int i = 0; i < kTriggers; ++i) {
     const engine::ConfigItem item{engine::ConfigItem::Kind::Trigger, kSys + ":" + kEvent, command(i), true, {}};
-    auto r = engine_->add_config(item, "batch.conf:" + std::to_string(i + 1));
+    auto r = engine_->config().add(item, "batch.conf:" + std::to_string(i + 1));
     ASSERT_TRUE(r.ok()) << command(i) << ": " << r.error().message();
   }
-  const std::vector<engine::Engine::BatchRefusal> refused = engine_->end_batch();
+  const std::vector<engine::BatchRefusal> refused = engine_->config().end_batch();
   ASSERT_FALSE(refused.empty()) << kTriggers << " triggers with globs fit in one program";
   const std::set<int> listed = listed_and_counting();
   EXPECT_GE(listed.size(), 5u);
   EXPECT_EQ(listed.size() + refused.size(), static_cast<size_t>(kTriggers));
-  for (const engine::Engine::BatchRefusal& r : refused) {
+  for (const engine::BatchRefusal& r : refused) {
     EXPECT_EQ(r.item.event, kSys + ":" + kEvent);
     const size_t at = r.item.text.rfind("== ");
     ASSERT_NE(at, std::string::npos) << r.item.text;
@@ -123,7 +123,7 @@ TEST_F(BatchTest, WhatTheKernelRefusesAtTheEndIsRefusedAsItsOwnCommandWouldHaveB
 // with its reason, for the next start or `histctl restore`.
 TEST_F(BatchTest, ARestoreTheKernelRefusesWholeRestoresWhatLoadsAndKeepsTheRestSaved) {
   start();
-  engine_->begin_batch();
+  engine_->config().begin_batch();
   for (int i = 0; i < kTriggers; ++i) {
     auto r = engine_->write_trigger(kSys, kEvent, command(i));
     ASSERT_TRUE(r.ok()) << command(i) << ": " << r.error().message();
@@ -160,17 +160,17 @@ TEST_F(BatchTest, ADeclarationIsCompiledAtTheEndAUsersCommandMeanwhileAtOnce) {
     return s.by_server + s.by_clang;
   };
   const uint64_t before = compiles();
-  engine_->begin_batch();
+  engine_->config().begin_batch();
   for (int i = 0; i < 3; ++i) {
     const engine::ConfigItem item{engine::ConfigItem::Kind::Trigger, kSys + ":" + kEvent, command(i), true, {}};
-    auto r = engine_->add_config(item, "batch.conf:" + std::to_string(i + 1));
+    auto r = engine_->config().add(item, "batch.conf:" + std::to_string(i + 1));
     ASSERT_TRUE(r.ok()) << command(i) << ": " << r.error().message();
   }
   EXPECT_EQ(compiles(), before) << "a declaration was compiled before the batch's end";
   auto user = engine_->write_trigger(kSys, kEvent, command(3));
   ASSERT_TRUE(user.ok()) << user.error().message();
   EXPECT_EQ(compiles(), before + 1) << "a user's command in a batch is compiled when it is made";
-  EXPECT_TRUE(engine_->end_batch().empty());
+  EXPECT_TRUE(engine_->config().end_batch().empty());
   // Once more at the end (these tests have no object cache to find it in).
   EXPECT_EQ(compiles(), before + 2);
   EXPECT_EQ(listed_and_counting(), (std::set<int>{0, 1, 2, 3}));

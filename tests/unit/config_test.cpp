@@ -242,7 +242,7 @@ TEST(ConfigDiff, ASavedDeclarationThatDidNotRestoreIsAppliedAgain) {
 // ---- identity: a trigger by what it is --------------------------------------
 
 // Declarations and held items with the identities the engine would give
-// them (Engine::config_identity, ConfigItem::identity): "" for none.
+// them (engine::ConfigItems::identity, ConfigItem::identity): "" for none.
 std::vector<Declaration> with_identities(std::vector<Declaration> ds, const std::vector<std::string>& ids) {
   for (size_t i = 0; i < ds.size() && i < ids.size(); ++i) ds[i].identity = ids[i];
   return ds;

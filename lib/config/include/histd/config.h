@@ -63,7 +63,7 @@ struct Declaration {
   // Identity across edits: two declarations with the same identity, or
   // without one the same key, are the same trigger...
   //  - identity: a hist trigger's as the engine matches triggers
-  //    (ConfigItem::identity, Engine::config_identity): one for every
+  //    (ConfigItem::identity, engine::ConfigItems::identity): one for every
   //    spelling of it. Set by reconcile, which asks the engine; "" when
   //    the command cannot be planned before the reload applies (its event
   //    is absent, it reads a variable defined in the same reload).
@@ -122,7 +122,7 @@ struct Plan {
   std::vector<Problem> problems;  // declarations made twice
 };
 
-// Compares what the files declare with what histd holds (config_items()).
+// Compares what the files declare with what histd holds (engine::ConfigItems::items()).
 // A held item is the declaration of its identity, or else (no identity on
 // either side: a saved entry that did not restore, a command not planned)
 // of its key.
@@ -164,7 +164,7 @@ struct Report {
 // Brings histd's configuration triggers and synthetic events to what the
 // files of `dir` declare. Each bad line is reported (error_log too) and
 // the rest applied. Each program is compiled once, at the end
-// (engine::Engine::begin_batch); a trigger that fails there is still
+// (engine::ConfigItems::begin_batch); a trigger that fails there is still
 // reported at its file and line.
 Report reconcile(engine::Engine& engine, const std::filesystem::path& dir);
 

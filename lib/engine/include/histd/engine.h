@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "histd/config_items.h"
 #include "histd/deploy.h"
 #include "histd/diagnostic.h"
 #include "histd/registry.h"
@@ -107,23 +108,6 @@ struct EngineOptions {
 
 // One trigger, with its state (readout::TriggerInfo).
 using TriggerInfo = readout::TriggerInfo;
-
-// A trigger or synthetic event histd applied from its configuration
-// directory (config::reconcile): histd's to change and remove when the
-// files change. Everything else (the tree, histctl) is the users', and a
-// reload never touches it. Which is which is saved in the state file.
-struct ConfigItem {
-  enum class Kind { Synthetic, Trigger };
-  Kind kind = Kind::Trigger;
-  std::string event;  // "system:event"; for a synthetic event, its name
-  // A trigger's command as declared; a synthetic event's definition as
-  // synthetic_events lists it (synth::list_line).
-  std::string text;
-  bool restored = true;  // false: saved but not restored (NotRestored)
-  // A hist trigger's identity, as triggers match (plan::encode of its
-  // plan::TriggerKey): one for every spelling of it. "" when not known.
-  std::string identity;
-};
 
 // What is in use against the limits.
 struct Usage {
@@ -277,41 +261,10 @@ class Engine {
   // follow): ENOENT when none matches.
   CommandResult remove_listed(const std::string& system, const std::string& event, std::string_view line);
 
-  // ---- the configuration directory's side (config::reconcile) ----
-  // What histd holds from the configuration: synthetic events by name, then
-  // hist triggers in creation order (owners before the users of their
-  // variables), then enable/disable_hist; saved ones that did not restore last.
-  std::vector<ConfigItem> config_items();
-  // config_items()'s identity of `item` if applied now (planned with the catalog
-  // and histd's variables); "" if not a hist trigger or it cannot be planned now.
-  std::string config_identity(const ConfigItem& item);
-  // Applies a declared trigger (item.text on item.event) or synthetic event
-  // definition and marks it as the configuration's, in the same save. One
-  // saved but not restored is applied from its saved entry (its pause state,
-  // and the pinned counts it kept), as `histctl restore` would. Errors go
-  // to error_log under `location` ("file:line") instead of the event's name.
-  CommandResult add_config(const ConfigItem& item, const std::string& location);
-  // Many commands (a reload's), each event's program loaded once: between
-  // begin_batch() and end_batch() the deployer checks what a command
-  // changes but may leave the kernel's load to the end (see
-  // deploy::Deployer::begin_batch), and the compile of the batch's own
-  // commands (add_config, update_config, remove_config: set_batch_command
-  // there); a command made meanwhile, a user's too, counts from then.
-  // end_batch() takes back from the registry what the kernel refused then
-  // (error_log says why), and returns those the configuration declared.
-  struct BatchRefusal {
-    ConfigItem item;
-    CommandFailure failure;
-  };
-  void begin_batch();
-  std::vector<BatchRefusal> end_batch();
-  // Removes what config_items() listed as `item` (a saved one that did not
-  // restore is dropped from the state file); ENOENT when it is no longer
-  // there or is not the configuration's.
-  CommandResult remove_config(const ConfigItem& item);
-  // The same trigger (identity, size) declared in other words: keeps it and
-  // its counts, records `text`, pauses or continues it.
-  CommandResult update_config(const ConfigItem& item, const std::string& text, bool paused);
+  // The configuration directory's side (config::reconcile): its items,
+  // added, removed and updated in batches (histd/config_items.h; each call
+  // takes the lock).
+  ConfigItems& config() { return *config_; }
   // An error_log entry for a declaration the engine never saw (a line that
   // does not parse, a file histd will not read).
   void log_config_error(const std::string& location, const Diagnostic& d);
@@ -328,9 +281,6 @@ class Engine {
   static Expected<std::unique_ptr<Engine>> make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
                                                 EngineOptions options, bool owns_compiler);
 
-  // add_config for an item saved but not restored: the saved entry applied
-  // again (and dropped once it applies); nullopt when there is none.
-  std::optional<CommandResult> retry_config(const ConfigItem& item);
   // A trigger as the listings show it (without its maps).
   TriggerInfo trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const;
   TriggerInfo control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const;
@@ -360,6 +310,7 @@ class Engine {
   // error and generation: every write runs through them under mu_.
   std::unique_ptr<Commands> commands_;
   std::unique_ptr<Restorer> restorer_;
+  std::unique_ptr<ConfigItems> config_;
 };
 
 }  // namespace histd::engine

@@ -436,7 +436,7 @@ TriggerKey trigger_key(const HistPlan& plan);
 RegisteredVar registered_var(const HistPlan& plan, const Variable& v, uint64_t owner);
 // The key as a string, equal for two keys exactly when they are equal: for
 // those that compare triggers without this header (the configuration
-// directory, through Engine::config_identity). Every string is written
+// directory, through engine::ConfigItems::identity). Every string is written
 // with its length, so no text a user wrote can make two keys meet.
 std::string encode(const TriggerKey& key);
 
