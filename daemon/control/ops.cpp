@@ -71,7 +71,7 @@ json usage_json(const engine::Usage& u) {
 // against histd's limits.
 json list_json(engine::Engine& engine) {
   json triggers = json::array();
-  for (const engine::TriggerInfo& t : engine.trigger_info()) {
+  for (const engine::TriggerInfo& t : engine.reads().trigger_info()) {
     json j{{"event", t.system + ":" + t.event},
            {"trigger", render::trigger_line(t)},
            {"kind", t.hist ? "hist" : "enable"}};
@@ -86,7 +86,7 @@ json list_json(engine::Engine& engine) {
     }
     triggers.push_back(std::move(j));
   }
-  return json{{"triggers", std::move(triggers)}, {"usage", usage_json(engine.usage())}};
+  return json{{"triggers", std::move(triggers)}, {"usage", usage_json(engine.reads().usage())}};
 }
 
 json not_restored_json(const std::vector<engine::NotRestored>& list) {
@@ -136,7 +136,7 @@ json op_remove(Call& c) { return change_trigger(c, true); }
 std::pair<uint64_t, json> missed_events(engine::Engine& engine) {
   uint64_t total = 0;
   json by_event = json::array();
-  for (const engine::EventMissed& m : engine.missed()) {
+  for (const engine::EventMissed& m : engine.reads().missed()) {
     total += m.missed;
     by_event.push_back({{"event", m.system + ":" + m.event}, {"missed", m.missed}});
   }
@@ -256,7 +256,7 @@ std::string status_text(const json& j, const engine::RestoreReport& r, const run
 json op_status(Call& c) {
   const engine::RestoreReport r = c.engine.restorer().report();
   auto [missed, missed_by_event] = missed_events(c.engine);
-  json j = usage_json(c.engine.usage());
+  json j = usage_json(c.engine.reads().usage());
   j["version"] = HISTD_VERSION;
   j["pid"] = static_cast<int>(getpid());
   j["uptime_seconds"] = std::chrono::duration_cast<std::chrono::seconds>(c.engine.uptime()).count();
@@ -300,7 +300,7 @@ render::Options shown_to(const Peer& peer) {
 }
 
 json op_show(Call& c) {
-  auto h = c.engine.hist(c.system_name, c.event_name);
+  auto h = c.engine.reads().hist(c.system_name, c.event_name);
   if (!h) return failure(h.error().err, h.error().context);
   // `histctl show --folded`: the stacks of its stack-keyed tables, folded.
   // Frames are names or "?", never addresses, so every reader gets them alike.
@@ -311,11 +311,11 @@ json op_show(Call& c) {
                            : render::hist_text(*h, c.engine.resolver(), shown));
 }
 
-json op_source(Call& c) { return success(c.engine.event_source(c.system_name, c.event_name)); }
+json op_source(Call& c) { return success(c.engine.reads().event_source(c.system_name, c.event_name)); }
 
 json op_list(Call& c) {
   if (c.as_json) return success(list_json(c.engine).dump(2) + "\n");
-  return success(render::trigger_list(c.engine.trigger_lines()));
+  return success(render::trigger_list(c.engine.reads().trigger_lines()));
 }
 
 // The definition as synthetic_events takes it; removal by name.
@@ -326,13 +326,13 @@ json change_synthetic(Call& c, bool remove) {
 }
 json op_synth_add(Call& c) { return change_synthetic(c, false); }
 json op_synth_remove(Call& c) { return change_synthetic(c, true); }
-json op_synth_list(Call& c) { return success(render::synthetic_events(c.engine.synthetic_events())); }
+json op_synth_list(Call& c) { return success(render::synthetic_events(c.engine.reads().synthetic_events())); }
 json op_trace(Call& c) { return success(c.engine.trace_ring().read_trace(shown_to(c.peer).hide_kernel_addresses)); }
 json op_clear_trace(Call& c) {
   c.engine.trace_ring().clear_trace();
   return success();
 }
-json op_errors(Call& c) { return success(render::error_log(c.engine.error_log())); }
+json op_errors(Call& c) { return success(render::error_log(c.engine.reads().error_log())); }
 
 // `histctl metrics`: every table as Prometheus metric families
 // (metrics_text), in the text format 0.0.4 or ("command": "openmetrics")
@@ -458,14 +458,14 @@ render::DaemonStats daemon_stats(engine::Engine& engine) {
   d.version = HISTD_VERSION;
   d.start_time_seconds =
       static_cast<double>(engine.started_at().time_since_epoch() / std::chrono::milliseconds(1)) / 1000.0;
-  const engine::Usage u = engine.usage();
+  const engine::Usage u = engine.reads().usage();
   d.triggers = u.triggers;
   d.max_triggers = u.max_triggers;
   d.synthetic_events = u.synthetic_events;
   d.max_synthetic_events = u.max_synthetic_events;
   d.map_memory = u.map_memory;
   d.max_map_memory = u.max_map_memory;
-  for (const engine::EventMissed& m : engine.missed()) d.missed_events += m.missed;  // the total, no JSON
+  for (const engine::EventMissed& m : engine.reads().missed()) d.missed_events += m.missed;  // the total, no JSON
   const engine::RingLost lost = engine.trace_ring().ring_lost();
   d.ring_lost_trace_records = lost.trace_records;
   d.ring_lost_snapshot_notices = lost.snapshot_notices;
@@ -473,7 +473,7 @@ render::DaemonStats daemon_stats(engine::Engine& engine) {
   d.compiles_by_server = cc.by_server;
   d.compiles_by_clang = cc.by_clang;
   d.compiler_starts = cc.server_starts;
-  const engine::ActivationTimes times = engine.activation_times();
+  const engine::ActivationTimes times = engine.reads().activation_times();
   d.activation_bounds.assign(times.kBounds.begin(), times.kBounds.end());
   d.activation_counts.assign(times.counts.begin(), times.counts.end());
   d.activation_sum_seconds = times.sum_seconds;

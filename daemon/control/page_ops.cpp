@@ -15,10 +15,10 @@ namespace {
 std::vector<readout::EventHist> events_where(engine::Engine& engine, bool (*wanted)(const engine::TriggerInfo&)) {
   std::vector<readout::EventHist> events;
   std::set<std::pair<std::string, std::string>> seen;
-  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
+  for (const engine::TriggerInfo& t : engine.reads().trigger_lines()) {
     if (!t.hist || t.state == readout::TriggerState::NotRestored || !wanted(t)) continue;
     if (!seen.emplace(t.system, t.event).second) continue;
-    if (auto h = engine.hist(t.system, t.event)) events.push_back(std::move(*h));
+    if (auto h = engine.reads().hist(t.system, t.event)) events.push_back(std::move(*h));
   }
   return events;
 }

@@ -55,7 +55,7 @@ int to_kernel(engine::Engine& engine, std::string_view line, bool root) {
 
 bool is_synthetic(engine::Engine& engine, std::string_view removal) {
   const std::string_view name = removal.substr(1);  // after the '!'
-  for (const std::string& s : engine.synthetic_names())
+  for (const std::string& s : engine.reads().synthetic_names())
     if (s == name) return true;
   return false;
 }
@@ -90,9 +90,9 @@ int apply_line(engine::Engine& engine, std::string_view line, bool root) {
 
 std::string dynamic_events_text(engine::Engine& engine) {
   std::string out;
-  for (const synth::SynthDefinition& def : engine.synthetic_events())
+  for (const synth::SynthDefinition& def : engine.reads().synthetic_events())
     out += "s:synthetic/" + synth::list_line(def) + "\n";
-  const std::string kernel = engine.probe_events("dynamic_events");
+  const std::string kernel = engine.reads().probe_events("dynamic_events");
   for (std::string_view line : probe_lines(kernel)) out += std::string(line) + "\n";
   return out;
 }
@@ -113,7 +113,7 @@ int truncate_dynamic_events(engine::Engine& engine, bool root) {
     // The probes histd lists, one by one (the kernel's O_TRUNC would take
     // its other dynamic events too), first: an eprobe holds the synthetic
     // event it is attached to.
-    const std::string kernel = engine.probe_events("dynamic_events");
+    const std::string kernel = engine.reads().probe_events("dynamic_events");
     for (std::string_view line : probe_lines(kernel))
       if (const int rc = to_kernel(engine, removal_of(line), root); rc < 0) return rc;
   }

@@ -31,7 +31,7 @@ std::vector<catalog::EventId> all_events(const Namespace& ns, engine::Engine& en
 int set_all(engine::Engine& engine, const std::vector<catalog::EventId>& events, bool on) {
   int first = 0;
   for (const catalog::EventId& id : events) {
-    if (engine.enabled(id.system, id.name) == on) continue;
+    if (engine.reads().enabled(id.system, id.name) == on) continue;
     auto r = engine.set_enabled(id.system, id.name, on);
     if (!r && first == 0) first = -r.error().error.err;
   }
@@ -54,12 +54,12 @@ std::string enable_state(const Namespace& ns, const Node& n) {
   if (!n.event.empty()) {
     // "1" or "0", and a '*' while enable_event/disable_event triggers turn
     // it on and off (the kernel's soft mode).
-    const deploy::EventEnableState st = engine->enable_state(n.system, n.event);
+    const deploy::EventEnableState st = engine->reads().enable_state(n.system, n.event);
     return std::string(st.on ? "1" : "0") + (st.soft ? "*" : "") + "\n";
   }
   size_t on = 0, total = 0;
   const std::set<catalog::EventId> enabled = [&] {
-    const auto list = engine->enabled_events();
+    const auto list = engine->reads().enabled_events();
     return std::set<catalog::EventId>(list.begin(), list.end());
   }();
   for (const catalog::EventId& id : named_by(ns, *engine, n)) {
@@ -79,7 +79,7 @@ int write_enable(const Namespace& ns, const Node& n, bool on) {
 
 std::string set_event_text(engine::Engine& engine) {
   std::string out;
-  for (const catalog::EventId& id : engine.enabled_events()) out += id.system + ":" + id.name + "\n";
+  for (const catalog::EventId& id : engine.reads().enabled_events()) out += id.system + ":" + id.name + "\n";
   return out;
 }
 
@@ -135,7 +135,7 @@ int write_set_event(const Namespace& ns, const Node& n, std::string_view data) {
 int clear_set_event(const Namespace& ns, const Node& n) {
   const auto engine = ns.engine(n);
   if (!engine) return -ENOENT;
-  const auto enabled = engine->enabled_events();
+  const auto enabled = engine->reads().enabled_events();
   return set_all(*engine, enabled, false);
 }
 

@@ -122,7 +122,9 @@ std::string comm_of(pid_t pid) {
 
 int read_readme(const FileCall&, std::string& out) { return shown(out, std::string(kReadme)); }
 int read_available_events(const FileCall& c, std::string& out) { return shown(out, c.ns.available_events()); }
-int read_error_log(const FileCall& c, std::string& out) { return shown(out, render::error_log(c.engine.error_log())); }
+int read_error_log(const FileCall& c, std::string& out) {
+  return shown(out, render::error_log(c.engine.reads().error_log()));
+}
 // As tracefs: what is written to error_log or trace is ignored; opening
 // with O_TRUNC clears, so `echo junk >> error_log` keeps the log.
 int write_ignored(const FileCall&, std::string_view data) { return size_of(data); }
@@ -131,7 +133,7 @@ int clear_error_log(const FileCall& c) {
   return 0;
 }
 int read_synthetic(const FileCall& c, std::string& out) {
-  return shown(out, render::synthetic_events(c.engine.synthetic_events()));
+  return shown(out, render::synthetic_events(c.engine.reads().synthetic_events()));
 }
 int write_synthetic(const FileCall& c, std::string_view data) { return taken(c.engine.write_synthetic(data), data); }
 int truncate_synthetic(const FileCall& c) { return done(c.engine.truncate_synthetic()); }
@@ -206,7 +208,7 @@ int write_set(const FileCall& c, std::string_view data) {
 }
 int clear_set(const FileCall& c) { return clear_set_event(c.ns, c.node); }
 bool has_probe_file(const Namespace& ns, const Node&, std::string_view name) { return ns.has_probe_file(name); }
-int read_probes(const FileCall& c, std::string& out) { return shown(out, c.engine.probe_events(c.node.file)); }
+int read_probes(const FileCall& c, std::string& out) { return shown(out, c.engine.reads().probe_events(c.node.file)); }
 int write_probes(const FileCall& c, std::string_view data) {
   return taken(c.engine.write_probe_events(c.node.file, data, false), data);
 }
@@ -234,10 +236,10 @@ int read_hist(const FileCall& c, std::string& out) {
 // The kernel's hist_debug prints the hist_data pointer; histd's prints the
 // table map's id there, so it holds no kernel address to hide.
 int read_hist_debug(const FileCall& c, std::string& out) {
-  return shown(out, render::hist_debug(c.engine.hist_debug(c.node.system, c.node.event)));
+  return shown(out, render::hist_debug(c.engine.reads().hist_debug(c.node.system, c.node.event)));
 }
 int read_trigger(const FileCall& c, std::string& out) {
-  return shown(out, render::trigger_file(c.engine.event_triggers(c.node.system, c.node.event)));
+  return shown(out, render::trigger_file(c.engine.reads().event_triggers(c.node.system, c.node.event)));
 }
 int write_trigger(const FileCall& c, std::string_view data) {
   // As tracefs: one write(2) is one command, and a page is the most it takes.
@@ -260,7 +262,7 @@ int read_filter(const FileCall& c, std::string& out) {
                  "# Use this to set filters for multiple events.\n"
                  "# Only events with the given fields will be affected.\n"
                  "# If no events are modified, an error message will be displayed here\n");
-  return shown(out, c.engine.filter(c.node.system, c.node.event).value_or("none") + "\n");
+  return shown(out, c.engine.reads().filter(c.node.system, c.node.event).value_or("none") + "\n");
 }
 int write_filter(const FileCall& c, std::string_view data) {
   if (data.size() >= 4096) return -EINVAL;

@@ -250,7 +250,7 @@ bool Namespace::fixed(const Node& n) const {
 }
 
 bool Namespace::has_system(engine::Engine& engine, const std::string& system) const {
-  if (is_synthetic(system)) return !engine.synthetic_names().empty();
+  if (is_synthetic(system)) return !engine.reads().synthetic_names().empty();
   if (systems_.count(system) > 0) return true;
   for (const catalog::EventId& id : engine.catalog().dynamic_events())
     if (id.system == system) return true;
@@ -267,7 +267,7 @@ bool Namespace::has_event(engine::Engine& engine, const std::string& system, con
 
 std::set<std::string> Namespace::events_of(engine::Engine& engine, const std::string& system) const {
   if (is_synthetic(system)) {
-    auto names = engine.synthetic_names();
+    auto names = engine.reads().synthetic_names();
     return std::set<std::string>(names.begin(), names.end());
   }
   auto sys = systems_.find(system);
@@ -282,7 +282,7 @@ std::set<std::string> Namespace::events_of(engine::Engine& engine, const std::st
 // Events of `system` that have triggers in the engine.
 std::set<std::string> Namespace::engine_events_of(engine::Engine& engine, const std::string& system) const {
   std::set<std::string> out;
-  for (const engine::TriggerInfo& t : engine.trigger_lines())
+  for (const engine::TriggerInfo& t : engine.reads().trigger_lines())
     if (t.system == system && !t.event.empty()) out.insert(t.event);
   return out;
 }
@@ -309,7 +309,7 @@ std::string Namespace::available_events() const {
     if (id.system != kSynthSystem) all.emplace(id.system, id.name);
   std::string out;
   for (const auto& [sys, ev] : all) out += sys + ":" + ev + "\n";
-  for (const std::string& ev : engine_->synthetic_names()) out += std::string(kSynthSystem) + ":" + ev + "\n";
+  for (const std::string& ev : engine_->reads().synthetic_names()) out += std::string(kSynthSystem) + ":" + ev + "\n";
   return out;
 }
 
@@ -331,13 +331,13 @@ int Namespace::generate(const Node& n, const render::Options& options, std::stri
 }
 
 Expected<std::string> hist_text(engine::Engine& engine, const Node& n, const render::Options& options) {
-  auto hist = engine.hist(n.system, n.event);
+  auto hist = engine.reads().hist(n.system, n.event);
   if (!hist) return unexpected(std::move(hist).error());
   return render::hist_text(*hist, engine.resolver(), options);
 }
 
 Expected<std::string> hist_json(engine::Engine& engine, const Node& n, const render::Options& options) {
-  auto hist = engine.hist(n.system, n.event);
+  auto hist = engine.reads().hist(n.system, n.event);
   if (!hist) return unexpected(std::move(hist).error());
   return render::hist_json(*hist, engine.resolver(), options);
 }

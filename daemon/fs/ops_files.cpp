@@ -179,7 +179,7 @@ void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct f
     return;
   }
   const auto engine = ctx.ns.engine(n);
-  if (!engine || engine->version(n.system, n.event) != file->version) {
+  if (!engine || engine->reads().version(n.system, n.event) != file->version) {
     if (ph) fuse_pollhandle_destroy(ph);
     fuse_reply_poll(req, POLLIN | POLLPRI);
     return;

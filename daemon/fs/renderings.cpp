@@ -32,7 +32,7 @@ Expected<Rendering> Renderings::open(const Node& n, const render::Options& optio
   }
   std::lock_guard rendering(slot->rendering);
   // Read after waiting: a rendering that finished meanwhile is as new.
-  const uint64_t version = engine->version(n.system, n.event);
+  const uint64_t version = engine->reads().version(n.system, n.event);
   if (Text text = slot->text.lock()) {
     if (slot->version == version || *pinned_ >= cap_) return Rendering{text, version};
   }

@@ -100,7 +100,7 @@ void Tree::watch_pollers() {
     for (Waiter& w : waiters) {
       // A removed instance's pollers are woken too (their reads then fail).
       const auto engine = ctx_->ns.engine(w.instance);
-      if (!engine || engine->version(w.system, w.event) != w.version) {
+      if (!engine || engine->reads().version(w.system, w.event) != w.version) {
         fuse_lowlevel_notify_poll(w.handle);
         fuse_pollhandle_destroy(w.handle);
       } else {

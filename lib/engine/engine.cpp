@@ -74,6 +74,8 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
   e.restorer_ = std::make_unique<Restorer>(Restorer::Parts{e.mu_, *e.commands_, *e.state_, *e.errors_, *e.deployer_});
   e.config_ = std::make_unique<ConfigItems>(
       ConfigItems::Parts{e.mu_, *e.commands_, *e.state_, *e.errors_, e.registry_, *e.deployer_});
+  e.reads_ = std::make_unique<Reads>(
+      Reads::Parts{e.mu_, e.catalog_, e.options_, e.registry_, *e.deployer_, *e.commands_, *e.state_, *e.errors_});
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
     e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
@@ -95,6 +97,11 @@ void Engine::log_config_error(const std::string& location, const Diagnostic& d) 
   errors_->add(location, d);
 }
 
+void Engine::clear_error_log() {
+  std::lock_guard lock(mu_);
+  errors_->clear();
+}
+
 CommandResult Engine::truncate_triggers(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
   return commands_->truncate_triggers(system, event);
@@ -106,34 +113,9 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
   return commands_->write_trigger(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
 }
 
-Usage Engine::usage() {
-  std::lock_guard lock(mu_);
-  Usage u;
-  u.triggers = registry_.trigger_count();
-  u.max_triggers = options_.max_triggers;
-  u.synthetic_events = registry_.synthetics().size();
-  u.max_synthetic_events = options_.max_synthetic_events;
-  u.map_memory = registry_.map_memory();
-  u.max_map_memory = options_.max_map_memory;
-  u.map_memory_all_trees = options_.map_budget ? options_.map_budget->held() : u.map_memory;
-  u.trace_buffer_size = options_.deploy.trace_buffer_size;
-  u.possible_cpus = registry_.options().possible_cpus;
-  return u;
-}
-
-std::string Engine::event_source(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  return deployer_->reads().source(catalog::EventId{system, event});
-}
-
 Expected<bool> Engine::inject(const std::string& system, const std::string& event, std::span<const uint8_t> record) {
   std::lock_guard lock(mu_);
   return deployer_->inject(catalog::EventId{system, event}, record);
-}
-
-std::vector<EventMissed> Engine::missed() {
-  std::lock_guard lock(mu_);
-  return deployer_->reads().missed();
 }
 
 void Engine::shutdown() {

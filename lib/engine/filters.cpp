@@ -29,13 +29,6 @@ CommandResult Engine::set_system_filter(const std::string& system, std::string_v
   return commands_->set_system_filter(system, text);
 }
 
-std::optional<std::string> Engine::filter(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  auto f = registry_.filters().find(catalog::EventId{system, event});
-  if (f == registry_.filters().end()) return std::nullopt;
-  return f->second.text;
-}
-
 CommandResult Commands::set_filter(const std::string& system, const std::string& event, std::string_view text) {
   const std::string location = fmt::format("{}:{}/filter", system, event);
   if (auto room = state_.reserve(text.size()); !room)

@@ -35,14 +35,6 @@ std::optional<Result<registry::ProbeWrite, Diagnostic>> Commands::own_probe(std:
   return std::nullopt;
 }
 
-std::string Engine::probe_events(const std::string& file) {
-  std::lock_guard lock(mu_);
-  std::string kernel = deployer_->probe_files().probe_events(file);
-  if (file != "dynamic_events") return kernel;
-  for (const auto& [id, e] : registry_.eprobes()) kernel += probe::list_line(e.def) + "\n";
-  return kernel;
-}
-
 CommandResult Engine::write_probe_events(const std::string& file, std::string_view text, bool truncate) {
   std::lock_guard lock(mu_);
   return commands_->write_probe_events(file, text, truncate);

@@ -67,20 +67,6 @@ CommandResult Commands::truncate_synthetic() {
                         run(registry::SynthTruncate{}, nullptr, "synthetic_events", "(truncate)"));
 }
 
-std::vector<synth::SynthDefinition> Engine::synthetic_events() {
-  std::lock_guard lock(mu_);
-  std::vector<synth::SynthDefinition> out;
-  for (const auto& [name, s] : registry_.synthetics()) out.push_back(s.def);
-  return out;
-}
-
-std::vector<std::string> Engine::synthetic_names() {
-  std::lock_guard lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [name, s] : registry_.synthetics()) out.push_back(name);
-  return out;
-}
-
 CommandResult Commands::set_enabled(const std::string& system, const std::string& event, bool on) {
   const bool synthetic = system == kSynthSystem;
   if (synthetic ? !registry_.synthetics().count(event) : !catalog_.contains(system, event))
@@ -97,30 +83,6 @@ CommandResult Commands::enable(const catalog::EventId& event, bool on) {
   const std::string location = fmt::format("{}:{}/enable", event.system, event.name);
   if (event.system == kSynthSystem) return run(registry::SynthEnable{event.name, on}, nullptr, location, {});
   return run(registry::EventEnable{event, on}, nullptr, location, {});
-}
-
-bool Engine::enabled(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  if (system != kSynthSystem) return registry_.enabled_events().count(catalog::EventId{system, event}) > 0;
-  auto s = registry_.synthetics().find(event);
-  return s != registry_.synthetics().end() && s->second.enabled;
-}
-
-deploy::EventEnableState Engine::enable_state(const std::string& system, const std::string& event) {
-  std::lock_guard lock(mu_);
-  if (system == kSynthSystem) {
-    auto s = registry_.synthetics().find(event);
-    return deploy::EventEnableState{s != registry_.synthetics().end() && s->second.enabled, false};
-  }
-  return deployer_->reads().enable_state(catalog::EventId{system, event});
-}
-
-std::vector<catalog::EventId> Engine::enabled_events() {
-  std::lock_guard lock(mu_);
-  std::vector<catalog::EventId> out(registry_.enabled_events().begin(), registry_.enabled_events().end());
-  for (const auto& [name, s] : registry_.synthetics())
-    if (s.enabled) out.push_back(catalog::EventId{std::string(kSynthSystem), name});
-  return out;
 }
 
 CommandResult Engine::write_marker(std::string_view text, uint32_t pid, const std::string& comm) {

@@ -30,10 +30,10 @@ class BadFiles : public EngineTest {
   }
   std::string state() {
     std::string enabled;
-    for (const catalog::EventId& id : engine_->enabled_events()) enabled += " " + id.system + ":" + id.name;
+    for (const catalog::EventId& id : engine_->reads().enabled_events()) enabled += " " + id.system + ":" + id.name;
     return observable_state(*engine_, {"syscalls:sys_enter_write"}) + "enabled events:" + enabled +
-           "\nenabled: lat_ev=" + std::to_string(engine_->enabled("synthetic", "lat_ev")) +
-           " on_ev=" + std::to_string(engine_->enabled("synthetic", "on_ev")) + "\n";
+           "\nenabled: lat_ev=" + std::to_string(engine_->reads().enabled("synthetic", "lat_ev")) +
+           " on_ev=" + std::to_string(engine_->reads().enabled("synthetic", "on_ev")) + "\n";
   }
 };
 

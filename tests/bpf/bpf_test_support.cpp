@@ -49,33 +49,35 @@ Record exec_record(const std::string& filename, int32_t pid) {
 
 Expected<std::string> read_hist(engine::Engine& engine, const std::string& system, const std::string& event,
                                 const render::Options& options) {
-  auto hist = engine.hist(system, event);
+  auto hist = engine.reads().hist(system, event);
   if (!hist) return unexpected(std::move(hist).error());
   return render::hist_text(*hist, engine.resolver(), options);
 }
 
 Expected<std::string> read_hist_json(engine::Engine& engine, const std::string& system, const std::string& event,
                                      const render::Options& options) {
-  auto hist = engine.hist(system, event);
+  auto hist = engine.reads().hist(system, event);
   if (!hist) return unexpected(std::move(hist).error());
   return render::hist_json(*hist, engine.resolver(), options);
 }
 
 std::string read_hist_debug(engine::Engine& engine, const std::string& system, const std::string& event) {
-  return render::hist_debug(engine.hist_debug(system, event));
+  return render::hist_debug(engine.reads().hist_debug(system, event));
 }
 
 std::string read_trigger(engine::Engine& engine, const std::string& system, const std::string& event) {
-  return render::trigger_file(engine.event_triggers(system, event));
+  return render::trigger_file(engine.reads().event_triggers(system, event));
 }
 
-std::string read_error_log(engine::Engine& engine) { return render::error_log(engine.error_log()); }
+std::string read_error_log(engine::Engine& engine) { return render::error_log(engine.reads().error_log()); }
 
-std::string read_synthetic(engine::Engine& engine) { return render::synthetic_events(engine.synthetic_events()); }
+std::string read_synthetic(engine::Engine& engine) {
+  return render::synthetic_events(engine.reads().synthetic_events());
+}
 
 std::vector<std::string> list_triggers(engine::Engine& engine) {
   std::vector<std::string> out;
-  for (const engine::TriggerInfo& t : engine.trigger_lines()) {
+  for (const engine::TriggerInfo& t : engine.reads().trigger_lines()) {
     std::string line = render::trigger_list({t});
     line.pop_back();  // its '\n'
     out.push_back(std::move(line));

@@ -85,7 +85,7 @@ class HotSlotsTest : public EngineTest {
   }
   // Every CPU's copy of slot `index` of the first trigger's hot slots.
   std::vector<Slot> slot(uint32_t index) {
-    const auto info = engine_->trigger_info();
+    const auto info = engine_->reads().trigger_info();
     EXPECT_FALSE(info.empty());
     if (info.empty() || info[0].hot_map_id == 0) return {};
     const int fd = bpf_map_get_fd_by_id(info[0].hot_map_id);

@@ -99,7 +99,7 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   add("hist:keys=fd if fd == 5");
   EXPECT_EQ(compiles(), before) << "the same unit as fd == 3: its cached object";
   // The control socket's source says the number the unit reads.
-  EXPECT_NE(engine_->event_source("syscalls", "sys_enter_write").find("\n/* histd: histd_k[] = 0x5 0x"),
+  EXPECT_NE(engine_->reads().event_source("syscalls", "sys_enter_write").find("\n/* histd: histd_k[] = 0x5 0x"),
             std::string::npos);
   for (uint64_t fd : {3, 5, 5}) inject(write_record(1, fd, 1));
   std::string h = hist();

@@ -104,7 +104,7 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
   add("enable_hist:syscalls:sys_enter_write", "sys_exit_write");  // enable triggers count too
   const std::string triggers = read_trigger(*engine_, kSys, kEvent);
   const size_t maps = open_maps();
-  const uint64_t memory = engine_->usage().map_memory;
+  const uint64_t memory = engine_->reads().usage().map_memory;
 
   auto r = write("hist:keys=common_pid");
   ASSERT_FALSE(r.ok());
@@ -117,8 +117,8 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
             "           ^\n");
   EXPECT_EQ(read_trigger(*engine_, kSys, kEvent), triggers);
   EXPECT_EQ(open_maps(), maps);
-  EXPECT_EQ(engine_->usage().map_memory, memory);
-  EXPECT_EQ(engine_->usage().triggers, 3u);
+  EXPECT_EQ(engine_->reads().usage().map_memory, memory);
+  EXPECT_EQ(engine_->reads().usage().triggers, 3u);
   // A control trigger is refused the same way.
   auto e = write("traceoff", "sys_exit_write");
   ASSERT_FALSE(e.ok());
@@ -127,7 +127,7 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
   // Removing one makes room.
   add("!hist:keys=count");
   add("hist:keys=common_pid");
-  EXPECT_EQ(engine_->usage().triggers, 3u);
+  EXPECT_EQ(engine_->reads().usage().triggers, 3u);
 }
 
 TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
@@ -135,7 +135,7 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
   opt.max_map_memory = 1 << 20;
   start(opt);
   add("hist:keys=fd");
-  const uint64_t in_use = engine_->usage().map_memory;
+  const uint64_t in_use = engine_->reads().usage().map_memory;
   const std::string triggers = read_trigger(*engine_, kSys, kEvent);
   const size_t maps = open_maps();
 
@@ -157,8 +157,8 @@ TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
                 "                           ^\n");
   EXPECT_EQ(read_trigger(*engine_, kSys, kEvent), triggers);
   EXPECT_EQ(open_maps(), maps);
-  EXPECT_EQ(engine_->usage().map_memory, in_use);
-  EXPECT_EQ(engine_->usage().triggers, 1u);
+  EXPECT_EQ(engine_->reads().usage().map_memory, in_use);
+  EXPECT_EQ(engine_->reads().usage().triggers, 1u);
   // The hist file shows the error, as for any refused command.
   auto hist = read_hist(*engine_, kSys, kEvent);
   ASSERT_TRUE(hist.ok());
@@ -175,7 +175,7 @@ TEST_F(LimitsTest, TablesFillTheMemoryLimitAndRemovingOneFreesRoom) {
   start(opt);
   add("hist:keys=fd");
   add("hist:keys=count");
-  EXPECT_EQ(engine_->usage().map_memory, 2 * one.total());
+  EXPECT_EQ(engine_->reads().usage().map_memory, 2 * one.total());
   auto r = write("hist:keys=common_pid");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().error.err, ENOSPC);
@@ -184,7 +184,7 @@ TEST_F(LimitsTest, TablesFillTheMemoryLimitAndRemovingOneFreesRoom) {
   add("!hist:keys=common_pid:size=256");
   add("!hist:keys=fd");
   add("hist:keys=common_pid");
-  EXPECT_EQ(engine_->usage().map_memory, 2 * one.total());
+  EXPECT_EQ(engine_->reads().usage().map_memory, 2 * one.total());
 }
 
 TEST_F(LimitsTest, ANamedTableCountsOnce) {
@@ -195,8 +195,8 @@ TEST_F(LimitsTest, ANamedTableCountsOnce) {
   start(opt);
   add("hist:name=both:keys=common_pid");
   add("hist:name=both:keys=common_pid", "sys_exit_write");
-  EXPECT_EQ(engine_->usage().map_memory, table);
-  const auto info = engine_->trigger_info();
+  EXPECT_EQ(engine_->reads().usage().map_memory, table);
+  const auto info = engine_->reads().trigger_info();
   ASSERT_EQ(info.size(), 2u);
   for (const engine::TriggerInfo& t : info) {
     EXPECT_EQ(t.memory.total(), table);
@@ -221,7 +221,7 @@ TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverythin
                                   "onmatch(sched.sched_waking).lat($d,sched.sched_waking.prio)");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().error.err, ENOSPC);
-  EXPECT_EQ(engine_->usage().triggers, 1u);
+  EXPECT_EQ(engine_->reads().usage().triggers, 1u);
   EXPECT_EQ(read_trigger(*engine_, "sched", "sched_switch"),
             "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist "
             "disable_hist hist\n");
@@ -246,7 +246,7 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
   ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking", "hist:name=w:keys=pid:t1=common_timestamp").ok());
   // a named table's variables: a map of their own
   size_t checked = 0;
-  for (const engine::TriggerInfo& t : engine_->trigger_info()) {
+  for (const engine::TriggerInfo& t : engine_->reads().trigger_info()) {
     struct Part {
       const char* name;
       uint64_t formula;
@@ -298,7 +298,7 @@ TEST_F(LimitsTest, TablesOverThePerCpuLimitAreSharedAndCountTheSame) {
   for (size_t at = 0; (at = debug.find("map: hash (shared by all CPUs, atomic adds)", at)) != std::string::npos; ++at)
     ++shared;
   EXPECT_EQ(shared, 2u) << debug;
-  for (const engine::TriggerInfo& t : engine_->trigger_info()) {
+  for (const engine::TriggerInfo& t : engine_->reads().trigger_info()) {
     const uint64_t kernel = memlock_of_map_id(t.table_map_id);
     EXPECT_EQ(t.memory.table, kernel) << t.line;
   }
@@ -325,7 +325,7 @@ TEST_F(LimitsTest, TheTraceBufferHoldsWhatItWasGiven) {
   EXPECT_LE(bytes, 4096u);
   EXPECT_GT(lines, 10u);
   EXPECT_LT(lines, 200u);
-  EXPECT_EQ(engine_->usage().trace_buffer_size, 4096u);
+  EXPECT_EQ(engine_->reads().usage().trace_buffer_size, 4096u);
 }
 
 }  // namespace

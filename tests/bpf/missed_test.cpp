@@ -147,7 +147,7 @@ TEST_F(MissedTest, HitsPlusMissedAreTheEventsAndEveryViewShowsThem) {
             std::string::npos)
       << debug;
   bool listed = false;
-  for (const engine::EventMissed& m : engine_->missed())
+  for (const engine::EventMissed& m : engine_->reads().missed())
     if (m.system == kSys && m.event == kEvent) listed = m.missed == missed;
   EXPECT_TRUE(listed);
 

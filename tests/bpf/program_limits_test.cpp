@@ -59,11 +59,11 @@ TEST_F(ProgramLimitsTest, SyntheticEventsHaveALimitOfTheirOwn) {
             "           ^\n");
   EXPECT_EQ(read_synthetic(*engine_), defined);
   EXPECT_EQ(open_maps(), maps);
-  EXPECT_EQ(engine_->usage().synthetic_events, 3u);
-  EXPECT_EQ(engine_->usage().max_synthetic_events, 3u);
+  EXPECT_EQ(engine_->reads().usage().synthetic_events, 3u);
+  EXPECT_EQ(engine_->reads().usage().max_synthetic_events, 3u);
   // Triggers do not count against it, nor it against them.
   ASSERT_TRUE(engine_->write_trigger("synthetic", "e1", "hist:keys=a").ok());
-  EXPECT_EQ(engine_->usage().triggers, 1u);
+  EXPECT_EQ(engine_->reads().usage().triggers, 1u);
   // Removing one makes room.
   ASSERT_TRUE(engine_->write_synthetic("!e2").ok());
   ASSERT_TRUE(engine_->write_synthetic("e4 u64 a; int b").ok());
@@ -80,7 +80,7 @@ TEST_F(ProgramLimitsTest, AsManySyntheticEventsAsAllowedLeaveRoomForEveryTrigger
   auto over = engine_->write_synthetic("one_more u64 a");
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.error().error.err, ENOSPC);
-  EXPECT_EQ(engine_->usage().synthetic_events, engine::kMaxSyntheticEvents);
+  EXPECT_EQ(engine_->reads().usage().synthetic_events, engine::kMaxSyntheticEvents);
   auto r = engine_->write_trigger("syscalls", "sys_enter_write", "hist:keys=fd");
   EXPECT_TRUE(r.ok()) << r.error().message();
 }
@@ -176,7 +176,7 @@ TEST_F(ProgramLimitsTest, AProgramTooComplexToVerifySaysWhyNotENOSPC) {
     EXPECT_GT(why.size(), log + 20) << why;
   else
     EXPECT_NE(why.find("too many maps in one event's program"), std::string::npos) << why;
-  EXPECT_EQ(engine_->usage().triggers, static_cast<size_t>(added));
+  EXPECT_EQ(engine_->reads().usage().triggers, static_cast<size_t>(added));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ using RecordTest = EngineTest;
 
 TEST_F(RecordTest, AnEnabledEventsRecordsArePrintedAsTheKernelPrintsThem) {
   ASSERT_TRUE(engine_->set_enabled("sched", "sched_process_exec", true).ok());
-  EXPECT_TRUE(engine_->enabled("sched", "sched_process_exec"));
+  EXPECT_TRUE(engine_->reads().enabled("sched", "sched_process_exec"));
   inject("sched", "sched_process_exec", exec_record(4242, "/usr/bin/true"));
   wait_delivered(1);
   const std::string trace = engine_->trace_ring().read_trace();

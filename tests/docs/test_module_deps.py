@@ -22,7 +22,8 @@ HEADER_MODULE = {
     "mountinfo": "common", "populate": "common", "log_summary": "common", "digest": "common",
     "enum_rows": "common",
     "table_reader": "table", "trace_buffer": "trace", "trace_ring": "deploy", "probe_files": "deploy",
-    "kernel": "deploy", "kernel_reads": "deploy", "restorer": "engine", "config_items": "engine",
+    "kernel": "deploy", "kernel_reads": "deploy",
+    "restorer": "engine", "config_items": "engine", "engine_reads": "engine",
 }
 # The document whose module table this test reads.
 DESIGN = "docs/design/pipeline.md"

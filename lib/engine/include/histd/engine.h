@@ -3,15 +3,20 @@
 // nothing) — the registry (histd/registry.h) decides, the deployer
 // (histd/deploy.h: it owns every BPF object, and rebuilds exactly the
 // events a change affects) carries it out on the kernel, then the engine
-// commits and saves. Its reads return data, never text.
-// Thread-safe: every public call takes the engine's lock.
+// commits and saves. Its reads return data, never text. It is made of
+// parts, each with one job: private to lib/engine, the command paths
+// (engine/commands.h), the state file (engine/state_file.h) and error_log
+// (engine/error_log.h); handed to the front ends, its reads (reads(),
+// histd/engine_reads.h), the restore of the saved state (restorer(),
+// histd/restorer.h) and the configuration directory's items (config(),
+// histd/config_items.h).
+// Thread-safe: every public call, the handed-out parts' too, takes the
+// engine's one lock; the trace ring it hands out locks itself.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -26,6 +31,7 @@
 #include "histd/config_items.h"
 #include "histd/deploy.h"
 #include "histd/diagnostic.h"
+#include "histd/engine_reads.h"
 #include "histd/registry.h"
 #include "histd/restorer.h"
 #include "histd/result.h"
@@ -33,7 +39,6 @@
 
 namespace histd::engine {
 
-using deploy::EventMissed;
 using deploy::kMaxMapsPerProgram;
 using deploy::kMaxSyntheticEvents;
 using deploy::kMaxTriggers;
@@ -106,31 +111,6 @@ struct EngineOptions {
   std::chrono::milliseconds compiler_idle_shed{0};
 };
 
-// One trigger, with its state (readout::TriggerInfo).
-using TriggerInfo = readout::TriggerInfo;
-
-// What is in use against the limits.
-struct Usage {
-  size_t triggers = 0;
-  size_t max_triggers = 0;
-  size_t synthetic_events = 0;
-  size_t max_synthetic_events = 0;
-  uint64_t map_memory = 0;  // shared tables once
-  uint64_t max_map_memory = 0;
-  uint64_t map_memory_all_trees = 0;  // with the instances that share max_map_memory
-  size_t trace_buffer_size = 0;
-  uint32_t possible_cpus = 0;
-};
-
-// How long the trigger changes that loaded programs took to take effect
-// (compile, load, attach: Engine::run's deploy), as counts per bucket.
-struct ActivationTimes {
-  static constexpr std::array<double, 10> kBounds{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};  // seconds
-  std::array<uint64_t, kBounds.size() + 1> counts{};  // bucket i up to kBounds[i]; the last past them all
-  double sum_seconds = 0;
-  void add(std::chrono::duration<double> took);
-};
-
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> create(catalog::Catalog catalog, runtime::Compiler compiler,
@@ -161,39 +141,15 @@ class Engine {
   CommandResult truncate_triggers(const std::string& system, const std::string& event);
 
   // ---- reads: data, which the front ends render (render::trigger_file,
-  // render::hist_text, ...) as the reader asks and may see ----
-  // The event's trigger file: its enable_hist/disable_hist, then its hist
-  // triggers (no maps: see trigger_info()).
-  std::vector<TriggerInfo> event_triggers(const std::string& system, const std::string& event);
-  // The event's tables (ENOENT for an event the catalog does not have). The
-  // lock is taken only to copy what is needed: the maps are read outside it,
-  // and the caller renders after.
-  Expected<readout::EventHist> hist(const std::string& system, const std::string& event);
+  // render::hist_text, ...) as the reader asks and may see
+  // (histd/engine_reads.h; each call takes the lock) ----
+  Reads& reads() { return *reads_; }
   const symbols::SystemResolver& resolver() const { return deployer_->resolver(); }  // kallsyms read on first use
-  // Changes whenever the event's tables may have changed (hits, drops,
-  // commands, a trigger paused or continued by enable_hist/disable_hist):
-  // what poll() on a hist file waits for.
-  uint64_t version(const std::string& system, const std::string& event);
-  readout::EventDebug hist_debug(const std::string& system, const std::string& event);
-  std::vector<readout::ErrorLogEntry> error_log();
-  void clear_error_log();
-  // Every trigger: the hist triggers in event order, then the
-  // enable_hist/disable_hist, then the saved triggers that did not restore
-  // (without their maps: see trigger_info()).
-  std::vector<TriggerInfo> trigger_lines();
-  // The same triggers with their map memory and map ids.
-  std::vector<TriggerInfo> trigger_info();
-  Usage usage();
-  // Every attached event with the events its programs missed.
-  std::vector<EventMissed> missed();
-  ActivationTimes activation_times();
   // Since the engine was created (histd's start).
   std::chrono::steady_clock::duration uptime() const { return std::chrono::steady_clock::now() - started_; }
   // When it was created, on the wall clock: read once, so that it is the
   // same at every scrape (now minus uptime moves by the clocks' drift).
   std::chrono::system_clock::time_point started_at() const { return started_at_; }
-  // The generated BPF C of an event as it is loaded now ("" without triggers).
-  std::string event_source(const std::string& system, const std::string& event);
 
   // Runs one record through the event's loaded program (the raw_tp test
   // entry): tests and trace_marker. Returns false when the event has no triggers.
@@ -205,36 +161,25 @@ class Engine {
   // Opening synthetic_events with O_TRUNC: removes every synthetic event
   // (none, with EBUSY, while one is in use).
   CommandResult truncate_synthetic();
-  // The definitions, by name.
-  std::vector<synth::SynthDefinition> synthetic_events();
   // kprobe_events, uprobe_events, dynamic_events' probe lines (`file`): the
-  // kernel's, read and written through (deploy::ProbeFiles::write_probe_events);
-  // a refusal is logged to error_log. dynamic_events' e: lines define
+  // kernel's, written through (deploy::ProbeFiles::write_probe_events); a
+  // refusal is logged to error_log. dynamic_events' e: lines define
   // histd's own eprobes (registry::Eprobe): checked and refused as the
-  // kernel would ("event_probe" in error_log), listed in dynamic_events,
-  // saved with the triggers.
-  std::string probe_events(const std::string& file);
+  // kernel would ("event_probe" in error_log), listed in dynamic_events
+  // (Reads::probe_events), saved with the triggers.
   CommandResult write_probe_events(const std::string& file, std::string_view text, bool truncate);
-  std::vector<std::string> synthetic_names();
   // events/<system>/<event>/filter and events/<system>/filter (lib/engine/
   // filters.cpp): which records of an enabled event are recorded, in the
   // kernel's filter language, "0" clearing; saved with the triggers. A
   // filter with an error is refused with the kernel's error_log entry and
-  // changes nothing. filter(): the event's, nullopt when it has none.
+  // changes nothing. Reads::filter reads an event's.
   CommandResult set_filter(const std::string& system, const std::string& event, std::string_view text);
   CommandResult set_system_filter(const std::string& system, std::string_view text);
-  std::optional<std::string> filter(const std::string& system, const std::string& event);
   // events/synthetic/<name>/enable: whether the event's records are traced.
   // Any event's enable file: its records go to the trace buffer (a kernel
   // event's program then copies each record to histd; a synthetic event's
   // generating programs do). Saved, like a command.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
-  bool enabled(const std::string& system, const std::string& event);
-  // The events enabled (set_event lists them): kernel events, then synthetic.
-  std::vector<catalog::EventId> enabled_events();
-  // An event's enable file as it reads now: enable_event/disable_event
-  // triggers turn a kernel event's recording on and off from BPF.
-  deploy::EventEnableState enable_state(const std::string& system, const std::string& event);
   // The trace ring (histd/trace_ring.h): the trace and snapshot files,
   // trace_pipe, tracing_on, options/stacktrace, what the ring lost and
   // delivered. Handed out rather than forwarded: what it offers the front
@@ -265,27 +210,21 @@ class Engine {
   // added, removed and updated in batches (histd/config_items.h; each call
   // takes the lock).
   ConfigItems& config() { return *config_; }
-  // An error_log entry for a declaration the engine never saw (a line that
-  // does not parse, a file histd will not read).
+  // ---- error_log (Reads::error_log reads it) ----
+  // An entry for a line the engine never saw: a declaration that does not
+  // parse, a file histd will not read, a dynamic_events line or an instance
+  // the tree refused.
   void log_config_error(const std::string& location, const Diagnostic& d);
+  void clear_error_log();
 
   // Detaches every program. Pinned tables stay pinned (their counts are
   // kept for the next start); the others are freed.
   void shutdown();
 
  private:
-  // One entry of the state file (StateFile::not_restored() holds those not restored).
-  using SavedEntry = registry::SavedEntry;
-
   Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler, EngineOptions options);
   static Expected<std::unique_ptr<Engine>> make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
                                                 EngineOptions options, bool owns_compiler);
-
-  // A trigger as the listings show it (without its maps).
-  TriggerInfo trigger_line(const catalog::EventId& ev, const registry::HistTrigger& t) const;
-  TriggerInfo control_info(const catalog::EventId& ev, const registry::ControlTrigger& e) const;
-  // trigger_lines(), and with `with_maps` trigger_info(), under the lock.
-  std::vector<TriggerInfo> listed_triggers(bool with_maps) const;
 
   std::mutex mu_;
   catalog::Catalog catalog_;
@@ -309,8 +248,11 @@ class Engine {
   // The command paths (lib/engine/commands.h), with each hist file's last
   // error and generation: every write runs through them under mu_.
   std::unique_ptr<Commands> commands_;
+  // The parts the front ends reach (restorer(), config(), reads()), each
+  // taking mu_ for its calls.
   std::unique_ptr<Restorer> restorer_;
   std::unique_ptr<ConfigItems> config_;
+  std::unique_ptr<Reads> reads_;
 };
 
 }  // namespace histd::engine
