@@ -239,15 +239,16 @@ class Engine {
   // command is decided by it (registry::Registry::apply) and deployed
   // before it is replaced.
   registry::Registry registry_;
-  // The kernel side (histd/deploy.h): every BPF object the triggers and
-  // synthetic events of registry_ are deployed as, and the ring's buffers.
-  std::unique_ptr<deploy::Deployer> deployer_;
   // The state file, and the saved entries that did not restore
   // (lib/engine/state_file.h); reads registry_ and the deployer's reads.
   std::unique_ptr<StateFile> state_;
   // The command paths (lib/engine/commands.h), with each hist file's last
-  // error and generation: every write runs through them under mu_.
+  // error and generation: every write runs through them under mu_. Before
+  // deployer_, so that it outlives it: the deployer's Log calls it.
   std::unique_ptr<Commands> commands_;
+  // The kernel side (histd/deploy.h): every BPF object the triggers and
+  // synthetic events of registry_ are deployed as, and the ring's buffers.
+  std::unique_ptr<deploy::Deployer> deployer_;
   // The parts the front ends reach (restorer(), config(), reads()), each
   // taking mu_ for its calls.
   std::unique_ptr<Restorer> restorer_;
