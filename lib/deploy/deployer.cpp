@@ -92,13 +92,8 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
     case Change::Kind::EventEnabled:
     case Change::Kind::EventDisabled:
       return record_event(target, c.kind == Change::Kind::EventEnabled);
-    case Change::Kind::EventFiltered: {
-      auto f = next.filters().find(c.event);
-      target.record_filter_before = target.record_filter;
-      auto st = refilter(target, f == next.filters().end() ? std::nullopt : std::optional(f->second.typed));
-      if (!st) return system_failure(std::move(st).error());
-      return Unit{};
-    }
+    case Change::Kind::EventFiltered:
+      return filter_event(target, next);
     case Change::Kind::ProbeDefined: {
       auto format = next.format(c.event);
       if (!format) return system_failure(std::move(format).error());

@@ -133,6 +133,14 @@ CommandResult Deployer::record_event(EventState& ev, bool on) {
   return Unit{};
 }
 
+CommandResult Deployer::filter_event(EventState& ev, const registry::Registry& next) {
+  auto f = next.filters().find(catalog::EventId{ev.system, ev.event});
+  ev.record_filter_before = ev.record_filter;
+  auto st = refilter(ev, f == next.filters().end() ? std::nullopt : std::optional(f->second.typed));
+  if (!st) return system_failure(std::move(st).error());
+  return Unit{};
+}
+
 Status Deployer::refilter(EventState& ev, std::optional<plan::TypedFilter> filter) {
   if (ev.record_filter == filter) return ok_status();
   std::optional<plan::TypedFilter> was = std::exchange(ev.record_filter, std::move(filter));

@@ -205,6 +205,9 @@ class Deployer {
   // Sets the event's record filter; a recorded event's program is rebuilt
   // with it (on failure the old filter and program stay).
   Status refilter(EventState& ev, std::optional<plan::TypedFilter> filter);
+  // Change::Kind::EventFiltered: the event's filter as `next` has it, the
+  // one before kept for a roll back.
+  CommandResult filter_event(EventState& ev, const registry::Registry& next);
   void stop_recording(EventState& ev);
   // An enable_event/disable_event's hold on its target's recording, and the
   // release of a control trigger (its slot, that hold).
