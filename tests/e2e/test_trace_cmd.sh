@@ -117,7 +117,7 @@ expect_eq "extract finds the writes" "yes" "$([ "$n" -ge 1 ] && [ "$n" -le 4 ] &
 echo 0 >"$MNT/events/syscalls/sys_enter_write/enable"
 echo 1 >"$MNT/tracing_on"
 "$RAW" "$MNT" syscalls sys_enter_write count 0 >/dev/null  # drains what is there
-python3 - "$MNT/per_cpu/cpu0/trace_pipe_raw" >"$WORK/block.out" 2>&1 <<'PY' &
+python3 - "$MNT/per_cpu/cpu0/trace_pipe_raw" "$WORK/blocking" >"$WORK/block.out" 2>&1 <<'PY' &
 import os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
 try:
@@ -126,11 +126,15 @@ try:
 except BlockingIOError:
     print("nonblock: EAGAIN")
 os.set_blocking(fd, True)
+open(sys.argv[2], "w").close()  # about to block: the shell may write now
 t = time.monotonic()
 page = os.read(fd, 4096)
 print("blocking: %d bytes after %s" % (len(page), "a wait" if time.monotonic() - t > 0.5 else "no wait"))
 PY
 reader=$!
+# A loaded machine may take seconds to start python: the write comes a
+# second after the reader says it is about to block.
+for _ in $(seq 100); do [ -e "$WORK/blocking" ] && break; sleep 0.1; done
 sleep 1
 SIZE3=$((SIZE + 2))
 echo 1 >"$MNT/events/syscalls/sys_enter_write/enable"
