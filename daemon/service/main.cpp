@@ -69,15 +69,15 @@ histd::Expected<histd::runtime::BpfPaths> compilers(const Options& opt) {
 histd::engine::EngineOptions engine_options(const Options& opt) {
   histd::engine::EngineOptions eopt;
   eopt.state_file = std::filesystem::path(opt.state_dir) / "triggers.json";
-  eopt.max_triggers = opt.max_triggers;
-  eopt.max_synthetic_events = opt.max_synthetic_events;
-  eopt.max_map_memory = opt.max_map_memory;
-  eopt.percpu_table_limit = opt.percpu_table_limit;
+  eopt.limits = {.max_triggers = opt.max_triggers,
+                 .max_synthetic_events = opt.max_synthetic_events,
+                 .max_map_memory = opt.max_map_memory,
+                 .percpu_table_limit = opt.percpu_table_limit};
   eopt.deploy.raw_syscalls = opt.raw_syscalls;
   eopt.deploy.plain_triggers_per_program = opt.plain_triggers_per_program;
   eopt.deploy.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
-  eopt.compiler_idle_stop = std::chrono::seconds(opt.compiler_idle_stop);
-  eopt.compiler_idle_shed = std::chrono::seconds(opt.compiler_idle_shed);
+  eopt.compiler = {.stop = std::chrono::seconds(opt.compiler_idle_stop),
+                   .shed = std::chrono::seconds(opt.compiler_idle_shed)};
   eopt.defer_consumer = true;
   eopt.deploy.pin_dir = opt.pin_dir;
   // One --max-map-memory for the top tree and its instances together.

@@ -14,11 +14,8 @@ namespace histd::engine {
 namespace {
 
 registry::Options registry_options(const EngineOptions& o) {
-  return registry::Options{.max_triggers = o.max_triggers,
-                           .max_synthetic_events = o.max_synthetic_events,
-                           .max_map_memory = o.max_map_memory,
-                           .possible_cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1)),
-                           .percpu_table_limit = o.percpu_table_limit};
+  return registry::Options{.limits = o.limits,
+                           .possible_cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))};
 }
 
 }  // namespace
@@ -44,14 +41,15 @@ Expected<std::unique_ptr<Engine>> Engine::create(catalog::Catalog catalog, std::
 
 Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
                                                EngineOptions options, bool owns_compiler) {
-  if (options.max_triggers == 0 || options.max_triggers > kMaxTriggers)
-    return fail(ErrorKind::Invalid, EINVAL,
-                fmt::format("the trigger limit must be from 1 to {}, not {}", kMaxTriggers, options.max_triggers));
-  if (options.max_synthetic_events == 0 || options.max_synthetic_events > kMaxSyntheticEvents)
+  if (options.limits.max_triggers == 0 || options.limits.max_triggers > kMaxTriggers)
+    return fail(
+        ErrorKind::Invalid, EINVAL,
+        fmt::format("the trigger limit must be from 1 to {}, not {}", kMaxTriggers, options.limits.max_triggers));
+  if (options.limits.max_synthetic_events == 0 || options.limits.max_synthetic_events > kMaxSyntheticEvents)
     return fail(ErrorKind::Invalid, EINVAL,
                 fmt::format("the synthetic event limit must be from 1 to {}, not {}", kMaxSyntheticEvents,
-                            options.max_synthetic_events));
-  if (options.max_map_memory == 0) return fail(ErrorKind::Invalid, EINVAL, "the map memory limit must not be 0");
+                            options.limits.max_synthetic_events));
+  if (options.limits.max_map_memory == 0) return fail(ErrorKind::Invalid, EINVAL, "the map memory limit must not be 0");
   if (options.deploy.trace_buffer_size < 4096)
     return fail(
         ErrorKind::Invalid, EINVAL,
@@ -78,9 +76,9 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
       Reads::Parts{e.mu_, e.catalog_, e.options_, e.registry_, *e.deployer_, *e.commands_, *e.state_, *e.errors_});
   // The resident compiler loads its libraries now, not on the first command.
   if (owns_compiler) {
-    e.compiler_->set_idle_shed(e.options_.compiler_idle_shed);
+    e.compiler_->set_idle_shed(e.options_.compiler.shed);
     e.compiler_->start_server();
-    e.compiler_->set_idle_stop(e.options_.compiler_idle_stop);
+    e.compiler_->set_idle_stop(e.options_.compiler.stop);
   }
   if (!e.options_.defer_consumer) e.start_consumer();
   return engine;

@@ -138,11 +138,11 @@ Usage Reads::usage() {
   std::lock_guard lock(mu_);
   Usage u;
   u.triggers = registry_.trigger_count();
-  u.max_triggers = options_.max_triggers;
+  u.max_triggers = options_.limits.max_triggers;
   u.synthetic_events = registry_.synthetics().size();
-  u.max_synthetic_events = options_.max_synthetic_events;
+  u.max_synthetic_events = options_.limits.max_synthetic_events;
   u.map_memory = registry_.map_memory();
-  u.max_map_memory = options_.max_map_memory;
+  u.max_map_memory = options_.limits.max_map_memory;
   u.map_memory_all_trees = options_.map_budget ? options_.map_budget->held() : u.map_memory;
   u.trace_buffer_size = options_.deploy.trace_buffer_size;
   u.possible_cpus = registry_.options().possible_cpus;

@@ -176,10 +176,10 @@ Work::Outcome Work::event_enable(const EventEnable& e) {
           fmt::format("{}:{} has no enable file: trace_marker's lines are always recorded", id.system, id.name));
     // Each enabled event is a program of its own, like a trigger: the same
     // ceiling keeps `echo 1 > events/enable` from loading thousands.
-    if (r.enabled_.size() >= r.options_.max_triggers)
+    if (r.enabled_.size() >= r.options_.limits.max_triggers)
       return refused(
           ErrorKind::Busy, ENOSPC,
-          fmt::format("at most {} events are enabled at once (histd's trigger limit)", r.options_.max_triggers));
+          fmt::format("at most {} events are enabled at once (histd's trigger limit)", r.options_.limits.max_triggers));
     r.enabled_.insert(id);
   } else {
     r.enabled_.erase(id);

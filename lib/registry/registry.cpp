@@ -27,7 +27,7 @@ std::pair<const catalog::EventId*, const HistTrigger*> Registry::find(uint64_t u
 plan::PlanContext Registry::planning() const {
   plan::PlanContext reg;
   reg.catalog = catalog_;
-  reg.tables = {options_.possible_cpus, options_.percpu_table_limit};
+  reg.tables = {options_.possible_cpus, options_.limits.percpu_table_limit};
   for (const auto& [id, ev] : events_)
     for (const HistTrigger& t : ev.hist)
       for (const plan::Variable& v : t.plan.vars) reg.vars.push_back(plan::registered_var(t.plan, v, t.uid));

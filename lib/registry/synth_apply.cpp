@@ -27,9 +27,9 @@ Work::Outcome Work::synth_line(const SynthWrite& w) {
                    {}};
   // Counted apart from triggers, against a limit of their own: each takes
   // two control slots, which once ran out for triggers with a bare ENOSPC.
-  if (r.synths_.size() >= r.options_.max_synthetic_events)
+  if (r.synths_.size() >= r.options_.limits.max_synthetic_events)
     return refused(Diagnostic{ErrorCode::SyntheticLimit, at_name, w.command.command,
-                              fmt::format("the limit is {} and {} are defined", r.options_.max_synthetic_events,
+                              fmt::format("the limit is {} and {} are defined", r.options_.limits.max_synthetic_events,
                                           r.synths_.size())},
                    ENOSPC);
   r.synths_[name] = Synthetic{w.command.definition, r.next_synth_id_++, false, w.config};

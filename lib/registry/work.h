@@ -62,16 +62,17 @@ struct Work {
                        Span memory_span) const {
     const Options& o = r.options_;
     const size_t triggers = r.trigger_count();
-    if (triggers + new_triggers > o.max_triggers) {
-      std::string detail = fmt::format("the limit is {} and {} are in use", o.max_triggers, triggers);
+    if (triggers + new_triggers > o.limits.max_triggers) {
+      std::string detail = fmt::format("the limit is {} and {} are in use", o.limits.max_triggers, triggers);
       if (new_triggers > 1) detail += fmt::format("; this command needs {} with its field variables", new_triggers);
       return refused(Diagnostic{ErrorCode::TriggerLimit, trigger_span, command, std::move(detail)}, ENOSPC);
     }
     const uint64_t here = r.map_memory();
     const uint64_t in_use = here + o.map_memory_elsewhere;
-    if (needs > o.max_map_memory || in_use > o.max_map_memory || in_use + needs > o.max_map_memory) {
-      std::string detail =
-          fmt::format("it needs {} bytes, {} of the {} bytes allowed are in use", needs, in_use, o.max_map_memory);
+    if (needs > o.limits.max_map_memory || in_use > o.limits.max_map_memory ||
+        in_use + needs > o.limits.max_map_memory) {
+      std::string detail = fmt::format("it needs {} bytes, {} of the {} bytes allowed are in use", needs, in_use,
+                                       o.limits.max_map_memory);
       if (o.map_memory_elsewhere) detail += fmt::format(" ({} of them by other trees)", o.map_memory_elsewhere);
       return refused(Diagnostic{ErrorCode::MapMemoryLimit, memory_span, command, std::move(detail)}, ENOSPC);
     }

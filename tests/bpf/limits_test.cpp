@@ -84,7 +84,7 @@ TEST_F(LimitsTest, OptionsOutsideTheirRangeAreRefused) {
   for (size_t bad : {size_t{0}, engine::kMaxTriggers + 1}) {
     engine::EngineOptions opt;
     opt.deploy.attach = false;
-    opt.max_triggers = bad;
+    opt.limits.max_triggers = bad;
     auto eng = engine::Engine::create(*catalog, runtime::Compiler(*paths, {}), opt);
     ASSERT_FALSE(eng.ok()) << bad;
     EXPECT_EQ(eng.error().err, EINVAL);
@@ -97,7 +97,7 @@ TEST_F(LimitsTest, OptionsOutsideTheirRangeAreRefused) {
 
 TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
   engine::EngineOptions opt;
-  opt.max_triggers = 3;
+  opt.limits.max_triggers = 3;
   start(opt);
   add("hist:keys=fd");
   add("hist:keys=count");
@@ -132,7 +132,7 @@ TEST_F(LimitsTest, TheTriggerAfterTheLastOneAllowedIsRefusedAndNothingChanges) {
 
 TEST_F(LimitsTest, ATableTooBigForTheMemoryLimitIsRefusedBeforeAnyMapExists) {
   engine::EngineOptions opt;
-  opt.max_map_memory = 1 << 20;
+  opt.limits.max_map_memory = 1 << 20;
   start(opt);
   add("hist:keys=fd");
   const uint64_t in_use = engine_->reads().usage().map_memory;
@@ -171,7 +171,7 @@ TEST_F(LimitsTest, TablesFillTheMemoryLimitAndRemovingOneFreesRoom) {
                             plan::array_map_bytes(kStatsSize, 1, true, cpus()), 0,
                             plan::array_map_bytes(8 + 8 + 8, 256, true, cpus())};
   engine::EngineOptions opt;
-  opt.max_map_memory = 2 * one.total() + one.total() / 2;
+  opt.limits.max_map_memory = 2 * one.total() + one.total() / 2;
   start(opt);
   add("hist:keys=fd");
   add("hist:keys=count");
@@ -191,7 +191,7 @@ TEST_F(LimitsTest, ANamedTableCountsOnce) {
   const uint64_t table =
       plan::hash_map_bytes(8, 8, 2048, true, cpus()) + plan::array_map_bytes(kStatsSize, 1, true, cpus());
   engine::EngineOptions opt;
-  opt.max_map_memory = table + table / 2;  // one table, not two
+  opt.limits.max_map_memory = table + table / 2;  // one table, not two
   start(opt);
   add("hist:name=both:keys=common_pid");
   add("hist:name=both:keys=common_pid", "sys_exit_write");
@@ -210,7 +210,7 @@ TEST_F(LimitsTest, ANamedTableCountsOnce) {
 
 TEST_F(LimitsTest, VariableMapsCountAndAFieldVariableOverTheLimitUndoesEverything) {
   engine::EngineOptions opt;
-  opt.max_triggers = 2;
+  opt.limits.max_triggers = 2;
   start(opt);
   ASSERT_TRUE(engine_->write_synthetic("lat u64 delta; int prio").ok());
   ASSERT_TRUE(engine_->write_trigger("sched", "sched_waking", "hist:keys=pid:ts0=common_timestamp").ok());
@@ -277,7 +277,7 @@ TEST_F(LimitsTest, FormulaMatchesTheKernelsMemlock) {
 // table, the same clear, and the formula still the kernel's memlock.
 TEST_F(LimitsTest, TablesOverThePerCpuLimitAreSharedAndCountTheSame) {
   engine::EngineOptions opt;
-  opt.percpu_table_limit = 64 << 10;  // the default 2048-entry table is 193 KiB per-CPU on 2 CPUs
+  opt.limits.percpu_table_limit = 64 << 10;  // the default 2048-entry table is 193 KiB per-CPU on 2 CPUs
   start(opt);
   add("hist:keys=fd:vals=count:size=128");    // 10 KiB: per-CPU
   add("hist:keys=fd,common_pid:vals=count");  // shared

@@ -43,7 +43,7 @@ class ProgramLimitsTest : public ::testing::Test {
 
 TEST_F(ProgramLimitsTest, SyntheticEventsHaveALimitOfTheirOwn) {
   engine::EngineOptions opt;
-  opt.max_synthetic_events = 3;
+  opt.limits.max_synthetic_events = 3;
   start(opt);
   for (const char* def : {"e1 u64 a", "e2 u64 a", "e3 u64 a"}) ASSERT_TRUE(engine_->write_synthetic(def).ok());
   const std::string defined = read_synthetic(*engine_);
@@ -73,7 +73,7 @@ TEST_F(ProgramLimitsTest, SyntheticEventsHaveALimitOfTheirOwn) {
 // ~2000 of them left every new trigger a bare ENOSPC.
 TEST_F(ProgramLimitsTest, AsManySyntheticEventsAsAllowedLeaveRoomForEveryTrigger) {
   engine::EngineOptions opt;
-  opt.max_synthetic_events = engine::kMaxSyntheticEvents;
+  opt.limits.max_synthetic_events = engine::kMaxSyntheticEvents;
   start(opt);
   for (size_t i = 0; i < engine::kMaxSyntheticEvents; ++i)
     ASSERT_TRUE(engine_->write_synthetic("s" + std::to_string(i) + " u64 a").ok()) << i;
@@ -88,7 +88,7 @@ TEST_F(ProgramLimitsTest, AsManySyntheticEventsAsAllowedLeaveRoomForEveryTrigger
 TEST_F(ProgramLimitsTest, OptionOutsideItsRangeIsRefused) {
   for (size_t bad : {size_t{0}, engine::kMaxSyntheticEvents + 1}) {
     engine::EngineOptions opt;
-    opt.max_synthetic_events = bad;
+    opt.limits.max_synthetic_events = bad;
     runtime::init_libbpf(false);
     auto catalog = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
     ASSERT_TRUE(catalog.ok());

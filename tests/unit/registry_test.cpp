@@ -230,7 +230,7 @@ TEST(Registry, EnableHistAddRemove) {
 
 TEST(Registry, LimitsRefuseBeforeAnythingChanges) {
   registry::Options o;
-  o.max_triggers = 2;
+  o.limits.max_triggers = 2;
   Registry r(fixtures(), o);
   ok(r, write(kKmalloc, "hist:keys=call_site"));
   ok(r, write(kWaking, "enable_hist:kmem:kmalloc"));
@@ -240,7 +240,7 @@ TEST(Registry, LimitsRefuseBeforeAnythingChanges) {
   EXPECT_EQ(full.diagnostic->detail, "the limit is 2 and 2 are in use");
 
   registry::Options small;
-  small.max_map_memory = 4096;
+  small.limits.max_map_memory = 4096;
   Registry m(fixtures(), small);
   const std::string big = "hist:keys=call_site:size=8192";
   auto over = no(m, write(kKmalloc, big));
@@ -248,7 +248,7 @@ TEST(Registry, LimitsRefuseBeforeAnythingChanges) {
   EXPECT_EQ(over.diagnostic->span.begin, big.find("size="));  // the caret under size=
 
   registry::Options one;
-  one.max_synthetic_events = 1;
+  one.limits.max_synthetic_events = 1;
   Registry s(fixtures(), one);
   ok(s, synth_line("a u64 x"));
   auto synths = no(s, synth_line("b u64 x"));
@@ -307,7 +307,7 @@ TEST(Registry, AFieldVariablesChangeSaysWhichParamItCarries) {
   EXPECT_EQ(hist_count(r, kWakeup), 1u);
   // Refused on the matching event: the limit's own entry is logged there first.
   registry::Options o;
-  o.max_triggers = 3;
+  o.limits.max_triggers = 3;
   Registry tight(fixtures(), o);
   ok(tight, synth_line("wakeup_latency u64 lat; pid_t pid; int prio"));
   ok(tight, write(kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"));
@@ -393,8 +393,9 @@ TEST(Registry, ControlTriggersOneOfATypePerEvent) {
 }
 
 TEST(Registry, EnablingAKernelEventIsOneChangeAndCountsAgainstTheLimit) {
-  Registry r(fixtures(),
-             registry::Options{.max_triggers = 2, .max_synthetic_events = 8, .max_map_memory = uint64_t{1} << 30});
+  Registry r(
+      fixtures(),
+      registry::Options{.limits = {.max_triggers = 2, .max_synthetic_events = 8, .max_map_memory = uint64_t{1} << 30}});
   auto changes = ok(r, registry::EventEnable{kSwitch, true});
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, Change::Kind::EventEnabled);

@@ -82,33 +82,15 @@ struct EngineOptions {
   // after the fork, since threads do not survive one.
   bool defer_consumer = false;
 
-  // ---- limits: a command that would go past one is refused (ENOSPC, an
-  // error_log entry) before it creates anything.
-  // Triggers alive at once, across events: hist triggers (with the field
-  // variables histd makes for onmatch() params) and enable_hist/disable_hist.
-  // At most kMaxTriggers.
-  size_t max_triggers = 1024;
-  // Synthetic events defined at once (each takes two control slots, apart
-  // from the triggers'). At most kMaxSyntheticEvents.
-  size_t max_synthetic_events = 1024;
-  // Bytes of BPF map memory for the triggers' tables, stats and variable
-  // maps, as plan::map_memory() computes them (a shared named table counts
-  // once). The engine's fixed maps (control array, ring buffer) are outside it.
-  uint64_t max_map_memory = uint64_t{256} << 20;
+  // What the tree may hold (each limit's comment is there). At most
+  // kMaxTriggers triggers and kMaxSyntheticEvents synthetic events.
+  registry::Limits limits;
   // Engines that draw on one max_map_memory together (the top tree and its
   // instances): null, this engine's alone.
   std::shared_ptr<MapMemoryBudget> map_budget;
-  // A table that as a per-CPU hash would take more than this many bytes is
-  // kept in one hash shared by all CPUs
-  // (plan::TableMap::SharedHash; docs/design/limits.md, "Per-CPU or shared").
-  uint64_t percpu_table_limit = uint64_t{16} << 20;
-  // The resident compiler stops after this long without a compile and
-  // starts again for the next one (runtime::Compiler::set_idle_stop); zero:
-  // it stays. For the engine that owns the compiler.
-  std::chrono::milliseconds compiler_idle_stop{0};
-  // The resident compiler gives back its memory after this long without a
-  // compile, and stays (runtime::Compiler::set_idle_shed); zero: it keeps it.
-  std::chrono::milliseconds compiler_idle_shed{0};
+  // The resident compiler's idleness (each field's comment is there). For
+  // the engine that owns the compiler.
+  runtime::IdleOptions compiler;
 };
 
 class Engine {

@@ -476,7 +476,7 @@ Result<TypedFilter, Diagnostic> plan_filter(const parse::Filter& filter, const c
 // What the kernel charges for the BPF maps the engine creates for one
 // trigger (the `memlock` of fdinfo and `bpftool map show`), estimated from
 // the layout. The one formula histd uses, both to enforce
-// EngineOptions::max_map_memory and to report memory; docs/design/limits.md states
+// EngineOptions::limits.max_map_memory and to report memory; docs/design/limits.md states
 // it and tests/bpf/limits_test.cpp holds it against the kernel's figures.
 struct MapMemory {
   uint64_t table = 0;  // the entries: a PERCPU_HASH, key -> one u64 per value

@@ -29,14 +29,32 @@ namespace histd::registry {
 
 // The limits the registry enforces, and what sizes tables: plain values the
 // engine copies from its options (engine::EngineOptions) and the machine.
-struct Options {
+// What a tree may hold: a command that would go past a limit is refused
+// (ENOSPC, an error_log entry) before it creates anything.
+struct Limits {
+  // Triggers alive at once, across events: hist triggers (with the field
+  // variables histd makes for onmatch() params), enable_hist/disable_hist
+  // and enabled events.
   size_t max_triggers = 1024;
+  // Synthetic events defined at once (each takes two control slots, apart
+  // from the triggers').
   size_t max_synthetic_events = 1024;
+  // Bytes of BPF map memory for the triggers' tables, stats and variable
+  // maps, as plan::map_memory() computes them (a shared named table counts
+  // once).
   uint64_t max_map_memory = uint64_t{256} << 20;
+  // A table that as a per-CPU hash would take more than this many bytes is
+  // kept in one hash shared by all CPUs (plan::TableMap::SharedHash;
+  // docs/design/limits.md, "Per-CPU or shared").
+  uint64_t percpu_table_limit = uint64_t{16} << 20;
+  friend bool operator==(const Limits&, const Limits&) = default;
+};
+
+struct Options {
+  Limits limits;
   // What other trees (instances) that draw on the same max_map_memory hold.
   uint64_t map_memory_elsewhere = 0;
   uint32_t possible_cpus = 1;  // per-CPU maps hold a value per possible CPU
-  uint64_t percpu_table_limit = uint64_t{16} << 20;
   friend bool operator==(const Options&, const Options&) = default;
 };
 

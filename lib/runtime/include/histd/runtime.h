@@ -64,6 +64,15 @@ class CcClient;
 // after kMaxServerFailures failures in a row, clang it is. With
 // watch_server(), a server that dies between compiles is reaped and
 // replaced at once.
+// How the resident compiler behaves once it has compiled nothing for a while.
+struct IdleOptions {
+  // Stops histd-cc after this long (Compiler::set_idle_stop); zero: it stays.
+  std::chrono::milliseconds stop{0};
+  // Gives back histd-cc's memory after this long, and it stays
+  // (Compiler::set_idle_shed); zero: it keeps it.
+  std::chrono::milliseconds shed{0};
+};
+
 class Compiler {
  public:
   static constexpr int kMaxServerFailures = 3;
