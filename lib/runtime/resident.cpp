@@ -15,13 +15,12 @@
 namespace histd::runtime {
 
 Compiler::Resident::Resident(const std::filesystem::path& program)
-    : program_(program), client_(program), wake_(eventfd(0, EFD_CLOEXEC)) {}
+    : program_(program), client_(program), wake_(eventfd(0, EFD_CLOEXEC)), stop_(eventfd(0, EFD_CLOEXEC)) {}
 
 Compiler::Resident::~Resident() {
   if (watcher_.joinable()) {
-    stopping_ = true;
     const uint64_t one = 1;
-    (void)!write(wake_.get(), &one, sizeof one);
+    (void)!write(stop_.get(), &one, sizeof one);
     watcher_.join();
   }
 }
@@ -163,24 +162,25 @@ void Compiler::Resident::watch_loop() {
         pidfd = Fd(fcntl(client_.pidfd(), F_DUPFD_CLOEXEC, 0));
       }
     }
-    pollfd fds[2] = {{wake_.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};  // poll skips fd -1
-    const int ready = poll(fds, 2, wait_ms);
+    // poll skips fd -1 (no server).
+    pollfd fds[3] = {{stop_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+    const int ready = poll(fds, 3, wait_ms);
     if (ready < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    if (stopping_) return;
+    if (fds[0].revents & POLLIN) return;
     if (ready == 0) {
       std::lock_guard lock(mu_);
       stop_if_idle_locked();  // a compile may have come meanwhile: then not yet
       continue;
     }
-    if (fds[0].revents & POLLIN) {
+    if (fds[1].revents & POLLIN) {
       uint64_t n = 0;
       (void)!read(wake_.get(), &n, sizeof n);
       continue;
     }
-    if (!(fds[1].revents & (POLLIN | POLLHUP))) continue;
+    if (!(fds[2].revents & (POLLIN | POLLHUP))) continue;
     std::lock_guard lock(mu_);
     // A compile may have replaced it meanwhile (and reaped it).
     if (!client_.running() || client_.pid() != pid) continue;

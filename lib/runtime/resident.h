@@ -3,7 +3,6 @@
 // replacing it when it fails. Private to lib/runtime.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -69,8 +68,12 @@ class Compiler::Resident {
   std::chrono::steady_clock::time_point last_used_ = std::chrono::steady_clock::now();
   bool idle_stopped_ = false;  // the last server was stopped for idleness (warm() restarts it)
   Stats stats_;
-  Fd wake_;  // eventfd: a new server to watch, or stop
-  std::atomic<bool> stopping_{false};
+  Fd wake_;  // eventfd: a new server to watch, or a new idle time
+  // eventfd, written once when the watcher is to return and never read: a
+  // flag checked beside the wake-up could be set between the check and the
+  // read that took its wake-up with others', and the watcher then waited
+  // for ever in the destructor's join.
+  Fd stop_;
   std::thread watcher_;
 };
 

@@ -135,5 +135,23 @@ TEST(CompilerFailures, ServerThatKeepsDyingIsGivenUp) {
   EXPECT_EQ(s.failures_in_row, Compiler::kMaxServerFailures);
 }
 
+// The watcher may be between its poll and its read of the wake-up when the
+// compiler goes: the destructor's wake-up is read with the others, and the
+// watcher must still see that it is to stop rather than wait for ever (a
+// hang seen once in CI, where an engine was replaced right after it was
+// made). Many short lives give the window its chances; ctest's timeout
+// catches a hang.
+TEST(CompilerFailures, CompilerDestroyedAsItsWatcherWakesReturns) {
+  TempDir dir;
+  const fs::path server = fake_server(dir, "exec sleep 30");
+  for (int i = 0; i < 300; ++i) {
+    Compiler c(paths_with(server), {});
+    c.start_server();
+    c.watch_server();
+    c.set_idle_stop(std::chrono::milliseconds(1000 + i));  // each call wakes the watcher
+    c.set_idle_stop(std::chrono::milliseconds(2000 + i));
+  }
+}
+
 }  // namespace
 }  // namespace histd::runtime
