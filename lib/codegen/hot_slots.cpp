@@ -6,6 +6,7 @@
 #include <bit>
 
 #include "codegen/emit.h"
+#include "histd/plan_memory.h"
 
 namespace histd::codegen::detail {
 

@@ -13,6 +13,7 @@
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
 #include "histd/kernel_reads.h"
+#include "histd/plan_memory.h"
 #include "histd/table_reader.h"
 
 namespace histd::deploy {

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 
 namespace histd::plan {
 

@@ -12,6 +12,7 @@
 
 #include "hist_shared.h"
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 
 namespace histd::plan {
 

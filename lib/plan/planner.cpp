@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 #include "plan/fields.h"
 #include "plan/variables.h"
 

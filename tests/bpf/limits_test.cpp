@@ -18,6 +18,7 @@
 
 #include "bpf_test_support.h"
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 
 namespace histd::testing {
 namespace {

@@ -21,7 +21,7 @@ HEADER_MODULE = {
     "diagnostic": "common", "result": "common", "text": "common", "fd": "common",
     "mountinfo": "common", "populate": "common", "log_summary": "common", "digest": "common",
     "enum_rows": "common",
-    "table_reader": "table", "trace_buffer": "trace", "trace_ring": "deploy", "probe_files": "deploy",
+    "table_reader": "table", "plan_memory": "plan", "trace_buffer": "trace", "trace_ring": "deploy", "probe_files": "deploy",
     "kernel": "deploy", "kernel_reads": "deploy",
     "restorer": "engine", "config_items": "engine", "engine_reads": "engine",
 }

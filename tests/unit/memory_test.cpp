@@ -9,6 +9,7 @@
 
 #include "histd/pipeline.h"
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 #include "test_support.h"
 
 namespace histd::plan {

@@ -14,6 +14,7 @@
 
 #include "histd/diagnostic.h"
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 #include "histd/table.h"
 
 namespace histd::readout {

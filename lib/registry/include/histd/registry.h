@@ -21,6 +21,7 @@
 #include "histd/diagnostic.h"
 #include "histd/parse.h"
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 #include "histd/probe.h"
 #include "histd/result.h"
 #include "histd/synth.h"

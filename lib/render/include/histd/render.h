@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "histd/plan.h"
+#include "histd/plan_memory.h"
 #include "histd/readout.h"
 #include "histd/synth.h"
 #include "histd/table.h"
