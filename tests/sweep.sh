@@ -70,11 +70,13 @@ done
 for d in /sys/fs/bpf/histd-test-*; do
   [ -e "$d" ] || continue
   suffix=${d#/sys/fs/bpf/histd-test-}
-  if [[ $suffix =~ -([0-9]+)$ ]]; then
+  if [ -d "/tmp/histd-e2e.${suffix%%-*}" ]; then
+    # An e2e test's, alive (the loop above swept the others): its PIN, or
+    # one of the PIN-<name> directories of a test running several histds.
+    continue
+  elif [[ $suffix =~ -([0-9]+)$ ]]; then
     # A BPF test's: alive while that pid is a test binary (histd_*_tests).
     grep -q '^histd_' "/proc/${BASH_REMATCH[1]}/comm" 2>/dev/null && continue
-  elif [ -d "/tmp/histd-e2e.$suffix" ]; then
-    continue  # an e2e test's, alive (the loop above swept the others)
   fi
   kill_histds "--pin-dir $d "
   unpin "$d"

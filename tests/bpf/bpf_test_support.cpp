@@ -116,6 +116,11 @@ std::string unique_suffix(size_t n) {
   return out;
 }
 
+std::filesystem::path test_pin_dir(const std::string& tag) {
+  return std::filesystem::path("/sys/fs/bpf") /
+         ("histd-test-" + tag + "-" + unique_suffix() + "-" + std::to_string(getpid()));
+}
+
 // 8 + 1 + 6 characters: a comm holds 15.
 NamedThread::NamedThread(const std::string& tag) : comm_(tag.substr(0, 8) + "-" + unique_suffix(6)) {
   thread_ = std::thread([this] { loop(); });

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,13 @@ Record exec_record(const std::string& filename, int32_t pid = 1);
 // a container's processes have pids of its own namespace, counted from 1 as
 // another container's are.
 std::string unique_suffix(size_t n = 6);
+
+// A pin directory of this test's own, /sys/fs/bpf/histd-test-<tag>-<random>-<pid>:
+// random, as above, and ending in the pid because tests/sweep.sh (run by
+// every ctest run on the machine, another checkout's too) keeps a BPF
+// test's pins only while that pid is a test binary; without it, pins are
+// swept from under a running test.
+std::filesystem::path test_pin_dir(const std::string& tag);
 
 // A thread with a name no other task on the machine has: `tag` (8
 // characters at most) and a random suffix. It runs what `run` gives it,

@@ -59,7 +59,7 @@ class RestoreCorpusTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     options_.state_file = dir_ / "triggers.json";
-    options_.deploy.pin_dir = fs::path("/sys/fs/bpf") / ("histd-test-restore-corpus-" + unique_suffix());
+    options_.deploy.pin_dir = test_pin_dir("restore-corpus");
   }
   void TearDown() override {
     std::error_code ec;

@@ -84,7 +84,7 @@ TEST(Tracepoint, ATableThatCannotBeMadeLeavesTheEventAsItWas) {
   HISTD_REQUIRE_BPF();
   NamedThread self("tpfails");
   engine::EngineOptions options;
-  options.deploy.pin_dir = std::filesystem::path("/sys/fs/bpf") / ("histd-test-table-fails-" + self.comm());
+  options.deploy.pin_dir = test_pin_dir("table-fails");
   auto engine = real_engine(options);
   ASSERT_TRUE(engine);
   const std::string mine = self.filter();
