@@ -107,6 +107,13 @@ std::optional<std::string> TraceRing::take_raw_page(uint32_t cpu, bool settled) 
 
 bool TraceRing::raw_empty(uint32_t cpu) const { return cpu >= raw_.size() || raw_[cpu]->empty(); }
 
+std::optional<std::string> TraceRing::take_full_raw_page(uint32_t cpu) {
+  if (cpu >= raw_.size()) return std::nullopt;
+  return raw_[cpu]->take_page(true);
+}
+
+bool TraceRing::raw_has_full_page(uint32_t cpu) const { return cpu < raw_.size() && raw_[cpu]->has_full_page(); }
+
 trace::RawStats TraceRing::raw_stats(uint32_t cpu) const {
   return cpu < raw_.size() ? raw_[cpu]->stats() : trace::RawStats{};
 }

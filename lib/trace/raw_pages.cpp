@@ -143,9 +143,10 @@ void RawBuffer::note_dropped(uint64_t count) {
   missed_ += count;
 }
 
-std::optional<std::string> RawBuffer::take_page() {
+std::optional<std::string> RawBuffer::take_page(bool full_only) {
   std::lock_guard lock(mu_);
   if (pages_.empty() || pages_.front().empty()) return std::nullopt;
+  if (full_only && pages_.size() < 2) return std::nullopt;  // the last page is being written
   std::string page = pages_.front().page(missed_);
   missed_ = 0;
   stats_.entries -= pages_.front().events();
@@ -157,6 +158,11 @@ std::optional<std::string> RawBuffer::take_page() {
 bool RawBuffer::empty() const {
   std::lock_guard lock(mu_);
   return pages_.empty() || pages_.front().empty();
+}
+
+bool RawBuffer::has_full_page() const {
+  std::lock_guard lock(mu_);
+  return pages_.size() >= 2;
 }
 
 RawStats RawBuffer::stats() const {

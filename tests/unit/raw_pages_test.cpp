@@ -199,6 +199,23 @@ TEST(RawBuffer, ReadersTakePagesOldestFirstThePartOneToo) {
   EXPECT_TRUE(b.empty());
 }
 
+TEST(RawBuffer, ASpliceTakesFullPagesOnly) {
+  RawBuffer b(64 * kRawPageSize);
+  for (uint64_t i = 0; i < 30; ++i) b.append(i, bytes(96));
+  EXPECT_FALSE(b.has_full_page());
+  EXPECT_FALSE(b.take_page(true));  // the page being written stays
+  for (uint64_t i = 30; i < 50; ++i) b.append(i, bytes(96));
+  EXPECT_TRUE(b.has_full_page());
+  auto full = b.take_page(true);
+  ASSERT_TRUE(full);
+  EXPECT_EQ(decode(*full).size(), 40u);
+  EXPECT_FALSE(b.has_full_page());
+  EXPECT_FALSE(b.take_page(true));
+  auto rest = b.take_page();  // a read takes it
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(decode(*rest).size(), 10u);
+}
+
 TEST(RawBuffer, AFullBufferOverwritesItsOldestPage) {
   RawBuffer b(2 * kRawPageSize);                             // two pages
   for (uint64_t i = 0; i < 90; ++i) b.append(i, bytes(96));  // three pages' worth

@@ -113,6 +113,10 @@ class TraceRing {
   // before its read, as `trace` does; a blocking one is woken anyway).
   std::optional<std::string> take_raw_page(uint32_t cpu, bool settled = false);
   bool raw_empty(uint32_t cpu) const;
+  // A splice of trace_pipe_raw: the oldest page no more events go to, as
+  // the kernel's splice takes only those; nullopt while there is none.
+  std::optional<std::string> take_full_raw_page(uint32_t cpu);
+  bool raw_has_full_page(uint32_t cpu) const;
   trace::RawStats raw_stats(uint32_t cpu) const;
   // The snapshot file: its lines, or while it has none the kernel's help
   // with whether a snapshot buffer is allocated (a snapshot trigger, or a
@@ -173,8 +177,7 @@ class TraceRing {
   trace::TraceBuffer trace_;
   trace::TraceBuffer snapshot_;
   // The same records raw, one buffer a CPU (trace_pipe_raw), each as large
-  // as the trace buffer: trace-cmd reads them only when it stops (histd's
-  // files do not splice).
+  // as the trace buffer.
   std::vector<std::unique_ptr<trace::RawBuffer>> raw_;
   // Prints enabled kernel events' records as the kernel's trace does; made
   // when the first event is enabled (reading BTF and kallsyms takes time).

@@ -253,7 +253,8 @@ struct RawStats {
 // One CPU's raw events, in pages, bounded: when full, the oldest page
 // makes room (the kernel's overwrite mode) and its events count as
 // overrun. trace_pipe_raw takes pages out whole, the page being written
-// too (a reader never waits for a page to fill). Thread-safe.
+// too (a reader never waits for a page to fill); a splice takes the full
+// ones only, as the kernel's does. Thread-safe.
 class RawBuffer {
  public:
   explicit RawBuffer(size_t capacity_bytes);
@@ -261,8 +262,11 @@ class RawBuffer {
   // `count` events lost before they reached this buffer.
   void note_dropped(uint64_t count);
   // The oldest page, kRawPageSize bytes; nullopt when there are no events.
-  std::optional<std::string> take_page();
+  // `full_only`: a page no more events go to, never the one being written.
+  std::optional<std::string> take_page(bool full_only = false);
   bool empty() const;
+  // Whether a page no more events go to is there.
+  bool has_full_page() const;
   RawStats stats() const;
   void clear();
   // buffer_size_kb: holds `capacity_bytes` (two pages at least) from now;
