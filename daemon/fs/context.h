@@ -34,7 +34,7 @@ struct OpenFile {
   bool pipe = false;        // trace_pipe: each read takes lines out of the buffer
   int cpu = -1;             // per_cpu/cpuN/trace_pipe, trace_pipe_raw: N
   bool raw = false;         // trace_pipe_raw: pages, not lines
-  std::string rest;         // trace_pipe_raw: what the last read had no room for
+  Leftover rest;            // trace_pipe_raw: what the last read had no room for
   render::Options options;  // how this reader is shown kernel addresses
   std::string instance;     // whose file ("": the top tree's); an open file keeps its instance (rmdir: EBUSY)
 };

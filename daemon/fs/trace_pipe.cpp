@@ -19,25 +19,42 @@ using namespace std::chrono_literals;
 // reader is parked, costs nothing and keeps lines for the readers there are.
 constexpr auto kPoll = 20ms;
 
-void reply_lines(fuse_req_t req, const std::string& lines, size_t size, std::string* rest) {
+void reply_lines(fuse_req_t req, const std::string& lines, size_t size, Leftover* rest) {
   // The source hands out at least one whole line or page, even one longer
   // than the read: cut here, the rest kept for the next read if the file
   // keeps one.
   const size_t n = std::min(size, lines.size());
-  if (rest) rest->assign(lines, n);
+  if (rest && n < lines.size()) rest->keep(lines.substr(n));
   fuse_reply_buf(req, lines.data(), n);
 }
 
 // What the reader's last read left, served before anything new.
-bool reply_rest(fuse_req_t req, size_t size, std::string* rest) {
-  if (!rest || rest->empty()) return false;
-  const std::string left = std::move(*rest);
-  rest->clear();
+bool reply_rest(fuse_req_t req, size_t size, Leftover* rest) {
+  if (!rest) return false;
+  const std::string left = rest->take();
+  if (left.empty()) return false;
   reply_lines(req, left, size, rest);
   return true;
 }
 
 }  // namespace
+
+bool Leftover::empty() const {
+  std::lock_guard lock(mu_);
+  return bytes_.empty();
+}
+
+std::string Leftover::take() {
+  std::lock_guard lock(mu_);
+  std::string out = std::move(bytes_);
+  bytes_.clear();
+  return out;
+}
+
+void Leftover::keep(std::string bytes) {
+  std::lock_guard lock(mu_);
+  bytes_ += bytes;
+}
 
 TracePipe::TracePipe(Source source) : source_(std::move(source)) {}
 
@@ -54,7 +71,7 @@ void TracePipe::start() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options, std::string* rest) {
+void TracePipe::read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options, Leftover* rest) {
   if (reply_rest(req, size, rest)) return;
   if (nonblock) {
     auto lines = source_(size, options, true);

@@ -22,6 +22,19 @@
 
 namespace histd::fs {
 
+// What a read of trace_pipe_raw had no room for, kept by its open file for
+// its next read (as the rest of a page in the kernel), which poll() asks
+// about from another worker: locked.
+class Leftover {
+ public:
+  bool empty() const;
+  std::string take();            // all of it; empty after
+  void keep(std::string bytes);  // after what is there
+ private:
+  mutable std::mutex mu_;
+  std::string bytes_;
+};
+
 class TracePipe {
  public:
   // What a read takes out: up to `max_bytes` (at least one whole line or
@@ -43,7 +56,7 @@ class TracePipe {
   // as trace_pipe does a line): where what the read had no room for waits
   // for the reader's next read, as the rest of a page of trace_pipe_raw
   // does in the kernel; owned by the open file, which outlives its reads.
-  void read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options, std::string* rest = nullptr);
+  void read(fuse_req_t req, size_t size, bool nonblock, const render::Options& options, Leftover* rest = nullptr);
   // Stops the thread and answers every parked read with end of file; later
   // reads get end of file at once.
   void stop();
@@ -54,7 +67,7 @@ class TracePipe {
     fuse_req_t req;
     size_t size;
     render::Options options;
-    std::string* rest;
+    Leftover* rest;
   };
   static void on_interrupt(fuse_req_t req, void* self);
   void serve();
