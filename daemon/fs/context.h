@@ -17,6 +17,7 @@
 #include "fs/fuse_ll.h"
 #include "fs/inodes.h"
 #include "fs/nodes.h"
+#include "fs/raw_splice.h"
 #include "fs/renderings.h"
 #include "fs/trace_pipe.h"
 #include "fs/tree.h"
@@ -37,6 +38,8 @@ struct OpenFile {
   Leftover rest;            // trace_pipe_raw: what the last read had no room for
   render::Options options;  // how this reader is shown kernel addresses
   std::string instance;     // whose file ("": the top tree's); an open file keeps its instance (rmdir: EBUSY)
+  // trace_pipe_raw: what its polls gave the page cache for splice.
+  std::unique_ptr<RawSplice> splice;
 };
 
 // A poll() waiting for an event's tables to change.
@@ -45,6 +48,13 @@ struct Waiter {
   std::string system;
   std::string event;
   uint64_t version = 0;
+  struct fuse_pollhandle* handle = nullptr;
+};
+
+// A poll() of trace_pipe_raw waiting for a full page of its CPU.
+struct RawWaiter {
+  std::string instance;
+  uint32_t cpu = 0;
   struct fuse_pollhandle* handle = nullptr;
 };
 
@@ -66,7 +76,8 @@ struct Tree::Context {
       : ns(engine, instances), group(group_), renderings(ns, reader_memory), pipe(pipe_source(engine, -1, false)) {}
 
   Namespace ns;
-  gid_t group = 0;  // may read, and change triggers, besides root
+  struct fuse_session* session = nullptr;  // what notifications go to
+  gid_t group = 0;                         // may read, and change triggers, besides root
   // Every file's and directory's times: when the tree was mounted (tracefs
   // dates its files from its own mount; never 1970).
   const struct timespec mounted = [] {
@@ -89,6 +100,13 @@ struct Tree::Context {
   bool pipes_started = false;  // after run(): a new pipe starts its thread
   std::mutex waiters_mu;
   std::vector<Waiter> waiters;
+  // One a file (a new poll's handle replaces the last: the kernel wakes
+  // every poller of the file by either), dropped at its release.
+  std::map<const OpenFile*, RawWaiter> raw_waiters;
+  // trace_pipe_raw: the files open on each inode, of which the first alone
+  // stores pages for splice (RawSplice).
+  std::mutex raw_mu;
+  std::map<fuse_ino_t, size_t> raw_opens;
   // Told (under waiters_mu) when a waiter or a trim comes, or the watcher
   // is to stop: with neither to watch, the watcher sleeps without a timer.
   std::condition_variable watch_cv;
@@ -107,6 +125,10 @@ struct Tree::Context {
   // An open (or release) of a file of `instance`; false if it is gone.
   bool opened(const std::string& instance);
   void released(const std::string& instance);
+  // An open (or release) of trace_pipe_raw's inode `ino`; whether it is
+  // its only open file.
+  bool raw_opened(fuse_ino_t ino);
+  void raw_released(fuse_ino_t ino);
   // rmdir instances/<name>: EBUSY while a file of it is open.
   int remove_instance(const std::string& name);
   // The pipes' threads (run()) and, at the end, every parked read answered.
@@ -127,6 +149,12 @@ void add_entry_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);
 void add_refusal_ops(fuse_lowlevel_ops& ops);
 void add_instance_ops(fuse_lowlevel_ops& ops);
+
+// trace_pipe_raw (RawSplice): answers a poll() of `file` (`ph`: the
+// kernel's handle, kept to wake it when a full page comes), and forgets
+// the file at its release.
+void poll_raw(fuse_req_t req, Tree::Context& ctx, OpenFile& file, struct fuse_pollhandle* ph);
+void release_raw(Tree::Context& ctx, fuse_ino_t ino, OpenFile& file);
 
 // Truncating a writable file (O_TRUNC or truncate(2)) for user `uid`, as
 // tracefs does; a negative errno on failure.

@@ -82,7 +82,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     file->pipe = true;
     file->cpu = n.cpu;
     file->raw = n.row->opening == Opening::RawPipe;
+    // Not a stream: a read's offset is the reader's position (RawSplice).
     fi->nonseekable = 1;
+    if (file->raw) file->splice = std::make_unique<RawSplice>(ctx.session, ino, ctx.raw_opened(ino));
   } else if (mode != O_WRONLY) {
     if (const int rc = open_content(ctx, n, *file); rc < 0) {
       fuse_reply_err(req, -rc);
@@ -90,14 +92,17 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     }
   }
   if (!ctx.opened(n.instance)) {
+    if (file->splice) ctx.raw_released(ino);
     fuse_reply_err(req, ENOENT);  // its instance was removed meanwhile
     return;
   }
   fi->fh = reinterpret_cast<uint64_t>(file.get());
-  if (fuse_reply_open(req, fi) == 0)
+  if (fuse_reply_open(req, fi) == 0) {
     file.release();  // else the kernel never got it: freed here
-  else
-    ctx.released(n.instance);
+    return;
+  }
+  if (file->splice) ctx.raw_released(ino);
+  ctx.released(n.instance);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_info* fi) {
@@ -110,6 +115,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
     // Blocks until lines arrive, as trace_pipe does, without holding this
     // worker; a signal to the reader ends the read (TracePipe).
     TracePipe* pipe = context_of(req).pipe_of(*file);
+    if (file->splice) file->splice->read_at(off, file->rest);
     // O_NONBLOCK as the reader has it now (FUSE sends the file's flags
     // with each read): libtracefs sets it with fcntl() to drain the buffer
     // when a recording stops.
@@ -154,8 +160,9 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
     fuse_reply_write(req, static_cast<size_t>(rc));
 }
 
-void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
+void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   auto* file = reinterpret_cast<OpenFile*>(fi->fh);
+  if (file && file->splice) release_raw(context_of(req), ino, *file);
   if (file && file->content && file->content->size() >= kBigContent) {
     Tree::Context& ctx = context_of(req);
     std::lock_guard lock(ctx.waiters_mu);
@@ -171,7 +178,11 @@ void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
 void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi, struct fuse_pollhandle* ph) {
   Tree::Context& ctx = context_of(req);
   const Node n = ctx.node_of(ino);
-  const auto* file = reinterpret_cast<const OpenFile*>(fi->fh);
+  auto* file = reinterpret_cast<OpenFile*>(fi->fh);
+  if (file && file->splice) {
+    poll_raw(req, ctx, *file, ph);
+    return;
+  }
   if (!n.row || !n.row->polls_tables || !file) {
     // Everything else is always readable, as a seq_file is.
     if (ph) fuse_pollhandle_destroy(ph);

@@ -31,6 +31,11 @@ int find_mount_id(const std::filesystem::path& mountpoint, int id = -1) {
   return found;
 }
 
+// How often the watcher checks pollers: hist files' tables, and
+// trace_pipe_raw's buffers (as often as a trace_pipe's parked readers).
+constexpr std::chrono::milliseconds kPollerCheck{50};
+constexpr std::chrono::milliseconds kRawPollerCheck{20};
+
 int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -61,6 +66,32 @@ const fuse_lowlevel_ops& operations() {
   return ops;
 }
 
+// Wakes the trace_pipe_raw pollers whose CPU has a full page now (or
+// whose instance is gone). The buffers are asked without the waiters' lock
+// (an instance's engine is looked up); a file released meanwhile has
+// taken its handle out.
+void wake_raw(Tree::Context& ctx) {
+  std::vector<std::pair<const OpenFile*, RawWaiter>> waiting;
+  {
+    std::lock_guard lock(ctx.waiters_mu);
+    waiting.assign(ctx.raw_waiters.begin(), ctx.raw_waiters.end());
+  }
+  std::vector<struct fuse_pollhandle*> ready;
+  for (const auto& [file, w] : waiting) {
+    const auto engine = ctx.ns.engine(w.instance);
+    if (engine && !engine->trace_ring().raw_has_full_page(w.cpu)) continue;
+    std::lock_guard lock(ctx.waiters_mu);
+    auto it = ctx.raw_waiters.find(file);
+    if (it == ctx.raw_waiters.end() || it->second.handle != w.handle) continue;
+    ready.push_back(w.handle);
+    ctx.raw_waiters.erase(it);
+  }
+  for (struct fuse_pollhandle* ph : ready) {
+    fuse_lowlevel_notify_poll(ph);
+    fuse_pollhandle_destroy(ph);
+  }
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::filesystem::path& mountpoint,
@@ -75,6 +106,7 @@ Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::f
   struct fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   tree->session_ = fuse_session_new(&args, &operations(), sizeof(fuse_lowlevel_ops), tree->ctx_.get());
   if (!tree->session_) return fail(ErrorKind::System, EIO, "fuse_session_new failed");
+  tree->ctx_->session = tree->session_;
   if (fuse_session_mount(tree->session_, mountpoint.c_str()) != 0)
     return fail(ErrorKind::System, EIO, "cannot mount FUSE at " + mountpoint.string());
   tree->mounted_ = true;
@@ -84,18 +116,22 @@ Expected<std::unique_ptr<Tree>> Tree::mount(engine::Engine& engine, const std::f
 }
 
 // BPF updates are invisible to user space until read: pollers are woken by
-// checking their events' versions a few times a second. With no poller and
-// no trim due, the watcher sleeps until one comes: an idle histd wakes for
-// nothing.
+// checking their events' versions a few times a second, trace_pipe_raw's
+// by checking their CPU's buffer (more often: a recorder's buffer may be
+// small). With no poller and no trim due, the watcher sleeps until one
+// comes: an idle histd wakes for nothing.
 void Tree::watch_pollers() {
   while (!stop_watch_) {
     std::vector<Waiter> waiters;
     {
       std::unique_lock lock(ctx_->waiters_mu);
-      ctx_->watch_cv.wait(lock, [this] { return stop_watch_ || !ctx_->waiters.empty() || ctx_->trim_at != 0; });
+      ctx_->watch_cv.wait(lock, [this] {
+        return stop_watch_ || !ctx_->waiters.empty() || !ctx_->raw_waiters.empty() || ctx_->trim_at != 0;
+      });
       if (stop_watch_) break;
       waiters.swap(ctx_->waiters);
     }
+    wake_raw(*ctx_);
     std::vector<Waiter> still;
     for (Waiter& w : waiters) {
       // A removed instance's pollers are woken too (their reads then fail).
@@ -114,7 +150,12 @@ void Tree::watch_pollers() {
     }
     int64_t trim_at = ctx_->trim_at;
     if (trim_at != 0 && steady_ns() >= trim_at && ctx_->trim_at.compare_exchange_strong(trim_at, 0)) malloc_trim(0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bool raw_waiting = false;
+    {
+      std::lock_guard lock(ctx_->waiters_mu);
+      raw_waiting = !ctx_->raw_waiters.empty();
+    }
+    std::this_thread::sleep_for(raw_waiting ? kRawPollerCheck : kPollerCheck);
   }
 }
 
@@ -144,6 +185,8 @@ int Tree::run() {
   std::lock_guard lock(ctx_->waiters_mu);
   for (Waiter& w : ctx_->waiters) fuse_pollhandle_destroy(w.handle);
   ctx_->waiters.clear();
+  for (auto& [file, w] : ctx_->raw_waiters) fuse_pollhandle_destroy(w.handle);
+  ctx_->raw_waiters.clear();
   return rc;
 }
 
