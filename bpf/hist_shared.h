@@ -92,10 +92,18 @@ struct histd_notice {
  * by the kernel stack). */
 #define HISTD_TRACING_SLOT (HISTD_MAX_TRIGGERS + 2 * HISTD_MAX_SYNTHETIC)
 #define HISTD_STACKTRACE_OPTION_SLOT (HISTD_TRACING_SLOT + 1)
+/* And set_event_pid's: its paused flag clear while a pid list is in force
+ * (the kernel's filtered_pids set), when only the events a listed task
+ * decides are seen (histd_pids, in hist_helpers.bpf.h). */
+#define HISTD_PID_FILTER_SLOT (HISTD_STACKTRACE_OPTION_SLOT + 1)
 
 /* The control array has room for both ceilings at once, so that neither
- * kind can run the other out of slots, and for tracing's own two. */
-#define HISTD_CONTROL_SLOTS (HISTD_STACKTRACE_OPTION_SLOT + 1)
+ * kind can run the other out of slots, and for tracing's own three. */
+#define HISTD_CONTROL_SLOTS (HISTD_PID_FILTER_SLOT + 1)
+
+/* The most pids set_event_pid lists at once (a hash map's entries; its
+ * buckets, 16 bytes each, are allocated with it in every tree). */
+#define HISTD_MAX_EVENT_PIDS 8192
 
 /* The program array behind an event's dispatcher: slot 0 holds the program
  * the dispatcher runs; slot k (1..) holds the k-th program of the event's

@@ -14,6 +14,8 @@
 #define HISTD_PROBE_STRING 256
 
 #define HISTD_PROBE_ENTRY_BEGIN(needs_ts, needs_pid)                           \
+  if (histd_pid_ignored(ctx))                                                  \
+    return 0;                                                                  \
   __u32 zero = 0;                                                              \
   struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero);   \
   if (!buf)                                                                    \

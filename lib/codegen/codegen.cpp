@@ -374,6 +374,19 @@ std::string handlers(size_t triggers, size_t enables, const std::vector<InlinedE
   return out;
 }
 
+// set_event_pid: whether the entries skip the event (bpf/hist_helpers.bpf.h).
+// The pid fields are the record's, which the entry's ctx is.
+std::string pid_check(const PidCheck& check) {
+  std::string out =
+      "static __always_inline int histd_pid_ignored(const void *rec) {\n"
+      "  (void)rec;\n"
+      "  if (!histd_pid_filter_on())\n    return 0;\n";
+  if (check.current) out += "  if (histd_pid_listed((__u32)bpf_get_current_pid_tgid()))\n    return 0;\n";
+  for (uint32_t offset : check.pid_fields)
+    out += fmt::format("  if (histd_pid_listed((__u32)HISTD_LOAD_S32(rec, {}u)))\n    return 0;\n", offset);
+  return out + "  return 1;\n}\n\n";
+}
+
 // The unit's entry points, each told whether the unit reads the clock (ts)
 // and common_pid (pid).
 std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>& triggers,
@@ -448,6 +461,7 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
   out += handlers(triggers.size(), enables.size(), inlined, record != nullptr);
   // A traced record, a stack and a snapshot notice carry their task and time.
   const bool notices = stacks || any_control(u.controls, ControlKind::Snapshot);
+  out += pid_check(entry.pids);
   out += entry_point(entry, triggers, u.triggers, u.controls, notices, eprobe_filter);
   return {std::move(out), std::move(em.constants)};
 }

@@ -45,7 +45,7 @@ class BpfKernel final : public Kernel {
   explicit BpfKernel(runtime::BpfPaths paths) : paths_(std::move(paths)) {}
 
   Expected<Fd> create_map(const MapSpec& s) override {
-    return runtime::create_map(s.type, s.name.c_str(), s.key_size, s.value_size, s.max_entries);
+    return runtime::create_map(s.type, s.name.c_str(), s.key_size, s.value_size, s.max_entries, s.flags);
   }
 
   Expected<Fd> open_pinned(const std::string& path, const MapSpec& s) override {
@@ -88,6 +88,21 @@ class BpfKernel final : public Kernel {
   Status lookup(int map, std::span<const uint8_t> key, std::span<uint8_t> value) const override {
     if (bpf_map_lookup_elem(map, key.data(), value.data()) != 0) return fail_errno("reading a map");
     return ok_status();
+  }
+
+  Status remove(int map, std::span<const uint8_t> key) override {
+    if (bpf_map_delete_elem(map, key.data()) != 0) return fail_errno("deleting from a map");
+    return ok_status();
+  }
+
+  std::vector<std::vector<uint8_t>> keys(int map, uint32_t key_size) const override {
+    std::vector<std::vector<uint8_t>> out;
+    std::vector<uint8_t> key(key_size), next(key_size);
+    for (const void* prev = nullptr; bpf_map_get_next_key(map, prev, next.data()) == 0; prev = key.data()) {
+      key = next;
+      out.push_back(key);
+    }
+    return out;
   }
 
   uint32_t map_id(int map) const override {

@@ -49,7 +49,8 @@ EventPrograms::EventPrograms(State state)
       synths_(state.synths),
       eprobe_filters_(state.eprobe_filters),
       objects_(state.objects),
-      ring_(state.ring) {}
+      ring_(state.ring),
+      pids_(state.pids) {}
 
 bool EventPrograms::chained(const EventState& ev) const {
   return options_.attach && pipeline::chained_entry(catalog_.source(ev.system, ev.event)) && !eprobe_attached(ev);

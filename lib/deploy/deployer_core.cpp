@@ -16,7 +16,7 @@
 namespace histd::deploy {
 
 Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options,
-                   std::shared_ptr<Kernel> kernel, Fd control, Fd ring, Fd lost, Log log)
+                   std::shared_ptr<Kernel> kernel, Fd control, Fd ring, Fd lost, Fd pids, Log log)
     : kernel_(std::move(kernel)),
       catalog_(catalog),
       compiler_(compiler),
@@ -24,6 +24,7 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       possible_cpus_(static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1))),
       log_(std::move(log)),
       objects_(std::make_unique<KernelObjects>(*kernel_, std::move(control), options_.pin_dir)),
+      pids_(std::make_unique<EventPids>(*kernel_, *objects_, std::move(pids))),
       probe_files_(catalog),
       ring_(std::make_unique<TraceRing>(
           std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
@@ -32,8 +33,8 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
                                return snapshot_notice(events_, slot, value, key);
                              },
                              [this](uint32_t id) { return synthetics_->traced(id); }})),
-      programs_(std::make_unique<EventPrograms>(EventPrograms::State{catalog_, compiler_, *kernel_, options_, events_,
-                                                                     synths_, eprobe_filters_, *objects_, *ring_})),
+      programs_(std::make_unique<EventPrograms>(EventPrograms::State{
+          catalog_, compiler_, *kernel_, options_, events_, synths_, eprobe_filters_, *objects_, *ring_, *pids_})),
       synthetics_(
           std::make_unique<SyntheticEvents>(SyntheticEvents::State{catalog_, events_, synths_, *objects_, *programs_})),
       reads_(*kernel_, events_, *objects_, *programs_, possible_cpus_) {}
@@ -54,12 +55,16 @@ Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, 
   if (!ring) return unexpected(std::move(ring).error());
   auto lost = kernel->create_map({BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS});
   if (!lost) return unexpected(std::move(lost).error());
+  // set_event_pid's list: its elements are allocated as pids are listed.
+  auto pids = kernel->create_map({BPF_MAP_TYPE_HASH, codegen::kPidsMap, sizeof(uint32_t), sizeof(uint8_t),
+                                  HISTD_MAX_EVENT_PIDS, BPF_F_NO_PREALLOC});
+  if (!pids) return unexpected(std::move(pids).error());
   // Every unit this deployer compiles opens with these lines: a histd-cc
   // started from now on learns them first (Compiler::set_prelude).
   compiler.set_prelude(codegen::kUnitPrelude);
   return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(kernel),
                                                 std::move(*control), std::move(*ring), std::move(*lost),
-                                                std::move(log)));
+                                                std::move(*pids), std::move(log)));
 }
 
 CommandResult Deployer::user_error(EventState& ev, Diagnostic d, int err) {

@@ -36,6 +36,7 @@ class EventPrograms {
     const std::map<catalog::EventId, plan::TypedFilter>& eprobe_filters;
     KernelObjects& objects;
     const TraceRing& ring;
+    const EventPids& pids;  // every unit asks its pid list
   };
   explicit EventPrograms(State state);
 
@@ -110,6 +111,7 @@ class EventPrograms {
   const std::map<catalog::EventId, plan::TypedFilter>& eprobe_filters_;
   KernelObjects& objects_;
   const TraceRing& ring_;
+  const EventPids& pids_;
   bool restoring_ = false;
   bool batching_ = false;       // begin_batch() .. end_batch()
   bool batch_command_ = false;  // set_batch_command()

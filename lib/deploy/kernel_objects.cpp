@@ -43,8 +43,10 @@ KernelObjects::KernelObjects(Kernel& kernel, Fd control, std::filesystem::path p
       slot_used_(HISTD_CONTROL_SLOTS, false),
       pin_dir_(std::move(pin_dir)) {
   // Tracing's own slots are never a trigger's: tracing on, and
-  // options/stacktrace off, as tracefs starts.
+  // options/stacktrace off, as tracefs starts (set_event_pid's word is
+  // EventPids').
   slot_used_[HISTD_TRACING_SLOT] = slot_used_[HISTD_STACKTRACE_OPTION_SLOT] = true;
+  slot_used_[HISTD_PID_FILTER_SLOT] = true;
   (void)set_paused(HISTD_STACKTRACE_OPTION_SLOT, true);
 }
 

@@ -75,6 +75,7 @@ Expected<std::map<std::string, int>> EventPrograms::unit_maps(const pipeline::Ev
   std::map<std::string, int> maps{{codegen::kControlMap, objects_.control_fd()}};
   maps[codegen::kRingMap] = ring_.ring_fd();
   maps[codegen::kLostMap] = ring_.lost_fd();
+  maps[codegen::kPidsMap] = pids_.map_fd();
   const std::vector<const plan::HistPlan*> numbered = unit.numbered();
   for (size_t i = 0; i < numbered.size(); ++i) {
     const Trigger& t = *by_plan.at(numbered[i]);
@@ -130,6 +131,10 @@ Expected<EventPrograms::Built> EventPrograms::build(EventState& ev, const std::v
   b.chained = b.attaches && chained(ev);
   unit->entry.chained = b.chained;
   unit->entry.test_entry = !b.attaches || options_.test_entries;
+  // set_event_pid asks the tasks the record its entry is handed names (an
+  // eprobe's: its attached event's).
+  const catalog::EventId decided = on ? *on : catalog::EventId{ev.system, ev.event};
+  if (auto format = catalog_.event(decided.system, decided.name)) unit->entry.pids = pipeline::pid_check(**format);
   auto maps = unit_maps(*unit, triggers);
   if (!maps) return unexpected(std::move(maps).error());
   b.maps = std::move(*maps);

@@ -4,6 +4,7 @@
 // same parts.
 #include <fmt/format.h>
 
+#include <array>
 #include <functional>
 
 #include "hist_shared.h"
@@ -123,6 +124,43 @@ codegen::RecordInput record_input(const catalog::EventFormat& format) {
     if ((data_loc || rel_loc) && f.size == 4) r.dynamic.push_back({f.offset, rel_loc});
   }
   return r;
+}
+
+namespace {
+
+// The events whose record names the tasks that decide them (the kernel's
+// event_filter_pid_sched_switch_probe_pre/post, which look at prev and next
+// only, and event_filter_pid_sched_wakeup_probe_pre/post, at the woken task
+// and the current one); every other event is decided by the current task.
+struct PidDecider {
+  std::string_view system;
+  std::string_view event;
+  bool current;
+  std::array<std::string_view, 2> fields;
+};
+constexpr PidDecider kPidDeciders[] = {
+    {"sched", "sched_switch", false, {"prev_pid", "next_pid"}},
+    {"sched", "sched_wakeup", true, {"pid", ""}},
+    {"sched", "sched_wakeup_new", true, {"pid", ""}},
+    {"sched", "sched_waking", true, {"pid", ""}},
+};
+
+}  // namespace
+
+codegen::PidCheck pid_check(const catalog::EventFormat& format) {
+  codegen::PidCheck check;
+  for (const PidDecider& d : kPidDeciders) {
+    if (d.system != format.system || d.event != format.name) continue;
+    std::vector<uint32_t> offsets;
+    for (std::string_view name : d.fields)
+      if (const catalog::Field* f = name.empty() ? nullptr : format.find(name); f && f->size == 4)
+        offsets.push_back(f->offset);
+    // A format without the fields (another kernel's) keeps the default.
+    if (offsets.empty()) break;
+    check.current = d.current;
+    check.pid_fields = std::move(offsets);
+  }
+  return check;
 }
 
 std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls) {

@@ -40,6 +40,7 @@ Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::Event
   if (!unit) return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, std::string(text), unit.error().context});
   unit->entry.chained = chained_entry(format);
   unit->entry.test_entry = injected_only(format.source);
+  unit->entry.pids = pid_check(format);
   // Generated before the plan it points into is moved.
   codegen::GeneratedUnit generated = compile_event(*unit);
   return Compiled{std::move(planned->command), std::move(planned->plan), std::move(generated)};

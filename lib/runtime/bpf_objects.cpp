@@ -83,8 +83,10 @@ void init_libbpf(bool verbose) {
   setrlimit(RLIMIT_MEMLOCK, &r);
 }
 
-Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries) {
-  int fd = bpf_map_create(static_cast<enum bpf_map_type>(type), name, key_size, value_size, max_entries, nullptr);
+Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+                        uint32_t flags) {
+  LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+  int fd = bpf_map_create(static_cast<enum bpf_map_type>(type), name, key_size, value_size, max_entries, &opts);
   if (fd < 0) return bpf_fail(fd, fmt::format("creating map {}", name));
   return Fd(fd);
 }

@@ -16,7 +16,7 @@ namespace histd::testing {
 namespace {
 
 using Spec = deploy::Kernel::MapSpec;
-constexpr size_t kDeployerMaps = 3;  // the control array, the ring, the lost counts
+constexpr size_t kDeployerMaps = 4;  // the control array, the ring, the lost counts, the pid list
 
 // The maps made for triggers: after the deployer's own.
 std::vector<Spec> trigger_maps(const FakeKernel& k) {
@@ -43,15 +43,19 @@ TEST(DeployLayout, TheDeployersOwnMapsComeFirst) {
             (Spec{BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS}));
   EXPECT_EQ(created[1]->spec, (Spec{BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22}));
   EXPECT_EQ(created[2]->spec, (Spec{BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS}));
-  // options/stacktrace starts off: its slot reads paused.
-  const uint32_t slot = HISTD_STACKTRACE_OPTION_SLOT;
-  const std::span<const uint8_t> key = deploy::bytes_of(slot);
-  const auto& elements = created[0]->elements;
-  auto it = elements.find(std::vector<uint8_t>(key.begin(), key.end()));
-  ASSERT_NE(it, elements.end());
-  histd_trigger_control word{};
-  std::memcpy(&word, it->second.data(), sizeof(word));
-  EXPECT_EQ(word.paused, 1u);
+  // set_event_pid's list, allocated as pids are listed.
+  EXPECT_EQ(created[3]->spec, (Spec{BPF_MAP_TYPE_HASH, "histd_pids", 4, 1, HISTD_MAX_EVENT_PIDS, BPF_F_NO_PREALLOC}));
+  // options/stacktrace starts off, and no pid list is in force: their
+  // slots read paused.
+  for (const uint32_t slot : {HISTD_STACKTRACE_OPTION_SLOT, HISTD_PID_FILTER_SLOT}) {
+    const std::span<const uint8_t> key = deploy::bytes_of(slot);
+    const auto& elements = created[0]->elements;
+    auto it = elements.find(std::vector<uint8_t>(key.begin(), key.end()));
+    ASSERT_NE(it, elements.end()) << slot;
+    histd_trigger_control word{};
+    std::memcpy(&word, it->second.data(), sizeof(word));
+    EXPECT_EQ(word.paused, 1u) << slot;
+  }
 }
 
 TEST(DeployLayout, PidKeyWithBytesValue) {
@@ -74,9 +78,10 @@ TEST(DeployLayout, PidKeyWithBytesValue) {
   EXPECT_EQ(load.maps, (std::map<std::string, uint64_t>{{codegen::kControlMap, created_id(k, 0)},
                                                         {codegen::kRingMap, created_id(k, 1)},
                                                         {codegen::kLostMap, created_id(k, 2)},
-                                                        {codegen::table_map_name(0), created_id(k, 3)},
-                                                        {codegen::stats_map_name(0), created_id(k, 4)},
-                                                        {codegen::hot_map_name(0), created_id(k, 5)},
+                                                        {codegen::kPidsMap, created_id(k, 3)},
+                                                        {codegen::table_map_name(0), created_id(k, 4)},
+                                                        {codegen::stats_map_name(0), created_id(k, 5)},
+                                                        {codegen::hot_map_name(0), created_id(k, 6)},
                                                         {codegen::kChainMap, disp.slots_map}}));
   EXPECT_EQ(next_slot(load), 2u);
   // Attached at its tracepoint; the group's program in slot 1 and, with
@@ -110,7 +115,7 @@ TEST(DeployLayout, VariablesLiveInTheTableAndAReferenceReadsThem) {
                                  {BPF_MAP_TYPE_HASH, "histd_table", 8, 24, 2048},
                                  {BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1},
                              }));
-  const uint64_t waking_table = created_id(k, 3);
+  const uint64_t waking_table = created_id(k, kDeployerMaps);
   // Not plain: the event program holds it, in slot 0 alone.
   ASSERT_EQ(k.dispatchers().size(), 1u);
   EXPECT_EQ(k.dispatchers()[0]->slots[0], k.loads().back().program);
@@ -122,7 +127,7 @@ TEST(DeployLayout, VariablesLiveInTheTableAndAReferenceReadsThem) {
   const FakeKernel::LoadCall& load = k.loads().back();
   ASSERT_TRUE(load.maps.count(codegen::ref_map_name(0, 0))) << k.journal();
   EXPECT_EQ(load.maps.at(codegen::ref_map_name(0, 0)), waking_table);
-  EXPECT_EQ(load.maps.at(codegen::table_map_name(0)), created_id(k, 5));
+  EXPECT_EQ(load.maps.at(codegen::table_map_name(0)), created_id(k, kDeployerMaps + 2));
 }
 
 TEST(DeployLayout, ANamedTableKeepsItsVariablesApart) {
@@ -135,7 +140,7 @@ TEST(DeployLayout, ANamedTableKeepsItsVariablesApart) {
                                           {BPF_MAP_TYPE_PERCPU_HASH, "histd_table", 8, 8, 2048},
                                           {BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1},
                                       }));
-  EXPECT_EQ(d.kernel().loads().back().maps.at(codegen::var_map_name(0)), created_id(d.kernel(), 3));
+  EXPECT_EQ(d.kernel().loads().back().maps.at(codegen::var_map_name(0)), created_id(d.kernel(), kDeployerMaps));
 }
 
 TEST(DeployLayout, ShutdownLeavesThePinnedTablesAlone) {

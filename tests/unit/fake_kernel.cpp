@@ -241,8 +241,28 @@ Status FakeKernel::update(int fd, std::span<const uint8_t> key, std::span<const 
     std::memcpy(&index, key.data(), sizeof(index));
     if (index >= m->spec.max_entries) return fail(ErrorKind::System, E2BIG, "updating a map: no such index");
   }
-  m->elements[std::vector<uint8_t>(key.begin(), key.end())] = std::vector<uint8_t>(value.begin(), value.end());
+  std::vector<uint8_t> k(key.begin(), key.end());
+  // A hash is full at max_entries, as the kernel's.
+  if (!is_array(m->spec.type) && !m->elements.count(k) && m->elements.size() >= m->spec.max_entries)
+    return fail(ErrorKind::System, E2BIG, "updating a map: full");
+  m->elements[std::move(k)] = std::vector<uint8_t>(value.begin(), value.end());
   return ok_status();
+}
+
+Status FakeKernel::remove(int fd, std::span<const uint8_t> key) {
+  Map* m = find_map(fd);
+  if (!m) return fail(ErrorKind::System, EBADF, "deleting from a map");
+  if (m->elements.erase(std::vector<uint8_t>(key.begin(), key.end())) == 0)
+    return fail(ErrorKind::System, ENOENT, "deleting from a map");
+  return ok_status();
+}
+
+std::vector<std::vector<uint8_t>> FakeKernel::keys(int fd, uint32_t key_size) const {
+  std::vector<std::vector<uint8_t>> out;
+  const Map* m = map_of(fd);
+  if (!m || key_size != m->spec.key_size) return out;
+  for (const auto& [k, v] : m->elements) out.push_back(k);
+  return out;
 }
 
 Status FakeKernel::lookup(int fd, std::span<const uint8_t> key, std::span<uint8_t> value) const {

@@ -93,6 +93,8 @@ class FakeKernel final : public deploy::Kernel {
   std::vector<std::string> pins(const std::filesystem::path& dir) override;
   Status update(int map, std::span<const uint8_t> key, std::span<const uint8_t> value) override;
   Status lookup(int map, std::span<const uint8_t> key, std::span<uint8_t> value) const override;
+  Status remove(int map, std::span<const uint8_t> key) override;
+  std::vector<std::vector<uint8_t>> keys(int map, uint32_t key_size) const override;
   uint32_t map_id(int map) const override;
   Expected<std::unique_ptr<Program>> load(const std::string& object, const std::map<std::string, int>& maps,
                                           const std::map<std::string, std::vector<uint8_t>>& rodata) override;

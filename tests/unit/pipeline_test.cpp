@@ -183,5 +183,36 @@ TEST(Pipeline, ARecordedEventCopiesItsFixedPartAndItsStrings) {
   EXPECT_EQ(compile_event(*event_unit(parts)).source.find("histd_recbuf"), std::string::npos);
 }
 
+// set_event_pid: the tasks the kernel's sched_switch and wakeup probes ask
+// decide their events; the current task decides every other one.
+TEST(Pipeline, SetEventPidAsksTheTasksTheKernelAsks) {
+  const auto sw = fixture_format("sched", "sched_switch");
+  const codegen::PidCheck switch_check = pid_check(*sw);
+  EXPECT_FALSE(switch_check.current);
+  EXPECT_EQ(switch_check.pid_fields,
+            (std::vector<uint32_t>{sw->find("prev_pid")->offset, sw->find("next_pid")->offset}));
+  for (const char* wakeup : {"sched_waking", "sched_wakeup"}) {
+    const auto f = fixture_format("sched", wakeup);
+    const codegen::PidCheck check = pid_check(*f);
+    EXPECT_TRUE(check.current) << wakeup;
+    EXPECT_EQ(check.pid_fields, (std::vector<uint32_t>{f->find("pid")->offset})) << wakeup;
+  }
+  // sched_process_fork names tasks too, but the kernel asks the current one.
+  EXPECT_EQ(pid_check(*fixture_format("kmem", "kmalloc")), codegen::PidCheck{});
+  EXPECT_EQ(pid_check(*fixture_format("sched", "sched_process_fork")), codegen::PidCheck{});
+
+  // explain shows the check histd loads: every entry but the test entry asks.
+  auto compiled = compile("hist:keys=next_pid", *sw);
+  ASSERT_TRUE(compiled.ok()) << compiled.error().message();
+  const std::string& src = compiled->unit.source;
+  const std::string asks_next =
+      "if (histd_pid_listed((__u32)HISTD_LOAD_S32(rec, " + std::to_string(sw->find("next_pid")->offset) + "u)))";
+  EXPECT_NE(src.find(asks_next), std::string::npos) << src;
+  EXPECT_EQ(src.find("bpf_get_current_pid_tgid()))"), std::string::npos) << src;
+  auto write = compile(kCommand, *fixture_format("syscalls", "sys_enter_write"));
+  ASSERT_TRUE(write.ok());
+  EXPECT_NE(write->unit.source.find("if (histd_pid_listed((__u32)bpf_get_current_pid_tgid()))"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace histd::pipeline

@@ -123,6 +123,8 @@ inline constexpr const char* kChainNextSlot = ".rodata.chain";
 inline constexpr const char* kUnitPrelude = "#include <linux/bpf.h>\n#include \"hist_helpers.bpf.h\"\n";
 // What the ring had no room for, per CPU (HISTD_LOST_*).
 inline constexpr const char* kLostMap = "histd_lost";
+// set_event_pid's pids (HISTD_MAX_EVENT_PIDS), shared like the control array.
+inline constexpr const char* kPidsMap = "histd_pids";
 
 // A control trigger (parse::ControlCommand): when it fires (filter, count)
 // it pauses or continues `target_slots` (enable_hist/disable_hist: the
@@ -144,6 +146,18 @@ struct InlinedEvent {
   std::vector<ControlInput> controls;
 };
 
+// set_event_pid: which tasks decide whether the unit's event is seen while
+// a pid list is in force (the kernel's ignore_pid, set at each sched_switch
+// and around each wakeup): the task it runs in, and tasks its record names
+// (sched_switch: prev or next; a wakeup: the task woken), each a 4-byte pid
+// field at its offset. Every entry but the test entry asks; with none
+// listed the event is ignored, triggers and record alike.
+struct PidCheck {
+  bool current = true;
+  std::vector<uint32_t> pid_fields;  // offsets in the record (the entry's ctx)
+  friend bool operator==(const PidCheck&, const PidCheck&) = default;
+};
+
 // How the dispatcher enters the unit's event program: from the classic
 // tracepoint, whose record it is handed, or from the raw sys_enter / sys_exit
 // tracepoint, where it rebuilds the classic record of a syscall event from
@@ -163,6 +177,7 @@ struct EventEntry {
   // inject into an attached event. Otherwise it would be compiled and
   // verified for nothing: about a sixth of a new trigger's compile.
   bool test_entry = false;
+  PidCheck pids;
 };
 
 // An event whose records go to the trace buffer (its `enable` file is 1):

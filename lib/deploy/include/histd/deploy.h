@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "histd/diagnostic.h"
+#include "histd/event_pids.h"
 #include "histd/kernel.h"
 #include "histd/kernel_reads.h"
 #include "histd/pipeline.h"
@@ -98,7 +99,7 @@ class Deployer {
   // `event` (`d`: the engine logs it and shows it in the event's hist
   // file), or a `note` for error_log when `d` is null.
   using Log = std::function<void(const catalog::EventId* event, const Diagnostic* d, const std::string& note)>;
-  // Creates the shared maps (control array, ring, lost counts). `catalog`
+  // Creates the shared maps (control array, ring, lost counts, pid list). `catalog`
   // (synthetic events are added to it) and `compiler` must outlive it.
   // `kernel`: every kernel object of the command path is made through it
   // (histd/kernel.h): bpf_kernel() for histd, a fake for the unit tests.
@@ -138,6 +139,10 @@ class Deployer {
   // ---- probe events: the kernel's own, defined through its kprobe_events,
   // uprobe_events or dynamic_events (histd/probe_files.h) ----
   ProbeFiles& probe_files() { return probe_files_; }
+  // ---- set_event_pid: which tasks' events every program of this deployer
+  // sees (histd/event_pids.h) ----
+  EventPids& event_pids() { return *pids_; }
+  const EventPids& event_pids() const { return *pids_; }
   const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
 
   // ---- restore and shutdown ----
@@ -183,7 +188,7 @@ class Deployer {
 
  private:
   Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, std::shared_ptr<Kernel> kernel,
-           Fd control, Fd ring, Fd lost, Log log);
+           Fd control, Fd ring, Fd lost, Fd pids, Log log);
   EventState& event_state(const catalog::EventId& event);
   // A refusal on `ev`: logged there (Log), returned to the command.
   CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);
@@ -240,6 +245,9 @@ class Deployer {
   // The control array and its slots, the tables and their pins
   // (lib/deploy/kernel_objects.h); before ring_, which borrows the array.
   std::unique_ptr<KernelObjects> objects_;
+  // set_event_pid's list; after objects_, whose control array holds its
+  // word.
+  std::unique_ptr<EventPids> pids_;
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   // The kernel side of the registry's synthetic events (SyntheticEvents
   // changes them).

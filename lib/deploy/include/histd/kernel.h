@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // What the deployer asks of the kernel, one method an operation: a map
-// made, opened from its pin, pinned, unpinned; an element written or read;
-// an event's compiled object loaded; its dispatcher attached and programs
-// installed in the dispatcher's slots; a record run through a test entry.
+// made, opened from its pin, pinned, unpinned; an element written, read or
+// deleted, a map's keys; an event's compiled object loaded; its dispatcher
+// attached and programs installed in the dispatcher's slots; a record run
+// through a test entry.
 // The deployer holds one (Deployer::create) and calls nothing else of the
 // kernel on its command path, so that a fake can stand in for it: histd's
 // is bpf_kernel(), over lib/runtime and libbpf; the unit tests' is
@@ -38,6 +39,7 @@ class Kernel {
     uint32_t key_size = 0;
     uint32_t value_size = 0;
     uint32_t max_entries = 0;
+    uint32_t flags = 0;  // map_flags (BPF_F_NO_PREALLOC, ...)
     friend bool operator==(const MapSpec&, const MapSpec&) = default;
   };
 
@@ -94,6 +96,10 @@ class Kernel {
   virtual std::vector<std::string> pins(const std::filesystem::path& dir) = 0;
   virtual Status update(int map, std::span<const uint8_t> key, std::span<const uint8_t> value) = 0;
   virtual Status lookup(int map, std::span<const uint8_t> key, std::span<uint8_t> value) const = 0;
+  // Deletes the element at `key` (ENOENT: there was none).
+  virtual Status remove(int map, std::span<const uint8_t> key) = 0;
+  // Every key of a hash map, `key_size` bytes each, in the map's order.
+  virtual std::vector<std::vector<uint8_t>> keys(int map, uint32_t key_size) const = 0;
   // The kernel's id of the map (0: unknown).
   virtual uint32_t map_id(int map) const = 0;
 

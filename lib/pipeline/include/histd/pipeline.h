@@ -106,6 +106,12 @@ Expected<EventUnit> event_unit(const EventParts& parts);
 // dynamic fields, from its format.
 codegen::RecordInput record_input(const catalog::EventFormat& format);
 
+// Which tasks decide whether an event of `format` is seen while
+// set_event_pid lists tasks, as the kernel's sched_switch and wakeup probes
+// set ignore_pid: the current task, and sched_switch's prev_pid or next_pid,
+// a wakeup's woken pid (codegen::PidCheck). A row of a table each.
+codegen::PidCheck pid_check(const catalog::EventFormat& format);
+
 // How a probe event's program computes its record: each argument of its
 // definition (format.probe) to its field. Invalid, saying why, for what
 // histd's programs cannot compute (format.probe_error, $argN past the six

@@ -157,7 +157,9 @@ class Compiler {
 // loading anything: the kernel refuses a program using more than 64.
 Expected<size_t> maps_used_per_program(std::string_view object);
 
-Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries);
+// `flags`: bpf_map_create's map_flags (BPF_F_NO_PREALLOC, ...).
+Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+                        uint32_t flags = 0);
 
 // One loaded event unit: its programs' descriptors, nothing more. Its
 // libbpf object is closed once loaded: each object held a descriptor of

@@ -226,4 +226,13 @@ static __always_inline void handle(void *ctx, const void *rec, const struct hist
   (void)c;
 }
 
+static __always_inline int histd_pid_ignored(const void *rec) {
+  (void)rec;
+  if (!histd_pid_filter_on())
+    return 0;
+  if (histd_pid_listed((__u32)bpf_get_current_pid_tgid()))
+    return 0;
+  return 1;
+}
+
 HISTD_EVENT_ENTRY(handle, 0, 1)
