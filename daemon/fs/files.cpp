@@ -51,6 +51,7 @@ constexpr std::string_view kReadme =
     "  current_tracer                   nop, the only tracer (available_tracers)\n"
     "  buffer_size_kb                   each CPU's buffer in KiB (buffer_total_size_kb: all)\n"
     "  trace_clock                      mono, the clock BPF stamps records with: the only one\n"
+    "  set_event_pid                    only trace events of the listed pids\n"
     "  trace_options, options/          stacktrace switches; the others are fixed\n"
     "  saved_cmdlines                   the comms of the recorded tasks (saved_cmdlines_size)\n"
     "  instances                        Make sub-buffers with: mkdir instances/foo\n"
@@ -207,6 +208,20 @@ int write_set(const FileCall& c, std::string_view data) {
   return rc < 0 ? rc : size_of(data);
 }
 int clear_set(const FileCall& c) { return clear_set_event(c.ns, c.node); }
+// set_event_pid: the listed pids, one a line from the lowest; a write adds
+// to them (all or nothing), an open with O_TRUNC empties it (the kernel's
+// ftrace_event_set_pid_open() and ftrace_event_pid_write()).
+int read_event_pid(const FileCall& c, std::string& out) {
+  std::string text;
+  for (uint32_t pid : c.engine.event_pids()) text += fmt::format("{}\n", pid);
+  return shown(out, std::move(text));
+}
+int write_event_pid(const FileCall& c, std::string_view data) {
+  auto pids = parse_pid_list(data);
+  if (!pids) return -pids.error();
+  return taken(c.engine.add_event_pids(*pids), data);
+}
+int clear_event_pid(const FileCall& c) { return done(c.engine.clear_event_pids()); }
 bool has_probe_file(const Namespace& ns, const Node&, std::string_view name) { return ns.has_probe_file(name); }
 int read_probes(const FileCall& c, std::string& out) { return shown(out, c.engine.reads().probe_events(c.node.file)); }
 int write_probes(const FileCall& c, std::string_view data) {
@@ -386,6 +401,7 @@ constexpr TreeFile kFiles[] = {
   {"dynamic_events",    kTop,        ReadWrite,  Content, read_dynamic_events,   write_dynamic,         truncate_dynamic,
    false, true},
   {"set_event",         kBoth,       ReadWrite,  Content, read_set_event,        write_set,             clear_set},
+  {"set_event_pid",     kBoth,       ReadWrite,  Content, read_event_pid,        write_event_pid,       clear_event_pid},
   {"kprobe_events",     kTop,        RootWrites, Content, read_probes,           write_probes,          truncate_probes,
    false, false, has_probe_file},
   {"uprobe_events",     kTop,        RootWrites, Content, read_probes,           write_probes,          truncate_probes,

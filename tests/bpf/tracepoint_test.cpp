@@ -227,5 +227,59 @@ TEST(Tracepoint, SyscallEventsOnRawTracepointsCountLikeOnTheirOwn) {
   }
 }
 
+// set_event_pid: while it lists a task, the programs see only its events,
+// hist triggers included (the kernel's triggers need the record its
+// buffer refuses an ignored task's event), on the classic syscall
+// tracepoint and on the raw one alike. The listed pid is the machine's,
+// as BPF sees the thread (runtime::HostPids), never the test's own view.
+TEST(Tracepoint, SetEventPidHidesOtherTasksEventsFromTheTriggers) {
+  HISTD_REQUIRE_BPF();
+  for (const bool raw : {false, true}) {
+    engine::EngineOptions options;
+    options.deploy.raw_syscalls = raw;
+    auto engine = real_engine(options);
+    ASSERT_TRUE(engine);
+    NamedThread keep("pidkeep");
+    NamedThread drop("piddrop");
+    const std::string cmd = fmt::format("hist:keys=common_comm if common_comm == \"{}\" || common_comm == \"{}\"",
+                                        keep.comm(), drop.comm());
+    auto r = engine->write_trigger("syscalls", "sys_enter_write", cmd);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    pid_t tid = 0;
+    keep.run([&] { tid = static_cast<pid_t>(syscall(SYS_gettid)); });
+    runtime::HostPids host;
+    const std::vector<uint32_t> listed{host.host_pid(tid)};
+    ASSERT_TRUE(engine->add_event_pids(listed).ok());
+    EXPECT_EQ(engine->event_pids(), listed);
+    const int null = open("/dev/null", O_WRONLY);
+    ASSERT_GE(null, 0);
+    auto writes = [null](NamedThread& t) {
+      t.run([null] {
+        char buf[8] = {};
+        for (int i = 0; i < 3; ++i) EXPECT_EQ(write(null, buf, 5), 5);
+      });
+    };
+    writes(keep);
+    writes(drop);
+    // A thread's entry: its hitcount, or "none".
+    auto hits_of = [&engine](const NamedThread& t) {
+      auto h = read_hist(*engine, "syscalls", "sys_enter_write");
+      if (!h) return std::string("unreadable");
+      std::smatch m;
+      const std::regex row("\\{ common_comm: " + t.comm() + " +\\} hitcount: +([0-9]+)\n");
+      return std::regex_search(*h, m, row) ? m[1].str() : std::string("none");
+    };
+    EXPECT_EQ(hits_of(keep), "3") << (raw ? "raw" : "classic");
+    EXPECT_EQ(hits_of(drop), "none") << (raw ? "raw" : "classic");
+    // No list: every task's events again.
+    ASSERT_TRUE(engine->clear_event_pids().ok());
+    EXPECT_TRUE(engine->event_pids().empty());
+    writes(drop);
+    EXPECT_EQ(hits_of(drop), "3") << (raw ? "raw" : "classic");
+    close(null);
+    engine->shutdown();
+  }
+}
+
 }  // namespace
 }  // namespace histd::testing

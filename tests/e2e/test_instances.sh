@@ -34,7 +34,7 @@ mkdir "$A"
 expect_eq "listed in instances/" "a$$" "$(ls "$I")"
 expect_eq "as a directory, by readdir" "a$$" "$(dir_entries "$I")"
 expect_eq "its files: those tracefs gives an instance" \
-  "available_tracers buffer_size_kb buffer_total_size_kb current_tracer error_log events options per_cpu set_event snapshot timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on" \
+  "available_tracers buffer_size_kb buffer_total_size_kb current_tracer error_log events options per_cpu set_event set_event_pid snapshot timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on" \
   "$(ls "$A" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "its events are the kernel's" "1" "$(ls "$A/events/syscalls" | grep -c '^sys_enter_write$')"
 expect_eq "a second mkdir of it" "File exists" "$(err mkdir "$A")"
@@ -72,6 +72,10 @@ expect_eq "a hist on the instance's ftrace:print counts its markers only" "ok" \
 echo 0 >"$A/tracing_on"
 expect_eq "tracing_on 0 in the instance" "0 1" "$(cat "$A/tracing_on") $(cat "$MNT/tracing_on")"
 echo 1 >"$A/tracing_on"
+# set_event_pid is the instance's own, as the kernel's trace_array keeps it.
+echo 12345 >"$A/set_event_pid"
+expect_eq "set_event_pid in the instance" "12345 ." "$(cat "$A/set_event_pid") .$(cat "$MNT/set_event_pid")"
+: >"$A/set_event_pid"
 expect_eq "its error_log has its own refusals" "1" \
   "$( (echo 'hist:keys=nosuchfield' >>"$A/events/syscalls/sys_enter_write/trigger") 2>/dev/null; grep -c 'nosuchfield' "$A/error_log")"
 expect_eq "the top tree's error_log has none of them" "0" "$(grep -c 'nosuchfield' "$MNT/error_log" || true)"

@@ -22,7 +22,7 @@ expect_eq "chmod" "Operation not permitted" "$(err chmod 0666 "$MNT/trace")"
 expect_eq "touch an existing file (as tracefs, a no-op)" "" "$(err touch "$MNT/trace")"
 # The kernel's probe event files are there when the kernel has them.
 probe_files=$(for f in kprobe_events uprobe_events; do [ -e "/sys/kernel/tracing/$f" ] && printf ' %s' "$f"; done || true)
-expect_eq "the tree is as it was" "README available_events available_tracers buffer_size_kb buffer_total_size_kb current_tracer dynamic_events error_log events instances options per_cpu printk_formats saved_cmdlines saved_cmdlines_size saved_tgids set_event snapshot synthetic_events timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on$probe_files" \
+expect_eq "the tree is as it was" "README available_events available_tracers buffer_size_kb buffer_total_size_kb current_tracer dynamic_events error_log events instances options per_cpu printk_formats saved_cmdlines saved_cmdlines_size saved_tgids set_event set_event_pid snapshot synthetic_events timestamp_mode trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on$probe_files" \
   "$(ls "$MNT" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "and trace keeps its mode" "-rw-------" "$(stat -c %A "$MNT/trace")"
 # A listing's entry types (d_type) are what a stat of each says, as tracefs

@@ -22,36 +22,19 @@ std::vector<std::string> names_at(Place place) {
 }
 
 TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
-  EXPECT_EQ(names_at(kTopRoot), (std::vector<std::string>{"README",
-                                                          "available_events",
-                                                          "error_log",
-                                                          "synthetic_events",
-                                                          "trace",
-                                                          "trace_pipe",
-                                                          "trace_marker",
-                                                          "snapshot",
-                                                          "tracing_on",
-                                                          "current_tracer",
-                                                          "available_tracers",
-                                                          "dynamic_events",
-                                                          "set_event",
-                                                          "kprobe_events",
-                                                          "uprobe_events",
-                                                          "trace_options",
-                                                          "trace_clock",
-                                                          "timestamp_mode",
-                                                          "tracing_cpumask",
-                                                          "printk_formats",
-                                                          "saved_cmdlines",
-                                                          "saved_cmdlines_size",
-                                                          "saved_tgids",
-                                                          "buffer_size_kb",
-                                                          "buffer_total_size_kb"}));
-  EXPECT_EQ(
-      names_at(kInstanceRoot),
-      (std::vector<std::string>{"error_log", "trace", "trace_pipe", "trace_marker", "snapshot", "tracing_on",
-                                "current_tracer", "available_tracers", "set_event", "trace_options", "trace_clock",
-                                "timestamp_mode", "tracing_cpumask", "buffer_size_kb", "buffer_total_size_kb"}));
+  EXPECT_EQ(names_at(kTopRoot), (std::vector<std::string>{
+                                    "README",         "available_events",    "error_log",           "synthetic_events",
+                                    "trace",          "trace_pipe",          "trace_marker",        "snapshot",
+                                    "tracing_on",     "current_tracer",      "available_tracers",   "dynamic_events",
+                                    "set_event",      "set_event_pid",       "kprobe_events",       "uprobe_events",
+                                    "trace_options",  "trace_clock",         "timestamp_mode",      "tracing_cpumask",
+                                    "printk_formats", "saved_cmdlines",      "saved_cmdlines_size", "saved_tgids",
+                                    "buffer_size_kb", "buffer_total_size_kb"}));
+  EXPECT_EQ(names_at(kInstanceRoot),
+            (std::vector<std::string>{"error_log", "trace", "trace_pipe", "trace_marker", "snapshot", "tracing_on",
+                                      "current_tracer", "available_tracers", "set_event", "set_event_pid",
+                                      "trace_options", "trace_clock", "timestamp_mode", "tracing_cpumask",
+                                      "buffer_size_kb", "buffer_total_size_kb"}));
   EXPECT_EQ(names_at(kEventsDir), (std::vector<std::string>{"enable", "header_event", "header_page"}));
   EXPECT_EQ(names_at(kSystemDir), (std::vector<std::string>{"enable", "filter"}));
   EXPECT_EQ(names_at(kEventDir), (std::vector<std::string>{"format", "hist", "hist.json", "hist_debug", "id", "trigger",

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The engine's set_event_pid: carried out by the deployer's EventPids
+// (histd/event_pids.h), then the state saved. The Engine's calls take its
+// lock and run through the Commands.
+#include <fmt/format.h>
+
+#include "engine/commands.h"
+#include "engine/state_file.h"
+#include "histd/engine.h"
+
+namespace histd::engine {
+
+namespace {
+
+// Where their failures go in error_log.
+constexpr const char* kPidsLocation = "set_event_pid";
+
+CommandResult done(Status st) {
+  if (!st) return system_failure(std::move(st).error());
+  return Unit{};
+}
+
+}  // namespace
+
+std::vector<uint32_t> Engine::event_pids() {
+  std::lock_guard lock(mu_);
+  return deployer_->event_pids().pids();
+}
+
+CommandResult Engine::add_event_pids(std::span<const uint32_t> pids) {
+  std::lock_guard lock(mu_);
+  return commands_->add_event_pids(pids);
+}
+
+CommandResult Engine::clear_event_pids() {
+  std::lock_guard lock(mu_);
+  return commands_->clear_event_pids();
+}
+
+CommandResult Commands::add_event_pids(std::span<const uint32_t> pids) {
+  const std::string text = fmt::format("{}", fmt::join(pids, " "));
+  if (auto room = state_.reserve(0); !room)
+    return finish_command(kPidsLocation, text, nullptr, system_failure(std::move(room).error()));
+  return finish_command(kPidsLocation, text, nullptr, done(deployer_.event_pids().add(pids)));
+}
+
+CommandResult Commands::clear_event_pids() {
+  deploy::EventPids& pids = deployer_.event_pids();
+  if (!pids.in_force()) return Unit{};
+  if (auto room = state_.reserve(0); !room)
+    return finish_command(kPidsLocation, "(truncate)", nullptr, system_failure(std::move(room).error()));
+  return finish_command(kPidsLocation, "(truncate)", nullptr, done(pids.clear()));
+}
+
+}  // namespace histd::engine
