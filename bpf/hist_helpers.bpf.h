@@ -233,7 +233,8 @@ static __always_inline int histd_tracing_on(void) {
 
 /* set_event_pid: the listed pids (task->pid, the machine's first PID
  * namespace's numbers, as every BPF program sees them), each with a 1.
- * Shared by every unit of a tree like the control array. Allocated as
+ * Shared by every unit of a tree like the control array; its fork and
+ * exit followers (event_pids.bpf.c) add and remove pids too. Allocated as
  * pids are listed. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);

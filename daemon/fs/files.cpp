@@ -51,8 +51,9 @@ constexpr std::string_view kReadme =
     "  current_tracer                   nop, the only tracer (available_tracers)\n"
     "  buffer_size_kb                   each CPU's buffer in KiB (buffer_total_size_kb: all)\n"
     "  trace_clock                      mono, the clock BPF stamps records with: the only one\n"
-    "  set_event_pid                    only trace events of the listed pids\n"
-    "  trace_options, options/          stacktrace switches; the others are fixed\n"
+    "  set_event_pid                    only trace events of the listed pids (and, with\n"
+    "                                   options/event-fork, their children)\n"
+    "  trace_options, options/          stacktrace, event-fork switch; the others are fixed\n"
     "  saved_cmdlines                   the comms of the recorded tasks (saved_cmdlines_size)\n"
     "  instances                        Make sub-buffers with: mkdir instances/foo\n"
     "                                   Remove sub-buffer with rmdir\n\n"
@@ -318,7 +319,7 @@ int write_option(const FileCall& c, std::string_view data) {
   auto v = parse_enable(data);
   if (!v) return -v.error();
   const int rc = set_option(c.engine, *option, *v, !c.node.instance.empty());
-  if (rc < 0) fmt::print(stderr, "histd: options/{}: fixed in histd\n", option->name);
+  if (rc < 0 && !option->set) fmt::print(stderr, "histd: options/{}: fixed in histd\n", option->name);
   return rc < 0 ? rc : size_of(data);
 }
 int read_trace_options(const FileCall& c, std::string& out) {

@@ -8,15 +8,24 @@ namespace histd::fs {
 namespace {
 
 bool stacktrace(engine::Engine& e) { return e.trace_ring().stacktrace_option(); }
-void set_stacktrace(engine::Engine& e, bool on) { e.trace_ring().set_stacktrace_option(on); }
+int set_stacktrace(engine::Engine& e, bool on) {
+  e.trace_ring().set_stacktrace_option(on);
+  return 0;
+}
+// set_event_pid's list follows forks and exits.
+bool event_fork(engine::Engine& e) { return e.event_fork(); }
+int set_event_fork(engine::Engine& e, bool on) {
+  auto r = e.set_event_fork(on);
+  return r ? 0 : -r.error().error.err;
+}
 
 // What histd always does, as each fixed value says: lines printed by their
 // events' print fmt with symbols, the flags column and the task's comm,
 // trace_marker taken, the buffer overwriting its oldest lines when full.
 // Left out while histd cannot honour them, as the clients that find them
-// would set them: event-fork and function-fork (histd has no
-// set_event_pid; trace-cmd record -c follows children itself without
-// them) and pause-on-trace (the kernel's selftests set it first).
+// would set them: function-fork (histd traces no functions; trace-cmd
+// record -c follows children with event-fork, or itself without it) and
+// pause-on-trace (the kernel's selftests set it first).
 constexpr TraceOption kOptions[] = {
     {"print-parent", true},
     {"sym-offset", false},
@@ -40,6 +49,7 @@ constexpr TraceOption kOptions[] = {
     {"disable_on_free", false},
     {"irq-info", true},
     {"markers", true},
+    {"event-fork", false, false, false, event_fork, set_event_fork},
     {"trace_printk_dest", true, false, true},
     {"copy_trace_marker", true, false, true},
     {"hash-ptr", true},
@@ -70,8 +80,7 @@ bool option_value(engine::Engine& engine, const TraceOption& option, bool instan
 
 int set_option(engine::Engine& engine, const TraceOption& option, bool on, bool instance) {
   if (!option.set) return on == option_value(engine, option, instance) ? 0 : -EINVAL;
-  option.set(engine, on);
-  return 0;
+  return option.set(engine, on);
 }
 
 std::string trace_options_text(engine::Engine& engine, bool instance) {

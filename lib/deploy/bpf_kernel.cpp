@@ -40,6 +40,14 @@ class BpfAttachment final : public Kernel::Attachment {
   runtime::Attachment a_;
 };
 
+class BpfFollower final : public Kernel::Follower {
+ public:
+  explicit BpfFollower(runtime::ForkFollower f) : f_(std::move(f)) {}
+
+ private:
+  runtime::ForkFollower f_;
+};
+
 class BpfKernel final : public Kernel {
  public:
   explicit BpfKernel(runtime::BpfPaths paths) : paths_(std::move(paths)) {}
@@ -103,6 +111,12 @@ class BpfKernel final : public Kernel {
       out.push_back(key);
     }
     return out;
+  }
+
+  Expected<std::unique_ptr<Follower>> follow_forks(int pids_map) override {
+    auto f = runtime::ForkFollower::attach(paths_, pids_map);
+    if (!f) return unexpected(std::move(f).error());
+    return std::unique_ptr<Follower>(std::make_unique<BpfFollower>(std::move(*f)));
   }
 
   uint32_t map_id(int map) const override {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// EventPids (histd/event_pids.h): set_event_pid's list.
+// EventPids (histd/event_pids.h): set_event_pid's list and options/event-fork.
 #include "histd/event_pids.h"
 
 #include <fmt/format.h>
@@ -62,6 +62,18 @@ Status EventPids::clear() {
   // The word first: no event is ignored for a list half gone.
   if (Status st = objects_.set_paused(HISTD_PID_FILTER_SLOT, true); !st) return st;
   for (uint32_t pid : pids()) (void)kernel_.remove(map_.get(), bytes_of(pid));
+  return ok_status();
+}
+
+Status EventPids::follow_forks(bool on) {
+  if (on == follows_forks()) return ok_status();
+  if (!on) {
+    follower_.reset();
+    return ok_status();
+  }
+  auto f = kernel_.follow_forks(map_.get());
+  if (!f) return unexpected(std::move(f).error());
+  follower_ = std::move(*f);
   return ok_status();
 }
 

@@ -94,10 +94,11 @@ class Commands {
   // The event's, unsaved (a restored entry's).
   CommandResult filter(const catalog::EventId& event, std::string_view text);
   CommandResult write_probe_events(const std::string& file, std::string_view text, bool truncate);
-  // set_event_pid's writes and truncation (event_pids.cpp): the deployer's
-  // list changed, then the state saved.
+  // set_event_pid's writes and truncation, options/event-fork
+  // (event_pids.cpp): the deployer's list changed, then the state saved.
   CommandResult add_event_pids(std::span<const uint32_t> pids);
   CommandResult clear_event_pids();
+  CommandResult set_event_fork(bool on);
   // A dynamic_events line of histd's own eprobes (own_probe), parsed.
   CommandResult write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed);
   // Applies one saved entry as a command; `added`: the uid of the hist

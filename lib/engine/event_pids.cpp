@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The engine's set_event_pid: carried out by the deployer's EventPids
-// (histd/event_pids.h), then the state saved. The Engine's calls take its
+// The engine's set_event_pid and options/event-fork: carried out by the
+// deployer's EventPids (histd/event_pids.h), then the state saved. The Engine's calls take its
 // lock and run through the Commands.
 #include <fmt/format.h>
 
@@ -14,6 +14,7 @@ namespace {
 
 // Where their failures go in error_log.
 constexpr const char* kPidsLocation = "set_event_pid";
+constexpr const char* kForkLocation = "options/event-fork";
 
 CommandResult done(Status st) {
   if (!st) return system_failure(std::move(st).error());
@@ -37,6 +38,16 @@ CommandResult Engine::clear_event_pids() {
   return commands_->clear_event_pids();
 }
 
+bool Engine::event_fork() {
+  std::lock_guard lock(mu_);
+  return deployer_->event_pids().follows_forks();
+}
+
+CommandResult Engine::set_event_fork(bool on) {
+  std::lock_guard lock(mu_);
+  return commands_->set_event_fork(on);
+}
+
 CommandResult Commands::add_event_pids(std::span<const uint32_t> pids) {
   const std::string text = fmt::format("{}", fmt::join(pids, " "));
   if (auto room = state_.reserve(0); !room)
@@ -50,6 +61,14 @@ CommandResult Commands::clear_event_pids() {
   if (auto room = state_.reserve(0); !room)
     return finish_command(kPidsLocation, "(truncate)", nullptr, system_failure(std::move(room).error()));
   return finish_command(kPidsLocation, "(truncate)", nullptr, done(pids.clear()));
+}
+
+CommandResult Commands::set_event_fork(bool on) {
+  deploy::EventPids& pids = deployer_.event_pids();
+  if (pids.follows_forks() == on) return Unit{};
+  if (auto room = state_.reserve(0); !room)
+    return finish_command(kForkLocation, on ? "1" : "0", nullptr, system_failure(std::move(room).error()));
+  return finish_command(kForkLocation, on ? "1" : "0", nullptr, done(pids.follow_forks(on)));
 }
 
 }  // namespace histd::engine

@@ -72,10 +72,14 @@ expect_eq "a hist on the instance's ftrace:print counts its markers only" "ok" \
 echo 0 >"$A/tracing_on"
 expect_eq "tracing_on 0 in the instance" "0 1" "$(cat "$A/tracing_on") $(cat "$MNT/tracing_on")"
 echo 1 >"$A/tracing_on"
-# set_event_pid is the instance's own, as the kernel's trace_array keeps it.
+# set_event_pid and options/event-fork are the instance's own, as the
+# kernel's trace_array keeps them.
 echo 12345 >"$A/set_event_pid"
+echo 1 >"$A/options/event-fork"
 expect_eq "set_event_pid in the instance" "12345 ." "$(cat "$A/set_event_pid") .$(cat "$MNT/set_event_pid")"
+expect_eq "options/event-fork in the instance" "1 0" "$(cat "$A/options/event-fork") $(cat "$MNT/options/event-fork")"
 : >"$A/set_event_pid"
+echo 0 >"$A/options/event-fork"
 expect_eq "its error_log has its own refusals" "1" \
   "$( (echo 'hist:keys=nosuchfield' >>"$A/events/syscalls/sys_enter_write/trigger") 2>/dev/null; grep -c 'nosuchfield' "$A/error_log")"
 expect_eq "the top tree's error_log has none of them" "0" "$(grep -c 'nosuchfield' "$MNT/error_log" || true)"

@@ -15,9 +15,8 @@ mkdir "$INST"
 err() { "$@" 2>&1 >/dev/null | sed -n 's/.*: \([A-Z][a-z][^:]*\)$/\1/p' | tail -1; }
 names() { sed 's/^no//' "$1"; }
 # Options histd has not: the nop tracer's own two, and while histd cannot
-# honour them event-fork and function-fork (no set_event_pid) and
-# pause-on-trace.
-missing='-e test_nop_accept -e test_nop_refuse -e event-fork -e function-fork -e pause-on-trace'
+# honour them function-fork (no function tracer) and pause-on-trace.
+missing='-e test_nop_accept -e test_nop_refuse -e function-fork -e pause-on-trace'
 kernel_names() { names "$1" | grep -v -x $missing; }
 kernel_lines() { grep -v -x $(sed 's/-e /-e no/g' <<<"$missing") $missing "$1"; }
 
@@ -77,6 +76,10 @@ echo stacktrace >"$MNT/trace_options"
 expect_eq "trace_options switches what histd can switch" "1" "$(cat "$MNT/options/stacktrace")"
 echo nostacktrace >"$MNT/trace_options"
 expect_eq "  and back" "0 nostacktrace" "$(cat "$MNT/options/stacktrace") $(grep -x nostacktrace "$MNT/trace_options")"
+echo event-fork >"$MNT/trace_options"
+expect_eq "  event-fork too" "1" "$(cat "$MNT/options/event-fork")"
+echo noevent-fork >"$MNT/trace_options"
+expect_eq "  and back" "0 noevent-fork" "$(cat "$MNT/options/event-fork") $(grep -x noevent-fork "$MNT/trace_options")"
 echo 1 >"$MNT/options/overwrite"
 expect_eq "a fixed option takes the value it has" "1" "$(cat "$MNT/options/overwrite")"
 expect_eq "  and refuses another" "Invalid argument" "$(err bash -c "echo 0 > '$MNT/options/overwrite'")"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// set_event_pid on the deployer's side (deploy::EventPids), over a
-// FakeKernel: the list in its map and the control word that puts it in
-// force, as the kernel's trace_pid_write() makes a new list from the old
-// one and the pids written, all or nothing. No root.
+// set_event_pid and options/event-fork on the deployer's side
+// (deploy::EventPids), over a FakeKernel: the list in its map and the
+// control word that puts it in force, as the kernel's trace_pid_write()
+// makes a new list from the old one and the pids written, all or nothing;
+// the fork followers attached and detached. No root.
 #include <linux/bpf.h>
 
 #include <cstring>
@@ -72,6 +73,25 @@ TEST(DeployEventPids, AWriteThatCannotBeWholeChangesNothing) {
   ASSERT_TRUE(pids.add(many));
   ASSERT_TRUE(pids.add(Pids{1, 2}));
   EXPECT_EQ(pids.pids().size(), size_t{HISTD_MAX_EVENT_PIDS});
+}
+
+TEST(DeployEventPids, EventForkAttachesTheFollowersOnTheList) {
+  FakeDeploy d;
+  deploy::EventPids& pids = d.deployer().event_pids();
+  EXPECT_FALSE(pids.follows_forks());
+  ASSERT_TRUE(pids.follow_forks(true));
+  EXPECT_TRUE(pids.follows_forks());
+  EXPECT_EQ(d.kernel().followers(), (std::vector<uint64_t>{pid_map(d)->id}));
+  // Once: setting it again attaches nothing more.
+  ASSERT_TRUE(pids.follow_forks(true));
+  EXPECT_EQ(d.kernel().followers().size(), 1u);
+  ASSERT_TRUE(pids.follow_forks(false));
+  EXPECT_TRUE(d.kernel().followers().empty());
+  // One that cannot attach leaves it off.
+  d.kernel().fail_nth(FakeKernel::Op::Follow, 1, EINVAL);
+  EXPECT_FALSE(pids.follow_forks(true));
+  EXPECT_FALSE(pids.follows_forks());
+  EXPECT_TRUE(d.kernel().followers().empty());
 }
 
 }  // namespace

@@ -110,9 +110,9 @@ class FakeKernel::FakeAttachment final : public Kernel::Attachment {
 };
 
 const char* FakeKernel::op_name(Op op) {
-  static const std::map<Op, const char*> names{{Op::CreateMap, "CreateMap"}, {Op::Pin, "Pin"},
-                                               {Op::Update, "Update"},       {Op::Load, "Load"},
-                                               {Op::Attach, "Attach"},       {Op::Install, "Install"}};
+  static const std::map<Op, const char*> names{
+      {Op::CreateMap, "CreateMap"}, {Op::Pin, "Pin"},         {Op::Update, "Update"}, {Op::Load, "Load"},
+      {Op::Attach, "Attach"},       {Op::Install, "Install"}, {Op::Follow, "Follow"}};
   return names.at(op);
 }
 
@@ -352,6 +352,37 @@ Expected<std::unique_ptr<Kernel::Attachment>> FakeKernel::attach(const AttachPoi
   }
   return std::unique_ptr<Kernel::Attachment>(
       std::make_unique<FakeAttachment>(*this, id, std::move(*slots), at.pin_base, false));
+}
+
+// A follower holds a duplicate of its map's fd, as the loaded programs
+// keep the kernel's map alive.
+class FakeKernel::FakeFollower final : public deploy::Kernel::Follower {
+ public:
+  FakeFollower(std::map<uint64_t, uint64_t>& followers, uint64_t id, Fd map)
+      : followers_(followers), id_(id), map_(std::move(map)) {}
+  ~FakeFollower() override { followers_.erase(id_); }
+
+ private:
+  std::map<uint64_t, uint64_t>& followers_;
+  uint64_t id_;
+  Fd map_;
+};
+
+Expected<std::unique_ptr<deploy::Kernel::Follower>> FakeKernel::follow_forks(int pids_map) {
+  if (const int err = injected(Op::Follow)) return injected_error(Op::Follow, err);
+  const uint64_t map = map_id_of(pids_map);
+  if (!map) return fail(ErrorKind::Bpf, EBADF, "following forks");
+  const uint64_t id = next_id_++;
+  followers_[id] = map;
+  note(fmt::format("follower {} on map {}", id, map));
+  return std::unique_ptr<Follower>(
+      std::make_unique<FakeFollower>(followers_, id, Fd(fcntl(pids_map, F_DUPFD_CLOEXEC, 0))));
+}
+
+std::vector<uint64_t> FakeKernel::followers() const {
+  std::vector<uint64_t> out;
+  for (const auto& [id, map] : followers_) out.push_back(map);
+  return out;
 }
 
 Expected<uint32_t> FakeKernel::test_run(int test_fd, std::span<const uint8_t> record, uint64_t, const char*) {

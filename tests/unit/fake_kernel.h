@@ -28,7 +28,7 @@ namespace histd::testing {
 class FakeKernel final : public deploy::Kernel {
  public:
   // The calls a test can make fail (fail_nth).
-  enum class Op { CreateMap, Pin, Update, Load, Attach, Install };
+  enum class Op { CreateMap, Pin, Update, Load, Attach, Install, Follow };
   static const char* op_name(Op op);
   friend void PrintTo(Op op, std::ostream* os) { *os << op_name(op); }
 
@@ -84,6 +84,8 @@ class FakeKernel final : public deploy::Kernel {
   std::vector<const Dispatcher*> dispatchers() const;
   // Every call, in words, for a failing test's message.
   std::string journal() const;
+  // Followers (follow_forks) alive, each with the map it was given (its id).
+  std::vector<uint64_t> followers() const;
 
   // ---- deploy::Kernel ----
   Expected<Fd> create_map(const MapSpec& spec) override;
@@ -99,11 +101,13 @@ class FakeKernel final : public deploy::Kernel {
   Expected<std::unique_ptr<Program>> load(const std::string& object, const std::map<std::string, int>& maps,
                                           const std::map<std::string, std::vector<uint8_t>>& rodata) override;
   Expected<std::unique_ptr<Attachment>> attach(const AttachPoint& at) override;
+  Expected<std::unique_ptr<Follower>> follow_forks(int pids_map) override;
   Expected<uint32_t> test_run(int test_fd, std::span<const uint8_t> record, uint64_t ts, const char* comm) override;
 
  private:
   class FakeProgram;
   class FakeAttachment;
+  class FakeFollower;
   struct Pin {
     uint64_t map = 0;         // a map's pin holds an fd of it
     uint64_t dispatcher = 0;  // a link's pin holds its dispatcher attached
@@ -134,6 +138,7 @@ class FakeKernel final : public deploy::Kernel {
   std::map<uint64_t, ProgramState> programs_;
   std::map<uint64_t, Dispatcher> dispatchers_;
   std::vector<LoadCall> loads_;
+  std::map<uint64_t, uint64_t> followers_;  // follower id -> its map's id
   std::map<Op, int> calls_;
   std::multimap<Op, std::pair<int, int>> rules_;  // op -> (call number, errno)
   std::function<int(const LoadCall&)> verifier_;

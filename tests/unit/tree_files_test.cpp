@@ -62,6 +62,7 @@ TEST(TreeFiles, EachDirectoryHasTracefsFiles) {
                                                              "disable_on_free",
                                                              "irq-info",
                                                              "markers",
+                                                             "event-fork",
                                                              "trace_printk_dest",
                                                              "copy_trace_marker",
                                                              "hash-ptr",

@@ -139,8 +139,8 @@ class Deployer {
   // ---- probe events: the kernel's own, defined through its kprobe_events,
   // uprobe_events or dynamic_events (histd/probe_files.h) ----
   ProbeFiles& probe_files() { return probe_files_; }
-  // ---- set_event_pid: which tasks' events every program of this deployer
-  // sees (histd/event_pids.h) ----
+  // ---- set_event_pid and options/event-fork: which tasks' events every
+  // program of this deployer sees (histd/event_pids.h) ----
   EventPids& event_pids() { return *pids_; }
   const EventPids& event_pids() const { return *pids_; }
   const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
@@ -245,8 +245,8 @@ class Deployer {
   // The control array and its slots, the tables and their pins
   // (lib/deploy/kernel_objects.h); before ring_, which borrows the array.
   std::unique_ptr<KernelObjects> objects_;
-  // set_event_pid's list; after objects_, whose control array holds its
-  // word.
+  // set_event_pid's list and options/event-fork; after objects_, whose
+  // control array holds its word.
   std::unique_ptr<EventPids> pids_;
   std::map<catalog::EventId, std::unique_ptr<EventState>> events_;
   // The kernel side of the registry's synthetic events (SyntheticEvents

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// A tree's set_event_pid, as the kernel's trace_array keeps filtered_pids:
-// the pids listed, in a BPF hash (codegen::kPidsMap) every program of the
-// deployer asks at its entry (codegen::PidCheck), and the control word
-// saying whether a list is in force (HISTD_PID_FILTER_SLOT: with one, only
-// the events a listed task decides are seen, none when the list has
-// emptied). The pids are the tasks' task->pid, the machine's first PID
-// namespace's numbers, as written. Part of the deployer
-// (Deployer::event_pids()), which made the map; the engine calls it under
-// its lock.
+// A tree's set_event_pid and options/event-fork, as the kernel's
+// trace_array keeps filtered_pids and TRACE_ITER_EVENT_FORK: the pids
+// listed, in a BPF hash (codegen::kPidsMap) every program of the deployer
+// asks at its entry (codegen::PidCheck); the control word saying whether a
+// list is in force (HISTD_PID_FILTER_SLOT: with one, only the events a
+// listed task decides are seen, none when the list has emptied); and the
+// programs following forks and frees (Kernel::follow_forks). The pids are
+// the tasks' task->pid, the machine's first PID namespace's numbers, as
+// written. Part of the deployer (Deployer::event_pids()), which made the
+// map; the engine calls it under its lock, and BPF changes the list too.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -43,11 +45,15 @@ class EventPids {
   Status add(std::span<const uint32_t> pids);
   // An open with O_TRUNC: no list.
   Status clear();
+  // options/event-fork.
+  bool follows_forks() const { return follower_ != nullptr; }
+  Status follow_forks(bool on);
 
  private:
   Kernel& kernel_;
   KernelObjects& objects_;
   Fd map_;
+  std::unique_ptr<Kernel::Follower> follower_;
 };
 
 }  // namespace histd::deploy

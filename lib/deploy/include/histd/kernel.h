@@ -2,8 +2,8 @@
 // What the deployer asks of the kernel, one method an operation: a map
 // made, opened from its pin, pinned, unpinned; an element written, read or
 // deleted, a map's keys; an event's compiled object loaded; its dispatcher
-// attached and programs installed in the dispatcher's slots; a record run
-// through a test entry.
+// attached and programs installed in the dispatcher's slots; the programs
+// following forks attached; a record run through a test entry.
 // The deployer holds one (Deployer::create) and calls nothing else of the
 // kernel on its command path, so that a fake can stand in for it: histd's
 // is bpf_kernel(), over lib/runtime and libbpf; the unit tests' is
@@ -81,6 +81,13 @@ class Kernel {
     virtual uint64_t missed() const = 0;
   };
 
+  // options/event-fork's programs following forks and frees on a pid list
+  // (runtime::ForkFollower); destroying it detaches them.
+  class Follower {
+   public:
+    virtual ~Follower() = default;
+  };
+
   virtual ~Kernel() = default;
 
   // ---- maps and pins ----
@@ -110,6 +117,8 @@ class Kernel {
                                                   const std::map<std::string, std::vector<uint8_t>>& rodata) = 0;
   // A dispatcher attached at `at`, or adopted from the pins there.
   virtual Expected<std::unique_ptr<Attachment>> attach(const AttachPoint& at) = 0;
+  // The programs of options/event-fork attached, on the pid list `pids_map`.
+  virtual Expected<std::unique_ptr<Follower>> follow_forks(int pids_map) = 0;
   // runtime::test_run: the test entry's retval for `record`.
   virtual Expected<uint32_t> test_run(int test_fd, std::span<const uint8_t> record, uint64_t ts, const char* comm) = 0;
 };

@@ -162,15 +162,18 @@ class Engine {
   // event's program then copies each record to histd; a synthetic event's
   // generating programs do). Saved, like a command.
   CommandResult set_enabled(const std::string& system, const std::string& event, bool enabled);
-  // set_event_pid (lib/engine/event_pids.cpp): while a list is in force,
-  // this tree's programs see only the events its tasks decide
-  // (deploy::EventPids), hist triggers and records alike, as the kernel's
-  // trace_array does. event_pids(): the pids, ascending; add_event_pids():
-  // a write (ENOSPC past the limit, changing nothing); clear_event_pids():
-  // an O_TRUNC open.
+  // set_event_pid and options/event-fork (lib/engine/event_pids.cpp): while
+  // a list is in force, this tree's programs see only the events its tasks
+  // decide (deploy::EventPids), hist triggers and records alike, as the
+  // kernel's trace_array does. The list is the kernel side's (BPF changes
+  // it while forks are followed). event_pids(): the pids, ascending;
+  // add_event_pids(): a write (ENOSPC past the limit, changing nothing);
+  // clear_event_pids(): an O_TRUNC open.
   std::vector<uint32_t> event_pids();
   CommandResult add_event_pids(std::span<const uint32_t> pids);
   CommandResult clear_event_pids();
+  bool event_fork();
+  CommandResult set_event_fork(bool on);
   // The trace ring (histd/trace_ring.h): the trace and snapshot files,
   // trace_pipe, tracing_on, options/stacktrace, what the ring lost and
   // delivered. Handed out rather than forwarded: what it offers the front

@@ -254,6 +254,25 @@ class Attachment {
   bpf_link* link_ = nullptr;
 };
 
+// options/event-fork: event_pids.bpf.o's programs attached at the BTF-typed
+// sched_process_fork and sched_process_free tracepoints, listing in
+// `pids_map` (set_event_pid's pids, HISTD_MAX_EVENT_PIDS) every task a
+// listed one makes and unlisting each task freed, as the kernel's fork and
+// exit probes of its pid filter. Detached when it goes.
+class ForkFollower {
+ public:
+  static Expected<ForkFollower> attach(const BpfPaths& paths, int pids_map);
+  ForkFollower(ForkFollower&&) noexcept;
+  ForkFollower& operator=(ForkFollower&&) noexcept;
+  ~ForkFollower();
+
+ private:
+  ForkFollower() = default;
+  bpf_object* obj_ = nullptr;
+  bpf_link* fork_ = nullptr;
+  bpf_link* free_ = nullptr;
+};
+
 // The machine's pid (the first PID namespace's, as BPF programs and the
 // kernel's trace records show a task) of a task known by its pid in histd's
 // own namespace: FUSE names a writer that way, and in a container the two
