@@ -99,6 +99,9 @@ class Commands {
   CommandResult add_event_pids(std::span<const uint32_t> pids);
   CommandResult clear_event_pids();
   CommandResult set_event_fork(bool on);
+  // A saved set_event_pid, in the boot it is of (another's pids name other
+  // tasks: it goes).
+  CommandResult restore_pids(const registry::SavedPids& saved);
   // A dynamic_events line of histd's own eprobes (own_probe), parsed.
   CommandResult write_own_probe(std::string_view line, Result<registry::ProbeWrite, Diagnostic> parsed);
   // Applies one saved entry as a command; `added`: the uid of the hist

@@ -65,8 +65,8 @@ Expected<std::unique_ptr<Engine>> Engine::make(catalog::Catalog catalog, std::sh
       deploy::bpf_kernel(e.compiler_->paths()));
   if (!deployer) return unexpected(std::move(deployer).error());
   e.deployer_ = std::move(*deployer);
-  e.state_ =
-      std::make_unique<StateFile>(e.options_.state_file, e.options_.deploy.pin_dir, e.registry_, e.deployer_->reads());
+  e.state_ = std::make_unique<StateFile>(e.options_.state_file, e.options_.deploy.pin_dir, e.registry_,
+                                         e.deployer_->reads(), e.deployer_->event_pids());
   e.commands_ = std::make_unique<Commands>(
       Commands::State{e.catalog_, e.options_, e.registry_, *e.deployer_, *e.errors_, *e.state_});
   e.restorer_ = std::make_unique<Restorer>(Restorer::Parts{e.mu_, *e.commands_, *e.state_, *e.errors_, *e.deployer_});

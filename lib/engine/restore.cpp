@@ -57,6 +57,9 @@ CommandResult Commands::apply_saved(const SavedEntry& e, uint64_t* made) {
       if (auto room = state_.reserve(0); !room) return system_failure(std::move(room).error());
       return filter(catalog::EventId{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command);
     }
+    case SavedEntry::Kind::EventPids:
+      if (!e.pids) return bad("not set_event_pid's list");
+      return restore_pids(*e.pids);
     case SavedEntry::Kind::Trigger:
       break;
   }

@@ -20,15 +20,14 @@
 namespace histd::engine {
 
 StateFile::StateFile(std::filesystem::path path, std::filesystem::path pin_dir, const registry::Registry& registry,
-                     const deploy::KernelReads& kernel)
-    : path_(std::move(path)), pin_dir_(std::move(pin_dir)), registry_(registry), kernel_(kernel) {}
+                     const deploy::KernelReads& kernel, const deploy::EventPids& pids)
+    : path_(std::move(path)), pin_dir_(std::move(pin_dir)), registry_(registry), kernel_(kernel), pids_(pids) {}
 
 std::string StateFile::text() const {
-  const registry::KernelFacts kernel{[this](uint64_t uid) { return kernel_.paused(uid); },
-                                     [this](uint64_t uid) { return kernel_.missed_base(uid); },
-                                     [this](const catalog::EventId& id, const registry::ControlTrigger& e) {
-                                       return kernel_.control_line(id, e.cmd);
-                                     }};
+  const registry::KernelFacts kernel{
+      [this](uint64_t uid) { return kernel_.paused(uid); }, [this](uint64_t uid) { return kernel_.missed_base(uid); },
+      [this](const catalog::EventId& id, const registry::ControlTrigger& e) { return kernel_.control_line(id, e.cmd); },
+      [this] { return saved_pids(pids_); }};
   return registry::saved_text(registry_, kernel, not_restored_);
 }
 

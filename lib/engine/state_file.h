@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The state file: what outlives histd with the tables pinned in bpffs. It
-// holds the registry's synthetic events, triggers, eprobes and enable
-// states with what only the kernel knows of them (registry::saved_text),
+// holds the registry's synthetic events, triggers, eprobes, enable states
+// and filters with what only the kernel knows of them, set_event_pid's
+// list among it (registry::saved_text),
 // and the saved entries that did not restore, kept as they were saved. A
 // change first reserves room for the state it will leave (reserve: the file
 // system's blocks, taken before anything changes), so that a full or
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "histd/diagnostic.h"
+#include "histd/event_pids.h"
 #include "histd/fd.h"
 #include "histd/kernel_reads.h"
 #include "histd/registry.h"
@@ -25,13 +27,21 @@
 
 namespace histd::engine {
 
+// This boot's id (/proc/sys/kernel/random/boot_id; empty when it cannot
+// be read): saved pids are restored in the boot they are of only.
+std::string boot_id();
+// set_event_pid as the state file keeps it (lib/engine/event_pids.cpp):
+// none while no list is in force and forks are not followed.
+std::optional<registry::SavedPids> saved_pids(const deploy::EventPids& pids);
+
 class StateFile {
  public:
   using SavedEntry = registry::SavedEntry;
   // `path`: EngineOptions::state_file (empty: nothing is saved); `pin_dir`:
-  // deploy::Options::pin_dir. The registry and the kernel's reads outlive it.
+  // deploy::Options::pin_dir. The registry, the kernel's reads and the pid
+  // list outlive it.
   StateFile(std::filesystem::path path, std::filesystem::path pin_dir, const registry::Registry& registry,
-            const deploy::KernelReads& kernel);
+            const deploy::KernelReads& kernel, const deploy::EventPids& pids);
 
   const std::filesystem::path& path() const { return path_; }
   // While restoring nothing is reserved or saved: the restore saves once,
@@ -63,6 +73,7 @@ class StateFile {
   const std::filesystem::path pin_dir_;
   const registry::Registry& registry_;
   const deploy::KernelReads& kernel_;
+  const deploy::EventPids& pids_;
   Fd room_;  // the reserved next state file (see reserve)
   bool restoring_ = false;
   std::string problem_;

@@ -62,61 +62,96 @@ json filters_json(const Registry& registry) {
   return filters;
 }
 
-}  // namespace
+// set_event_pid: {"boot_id": ..., "pids": [...], "event_fork": bool}.
+json pids_json(const SavedPids& p) {
+  return json{{"boot_id", p.boot_id}, {"pids", p.pids}, {"event_fork", p.event_fork}};
+}
 
-std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept) {
-  json list = live_triggers(registry, kernel);
-  json synthetic = json::array();
-  json enabled = json::array();
-  // Definitions stay plain strings (what older histds read); the names of
-  // the configuration's own are listed beside them.
-  json config_synthetic = json::array();
-  for (const auto& [name, s] : registry.synthetics()) {
-    synthetic.push_back(synth::list_line(s.def));
-    if (s.enabled) enabled.push_back(name);
-    if (s.config) config_synthetic.push_back(name);
+std::optional<SavedPids> pids_of(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  SavedPids p;
+  p.boot_id = string_at(j, "boot_id");
+  auto pids = j.find("pids");
+  if (p.boot_id.empty() || pids == j.end() || !pids->is_array()) return std::nullopt;
+  for (const json& pid : *pids) {
+    if (!pid.is_number_unsigned() || pid.get<uint64_t>() > UINT32_MAX) return std::nullopt;
+    p.pids.push_back(pid.get<uint32_t>());
   }
-  // What did not restore follows as it was saved, in its order: what it
-  // depends on is either restored (before it) or among it.
-  json events = json::array();
-  for (const catalog::EventId& id : registry.enabled_events()) events.push_back(id.system + ":" + id.name);
-  // histd's eprobes, as dynamic_events lists them (an older histd
-  // ignores the member).
-  json eprobes = json::array();
-  for (const auto& [id, k] : registry.eprobes()) eprobes.push_back(probe::defining_line(k.def));
-  json filters = filters_json(registry);
+  auto fork = j.find("event_fork");
+  p.event_fork = fork != j.end() && fork->is_boolean() && fork->get<bool>();
+  return p;
+}
+
+// The state file's members, each as it is built: the live state, then
+// what did not restore.
+struct Members {
+  json list, synthetic = json::array(), enabled = json::array(), config_synthetic = json::array(),
+             events = json::array(), eprobes = json::array(), filters;
+  json pids;  // set_event_pid (null: none)
+};
+
+// What did not restore follows as it was saved, in its order: what it
+// depends on is either restored (before it) or among it.
+void add_kept(Members& m, const std::vector<SavedEntry>& kept) {
   for (const SavedEntry& e : kept) {
     if (e.applying) continue;
     json raw = json::parse(e.raw, nullptr, false);
     switch (e.kind) {
       case SavedEntry::Kind::Synthetic:
-        if (!e.config.empty()) config_synthetic.push_back(e.config);
-        synthetic.push_back(std::move(raw));
+        if (!e.config.empty()) m.config_synthetic.push_back(e.config);
+        m.synthetic.push_back(std::move(raw));
         break;
       case SavedEntry::Kind::Trigger:
-        list.push_back(std::move(raw));
+        m.list.push_back(std::move(raw));
         break;
       case SavedEntry::Kind::Enabled:
-        enabled.push_back(std::move(raw));
+        m.enabled.push_back(std::move(raw));
         break;
       case SavedEntry::Kind::EventEnabled:
-        events.push_back(std::move(raw));
+        m.events.push_back(std::move(raw));
         break;
       case SavedEntry::Kind::Eprobe:
-        eprobes.push_back(std::move(raw));
+        m.eprobes.push_back(std::move(raw));
         break;
       case SavedEntry::Kind::EventFilter:
-        filters.push_back(std::move(raw));
+        m.filters.push_back(std::move(raw));
+        break;
+      case SavedEntry::Kind::EventPids:
+        if (m.pids.is_null()) m.pids = std::move(raw);
         break;
     }
   }
-  json doc{{"version", 1}, {"synthetic_events", synthetic}, {"enabled_synthetic_events", enabled}, {"triggers", list}};
-  if (!config_synthetic.empty()) doc["config_synthetic_events"] = std::move(config_synthetic);
-  // Kernel events whose `enable` is 1 (an older histd ignores the member).
-  if (!events.empty()) doc["enabled_events"] = std::move(events);
-  if (!eprobes.empty()) doc["eprobes"] = std::move(eprobes);
-  // Events' filter files (an older histd ignores the member).
-  if (!filters.empty()) doc["event_filters"] = std::move(filters);
+}
+
+}  // namespace
+
+std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept) {
+  Members m;
+  m.list = live_triggers(registry, kernel);
+  // Definitions stay plain strings (what older histds read); the names of
+  // the configuration's own are listed beside them.
+  for (const auto& [name, s] : registry.synthetics()) {
+    m.synthetic.push_back(synth::list_line(s.def));
+    if (s.enabled) m.enabled.push_back(name);
+    if (s.config) m.config_synthetic.push_back(name);
+  }
+  for (const catalog::EventId& id : registry.enabled_events()) m.events.push_back(id.system + ":" + id.name);
+  // histd's eprobes, as dynamic_events lists them.
+  for (const auto& [id, k] : registry.eprobes()) m.eprobes.push_back(probe::defining_line(k.def));
+  m.filters = filters_json(registry);
+  if (kernel.event_pids)
+    if (const std::optional<SavedPids> p = kernel.event_pids()) m.pids = pids_json(*p);
+  add_kept(m, kept);
+  json doc{
+      {"version", 1}, {"synthetic_events", m.synthetic}, {"enabled_synthetic_events", m.enabled}, {"triggers", m.list}};
+  if (!m.config_synthetic.empty()) doc["config_synthetic_events"] = std::move(m.config_synthetic);
+  // The members an older histd ignores: kernel events whose `enable` is 1,
+  // histd's eprobes, events' filter files, set_event_pid and
+  // options/event-fork.
+  if (!m.events.empty()) doc["enabled_events"] = std::move(m.events);
+  if (!m.eprobes.empty()) doc["eprobes"] = std::move(m.eprobes);
+  if (!m.filters.empty()) doc["event_filters"] = std::move(m.filters);
+  if (!m.pids.is_null()) doc["event_pids"] = std::move(m.pids);
   // A checksum of the rest, as one line of JSON (keys sorted, no blanks:
   // the same whoever parses and prints it again), so that a byte changed
   // since (a flipped bit, a hand's slip) is caught however valid the JSON
@@ -164,6 +199,11 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
     }
     entries.push_back(std::move(e));
   };
+  // set_event_pid first: it decides which tasks' events the rest sees.
+  if (auto p = doc.find("event_pids"); p != doc.end()) {
+    add(SavedEntry::Kind::EventPids, *p, "set_event_pid", "");
+    entries.back().pids = pids_of(*p);
+  }
   // Probe events first: a synthetic event never needs one, their triggers do.
   if (auto s = doc.find("eprobes"); s != doc.end() && s->is_array())
     for (const json& d : *s)

@@ -55,6 +55,8 @@ Registry restored_from(std::string_view text) {
       case registry::SavedEntry::Kind::Enabled:
         ok(back, registry::SynthEnable{e.event, true});
         break;
+      case registry::SavedEntry::Kind::EventPids:
+        break;  // the deployer's, not the registry's
       case registry::SavedEntry::Kind::EventFilter: {
         const size_t colon = e.event.find(':');
         ok(back, registry::EventFilter{{e.event.substr(0, colon), e.event.substr(colon + 1)}, e.command});
@@ -172,6 +174,36 @@ TEST(Registry, EntriesThatDidNotRestoreAreWrittenBackAsSaved) {
   std::vector<std::string> raws;
   for (const auto& e : *again) raws.push_back(e.raw);
   for (const auto& e : *kept) EXPECT_NE(std::find(raws.begin(), raws.end(), e.raw), raws.end()) << e.raw;
+}
+
+// set_event_pid is the kernel side's (BPF follows forks): saved from what
+// the save reads of it, first among the entries, with the boot it is of.
+TEST(Registry, SetEventPidIsSavedWithItsBoot) {
+  Registry r(fixtures(), {});
+  ok(r, write(kKmalloc, "hist:keys=call_site"));
+  registry::KernelFacts kernel = facts(r);
+  EXPECT_EQ(registry::saved_text(r, kernel, {}).find("event_pids"), std::string::npos);
+  const registry::SavedPids saved{"6f1e0c4a-boot", {3, 7, 4000000}, true};
+  kernel.event_pids = [&saved] { return std::optional(saved); };
+  const std::string text = registry::saved_text(r, kernel, {});
+  auto entries = registry::read_saved(text);
+  ASSERT_TRUE(entries.ok()) << entries.error();
+  ASSERT_EQ(entries->size(), 2u);
+  const registry::SavedEntry& pids = entries->front();
+  EXPECT_EQ(pids.kind, registry::SavedEntry::Kind::EventPids);
+  ASSERT_TRUE(pids.pids);
+  EXPECT_EQ(*pids.pids, saved);
+  // One that did not restore is written back as saved, unless the list
+  // is saved anew.
+  auto again = registry::read_saved(registry::saved_text(r, facts(r), *entries));
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again->front().pids);
+  EXPECT_EQ(*again->front().pids, saved);
+  // A member that is not one reads as no list.
+  auto odd = registry::read_saved(R"({"triggers": [], "event_pids": {"boot_id": "b", "pids": [-1]}})");
+  ASSERT_TRUE(odd.ok());
+  ASSERT_EQ(odd->size(), 1u);
+  EXPECT_FALSE(odd->front().pids);
 }
 
 TEST(Registry, WhatIsNotAStateFileIsSaidSo) {

@@ -166,9 +166,9 @@ class Engine {
   // a list is in force, this tree's programs see only the events its tasks
   // decide (deploy::EventPids), hist triggers and records alike, as the
   // kernel's trace_array does. The list is the kernel side's (BPF changes
-  // it while forks are followed). event_pids(): the pids, ascending;
-  // add_event_pids(): a write (ENOSPC past the limit, changing nothing);
-  // clear_event_pids(): an O_TRUNC open.
+  // it while forks are followed); saved with the triggers, for this boot.
+  // event_pids(): the pids, ascending; add_event_pids(): a write (ENOSPC past
+  // the limit, changing nothing); clear_event_pids(): an O_TRUNC open.
   std::vector<uint32_t> event_pids();
   CommandResult add_event_pids(std::span<const uint32_t> pids);
   CommandResult clear_event_pids();

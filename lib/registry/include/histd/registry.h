@@ -338,11 +338,22 @@ struct Applied {
 // One entry of the state file: a synthetic event's definition, a trigger
 // (hist or enable_hist/disable_hist), or a synthetic event's enable state.
 // A restart applies them in order, as commands.
+// set_event_pid as saved: its pids, whether options/event-fork follows
+// their forks, and the boot they are of (/proc/sys/kernel/random/boot_id):
+// after a reboot the same numbers name other tasks.
+struct SavedPids {
+  std::string boot_id;
+  std::vector<uint32_t> pids;
+  bool event_fork = false;
+  friend bool operator==(const SavedPids&, const SavedPids&) = default;
+};
+
 struct SavedEntry {
   // Enabled: a synthetic event's enable state; EventEnabled: a kernel event's;
   // Eprobe: one of histd's eprobes (its dynamic_events line); EventFilter:
-  // an event's filter (the command is its text).
-  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled, Eprobe, EventFilter };
+  // an event's filter (the command is its text); EventPids: set_event_pid
+  // and options/event-fork (`pids`).
+  enum class Kind { Synthetic, Trigger, Enabled, EventEnabled, Eprobe, EventFilter, EventPids };
   Kind kind = Kind::Trigger;
   // "system:event" (Trigger, EventEnabled), the synthetic event's name (Enabled)
   std::string event;
@@ -357,6 +368,7 @@ struct SavedEntry {
   // own save must not list it twice).
   std::string reason;
   bool applying = false;
+  std::optional<SavedPids> pids;  // EventPids
 };
 
 // What only the kernel side knows of a registry, which a save records.
@@ -365,12 +377,15 @@ struct KernelFacts {
   std::function<uint64_t(uint64_t uid)> missed_base;  // on the event's pinned counter
   // An enable_hist/disable_hist with the count it has left.
   std::function<std::string(const catalog::EventId&, const ControlTrigger&)> control_line;
+  // set_event_pid (BPF changes it too, following forks): none while no
+  // list is in force and options/event-fork is off. Null: none.
+  std::function<std::optional<SavedPids>()> event_pids;
 };
 
 // The state file's text (JSON, version 1): the synthetic events, the hist
 // triggers in creation order (a trigger's $references need their owners
 // first), the enable triggers oldest first, the enabled synthetic and
-// kernel events;
+// kernel events, the events' filters, set_event_pid;
 // then `kept` — entries saved before that did not restore — as they were
 // saved, in their order.
 std::string saved_text(const Registry& registry, const KernelFacts& kernel, const std::vector<SavedEntry>& kept);
