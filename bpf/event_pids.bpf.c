@@ -6,32 +6,20 @@
 // unlike a classic tracepoint's program, one is not skipped while another
 // BPF program runs on its CPU, so no fork goes unfollowed for that. The
 // map is the tree's histd_pids (its fd reused at load).
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-
-#include "hist_shared.h"
+#include "event_pids.bpf.h"
 
 struct task_struct___histd {
   int pid;
 } __attribute__((preserve_access_index));
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, HISTD_MAX_EVENT_PIDS);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, __u32);
-  __type(value, __u8);
-} histd_pids SEC(".maps");
 
 /* A task made by a listed one (a process or a thread) is listed. */
 SEC("tp_btf/sched_process_fork")
 int follow_fork(__u64 *ctx) {
   struct task_struct___histd *parent = (void *)ctx[0];
   struct task_struct___histd *child = (void *)ctx[1];
-  __u32 pid = parent->pid;
-  if (!bpf_map_lookup_elem(&histd_pids, &pid))
+  if (!histd_pid_listed(parent->pid))
     return 0;
-  pid = child->pid;
+  __u32 pid = child->pid;
   __u8 one = 1;
   bpf_map_update_elem(&histd_pids, &pid, &one, BPF_ANY);
   return 0;

@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "event_pids.bpf.h"
 #include "hist_shared.h"
 
 #define HISTD_EEXIST 17
@@ -231,29 +232,6 @@ static __always_inline int histd_tracing_on(void) {
   return !histd_paused(HISTD_TRACING_SLOT);
 }
 
-/* set_event_pid: the listed pids (task->pid, the machine's first PID
- * namespace's numbers, as every BPF program sees them), each with a 1.
- * Shared by every unit of a tree like the control array; its fork and
- * exit followers (event_pids.bpf.c) add and remove pids too. Allocated as
- * pids are listed. */
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, HISTD_MAX_EVENT_PIDS);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, __u32);
-  __type(value, __u8);
-} histd_pids SEC(".maps");
-
-/* Whether a pid list is in force, and whether `pid` is on it. Each unit's
- * histd_pid_ignored() asks them for the tasks that decide its event. */
-static __always_inline int histd_pid_filter_on(void) {
-  return !histd_paused(HISTD_PID_FILTER_SLOT);
-}
-
-static __always_inline int histd_pid_listed(__u32 pid) {
-  return bpf_map_lookup_elem(&histd_pids, &pid) != 0;
-}
-
 /* Records of enabled kernel events are copied to a per-CPU buffer of this
  * type on their way to the ring (a record with its strings can be larger
  * than the BPF stack). Only a unit that records defines one (histd_recbuf),
@@ -428,11 +406,9 @@ static __always_inline __u64 histd_log2(__u64 v) {
 /* The tracepoint entry the dispatcher tail-calls. common_pid comes from the
  * helper: the verifier refuses reads of the record's common fields. A helper
  * call costs as much as a per-CPU table update, so the entry makes only the
- * calls its triggers read (needs_ts, needs_pid: 0 or 1). Every entry but
- * the test entry first asks the unit's histd_pid_ignored() whether
- * set_event_pid hides the event: then nothing of the unit runs (the
- * kernel's trace_event_buffer_reserve() finds no buffer, and neither the
- * record nor the triggers that need it are made). */
+ * calls its triggers read (needs_ts, needs_pid: 0 or 1). Each entry but the
+ * test entry runs nothing of an event set_event_pid hides (its unit's
+ * histd_pid_ignored(); docs/design/bpf.md, "set_event_pid"). */
 #define HISTD_EVENT_ENTRY(handler, needs_ts, needs_pid)                        \
   SEC("tracepoint")                                                            \
   int event_prog(void *ctx) {                                                  \

@@ -380,7 +380,8 @@ std::string pid_check(const PidCheck& check) {
   std::string out =
       "static __always_inline int histd_pid_ignored(const void *rec) {\n"
       "  (void)rec;\n"
-      "  if (!histd_pid_filter_on())\n    return 0;\n";
+      // Its control word paused: no list in force.
+      "  if (histd_paused(HISTD_PID_FILTER_SLOT))\n    return 0;\n";
   if (check.current) out += "  if (histd_pid_listed((__u32)bpf_get_current_pid_tgid()))\n    return 0;\n";
   for (uint32_t offset : check.pid_fields)
     out += fmt::format("  if (histd_pid_listed((__u32)HISTD_LOAD_S32(rec, {}u)))\n    return 0;\n", offset);

@@ -54,7 +54,8 @@ bool write_file(const fs::path& p, const std::string& data) {
 // The helper headers every unit includes: part of what an object depends on.
 std::string helper_text(const BpfPaths& paths) {
   return read_file(paths.include_dir / "hist_helpers.bpf.h") + read_file(paths.include_dir / "hist_shared.h") +
-         read_file(paths.include_dir / "probe_entry.bpf.h") + read_file(paths.include_dir / "chain.bpf.h");
+         read_file(paths.include_dir / "probe_entry.bpf.h") + read_file(paths.include_dir / "chain.bpf.h") +
+         read_file(paths.include_dir / "event_pids.bpf.h");
 }
 
 // A tool's output can be long (clang prints every error of a unit): the

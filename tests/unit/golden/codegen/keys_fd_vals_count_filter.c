@@ -105,7 +105,7 @@ static __always_inline void handle(void *ctx, const void *rec, const struct hist
 
 static __always_inline int histd_pid_ignored(const void *rec) {
   (void)rec;
-  if (!histd_pid_filter_on())
+  if (histd_paused(HISTD_PID_FILTER_SLOT))
     return 0;
   if (histd_pid_listed((__u32)bpf_get_current_pid_tgid()))
     return 0;
