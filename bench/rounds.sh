@@ -11,8 +11,10 @@
 # And `start_histd`: a histd of build $B on $WORK/mnt (no pins, no
 # configuration directory; the arguments are histd's too), its pid in HISTD;
 # `start_histd_raw`: a second one beside it with --raw-syscalls=true, on
-# $WORK/mnt-raw, its pid in HISTD_RAW; `bench_cleanup` (the caller's EXIT
-# trap) ends bpftrace and both histds, unmounts, removes $WORK.
+# $WORK/mnt-raw, its pid in HISTD_RAW; `start_histd_classic`: one with
+# --btf-tracepoints=false on $WORK/mnt-classic, its pid in HISTD_CLASSIC;
+# `bench_cleanup` (the caller's EXIT trap) ends bpftrace and the histds,
+# unmounts, removes $WORK.
 # And `need COMMAND PACKAGE`: installs Debian's PACKAGE when COMMAND (a
 # name or a path) is missing: what a bench compares histd with.
 # And `timed_write FILE TEXT`: ms one write takes (bench/activation.sh,
@@ -92,6 +94,10 @@ start_histd_raw() {
   launch_histd -raw --raw-syscalls=true "$@"
   HISTD_RAW=$LAUNCHED
 }
+start_histd_classic() {
+  launch_histd -classic --btf-tracepoints=false "$@"
+  HISTD_CLASSIC=$LAUNCHED
+}
 
 stats_on() {
   "$B/histd_bench_stats" >"$WORK/stats.on" &
@@ -109,9 +115,9 @@ bench_cleanup() {
   [ -z "${STATS:-}" ] || { kill -TERM "$STATS" 2>/dev/null || true; wait "$STATS" 2>/dev/null || true; }
   [ -z "${BT:-}" ] || { kill -INT "$BT" 2>/dev/null || true; wait "$BT" 2>/dev/null || true; }
   local pid mnt
-  for pid in "${HISTD:-}" "${HISTD_RAW:-}"; do
+  for pid in "${HISTD:-}" "${HISTD_RAW:-}" "${HISTD_CLASSIC:-}"; do
     [ -z "$pid" ] || { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
   done
-  for mnt in "$WORK/mnt" "$WORK/mnt-raw"; do ! mountpoint -q "$mnt" || fusermount3 -u "$mnt"; done
+  for mnt in "$WORK/mnt" "$WORK/mnt-raw" "$WORK/mnt-classic"; do ! mountpoint -q "$mnt" || fusermount3 -u "$mnt"; done
   rm -rf "$WORK"
 }

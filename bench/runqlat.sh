@@ -74,8 +74,12 @@ cleanup() {
 trap cleanup EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 start_histd
+start_histd_classic
 T=$WORK/mnt/events
+TREE=$T
+CLASSIC=$WORK/mnt-classic/events
 echo 'runq_latency u64 lat' >>"$WORK/mnt/synthetic_events"
+echo 'runq_latency u64 lat' >>"$WORK/mnt-classic/synthetic_events"
 RUNQLAT_BT=$(sed -e '/^#/d' -e 's/TASK_RUNNING/0/' /usr/sbin/runqlat.bt)
 
 # The caller's `run` while BCC's runqlat traces (once it says so, and half
@@ -174,6 +178,7 @@ one() {
       "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
         bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
     pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
+    pipe_histd_classic) T=$CLASSIC && runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off && T=$TREE ;;
     pipe_bpftrace) run() { FIGURE=$(pipe_ns); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
     pipe_bcc) run() { FIGURE=$(pipe_ns); } && with_bcc && echo "$FIGURE" ;;
     syscalls_none) dd_ms ;;
@@ -195,9 +200,10 @@ if [[ " $SECTIONS " == *" runqlat "* ]]; then
 fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
-  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc
+  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_histd pipe_histd_classic \
+    pipe_bpftrace pipe_bcc
   echo "the same runs: BPF run time per round trip:"
-  bpf_times ns pipe_floor pipe_floor_btf pipe_histd pipe_bpftrace pipe_bcc
+  bpf_times ns pipe_floor pipe_floor_btf pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
   echo "dd of $BLOCKS 512-byte blocks, /dev/zero to /dev/null; a count by process and system call:"

@@ -492,6 +492,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
   }
 
 #include "probe_entry.bpf.h"
+#include "btf_entry.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The dispatchers of syscall events attached through the raw tracepoints
-// (--raw-syscalls=true): like dispatcher.bpf.c, they tail-call slot 0 of the
-// event's program array. A separate object, because its BTF-typed programs
-// and CO-RE reads make libbpf parse the kernel's BTF at load: the classic
-// dispatcher's load must not pay for that.
+// (--raw-syscalls=true), and of tracepoints entered BTF-typed: like
+// dispatcher.bpf.c, they tail-call slot 0 of the event's program array. A
+// separate object, because its BTF-typed programs and CO-RE reads make
+// libbpf parse the kernel's BTF at load: the classic dispatcher's load must
+// not pay for that.
 #include "dispatch_slots.bpf.h"
 
 /* Attached to the BTF-typed raw sys_enter / sys_exit tracepoints
@@ -42,6 +43,14 @@ int dispatch_sys_exit(__u64 *ctx) {
   struct pt_regs___histd *regs = (void *)ctx[0];
   if ((long)regs->orig_ax != histd_syscall_nr || in_compat_syscall())
     return 0;
+  bpf_tail_call(ctx, &slots, 0);
+  return 0;
+}
+
+/* The dispatcher of a tracepoint entered BTF-typed (pipeline::btf_entry):
+ * which tracepoint is set before load (bpf_program__set_attach_target). */
+SEC("tp_btf")
+int dispatch_btf(__u64 *ctx) {
   bpf_tail_call(ctx, &slots, 0);
   return 0;
 }

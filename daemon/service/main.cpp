@@ -74,6 +74,9 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
                  .max_map_memory = opt.max_map_memory,
                  .percpu_table_limit = opt.percpu_table_limit};
   eopt.deploy.raw_syscalls = opt.raw_syscalls;
+  // tp_btf programs need the kernel's BTF; without it, classic tracepoints.
+  std::error_code btf_missing;
+  eopt.deploy.btf_tracepoints = opt.btf_tracepoints && std::filesystem::exists("/sys/kernel/btf/vmlinux", btf_missing);
   eopt.deploy.plain_triggers_per_program = opt.plain_triggers_per_program;
   eopt.deploy.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.compiler = {.stop = std::chrono::seconds(opt.compiler_idle_stop),
@@ -401,6 +404,11 @@ void add_program_options(CLI::App& app, Options& opt) {
   app.add_option("--raw-syscalls", opt.raw_syscalls,
                  "attach syscall events through the raw sys_enter/sys_exit tracepoints where their records can be "
                  "rebuilt exactly: cheaper per traced call, dearer on every other system call")
+      ->capture_default_str();
+  app.add_option("--btf-tracepoints", opt.btf_tracepoints,
+                 "attach the scheduler's events (sched_switch, the wakeups) BTF-typed, building their records from "
+                 "the tracepoint's arguments: cheaper per event, never skipped while another BPF program runs "
+                 "(needs the kernel's BTF; false: the classic tracepoints)")
       ->capture_default_str();
   app.add_option("--plain-triggers-per-program", opt.plain_triggers_per_program,
                  "an attached event's plain hist triggers (no variables, references or actions) are compiled this "

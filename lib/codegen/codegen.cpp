@@ -419,6 +419,9 @@ std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>
     case EventEntry::Kind::Probe:
       out += detail::probe_entry(entry.probe, ts, pid);
       break;
+    case EventEntry::Kind::Btf:
+      out += detail::btf_entry(entry.btf, ts, pid);
+      break;
   }
   if (entry.test_entry) out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
   return out;

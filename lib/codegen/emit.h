@@ -50,6 +50,9 @@ std::string emit_stack_buffer();
 // The kprobe program of a probe event (probe_entry.cpp): rebuilds the
 // record in per-CPU scratch, then runs `handle` on it.
 std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid);
+// The tp_btf program of a tracepoint entered BTF-typed (probe_entry.cpp):
+// builds the record from the arguments.
+std::string btf_entry(const BtfEntry& entry, int needs_ts, int needs_pid);
 // Its arguments alone: each computed from `ctx` (a register set, or the
 // attached event's record) into `rec` from `data` on.
 std::string probe_values(const ProbeEntry& entry);

@@ -97,4 +97,17 @@ std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
   return out;
 }
 
+std::string btf_entry(const BtfEntry& entry, int needs_ts, int needs_pid) {
+  std::string out = fmt::format("SEC(\"tp_btf/{}\")\nint event_prog(__u64 *ctx) {{\n", entry.target);
+  out += fmt::format("  HISTD_BTF_ENTRY_BEGIN({}, {});\n", needs_ts, needs_pid);
+  for (const BtfEntry::Store& s : entry.stores) {
+    if (s.comm)
+      out += fmt::format("  histd_btf_comm(rec + {}, {});\n", s.offset, s.value);
+    else
+      out += fmt::format("  *({} *)(rec + {}) = ({})({});\n", uint_type(s.size), s.offset, uint_type(s.size), s.value);
+  }
+  out += fmt::format("  HISTD_BTF_ENTRY_END(handle, {}, {});\n}}\n", needs_ts, needs_pid);
+  return out;
+}
+
 }  // namespace histd::codegen::detail

@@ -134,7 +134,7 @@ class BpfKernel final : public Kernel {
   }
 
   Expected<std::unique_ptr<Attachment>> attach(const AttachPoint& at) override {
-    auto a = runtime::Attachment::attach(paths_, at.system, at.event, at.pin_base, at.syscall, at.probe);
+    auto a = runtime::Attachment::attach(paths_, at.system, at.event, at.pin_base, at.syscall, at.probe, at.btf_target);
     if (!a) return unexpected(std::move(a).error());
     return std::unique_ptr<Attachment>(std::make_unique<BpfAttachment>(std::move(*a)));
   }

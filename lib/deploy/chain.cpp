@@ -112,6 +112,7 @@ namespace {
 void drop_programs(EventState& ev) {
   ev.attachment.reset();
   ev.syscall.reset();
+  ev.btf.reset();
   ev.program.reset();
   ev.program_triggers.clear();
   ev.groups.clear();
@@ -164,7 +165,7 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
   const Built* any = loaded.event ? &*loaded.event : loaded.groups.empty() ? nullptr : &loaded.groups.begin()->second;
   const bool fresh_attachment = !ev.attachment;
   if (any && any->attaches) {
-    auto st = attach(ev, any->parts.syscall, any->parts.probe.has_value());
+    auto st = attach(ev, any->parts);
     if (!st) return st;
   }
   // Nothing of the event runs yet, so no dispatcher either. One a dead
@@ -217,15 +218,18 @@ Status EventPrograms::defer(EventState& ev, const Layout& lay) {
 
 // The dispatcher, attached (or adopted from pins) before the first load: a
 // chained program's tail calls name its array.
-Status EventPrograms::attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe) {
+Status EventPrograms::attach(EventState& ev, const pipeline::EventParts& parts) {
   if (ev.attachment) return ok_status();
   // An eprobe's program runs at the tracepoint of the event it is attached to.
   const std::optional<catalog::EventId> attached = eprobe_attached(ev);
+  const bool probe = parts.probe.has_value() && !attached;
   auto attachment = kernel_.attach({attached ? attached->system : ev.system, attached ? attached->name : ev.event,
-                                    objects_.event_pin_base(ev, syscall), syscall, probe && !attached});
+                                    objects_.event_pin_base(ev, parts.syscall, parts.btf.has_value()), parts.syscall,
+                                    probe, parts.btf ? parts.btf->target : std::string()});
   if (!attachment) return unexpected(std::move(attachment).error());
   ev.attachment = std::move(*attachment);
-  ev.syscall = syscall;
+  ev.syscall = parts.syscall;
+  ev.btf = parts.btf;
   return ok_status();
 }
 

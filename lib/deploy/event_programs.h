@@ -71,6 +71,8 @@ class EventPrograms {
   std::optional<codegen::EprobeOutput> eprobe_output(const EventState& ev, const std::string& synth) const;
   // pipeline::syscall_entry() of `ev`'s format, with Options::raw_syscalls.
   std::optional<catalog::SyscallEvent> raw_syscall(const EventState& ev) const;
+  // pipeline::btf_entry() of `ev`'s format, with Options::btf_tracepoints.
+  std::optional<codegen::BtfEntry> btf_tracepoint(const EventState& ev) const;
 
  private:
   // rebuild()'s steps (chain.cpp): which program holds each trigger; each
@@ -90,7 +92,7 @@ class EventPrograms {
   Expected<Loaded> build_changed(EventState& ev, const Layout& lay, const std::vector<DeployedControl*>& enables,
                                  bool event_dirty, const std::vector<size_t>& dirty);
   Status defer(EventState& ev, const Layout& lay);
-  Status attach(EventState& ev, std::optional<catalog::SyscallEvent> syscall, bool probe);
+  Status attach(EventState& ev, const pipeline::EventParts& parts);
   Status load(EventState& ev, Loaded& loaded);
   Status install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has);
   void commit(EventState& ev, const Layout& lay, Loaded& loaded, bool event_has);

@@ -64,12 +64,14 @@ std::string KernelObjects::pin_base(const plan::HistPlan& plan) const {
   return (pin_dir_ / fmt::format("{:016x}", fnv1a(id))).string();
 }
 
-// A raw-tracepoint attachment pins under its own name: a histd restarted
-// with the other kind attaches afresh, and sweep_pins() drops the old pair.
-std::string KernelObjects::event_pin_base(const EventState& ev,
-                                          const std::optional<catalog::SyscallEvent>& syscall) const {
+// A raw-tracepoint or BTF-typed attachment pins under its own name: a histd
+// restarted with the other kind attaches afresh, and sweep_pins() drops the
+// old pair.
+std::string KernelObjects::event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall,
+                                          bool btf) const {
   if (pin_dir_.empty()) return {};
-  return (pin_dir_ / fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), syscall ? "-raw" : "")).string();
+  const char* kind = syscall ? "-raw" : btf ? "-btf" : "";
+  return (pin_dir_ / fmt::format("event-{:016x}{}", fnv1a(ev.system + ":" + ev.event), kind)).string();
 }
 
 void KernelObjects::sweep_pins(const std::map<catalog::EventId, std::unique_ptr<EventState>>& events) {

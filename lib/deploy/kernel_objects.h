@@ -55,7 +55,7 @@ class KernelObjects {
   Expected<std::shared_ptr<TableState>> acquire_table(const plan::HistPlan& plan);
   // A table's pins go (its last trigger went).
   void unpin_table(const TableState& t);
-  std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall) const;
+  std::string event_pin_base(const EventState& ev, const std::optional<catalog::SyscallEvent>& syscall, bool btf) const;
   // Removes pins nothing in `events` uses any more (left by a histd that
   // died with triggers the state file no longer names).
   void sweep_pins(const std::map<catalog::EventId, std::unique_ptr<EventState>>& events);

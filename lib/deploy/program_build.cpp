@@ -16,6 +16,12 @@ std::optional<catalog::SyscallEvent> EventPrograms::raw_syscall(const EventState
   return pipeline::syscall_entry(**format, options_.raw_syscalls);
 }
 
+std::optional<codegen::BtfEntry> EventPrograms::btf_tracepoint(const EventState& ev) const {
+  auto format = catalog_.event(ev.system, ev.event);
+  if (!format) return std::nullopt;
+  return pipeline::btf_entry(**format, options_.btf_tracepoints);
+}
+
 pipeline::EventParts EventPrograms::event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
                                                 const std::vector<DeployedControl*>& enables, bool attaches) const {
   auto enable_input = [&](const DeployedControl& e) {
@@ -56,6 +62,7 @@ pipeline::EventParts EventPrograms::event_parts(const EventState& ev, const std:
       if (auto out = eprobe_output(*on, name)) parts.synths[name].eprobes.push_back(std::move(*out));
   // Once attached, the program keeps the entry it was attached through.
   parts.syscall = ev.attachment ? ev.syscall : attaches ? raw_syscall(ev) : std::nullopt;
+  parts.btf = ev.attachment ? ev.btf : attaches && !parts.syscall ? btf_tracepoint(ev) : std::nullopt;
   if (ev.recorded() && ev.record_slot)
     if (auto format = catalog_.event(ev.system, ev.event)) {
       parts.record = pipeline::record_input(**format);

@@ -133,6 +133,7 @@ readout::EventDebug KernelReads::debug(const catalog::EventId& event) const {
     d.raw_syscall_nr = ev->syscall->nr;
     d.raw_syscall_exit = ev->syscall->exit;
   }
+  d.btf_typed = ev->btf.has_value();
   // The fullest of its programs.
   d.maps_used = ev->maps_used;
   for (const ProgramGroup& g : ev->groups) d.maps_used = std::max(d.maps_used, g.maps_used);

@@ -127,6 +127,9 @@ struct EventState {
   // Set with `attachment` when it is on the raw sys_enter / sys_exit
   // tracepoint: the event program must then be generated for that entry.
   std::optional<catalog::SyscallEvent> syscall;
+  // Set with `attachment` when it is on the tracepoint BTF-typed: the
+  // programs must then be generated with that entry (pipeline::btf_entry).
+  std::optional<codegen::BtfEntry> btf;
   // The event program: its controls, its record, the triggers that are not
   // plain; all of its triggers when it has no chain (a probe, an event run
   // only through the test entry). Slot 0 of the dispatcher's array, or, when

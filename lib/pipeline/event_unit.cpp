@@ -104,6 +104,10 @@ Expected<EventUnit> event_unit(const EventParts& parts) {
         parts.syscall->exit ? codegen::EventEntry::Kind::SyscallExit : codegen::EventEntry::Kind::SyscallEnter;
     unit.entry.syscall_args = parts.syscall->args;
   }
+  if (parts.btf) {
+    unit.entry.kind = codegen::EventEntry::Kind::Btf;
+    unit.entry.btf = *parts.btf;
+  }
   if (parts.probe) {
     unit.entry.kind = codegen::EventEntry::Kind::Probe;
     unit.entry.probe = *parts.probe;

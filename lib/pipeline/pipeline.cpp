@@ -36,6 +36,7 @@ Result<Compiled, Diagnostic> compile(std::string_view text, const catalog::Event
   EventParts parts;
   parts.own.hist.push_back({&planned->plan, 0});
   parts.syscall = syscall_entry(format, options.raw_syscalls);
+  parts.btf = btf_entry(format, options.btf_tracepoints);
   auto unit = event_unit(parts);
   if (!unit) return unexpected(Diagnostic{ErrorCode::Unsupported, Span{0, 0}, std::string(text), unit.error().context});
   unit->entry.chained = chained_entry(format);

@@ -84,6 +84,8 @@ std::string hist_debug(const readout::EventDebug& d) {
     if (d.raw_syscall_nr)
       out += fmt::format("  attached: raw tracepoint {}, system call {} (the record rebuilt from the registers)\n",
                          d.raw_syscall_exit ? "sys_exit" : "sys_enter", *d.raw_syscall_nr);
+    else if (d.attached && d.btf_typed)
+      out += fmt::format("  attached: tracepoint {}, BTF-typed (the record built from its arguments)\n", d.tracepoint);
     else if (d.attached)
       out += fmt::format("  attached: tracepoint {}\n", d.tracepoint);
     out += fmt::format("  program maps: {} of the {} one BPF program may use ({})\n", t.program_maps, d.max_maps,

@@ -201,19 +201,25 @@ std::optional<PinnedPair> open_pinned(const std::string& pin_base) {
   return std::nullopt;
 }
 
-const char* dispatcher_name(const std::optional<catalog::SyscallEvent>& syscall, bool probe) {
-  return syscall ? (syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter") : probe ? "dispatch_probe" : "dispatch";
+const char* dispatcher_name(const std::optional<catalog::SyscallEvent>& syscall, bool probe, bool btf) {
+  if (syscall) return syscall->exit ? "dispatch_sys_exit" : "dispatch_sys_enter";
+  return btf ? "dispatch_btf" : probe ? "dispatch_probe" : "dispatch";
 }
 
 // Loads the dispatcher `wanted` alone, on the program array `slots_fd`
-// (and, for a system call, its number).
+// (and, for a system call, its number; BTF-typed, its tracepoint).
 Status load_dispatcher(bpf_object* obj, int slots_fd, const char* wanted,
-                       const std::optional<catalog::SyscallEvent>& syscall) {
+                       const std::optional<catalog::SyscallEvent>& syscall, const std::string& btf_target) {
   int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(obj, "slots"), slots_fd);
   if (err) return bpf_fail(err, "reusing the dispatcher's program array");
   bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, obj) {
-    bpf_program__set_autoload(prog, std::strcmp(bpf_program__name(prog), wanted) == 0);
+    const bool it = std::strcmp(bpf_program__name(prog), wanted) == 0;
+    bpf_program__set_autoload(prog, it);
+    if (it && !btf_target.empty()) {
+      err = bpf_program__set_attach_target(prog, 0, btf_target.c_str());
+      if (err) return bpf_fail(err, "naming the dispatcher's tracepoint " + btf_target);
+    }
   }
   if (syscall) {
     bpf_map* rodata = bpf_object__find_map_by_name(obj, ".rodata");
@@ -227,7 +233,12 @@ Status load_dispatcher(bpf_object* obj, int slots_fd, const char* wanted,
 }
 
 Expected<bpf_link*> attach_dispatcher(bpf_program* prog, const std::string& system, const std::string& event,
-                                      const std::optional<catalog::SyscallEvent>& syscall) {
+                                      const std::optional<catalog::SyscallEvent>& syscall, bool btf) {
+  if (btf) {
+    bpf_link* link = bpf_program__attach_trace(prog);
+    if (!link) return bpf_fail(-errno, fmt::format("attaching to {}:{} BTF-typed", system, event));
+    return link;
+  }
   if (syscall) {
     bpf_link* link = bpf_program__attach(prog);
     if (!link)
@@ -255,7 +266,8 @@ bool pin_pair(bpf_link* link, int slots_fd, const std::string& pin_base) {
 
 Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string& system, const std::string& event,
                                         const std::string& pin_base,
-                                        const std::optional<catalog::SyscallEvent>& syscall, bool probe) {
+                                        const std::optional<catalog::SyscallEvent>& syscall, bool probe,
+                                        const std::string& btf_target) {
   Attachment a;
   a.probe_ = probe;
   if (!pin_base.empty()) {
@@ -273,14 +285,15 @@ Expected<Attachment> Attachment::attach(const BpfPaths& paths, const std::string
   if (!slots) return unexpected(std::move(slots).error());
   a.slot_count_ = HISTD_CHAIN_SLOTS;
   a.slots_ = std::move(*slots);
-  const std::filesystem::path& object = syscall ? paths.syscall_dispatcher_object : paths.dispatcher_object;
+  const bool btf = !btf_target.empty();
+  const std::filesystem::path& object = syscall || btf ? paths.syscall_dispatcher_object : paths.dispatcher_object;
   a.obj_ = bpf_object__open_file(object.c_str(), nullptr);
   if (!a.obj_) return bpf_fail(-errno, "opening " + object.string());
-  const char* wanted = dispatcher_name(syscall, probe);
-  if (auto loaded = load_dispatcher(a.obj_, a.slots_.get(), wanted, syscall); !loaded)
+  const char* wanted = dispatcher_name(syscall, probe, btf);
+  if (auto loaded = load_dispatcher(a.obj_, a.slots_.get(), wanted, syscall, btf_target); !loaded)
     return unexpected(std::move(loaded).error());
   bpf_program* prog = bpf_object__find_program_by_name(a.obj_, wanted);
-  auto link = attach_dispatcher(prog, system, event, syscall);
+  auto link = attach_dispatcher(prog, system, event, syscall, btf);
   if (!link) return unexpected(std::move(link).error());
   a.link_ = *link;
   a.prog_ = linked_program(a.link_);

@@ -158,15 +158,33 @@ struct PidCheck {
   friend bool operator==(const PidCheck&, const PidCheck&) = default;
 };
 
+// A kernel tracepoint entered BTF-typed (tp_btf/<target>): its program is
+// handed the tracepoint's arguments, typed task pointers among them, and
+// builds the record the classic tracepoint would have written from them
+// (bpf/btf_entry.bpf.h). Its texts are histd's own, from the table of such
+// events (pipeline::btf_entry), never the user's.
+struct BtfEntry {
+  std::string target;  // the tracepoint's name: btf_trace_<target> in the kernel's BTF
+  struct Store {
+    uint32_t offset = 0;  // the field's, in the record
+    uint32_t size = 0;    // 1, 2, 4 or 8; a comm: 16
+    bool comm = false;    // `value` is a task pointer whose comm the field holds
+    std::string value;    // BPF C of the arguments (`ctx`)
+  };
+  std::vector<Store> stores;
+};
+
 // How the dispatcher enters the unit's event program: from the classic
-// tracepoint, whose record it is handed, or from the raw sys_enter / sys_exit
+// tracepoint, whose record it is handed, from the raw sys_enter / sys_exit
 // tracepoint, where it rebuilds the classic record of a syscall event from
-// the registers (catalog::SyscallEvent; the dispatcher checked the number).
+// the registers (catalog::SyscallEvent; the dispatcher checked the number),
+// or from the tracepoint BTF-typed, where it builds the record (BtfEntry).
 struct EventEntry {
-  enum class Kind { Tracepoint, SyscallEnter, SyscallExit, Probe };
+  enum class Kind { Tracepoint, SyscallEnter, SyscallExit, Probe, Btf };
   Kind kind = Kind::Tracepoint;
   uint32_t syscall_args = 0;  // SyscallEnter: argument registers in the record
   ProbeEntry probe;           // Probe
+  BtfEntry btf;               // Btf
   // Part of the event's chain of programs: the entry ends by tail-calling
   // the next slot of kChainMap (the dispatcher's program array), set before
   // load (kChainNextSlot). Not Probe.

@@ -65,6 +65,11 @@ struct Options {
   // syscall tracepoints, dearer on every other system call of the machine
   // (docs/design/bpf.md, "Syscall events"). Off: every event on its own tracepoint.
   bool raw_syscalls = false;
+  // Enter the scheduler's tracepoints BTF-typed where histd can build their
+  // record from the arguments (pipeline::btf_entry): cheaper per event than
+  // the classic tracepoint, and not skipped while another BPF program runs
+  // on the CPU. Off: the classic tracepoint (docs/design/bpf.md).
+  bool btf_tracepoints = true;
   // An attached tracepoint's plain hist triggers (no variables, references
   // or actions) are compiled this many to a program, its programs chained
   // by tail calls (docs/design/bpf.md, "Program chains"): a new trigger

@@ -62,6 +62,7 @@ class Kernel {
     std::string pin_base;  // empty: not pinned
     std::optional<catalog::SyscallEvent> syscall;
     bool probe = false;
+    std::string btf_target;  // entered BTF-typed at tp_btf/<btf_target>; empty: not
   };
 
   // The dispatcher attached to one tracepoint, with its program array

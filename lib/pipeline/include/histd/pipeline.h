@@ -77,6 +77,8 @@ struct EventParts {
   EventTriggers own;
   std::map<std::string, SynthSink> synths;
   std::optional<catalog::SyscallEvent> syscall;
+  // A tracepoint entered BTF-typed: the entry that builds its record (btf_entry).
+  std::optional<codegen::BtfEntry> btf;
   // The event is enabled: its records go to the trace buffer (record_input).
   std::optional<codegen::RecordInput> record;
   // A probe event: the entry that computes its record (probe_entry).
@@ -124,6 +126,10 @@ Expected<codegen::ProbeEntry> probe_entry(const catalog::EventFormat& format,
 // (`raw_syscalls`), the raw sys_enter / sys_exit tracepoint for a syscall
 // event whose record can be rebuilt there (EventFormat::syscall); else none.
 std::optional<catalog::SyscallEvent> syscall_entry(const catalog::EventFormat& format, bool raw_syscalls);
+// The entry histd attaches `format`'s program through BTF-typed, with
+// `btf_tracepoints`: for the scheduler's events whose record it can build
+// from the tracepoint's arguments (a table, btf_events.cpp); else none.
+std::optional<codegen::BtfEntry> btf_entry(const catalog::EventFormat& format, bool btf_tracepoints);
 // Whether histd chains the programs of this event when it attaches it
 // (codegen::EventEntry::chained; docs/design/bpf.md, "Program chains"): a
 // tracepoint's, entered classically or from the raw syscall tracepoints.
@@ -141,6 +147,8 @@ codegen::GeneratedUnit compile_event(const EventUnit& unit);
 struct CompileOptions {
   // Show the program histd --raw-syscalls would load (see syscall_entry).
   bool raw_syscalls = false;
+  // Show the program histd --btf-tracepoints=false would load (see btf_entry).
+  bool btf_tracepoints = true;
 };
 
 // parse -> plan -> compile_event, for offline checks and explain: the unit

@@ -109,6 +109,7 @@ struct EventDebug {
   std::string tracepoint;
   std::optional<int> raw_syscall_nr;
   bool raw_syscall_exit = false;
+  bool btf_typed = false;       // on its tracepoint BTF-typed (tp_btf), the record built from the arguments
   size_t maps_used = 0;         // by the fullest of the event's programs
   size_t max_maps = 0;          // one program may use (engine::kMaxMapsPerProgram)
   size_t chained_programs = 0;  // after the event program

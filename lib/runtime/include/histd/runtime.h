@@ -200,13 +200,15 @@ class EventProgram {
 // detaches; with a pin, the kernel finishes the detach in the background.
 // With `syscall`, the dispatcher runs on the raw sys_enter or sys_exit
 // tracepoint for that one system call, and the event program installed must
-// be a unit generated for that entry (codegen::EventEntry).
+// be a unit generated for that entry (codegen::EventEntry). With
+// `btf_target`, it runs on the tracepoint BTF-typed (tp_btf/<btf_target>),
+// and so must the units installed.
 class Attachment {
  public:
   static Expected<Attachment> attach(const BpfPaths& paths, const std::string& system, const std::string& event,
                                      const std::string& pin_base = {},
                                      const std::optional<catalog::SyscallEvent>& syscall = std::nullopt,
-                                     bool probe = false);
+                                     bool probe = false, const std::string& btf_target = {});
   Attachment(Attachment&&) noexcept;
   Attachment& operator=(Attachment&&) noexcept;
   ~Attachment();
