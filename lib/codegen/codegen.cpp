@@ -263,13 +263,20 @@ void emit_handler(Emitter& em, size_t i, const TriggerInput& in, bool nested, bo
   // gets a new slot, and is still the same text.
   out += fmt::format("  if (histd_paused((__u32){}))\n    return;\n", em.number(in.control_slot));
   if (!filter.empty()) out += fmt::format("  if (!{})\n    return;\n", filter);
-  out +=
+  const std::string stats =
       fmt::format("  struct histd_table_stats *st = histd_stats(&{});\n  if (!st)\n    return;\n", stats_map_name(i));
+  // A trigger that reads another's variables asks for its statistics once
+  // the event counts: one whose variable is not set for this key (most of a
+  // run-queue latency's switches, for all but one of its triggers) returns
+  // before. Others ask first, which keeps fewer values live across it.
+  const bool reads_others = std::any_of(p.refs.begin(), p.refs.end(), [](const plan::VarRef& r) { return !r.self; });
+  if (!reads_others) out += stats;
   out += key_storage(i, in, nested);
   out += "  __builtin_memset(key, 0, sizeof(*key));\n";
   out += key_fields(p);
   out += detail::emit_ref_reads(i, p);
   out += detail::emit_var_values(p);
+  if (reads_others) out += stats;
   const std::vector<std::string> values = value_exprs(p);
   if (p.hot_slots > 0) out += detail::hot_hit(i, p, values);
   out += entry_lookup(i, p);

@@ -140,9 +140,6 @@ static __always_inline void trigger_1(void *ctx, const void *rec, const struct h
     return;
   if (!(HISTD_LOAD_U64(rec, 32u) > histd_k[1]))
     return;
-  struct histd_table_stats *st = histd_stats(&st1);
-  if (!st)
-    return;
   struct histd_key1 key_storage;
   struct histd_key1 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
@@ -156,6 +153,9 @@ static __always_inline void trigger_1(void *ctx, const void *rec, const struct h
     x->w[0] = 0;
   }
   __u64 vv0 = (histd_div(HISTD_LOAD_U64(rec, 32u), HISTD_LOAD_U64(rec, 16u)) - r0);
+  struct histd_table_stats *st = histd_stats(&st1);
+  if (!st)
+    return;
   struct histd_val1 *v = bpf_map_lookup_elem(&tbl1, key);
   if (!v) {
     struct histd_val1 init;
