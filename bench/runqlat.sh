@@ -18,7 +18,9 @@
 #             (kernel.bpf_stats_enabled), which the workload's noise hides
 #             less: ms per hackbench run.
 #   pipe      the same tracers (and the floor: an empty program on each of
-#             the three tracepoints, classic or BTF-typed as BCC's) while
+#             the three tracepoints, classic or BTF-typed as BCC's; histd
+#             as it attaches them by default, BTF-typed, and a second histd
+#             with --btf-tracepoints=false, classic) while
 #             `perf bench sched pipe` (Debian's linux-perf) passes a token
 #             between two processes pinned to one CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
