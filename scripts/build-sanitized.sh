@@ -6,7 +6,8 @@
 # at half the compile time of a release build's flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CC=clang CXX=clang++ cmake -S . -B build-san -G Ninja -DHISTD_WERROR=ON -DHISTD_FUZZ=ON \
+source scripts/ccache.sh
+CC=clang CXX=clang++ cmake -S . -B build-san -G Ninja "${CCACHE_LAUNCHER[@]}" -DHISTD_WERROR=ON -DHISTD_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" >/dev/null

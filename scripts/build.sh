@@ -20,7 +20,8 @@ tests=ON
 if [ "$daemon_only" = 1 ] && [ -f build/CMakeCache.txt ] && grep -q '^HISTD_TESTS:BOOL=ON' build/CMakeCache.txt; then
   tests=ON
 fi
-cmake -S . -B build -G Ninja -DHISTD_WERROR=ON -DHISTD_TESTS="$tests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+source scripts/ccache.sh
+cmake -S . -B build -G Ninja "${CCACHE_LAUNCHER[@]}" -DHISTD_WERROR=ON -DHISTD_TESTS="$tests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null
 if [ "$daemon_only" = 1 ]; then

@@ -36,6 +36,7 @@ TEST=(
   python3 jq                 # tests: poll() and packet helpers; docs/histctl.md's examples
   mandoc groff-base          # man pages: lint (mandoc -Tlint, groff -ww), rendered by the man-page test
   clang-format               # the C++ sources' style (scripts/format.sh; ctest docs.format)
+  ccache                     # the test command's builds reuse what this machine compiled before (scripts/ccache.sh)
   dpkg-dev lintian           # the Debian package: cpack's dpkg-shlibdeps, lintian
   systemd systemd-container mmdebstrap  # the package's test: systemd-analyze, a booted Debian 12 container
   podman runc                # docs/containers.md's podman recipe (runc: where crun refuses hybrid cgroups)
