@@ -41,4 +41,27 @@ int empty_btf_wakeup_new(__u64 *ctx) { return 0; }
 SEC("tp_btf/sched_switch")
 int empty_btf_switch(__u64 *ctx) { return 0; }
 
+// The same, reading the clock once each, as every run-queue latency tool
+// must on a wakeup and a switch (pipe_floor_btf_clock): what that read
+// costs on this machine.
+volatile __u64 histd_bench_clock;
+
+SEC("tp_btf/sched_wakeup")
+int clock_btf_wakeup(__u64 *ctx) {
+  histd_bench_clock = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int clock_btf_wakeup_new(__u64 *ctx) {
+  histd_bench_clock = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int clock_btf_switch(__u64 *ctx) {
+  histd_bench_clock = bpf_ktime_get_ns();
+  return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

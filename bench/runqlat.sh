@@ -20,7 +20,8 @@
 #   pipe      the same tracers (and the floor: an empty program on each of
 #             the three tracepoints, classic or BTF-typed as BCC's; histd
 #             as it attaches them by default, BTF-typed, and a second histd
-#             with --btf-tracepoints=false, classic) while
+#             with --btf-tracepoints=false, classic; and the BTF-typed floor
+#             reading the clock once a program, as every such tool must) while
 #             `perf bench sched pipe` (Debian's linux-perf) passes a token
 #             between two processes pinned to one CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
@@ -173,10 +174,12 @@ one() {
     runqlat_bpftrace) run() { FIGURE=$(hackbench_ms); } && with_bpftrace "$RUNQLAT_BT" && echo "$FIGURE" ;;
     runqlat_bcc) run() { FIGURE=$(hackbench_ms); } && with_bcc && echo "$FIGURE" ;;
     pipe_none) pipe_ns ;;
-    pipe_floor | pipe_floor_btf)
+    pipe_floor | pipe_floor_btf | pipe_floor_btf_clock)
       local floor=(empty:sched:sched_wakeup empty:sched:sched_wakeup_new empty:sched:sched_switch)
-      [ "$1" = pipe_floor ] || floor=(empty_btf_wakeup:raw:sched_wakeup empty_btf_wakeup_new:raw:sched_wakeup_new
-                                      empty_btf_switch:raw:sched_switch)
+      [ "$1" != pipe_floor_btf ] || floor=(empty_btf_wakeup:raw:sched_wakeup empty_btf_wakeup_new:raw:sched_wakeup_new
+                                           empty_btf_switch:raw:sched_switch)
+      [ "$1" != pipe_floor_btf_clock ] || floor=(clock_btf_wakeup:raw:sched_wakeup
+                                                 clock_btf_wakeup_new:raw:sched_wakeup_new clock_btf_switch:raw:sched_switch)
       "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
         bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
     pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
@@ -202,10 +205,10 @@ if [[ " $SECTIONS " == *" runqlat "* ]]; then
 fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
-  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_histd pipe_histd_classic \
-    pipe_bpftrace pipe_bcc
+  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_histd \
+    pipe_histd_classic pipe_bpftrace pipe_bcc
   echo "the same runs: BPF run time per round trip:"
-  bpf_times ns pipe_floor pipe_floor_btf pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
+  bpf_times ns pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
   echo "dd of $BLOCKS 512-byte blocks, /dev/zero to /dev/null; a count by process and system call:"
