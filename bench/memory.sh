@@ -70,7 +70,7 @@ for r in $(seq "$ROUNDS"); do
   F[warm]+="$(timed_trigger getppid) "
   F[after_compile]+="$(timed_trigger getpid) "
   sleep 3
-  CC=$(ps -o pid= --ppid "$HISTD" | head -1)
+  CC=$(ps -o pid= --ppid "$HISTD" | head -1 | tr -d " ")
   LIBLLVM=$(awk '$6 ~ /libLLVM/ {print $6; exit}' "/proc/$CC/maps")
   before=$(rss_kib "$CC")
   F[after_shed]+="$(timed_trigger getuid) "
