@@ -276,7 +276,8 @@ void report(const Clock& start, bool forked, const char* how) {
 // the page cache: some machines let unmapped file pages go within minutes
 // with no memory pressure, and a compile that then finds its libraries on
 // disk waits for each read (63 ms where it took 25). Asking again for
-// pages still cached costs a walk of the cache, not a read.
+// pages still cached costs a walk of the cache, not a read; under memory
+// pressure it does not ask (the kernel would only take them again).
 constexpr int kKeepWarmMs = 20000;
 
 // Waits for the next request; after `shed_after_ms` without one (-1: never)
@@ -295,7 +296,7 @@ bool wait_for_request(int fd, int shed_after_ms, bool timing) {
   if (timing)
     std::fprintf(stderr, "histd-cc: idle: dropped %zu KiB of %zu file mappings\n", shed.bytes / 1024, shed.mappings);
   while ((rc = poll(&p, 1, kKeepWarmMs)) == 0 || (rc < 0 && errno == EINTR)) {
-    if (rc == 0) histd::cc_server::read_ahead(shed.dropped);
+    if (rc == 0 && !histd::cc_server::memory_under_pressure()) histd::cc_server::read_ahead(shed.dropped);
   }
   // A request: the pages it will most likely touch are asked for now, in
   // address order and large reads, so the compile finds them read or on
