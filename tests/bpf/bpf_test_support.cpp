@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "bpf_test_support.h"
+#include "test_paths.h"
 
 #include <bpf/bpf.h>
 #include <sys/prctl.h>
@@ -98,7 +99,7 @@ std::string observable_state(engine::Engine& engine, const std::vector<std::stri
 }
 
 std::unique_ptr<engine::Engine> fixture_engine(engine::EngineOptions options) {
-  return make_engine(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs", false, std::move(options));
+  return make_engine(histd::testing::test_data_dir() / "fixtures" / "tracefs", false, std::move(options));
 }
 
 std::unique_ptr<engine::Engine> real_engine(engine::EngineOptions options) {

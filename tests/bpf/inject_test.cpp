@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "bpf_test_support.h"
+#include "test_paths.h"
 
 namespace histd::testing {
 namespace {
@@ -83,7 +84,7 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   char dir[] = "/tmp/histd-filter-numbers-XXXXXX";
   ASSERT_TRUE(mkdtemp(dir));
   engine_->shutdown();
-  auto catalog = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+  auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(catalog.ok() && paths.ok());
   engine::EngineOptions opt;

@@ -19,6 +19,7 @@
 #include "bpf_test_support.h"
 #include "histd/plan.h"
 #include "histd/plan_memory.h"
+#include "test_paths.h"
 
 namespace histd::testing {
 namespace {
@@ -78,7 +79,7 @@ class LimitsTest : public ::testing::Test {
 
 TEST_F(LimitsTest, OptionsOutsideTheirRangeAreRefused) {
   runtime::init_libbpf(false);
-  auto catalog = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+  auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
   ASSERT_TRUE(catalog.ok());
   auto paths = runtime::find_bpf_paths();
   ASSERT_TRUE(paths.ok());

@@ -30,6 +30,7 @@
 #include "bpf_test_support.h"
 #include "control/protocol.h"
 #include "control/server.h"
+#include "test_paths.h"
 
 namespace histd::testing {
 namespace {
@@ -48,7 +49,7 @@ class MissedTest : public ::testing::Test {
     lock_ = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     ASSERT_GE(lock_, 0) << std::strerror(errno);
     ASSERT_EQ(flock(lock_, LOCK_EX), 0) << std::strerror(errno);
-    obj_ = bpf_object__open_file(HISTD_TEST_OBJECTS "/nested_printk.bpf.o", nullptr);
+    obj_ = bpf_object__open_file((histd::testing::test_objects_dir() / "nested_printk.bpf.o").c_str(), nullptr);
     ASSERT_NE(obj_, nullptr) << std::strerror(errno);
     ASSERT_EQ(bpf_object__load(obj_), 0);
   }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bpf_test_support.h"
+#include "test_paths.h"
 
 namespace histd::testing {
 namespace {
@@ -90,7 +91,7 @@ TEST_F(ProgramLimitsTest, OptionOutsideItsRangeIsRefused) {
     engine::EngineOptions opt;
     opt.limits.max_synthetic_events = bad;
     runtime::init_libbpf(false);
-    auto catalog = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+    auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
     ASSERT_TRUE(catalog.ok());
     auto paths = runtime::find_bpf_paths();
     ASSERT_TRUE(paths.ok());

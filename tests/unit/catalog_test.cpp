@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "histd/catalog.h"
+#include "test_paths.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -27,8 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTree = fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs";
-const fs::path kBrokenTree = fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs-broken";
+const fs::path kTree = histd::testing::test_data_dir() / "fixtures" / "tracefs";
+const fs::path kBrokenTree = histd::testing::test_data_dir() / "fixtures" / "tracefs-broken";
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

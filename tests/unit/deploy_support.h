@@ -19,6 +19,7 @@
 #include "fake_kernel.h"
 #include "histd/deploy.h"
 #include "registry_support.h"
+#include "test_paths.h"
 
 namespace histd::testing {
 
@@ -77,7 +78,7 @@ class FakeDeploy {
 
  private:
   static catalog::Catalog open_catalog() {
-    auto c = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+    auto c = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
     EXPECT_TRUE(c.ok());
     return std::move(*c);
   }

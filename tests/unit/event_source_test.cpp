@@ -8,13 +8,14 @@
 
 #include "histd/catalog.h"
 #include "histd/synth.h"
+#include "test_paths.h"
 
 namespace histd::catalog {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTree = fs::path(HISTD_TEST_DATA) / "fixtures" / "tracefs";
+const fs::path kTree = histd::testing::test_data_dir() / "fixtures" / "tracefs";
 
 EventSource source_of(const Catalog& c, const char* system, const char* event) {
   auto f = c.event(system, event);

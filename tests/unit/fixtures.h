@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "histd/catalog.h"
+#include "test_paths.h"
 
 namespace histd::testing {
 
 // Opened once: every test reads the same fixture files.
 inline const catalog::Catalog& fixtures() {
   static const catalog::Catalog c = [] {
-    auto opened = catalog::Catalog::open(std::filesystem::path(HISTD_TEST_DATA) / "fixtures" / "tracefs");
+    auto opened = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
     EXPECT_TRUE(opened.ok());
     return std::move(*opened);
   }();
@@ -36,7 +37,7 @@ inline std::shared_ptr<const catalog::EventFormat> fixture_format(const std::str
 // by default.
 inline std::vector<std::string> command_corpus(const std::string& dir = "trigger") {
   std::vector<std::string> out;
-  const auto path = std::filesystem::path(HISTD_TEST_DATA) / ".." / "fuzz" / "corpus" / dir;
+  const auto path = histd::testing::test_data_dir() / ".." / "fuzz" / "corpus" / dir;
   for (const auto& entry : std::filesystem::directory_iterator(path)) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::stringstream ss;

@@ -10,10 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include "test_paths.h"
+
 namespace histd::testing {
 
 inline void expect_golden(const std::string& dir, const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(HISTD_TEST_DATA) / "golden" / dir / name;
+  const auto path = histd::testing::test_data_dir() / "golden" / dir / name;
   if (std::getenv("HISTD_UPDATE_GOLDEN")) {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path) << actual;
