@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# What instances (mkdir instances/NAME) cost: histd's resident size (RSS of
+# histd alone: histd-cc's does not change with instances) and the kernel
+# memory its trace rings hold (the memlock of the BPF ring buffers whose fds
+# histd has). ROUNDS rounds (default 3), each in a fresh histd; medians
+# (min..max).
+#   idle           histd started, nothing traced
+#   32 idle        32 instances made, each one's trace and buffer_size_kb read
+#   32 recording   then syscalls:sys_enter_getppid enabled in each, a
+#                  getppid() made (a bash starting) and each one's trace read
+#                  (the event filtered on the bench's comm: other tasks'
+#                  calls would fill the buffers)
+#   after rmdir    the 32 removed again, 6 s later
+# Then CYCLES cycles (default 1000) in one fresh histd whose top tree
+# records sys_enter_getppid: mkdir, sys_enter_getppid enabled, a
+# getppid(), a trace_marker write, the trace read, rmdir; RSS before the
+# first cycle, after 100, 500 and CYCLES, and 6 s later; the seconds the
+# cycles took.
+#   bash bench/instances.sh   (as root, from a built tree; HISTD_BUILD=dir:
+#                             that build; ROUNDS, CYCLES)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/rounds.sh
+ROUNDS=${ROUNDS:-3}
+CYCLES=${CYCLES:-1000}
+B=$(realpath "${HISTD_BUILD:-build}")
+WORK=$(mktemp -d /tmp/histd-instances.XXXXXX)
+HISTD=
+trap bench_cleanup EXIT
+N=32
+E=events/syscalls/sys_enter_getppid
+# A bash named after the bench: the one task whose getppid() is recorded.
+ln -s "$(command -v bash)" "$WORK/instbench"
+record() {
+  echo 'common_comm == "instbench"' >"$1/$E/filter"
+  echo 1 >"$1/$E/enable"
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$HISTD/status"; }
+# KiB of the BPF ring buffers (map type 27) histd holds an fd of.
+ring_kib() {
+  local f total=0
+  for f in /proc/"$HISTD"/fdinfo/*; do
+    total=$((total + $(awk '/^map_type:/ {t = $2} /^memlock:/ {m = $2} END {print (t == 27 ? int(m / 1024) : 0)}' \
+      "$f" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+fresh_histd() {
+  [ -z "$HISTD" ] || { kill -TERM "$HISTD" 2>/dev/null || true; wait "$HISTD" 2>/dev/null || true; }
+  HISTD=
+  rm -rf "$WORK/state"
+  start_histd --max-instances "$N"
+  sleep 1
+}
+# RSS[name], RING[name]: each round's figures at the point `name`.
+declare -A RSS=() RING=()
+snap() {
+  RSS[$1]+="$(rss_kib) "
+  RING[$1]+="$(ring_kib) "
+}
+
+for r in $(seq "$ROUNDS"); do
+  fresh_histd
+  snap idle
+  for i in $(seq "$N"); do
+    mkdir "$WORK/mnt/instances/i$i"
+    cat "$WORK/mnt/instances/i$i/trace" "$WORK/mnt/instances/i$i/buffer_size_kb" >/dev/null
+  done
+  sleep 1
+  snap idle32
+  for i in $(seq "$N"); do record "$WORK/mnt/instances/i$i"; done
+  "$WORK/instbench" -c :
+  sleep 1
+  for i in $(seq "$N"); do cat "$WORK/mnt/instances/i$i/trace" >/dev/null; done
+  snap rec32
+  for i in $(seq "$N"); do rmdir "$WORK/mnt/instances/i$i"; done
+  sleep 6  # past the tree's trim of freed heap (fs::Tree)
+  snap removed
+  echo "round $r done" >&2
+done
+
+med() { python3 -c 'import sys, statistics as s; d=float(sys.argv[1]); v=[float(x)/d for x in sys.argv[2:]]; print("%.1f (%.1f..%.1f)" % (s.median(v), min(v), max(v)))' "$@"; }
+echo "histd's resident size, MiB; its trace rings' kernel memory, MiB"
+echo "  idle                          $(med 1024 ${RSS[idle]})   rings $(med 1024 ${RING[idle]})"
+echo "  $N idle instances              $(med 1024 ${RSS[idle32]})   rings $(med 1024 ${RING[idle32]})"
+echo "  $N recording instances         $(med 1024 ${RSS[rec32]})   rings $(med 1024 ${RING[rec32]})"
+echo "  after their rmdir             $(med 1024 ${RSS[removed]})   rings $(med 1024 ${RING[removed]})"
+
+fresh_histd
+record "$WORK/mnt"
+"$WORK/instbench" -c :
+sleep 1
+cat "$WORK/mnt/trace" >/dev/null
+C=$WORK/mnt/instances/c
+line="before:$(rss_kib)"
+t0=$(date +%s.%N)
+for i in $(seq "$CYCLES"); do
+  mkdir "$C"
+  record "$C"
+  "$WORK/instbench" -c :
+  echo "cycle $i" >"$C/trace_marker"
+  cat "$C/trace" >/dev/null
+  rmdir "$C"
+  case $i in 100 | 500 | "$CYCLES") line+=" after_$i:$(rss_kib)" ;; esac
+done
+t1=$(date +%s.%N)
+sleep 6  # past the tree's trim of freed heap (fs::Tree)
+python3 - "$CYCLES" "$t0" "$t1" $line "6_s_later:$(rss_kib)" <<'PY'
+import sys
+n, t0, t1 = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+print(f"{n} mkdir/rmdir cycles ({t1 - t0:.0f} s), histd's resident size, MiB")
+for arg in sys.argv[4:]:
+    label, kib = arg.split(":")
+    print(f"  {label.replace('_', ' '):12s} {int(kib) / 1024:6.1f}")
+PY
