@@ -88,6 +88,8 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   // One saved_cmdlines too, as the kernel's: trace-cmd reads the top
   // tree's whichever instance it records.
   eopt.deploy.cmdlines = std::make_shared<histd::trace::Cmdlines>();
+  // The kernel's symbols and enum constants, read once for every tree.
+  eopt.deploy.kernel_names = std::make_shared<const histd::deploy::KernelNames>();
   return eopt;
 }
 

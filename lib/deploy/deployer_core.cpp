@@ -26,9 +26,10 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       objects_(std::make_unique<KernelObjects>(*kernel_, std::move(control), options_.pin_dir)),
       pids_(std::make_unique<EventPids>(*kernel_, *objects_, std::move(pids))),
       probe_files_(catalog),
+      names_(options_.kernel_names ? options_.kernel_names : std::make_shared<const KernelNames>()),
       ring_(std::make_unique<TraceRing>(
           std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
-          options_.cmdlines ? options_.cmdlines : std::make_shared<trace::Cmdlines>(), resolver_,
+          options_.cmdlines ? options_.cmdlines : std::make_shared<trace::Cmdlines>(), names_,
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
                                return snapshot_notice(events_, slot, value, key);
                              },

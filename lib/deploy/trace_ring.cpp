@@ -37,14 +37,20 @@ constexpr std::chrono::milliseconds kReadWait{1000};
 
 }  // namespace
 
+std::shared_ptr<const printfmt::Enums> KernelNames::enums() const {
+  std::call_once(enums_read_, [this] { enums_ = std::make_shared<const printfmt::Enums>(printfmt::kernel_enums()); });
+  return enums_;
+}
+
 TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
-                     std::shared_ptr<trace::Cmdlines> cmdlines, const symbols::SystemResolver& resolver,
+                     std::shared_ptr<trace::Cmdlines> cmdlines, std::shared_ptr<const KernelNames> names,
                      Notices notices)
     : ring_(std::move(ring)),
       lost_(std::move(lost)),
       control_(control),
       possible_cpus_(possible_cpus),
-      resolver_(resolver),
+      names_(std::move(names)),
+      resolver_(names_->resolver()),
       notices_(std::move(notices)),
       cmdlines_(std::move(cmdlines)),
       trace_(buffer_size, true),
@@ -269,7 +275,7 @@ Status TraceRing::learn_format(const catalog::Catalog& catalog, const std::strin
   if (!printer_) {
     // Symbols for %pS, the kernel's enum constants, and the strings events
     // record by address, as the kernel's own trace has them.
-    auto printer = std::make_unique<printfmt::Printer>(&resolver_.kallsyms(), printfmt::kernel_enums());
+    auto printer = std::make_unique<printfmt::Printer>(&resolver_.kallsyms(), names_->enums());
     std::ifstream in(catalog.root() / "printk_formats");
     std::stringstream text;
     text << in.rdbuf();

@@ -60,9 +60,12 @@ std::string syscall_text(const tep_event* event, const std::string& name, std::s
 }  // namespace
 
 Printer::Printer(const symbols::KernelSymbols* symbols, Enums enums)
+    : Printer(symbols, std::make_shared<const Enums>(std::move(enums))) {}
+
+Printer::Printer(const symbols::KernelSymbols* symbols, std::shared_ptr<const Enums> enums)
     : tep_(new_handle(), tep_free),
       symbols_(symbols),
-      enums_(std::move(enums)),
+      enums_(enums ? std::move(enums) : std::make_shared<const Enums>()),
       nonce_(random_hex(8)),
       hash_key_(random_hex(16)) {}
 
@@ -73,7 +76,7 @@ Printer& Printer::operator=(Printer&&) noexcept = default;
 Status Printer::add_event(std::string_view system, std::string_view format_text, std::string_view prefix) {
   if (!tep_) return fail(ErrorKind::System, ENOMEM, "libtraceevent: no handle");
   const std::string sys(system);
-  const std::string prepared = prepare_format(format_text, nonce_, enums_);
+  const std::string prepared = prepare_format(format_text, nonce_, *enums_);
   tep_event* event = nullptr;
   const enum tep_errno rc = tep_parse_format(tep_.get(), &event, prepared.data(), prepared.size(), sys.c_str());
   if (rc != TEP_ERRNO__SUCCESS || !event) {

@@ -87,6 +87,9 @@ struct Options {
   // by a tree and its instances, as the kernel's is global; null: the
   // deployer's own.
   std::shared_ptr<trace::Cmdlines> cmdlines;
+  // The kernel's symbols and enum constants, read once for a tree and its
+  // instances (KernelNames); null: the deployer's own.
+  std::shared_ptr<const KernelNames> kernel_names;
 };
 
 struct DeployedControl;
@@ -148,7 +151,7 @@ class Deployer {
   // program of this deployer sees (histd/event_pids.h) ----
   EventPids& event_pids() { return *pids_; }
   const EventPids& event_pids() const { return *pids_; }
-  const symbols::SystemResolver& resolver() const { return resolver_; }  // kallsyms read on first use
+  const symbols::SystemResolver& resolver() const { return names_->resolver(); }  // kallsyms read on first use
 
   // ---- restore and shutdown ----
   // While restoring, rebuilt programs are not installed: install_restored()
@@ -261,7 +264,7 @@ class Deployer {
   std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
   bool shutting_down_ = false;
   ProbeFiles probe_files_;
-  symbols::SystemResolver resolver_;  // before ring_, which uses it
+  const std::shared_ptr<const KernelNames> names_;  // before ring_, which uses them
   // The ring, its consumer and buffers. Its consumer asks this deployer's
   // state through Notices: ~Deployer stops it before anything goes.
   std::unique_ptr<TraceRing> ring_;

@@ -42,6 +42,22 @@ struct RingLost {
   uint64_t snapshot_notices = 0;  // snapshot() notices: snapshots not taken
 };
 
+// What the kernel names alike for every tree of a histd, read at its
+// first use and kept: its symbols (kallsyms: .sym keys, %pS, stacks) and
+// its enum constants (BTF: print fmts that name them). A tree and its
+// instances share one (deploy::Options::kernel_names): read for each
+// instance, they would cost every instance that records as much again.
+class KernelNames {
+ public:
+  const symbols::SystemResolver& resolver() const { return resolver_; }
+  std::shared_ptr<const printfmt::Enums> enums() const;
+
+ private:
+  symbols::SystemResolver resolver_;
+  mutable std::once_flag enums_read_;
+  mutable std::shared_ptr<const printfmt::Enums> enums_;
+};
+
 class RingPasses;
 
 class TraceRing {
@@ -61,10 +77,10 @@ class TraceRing {
   // kLostMap). `control`: the deployer's control array, borrowed (it
   // outlives the ring), whose HISTD_TRACING_SLOT and
   // HISTD_STACKTRACE_OPTION_SLOT words are tracing_on and options/stacktrace.
-  // `resolver` names kernel addresses in the lines; it outlives the ring.
+  // `names` name kernel addresses in the lines.
   // `cmdlines`: where the recorded tasks' comms go (saved_cmdlines).
   TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
-            std::shared_ptr<trace::Cmdlines> cmdlines, const symbols::SystemResolver& resolver, Notices notices);
+            std::shared_ptr<trace::Cmdlines> cmdlines, std::shared_ptr<const KernelNames> names, Notices notices);
   ~TraceRing();
   TraceRing(const TraceRing&) = delete;
   TraceRing& operator=(const TraceRing&) = delete;
@@ -171,7 +187,8 @@ class TraceRing {
   const Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
   const int control_;
   const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
-  const symbols::SystemResolver& resolver_;
+  const std::shared_ptr<const KernelNames> names_;
+  const symbols::SystemResolver& resolver_;  // names_'s
   const Notices notices_;
   const std::shared_ptr<trace::Cmdlines> cmdlines_;
   trace::TraceBuffer trace_;

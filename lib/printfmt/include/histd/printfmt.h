@@ -55,6 +55,9 @@ class Printer {
   // addresses printed with %ps / %pS; `enums` gives the values of enum
   // constants print fmts name (kernel_enums()).
   explicit Printer(const symbols::KernelSymbols* symbols = nullptr, Enums enums = {});
+  // The same with `enums` shared, not copied: every printer of a histd (a
+  // tree's and each instance's) reads the one set (null: none).
+  Printer(const symbols::KernelSymbols* symbols, std::shared_ptr<const Enums> enums);
   ~Printer();
   Printer(Printer&&) noexcept;
   Printer& operator=(Printer&&) noexcept;
@@ -84,7 +87,7 @@ class Printer {
 
   std::unique_ptr<tep_handle, void (*)(tep_handle*)> tep_;
   const symbols::KernelSymbols* symbols_;
-  Enums enums_;
+  std::shared_ptr<const Enums> enums_;  // never null
   std::string nonce_;
   std::string hash_key_;
   std::map<uint32_t, std::string> syscall_names_;  // event id -> "sys_openat", for syscall events
