@@ -16,7 +16,7 @@
 namespace histd::deploy {
 
 Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options,
-                   std::shared_ptr<Kernel> kernel, Fd control, Fd ring, Fd lost, Fd pids, Log log)
+                   std::shared_ptr<Kernel> kernel, Fd control, Fd lost, Fd pids, Log log)
     : kernel_(std::move(kernel)),
       catalog_(catalog),
       compiler_(compiler),
@@ -28,7 +28,12 @@ Deployer::Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Optio
       probe_files_(catalog),
       names_(options_.kernel_names ? options_.kernel_names : std::make_shared<const KernelNames>()),
       ring_(std::make_unique<TraceRing>(
-          std::move(ring), std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
+          // A ring only when a program is built: most trees and instances
+          // never record, and its pages are the kernel's from its creation.
+          [kernel = kernel_] {
+            return kernel->create_map({BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22});
+          },
+          std::move(lost), objects_->control_fd(), possible_cpus_, options_.trace_buffer_size,
           options_.cmdlines ? options_.cmdlines : std::make_shared<trace::Cmdlines>(), names_,
           TraceRing::Notices{[this](uint32_t slot, uint64_t value, std::span<const uint8_t> key) {
                                return snapshot_notice(events_, slot, value, key);
@@ -52,8 +57,6 @@ Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, 
   auto control =
       kernel->create_map({BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS});
   if (!control) return unexpected(std::move(control).error());
-  auto ring = kernel->create_map({BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22});
-  if (!ring) return unexpected(std::move(ring).error());
   auto lost = kernel->create_map({BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS});
   if (!lost) return unexpected(std::move(lost).error());
   // set_event_pid's list: its elements are allocated as pids are listed.
@@ -64,8 +67,8 @@ Expected<std::unique_ptr<Deployer>> Deployer::create(catalog::Catalog& catalog, 
   // started from now on learns them first (Compiler::set_prelude).
   compiler.set_prelude(codegen::kUnitPrelude);
   return std::unique_ptr<Deployer>(new Deployer(catalog, compiler, std::move(options), std::move(kernel),
-                                                std::move(*control), std::move(*ring), std::move(*lost),
-                                                std::move(*pids), std::move(log)));
+                                                std::move(*control), std::move(*lost), std::move(*pids),
+                                                std::move(log)));
 }
 
 CommandResult Deployer::user_error(EventState& ev, Diagnostic d, int err) {

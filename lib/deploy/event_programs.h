@@ -35,7 +35,7 @@ class EventPrograms {
     const std::map<std::string, std::unique_ptr<SynthState>>& synths;
     const std::map<catalog::EventId, plan::TypedFilter>& eprobe_filters;
     KernelObjects& objects;
-    const TraceRing& ring;
+    TraceRing& ring;        // its ring is made with the first program
     const EventPids& pids;  // every unit asks its pid list
   };
   explicit EventPrograms(State state);
@@ -112,7 +112,7 @@ class EventPrograms {
   const std::map<std::string, std::unique_ptr<SynthState>>& synths_;
   const std::map<catalog::EventId, plan::TypedFilter>& eprobe_filters_;
   KernelObjects& objects_;
-  const TraceRing& ring_;
+  TraceRing& ring_;
   const EventPids& pids_;
   bool restoring_ = false;
   bool batching_ = false;       // begin_batch() .. end_batch()

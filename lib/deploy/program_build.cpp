@@ -80,7 +80,9 @@ Expected<std::map<std::string, int>> EventPrograms::unit_maps(const pipeline::Ev
     if (id.system == kSynthSystem)
       for (const auto& t : s->triggers) by_plan[&t->plan] = t.get();
   std::map<std::string, int> maps{{codegen::kControlMap, objects_.control_fd()}};
-  maps[codegen::kRingMap] = ring_.ring_fd();
+  auto ring = ring_.ring_fd();
+  if (!ring) return unexpected(std::move(ring).error());
+  maps[codegen::kRingMap] = *ring;
   maps[codegen::kLostMap] = ring_.lost_fd();
   maps[codegen::kPidsMap] = pids_.map_fd();
   const std::vector<const plan::HistPlan*> numbered = unit.numbered();

@@ -42,10 +42,10 @@ std::shared_ptr<const printfmt::Enums> KernelNames::enums() const {
   return enums_;
 }
 
-TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
+TraceRing::TraceRing(MakeRing make_ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
                      std::shared_ptr<trace::Cmdlines> cmdlines, std::shared_ptr<const KernelNames> names,
                      Notices notices)
-    : ring_(std::move(ring)),
+    : make_ring_(std::move(make_ring)),
       lost_(std::move(lost)),
       control_(control),
       possible_cpus_(possible_cpus),
@@ -60,6 +60,22 @@ TraceRing::TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size
 }
 
 TraceRing::~TraceRing() { stop_consumer(); }
+
+Expected<int> TraceRing::ring_fd() {
+  std::lock_guard hold(ring_mu_);
+  if (!ring_) {
+    auto ring = make_ring_();
+    if (!ring) return unexpected(std::move(ring).error());
+    ring_ = std::move(*ring);
+    launch_locked();
+  }
+  return ring_.get();
+}
+
+bool TraceRing::has_ring() const {
+  std::lock_guard hold(ring_mu_);
+  return static_cast<bool>(ring_);
+}
 
 uint64_t TraceRing::buffer_size_kb() const { return (raw_.empty() ? trace_.capacity() : raw_[0]->capacity()) / 1024; }
 
@@ -301,16 +317,28 @@ TraceRing::Marker TraceRing::mark(std::string_view text, uint32_t pid, const std
 }
 
 void TraceRing::start_consumer(std::mutex& lock) {
-  if (consumer_.joinable()) return;
+  std::lock_guard hold(ring_mu_);
+  consumer_lock_ = &lock;
+  launch_locked();
+}
+
+void TraceRing::launch_locked() {
+  if (consumer_.joinable() || !consumer_lock_ || !ring_ || stop_consumer_) return;
   // Readers wait for its first pass from now on, not from when it runs.
+  // Without a ring no record can come: they wait for nothing.
   passes_->running(true);
-  consumer_ = std::thread([this, &lock] { consume(lock); });
+  consumer_ = std::thread([this, &lock = *consumer_lock_] { consume(lock); });
 }
 
 void TraceRing::stop_consumer() {
-  stop_consumer_ = true;
+  std::thread consumer;
+  {
+    std::lock_guard hold(ring_mu_);
+    stop_consumer_ = true;
+    consumer = std::move(consumer_);
+  }
   passes_->interrupt();
-  if (consumer_.joinable()) consumer_.join();
+  if (consumer.joinable()) consumer.join();
 }
 
 void TraceRing::consume(std::mutex& lock) {

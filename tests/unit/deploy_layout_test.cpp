@@ -16,17 +16,39 @@ namespace histd::testing {
 namespace {
 
 using Spec = deploy::Kernel::MapSpec;
-constexpr size_t kDeployerMaps = 4;  // the control array, the ring, the lost counts, the pid list
+constexpr size_t kDeployerMaps = 3;  // the control array, the lost counts, the pid list
+const Spec kRing{BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22};
 
-// The maps made for triggers: after the deployer's own.
+// The maps made for triggers: after the deployer's own, but the ring (made
+// with the first program).
 std::vector<Spec> trigger_maps(const FakeKernel& k) {
   std::vector<Spec> out;
   for (const FakeKernel::Map* m : k.created()) out.push_back(m->spec);
   out.erase(out.begin(), out.begin() + std::min(out.size(), kDeployerMaps));
+  std::erase(out, kRing);
   return out;
 }
 
 uint64_t created_id(const FakeKernel& k, size_t n) { return k.created().at(n)->id; }
+
+// The id of the `n`th map made for triggers (trigger_maps()'s).
+uint64_t trigger_map_id(const FakeKernel& k, size_t n) {
+  std::vector<uint64_t> ids;
+  for (const FakeKernel::Map* m : k.created())
+    if (m->spec != kRing) ids.push_back(m->id);
+  return ids.at(kDeployerMaps + n);
+}
+
+// The rings made so far, and the id of the first.
+size_t rings(const FakeKernel& k) {
+  const auto created = k.created();
+  return static_cast<size_t>(std::count_if(created.begin(), created.end(), [](auto* m) { return m->spec == kRing; }));
+}
+uint64_t ring_id(const FakeKernel& k) {
+  for (const FakeKernel::Map* m : k.created())
+    if (m->spec == kRing) return m->id;
+  return 0;
+}
 
 uint32_t next_slot(const FakeKernel::LoadCall& load) {
   auto it = load.rodata.find(codegen::kChainNextSlot);
@@ -41,10 +63,11 @@ TEST(DeployLayout, TheDeployersOwnMapsComeFirst) {
   ASSERT_EQ(created.size(), kDeployerMaps);
   EXPECT_EQ(created[0]->spec,
             (Spec{BPF_MAP_TYPE_ARRAY, "histd_ctl", 4, sizeof(histd_trigger_control), HISTD_CONTROL_SLOTS}));
-  EXPECT_EQ(created[1]->spec, (Spec{BPF_MAP_TYPE_RINGBUF, "histd_ring", 0, 0, 1u << 22}));
-  EXPECT_EQ(created[2]->spec, (Spec{BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS}));
+  EXPECT_EQ(created[1]->spec, (Spec{BPF_MAP_TYPE_PERCPU_ARRAY, "histd_lost", 4, 8, HISTD_LOST_SLOTS}));
   // set_event_pid's list, allocated as pids are listed.
-  EXPECT_EQ(created[3]->spec, (Spec{BPF_MAP_TYPE_HASH, "histd_pids", 4, 1, HISTD_MAX_EVENT_PIDS, BPF_F_NO_PREALLOC}));
+  EXPECT_EQ(created[2]->spec, (Spec{BPF_MAP_TYPE_HASH, "histd_pids", 4, 1, HISTD_MAX_EVENT_PIDS, BPF_F_NO_PREALLOC}));
+  // No ring yet: a tree that never has a program never has one.
+  EXPECT_FALSE(d.deployer().ring().has_ring());
   // options/stacktrace starts off, and no pid list is in force: their
   // slots read paused.
   for (const uint32_t slot : {HISTD_STACKTRACE_OPTION_SLOT, HISTD_PID_FILTER_SLOT}) {
@@ -56,6 +79,23 @@ TEST(DeployLayout, TheDeployersOwnMapsComeFirst) {
     std::memcpy(&word, it->second.data(), sizeof(word));
     EXPECT_EQ(word.paused, 1u) << slot;
   }
+}
+
+TEST(DeployLayout, TheRingComesWithTheFirstProgramAndStays) {
+  FakeDeploy d;
+  FakeKernel& k = d.kernel();
+  ASSERT_TRUE(d.run(kKmalloc, "hist:keys=common_pid"));
+  ASSERT_EQ(rings(k), 1u) << k.journal();
+  EXPECT_TRUE(d.deployer().ring().has_ring());
+  EXPECT_EQ(k.loads().back().maps.at(codegen::kRingMap), ring_id(k));
+  // Every later program sends to the same ring, and it outlives the
+  // triggers that made it.
+  ASSERT_TRUE(d.run(kWaking, "hist:keys=pid"));
+  ASSERT_TRUE(d.run(kKmalloc, "!hist:keys=common_pid"));
+  ASSERT_TRUE(d.run(kWaking, "!hist:keys=pid"));
+  ASSERT_TRUE(d.run(kSwitch, "hist:keys=next_pid"));
+  EXPECT_EQ(rings(k), 1u) << k.journal();
+  EXPECT_EQ(k.loads().back().maps.at(codegen::kRingMap), ring_id(k));
 }
 
 TEST(DeployLayout, PidKeyWithBytesValue) {
@@ -76,12 +116,12 @@ TEST(DeployLayout, PidKeyWithBytesValue) {
   ASSERT_EQ(k.dispatchers().size(), 1u);
   const FakeKernel::Dispatcher& disp = *k.dispatchers()[0];
   EXPECT_EQ(load.maps, (std::map<std::string, uint64_t>{{codegen::kControlMap, created_id(k, 0)},
-                                                        {codegen::kRingMap, created_id(k, 1)},
-                                                        {codegen::kLostMap, created_id(k, 2)},
-                                                        {codegen::kPidsMap, created_id(k, 3)},
-                                                        {codegen::table_map_name(0), created_id(k, 4)},
-                                                        {codegen::stats_map_name(0), created_id(k, 5)},
-                                                        {codegen::hot_map_name(0), created_id(k, 6)},
+                                                        {codegen::kRingMap, ring_id(k)},
+                                                        {codegen::kLostMap, created_id(k, 1)},
+                                                        {codegen::kPidsMap, created_id(k, 2)},
+                                                        {codegen::table_map_name(0), trigger_map_id(k, 0)},
+                                                        {codegen::stats_map_name(0), trigger_map_id(k, 1)},
+                                                        {codegen::hot_map_name(0), trigger_map_id(k, 2)},
                                                         {codegen::kChainMap, disp.slots_map}}));
   EXPECT_EQ(next_slot(load), 2u);
   // Attached at its tracepoint; the group's program in slot 1 and, with
@@ -115,7 +155,7 @@ TEST(DeployLayout, VariablesLiveInTheTableAndAReferenceReadsThem) {
                                  {BPF_MAP_TYPE_HASH, "histd_table", 8, 24, 2048},
                                  {BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1},
                              }));
-  const uint64_t waking_table = created_id(k, kDeployerMaps);
+  const uint64_t waking_table = trigger_map_id(k, 0);
   // Not plain: the event program holds it, in slot 0 alone.
   ASSERT_EQ(k.dispatchers().size(), 1u);
   EXPECT_EQ(k.dispatchers()[0]->slots[0], k.loads().back().program);
@@ -127,7 +167,7 @@ TEST(DeployLayout, VariablesLiveInTheTableAndAReferenceReadsThem) {
   const FakeKernel::LoadCall& load = k.loads().back();
   ASSERT_TRUE(load.maps.count(codegen::ref_map_name(0, 0))) << k.journal();
   EXPECT_EQ(load.maps.at(codegen::ref_map_name(0, 0)), waking_table);
-  EXPECT_EQ(load.maps.at(codegen::table_map_name(0)), created_id(k, kDeployerMaps + 2));
+  EXPECT_EQ(load.maps.at(codegen::table_map_name(0)), trigger_map_id(k, 2));
 }
 
 TEST(DeployLayout, ANamedTableKeepsItsVariablesApart) {
@@ -140,7 +180,7 @@ TEST(DeployLayout, ANamedTableKeepsItsVariablesApart) {
                                           {BPF_MAP_TYPE_PERCPU_HASH, "histd_table", 8, 8, 2048},
                                           {BPF_MAP_TYPE_PERCPU_ARRAY, "histd_stats", 4, sizeof(histd_table_stats), 1},
                                       }));
-  EXPECT_EQ(d.kernel().loads().back().maps.at(codegen::var_map_name(0)), created_id(d.kernel(), kDeployerMaps));
+  EXPECT_EQ(d.kernel().loads().back().maps.at(codegen::var_map_name(0)), trigger_map_id(d.kernel(), 0));
 }
 
 TEST(DeployLayout, ShutdownLeavesThePinnedTablesAlone) {
@@ -158,8 +198,9 @@ TEST(DeployLayout, ShutdownLeavesThePinnedTablesAlone) {
   })) << k.journal();
   EXPECT_TRUE(after.dispatchers.empty()) << k.journal();
   EXPECT_TRUE(after.programs.empty()) << k.journal();
-  // Live maps: the deployer's own (it still holds them) and the pinned five.
-  EXPECT_EQ(after.maps.size(), kDeployerMaps + 5) << k.journal();
+  // Live maps: the deployer's own and its ring (it still holds them) and
+  // the pinned five.
+  EXPECT_EQ(after.maps.size(), kDeployerMaps + 1 + 5) << k.journal();
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // live as before the command; the same command then succeeds with the
 // program a clean run has (the same control slots: none was lost).
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
 
 #include <string>
 #include <tuple>
@@ -59,8 +60,13 @@ const std::vector<Activation>& activations() {
   return all;
 }
 
+// The trace ring is made with a tree's first program and kept for the
+// tree's life (TraceRing::ring_fd), as the maps the deployer makes at its
+// start: it is there before each command here, as in a tree that has had
+// a program (TheRingsFailureLeavesNothing fails its making).
 void deploy_before(FakeDeploy& d, const Activation& a) {
   for (const auto& [event, command] : a.before) ASSERT_TRUE(d.run(event, command)) << command;
+  ASSERT_TRUE(d.deployer().ring().ring_fd());
 }
 
 class DeployRollback : public ::testing::TestWithParam<std::tuple<Activation, Op>> {};
@@ -106,6 +112,33 @@ std::vector<std::tuple<Activation, Op>> cases() {
   for (const Activation& a : activations())
     for (Op op : a.ops) out.emplace_back(a, op);
   return out;
+}
+
+// The first program's command fails when its ring cannot be made, leaves
+// what was there, and the next command makes the ring.
+TEST(DeployRollback, TheRingsFailureLeavesNothing) {
+  const std::string command = "hist:keys=common_pid:vals=bytes_req";
+  int ring_call = 0;  // which of the command's map creations makes the ring
+  {
+    FakeDeploy d;
+    const size_t before = d.kernel().created().size();
+    ASSERT_TRUE(d.run(kKmalloc, command));
+    const auto created = d.kernel().created();
+    for (size_t i = before; i < created.size(); ++i)
+      if (created[i]->spec.type == BPF_MAP_TYPE_RINGBUF) ring_call = static_cast<int>(i - before) + 1;
+  }
+  ASSERT_GT(ring_call, 0);
+  FakeDeploy d;
+  FakeKernel& kernel = d.kernel();
+  const FakeKernel::Live before = kernel.live();
+  kernel.fail_nth(Op::CreateMap, ring_call, ENOMEM);
+  const CommandResult r = d.run(kKmalloc, command);
+  ASSERT_FALSE(r) << kernel.journal();
+  EXPECT_EQ(r.error().error.err, ENOMEM);
+  EXPECT_EQ(kernel.live(), before) << kernel.journal();
+  EXPECT_FALSE(d.deployer().ring().has_ring());
+  ASSERT_TRUE(d.run(kKmalloc, command)) << kernel.journal();
+  EXPECT_TRUE(d.deployer().ring().has_ring());
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, DeployRollback, ::testing::ValuesIn(cases()),

@@ -107,7 +107,8 @@ class Deployer {
   // `event` (`d`: the engine logs it and shows it in the event's hist
   // file), or a `note` for error_log when `d` is null.
   using Log = std::function<void(const catalog::EventId* event, const Diagnostic* d, const std::string& note)>;
-  // Creates the shared maps (control array, ring, lost counts, pid list). `catalog`
+  // Creates the shared maps (control array, lost counts, pid list; the
+  // ring comes with the first program, TraceRing::ring_fd). `catalog`
   // (synthetic events are added to it) and `compiler` must outlive it.
   // `kernel`: every kernel object of the command path is made through it
   // (histd/kernel.h): bpf_kernel() for histd, a fake for the unit tests.
@@ -196,7 +197,7 @@ class Deployer {
 
  private:
   Deployer(catalog::Catalog& catalog, runtime::Compiler& compiler, Options options, std::shared_ptr<Kernel> kernel,
-           Fd control, Fd ring, Fd lost, Fd pids, Log log);
+           Fd control, Fd lost, Fd pids, Log log);
   EventState& event_state(const catalog::EventId& event);
   // A refusal on `ev`: logged there (Log), returned to the command.
   CommandResult user_error(EventState& ev, Diagnostic d, int err = EINVAL);

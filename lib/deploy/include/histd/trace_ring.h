@@ -73,19 +73,26 @@ class TraceRing {
     // (enabled); null otherwise, and the record is dropped.
     std::function<const synth::SynthDefinition*(uint32_t id)> traced_synth;
   };
-  // `ring` and `lost`: the maps every unit sends to (codegen::kRingMap,
-  // kLostMap). `control`: the deployer's control array, borrowed (it
-  // outlives the ring), whose HISTD_TRACING_SLOT and
-  // HISTD_STACKTRACE_OPTION_SLOT words are tracing_on and options/stacktrace.
-  // `names` name kernel addresses in the lines.
+  // Makes the ring buffer map (kernel memory: the whole ring at once).
+  using MakeRing = std::function<Expected<Fd>()>;
+  // `make_ring` and `lost`: the maps every unit sends to (codegen::kRingMap,
+  // kLostMap), the ring made by the first ring_fd(). `control`: the
+  // deployer's control array, borrowed (it outlives the ring), whose
+  // HISTD_TRACING_SLOT and HISTD_STACKTRACE_OPTION_SLOT words are tracing_on
+  // and options/stacktrace. `names` name kernel addresses in the lines.
   // `cmdlines`: where the recorded tasks' comms go (saved_cmdlines).
-  TraceRing(Fd ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
+  TraceRing(MakeRing make_ring, Fd lost, int control, uint32_t possible_cpus, size_t buffer_size,
             std::shared_ptr<trace::Cmdlines> cmdlines, std::shared_ptr<const KernelNames> names, Notices notices);
   ~TraceRing();
   TraceRing(const TraceRing&) = delete;
   TraceRing& operator=(const TraceRing&) = delete;
 
-  int ring_fd() const { return ring_.get(); }
+  // The ring buffer map, made at the first call: by the first program of
+  // the tree, so a tree (an instance) that never had one holds no ring
+  // (whose pages are the kernel's from its creation), no consumer thread
+  // and no mapping of it.
+  Expected<int> ring_fd();
+  bool has_ring() const;
   uint32_t possible_cpus() const { return possible_cpus_; }
   // buffer_size_kb: what each CPU's raw buffer holds, and the trace and
   // snapshot buffers' lines, in KiB. A new size keeps what fits (the
@@ -99,10 +106,11 @@ class TraceRing {
   trace::Cmdlines& cmdlines() { return *cmdlines_; }
   int lost_fd() const { return lost_.get(); }
 
-  // Starts draining the ring on a thread of its own, which delivers each
+  // Lets the ring be drained on a thread of its own, which delivers each
   // chunk under `lock` (the engine's, which guards the deployer); a process
-  // that forks (daemonizing) starts it after the fork. stop_consumer() ends
-  // it; the caller must not hold `lock` then.
+  // that forks (daemonizing) lets it after the fork. The thread starts then
+  // or when the ring is made, whichever comes last. stop_consumer() ends
+  // it for good; the caller must not hold `lock` then.
   void start_consumer(std::mutex& lock);
   void stop_consumer();
 
@@ -183,8 +191,14 @@ class TraceRing {
   // Puts the trace lines lost since `seen` (per CPU) into the trace buffer.
   void note_lost_lines(std::vector<uint64_t>& seen);
 
-  const Fd ring_;  // generated synthetic events, shared by every unit
-  const Fd lost_;  // what the ring had no room for (HISTD_LOST_*), shared by every unit
+  // The consumer's thread, once it may run and there is a ring.
+  void launch_locked();
+
+  const MakeRing make_ring_;
+  mutable std::mutex ring_mu_;           // guards ring_, consumer_lock_ and consumer_'s start
+  Fd ring_;                              // made once (ring_fd()), then read by the consumer without the lock
+  std::mutex* consumer_lock_ = nullptr;  // start_consumer()'s, once called
+  const Fd lost_;                        // what the ring had no room for (HISTD_LOST_*), shared by every unit
   const int control_;
   const uint32_t possible_cpus_;  // per-CPU maps hold a value per possible CPU
   const std::shared_ptr<const KernelNames> names_;
