@@ -115,6 +115,9 @@ struct Tree::Context {
   // next read does not fault it all in again (see histd's main), until reads
   // have stopped for a while.
   std::atomic<int64_t> trim_at{0};
+  // Freed heap handed back a few seconds from now (a big read released, an
+  // instance removed), unless more comes first.
+  void trim_soon();
 
   // The node an inode names now (Kind::None once it is gone).
   Node node_of(fuse_ino_t ino) const;

@@ -76,6 +76,10 @@ int Tree::Context::remove_instance(const std::string& name) {
   }
   // No reader is parked in them (its files are all closed): the threads end.
   for (InstancePipe& p : gone) p.pipe->stop();
+  // What the instance had (its printer, trace lines, the buffers of its
+  // programs' loads) is free now, mostly below the heap's trim threshold:
+  // handed back, or each instance that recorded would leave its room.
+  trim_soon();
   return 0;
 }
 

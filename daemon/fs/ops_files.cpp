@@ -27,6 +27,16 @@ int64_t steady_ns() {
       .count();
 }
 
+}  // namespace
+
+void Tree::Context::trim_soon() {
+  std::lock_guard lock(waiters_mu);
+  trim_at = steady_ns() + std::chrono::nanoseconds(kKeepHeapAfterRead).count();
+  watch_cv.notify_one();
+}
+
+namespace {
+
 // How the task making the request is shown kernel addresses: as the kernel
 // decides for kallsyms (root always; others by kptr_restrict).
 render::Options reader_options(fuse_req_t req) {
@@ -163,12 +173,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
 void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   auto* file = reinterpret_cast<OpenFile*>(fi->fh);
   if (file && file->splice) release_raw(context_of(req), ino, *file);
-  if (file && file->content && file->content->size() >= kBigContent) {
-    Tree::Context& ctx = context_of(req);
-    std::lock_guard lock(ctx.waiters_mu);
-    ctx.trim_at = steady_ns() + std::chrono::nanoseconds(kKeepHeapAfterRead).count();
-    ctx.watch_cv.notify_one();
-  }
+  if (file && file->content && file->content->size() >= kBigContent) context_of(req).trim_soon();
   if (file) context_of(req).released(file->instance);
   delete file;
   fi->fh = 0;
