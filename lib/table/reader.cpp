@@ -3,11 +3,14 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "hist_shared.h"
@@ -42,29 +45,42 @@ bool saves_comm(const Table& t) {
 
 constexpr size_t kCommSize = 16;
 
-// One map's whole contents with bpf_map_lookup_batch, `batch` entries at a
-// time; `each(key, value)` per entry, the value being every CPU's copy for a
-// per-CPU map. The batch token of a hash map is a u32 bucket index, but
-// libbpf sizes it by the key, so it gets room for both.
-template <typename Each>
-Status for_each_entry(int fd, size_t key_size, size_t value_stride, uint32_t batch, Each&& each) {
+// No more buckets after the last batch.
+constexpr uint32_t kEnd = UINT32_MAX;
+
+// The entries of a map with bpf_map_lookup_batch, `batch` entries at a
+// time; `each(key, value)` per entry, the value being every CPU's copy for
+// a per-CPU map, and `done(start, end)` after each batch with the tokens
+// around it. A hash map's token is the index of a bucket (libbpf sizes it
+// by the key, so it gets room for both): its read starts at bucket `from`
+// and stops at the first batch that reaches `until` (that batch may hold
+// entries of buckets past it); the last batch ends at kEnd. Other maps are
+// read from their start (`from` 0) to their end.
+template <typename Each, typename Done>
+Status for_each_entry(int fd, size_t key_size, size_t value_stride, uint32_t batch, uint32_t from, uint32_t until,
+                      Each&& each, Done&& done) {
   std::vector<uint8_t> keys(batch * key_size);
   std::vector<uint8_t> values(batch * value_stride);
   std::vector<uint8_t> token_in(std::max<size_t>(key_size, 8));
   std::vector<uint8_t> token_out(std::max<size_t>(key_size, 8));
-  bool first = true;
-  for (;;) {
+  std::memcpy(token_in.data(), &from, sizeof(from));
+  for (uint32_t start = from, calls = 0;; ++calls) {
     uint32_t count = batch;
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : token_in.data(), token_out.data(), keys.data(), values.data(),
-                                   &count, nullptr);
+    // No token at a read's start from 0: an array's token is a key it has read.
+    const bool tokenless = calls == 0 && from == 0;
+    int err = bpf_map_lookup_batch(fd, tokenless ? nullptr : token_in.data(), token_out.data(), keys.data(),
+                                   values.data(), &count, nullptr);
     const int e = err ? errno : 0;
     if (err && e != ENOENT) return fail(ErrorKind::Bpf, e, std::string("reading table: ") + std::strerror(e));
     for (uint32_t i = 0; i < count; ++i)
       each(std::span<const uint8_t>(keys.data() + i * key_size, key_size),
            std::span<const uint8_t>(values.data() + i * value_stride, value_stride));
-    if (e == ENOENT) return ok_status();
+    uint32_t end = kEnd;
+    if (e != ENOENT) std::memcpy(&end, token_out.data(), sizeof(end));
+    done(start, end);
+    if (end == kEnd || end >= until) return ok_status();
     token_in = token_out;
-    first = false;
+    start = end;
   }
 }
 
@@ -74,6 +90,7 @@ struct KeyHash {
   size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
 };
 using HeldValues = std::unordered_map<std::string, std::vector<uint64_t>, KeyHash, std::equal_to<>>;
+using KeySet = std::unordered_set<std::string, KeyHash, std::equal_to<>>;
 
 // Adds the values held in hot slots to their keys' entries. A slot's key
 // is in the hash before the slot takes it; one that is not (the table was
@@ -83,23 +100,24 @@ Status merge_hot_slots(int hot_fd, const MapShape& shape, Table& t) {
   const size_t key_size = t.key_size, n_vals = t.vals.size();
   const size_t cpu_stride = key_size + n_vals * 8 + 8;  // key, values, standing: all u64 words
   HeldValues held;
-  auto st = for_each_entry(hot_fd, sizeof(uint32_t), cpu_stride * ncpus, shape.hot_slots,
-                           [&](std::span<const uint8_t>, std::span<const uint8_t> value) {
-                             for (unsigned cpu = 0; cpu < ncpus; ++cpu) {
-                               const uint8_t* slot = value.data() + cpu * cpu_stride;
-                               uint64_t standing = 0;
-                               std::memcpy(&standing, slot + key_size + n_vals * 8, 8);
-                               if (standing == 0) continue;  // free
-                               std::vector<uint64_t>& sum =
-                                   held[std::string(reinterpret_cast<const char*>(slot), key_size)];
-                               sum.resize(n_vals);
-                               for (size_t k = 0; k < n_vals; ++k) {
-                                 uint64_t v = 0;
-                                 std::memcpy(&v, slot + key_size + k * 8, 8);
-                                 sum[k] += v;
-                               }
-                             }
-                           });
+  auto st = for_each_entry(
+      hot_fd, sizeof(uint32_t), cpu_stride * ncpus, shape.hot_slots, 0, kEnd,
+      [&](std::span<const uint8_t>, std::span<const uint8_t> value) {
+        for (unsigned cpu = 0; cpu < ncpus; ++cpu) {
+          const uint8_t* slot = value.data() + cpu * cpu_stride;
+          uint64_t standing = 0;
+          std::memcpy(&standing, slot + key_size + n_vals * 8, 8);
+          if (standing == 0) continue;  // free
+          std::vector<uint64_t>& sum = held[std::string(reinterpret_cast<const char*>(slot), key_size)];
+          sum.resize(n_vals);
+          for (size_t k = 0; k < n_vals; ++k) {
+            uint64_t v = 0;
+            std::memcpy(&v, slot + key_size + k * 8, 8);
+            sum[k] += v;
+          }
+        }
+      },
+      [](uint32_t, uint32_t) {});
   if (!st) return st;
   // At most slots x CPUs keys: one pass over the entries finds theirs.
   for (size_t i = 0; i < t.entries() && !held.empty(); ++i) {
@@ -114,46 +132,175 @@ Status merge_hot_slots(int hot_fd, const MapShape& shape, Table& t) {
   return ok_status();
 }
 
-}  // namespace
+// How a table map's entries become rows.
+struct Layout {
+  unsigned ncpus;
+  size_t n_vals;
+  bool has_comm;
+  size_t cpu_stride;  // each CPU's copy of a value
+  size_t value_stride;
+  bool slots;
+  size_t key_size;  // of the map
+};
 
-Expected<Table> read_table(TableMaps maps, MapShape shape, Table t) {
-  const unsigned ncpus = shape.per_cpu ? possible_cpus() : 1;
-  const size_t n_vals = t.vals.size();
-  const bool has_comm = saves_comm(t);
-  // Each CPU's copy of a value: the u64 columns, then the comm if kept (then
-  // the variable record, which is not read here).
-  const size_t cpu_stride = ((std::max<size_t>(shape.value_size, n_vals * 8 + (has_comm ? kCommSize : 0)) + 7) / 8) * 8;
-  const size_t value_stride = cpu_stride * ncpus;
-  const bool slots = shape.kind == MapShape::Kind::Slots;
-  const size_t key_size = shape.key_size;
-  std::vector<uint64_t> sum(n_vals);
+Layout layout_of(const MapShape& shape, const Table& t) {
+  Layout l{};
+  l.ncpus = shape.per_cpu ? possible_cpus() : 1;
+  l.n_vals = t.vals.size();
+  l.has_comm = saves_comm(t);
+  // The u64 columns, then the comm if kept (then the variable record, which
+  // is not read here).
+  l.cpu_stride = ((std::max<size_t>(shape.value_size, l.n_vals * 8 + (l.has_comm ? kCommSize : 0)) + 7) / 8) * 8;
+  l.value_stride = l.cpu_stride * l.ncpus;
+  l.slots = shape.kind == MapShape::Kind::Slots;
+  l.key_size = shape.key_size;
+  return l;
+}
+
+// One batch of a read: the tokens around it, and the row count after it.
+struct Batch {
+  uint32_t start;
+  uint32_t end;
+  size_t rows_end;
+};
+
+// The entries of buckets [from, until) (and those of the last batch past
+// it) as rows of `t`, each batch noted in `batches`.
+Status read_rows(int fd, const Layout& l, uint32_t from, uint32_t until, Table& t, std::vector<Batch>& batches) {
+  std::vector<uint64_t> sum(l.n_vals);
   std::vector<uint8_t> slot_key(t.key_size);
-  // Room for a full table up front: growing would copy the arrays into fresh
-  // pages; what stays unused is never touched.
-  t.reserve(shape.entries);
-
   // Batches of up to 4096 entries.
-  auto read = for_each_entry(
-      maps.table, key_size, value_stride, 4096, [&](std::span<const uint8_t> key, std::span<const uint8_t> value) {
-        merge_percpu(value, n_vals, ncpus, cpu_stride, sum);
+  return for_each_entry(
+      fd, l.key_size, l.value_stride, 4096, from, until,
+      [&](std::span<const uint8_t> key, std::span<const uint8_t> value) {
+        merge_percpu(value, l.n_vals, l.ncpus, l.cpu_stride, sum);
         std::string_view comm;
         // Only the CPU that created the entry holds its comm.
-        for (unsigned cpu = 0; has_comm && comm.empty() && cpu < ncpus; ++cpu) {
-          const char* c = reinterpret_cast<const char*>(value.data() + cpu * cpu_stride + n_vals * 8);
+        for (unsigned cpu = 0; l.has_comm && comm.empty() && cpu < l.ncpus; ++cpu) {
+          const char* c = reinterpret_cast<const char*>(value.data() + cpu * l.cpu_stride + l.n_vals * 8);
           comm = std::string_view(c, strnlen(c, kCommSize));
         }
-        if (!slots) {
+        if (!l.slots) {
           t.add(key, sum, comm);
           return;
         }
         // A slot is an entry once counted; its key is the slot's number.
-        if (n_vals == 0 || sum[0] == 0) return;
+        if (l.n_vals == 0 || sum[0] == 0) return;
         uint32_t index = 0;
         std::memcpy(&index, key.data(), sizeof(index));
         const uint64_t number = index;
         std::memcpy(slot_key.data(), &number, std::min<size_t>(sizeof(number), slot_key.size()));
         t.add(slot_key, sum, comm);
+      },
+      [&](uint32_t start, uint32_t end) {
+        batches.push_back(Batch{start, end, t.entries()});
       });
+}
+
+// A share of a big hash's buckets, read on a thread of its own.
+struct Part {
+  uint32_t from = 0;
+  uint32_t until = kEnd;
+  Table rows;
+  std::vector<Batch> batches;
+  Status status = ok_status();
+};
+
+std::string_view key_text(const Row& r) {
+  return std::string_view(reinterpret_cast<const char*>(r.key.data()), r.key.size());
+}
+
+// The keys of the rows of a read's last batch.
+KeySet last_batch_keys(const Table& t, const std::vector<Batch>& batches) {
+  KeySet keys;
+  if (batches.empty()) return keys;
+  for (size_t i = batches.size() > 1 ? batches[batches.size() - 2].rows_end : 0; i < batches.back().rows_end; ++i)
+    keys.emplace(key_text(t.row(i)));
+  return keys;
+}
+
+// Adds the rows of the parts after the first to `t`, which holds the
+// first's (read as `first`). A part's last batch may run past its buckets
+// into the next parts': the rows of buckets read already are skipped, a
+// whole batch's by its tokens, those of a batch that straddles the buckets
+// read by their keys, which are the last batch's of the part that read
+// furthest (a hash's keys are unique).
+void merge_parts(Table& t, const std::vector<Batch>& first, const std::vector<Part>& parts) {
+  uint32_t covered = first.empty() ? 0 : first.back().end;
+  KeySet edge = last_batch_keys(t, first);
+  for (size_t k = 1; k < parts.size(); ++k) {
+    const Part& p = parts[k];
+    size_t i = 0;
+    for (const Batch& b : p.batches)
+      for (; i < b.rows_end; ++i) {
+        const Row r = p.rows.row(i);
+        if (b.end <= covered || (b.start < covered && edge.contains(key_text(r)))) continue;
+        t.add(r.key, r.vals, r.comm);
+      }
+    if (!p.batches.empty() && p.batches.back().end > covered) {
+      covered = p.batches.back().end;
+      edge = last_batch_keys(p.rows, p.batches);
+    }
+  }
+}
+
+// The threads a hash of `buckets` buckets is read by: a few, while each
+// reads enough to pay for its start.
+size_t parts_for(uint64_t buckets) {
+  constexpr uint64_t kMinBuckets = 16384;
+  constexpr size_t kMaxParts = 4;
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<size_t>(1, std::min<size_t>({kMaxParts, cpus, static_cast<size_t>(buckets / kMinBuckets)}));
+}
+
+// A big hash read by parts of its buckets at once: the kernel's batch read
+// walks every bucket and copies each CPU's value of each entry, most of a
+// 100k-entry read's time, which is then shared by the machine's CPUs.
+Status read_parts(int fd, const Layout& l, uint32_t buckets, size_t n, Table& t) {
+  std::vector<Part> parts(n);
+  for (size_t k = 0; k < n; ++k) {
+    parts[k].from = static_cast<uint32_t>(buckets / n * k);
+    parts[k].until = k + 1 < n ? static_cast<uint32_t>(buckets / n * (k + 1)) : kEnd;
+    if (k > 0) parts[k].rows = t;  // the columns, no rows yet
+  }
+  std::vector<std::thread> threads;
+  auto read_part = [&](Part& p) {
+    try {
+      p.status = read_rows(fd, l, p.from, p.until, p.rows, p.batches);
+    } catch (const std::bad_alloc&) {
+      p.status = fail(ErrorKind::System, ENOMEM, "reading table: out of memory");
+    }
+  };
+  for (size_t k = 1; k < n; ++k) {
+    try {
+      threads.emplace_back(read_part, std::ref(parts[k]));
+    } catch (const std::system_error&) {
+      read_part(parts[k]);  // no thread to be had: read here, after the others
+    }
+  }
+  Status first = read_rows(fd, l, parts[0].from, parts[0].until, t, parts[0].batches);
+  for (std::thread& th : threads) th.join();
+  if (!first) return first;
+  for (const Part& p : parts)
+    if (!p.status) return p.status;
+  merge_parts(t, parts[0].batches, parts);
+  return ok_status();
+}
+
+}  // namespace
+
+Expected<Table> read_table(TableMaps maps, MapShape shape, Table t) {
+  const Layout l = layout_of(shape, t);
+  // A hash has a power of two buckets, its entries' at least. The parts
+  // compare rows by key: only when the map's key is the row's whole.
+  const uint64_t buckets = std::bit_ceil(uint64_t{std::max<uint32_t>(shape.entries, 1)});
+  const size_t parts = !l.slots && shape.key_size == t.key_size ? parts_for(buckets) : 1;
+  // Room for a full table up front: growing would copy the arrays into fresh
+  // pages; what stays unused is never touched.
+  t.reserve(shape.entries);
+  std::vector<Batch> batches;
+  Status read = parts > 1 ? read_parts(maps.table, l, static_cast<uint32_t>(buckets), parts, t)
+                          : read_rows(maps.table, l, 0, kEnd, t, batches);
   if (!read) return unexpected(std::move(read).error());
   if (maps.hot >= 0 && shape.hot_slots > 0) {
     auto hot = merge_hot_slots(maps.hot, shape, t);
