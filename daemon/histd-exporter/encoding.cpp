@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 namespace histd::exporter {
 
@@ -54,22 +56,102 @@ bool accepts_gzip(std::string_view header) {
   return false;
 }
 
-std::optional<std::string> gzip(std::string_view body) {
-  if (body.size() > (uInt{1} << 30)) return std::nullopt;  // zlib counts in uInt
+namespace {
+
+// zlib's level 1: a scrape's text compresses nearly as well at a fraction
+// of level 6's time.
+constexpr int kLevel = 1;
+// Output grows by this much at a time: a buffer of deflateBound (the whole
+// body's size) would be written over, and so resident, for an eighth of it.
+constexpr size_t kOutStep = 128 << 10;
+// A body is compressed in pieces on threads of their own from this size on,
+// each piece at least this big.
+constexpr size_t kPieceFrom = 1 << 20;
+constexpr size_t kMaxPieces = 4;
+
+// `piece` as raw deflate blocks appended to `out`: the last piece's end the
+// stream's, any other's a sync flush (byte-aligned, not final), after
+// which the next piece's blocks follow as pigz's do.
+bool deflate_piece(std::string_view piece, bool last, std::string& out) {
   z_stream z{};
-  // 15 + 16: a gzip header and trailer. Level 1: a scrape's text
-  // compresses nearly as well at a fraction of level 6's time.
-  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
-  std::string out(deflateBound(&z, body.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
-  z.avail_in = static_cast<uInt>(body.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  const size_t written = out.size() - z.avail_out;
+  if (deflateInit2(&z, kLevel, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
+  z.avail_in = static_cast<uInt>(piece.size());
+  const int flush = last ? Z_FINISH : Z_SYNC_FLUSH;
+  bool ok = false;
+  for (;;) {
+    const size_t had = out.size();
+    out.resize(had + kOutStep);
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + had);
+    z.avail_out = static_cast<uInt>(kOutStep);
+    const int rc = deflate(&z, flush);
+    out.resize(out.size() - z.avail_out);
+    if (rc == Z_STREAM_ERROR) break;
+    if (rc == Z_STREAM_END) {
+      ok = last;
+      break;
+    }
+    // Room left over: a flush has written all (a finish never stops so).
+    if (z.avail_out > 0) {
+      ok = !last && z.avail_in == 0;
+      break;
+    }
+  }
   deflateEnd(&z);
-  if (rc != Z_STREAM_END) return std::nullopt;
-  out.resize(written);
+  return ok;
+}
+
+void put_le32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+std::optional<std::string> gzip(std::string_view body) {
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  return gzip(body, std::clamp<size_t>(std::min(cpus, body.size() / kPieceFrom), 1, kMaxPieces));
+}
+
+std::optional<std::string> gzip(std::string_view body, size_t n) {
+  if (body.size() > (uInt{1} << 30)) return std::nullopt;  // zlib counts in uInt
+  n = std::clamp<size_t>(n, 1, std::max<size_t>(body.size(), 1));
+  struct Piece {
+    std::string_view in;
+    std::string out;
+    uLong crc = 0;
+    bool ok = false;
+  };
+  std::vector<Piece> pieces(n);
+  for (size_t i = 0; i < n; ++i)
+    pieces[i].in = body.substr(body.size() / n * i, i + 1 < n ? body.size() / n : std::string_view::npos);
+  auto pack = [](Piece& p, bool last) {
+    p.crc = crc32(0, reinterpret_cast<const Bytef*>(p.in.data()), static_cast<uInt>(p.in.size()));
+    p.ok = deflate_piece(p.in, last, p.out);
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < n; ++i) {
+    try {
+      threads.emplace_back(pack, std::ref(pieces[i]), i + 1 == n);
+    } catch (const std::system_error&) {
+      pack(pieces[i], i + 1 == n);  // no thread to be had: here, in turn
+    }
+  }
+  pack(pieces[0], n == 1);
+  for (std::thread& t : threads) t.join();
+  // gzip's header as zlib writes it (level 1: XFL 4, "fastest"; OS 3, Unix),
+  // the pieces, the CRC-32 and size of the whole.
+  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x04\x03", 10);
+  uLong crc = 0;
+  size_t size = 0;
+  for (const Piece& p : pieces) size += p.out.size();
+  out.reserve(out.size() + size + 8);
+  for (const Piece& p : pieces) {
+    if (!p.ok) return std::nullopt;
+    out += p.out;
+    crc = crc32_combine(crc, p.crc, static_cast<z_off_t>(p.in.size()));
+  }
+  put_le32(out, static_cast<uint32_t>(crc));
+  put_le32(out, static_cast<uint32_t>(body.size()));
   return out;
 }
 

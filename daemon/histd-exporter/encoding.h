@@ -3,6 +3,7 @@
 // that compresses to an eighth, which a fleet's scrapers pay on the wire.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,10 @@ namespace histd::exporter {
 bool accepts_gzip(std::string_view accept_encoding);
 
 // `body` in gzip's format; nullopt if zlib fails (the body then goes as it is).
+// A big body is compressed in pieces, one a CPU (up to 4), which follow
+// one another in one deflate stream as pigz's do.
 std::optional<std::string> gzip(std::string_view body);
+// The same in `pieces` pieces.
+std::optional<std::string> gzip(std::string_view body, size_t pieces);
 
 }  // namespace histd::exporter
