@@ -75,11 +75,27 @@ Status Connection::send(const nlohmann::json& message, std::chrono::milliseconds
   const std::string frame = encode_frame(message);
   const std::string raw_header = raw ? frame_header(raw->size()) : std::string();
   const size_t total = frame.size() + raw_header.size() + (raw ? raw->size() : 0);
+  if (raw) room_for(total);
   size_t sent = 0;
   HISTD_TRY(send_bytes(frame, sent, total, deadline, within));
   if (!raw) return ok_status();
   HISTD_TRY(send_bytes(raw_header, sent, total, deadline, within));
   return send_bytes(*raw, sent, total, deadline, within);
+}
+
+// A socket's default send buffer is ~200 KB: a scrape's megabytes went in
+// as many rounds, histd waking the exporter and waiting for it each time.
+// A raw reply gets a few times that (histd is root: past wmem_max), which
+// takes the rounds down to a few; not the whole reply, which the kernel
+// would keep for a client that never reads it after histd gave up on it.
+void Connection::room_for(size_t bytes) const {
+  constexpr size_t kMaxSendBuffer = 512 << 10;  // the kernel doubles it
+  int size = static_cast<int>(std::min(bytes, kMaxSendBuffer));
+  int now = 0;
+  socklen_t len = sizeof(now);
+  if (getsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &now, &len) == 0 && now >= 2 * size) return;
+  if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) != 0)
+    setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));  // not root: up to wmem_max
 }
 
 // Sends `bytes` whole; `sent` counts across the pieces of one reply of

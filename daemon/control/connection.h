@@ -39,6 +39,8 @@ class Connection {
   // Waits until the socket is ready for `events`; false when `deadline`
   // passed or histd stops (`stopped` says which).
   bool wait(short events, Clock::time_point deadline, bool& stopped) const;
+  // A bigger send buffer for a reply of `bytes`.
+  void room_for(size_t bytes) const;
   Status send_bytes(std::string_view bytes, size_t& sent, size_t total, Clock::time_point deadline,
                     std::chrono::milliseconds within);
 
