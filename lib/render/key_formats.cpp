@@ -127,13 +127,15 @@ void json_stack(std::string& out, const KeyValue& k) {
 
 // --- labels
 
+// One label a series: format_int and a compiled format, not a format
+// string parsed every time.
 std::string label_decimal(const KeyValue& k) {
-  return k.column.is_signed ? fmt::format("{}", static_cast<int64_t>(k.v)) : fmt::format("{}", k.v);
+  return k.column.is_signed ? fmt::format_int(static_cast<int64_t>(k.v)).str() : fmt::format_int(k.v).str();
 }
-std::string label_hex(const KeyValue& k) { return fmt::format("{:x}", k.v); }
+std::string label_hex(const KeyValue& k) { return fmt::format(FMT_COMPILE("{:x}"), k.v); }
 std::string label_sym(const KeyValue& k) { return known_or(k.res.symbol(k.addr), "unknown"); }
 std::string label_sym_offset(const KeyValue& k) { return known_or(k.res.symbol_offset(k.addr), "unknown"); }
-std::string label_execname(const KeyValue& k) { return fmt::format("{}", k.v); }
+std::string label_execname(const KeyValue& k) { return fmt::format_int(k.v).str(); }
 std::string companion_comm(const KeyValue& k) { return std::string(comm_of(k)); }
 std::string label_bucket(const KeyValue& k) { return key_format(k.column.display).bucket(k.column, k.v); }
 std::string label_string(const KeyValue& k) { return std::string(k.text()); }

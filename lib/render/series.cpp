@@ -114,6 +114,27 @@ void append_labels(std::string& out, std::string_view first, const std::vector<s
   }
 }
 
+// One entry's label set as append_labels() writes it, each value written
+// as it is made: a 100k-series table keeps no values between.
+void append_entry_labels(std::string& out, std::string_view first, const std::vector<std::string>& names,
+                         const table::Table& tab, const table::Row& r, const Resolver& res) {
+  out += first;
+  size_t n = 0;
+  auto put = [&](const std::string& value) {
+    if (n > 0 || !first.empty()) out += ',';
+    out += names[n++];
+    out += "=\"";
+    append_escaped(out, value, true);
+    out += '"';
+  };
+  for (const table::KeyColumn& column : tab.keys) {
+    const KeyValue k(column, r, res, Options{true});
+    const KeyFormat& f = key_format(column.display);
+    put(f.label(k));
+    if (f.companion) put(f.companion(k));
+  }
+}
+
 void append_overflow_labels(std::string& out, std::string_view first, const std::vector<std::string>& names) {
   append_labels(out, first, names, std::vector<std::string>(names.size(), std::string(kOverflowValue)));
 }
@@ -200,11 +221,9 @@ Samples entries_as_series(const table::Table& tab, std::string_view first, const
   series.ends.reserve(kept.size() + 1);
   series.sums.reserve((kept.size() + 1) * series.columns);
   series.labels.reserve(kept.size() * 16);
-  std::vector<std::string> values;
   for (size_t e : kept) {
     const table::Row r = tab.row(e);
-    label_values(tab, -1, r, res, values);
-    append_labels(series.labels, first, names, values);
+    append_entry_labels(series.labels, first, names, tab, r, res);
     series.ends.push_back(series.labels.size());
     for (size_t v = 0; v < series.columns; ++v) series.sums.push_back(value_shown(tab, r, v));
   }
