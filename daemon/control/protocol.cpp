@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "histd/populate.h"
+
 namespace histd::control {
 
 namespace {
@@ -78,7 +80,12 @@ Expected<std::string> read_output(int fd, nlohmann::json& reply) {
   const uint32_t len = header[0] | (header[1] << 8) | (header[2] << 16) | (uint32_t{header[3]} << 24);
   if (len != raw->get<uint64_t>())
     return fail(ErrorKind::Invalid, EINVAL, "raw output's frame does not match its reply");
-  std::string bytes(len, '\0');
+  // Megabytes for a scrape, in pages fresh from the kernel (the exporter's
+  // malloc maps each body anew): faulted in at once, not page by page.
+  std::string bytes;
+  bytes.reserve(len);
+  populate_now(bytes.data(), len);
+  bytes.resize(len);
   HISTD_TRY(read_all(fd, bytes.data(), len));
   return bytes;
 }
