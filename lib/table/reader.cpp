@@ -261,7 +261,11 @@ Status read_parts(int fd, const Layout& l, uint32_t buckets, size_t n, Table& t)
   for (size_t k = 0; k < n; ++k) {
     parts[k].from = static_cast<uint32_t>(buckets / n * k);
     parts[k].until = k + 1 < n ? static_cast<uint32_t>(buckets / n * (k + 1)) : kEnd;
-    if (k > 0) parts[k].rows = t;  // the columns, no rows yet
+    if (k == 0) continue;
+    // The columns (no rows yet), and room for a share and a quarter: grown
+    // by doubling, a share's rows would leave as much again freed behind.
+    parts[k].rows = t;
+    parts[k].rows.reserve(buckets / n + buckets / n / 4);
   }
   std::vector<std::thread> threads;
   auto read_part = [&](Part& p) {
