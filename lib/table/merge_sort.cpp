@@ -10,12 +10,6 @@
 
 namespace histd::table {
 
-uint64_t Row::key_number(uint32_t offset) const {
-  uint64_t v = 0;
-  if (offset + 8 <= key.size()) std::memcpy(&v, key.data() + offset, 8);
-  return v;
-}
-
 size_t Table::stored_at(size_t i) const { return order.empty() ? i : order[i]; }
 
 Row Table::row(size_t i) const {

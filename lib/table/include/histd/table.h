@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -109,7 +110,12 @@ struct Row {
   // saved fields, laid out as its plan says), empty when the table has none.
   std::span<const uint8_t> record;
   // The key's u64 at `offset` (numbers, stack frames); 0 past the key's end.
-  uint64_t key_number(uint32_t offset) const;
+  // Inline: sorting and rendering a big table call it per entry and key.
+  uint64_t key_number(uint32_t offset) const {
+    uint64_t v = 0;
+    if (offset + 8 <= key.size()) std::memcpy(&v, key.data() + offset, 8);
+    return v;
+  }
 };
 
 // Entries are stored column-wise, one allocation per array rather than a few
