@@ -6,8 +6,11 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -267,24 +270,28 @@ Status read_parts(int fd, const Layout& l, uint32_t buckets, size_t n, Table& t)
     parts[k].rows = t;
     parts[k].rows.reserve(buckets / n + buckets / n / 4);
   }
-  std::vector<std::thread> threads;
-  auto read_part = [&](Part& p) {
+  // Nothing may leave a part's read but its status: a thread still running
+  // when this returned would end the process.
+  auto read_part = [&](Part& p, Table& rows) {
     try {
-      p.status = read_rows(fd, l, p.from, p.until, p.rows, p.batches);
+      p.status = read_rows(fd, l, p.from, p.until, rows, p.batches);
     } catch (const std::bad_alloc&) {
       p.status = fail(ErrorKind::System, ENOMEM, "reading table: out of memory");
+    } catch (const std::exception& e) {
+      p.status = fail(ErrorKind::System, EIO, std::string("reading table: ") + e.what());
     }
   };
+  std::vector<std::thread> threads;
+  threads.reserve(n);
   for (size_t k = 1; k < n; ++k) {
     try {
-      threads.emplace_back(read_part, std::ref(parts[k]));
+      threads.emplace_back(read_part, std::ref(parts[k]), std::ref(parts[k].rows));
     } catch (const std::system_error&) {
-      read_part(parts[k]);  // no thread to be had: read here, after the others
+      read_part(parts[k], parts[k].rows);  // no thread to be had: read here, after the others
     }
   }
-  Status first = read_rows(fd, l, parts[0].from, parts[0].until, t, parts[0].batches);
+  read_part(parts[0], t);
   for (std::thread& th : threads) th.join();
-  if (!first) return first;
   for (const Part& p : parts)
     if (!p.status) return p.status;
   merge_parts(t, parts[0].batches, parts);
