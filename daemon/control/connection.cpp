@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "control/protocol.h"
 
@@ -70,14 +71,14 @@ Expected<nlohmann::json> Connection::receive(std::chrono::milliseconds within) {
 }
 
 Status Connection::send(const nlohmann::json& message, std::chrono::milliseconds within,
-                        const std::optional<std::string>& raw) {
+                        const std::optional<std::string>& raw, int pass_fd) {
   const Clock::time_point deadline = Clock::now() + within;
   const std::string frame = encode_frame(message);
   const std::string raw_header = raw ? frame_header(raw->size()) : std::string();
   const size_t total = frame.size() + raw_header.size() + (raw ? raw->size() : 0);
   if (raw) room_for(total);
   size_t sent = 0;
-  HISTD_TRY(send_bytes(frame, sent, total, deadline, within));
+  HISTD_TRY(send_bytes(frame, sent, total, deadline, within, pass_fd));
   if (!raw) return ok_status();
   HISTD_TRY(send_bytes(raw_header, sent, total, deadline, within));
   return send_bytes(*raw, sent, total, deadline, within);
@@ -98,15 +99,34 @@ void Connection::room_for(size_t bytes) const {
     setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));  // not root: up to wmem_max
 }
 
+// One sendmsg of `bytes` with `pass_fd` (SCM_RIGHTS), as ::send() returns.
+ssize_t Connection::send_with_fd(std::string_view bytes, int pass_fd) const {
+  iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  return sendmsg(fd_, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 // Sends `bytes` whole; `sent` counts across the pieces of one reply of
 // `total` bytes, for the error's text.
 Status Connection::send_bytes(std::string_view bytes, size_t& sent, size_t total, Clock::time_point deadline,
-                              std::chrono::milliseconds within) {
+                              std::chrono::milliseconds within, int pass_fd) {
   size_t done = 0;
   while (done < bytes.size()) {
     // MSG_NOSIGNAL: a peer that went away is EPIPE here, not a SIGPIPE
-    // that kills the process.
-    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+    // that kills the process. `pass_fd` goes with the first byte sent.
+    const ssize_t n = done == 0 && pass_fd >= 0
+                          ? send_with_fd(bytes, pass_fd)
+                          : ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<size_t>(n);
       sent += static_cast<size_t>(n);

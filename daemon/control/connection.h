@@ -6,6 +6,8 @@
 // byte every few seconds never trips it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -31,18 +33,20 @@ class Connection {
   Expected<nlohmann::json> receive(std::chrono::milliseconds within);
   // The reply frame, and `raw`'s frame after it when there is one
   // (protocol.h), whole within `within` (ETIMEDOUT), else as receive().
+  // `pass_fd` (protocol.h, "fd"), when not -1, goes with the frame.
   Status send(const nlohmann::json& message, std::chrono::milliseconds within,
-              const std::optional<std::string>& raw = std::nullopt);
+              const std::optional<std::string>& raw = std::nullopt, int pass_fd = -1);
 
  private:
   Status read_exact(std::string& out, size_t size, Clock::time_point deadline, std::chrono::milliseconds within);
   // Waits until the socket is ready for `events`; false when `deadline`
   // passed or histd stops (`stopped` says which).
   bool wait(short events, Clock::time_point deadline, bool& stopped) const;
+  ssize_t send_with_fd(std::string_view bytes, int pass_fd) const;
   // A bigger send buffer for a reply of `bytes`.
   void room_for(size_t bytes) const;
   Status send_bytes(std::string_view bytes, size_t& sent, size_t total, Clock::time_point deadline,
-                    std::chrono::milliseconds within);
+                    std::chrono::milliseconds within, int pass_fd = -1);
 
   int fd_;
   int stop_fd_;

@@ -430,6 +430,7 @@ json dispatch(engine::Engine& engine, const json& request, const Peer& peer, con
     if (!string_member(request, key)) return failure(EINVAL, fmt::format("\"{}\" must be a string", key));
   }
   if (!bool_member(request, "raw")) return failure(EINVAL, "\"raw\" must be a boolean");
+  if (!bool_member(request, "fd")) return failure(EINVAL, "\"fd\" must be a boolean");
   Call call{engine, peer, services, *string_member(request, "event"), *string_member(request, "command")};
   const std::string op = *string_member(request, "op");
   if (op.empty()) return failure(EINVAL, "missing \"op\"");

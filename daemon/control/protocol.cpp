@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "control/protocol.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include "histd/populate.h"
 
@@ -88,6 +91,54 @@ Expected<std::string> read_output(int fd, nlohmann::json& reply) {
   bytes.resize(len);
   HISTD_TRY(read_all(fd, bytes.data(), len));
   return bytes;
+}
+
+bool wants_fd(const nlohmann::json& request) {
+  auto fd = request.find("fd");
+  return fd != request.end() && fd->is_boolean() && fd->get<bool>();
+}
+
+Fd output_memfd(std::string_view bytes) {
+  Fd fd(memfd_create("histd-output", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return fd;
+  while (!bytes.empty()) {
+    const ssize_t n = write(fd.get(), bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Fd();
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  // The reader may neither change the text nor make it grow in histd's
+  // memory accounting.
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) return Fd();
+  return fd;
+}
+
+Expected<nlohmann::json> read_frame_with_fd(int fd, Fd& passed) {
+  unsigned char header[kFrameHeader];
+  // The descriptor comes with the frame's first byte: one recvmsg for the
+  // header takes it, whatever else arrived.
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  iovec iov{header, kFrameHeader};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n;
+  do n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return fail_errno("reading from the control socket");
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+      int passed_fd;
+      std::memcpy(&passed_fd, CMSG_DATA(c), sizeof(int));
+      passed = Fd(passed_fd);
+    }
+  HISTD_TRY(read_all(fd, reinterpret_cast<char*>(header) + n, kFrameHeader - static_cast<size_t>(n)));
+  const uint32_t len = HISTD_TRY(frame_length(header));
+  std::string body(len, '\0');
+  HISTD_TRY(read_all(fd, body.data(), len));
+  return decode_body(body);
 }
 
 Expected<uint32_t> frame_length(const unsigned char (&header)[kFrameHeader]) {

@@ -13,6 +13,12 @@
 // output as bytes after the reply: {"ok": true, "raw": N}, then a frame of N
 // bytes. A 100k-series scrape is megabytes of text that histd then does
 // not escape into JSON nor the exporter parse out of it.
+// A raw request that also says "fd": true (histd-exporter's) gets the
+// output in a sealed memfd passed with the reply frame (SCM_RIGHTS):
+// {"ok": true, "raw": N, "fd": true}, nothing after it. The text is then
+// copied once, into the memfd, and the exporter hands it to the kernel
+// (sendfile) without reading it. Without a memfd to be had, the bytes
+// follow the frame as for "raw" alone.
 // histd drops a client that has not sent its whole request within 5 s, or
 // not read its whole reply within 10 s (control::ServerLimits).
 #pragma once
@@ -23,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "histd/fd.h"
 #include "histd/result.h"
 
 namespace histd::control {
@@ -53,6 +60,14 @@ std::string frame_header(size_t size);
 // The client's side: the bytes a reply with "raw" announces, read from `fd`
 // (blocking); the reply's own "output" when it has no "raw".
 Expected<std::string> read_output(int fd, nlohmann::json& reply);
+
+// histd's side of "fd": whether the request asks for it, and a sealed
+// memfd holding `bytes` (none when it cannot be made).
+bool wants_fd(const nlohmann::json& request);
+Fd output_memfd(std::string_view bytes);
+// The client's side: a reply frame as read_frame(), and the descriptor
+// that came with it in `passed` (none: an empty Fd).
+Expected<nlohmann::json> read_frame_with_fd(int fd, Fd& passed);
 
 // Splits "system:event"; nullopt when malformed.
 std::optional<std::pair<std::string, std::string>> split_event(const std::string& event);

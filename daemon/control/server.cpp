@@ -158,11 +158,16 @@ void Server::handle(int fd) {
   const Peer peer = peer_of(fd);
   nlohmann::json reply;
   std::optional<std::string> raw;
+  Fd output;  // the raw output in a memfd, when the client asked for one
   try {
     auto request = conn.receive(limits_.request_deadline);
     if (request) {
       reply = dispatch(*engine_, *request, peer, access_, services_);
       raw = take_raw_output(*request, reply);
+      if (raw && wants_fd(*request) && (output = output_memfd(*raw))) {
+        reply["fd"] = true;
+        raw.reset();
+      }
     } else {
       const Error& e = request.error();
       // EPIPE: the client is gone (a truncated frame); ECANCELED: histd is
@@ -177,7 +182,7 @@ void Server::handle(int fd) {
   } catch (const std::exception& e) {
     reply = failure(EIO, std::string("internal error: ") + e.what());
   }
-  auto sent = conn.send(reply, limits_.reply_deadline, raw);
+  auto sent = conn.send(reply, limits_.reply_deadline, raw, output ? output.get() : -1);
   if (!sent && sent.error().err == ETIMEDOUT)
     log_.note(
         "histd: control socket: a client did not take its answer in time",

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "histd-exporter/encoding.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -69,16 +71,10 @@ constexpr size_t kOutStep = 128 << 10;
 constexpr size_t kPieceFrom = 1 << 20;
 constexpr size_t kMaxPieces = 4;
 
-// `piece` as raw deflate blocks appended to `out`: the last piece's end the
-// stream's, any other's a sync flush (byte-aligned, not final), after
-// which the next piece's blocks follow as pigz's do.
-bool deflate_piece(std::string_view piece, bool last, std::string& out) {
-  z_stream z{};
-  if (deflateInit2(&z, kLevel, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
-  z.avail_in = static_cast<uInt>(piece.size());
-  const int flush = last ? Z_FINISH : Z_SYNC_FLUSH;
-  bool ok = false;
+// Runs deflate with `flush` until it has taken every byte of input
+// (Z_NO_FLUSH) or written all it had (a flush, the finish), appending to
+// `out`.
+bool pump(z_stream& z, int flush, std::string& out) {
   for (;;) {
     const size_t had = out.size();
     out.resize(had + kOutStep);
@@ -86,17 +82,51 @@ bool deflate_piece(std::string_view piece, bool last, std::string& out) {
     z.avail_out = static_cast<uInt>(kOutStep);
     const int rc = deflate(&z, flush);
     out.resize(out.size() - z.avail_out);
-    if (rc == Z_STREAM_ERROR) break;
-    if (rc == Z_STREAM_END) {
-      ok = last;
-      break;
-    }
-    // Room left over: a flush has written all (a finish never stops so).
-    if (z.avail_out > 0) {
-      ok = !last && z.avail_in == 0;
-      break;
-    }
+    if (rc == Z_STREAM_ERROR) return false;
+    if (rc == Z_STREAM_END) return flush == Z_FINISH;
+    // Room left over: the input all taken, or a flush all written (a
+    // finish never stops so).
+    if (z.avail_out > 0) return z.avail_in == 0 && flush != Z_FINISH;
   }
+}
+
+// Where a piece's bytes are: in memory, or in a file, read a chunk at a
+// time (a memfd of histd's, whose pages the exporter then never maps).
+struct Source {
+  std::string_view memory;
+  int fd = -1;
+  size_t offset = 0;
+  size_t size = 0;
+};
+constexpr size_t kChunk = 256 << 10;
+
+// A piece as raw deflate blocks in `out` and its CRC-32 in `crc`: the last
+// piece's end the stream's, any other's a sync flush (byte-aligned, not
+// final), after which the next piece's blocks follow as pigz's do.
+bool deflate_piece(const Source& in, bool last, std::string& out, uLong& crc) {
+  z_stream z{};
+  if (deflateInit2(&z, kLevel, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  std::string buffer(in.fd >= 0 ? std::min(kChunk, in.size) : 0, '\0');
+  bool ok = true;
+  crc = crc32(0, nullptr, 0);
+  for (size_t done = 0; ok && done < in.size;) {
+    std::string_view chunk;
+    if (in.fd < 0) {
+      chunk = in.memory.substr(done);
+    } else {
+      const ssize_t n =
+          pread(in.fd, buffer.data(), std::min(buffer.size(), in.size - done), static_cast<off_t>(in.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      chunk = std::string_view(buffer.data(), n > 0 ? static_cast<size_t>(n) : 0);
+    }
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(chunk.data()), static_cast<uInt>(chunk.size()));
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
+    z.avail_in = static_cast<uInt>(chunk.size());
+    ok = ok && pump(z, Z_NO_FLUSH, out);
+    done += chunk.size();
+  }
+  ok = ok && pump(z, last ? Z_FINISH : Z_SYNC_FLUSH, out);
   deflateEnd(&z);
   return ok;
 }
@@ -105,54 +135,76 @@ void put_le32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-}  // namespace
-
-std::optional<std::string> gzip(std::string_view body) {
-  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
-  return gzip(body, std::clamp<size_t>(std::min(cpus, body.size() / kPieceFrom), 1, kMaxPieces));
-}
-
-std::optional<std::string> gzip(std::string_view body, size_t n) {
-  if (body.size() > (uInt{1} << 30)) return std::nullopt;  // zlib counts in uInt
-  n = std::clamp<size_t>(n, 1, std::max<size_t>(body.size(), 1));
+// The pieces compressed at once, one a thread, in one gzip stream.
+std::optional<std::string> gzip_pieces(const std::vector<Source>& sources) {
+  const size_t n = sources.size();
   struct Piece {
-    std::string_view in;
     std::string out;
     uLong crc = 0;
     bool ok = false;
   };
   std::vector<Piece> pieces(n);
-  for (size_t i = 0; i < n; ++i)
-    pieces[i].in = body.substr(body.size() / n * i, i + 1 < n ? body.size() / n : std::string_view::npos);
-  auto pack = [](Piece& p, bool last) {
-    p.crc = crc32(0, reinterpret_cast<const Bytef*>(p.in.data()), static_cast<uInt>(p.in.size()));
-    p.ok = deflate_piece(p.in, last, p.out);
-  };
+  auto pack = [&](size_t i) { pieces[i].ok = deflate_piece(sources[i], i + 1 == n, pieces[i].out, pieces[i].crc); };
   std::vector<std::thread> threads;
+  threads.reserve(n);
   for (size_t i = 1; i < n; ++i) {
     try {
-      threads.emplace_back(pack, std::ref(pieces[i]), i + 1 == n);
+      threads.emplace_back(pack, i);
     } catch (const std::system_error&) {
-      pack(pieces[i], i + 1 == n);  // no thread to be had: here, in turn
+      pack(i);  // no thread to be had: here, in turn
     }
   }
-  pack(pieces[0], n == 1);
+  pack(0);
   for (std::thread& t : threads) t.join();
   // gzip's header as zlib writes it (level 1: XFL 4, "fastest"; OS 3, Unix),
   // the pieces, the CRC-32 and size of the whole.
   std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x04\x03", 10);
-  uLong crc = 0;
-  size_t size = 0;
-  for (const Piece& p : pieces) size += p.out.size();
-  out.reserve(out.size() + size + 8);
-  for (const Piece& p : pieces) {
-    if (!p.ok) return std::nullopt;
-    out += p.out;
-    crc = crc32_combine(crc, p.crc, static_cast<z_off_t>(p.in.size()));
+  uLong crc = crc32(0, nullptr, 0);
+  size_t size = 0, packed = 0;
+  for (const Piece& p : pieces) packed += p.out.size();
+  out.reserve(out.size() + packed + 8);
+  for (size_t i = 0; i < n; ++i) {
+    if (!pieces[i].ok) return std::nullopt;
+    out += pieces[i].out;
+    crc = crc32_combine(crc, pieces[i].crc, static_cast<z_off_t>(sources[i].size));
+    size += sources[i].size;
   }
   put_le32(out, static_cast<uint32_t>(crc));
-  put_le32(out, static_cast<uint32_t>(body.size()));
+  put_le32(out, static_cast<uint32_t>(size));
   return out;
+}
+
+// `size` bytes in `n` pieces (one at least, one a byte at most).
+std::vector<Source> split(size_t size, size_t n, const Source& whole) {
+  n = std::clamp<size_t>(n, 1, std::max<size_t>(size, 1));
+  std::vector<Source> pieces(n, whole);
+  for (size_t i = 0; i < n; ++i) {
+    pieces[i].offset = size / n * i;
+    pieces[i].size = i + 1 < n ? size / n : size - pieces[i].offset;
+    if (whole.fd < 0) pieces[i].memory = whole.memory.substr(pieces[i].offset, pieces[i].size);
+  }
+  return pieces;
+}
+
+size_t pieces_for(size_t size) {
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp<size_t>(std::min(cpus, size / kPieceFrom), 1, kMaxPieces);
+}
+
+}  // namespace
+
+std::optional<std::string> gzip(std::string_view body) { return gzip(body, pieces_for(body.size())); }
+
+std::optional<std::string> gzip(std::string_view body, size_t pieces) {
+  if (body.size() > (uInt{1} << 30)) return std::nullopt;  // zlib counts in uInt
+  return gzip_pieces(split(body.size(), pieces, Source{body, -1, 0, body.size()}));
+}
+
+std::optional<std::string> gzip_file(int fd, size_t size) { return gzip_file(fd, size, pieces_for(size)); }
+
+std::optional<std::string> gzip_file(int fd, size_t size, size_t pieces) {
+  if (size > (uInt{1} << 30)) return std::nullopt;
+  return gzip_pieces(split(size, pieces, Source{{}, fd, 0, size}));
 }
 
 }  // namespace histd::exporter

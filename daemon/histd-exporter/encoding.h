@@ -20,5 +20,10 @@ bool accepts_gzip(std::string_view accept_encoding);
 std::optional<std::string> gzip(std::string_view body);
 // The same in `pieces` pieces.
 std::optional<std::string> gzip(std::string_view body, size_t pieces);
+// The first `size` bytes of the file `fd` in gzip's format, read a piece
+// at a time (pread: the file offset is not used), as gzip() compresses a
+// body in memory.
+std::optional<std::string> gzip_file(int fd, size_t size);
+std::optional<std::string> gzip_file(int fd, size_t size, size_t pieces);
 
 }  // namespace histd::exporter

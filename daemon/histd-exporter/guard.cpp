@@ -168,7 +168,7 @@ void Guard::wake() {
   stop_cv_.notify_all();
 }
 
-std::string Guard::ask_histd(const char* format, std::string& error) const {
+Guard::Answer Guard::ask_histd(const char* format, std::string& error) const {
   Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -184,12 +184,14 @@ std::string Guard::ask_histd(const char* format, std::string& error) const {
     error = fmt::format("histd's metrics socket: {}", std::strerror(errno));
     return {};
   }
-  auto sent = control::write_frame(fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", format}, {"raw", true}});
+  auto sent = control::write_frame(
+      fd.get(), {{"op", "metrics"}, {"event", ""}, {"command", format}, {"raw", true}, {"fd", true}});
   if (!sent) {
     error = sent.error().context;
     return {};
   }
-  auto reply = control::read_frame(fd.get());
+  Answer answer;
+  auto reply = control::read_frame_with_fd(fd.get(), answer.body);
   if (!reply) {
     error = reply.error().context;
     return {};
@@ -198,12 +200,19 @@ std::string Guard::ask_histd(const char* format, std::string& error) const {
     error = reply->value("error", std::string("histd refused"));
     return {};
   }
+  const auto size = reply->find("raw");
+  if (reply->value("fd", false) && answer.body && size != reply->end() && size->is_number_unsigned()) {
+    answer.size = size->get<size_t>();
+    return answer;
+  }
+  answer.body = Fd();
   auto output = control::read_output(fd.get(), *reply);
   if (!output) {
     error = output.error().context;
     return {};
   }
-  return std::move(*output);
+  answer.text = std::move(*output);
+  return answer;
 }
 
 }  // namespace histd::exporter

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "histd-exporter/connections.h"
+#include "histd/fd.h"
 #include "histd/log_summary.h"
 
 namespace histd::exporter {
@@ -46,8 +47,15 @@ class Guard {
   void library_message(const char* format, const char* line);
 
   // The metrics from histd's metrics socket in `format` (prometheus,
-  // openmetrics, html); "" and `error` set when histd cannot be asked.
-  std::string ask_histd(const char* format, std::string& error) const;
+  // openmetrics, html): in a sealed memfd of `size` bytes when histd could
+  // make one (control/protocol.h, "fd"), else as text; `error` set when
+  // histd cannot be asked.
+  struct Answer {
+    std::string text;
+    Fd body;
+    size_t size = 0;
+  };
+  Answer ask_histd(const char* format, std::string& error) const;
 
  private:
   void close_all(const std::vector<ToClose>& close);

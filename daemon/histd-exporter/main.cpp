@@ -73,25 +73,10 @@ constexpr unsigned kPoolThreads = 4;
 // gain less than the work costs.
 constexpr size_t kGzipFrom = 1024;
 
-// The response owns the body (a 100k-series scrape is megabytes: no copy).
-// `compressible`: gzip it when the client asks (Accept-Encoding) and it is
-// big enough to gain.
-MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const char* type, bool compressible = false) {
-  const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-  bool gzipped = false;
-  if (compressible && body.size() >= kGzipFrom && accept && histd::exporter::accepts_gzip(accept)) {
-    if (std::optional<std::string> packed = histd::exporter::gzip(body)) {
-      body = std::move(*packed);
-      gzipped = true;
-    }
-  }
-  auto* owned = new std::string(std::move(body));
-  MHD_Response* r = MHD_create_response_from_buffer_with_free_callback_cls(
-      owned->size(), owned->data(), [](void* cls) { delete static_cast<std::string*>(cls); }, owned);
-  if (!r) {
-    delete owned;
-    return MHD_NO;
-  }
+// The headers every response has; then queued, and released.
+MHD_Result queue(MHD_Connection* c, unsigned status, MHD_Response* r, const char* type, bool compressible,
+                 bool gzipped) {
+  if (!r) return MHD_NO;
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
   if (compressible) MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
@@ -100,6 +85,47 @@ MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const cha
   const MHD_Result rc = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return rc;
+}
+
+// Whether a body of `size` bytes goes gzipped: the client asks for it
+// (Accept-Encoding) and it is big enough to gain.
+bool gzips(MHD_Connection* c, size_t size) {
+  const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  return size >= kGzipFrom && accept && histd::exporter::accepts_gzip(accept);
+}
+
+// The response owns the body (a 100k-series scrape is megabytes: no copy).
+MHD_Response* owning(std::string body) {
+  auto* owned = new std::string(std::move(body));
+  MHD_Response* r = MHD_create_response_from_buffer_with_free_callback_cls(
+      owned->size(), owned->data(), [](void* cls) { delete static_cast<std::string*>(cls); }, owned);
+  if (!r) delete owned;
+  return r;
+}
+
+// `compressible`: gzip it when the client asks and it is big enough.
+MHD_Result reply(MHD_Connection* c, unsigned status, std::string body, const char* type, bool compressible = false) {
+  bool gzipped = false;
+  if (compressible && gzips(c, body.size())) {
+    if (std::optional<std::string> packed = histd::exporter::gzip(body)) {
+      body = std::move(*packed);
+      gzipped = true;
+    }
+  }
+  return queue(c, status, owning(std::move(body)), type, compressible, gzipped);
+}
+
+// histd's answer, 200: its memfd handed to the kernel as it is (sendfile:
+// the exporter never reads the text), or gzipped from it; or the text.
+MHD_Result reply_ok(MHD_Connection* c, Guard::Answer answer, const char* type) {
+  if (!answer.body) return reply(c, MHD_HTTP_OK, std::move(answer.text), type, true);
+  if (gzips(c, answer.size)) {
+    if (std::optional<std::string> packed = histd::exporter::gzip_file(answer.body.get(), answer.size))
+      return queue(c, MHD_HTTP_OK, owning(std::move(*packed)), type, true, true);
+  }
+  MHD_Response* r = MHD_create_response_from_fd(answer.size, answer.body.get());
+  if (r) answer.body.release();  // the response closes it
+  return queue(c, MHD_HTTP_OK, r, type, true, false);
 }
 
 // GET /folded?table=ID: the folded stacks of the page's table ID, which the
@@ -112,10 +138,10 @@ MHD_Result folded(Guard& guard, MHD_Connection* c) {
       fmt::format("histd-exporter: {} '{}'\n", histd::control::kNoStackTable, well_formed ? id : "");
   if (!well_formed) return reply(c, MHD_HTTP_NOT_FOUND, no_table, kPlainType);
   std::string error;
-  std::string text = guard.ask_histd((std::string(histd::control::kFoldedPrefix) + id).c_str(), error);
+  Guard::Answer answer = guard.ask_histd((std::string(histd::control::kFoldedPrefix) + id).c_str(), error);
   if (error.starts_with(histd::control::kNoStackTable)) return reply(c, MHD_HTTP_NOT_FOUND, no_table, kPlainType);
   if (!error.empty()) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType);
-  return reply(c, MHD_HTTP_OK, std::move(text), kPlainType, true);
+  return reply_ok(c, std::move(answer), kPlainType);
 }
 
 // The answer to a request without a body: the metrics, the page, or why not.
@@ -132,9 +158,9 @@ MHD_Result respond(Guard& guard, MHD_Connection* c, const char* url, const char*
   // The page's y scale, from its address (/?scale=log): anything else is linear.
   const char* scale = page ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scale") : nullptr;
   const char* page_form = scale && std::strcmp(scale, "log") == 0 ? "html-log" : "html";
-  std::string text = guard.ask_histd(page ? page_form : openmetrics ? "openmetrics" : "prometheus", error);
+  Guard::Answer answer = guard.ask_histd(page ? page_form : openmetrics ? "openmetrics" : "prometheus", error);
   if (!error.empty()) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "histd-exporter: " + error + "\n", kPlainType);
-  return reply(c, MHD_HTTP_OK, std::move(text), page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType, true);
+  return reply_ok(c, std::move(answer), page ? kHtmlType : openmetrics ? kOpenMetricsType : kTextType);
 }
 
 // A request that brings a body is refused at its first call (its headers

@@ -4,6 +4,7 @@
 // (errno, error text, and command and caret where the engine gave a
 // diagnostic), that the server still answers a good request afterwards, and
 // that no synthetic event, trigger, table or count changed.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -93,6 +94,7 @@ std::vector<Case> cases() {
       {"json not a bool", frame("{\"op\":\"show\",\"event\":\"" + kWrite + "\",\"json\":\"yes\"}"), EINVAL,
        "\"json\" must be a boolean"},
       {"raw not a bool", frame("{\"op\":\"list\",\"raw\":1}"), EINVAL, "\"raw\" must be a boolean"},
+      {"fd not a bool", frame("{\"op\":\"list\",\"raw\":true,\"fd\":\"yes\"}"), EINVAL, "\"fd\" must be a boolean"},
       {"unknown op", req("nosuch"), EINVAL, "unknown op 'nosuch'"},
       {"op in capitals", req("LIST"), EINVAL, "unknown op 'LIST'"},
       {"op with a blank", req("list "), EINVAL, "unknown op 'list '"},
@@ -318,6 +320,36 @@ TEST_F(BadControl, ARawReplyCarriesItsOutputAfterItsFrame) {
   EXPECT_FALSE(reply->contains("raw"));
   char more;
   EXPECT_EQ(recv(fd, &more, 1, 0), 0);
+  close(fd);
+}
+
+// "raw" and "fd" (histd-exporter's): the output in a sealed memfd that
+// comes with the reply frame, and nothing after the frame.
+TEST_F(BadControl, AnFdReplyCarriesItsOutputInASealedMemfd) {
+  std::string expected;
+  for (const std::string& line : list_triggers(*engine_)) expected += line + "\n";
+  ASSERT_FALSE(expected.empty());
+  json asked = request("list");
+  asked["raw"] = true;
+  asked["fd"] = true;
+  const int fd = connect_socket();
+  ASSERT_TRUE(control::write_frame(fd, asked).ok());
+  Fd passed;
+  auto reply = control::read_frame_with_fd(fd, passed);
+  ASSERT_TRUE(reply.ok()) << reply.error().context;
+  EXPECT_TRUE(reply->value("fd", false)) << reply->dump();
+  EXPECT_EQ(reply->value("raw", size_t{0}), expected.size()) << reply->dump();
+  EXPECT_FALSE(reply->contains("output"));
+  ASSERT_TRUE(passed) << "no descriptor with the frame";
+  std::string text(expected.size() + 1, '\0');
+  EXPECT_EQ(pread(passed.get(), text.data(), text.size(), 0), static_cast<ssize_t>(expected.size()));
+  text.resize(expected.size());
+  EXPECT_EQ(text, expected);
+  EXPECT_EQ(fcntl(passed.get(), F_GET_SEALS) & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK),
+            F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
+  EXPECT_EQ(pwrite(passed.get(), "x", 1, 0), -1) << "the reader may not change it";
+  char more;
+  EXPECT_EQ(recv(fd, &more, 1, 0), 0) << "bytes after the reply";
   close(fd);
 }
 

@@ -2,6 +2,8 @@
 // histd-exporter's gzip: which Accept-Encoding headers allow it, and that
 // what it makes is gzip that zlib reads back. Without root.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <string>
@@ -95,6 +97,21 @@ TEST(ExporterEncoding, GzipInPiecesIsReadBackWhole) {
   EXPECT_EQ(gunzip(*gzip(body), body.size()), body) << "as many pieces as CPUs";
   EXPECT_EQ(gunzip(*gzip("x", 4), 1), "x") << "never more pieces than bytes";
   EXPECT_EQ(gunzip(*gzip("", 2), 0), "");
+}
+
+// histd's answer comes as a memfd: compressed from it a chunk at a time,
+// it is the same gzip as from memory, piece for piece.
+TEST(ExporterEncoding, GzipOfAFileIsTheGzipOfItsBytes) {
+  const std::string body = scrape_text(60000);
+  const int fd = memfd_create("hx-scrape-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, body.data(), body.size()), static_cast<ssize_t>(body.size()));
+  for (size_t pieces : {1, 2, 3}) EXPECT_EQ(gzip_file(fd, body.size(), pieces), gzip(body, pieces)) << pieces;
+  EXPECT_EQ(gzip_file(fd, body.size(), 1), zlib_gzip(body));
+  EXPECT_EQ(gunzip(*gzip_file(fd, body.size()), body.size()), body);
+  EXPECT_EQ(gzip_file(fd, 100, 1), zlib_gzip(body.substr(0, 100))) << "the first `size` bytes";
+  EXPECT_FALSE(gzip_file(fd, body.size() + 1, 1)) << "a file shorter than it should be";
+  close(fd);
 }
 
 }  // namespace
