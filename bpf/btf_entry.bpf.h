@@ -62,15 +62,6 @@ static __always_inline long histd_btf_switch_state(const __u64 *ctx) {
   *(__u64 *)rec = 0
 
 #define HISTD_BTF_ENTRY_END(handler, needs_ts, needs_pid)                      \
-  if (histd_pid_ignored(rec))                                                  \
-    return 0;                                                                  \
-  struct histd_common c = {0};                                                 \
-  if (needs_pid)                                                               \
-    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
-  if (needs_ts)                                                                \
-    c.ts = bpf_ktime_get_ns();                                                 \
-  handler(ctx, rec, &c);                                                       \
-  HISTD_CHAIN_NEXT(ctx);                                                       \
-  return 0
+  HISTD_RUN_RECORD(handler, rec, needs_ts, needs_pid)
 
 #endif

@@ -23,4 +23,19 @@ const volatile __u32 histd_next_slot SEC(".rodata.chain") = 1;
 #define HISTD_CHAIN_NEXT(ctx) ((void)(ctx))
 #endif
 
+/* The rest of an entry once its record `rec` is there (the tracepoint's, or
+ * one the entry built): nothing of an event set_event_pid hides, then the
+ * task and time the unit reads, its triggers, the chain's next program. */
+#define HISTD_RUN_RECORD(handler, rec, needs_ts, needs_pid)                    \
+  if (histd_pid_ignored(rec))                                                  \
+    return 0;                                                                  \
+  struct histd_common c = {0};                                                 \
+  if (needs_pid)                                                               \
+    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
+  if (needs_ts)                                                                \
+    c.ts = bpf_ktime_get_ns();                                                 \
+  handler(ctx, rec, &c);                                                       \
+  HISTD_CHAIN_NEXT(ctx);                                                       \
+  return 0
+
 #endif

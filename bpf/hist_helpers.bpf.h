@@ -412,16 +412,7 @@ static __always_inline __u64 histd_log2(__u64 v) {
 #define HISTD_EVENT_ENTRY(handler, needs_ts, needs_pid)                        \
   SEC("tracepoint")                                                            \
   int event_prog(void *ctx) {                                                  \
-    if (histd_pid_ignored(ctx))                                                \
-      return 0;                                                                \
-    struct histd_common c = {0};                                               \
-    if (needs_pid)                                                             \
-      c.pid = (__u32)bpf_get_current_pid_tgid();                               \
-    if (needs_ts)                                                              \
-      c.ts = bpf_ktime_get_ns();                                               \
-    handler(ctx, ctx, &c);                                                     \
-    HISTD_CHAIN_NEXT(ctx);                                                     \
-    return 0;                                                                  \
+    HISTD_RUN_RECORD(handler, ctx, needs_ts, needs_pid);                       \
   }
 
 /* The entries of a syscall event attached through the BTF-typed raw
