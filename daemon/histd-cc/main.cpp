@@ -272,18 +272,9 @@ void report(const Clock& start, bool forked, const char* how) {
                end.faults - start.faults);
 }
 
-// While shed, how often histd-cc asks for what it dropped to be kept in
-// the page cache: some machines let unmapped file pages go within minutes
-// with no memory pressure, and a compile that then finds its libraries on
-// disk waits for each read (63 ms where it took 25). Asking again for
-// pages still cached costs a walk of the cache, not a read; under memory
-// pressure it does not ask (the kernel would only take them again).
-constexpr int kKeepWarmMs = 20000;
-
 // Waits for the next request; after `shed_after_ms` without one (-1: never)
-// gives back its memory once, waits on, keeping what it gave back in the
-// page cache, and has it read ahead when the request comes. False when the
-// socket failed.
+// gives back its memory once, waits on, and has what it gave back read
+// ahead when the request comes. False when the socket failed.
 bool wait_for_request(int fd, int shed_after_ms, bool timing) {
   struct pollfd p {
     fd, POLLIN, 0
@@ -295,8 +286,7 @@ bool wait_for_request(int fd, int shed_after_ms, bool timing) {
   const histd::cc_server::Shed shed = histd::cc_server::shed_memory();
   if (timing)
     std::fprintf(stderr, "histd-cc: idle: dropped %zu KiB of %zu file mappings\n", shed.bytes / 1024, shed.mappings);
-  while ((rc = poll(&p, 1, kKeepWarmMs)) == 0 || (rc < 0 && errno == EINTR)) {
-    if (rc == 0 && !histd::cc_server::memory_under_pressure()) histd::cc_server::read_ahead(shed.dropped);
+  while ((rc = poll(&p, 1, -1)) < 0 && errno == EINTR) {
   }
   // A request: the pages it will most likely touch are asked for now, in
   // address order and large reads, so the compile finds them read or on

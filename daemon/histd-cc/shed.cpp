@@ -106,22 +106,4 @@ void read_ahead(const std::vector<PageRun>& runs) {
   }
 }
 
-bool memory_under_pressure(std::string_view pressure_text) {
-  constexpr std::string_view kSome = "some avg10=";
-  if (pressure_text.substr(0, kSome.size()) != kSome) return false;  // C++17: histd-cc builds with LLVM 14
-  // "0.00" when no task waited; anything else is pressure.
-  const size_t end = pressure_text.find(' ', kSome.size());
-  const std::string_view value =
-      pressure_text.substr(kSome.size(), end == std::string_view::npos ? end : end - kSome.size());
-  return value.find_first_not_of("0.") != std::string_view::npos;
-}
-
-bool memory_under_pressure() {
-  char buf[256] = {};
-  const histd::Fd f(open("/proc/pressure/memory", O_RDONLY | O_CLOEXEC));
-  if (!f) return false;
-  const ssize_t n = read(f.get(), buf, sizeof(buf) - 1);
-  return n > 0 && memory_under_pressure(std::string_view(buf, static_cast<size_t>(n)));
-}
-
 }  // namespace histd::cc_server

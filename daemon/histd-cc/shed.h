@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string_view>
 #include <vector>
 
 namespace histd::cc_server {
@@ -44,13 +43,5 @@ std::vector<PageRun> mapped_runs(unsigned long start, unsigned long end);
 // (some machines let them go within minutes, with no memory pressure); the
 // compile that needs them next would then wait for each read in turn.
 void read_ahead(const std::vector<PageRun>& runs);
-
-// Whether the machine is short of memory now: the share of the last 10 s
-// some task waited for memory (`some avg10` of /proc/pressure/memory, PSI)
-// is above zero. Pages kept warm against reclaim under pressure would
-// only be taken again. `pressure_text`: that file's text (parsed alone by
-// the tests); a text without the line, or no file, is no pressure.
-bool memory_under_pressure(std::string_view pressure_text);
-bool memory_under_pressure();
 
 }  // namespace histd::cc_server

@@ -109,18 +109,5 @@ TEST(ShedReadAhead, BringsAFilesPagesBackIntoThePageCacheUnmapped) {
   close(fd);
 }
 
-// The keep-warm read-ahead stops while tasks wait for memory (PSI).
-TEST(ShedMemoryPressure, IsAnyWaitInTheLastTenSeconds) {
-  EXPECT_FALSE(
-      memory_under_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-                            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"));
-  EXPECT_TRUE(memory_under_pressure("some avg10=0.01 avg60=0.00 avg300=0.00 total=1234\n"));
-  EXPECT_TRUE(memory_under_pressure("some avg10=12.50 avg60=3.00 avg300=1.00 total=99999\n"));
-  // What an earlier wait left in the longer averages is not pressure now.
-  EXPECT_FALSE(memory_under_pressure("some avg10=0.00 avg60=4.20 avg300=1.00 total=99999\n"));
-  EXPECT_FALSE(memory_under_pressure(""));
-  EXPECT_FALSE(memory_under_pressure("full avg10=9.00\n"));
-}
-
 }  // namespace
 }  // namespace histd::cc_server
