@@ -8,7 +8,7 @@
 # a histd-cc of its own, best of 3); the rest of the write is planning,
 # loading and installing. One run, k = 1..40, printed for 1, 2, 4, 8, 16,
 # 24, 32, 40. HISTD_OPTS: more options for histd (say
-# "--plain-triggers-per-program 0": one program per event, as before chains;
+# "--triggers-per-program 0": one program per event, as before chains;
 # it refuses the 21st trigger).
 #   bash bench/activation_split.sh   (as root, from a built tree)
 set -euo pipefail

@@ -77,7 +77,7 @@ histd::engine::EngineOptions engine_options(const Options& opt) {
   // tp_btf programs need the kernel's BTF; without it, classic tracepoints.
   std::error_code btf_missing;
   eopt.deploy.btf_tracepoints = opt.btf_tracepoints && std::filesystem::exists("/sys/kernel/btf/vmlinux", btf_missing);
-  eopt.deploy.plain_triggers_per_program = opt.plain_triggers_per_program;
+  eopt.deploy.triggers_per_program = opt.triggers_per_program;
   eopt.deploy.trace_buffer_size = static_cast<size_t>(opt.trace_buffer_size);
   eopt.compiler = {.stop = std::chrono::seconds(opt.compiler_idle_stop),
                    .shed = std::chrono::seconds(opt.compiler_idle_shed)};
@@ -412,10 +412,12 @@ void add_program_options(CLI::App& app, Options& opt) {
                  "the tracepoint's arguments: cheaper per event, never skipped while another BPF program runs "
                  "(needs the kernel's BTF; false: the classic tracepoints)")
       ->capture_default_str();
-  app.add_option("--plain-triggers-per-program", opt.plain_triggers_per_program,
-                 "an attached event's plain hist triggers (no variables, references or actions) are compiled this "
-                 "many to a BPF program, the event's programs chained by tail calls: a new trigger compiles one "
-                 "small program (0: one program per event, as many triggers as its 64 maps hold)")
+  // The old name, from when only plain triggers were chained, still works.
+  app.add_option("--triggers-per-program,--plain-triggers-per-program", opt.triggers_per_program,
+                 "an attached event's hist triggers are compiled this many to a BPF program (the event program "
+                 "holds as many with variables, references or actions), the event's programs chained by tail "
+                 "calls: a new trigger compiles one small program (0: one program per event, as many triggers as "
+                 "its 64 maps hold)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   app.add_option("--compiler-idle-shed", opt.compiler_idle_shed,

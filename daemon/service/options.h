@@ -29,8 +29,8 @@ struct Options {
   uint64_t percpu_table_limit = uint64_t{16} << 20;
   uint64_t trace_buffer_size = uint64_t{4} << 20;
   bool raw_syscalls = false;
-  bool btf_tracepoints = true;            // deploy::Options, where the kernel has BTF
-  size_t plain_triggers_per_program = 4;  // deploy::Options
+  bool btf_tracepoints = true;      // deploy::Options, where the kernel has BTF
+  size_t triggers_per_program = 4;  // deploy::Options
   // Seconds without a compile after which histd-cc gives back its memory
   // and stays (0: never), or stops altogether (0: never).
   int compiler_idle_shed = 60;

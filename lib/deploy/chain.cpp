@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // rebuild(): an event's programs from the deployer's state, and their place
 // behind its dispatcher (docs/design/bpf.md, "Program chains"). The event
-// program holds its controls, its record and the triggers that are not
-// plain; an attached tracepoint's plain triggers (no variables, references
-// or actions) go, Options::plain_triggers_per_program at a time, into
-// programs of their own, each tail-calling the next slot of the
-// dispatcher's array. A new plain trigger compiles only the program it
-// joins, so activation stays the cost of one small program however many
-// triggers the event has, and no program nears the kernel's 64 maps.
+// program holds its controls, its record and its first triggers that are
+// not plain (variables, references or actions); an attached tracepoint's
+// other triggers go, Options::triggers_per_program at a time, into programs
+// of their own, each tail-calling the next slot of the dispatcher's array.
+// A new trigger compiles only the program it joins, so activation stays the
+// cost of one small program however many triggers the event has, and no
+// program nears the kernel's 64 maps.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -56,12 +56,18 @@ bool EventPrograms::chained(const EventState& ev) const {
   return options_.attach && pipeline::chained_entry(catalog_.source(ev.system, ev.event)) && !eprobe_attached(ev);
 }
 
-// Which program holds each trigger: the ones it was in stay there; a new
-// plain trigger joins the first group with room, or a new one at the end.
+// Which program holds each trigger: the ones it was in stay there. A new
+// plain trigger (nothing depends on it, it depends on nothing) joins the
+// first group with room, or a new one at the end. The others run in the
+// order they came, as the kernel runs an event's hist triggers: a later one
+// may read a variable an earlier one set on the same event, and their
+// actions' synthetic events go to the ring in that order. So a new one that
+// is not plain goes to the event program while no group holds one and it
+// has room, else to the last group holding one, or after it.
 Expected<EventPrograms::Layout> EventPrograms::layout(const EventState& ev,
                                                       const std::vector<Trigger*>& triggers) const {
   Layout l;
-  const size_t per = options_.plain_triggers_per_program;
+  const size_t per = options_.triggers_per_program;
   // Pins an older histd left hold a one-slot array: no chain on them.
   const bool grouped = chained(ev) && per > 0 && (!ev.attachment || ev.attachment->slot_count() >= HISTD_CHAIN_SLOTS);
   if (!grouped) {
@@ -71,26 +77,37 @@ Expected<EventPrograms::Layout> EventPrograms::layout(const EventState& ev,
   l.groups.resize(ev.groups.size());
   std::vector<Trigger*> fresh;
   for (Trigger* t : triggers) {
-    if (!plain(t->plan))
-      l.event.push_back(t);
-    else if (t->group >= 0 && size_t(t->group) < l.groups.size())
+    if (t->group >= 0 && size_t(t->group) < l.groups.size())
       l.groups[t->group].push_back(t);
+    else if (!plain(t->plan) && std::ranges::count(ev.program_triggers, t->serial))
+      l.event.push_back(t);
     else
       fresh.push_back(t);
   }
+  // The program the last trigger that is not plain is in: -1 the event
+  // program, -2 none.
+  int last = l.event.empty() ? -2 : -1;
+  for (size_t g = 0; g < l.groups.size(); ++g)
+    if (std::ranges::any_of(l.groups[g], [](const Trigger* t) { return !plain(t->plan); })) last = int(g);
   for (Trigger* t : fresh) {
-    auto room = std::find_if(l.groups.begin(), l.groups.end(), [&](const auto& g) { return g.size() < per; });
-    if (room != l.groups.end())
-      room->push_back(t);
-    else
-      l.groups.push_back({t});
+    const bool ordered = !plain(t->plan);
+    if (ordered && last < 0 && l.event.size() < per) {
+      l.event.push_back(t);
+      last = -1;
+      continue;
+    }
+    const size_t from = ordered ? size_t(std::max(last, 0)) : 0;
+    size_t g = from;
+    while (g < l.groups.size() && l.groups[g].size() >= per) ++g;
+    if (g == l.groups.size()) l.groups.emplace_back();
+    l.groups[g].push_back(t);
+    if (ordered) last = int(g);
   }
   while (!l.groups.empty() && l.groups.back().empty()) l.groups.pop_back();
   if (l.groups.size() > kMaxGroups)
     return fail(ErrorKind::Busy, EMLINK,
-                fmt::format("{}:{} would need {} programs of {} plain triggers each after its event program (at "
-                            "most {})",
-                            ev.system, ev.event, l.groups.size(), per, kMaxGroups));
+                fmt::format("{}:{} would need {} programs of {} trigger{} each after its event program (at most {})",
+                            ev.system, ev.event, l.groups.size(), per, per == 1 ? "" : "s", kMaxGroups));
   return l;
 }
 
@@ -154,9 +171,17 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
     if (g >= ev.groups.size() || !ev.groups[g].program || ev.groups[g].members != serials(lay->groups[g]))
       dirty.push_back(g);
   const bool groups_changed = !dirty.empty() || lay->groups.size() < ev.groups.size();
+  const bool event_changed = serials(lay->event) != ev.program_triggers;
   const bool event_has = !lay->event.empty() || !enables.empty() || has_record;
-  // A change of plain triggers alone leaves the event program as it is.
-  const bool event_dirty = event_has && (!ev.program || serials(lay->event) != ev.program_triggers || !groups_changed);
+  // A change of the groups' triggers alone leaves the event program as it is.
+  const bool event_dirty = event_has && (!ev.program || event_changed || !groups_changed);
+  // No trigger came or went: the rebuild is for what the programs compile
+  // in besides their triggers (a synthetic event's triggers that their
+  // actions run, a control's targets, the record), so every group holding
+  // a trigger that is not plain is built again too.
+  if (!groups_changed && !event_changed)
+    for (size_t g = 0; g < lay->groups.size(); ++g)
+      if (std::ranges::any_of(lay->groups[g], [](const Trigger* t) { return !plain(t->plan); })) dirty.push_back(g);
   if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
 
   auto built = build_changed(ev, *lay, enables, event_dirty, dirty);

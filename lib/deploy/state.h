@@ -107,7 +107,7 @@ struct DeployedControl {
 };
 
 // A program of an event's chain (docs/design/bpf.md, "Program chains"): up to
-// Options::plain_triggers_per_program plain triggers, in chain slot
+// Options::triggers_per_program triggers, in chain slot
 // (its index + 1), run after the event program by a tail call.
 struct ProgramGroup {
   std::vector<uint64_t> members;  // the serials of what `program` counts (none: it only passes on)

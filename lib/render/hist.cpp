@@ -26,8 +26,8 @@ std::vector<Section> sections_of(const readout::EventHist& hist, const Resolver&
 // Which of the event's programs holds a trigger (docs/design/bpf.md, "Program chains").
 std::string program_of(const readout::EventDebug& d, const readout::DebugTable& t) {
   if (t.chain_slot > 0)
-    return fmt::format("program {} of the {} in the event's chain: {} plain trigger{}", t.chain_slot,
-                       d.chained_programs, t.program_triggers, t.program_triggers == 1 ? "" : "s");
+    return fmt::format("program {} of the {} in the event's chain: {} trigger{}", t.chain_slot, d.chained_programs,
+                       t.program_triggers, t.program_triggers == 1 ? "" : "s");
   if (d.chained_programs == 0) return "all triggers of the event";
   return fmt::format("the event program: its {} trigger{} that {} not plain", t.program_triggers,
                      t.program_triggers == 1 ? "" : "s", t.program_triggers == 1 ? "is" : "are");

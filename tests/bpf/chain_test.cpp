@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// An attached event's plain hist triggers run in a chain of programs, a few
-// triggers each, behind the event program (docs/design/bpf.md,
+// An attached event's hist triggers run in a chain of programs, a few
+// triggers each, the event program first (docs/design/bpf.md,
 // "Program chains"). Driven by the test's own getppid() calls on the real
 // tracepoint, made on a thread of its own name (NamedThread): every trigger
 // must count every call, whichever program holds it, through additions,
@@ -47,7 +47,7 @@ class ChainTest : public ::testing::Test {
   }
   void start(size_t per_program = 4) {
     engine::EngineOptions opt;
-    opt.deploy.plain_triggers_per_program = per_program;
+    opt.deploy.triggers_per_program = per_program;
     opt.deploy.test_entries = true;  // records are injected into the real event too
     engine_ = real_engine(opt);
     ASSERT_TRUE(engine_);
@@ -59,6 +59,11 @@ class ChainTest : public ::testing::Test {
   // A plain trigger counting the test's calls; `i` keeps the commands apart.
   std::string plain(int i) const {
     return "hist:keys=common_pid:vals=hitcount" + self_.filter() + " && common_pid != " + std::to_string(4000000 + i);
+  }
+  // A trigger with a variable (not plain) counting the test's calls.
+  std::string with_var(int i) const {
+    return "hist:keys=common_pid:v" + std::to_string(i) + "=common_pid" + self_.filter() +
+           " && common_pid != " + std::to_string(4000000 + i);
   }
   void calls(int n) {
     self_.run([n] {
@@ -109,7 +114,7 @@ TEST_F(ChainTest, RemovalsLeaveTheOthersCountingAndNewTriggersFillTheGaps) {
   EXPECT_EQ(hits(*engine_), expected);
 }
 
-// A trigger with a variable stays in the event program, ahead of the chain;
+// A trigger with a variable goes to the event program, ahead of the chain;
 // controls on another event pause the chained triggers as the others.
 TEST_F(ChainTest, TheEventProgramRunsAheadOfTheChainAndControlsReachIt) {
   start();
@@ -149,13 +154,55 @@ TEST_F(ChainTest, TheTriggerPastTheLastSlotIsRefusedNamingTheLimit) {
   EXPECT_EQ(r.error().diagnostic->code, ErrorCode::ChainLimit);
   const std::string log = read_error_log(*engine_);
   EXPECT_NE(log.find("hist:syscalls:sys_enter_getppid: error: too many programs in one event's chain: "
-                     "syscalls:sys_enter_getppid would need 32 programs of 1 plain triggers each after its event "
+                     "syscalls:sys_enter_getppid would need 32 programs of 1 trigger each after its event "
                      "program (at most 31)\n"),
             std::string::npos)
       << log;
   EXPECT_EQ(read_trigger(*engine_, kSys, kEvent), before);
   calls(2);
   EXPECT_EQ(hits(*engine_), std::vector<long>(31, 2));
+}
+
+// As many triggers with variables as the chain holds: the event program's
+// four, then 31 programs of four. Each counts every call; the next is refused.
+TEST_F(ChainTest, A128TriggersWithVariablesOnOneEventEachCountEveryCall) {
+  start();
+  for (int i = 0; i < 128; ++i) ASSERT_NO_FATAL_FAILURE(add(with_var(i)));
+  EXPECT_EQ(chain_programs(*engine_), 31u);
+  calls(5);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(128, 5));
+  auto r = engine_->write_trigger(kSys, kEvent, with_var(128));
+  ASSERT_FALSE(r.ok());
+  ASSERT_TRUE(r.error().diagnostic.has_value()) << r.error().message();
+  EXPECT_EQ(r.error().diagnostic->code, ErrorCode::ChainLimit);
+  calls(1);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(128, 6));
+}
+
+// The triggers that are not plain run in the order they came, whichever
+// program holds them: one in the chain reads, once, the variable the event
+// program set on the same call (were it first, the first call would find
+// none), and one whose action generates a synthetic event runs that
+// event's trigger, added after it, as soon as it is added.
+TEST_F(ChainTest, LaterTriggersInTheChainSeeWhatEarlierOnesSetOnTheSameEvent) {
+  start();
+  for (int i = 0; i < 4; ++i) ASSERT_NO_FATAL_FAILURE(add(with_var(i)));
+  ASSERT_EQ(chain_programs(*engine_), 0u);
+  ASSERT_NO_FATAL_FAILURE(add("hist:keys=common_pid:x=$v0:vals=$x" + self_.filter()));
+  auto made = engine_->write_synthetic("chain_syn int y");
+  ASSERT_TRUE(made.ok()) << made.error().message();
+  ASSERT_NO_FATAL_FAILURE(
+      add("hist:keys=common_pid:y=$v1:onmatch(syscalls.sys_enter_getppid).chain_syn($y)" + self_.filter()));
+  EXPECT_EQ(chain_programs(*engine_), 1u);
+  calls(6);
+  EXPECT_EQ(hits(*engine_), std::vector<long>(6, 6));
+  auto r = engine_->write_trigger("synthetic", "chain_syn", "hist:keys=y");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  calls(3);
+  auto syn = read_hist(*engine_, "synthetic", "chain_syn");
+  ASSERT_TRUE(syn.ok());
+  EXPECT_NE(syn->find("Hits: 3\n"), std::string::npos) << *syn;
+  EXPECT_EQ(hits(*engine_), std::vector<long>(6, 9));
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ render() { mandoc -Tascii -Owidth=200 "$MAN/$1.8" | sed 's/.\x08//g'; }
 # The lines of one section of a rendered page.
 section() { awk -v s="$2" '/^[A-Z]/ {on = ($0 == s); next} on' <(render "$1"); }
 # The options a CLI11 --help lists, one per line (-f, --foreground, ...).
-help_options() { "$@" --help | grep -oE '^  (-[a-zA-Z],)?--[a-z][a-z-]*' | tr -d ' ' | tr ',' '\n' | sort -u; }
+# An option's other names follow its first after commas.
+help_options() { "$@" --help | grep -oE '^  (-[a-zA-Z],)?--[a-z][a-z-]*(,--[a-z][a-z-]*)*' | tr -d ' ' | tr ',' '\n' | sort -u; }
 # The options a section's tagged paragraphs are about (the tag lines).
 tagged_options() { grep -E '^ {7}-' | grep -oE '(^|[ ,])--?[a-z][a-z-]*' | tr -d ' ,' | sort -u; }
 

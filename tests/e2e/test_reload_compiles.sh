@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # A reload compiles each program once, at its end (issue 23). With one
-# program an event (--plain-triggers-per-program 0), 8 declarations of
+# program an event (--triggers-per-program 0), 8 declarations of
 # shapes of their own on one event are 1 compile; the program used to be
 # compiled again with every trigger it gained (8 compiles, 7 thrown away).
 # What only the compile finds (here: the 20th to 22nd trigger pass the 64
@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 CONF=$WORK/triggers.d
 mkdir -p "$CONF"
-histd_start --plain-triggers-per-program 0
+histd_start --triggers-per-program 0
 ctl() { "$HISTCTL_BIN" --socket "$WORK/histd.sock" "$@"; }
 compiles() { ctl status --json |
   python3 -c "import json,sys; c=json.load(sys.stdin)['compiler']; print(c['compiles_served'] + c['clang_compiles'])"; }

@@ -137,7 +137,7 @@ TEST(ReadoutRender, HistDebugSaysHowTheEventIsAttached) {
   d.tables[0].program_maps = 13;
   d.tables[0].program_triggers = 4;
   EXPECT_NE(render::hist_debug(d).find("  program maps: 13 of the 64 one BPF program may use (program 2 of the 3 in "
-                                       "the event's chain: 4 plain triggers)\n"),
+                                       "the event's chain: 4 triggers)\n"),
             std::string::npos);
   d.tables[0].chain_slot = 0;
   d.attached = true;

@@ -70,12 +70,13 @@ struct Options {
   // the classic tracepoint, and not skipped while another BPF program runs
   // on the CPU. Off: the classic tracepoint (docs/design/bpf.md).
   bool btf_tracepoints = true;
-  // An attached tracepoint's plain hist triggers (no variables, references
-  // or actions) are compiled this many to a program, its programs chained
-  // by tail calls (docs/design/bpf.md, "Program chains"): a new trigger
-  // compiles one small program, whatever the event has already. 0: every
-  // trigger of an event in its one program.
-  size_t plain_triggers_per_program = 4;
+  // An attached tracepoint's hist triggers are compiled this many to a
+  // program (the event program holds as many that are not plain, beside
+  // its controls and record), its programs chained by tail calls
+  // (docs/design/bpf.md, "Program chains"): a new trigger compiles one
+  // small program, whatever the event has already. 0: every trigger of an
+  // event in its one program.
+  size_t triggers_per_program = 4;
   // Bytes of text each of the trace and snapshot buffers holds (at least
   // 4096: Engine::create refuses less).
   size_t trace_buffer_size = size_t{4} << 20;
