@@ -3,6 +3,7 @@
 #define FUSE_USE_VERSION 314
 #include <fuse3/fuse.h>
 #include <systemd/sd-daemon.h>
+#include <cstdio>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -461,7 +462,22 @@ int main(int argc, char** argv) {
   // Every option can also come from a config file (key = value lines, the
   // option names without dashes), e.g. /etc/histd/histd.conf.
   app.set_config("--config", "", "read options from this file");
-  CLI11_PARSE(app, argc, argv);
+  // A misspelt key must not be a setting silently not applied.
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse KEY": not the file, nor what a key is.
+    std::string_view what = e.what();
+    constexpr std::string_view kCli11 = "INI was not able to parse ";
+    if (what.starts_with(kCli11)) what.remove_prefix(kCli11.size());
+    std::fprintf(stderr,
+                 "histd: %s: no option %.*s (a key is one of histd's options, histd --help, without its dashes)\n",
+                 app.get_option("--config")->as<std::string>().c_str(), int(what.size()), what.data());
+    return 1;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   make_paths_absolute(opt);
   return run(opt);
 }
