@@ -102,7 +102,10 @@ class EventPrograms {
   // build()'s steps (program_build.cpp): the parts, read from the state; their maps.
   pipeline::EventParts event_parts(const EventState& ev, const std::vector<Trigger*>& triggers,
                                    const std::vector<DeployedControl*>& enables, bool attaches) const;
-  Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&) const;
+  // The maps a program is loaded with; the ring only when `referenced` (its
+  // object's maps that its code uses) names it.
+  Expected<std::map<std::string, int>> unit_maps(const pipeline::EventUnit&, const std::vector<Trigger*>&,
+                                                 const std::set<std::string>& referenced) const;
 
   catalog::Catalog& catalog_;
   runtime::Compiler& compiler_;

@@ -73,16 +73,23 @@ pipeline::EventParts EventPrograms::event_parts(const EventState& ev, const std:
 }
 
 Expected<std::map<std::string, int>> EventPrograms::unit_maps(const pipeline::EventUnit& unit,
-                                                              const std::vector<Trigger*>& triggers) const {
+                                                              const std::vector<Trigger*>& triggers,
+                                                              const std::set<std::string>& referenced) const {
   std::map<const plan::HistPlan*, const Trigger*> by_plan;
   for (const Trigger* t : triggers) by_plan[&t->plan] = t;
   for (const auto& [id, s] : events_)
     if (id.system == kSynthSystem)
       for (const auto& t : s->triggers) by_plan[&t->plan] = t.get();
   std::map<std::string, int> maps{{codegen::kControlMap, objects_.control_fd()}};
-  auto ring = ring_.ring_fd();
-  if (!ring) return unexpected(std::move(ring).error());
-  maps[codegen::kRingMap] = *ring;
+  // The ring only for a program that sends something: one of hist triggers
+  // alone makes none (an instance that records nothing maps no ring), and
+  // its object's declaration is left uncreated (-1).
+  maps[codegen::kRingMap] = -1;
+  if (referenced.count(codegen::kRingMap)) {
+    auto ring = ring_.ring_fd();
+    if (!ring) return unexpected(std::move(ring).error());
+    maps[codegen::kRingMap] = *ring;
+  }
   maps[codegen::kLostMap] = ring_.lost_fd();
   maps[codegen::kPidsMap] = pids_.map_fd();
   const std::vector<const plan::HistPlan*> numbered = unit.numbered();
@@ -144,22 +151,22 @@ Expected<EventPrograms::Built> EventPrograms::build(EventState& ev, const std::v
   // eprobe's: its attached event's).
   const catalog::EventId decided = on ? *on : catalog::EventId{ev.system, ev.event};
   if (auto format = catalog_.event(decided.system, decided.name)) unit->entry.pids = pipeline::pid_check(**format);
-  auto maps = unit_maps(*unit, triggers);
-  if (!maps) return unexpected(std::move(maps).error());
-  b.maps = std::move(*maps);
   b.unit = pipeline::compile_event(*unit);
   auto object = compiler_.compile(b.unit.source);
   if (!object) return unexpected(std::move(object).error());
   b.object = std::move(*object);
   // The kernel would refuse it with a bare E2BIG, after loading began.
-  auto maps_used = runtime::maps_used_per_program(b.object);
-  if (!maps_used) return unexpected(std::move(maps_used).error());
-  if (*maps_used > kMaxMapsPerProgram)
-    return fail(
-        ErrorKind::Busy, ENOSPC,
-        fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
-                    unit->numbered().size() + enables.size(), ev.system, ev.event, *maps_used, kMaxMapsPerProgram));
-  b.maps_used = *maps_used;
+  auto used = runtime::object_maps(b.object);
+  if (!used) return unexpected(std::move(used).error());
+  if (used->most_per_program > kMaxMapsPerProgram)
+    return fail(ErrorKind::Busy, ENOSPC,
+                fmt::format("{} triggers on {}:{} would use {} maps (at most {} per program)",
+                            unit->numbered().size() + enables.size(), ev.system, ev.event, used->most_per_program,
+                            kMaxMapsPerProgram));
+  b.maps_used = used->most_per_program;
+  auto maps = unit_maps(*unit, triggers, used->referenced);
+  if (!maps) return unexpected(std::move(maps).error());
+  b.maps = std::move(*maps);
   return b;
 }
 

@@ -115,7 +115,8 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
   for (const auto& [name, fd] : maps) {
     bpf_map* m = bpf_object__find_map_by_name(obj, name.c_str());
     if (!m) return failed(fail(ErrorKind::Bpf, ENOENT, "generated object lacks map " + name));
-    int err = bpf_map__reuse_fd(m, fd);
+    // -1: declared, but no program of the object uses it: not created.
+    int err = fd < 0 ? bpf_map__set_autocreate(m, false) : bpf_map__reuse_fd(m, fd);
     if (err) return failed(bpf_fail(err, "reusing map " + name));
   }
   for (const auto& [section, bytes] : rodata) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// How many maps the programs of a compiled object use, from its ELF
+// Which maps the programs of a compiled object use, from its ELF
 // relocations, before anything is loaded. The kernel refuses a program that
 // uses more than 64 maps (MAX_USED_MAPS) with a bare E2BIG, and only once
 // the load is under way (after histd created the new trigger's maps); read
-// here, the limit can be named in the command's refusal.
+// here, the limit can be named in the command's refusal. And a map the
+// object declares but no program uses (the ring, in a unit that sends
+// nothing) need not exist at all.
 #include <elf.h>
 
 #include <algorithm>
@@ -35,7 +37,7 @@ std::string_view name_at(std::string_view obj, const Elf64_Shdr& strtab, uint32_
 
 }  // namespace
 
-Expected<size_t> maps_used_per_program(std::string_view obj) {
+Expected<ObjectMaps> object_maps(std::string_view obj) {
   auto bad = [] {
     return fail(ErrorKind::Compile, EINVAL, "the compiled object is not a 64-bit little-endian ELF file");
   };
@@ -63,6 +65,7 @@ Expected<size_t> maps_used_per_program(std::string_view obj) {
   // section by its index (the top bit set, apart from symbols).
   constexpr uint64_t kDataSection = uint64_t{1} << 63;
   std::map<size_t, std::set<uint64_t>> refs;
+  ObjectMaps out;
   for (const Elf64_Shdr& rel : sh) {
     if (rel.sh_type != SHT_REL || rel.sh_link >= sh.size() || rel.sh_info >= sh.size() || maps_index == 0) continue;
     const Elf64_Shdr& symtab = sh[rel.sh_link];
@@ -71,20 +74,24 @@ Expected<size_t> maps_used_per_program(std::string_view obj) {
       Elf64_Sym sym;
       if (!read_at(obj, rel.sh_offset + off, r)) return bad();
       if (!read_at(obj, symtab.sh_offset + ELF64_R_SYM(r.r_info) * sizeof(Elf64_Sym), sym)) return bad();
-      if (sym.st_shndx == maps_index) refs[rel.sh_info].insert(ELF64_R_SYM(r.r_info));
+      if (sym.st_shndx == maps_index) {
+        refs[rel.sh_info].insert(ELF64_R_SYM(r.r_info));
+        // Code's, not .BTF's (which names every map).
+        if (sh[rel.sh_info].sh_flags & SHF_EXECINSTR)
+          out.referenced.insert(std::string(name_at(obj, sh[symtab.sh_link], sym.st_name)));
+      }
       if (data_sections.count(sym.st_shndx)) refs[rel.sh_info].insert(kDataSection | sym.st_shndx);
     }
   }
   // A program uses its own section's maps and its subprograms' (all in
   // .text: counting every one of them bounds what it calls).
-  size_t most = 0;
   for (size_t i = 1; i < sh.size(); ++i) {
     if (!(sh[i].sh_flags & SHF_EXECINSTR) || i == text_index) continue;
     std::set<uint64_t> used = refs[i];
     if (text_index) used.insert(refs[text_index].begin(), refs[text_index].end());
-    most = std::max(most, used.size());
+    out.most_per_program = std::max(out.most_per_program, used.size());
   }
-  return most;
+  return out;
 }
 
 }  // namespace histd::runtime

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Instances cost what they use. An instance that records nothing holds no
 # trace ring (no BPF ring buffer in the kernel, nothing of it mapped in
-# histd): 32 of them, read as a user looks at them, add at most 16 MiB to
+# histd), even with a hist trigger: 32 of them, read as a user looks at them, add at most 16 MiB to
 # histd's resident size and no ring. Instances that record, made and
 # removed one after another, leave histd's resident size within 10% of
 # where it started, and its open files as they were: rmdir gives back the
@@ -41,6 +41,14 @@ expect_eq "an idle instance's buffer_size_kb is the top tree's" "$(cat "$MNT/buf
 echo "idle $$" >"$I/i1/trace_marker"
 expect_eq "its trace_marker still writes to its trace" "1" "$(grep -c "tracing_mark_write: idle $$\$" "$I/i1/trace")"
 expect_eq "still without a ring" "$rings0" "$(rings)"
+# Nor does one whose only trigger is a hist trigger: its program sends
+# histd nothing.
+echo 'hist:keys=common_pid' >"$I/i2/events/syscalls/sys_enter_getppid/trigger"
+bash -c :
+expect_eq "an instance with a hist trigger counts" "ok" \
+  "$(grep -qE '^ *Hits: [1-9]' "$I/i2/events/syscalls/sys_enter_getppid/hist" && echo ok)"
+expect_eq "and holds no ring" "$rings0" "$(rings)"
+: >"$I/i2/events/syscalls/sys_enter_getppid/trigger"
 for i in $(seq 32); do rmdir "$I/i$i"; done
 
 # The top tree records (its ring and its printer made: what histd keeps

@@ -50,6 +50,9 @@ uint64_t ring_id(const FakeKernel& k) {
   return 0;
 }
 
+// A trigger whose program sends histd something: its stack.
+constexpr const char* kSends = "stacktrace";
+
 uint32_t next_slot(const FakeKernel::LoadCall& load) {
   auto it = load.rodata.find(codegen::kChainNextSlot);
   uint32_t slot = 0;
@@ -81,19 +84,25 @@ TEST(DeployLayout, TheDeployersOwnMapsComeFirst) {
   }
 }
 
-TEST(DeployLayout, TheRingComesWithTheFirstProgramAndStays) {
+// A program that sends histd nothing (hist triggers without actions)
+// makes no ring, and the ring its object declares is not created (map 0
+// in the fake); the first that sends (a stack, here) makes it.
+TEST(DeployLayout, TheRingComesWithTheFirstProgramThatSendsAndStays) {
   FakeDeploy d;
   FakeKernel& k = d.kernel();
   ASSERT_TRUE(d.run(kKmalloc, "hist:keys=common_pid"));
+  EXPECT_EQ(rings(k), 0u) << k.journal();
+  EXPECT_FALSE(d.deployer().ring().has_ring());
+  EXPECT_EQ(k.loads().back().maps.at(codegen::kRingMap), 0u);
+  ASSERT_TRUE(d.run(kWaking, kSends));
   ASSERT_EQ(rings(k), 1u) << k.journal();
   EXPECT_TRUE(d.deployer().ring().has_ring());
   EXPECT_EQ(k.loads().back().maps.at(codegen::kRingMap), ring_id(k));
-  // Every later program sends to the same ring, and it outlives the
-  // triggers that made it.
-  ASSERT_TRUE(d.run(kWaking, "hist:keys=pid"));
+  // Every later program that sends uses the same ring, and it outlives
+  // the triggers that made it.
   ASSERT_TRUE(d.run(kKmalloc, "!hist:keys=common_pid"));
-  ASSERT_TRUE(d.run(kWaking, "!hist:keys=pid"));
-  ASSERT_TRUE(d.run(kSwitch, "hist:keys=next_pid"));
+  ASSERT_TRUE(d.run(kWaking, std::string("!") + kSends));
+  ASSERT_TRUE(d.run(kSwitch, kSends));
   EXPECT_EQ(rings(k), 1u) << k.journal();
   EXPECT_EQ(k.loads().back().maps.at(codegen::kRingMap), ring_id(k));
 }
@@ -198,9 +207,9 @@ TEST(DeployLayout, ShutdownLeavesThePinnedTablesAlone) {
   })) << k.journal();
   EXPECT_TRUE(after.dispatchers.empty()) << k.journal();
   EXPECT_TRUE(after.programs.empty()) << k.journal();
-  // Live maps: the deployer's own and its ring (it still holds them) and
-  // the pinned five.
-  EXPECT_EQ(after.maps.size(), kDeployerMaps + 1 + 5) << k.journal();
+  // Live maps: the deployer's own (it still holds them; no ring: nothing
+  // sent) and the pinned five.
+  EXPECT_EQ(after.maps.size(), kDeployerMaps + 5) << k.journal();
 }
 
 }  // namespace

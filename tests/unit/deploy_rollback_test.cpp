@@ -114,10 +114,11 @@ std::vector<std::tuple<Activation, Op>> cases() {
   return out;
 }
 
-// The first program's command fails when its ring cannot be made, leaves
-// what was there, and the next command makes the ring.
+// The command of the first program that sends histd something (a stack)
+// fails when its ring cannot be made, leaves what was there, and the next
+// command makes the ring.
 TEST(DeployRollback, TheRingsFailureLeavesNothing) {
-  const std::string command = "hist:keys=common_pid:vals=bytes_req";
+  const std::string command = "stacktrace";
   int ring_call = 0;  // which of the command's map creations makes the ring
   {
     FakeDeploy d;

@@ -299,6 +299,10 @@ Expected<std::unique_ptr<Kernel::Program>> FakeKernel::load(const std::string& o
   LoadCall call;
   call.rodata = rodata;
   for (const auto& [name, fd] : maps) {
+    if (fd < 0) {
+      call.maps[name] = 0;  // declared, not created
+      continue;
+    }
     const Map* m = map_of(fd);
     if (!m) return fail(ErrorKind::Bpf, EBADF, "reusing map " + name + ": not a map");
     call.maps[name] = m->id;

@@ -113,7 +113,8 @@ class Kernel {
 
   // ---- programs ----
   // runtime::EventProgram::load: `object` with the maps it uses bound to
-  // `maps` and its read-only sections set to `rodata`.
+  // `maps` (-1: declared, unused, not created) and its read-only sections
+  // set to `rodata`.
   virtual Expected<std::unique_ptr<Program>> load(const std::string& object, const std::map<std::string, int>& maps,
                                                   const std::map<std::string, std::vector<uint8_t>>& rodata) = 0;
   // A dispatcher attached at `at`, or adopted from the pins there.

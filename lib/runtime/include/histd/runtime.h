@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -152,10 +153,16 @@ class Compiler {
   std::unique_ptr<Resident> resident_;  // its own lock; compile() stays const
 };
 
-// The most maps any program of a compiled object uses (its own section's
-// and those of the subprograms in .text), read from its relocations without
-// loading anything: the kernel refuses a program using more than 64.
-Expected<size_t> maps_used_per_program(std::string_view object);
+// What the programs of a compiled object use, read from its relocations
+// without loading anything.
+struct ObjectMaps {
+  // The most maps any program uses (its own section's and those of the
+  // subprograms in .text): the kernel refuses a program using more than 64.
+  size_t most_per_program = 0;
+  // The names of the maps in .maps that some program uses.
+  std::set<std::string> referenced;
+};
+Expected<ObjectMaps> object_maps(std::string_view object);
 
 // `flags`: bpf_map_create's map_flags (BPF_F_NO_PREALLOC, ...).
 Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
@@ -171,8 +178,9 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
 // program array).
 class EventProgram {
  public:
-  // `maps` names every map of the unit the engine owns; the unit's own
-  // scratch maps are created by libbpf. When the verifier refuses a
+  // `maps` names every map of the unit the engine owns (fd -1: one the
+  // unit declares but none of its programs uses, left uncreated); the
+  // unit's own scratch maps are created by libbpf. When the verifier refuses a
   // program, the error carries the end of its log (where the reason is).
   // `rodata`: read-only sections of the unit (".rodata.<name>") each set to
   // these bytes (host order, its whole size) before load: the same cached
