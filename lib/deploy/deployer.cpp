@@ -53,18 +53,8 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
   switch (c.kind) {
     case Change::Kind::TriggerAdded:
       return deploy_added(c, next, target, ev, text);
-    case Change::Kind::TriggerRemoved: {
-      Trigger* t = find_trigger_in(events_, c.uid).second;
-      if (!t) return Unit{};
-      auto st = remove_trigger(target, t);
-      if (st) return Unit{};
-      if (first) return system_failure(std::move(st).error());
-      // What follows a first removal (the field variables it leaves unused)
-      // is not expected to fail; the registry no longer has it: neither may
-      // the kernel side (its slot, released, reads as paused).
-      drop_trigger(target, t);
-      return Unit{};
-    }
+    case Change::Kind::TriggerRemoved:
+      return deploy_removed(target, c.uid, first);
     case Change::Kind::TriggerPaused:
     case Change::Kind::TriggerContinued:
     case Change::Kind::TriggerCleared:
@@ -94,19 +84,35 @@ CommandResult Deployer::deploy(const Change& c, const registry::Registry& next, 
       return record_event(target, c.kind == Change::Kind::EventEnabled);
     case Change::Kind::EventFiltered:
       return filter_event(target, next);
-    case Change::Kind::ProbeDefined: {
-      auto format = next.format(c.event);
-      if (!format) return system_failure(std::move(format).error());
-      catalog_.add_dynamic(**format);
-      if (const auto& filter = next.eprobes().at(c.event).filter) eprobe_filters_[c.event] = *filter;
-      return Unit{};
-    }
+    case Change::Kind::ProbeDefined:
+      return define_probe(c.event, next);
     case Change::Kind::ProbeRemoved:
       catalog_.remove_dynamic(c.event.system, c.event.name);
       eprobe_filters_.erase(c.event);
       events_.erase(c.event);
       return Unit{};
   }
+  return Unit{};
+}
+
+CommandResult Deployer::deploy_removed(EventState& target, uint64_t uid, bool first) {
+  Trigger* t = find_trigger_in(events_, uid).second;
+  if (!t) return Unit{};
+  auto st = remove_trigger(target, t);
+  if (st) return Unit{};
+  if (first) return system_failure(std::move(st).error());
+  // What follows a first removal (the field variables it leaves unused)
+  // is not expected to fail; the registry no longer has it: neither may
+  // the kernel side (its slot, released, reads as paused).
+  drop_trigger(target, t);
+  return Unit{};
+}
+
+CommandResult Deployer::define_probe(const catalog::EventId& event, const registry::Registry& next) {
+  auto format = next.format(event);
+  if (!format) return system_failure(std::move(format).error());
+  catalog_.add_dynamic(**format);
+  if (const auto& filter = next.eprobes().at(event).filter) eprobe_filters_[event] = *filter;
   return Unit{};
 }
 

@@ -160,7 +160,11 @@ std::string saved_text(const Registry& registry, const KernelFacts& kernel, cons
   return doc.dump(2) + "\n";
 }
 
-Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
+namespace {
+
+// The state file's document, checked: a JSON object with its triggers, its
+// checksum matching, a version this histd reads.
+Result<json, std::string> checked_document(std::string_view text) {
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("triggers") || !doc["triggers"].is_array())
     return unexpected(std::string("not a histd state file"));
@@ -173,6 +177,38 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
   }
   if (auto v = doc.find("version"); v != doc.end() && *v != 1)
     return unexpected("state file version " + v->dump() + ", this histd reads version 1");
+  return doc;
+}
+
+// One entry as written (`raw`); `config_synthetic`: the configuration's own
+// synthetic events, by name.
+SavedEntry saved_entry(SavedEntry::Kind kind, const json& raw, std::string event, std::string command,
+                       const std::set<std::string>& config_synthetic) {
+  SavedEntry e;
+  e.kind = kind;
+  e.raw = raw.dump();
+  e.event = std::move(event);
+  e.command = std::move(command);
+  if (kind == SavedEntry::Kind::Synthetic) {
+    const std::string name = e.command.substr(0, e.command.find_first_of(" \t"));
+    if (config_synthetic.count(name)) e.config = name;
+  }
+  if (kind == SavedEntry::Kind::Trigger && raw.is_object()) {
+    e.config = string_at(raw, "config");
+    auto paused = raw.find("paused");
+    e.paused = paused != raw.end() && paused->is_boolean() && paused->get<bool>();
+    auto base = raw.find("missed_base");
+    if (base != raw.end() && base->is_number_unsigned()) e.missed_base = base->get<uint64_t>();
+  }
+  return e;
+}
+
+}  // namespace
+
+Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
+  auto checked = checked_document(text);
+  if (!checked) return unexpected(std::move(checked).error());
+  json& doc = *checked;
   // The configuration's own synthetic events, by name (absent from files
   // older histds wrote: everything there is the users').
   std::set<std::string> config_synthetic;
@@ -181,23 +217,7 @@ Result<std::vector<SavedEntry>, std::string> read_saved(std::string_view text) {
       if (n.is_string()) config_synthetic.insert(n.get<std::string>());
   std::vector<SavedEntry> entries;
   auto add = [&](SavedEntry::Kind kind, const json& raw, std::string event, std::string command) {
-    SavedEntry e;
-    e.kind = kind;
-    e.raw = raw.dump();
-    e.event = std::move(event);
-    e.command = std::move(command);
-    if (kind == SavedEntry::Kind::Synthetic) {
-      const std::string name = e.command.substr(0, e.command.find_first_of(" \t"));
-      if (config_synthetic.count(name)) e.config = name;
-    }
-    if (kind == SavedEntry::Kind::Trigger && raw.is_object()) {
-      e.config = string_at(raw, "config");
-      auto paused = raw.find("paused");
-      e.paused = paused != raw.end() && paused->is_boolean() && paused->get<bool>();
-      auto base = raw.find("missed_base");
-      if (base != raw.end() && base->is_number_unsigned()) e.missed_base = base->get<uint64_t>();
-    }
-    entries.push_back(std::move(e));
+    entries.push_back(saved_entry(kind, raw, std::move(event), std::move(command), config_synthetic));
   };
   // set_event_pid first: it decides which tasks' events the rest sees.
   if (auto p = doc.find("event_pids"); p != doc.end()) {

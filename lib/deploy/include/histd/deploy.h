@@ -206,6 +206,10 @@ class Deployer {
   // One change; `first`: no change of the command came before.
   CommandResult deploy(const registry::Change& c, const registry::Registry& next, EventState* ev,
                        const std::string& text, bool first);
+  // deploy()'s removal of trigger `uid` (`first`: the command's own change,
+  // whose failure fails it) and definition of a probe event.
+  CommandResult deploy_removed(EventState& target, uint64_t uid, bool first);
+  CommandResult define_probe(const catalog::EventId& event, const registry::Registry& next);
   CommandResult deploy_added(const registry::Change& c, const registry::Registry& next, EventState& target,
                              EventState* ev, const std::string& text);
   CommandResult deploy_trigger(EventState& ev, const registry::HistTrigger& h, const std::string& command);
