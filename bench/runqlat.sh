@@ -21,7 +21,11 @@
 #             the three tracepoints, classic or BTF-typed as BCC's; histd
 #             as it attaches them by default, BTF-typed, and a second histd
 #             with --btf-tracepoints=false, classic; and the BTF-typed floor
-#             reading the clock once a program, as every such tool must) while
+#             reading the clock once a program, as every such tool must;
+#             and the kernel's form written by hand, bench/runq_form.bpf.c:
+#             form_hash with every variable in its trigger's table, as the
+#             kernel and histd keep them, form_task with the variables in
+#             task-local storage) while
 #             `perf bench sched pipe` (Debian's linux-perf) passes a token
 #             between two processes pinned to one CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
@@ -180,7 +184,12 @@ one() {
                                            empty_btf_switch:raw:sched_switch)
       [ "$1" != pipe_floor_btf_clock ] || floor=(clock_btf_wakeup:raw:sched_wakeup
                                                  clock_btf_wakeup_new:raw:sched_wakeup_new clock_btf_switch:raw:sched_switch)
-      "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
+            "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
+        bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
+    pipe_form_hash | pipe_form_task)
+      local f=${1#pipe_}
+      "$B/histd_bench_attach" "$B/bpf/runq_form.bpf.o" "${f}_wakeup:raw:sched_wakeup" \
+        "${f}_wakeup_new:raw:sched_wakeup_new" "${f}_switch:raw:sched_switch" -- \
         bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
     pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
     pipe_histd_classic) T=$CLASSIC && runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off && T=$TREE ;;
@@ -205,10 +214,11 @@ if [[ " $SECTIONS " == *" runqlat "* ]]; then
 fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
-  ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_histd \
-    pipe_histd_classic pipe_bpftrace pipe_bcc
+    ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash \
+    pipe_form_task pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
   echo "the same runs: BPF run time per round trip:"
-  bpf_times ns pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
+  bpf_times ns pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash pipe_form_task pipe_histd \
+    pipe_histd_classic pipe_bpftrace pipe_bcc
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
   echo "dd of $BLOCKS 512-byte blocks, /dev/zero to /dev/null; a count by process and system call:"

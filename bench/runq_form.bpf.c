@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Run-queue latency in the kernel's form, written by hand: the least a tool
+// can do that keeps what the kernel's hist triggers keep (bench/runqlat.sh's
+// pipe_form_hash and pipe_form_task). The form (seed 003, as the bench gives
+// it to histd): a timestamp variable per wakeup, per new task's wakeup and
+// per preempted switch, each in its trigger's table of hit counts by pid;
+// on a switch, three triggers keyed by next_pid, each reading one of them
+// once and, when it is set, counting in its own table and sending the
+// latency to a synthetic event whose `.log2` table counts it.
+//   form_hash_*: every variable in its trigger's table (one hash shared by
+//                the CPUs), as the kernel keeps it and histd does.
+//   form_task_*: the variables in task-local storage instead (the task the
+//                pid names), the tables per-CPU hashes of hit counts.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+struct task_struct {
+  int pid;
+} __attribute__((preserve_access_index));
+
+struct hit {
+  __u64 hits;
+};
+struct with_var {
+  __u64 hits;
+  __u64 ts;
+  __u64 set;
+};
+struct var {
+  __u64 ts;
+  __u64 set;
+};
+
+#define HASH_OF(name, val_t, kind)  \
+  struct {                          \
+    __uint(type, kind);             \
+    __uint(max_entries, 10240);     \
+    __type(key, __u32);             \
+    __type(value, val_t);           \
+  } name SEC(".maps")
+
+HASH_OF(hash_tw, struct with_var, BPF_MAP_TYPE_HASH);
+HASH_OF(hash_tn, struct with_var, BPF_MAP_TYPE_HASH);
+HASH_OF(hash_tp, struct with_var, BPF_MAP_TYPE_HASH);
+HASH_OF(hash_lw, struct hit, BPF_MAP_TYPE_HASH);
+HASH_OF(hash_ln, struct hit, BPF_MAP_TYPE_HASH);
+HASH_OF(hash_lp, struct hit, BPF_MAP_TYPE_HASH);
+HASH_OF(pcpu_tw, struct hit, BPF_MAP_TYPE_PERCPU_HASH);
+HASH_OF(pcpu_tn, struct hit, BPF_MAP_TYPE_PERCPU_HASH);
+HASH_OF(pcpu_tp, struct hit, BPF_MAP_TYPE_PERCPU_HASH);
+HASH_OF(pcpu_lw, struct hit, BPF_MAP_TYPE_PERCPU_HASH);
+HASH_OF(pcpu_ln, struct hit, BPF_MAP_TYPE_PERCPU_HASH);
+HASH_OF(pcpu_lp, struct hit, BPF_MAP_TYPE_PERCPU_HASH);
+
+#define TASK_VAR(name)                          \
+  struct {                                      \
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);    \
+    __uint(map_flags, BPF_F_NO_PREALLOC);       \
+    __type(key, int);                           \
+    __type(value, struct var);                  \
+  } name SEC(".maps")
+
+TASK_VAR(task_tw);
+TASK_VAR(task_tn);
+TASK_VAR(task_tp);
+
+// The synthetic event's `hist:keys=lat.log2` table.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 65);
+  __type(key, __u32);
+  __type(value, __u64);
+} log2_lat SEC(".maps");
+
+static __always_inline void count(void *table, __u32 pid, void *zero) {
+  struct hit *h = bpf_map_lookup_elem(table, &pid);
+  if (!h) {
+    bpf_map_update_elem(table, &pid, zero, BPF_NOEXIST);
+    h = bpf_map_lookup_elem(table, &pid);
+    if (!h)
+      return;
+  }
+  h->hits++;
+}
+
+// ilog2(roundup_pow_of_two(v)), as `.log2` buckets it (BPF has no clz).
+static __always_inline __u32 log2_bucket(__u64 v) {
+  if (v <= 1)
+    return 0;
+  v -= 1;
+  __u32 r = 1;
+  if (v >> 32) { v >>= 32; r += 32; }
+  if (v >> 16) { v >>= 16; r += 16; }
+  if (v >> 8) { v >>= 8; r += 8; }
+  if (v >> 4) { v >>= 4; r += 4; }
+  if (v >> 2) { v >>= 2; r += 2; }
+  if (v >> 1) { r += 1; }
+  return r;
+}
+
+static __always_inline void synth_latency(__u64 lat) {
+  __u32 bucket = log2_bucket(lat);
+  __u64 *n = bpf_map_lookup_elem(&log2_lat, &bucket);
+  if (n)
+    (*n)++;
+}
+
+// ---- every variable in its trigger's table ----
+
+static __always_inline void hash_set(void *table, __u32 pid, __u64 now) {
+  struct with_var *v = bpf_map_lookup_elem(table, &pid);
+  if (!v) {
+    struct with_var init = {};
+    bpf_map_update_elem(table, &pid, &init, BPF_NOEXIST);
+    v = bpf_map_lookup_elem(table, &pid);
+    if (!v)
+      return;
+  }
+  v->hits++;
+  v->ts = now;
+  v->set = 1;
+}
+
+static __always_inline void hash_match(void *vars, void *table, __u32 pid, __u64 now) {
+  struct with_var *v = bpf_map_lookup_elem(vars, &pid);
+  if (!v || !v->set)
+    return;
+  v->set = 0;
+  struct hit zero = {};
+  count(table, pid, &zero);
+  synth_latency(now - v->ts);
+}
+
+SEC("tp_btf/sched_wakeup")
+int form_hash_wakeup(__u64 *ctx) {
+  hash_set(&hash_tw, ((struct task_struct *)ctx[0])->pid, bpf_ktime_get_ns());
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int form_hash_wakeup_new(__u64 *ctx) {
+  hash_set(&hash_tn, ((struct task_struct *)ctx[0])->pid, bpf_ktime_get_ns());
+  return 0;
+}
+
+// sched_switch(preempt, prev, next, prev_state): the record's prev_state
+// is 0 for a task switched out running and not preempted.
+SEC("tp_btf/sched_switch")
+int form_hash_switch(__u64 *ctx) {
+  const __u64 now = bpf_ktime_get_ns();
+  struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+  if (!ctx[0] && (__u32)ctx[3] == 0)
+    hash_set(&hash_tp, prev->pid, now);
+  const __u32 pid = next->pid;
+  hash_match(&hash_tw, &hash_lw, pid, now);
+  hash_match(&hash_tn, &hash_ln, pid, now);
+  hash_match(&hash_tp, &hash_lp, pid, now);
+  return 0;
+}
+
+// ---- the variables where the task is ----
+
+static __always_inline void task_set(void *vars, void *table, struct task_struct *t, __u64 now) {
+  struct hit zero = {};
+  count(table, t->pid, &zero);
+  struct var *v = bpf_task_storage_get(vars, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!v)
+    return;
+  v->ts = now;
+  v->set = 1;
+}
+
+static __always_inline void task_match(void *vars, void *table, struct task_struct *t, __u64 now) {
+  struct var *v = bpf_task_storage_get(vars, t, 0, 0);
+  if (!v || !v->set)
+    return;
+  v->set = 0;
+  struct hit zero = {};
+  count(table, t->pid, &zero);
+  synth_latency(now - v->ts);
+}
+
+SEC("tp_btf/sched_wakeup")
+int form_task_wakeup(__u64 *ctx) {
+  task_set(&task_tw, &pcpu_tw, (void *)ctx[0], bpf_ktime_get_ns());
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int form_task_wakeup_new(__u64 *ctx) {
+  task_set(&task_tn, &pcpu_tn, (void *)ctx[0], bpf_ktime_get_ns());
+  return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int form_task_switch(__u64 *ctx) {
+  const __u64 now = bpf_ktime_get_ns();
+  struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+  if (!ctx[0] && (__u32)ctx[3] == 0)
+    task_set(&task_tp, &pcpu_tp, prev, now);
+  task_match(&task_tw, &pcpu_lw, next, now);
+  task_match(&task_tn, &pcpu_ln, next, now);
+  task_match(&task_tp, &pcpu_lp, next, now);
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
