@@ -9,7 +9,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#define EEXIST 17
+#include "hand.bpf.h"
 
 struct count_val {
   __u64 hits;
@@ -66,32 +66,6 @@ static __always_inline __u64 current_pid(void) {
 
 static __always_inline __u64 syscall_nr(const void *ctx) {
   return (__u64)(__s64) * (const __s32 *)((const char *)ctx + 8);
-}
-
-// Lookup, insert-if-missing (another CPU may win the race: EEXIST), lookup.
-static __always_inline void *lookup_or_init(void *map, const void *key, const void *init) {
-  void *v = bpf_map_lookup_elem(map, key);
-  if (v)
-    return v;
-  long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
-  if (err && err != -EEXIST)
-    return 0;
-  return bpf_map_lookup_elem(map, key);
-}
-
-// ilog2(roundup_pow_of_two(v)), the kernel's .log2 bucket (0 and 1 give 0).
-static __always_inline __u32 log2_slot(__u64 v) {
-  if (v <= 1)
-    return 0;
-  v -= 1;
-  __u32 r = 1;
-  if (v >> 32) { v >>= 32; r += 32; }
-  if (v >> 16) { v >>= 16; r += 16; }
-  if (v >> 8) { v >>= 8; r += 8; }
-  if (v >> 4) { v >>= 4; r += 4; }
-  if (v >> 2) { v >>= 2; r += 2; }
-  if (v >> 1) { r += 1; }
-  return r;
 }
 
 SEC("tracepoint")

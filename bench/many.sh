@@ -61,12 +61,10 @@ variant() {
       trigger 1 >"$EV_RAW/trigger"
       loop
       : >"$EV_RAW/trigger" ;;
-    histd_*)
-      for i in $(seq "$k"); do trigger "$i" >>"$EV/trigger"; done
-      loop
-      : >"$EV/trigger" ;;
-    histdvar_*)
-      for i in $(seq "$k"); do var_trigger "$i" >>"$EV/trigger"; done
+        histd_* | histdvar_*)
+      local make=trigger
+      [[ $1 != histdvar_* ]] || make=var_trigger
+      for i in $(seq "$k"); do "$make" "$i" >>"$EV/trigger"; done
       loop
       : >"$EV/trigger" ;;
     bpftracevar_*)

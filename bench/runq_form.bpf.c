@@ -14,6 +14,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "hand.bpf.h"
+
 struct task_struct {
   int pid;
 } __attribute__((preserve_access_index));
@@ -72,34 +74,15 @@ struct {
   __type(value, __u64);
 } log2_lat SEC(".maps");
 
-static __always_inline void count(void *table, __u32 pid, void *zero) {
-  struct hit *h = bpf_map_lookup_elem(table, &pid);
-  if (!h) {
-    bpf_map_update_elem(table, &pid, zero, BPF_NOEXIST);
-    h = bpf_map_lookup_elem(table, &pid);
-    if (!h)
-      return;
-  }
-  h->hits++;
-}
-
-// ilog2(roundup_pow_of_two(v)), as `.log2` buckets it (BPF has no clz).
-static __always_inline __u32 log2_bucket(__u64 v) {
-  if (v <= 1)
-    return 0;
-  v -= 1;
-  __u32 r = 1;
-  if (v >> 32) { v >>= 32; r += 32; }
-  if (v >> 16) { v >>= 16; r += 16; }
-  if (v >> 8) { v >>= 8; r += 8; }
-  if (v >> 4) { v >>= 4; r += 4; }
-  if (v >> 2) { v >>= 2; r += 2; }
-  if (v >> 1) { r += 1; }
-  return r;
+static __always_inline void count(void *table, __u32 pid) {
+  struct hit zero = {};
+  struct hit *h = lookup_or_init(table, &pid, &zero);
+  if (h)
+    h->hits++;
 }
 
 static __always_inline void synth_latency(__u64 lat) {
-  __u32 bucket = log2_bucket(lat);
+  __u32 bucket = log2_slot(lat);
   __u64 *n = bpf_map_lookup_elem(&log2_lat, &bucket);
   if (n)
     (*n)++;
@@ -108,14 +91,10 @@ static __always_inline void synth_latency(__u64 lat) {
 // ---- every variable in its trigger's table ----
 
 static __always_inline void hash_set(void *table, __u32 pid, __u64 now) {
-  struct with_var *v = bpf_map_lookup_elem(table, &pid);
-  if (!v) {
-    struct with_var init = {};
-    bpf_map_update_elem(table, &pid, &init, BPF_NOEXIST);
-    v = bpf_map_lookup_elem(table, &pid);
-    if (!v)
-      return;
-  }
+  struct with_var init = {};
+  struct with_var *v = lookup_or_init(table, &pid, &init);
+  if (!v)
+    return;
   v->hits++;
   v->ts = now;
   v->set = 1;
@@ -126,8 +105,7 @@ static __always_inline void hash_match(void *vars, void *table, __u32 pid, __u64
   if (!v || !v->set)
     return;
   v->set = 0;
-  struct hit zero = {};
-  count(table, pid, &zero);
+  count(table, pid);
   synth_latency(now - v->ts);
 }
 
@@ -161,8 +139,7 @@ int form_hash_switch(__u64 *ctx) {
 // ---- the variables where the task is ----
 
 static __always_inline void task_set(void *vars, void *table, struct task_struct *t, __u64 now) {
-  struct hit zero = {};
-  count(table, t->pid, &zero);
+  count(table, t->pid);
   struct var *v = bpf_task_storage_get(vars, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!v)
     return;
@@ -175,8 +152,7 @@ static __always_inline void task_match(void *vars, void *table, struct task_stru
   if (!v || !v->set)
     return;
   v->set = 0;
-  struct hit zero = {};
-  count(table, t->pid, &zero);
+  count(table, t->pid);
   synth_latency(now - v->ts);
 }
 
