@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(find lib daemon tests bench -type f \( -name '*.cpp' -o -name '*.h' \) \
-  -not -path 'tests/unit/golden/*' -not -path 'tests/kselftest/*' | sort)
+  -not -name '*.bpf.h' -not -path 'tests/unit/golden/*' -not -path 'tests/kselftest/*' | sort)
 if [ "${1:-}" != "--check" ]; then
   clang-format -i "${files[@]}"
   exit 0
