@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "file_cache.h"
 #include "optimize.h"
 #include "prelude.h"
 #include "runtime/cc_protocol.h"
@@ -74,12 +75,14 @@ struct Answer {
 // path of a clang binary: the one of the library this server links.
 constexpr const char* kClangPath = HISTD_CC_CLANG_PATH;
 
+// What every compile reads from: the real file system, the files compiles
+// read before kept in memory (file_cache.h).
+using Files = llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>;
+
 // The source, and the prelude's text, in memory where the arguments name
-// them, over the real file system; null when the source's path cannot be
-// made absolute.
-llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files_with_source(const CcRequest& req,
+// them, over `real`; null when the source's path cannot be made absolute.
+llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files_with_source(const CcRequest& req, const Files& real,
                                                                          const std::string* prelude) {
-  auto real = llvm::vfs::getRealFileSystem();
   llvm::SmallString<256> input(req.input);
   if (real->makeAbsolute(input)) return nullptr;
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory(new llvm::vfs::InMemoryFileSystem);
@@ -125,11 +128,11 @@ bool run_cc1(clang::CompilerInstance& ci, llvm::IntrusiveRefCntPtr<llvm::vfs::Ov
 // diagnostics are the unit's (CcStatus::Failed).
 // `prelude`: the text of kPreludeHeader, when the arguments read it or the
 // header precompiled from it.
-Answer compile(const CcRequest& req, const std::string* prelude = nullptr) {
+Answer compile(const CcRequest& req, const Files& real, const std::string* prelude = nullptr) {
   Answer answer;
   answer.status = CcStatus::ServerError;
   llvm::raw_string_ostream diag_out(answer.payload);
-  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files = files_with_source(req, prelude);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files = files_with_source(req, real, prelude);
   if (!files) {
     answer.payload = "histd-cc: cannot resolve " + req.input + "\n";
     return answer;
@@ -188,12 +191,13 @@ PreludeFit prelude_fit(const CcRequest& req) {
 // Precompiles the request's leading lines with its options into `prelude`.
 // Clang writes it straight into a file without a name (it finds none to
 // write a temporary next to in /proc/self/fd).
-bool build_prelude(const CcRequest& req, PreludeFit fit, Prelude& prelude) {
+bool build_prelude(const CcRequest& req, PreludeFit fit, Prelude& prelude, const Files& real) {
   prelude.forget();
   histd::Fd file = histd::cc_server::unnamed_file();
   if (!file) return false;
   const std::string pch = histd::cc_server::fd_path(file.get());
-  const Answer a = compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, fit.lines});
+  const Answer a =
+      compile({histd::cc_server::prelude_build_args(req.args, req.input, pch), kPreludeHeader, fit.lines}, real);
   if (a.status != CcStatus::Object) return false;
   prelude.keep(std::move(file), std::move(fit.key), std::move(fit.lines));
   return true;
@@ -203,36 +207,38 @@ bool build_prelude(const CcRequest& req, PreludeFit fit, Prelude& prelude) {
 // the same options, is compiled reading them so. If clang refuses it then,
 // it is compiled once more as sent, and that is the answer: a header changed
 // since it was precompiled, or the unit has an error of its own.
-Answer compile_with_prelude(const CcRequest& req, const PreludeFit& fit, Prelude& prelude, const char*& how) {
+Answer compile_with_prelude(const CcRequest& req, const PreludeFit& fit, Prelude& prelude, const Files& real,
+                            const char*& how) {
   how = "";
-  if (fit.lines.empty() || !prelude.serves(fit.key, fit.lines)) return compile(req);
-  Answer a =
-      compile({histd::cc_server::with_prelude(req.args, req.input, prelude.path()), req.input, req.source}, &fit.lines);
+  if (fit.lines.empty() || !prelude.serves(fit.key, fit.lines)) return compile(req, real);
+  Answer a = compile({histd::cc_server::with_prelude(req.args, req.input, prelude.path()), req.input, req.source}, real,
+                     &fit.lines);
   if (a.status == CcStatus::Object) {
     how = " (with the prelude)";
     return a;
   }
   prelude.forget();
   how = " (refused with the prelude)";
-  return compile(req);
+  return compile(req, real);
 }
 
 // After answering a request the prelude did not serve, builds it for the
 // next one (which then waits for the build if it comes at once): no request
 // pays for building it, and one that comes later finds it ready.
-void prepare_prelude(const CcRequest& req, PreludeFit fit, const Answer& answered, Prelude& prelude, bool timing) {
+void prepare_prelude(const CcRequest& req, PreludeFit fit, const Answer& answered, Prelude& prelude, const Files& real,
+                     bool timing) {
   if (fit.lines.empty() || answered.status != CcStatus::Object || prelude.serves(fit.key, fit.lines)) return;
-  const bool built = build_prelude(req, std::move(fit), prelude);
+  const bool built = build_prelude(req, std::move(fit), prelude, real);
   if (timing) std::fprintf(stderr, "histd-cc: prelude %s\n", built ? "built" : "not built");
 }
 
 // Compiles in a child; the child answers. False when the child died without
 // finishing its answer (histd sees a broken stream, so the server ends).
-bool serve_forked(int fd, const CcRequest& req) {
+bool serve_forked(int fd, const CcRequest& req, const Files& real) {
   pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) {
-    const Answer a = compile(req);
+    const Answer a = compile(req, real);
     _exit(histd::runtime::cc::write_response(fd, a.status, a.payload) ? 0 : 1);
   }
   int status = 0;
@@ -330,7 +336,7 @@ std::optional<int> parse_options(int argc, char** argv, ServerOptions& opt) {
   return std::nullopt;
 }
 
-void start_compiler() {
+void start_compiler(const Files& real) {
   // Nothing is read relative to the working directory (the unit is in
   // memory, the include paths absolute), but the driver resolves the unit's
   // name against it: a directory deleted under histd made every compile
@@ -348,12 +354,12 @@ void start_compiler() {
   CcRequest warm{{"-O2", "-gdwarf-4", "-target", "bpf", "-mcpu=v3", "-c", "warm.c", "-o", "warm.o"},
                  "warm.c",
                  "struct s { int a; };\nint f(struct s *p) { return p ? p->a * 3 : 0; }\n"};
-  compile(warm);
+  compile(warm, real);
 }
 
 // Answers requests until histd closes the socket (or sends garbage), then
 // exits.
-[[noreturn]] void serve(const ServerOptions& opt) {
+[[noreturn]] void serve(const ServerOptions& opt, const Files& real) {
   // Forked children compile without it: what a child precompiled would
   // end with the child.
   Prelude prelude;
@@ -361,16 +367,16 @@ void start_compiler() {
   while (wait_for_request(opt.fd, opt.shed_after_ms, opt.timing) && histd::runtime::cc::read_request(opt.fd, req)) {
     const Clock start = now();
     if (opt.fork_each) {
-      if (!serve_forked(opt.fd, req)) _exit(1);
+      if (!serve_forked(opt.fd, req, real)) _exit(1);
       if (opt.timing) report(start, true, "");
       continue;
     }
     const char* how = "";
     PreludeFit fit = prelude_fit(req);
-    const Answer a = compile_with_prelude(req, fit, prelude, how);
+    const Answer a = compile_with_prelude(req, fit, prelude, real, how);
     if (!histd::runtime::cc::write_response(opt.fd, a.status, a.payload)) _exit(1);
     if (opt.timing) report(start, false, how);
-    prepare_prelude(req, std::move(fit), a, prelude, opt.timing);
+    prepare_prelude(req, std::move(fit), a, prelude, real, opt.timing);
   }
   // Nothing left to do, and nothing worth destroying (a sanitized build
   // would report LLVM's intentionally leaked singletons at exit()).
@@ -383,6 +389,7 @@ void start_compiler() {
 int main(int argc, char** argv) {
   ServerOptions opt;
   if (std::optional<int> status = parse_options(argc, argv, opt)) return *status;
-  start_compiler();
-  serve(opt);
+  const Files real = histd::cc_server::caching_file_system();
+  start_compiler(real);
+  serve(opt, real);
 }
