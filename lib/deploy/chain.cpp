@@ -23,6 +23,11 @@ namespace {
 
 constexpr size_t kMaxGroups = HISTD_CHAIN_SLOTS - 1;
 
+// Whether `triggers` hold one that is not plain (whose place in the order matters).
+bool holds_ordered(const std::vector<Trigger*>& triggers) {
+  return std::any_of(triggers.begin(), triggers.end(), [](const Trigger* t) { return !plain(t->plan); });
+}
+
 std::vector<uint64_t> serials(const std::vector<Trigger*>& triggers) {
   std::vector<uint64_t> out;
   for (const Trigger* t : triggers) out.push_back(t->serial);
@@ -88,7 +93,7 @@ Expected<EventPrograms::Layout> EventPrograms::layout(const EventState& ev,
   // program, -2 none.
   int last = l.event.empty() ? -2 : -1;
   for (size_t g = 0; g < l.groups.size(); ++g)
-    if (std::ranges::any_of(l.groups[g], [](const Trigger* t) { return !plain(t->plan); })) last = int(g);
+    if (holds_ordered(l.groups[g])) last = int(g);
   for (Trigger* t : fresh) {
     const bool ordered = !plain(t->plan);
     if (ordered && last < 0 && l.event.size() < per) {
@@ -181,7 +186,7 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
   // a trigger that is not plain is built again too.
   if (!groups_changed && !event_changed)
     for (size_t g = 0; g < lay->groups.size(); ++g)
-      if (std::ranges::any_of(lay->groups[g], [](const Trigger* t) { return !plain(t->plan); })) dirty.push_back(g);
+      if (holds_ordered(lay->groups[g])) dirty.push_back(g);
   if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
 
   auto built = build_changed(ev, *lay, enables, event_dirty, dirty);
