@@ -13,6 +13,18 @@ source "$(dirname "$0")/lib.sh"
 CLIENT=${HISTD_TRACEFS_SQL:-$(dirname "$HISTD_BIN")/histd_tracefs_sql}
 [ -x "$CLIENT" ] || { echo "FAIL: no client at $CLIENT (build histd_tracefs_sql)"; exit 1; }
 histd_start
+# A client's readiness: its line, or its end. libtracefs reads every event's
+# format through the tree first and the triggers compile: seconds on a
+# loaded machine (two CI tests beside it), so the wait is long and says
+# what the tree held if it ends without the line.
+await_client() {  # FILE LINE PID WHAT
+  for _ in $(seq 600); do grep -q "^$2\$" "$1" && return; kill -0 "$3" 2>/dev/null || break; sleep 0.1; done
+  echo "FAIL: $4: $(kill -0 "$3" 2>/dev/null && echo 'still running' || echo 'ended'):"
+  cat "$1"
+  echo "dynamic_events: $(cat "$MNT/dynamic_events")"
+  echo "error_log: $(cat "$MNT/error_log")"
+  exit 1
+}
 # A string (end.next_comm) travels in a string variable of the matching
 # trigger to the synthetic event's char[] field.
 SQL='SELECT start.pid, end.next_comm AS comm, (end.TIMESTAMP_USECS - start.TIMESTAMP_USECS) AS lat FROM sched_waking AS start JOIN sched_switch AS end ON start.pid = end.next_pid'
@@ -21,8 +33,7 @@ mkfifo "$WORK/go-on"
 "$CLIENT" "$MNT" wakeup_lat "$SQL" <"$WORK/go-on" >"$WORK/client.out" 2>&1 &
 client=$!
 exec 7>"$WORK/go-on"
-for _ in $(seq 100); do grep -q '^created$' "$WORK/client.out" && break; kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
-grep -q '^created$' "$WORK/client.out" || { echo "FAIL: create:"; cat "$WORK/client.out"; exit 1; }
+await_client "$WORK/client.out" created "$client" create
 expect_eq "the synthetic event, through dynamic_events" "s:synthetic/wakeup_lat	pid_t pid; char[16] comm; u64 lat" \
   "$(cat "$MNT/dynamic_events")"
 expect_eq "the start trigger on sched_waking" "1" "$(grep -c '^hist:keys=pid:' "$MNT/events/sched/sched_waking/trigger")"
@@ -70,8 +81,7 @@ mkfifo "$WORK/go-hist"
 "$HCLIENT" "$MNT" "lt$$" "$SIZE" <"$WORK/go-hist" >"$WORK/hist.out" 2>&1 &
 hclient=$!
 exec 8>"$WORK/go-hist"
-for _ in $(seq 100); do grep -q '^started$' "$WORK/hist.out" && break; kill -0 "$hclient" 2>/dev/null || break; sleep 0.1; done
-grep -q '^started$' "$WORK/hist.out" || { echo "FAIL: hist start:"; cat "$WORK/hist.out"; exit 1; }
+await_client "$WORK/hist.out" started "$hclient" "hist start"
 expect_eq "tracefs_instance_create made an instance" "lt$$" "$(ls "$MNT/instances")"
 expect_eq "tracefs_hist_start wrote the trigger in it" \
   "hist:keys=count:vals=hitcount,count:sort=hitcount:size=2048 if count == $SIZE [active]" \
@@ -90,8 +100,7 @@ mkfifo "$WORK/go-synth"
 "$HCLIENT" "$MNT" - "wl$$" <"$WORK/go-synth" >"$WORK/synth.out" 2>&1 &
 sclient=$!
 exec 9>"$WORK/go-synth"
-for _ in $(seq 100); do grep -q '^created$' "$WORK/synth.out" && break; kill -0 "$sclient" 2>/dev/null || break; sleep 0.1; done
-grep -q '^created$' "$WORK/synth.out" || { echo "FAIL: synth create:"; cat "$WORK/synth.out"; exit 1; }
+await_client "$WORK/synth.out" created "$sclient" "synth create"
 expect_eq "tracefs_synth_create made the event" "s:synthetic/wl$$	pid_t pid; u64 lat" "$(cat "$MNT/dynamic_events")"
 expect_eq "with its matching trigger" "1" \
   "$(grep -c "onmatch(sched.sched_waking).trace(wl$$," "$MNT/events/sched/sched_switch/trigger")"
