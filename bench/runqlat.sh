@@ -25,7 +25,7 @@
 #             and the kernel's form written by hand, bench/runq_form.bpf.c:
 #             form_hash with every variable in its trigger's table, as the
 #             kernel and histd keep them, form_task with the variables in
-#             task-local storage) while
+#             task-local storage, form_min with the three in one) while
 #             `perf bench sched pipe` (Debian's linux-perf) passes a token
 #             between two processes pinned to one CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
@@ -186,7 +186,7 @@ one() {
                                                  clock_btf_wakeup_new:raw:sched_wakeup_new clock_btf_switch:raw:sched_switch)
             "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
         bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
-    pipe_form_hash | pipe_form_task)
+    pipe_form_hash | pipe_form_task | pipe_form_min)
       local f=${1#pipe_}
       "$B/histd_bench_attach" "$B/bpf/runq_form.bpf.o" "${f}_wakeup:raw:sched_wakeup" \
         "${f}_wakeup_new:raw:sched_wakeup_new" "${f}_switch:raw:sched_switch" -- \
@@ -215,9 +215,9 @@ fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
     ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash \
-    pipe_form_task pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
+    pipe_form_task pipe_form_min pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
   echo "the same runs: BPF run time per round trip:"
-  bpf_times ns pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash pipe_form_task pipe_histd \
+  bpf_times ns pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash pipe_form_task pipe_form_min pipe_histd \
     pipe_histd_classic pipe_bpftrace pipe_bcc
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
