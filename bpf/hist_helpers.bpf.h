@@ -359,6 +359,18 @@ static __always_inline struct histd_table_stats *histd_stats(void *map) {
 #define HISTD_LOAD_S32(rec, off) ((__u64)(__s64) * (const __s32 *)((const char *)(rec) + (off)))
 #define HISTD_LOAD_S64(rec, off) (*(const __u64 *)((const char *)(rec) + (off)))
 
+/* The same by member of the unit's struct histd_rec, whose offset histd
+ * gives at load (CO-RE): units that differ only in which fields they read
+ * are one text, one compiled object. */
+#define HISTD_FIELD_U8(rec, f) ((__u64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_U16(rec, f) ((__u64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_U32(rec, f) ((__u64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_U64(rec, f) ((__u64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_S8(rec, f) ((__u64)(__s64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_S16(rec, f) ((__u64)(__s64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_S32(rec, f) ((__u64)(__s64)((const struct histd_rec *)(rec))->f)
+#define HISTD_FIELD_S64(rec, f) ((__u64)((const struct histd_rec *)(rec))->f)
+
 /* ilog2(roundup_pow_of_two(v)) as the kernel's .log2 computes it: 0 and 1
  * map to 0. Written without clz, which BPF lacks. */
 static __always_inline __u64 histd_log2(__u64 v) {

@@ -68,7 +68,7 @@ int check(const std::string& command, const std::string& format_path, const std:
   fmt::print("{}\n", compiled->plan.trigger_text());
   if (explain)
     fmt::print("\n{}\n{}{}", histd::plan::describe(compiled->plan), compiled->unit.source,
-               histd::codegen::constants_comment(compiled->unit.constants));
+               histd::codegen::values_comment(compiled->unit));
   return 0;
 }
 

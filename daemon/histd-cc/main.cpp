@@ -364,8 +364,10 @@ void start_compiler(const Files& real) {
   // end with the child.
   Prelude prelude;
   CcRequest req;
+  uint64_t compiles = 0;
   while (wait_for_request(opt.fd, opt.shed_after_ms, opt.timing) && histd::runtime::cc::read_request(opt.fd, req)) {
     const Clock start = now();
+    req.source = histd::cc_server::with_distinct_core_names(req.source, ++compiles);
     if (opt.fork_each) {
       if (!serve_forked(opt.fd, req, real)) _exit(1);
       if (opt.timing) report(start, true, "");

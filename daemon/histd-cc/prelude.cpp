@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+
 namespace histd::cc_server {
 
 namespace {
@@ -32,6 +34,17 @@ std::string leading_includes(std::string_view source) {
   }
   if (first == std::string_view::npos) return {};
   return std::string(source.substr(first, end - first));
+}
+
+std::string with_distinct_core_names(std::string_view source, uint64_t compile) {
+  if (source.find("struct histd_rec {") == std::string_view::npos) return std::string(source);
+  const std::string lines = leading_includes(source);
+  const size_t at = lines.empty() ? 0 : source.find(lines) + lines.size();
+  const size_t line = static_cast<size_t>(std::count(source.begin(), source.begin() + at, '\n')) + 1;
+  std::string out(source.substr(0, at));
+  out += "#define histd_rec histd_rec___c" + std::to_string(compile) + "\n#line " + std::to_string(line) + "\n";
+  out += source.substr(at);
+  return out;
 }
 
 std::vector<std::string> prelude_key(const std::vector<std::string>& args, const std::string& input) {

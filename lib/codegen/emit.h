@@ -60,6 +60,13 @@ std::string probe_values(const ProbeEntry& entry);
 std::string emit_eprobe_buffer();
 inline constexpr const char* kEprobeBufferMap = "histd_eprobe_buf";
 
+// Replaces each HISTD_LOAD_<S|U><bits>(rec, <offset>u) in `text` by
+// HISTD_FIELD_<S|U><bits>(rec, f<n>), one n for each field, offset, size
+// and signedness alike (record_fields.cpp); returns the fields in n order.
+std::vector<RecordField> lift_record_fields(std::string& text);
+// struct histd_rec with those members, "" for none.
+std::string record_struct(const std::vector<RecordField>& fields);
+
 // Collects a unit's parts (filter_code.cpp): helper functions come before
 // the handlers that call them, and the numbers the unit reads from
 // histd_k[] instead of spelling them (GeneratedUnit::constants: the

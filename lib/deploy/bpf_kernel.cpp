@@ -127,8 +127,11 @@ class BpfKernel final : public Kernel {
   }
 
   Expected<std::unique_ptr<Program>> load(const std::string& object, const std::map<std::string, int>& maps,
-                                          const std::map<std::string, std::vector<uint8_t>>& rodata) override {
-    auto p = runtime::EventProgram::load(object, maps, rodata);
+                                          const std::map<std::string, std::vector<uint8_t>>& rodata,
+                                          const std::vector<codegen::RecordField>& fields) override {
+    std::vector<runtime::RecordFieldPlace> places;
+    for (const codegen::RecordField& f : fields) places.push_back({f.offset, f.size, f.is_signed});
+    auto p = runtime::EventProgram::load(object, maps, rodata, places);
     if (!p) return unexpected(std::move(p).error());
     return std::unique_ptr<Program>(std::make_unique<BpfProgram>(std::move(*p)));
   }

@@ -272,7 +272,7 @@ Status EventPrograms::load(EventState& ev, Loaded& loaded) {
       rodata[codegen::kChainNextSlot] = host_bytes(std::vector<uint32_t>{next_slot});
     }
     if (!b.unit.constants.empty()) rodata[codegen::kConstantsSection] = host_bytes(b.unit.constants);
-    auto program = kernel_.load(b.object, maps, rodata);
+    auto program = kernel_.load(b.object, maps, rodata, b.unit.fields);
     if (!program) compiler_.evict(b.unit.source);
     return program;
   };
@@ -330,7 +330,7 @@ void EventPrograms::commit(EventState& ev, const Layout& lay, Loaded& loaded, bo
     ev.maps_used = 0;
   } else if (loaded.event_program) {
     ev.program = std::move(loaded.event_program);
-    ev.source = loaded.event->unit.source + codegen::constants_comment(loaded.event->unit.constants);
+    ev.source = loaded.event->unit.source + codegen::values_comment(loaded.event->unit);
     ev.maps_used = loaded.event->maps_used;
   }
   ev.program_triggers = serials(lay.event);
@@ -340,7 +340,7 @@ void EventPrograms::commit(EventState& ev, const Layout& lay, Loaded& loaded, bo
     group.program = std::move(p);
     group.members = serials(lay.groups[g]);
     const codegen::GeneratedUnit& unit = loaded.groups.at(g).unit;
-    group.source = unit.source + codegen::constants_comment(unit.constants);
+    group.source = unit.source + codegen::values_comment(unit);
     group.maps_used = loaded.groups.at(g).maps_used;
   }
   for (ProgramGroup& group : ev.groups) group.built.clear();

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -98,13 +101,44 @@ namespace {
 // instruction that level 1 prints.
 constexpr uint32_t kLogStatsOnly = 4;
 
+// The BTF a unit's loads are relocated with: struct histd_rec, its member
+// f<n> at fields[n] (members may overlap: a field read at two sizes), in an
+// unnamed file libbpf reads by path. An empty Fd with no fields.
+Expected<Fd> record_btf(const std::vector<RecordFieldPlace>& fields) {
+  if (fields.empty()) return Fd();
+  std::unique_ptr<btf, decltype(&btf__free)> b(btf__new_empty(), btf__free);
+  if (!b) return bpf_fail(-errno, "making the record's BTF");
+  uint32_t size = 0;
+  std::vector<int> types;
+  for (const RecordFieldPlace& f : fields) {
+    size = std::max(size, f.offset + f.size);
+    const std::string name = fmt::format("__{}{}", f.is_signed ? 's' : 'u', f.size * 8);
+    types.push_back(btf__add_int(b.get(), name.c_str(), f.size, f.is_signed ? BTF_INT_SIGNED : 0));
+    if (types.back() < 0) return bpf_fail(types.back(), "making the record's BTF");
+  }
+  int err = btf__add_struct(b.get(), "histd_rec", size);
+  for (size_t n = 0; n < fields.size() && err >= 0; ++n)
+    err = btf__add_field(b.get(), fmt::format("f{}", n).c_str(), types[n], fields[n].offset * 8, 0);
+  if (err < 0) return bpf_fail(err, "making the record's BTF");
+  uint32_t bytes = 0;
+  const void* raw = btf__raw_data(b.get(), &bytes);
+  Fd file(memfd_create("histd-record-btf", MFD_CLOEXEC));
+  if (!raw || !file || write(file.get(), raw, bytes) != static_cast<ssize_t>(bytes))
+    return bpf_fail(-errno, "writing the record's BTF");
+  return file;
+}
+
 // Opens `object` with the engine's maps and loads it; on failure the kernel's
 // log is in `log`. `log_level` 0: libbpf asks for a level-1 log only when a
 // load fails (and retries with it).
 Expected<bpf_object*> open_and_load(const std::string& object, const std::map<std::string, int>& maps,
-                                    const std::map<std::string, std::vector<uint8_t>>& rodata, char* log,
-                                    uint32_t log_level) {
-  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event", .kernel_log_buf = log,
+                                    const std::map<std::string, std::vector<uint8_t>>& rodata,
+                                    const std::vector<RecordFieldPlace>& fields, char* log, uint32_t log_level) {
+  auto btf_file = record_btf(fields);
+  if (!btf_file) return unexpected(std::move(btf_file).error());
+  const std::string btf_path = *btf_file ? fmt::format("/proc/self/fd/{}", btf_file->get()) : std::string();
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "histd_event",
+              .btf_custom_path = btf_path.empty() ? nullptr : btf_path.c_str(), .kernel_log_buf = log,
               .kernel_log_size = kVerifierLogSize, .kernel_log_level = log_level);
   bpf_object* obj = bpf_object__open_mem(object.data(), object.size(), &opts);
   if (!obj) return bpf_fail(-errno, "opening generated object");
@@ -141,7 +175,8 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
 }  // namespace
 
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps,
-                                          const std::map<std::string, std::vector<uint8_t>>& rodata) {
+                                          const std::map<std::string, std::vector<uint8_t>>& rodata,
+                                          const std::vector<RecordFieldPlace>& fields) {
   // libbpf asks the kernel for a log only when a load fails, and then
   // writes it here instead of printing it. Not filled beforehand: the
   // kernel ends what it writes with a NUL, and a megabyte of zeros cost
@@ -149,14 +184,14 @@ Expected<EventProgram> EventProgram::load(const std::string& object, const std::
   const std::unique_ptr<char[]> buffer(new char[kVerifierLogSize]);
   char* log = buffer.get();
   log[0] = '\0';
-  auto obj = open_and_load(object, maps, rodata, log, 0);
+  auto obj = open_and_load(object, maps, rodata, fields, log, 0);
   if (!obj && obj.error().err == ENOSPC && log[0] != '\0') {
     // ENOSPC with a log says only that the log did not fit (the kernel
     // reports a cut log instead of the refusal, whatever it was: a program
     // too complex to verify, with string filters, once showed as "No space
     // left on device"). Once more with the verifier's messages alone.
     log[0] = '\0';
-    obj = open_and_load(object, maps, rodata, log, kLogStatsOnly);
+    obj = open_and_load(object, maps, rodata, fields, log, kLogStatsOnly);
   }
   if (!obj) return unexpected(std::move(obj).error());
   // The programs' own descriptors, kept past the object's close.

@@ -117,6 +117,41 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   std::filesystem::remove_all(dir);
 }
 
+// A trigger that differs from an earlier one only in which fields it reads
+// loads the cached object too, and reads its own fields.
+TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
+  char dir[] = "/tmp/histd-field-offsets-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  engine_->shutdown();
+  auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
+  auto paths = runtime::find_bpf_paths();
+  ASSERT_TRUE(catalog.ok() && paths.ok());
+  engine::EngineOptions opt;
+  opt.deploy.attach = false;
+  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
+  ASSERT_TRUE(eng.ok()) << eng.error().context;
+  engine_ = std::move(*eng);
+  auto compiles = [&] { return engine_->compiler().stats().by_server + engine_->compiler().stats().by_clang; };
+  add("hist:keys=fd:vals=count");
+  add("!hist:keys=fd:vals=count");
+  const uint64_t before = compiles();
+  add("hist:keys=count:vals=fd");
+  EXPECT_EQ(compiles(), before) << "the same unit as keys=fd:vals=count: its cached object";
+  EXPECT_NE(engine_->reads()
+                .event_source("syscalls", "sys_enter_write")
+                .find("/* histd: struct histd_rec: f0 at 32 f1 at 16 */"),
+            std::string::npos);
+  inject(write_record(1, 3, 100));
+  inject(write_record(1, 4, 100));
+  inject(write_record(1, 5, 7));
+  const std::string h = hist();
+  EXPECT_NE(h.find("{ count:        100 } hitcount:          2  fd:          7\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("{ count:          7 } hitcount:          1  fd:          5\n"), std::string::npos) << h;
+  engine_->shutdown();
+  engine_.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(InjectTest, SignedKeysPrintUnsignedAndSortWithinSort) {
   add("hist:keys=__syscall_nr,fd:vals=count:sort=__syscall_nr,count.descending");
   inject(write_record(1, 1, 5, -1));

@@ -220,6 +220,35 @@ TEST(Codegen, FilterNumbersAreValuesNotText) {
   EXPECT_EQ(codegen::constants_comment({}), "");
 }
 
+// Triggers that differ only in which numeric fields of a size and sign
+// they read are one text too: the text names struct histd_rec's members,
+// and the unit says where each is; signedness or size makes another text.
+TEST(Codegen, FieldOffsetsAreValuesNotText) {
+  auto unit = [](const std::string& cmd) {
+    auto r = pipeline::compile(cmd, sys_enter_write());
+    EXPECT_TRUE(r.ok()) << cmd;
+    return r.ok() ? r->unit : codegen::GeneratedUnit{};
+  };
+  using Field = codegen::RecordField;
+  const codegen::GeneratedUnit fd = unit("hist:keys=fd:vals=count");
+  const codegen::GeneratedUnit count = unit("hist:keys=count:vals=fd");
+  EXPECT_EQ(fd.source, count.source);
+  EXPECT_EQ(fd.fields, (std::vector<Field>{{16, 8, false}, {32, 8, false}}));
+  EXPECT_EQ(count.fields, (std::vector<Field>{{32, 8, false}, {16, 8, false}}));
+  EXPECT_EQ(fd.source.find("HISTD_LOAD_"), std::string::npos) << fd.source;
+  EXPECT_NE(fd.source.find("struct histd_rec {\n  __u64 f0;\n  __u64 f1;\n} __attribute__((preserve_access_index));"),
+            std::string::npos);
+  // One member for a field read in several places.
+  EXPECT_EQ(unit("hist:keys=fd:vals=fd if fd > 2").fields, (std::vector<Field>{{16, 8, false}}));
+  const codegen::GeneratedUnit nr = unit("hist:keys=__syscall_nr:vals=count");
+  EXPECT_EQ(nr.fields, (std::vector<Field>{{8, 4, true}, {32, 8, false}}));
+  EXPECT_NE(nr.source, fd.source);
+  EXPECT_EQ(codegen::record_fields_comment(fd.fields), "/* histd: struct histd_rec: f0 at 16 f1 at 32 */\n");
+  EXPECT_EQ(codegen::values_comment(fd),
+            "/* histd: histd_k[] = 0x0 */\n/* histd: struct histd_rec: f0 at 16 f1 at 32 */\n");
+  EXPECT_EQ(unit("hist:keys=common_pid").fields, (std::vector<Field>{}));
+}
+
 // sys_enter_write with a variable (evil_var_x) and onmax/save; another
 // trigger that references it and generates the synthetic event evil_synth_x.
 struct InterEventUnit {

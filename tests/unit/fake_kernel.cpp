@@ -295,9 +295,11 @@ uint64_t FakeKernel::program_by_fd(int fd) const {
 
 Expected<std::unique_ptr<Kernel::Program>> FakeKernel::load(const std::string& object,
                                                             const std::map<std::string, int>& maps,
-                                                            const std::map<std::string, std::vector<uint8_t>>& rodata) {
+                                                            const std::map<std::string, std::vector<uint8_t>>& rodata,
+                                                            const std::vector<codegen::RecordField>& fields) {
   LoadCall call;
   call.rodata = rodata;
+  call.fields = fields;
   for (const auto& [name, fd] : maps) {
     if (fd < 0) {
       call.maps[name] = 0;  // declared, not created

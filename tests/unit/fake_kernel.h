@@ -43,6 +43,7 @@ class FakeKernel final : public deploy::Kernel {
   struct LoadCall {
     std::map<std::string, uint64_t> maps;
     std::map<std::string, std::vector<uint8_t>> rodata;
+    std::vector<codegen::RecordField> fields;
     uint64_t program = 0;  // 0: refused
   };
   struct Dispatcher {
@@ -99,7 +100,8 @@ class FakeKernel final : public deploy::Kernel {
   std::vector<std::vector<uint8_t>> keys(int map, uint32_t key_size) const override;
   uint32_t map_id(int map) const override;
   Expected<std::unique_ptr<Program>> load(const std::string& object, const std::map<std::string, int>& maps,
-                                          const std::map<std::string, std::vector<uint8_t>>& rodata) override;
+                                          const std::map<std::string, std::vector<uint8_t>>& rodata,
+                                          const std::vector<codegen::RecordField>& fields) override;
   Expected<std::unique_ptr<Attachment>> attach(const AttachPoint& at) override;
   Expected<std::unique_ptr<Follower>> follow_forks(int pids_map) override;
   Expected<uint32_t> test_run(int test_fd, std::span<const uint8_t> record, uint64_t ts, const char* comm) override;

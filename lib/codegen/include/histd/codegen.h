@@ -231,9 +231,25 @@ inline constexpr const char* kConstantsSection = ".rodata.consts";
 // then 5678) are the same text: one compiled object (the cache's) serves
 // them all, each program loaded with its own values. The verifier sees
 // them as the constants they are (the section is frozen read-only).
+//
+// Likewise the offsets of the numeric record fields it reads: the text
+// reads member f<n> of its struct histd_rec (preserve_access_index), and
+// `fields` says where each is. The loader hands libbpf a BTF with these
+// offsets, whose CO-RE relocation writes them into each load: triggers that
+// differ only in which fields of a size they read (`keys=fd`, then
+// `keys=count`) are one text as well. Not for a unit entered BTF-typed
+// (EventEntry::Kind::Btf), whose relocations are the kernel's types'.
+struct RecordField {
+  uint32_t offset = 0;
+  uint32_t size = 0;  // 1, 2, 4 or 8 bytes
+  bool is_signed = false;
+  bool operator==(const RecordField&) const = default;
+};
+
 struct GeneratedUnit {
   std::string source;
   std::vector<uint64_t> constants;
+  std::vector<RecordField> fields;
 };
 
 // The values of histd_k[] as a comment to show after the unit
@@ -241,6 +257,10 @@ struct GeneratedUnit {
 // none: what the control socket's `source` and `histctl explain` print,
 // since the text alone does not say them.
 std::string constants_comment(const std::vector<uint64_t>& constants);
+// The fields' offsets likewise (`/* histd: struct histd_rec: f0 at 16 */`).
+std::string record_fields_comment(const std::vector<RecordField>& fields);
+// Both: what a unit's text does not say.
+std::string values_comment(const GeneratedUnit& unit);
 
 // All triggers of one event, in order, then those of the synthetic events
 // inlined into it: hist trigger n (counting the inlined ones after the

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "histd/catalog.h"
+#include "histd/codegen.h"
 #include "histd/fd.h"
 #include "histd/result.h"
 #include "histd/runtime.h"
@@ -114,9 +115,10 @@ class Kernel {
   // ---- programs ----
   // runtime::EventProgram::load: `object` with the maps it uses bound to
   // `maps` (-1: declared, unused, not created) and its read-only sections
-  // set to `rodata`.
+  // set to `rodata`, its record fields at `fields` (codegen::RecordField).
   virtual Expected<std::unique_ptr<Program>> load(const std::string& object, const std::map<std::string, int>& maps,
-                                                  const std::map<std::string, std::vector<uint8_t>>& rodata) = 0;
+                                                  const std::map<std::string, std::vector<uint8_t>>& rodata,
+                                                  const std::vector<codegen::RecordField>& fields) = 0;
   // A dispatcher attached at `at`, or adopted from the pins there.
   virtual Expected<std::unique_ptr<Attachment>> attach(const AttachPoint& at) = 0;
   // The programs of options/event-fork attached, on the pid list `pids_map`.

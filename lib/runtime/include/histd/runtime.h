@@ -176,6 +176,15 @@ Expected<Fd> create_map(int type, const char* name, uint32_t key_size, uint32_t 
 // engine's, so closing them empties none. Destroying it releases the
 // programs (the kernel keeps an installed program alive through the
 // program array).
+// Where member f<n> of a unit's struct histd_rec is in the records it
+// reads (codegen::RecordField n): libbpf's CO-RE relocation writes these
+// offsets into the unit's loads, from a BTF made for the load.
+struct RecordFieldPlace {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  bool is_signed = false;
+};
+
 class EventProgram {
  public:
   // `maps` names every map of the unit the engine owns (fd -1: one the
@@ -185,9 +194,11 @@ class EventProgram {
   // `rodata`: read-only sections of the unit (".rodata.<name>") each set to
   // these bytes (host order, its whole size) before load: the same cached
   // object serves several places (codegen::kChainNextSlot) and several
-  // filters' numbers (codegen::kConstantsSection).
+  // filters' numbers (codegen::kConstantsSection). `fields`: where the
+  // unit's record fields are (none: it reads none by name).
   static Expected<EventProgram> load(const std::string& object, const std::map<std::string, int>& maps,
-                                     const std::map<std::string, std::vector<uint8_t>>& rodata = {});
+                                     const std::map<std::string, std::vector<uint8_t>>& rodata = {},
+                                     const std::vector<RecordFieldPlace>& fields = {});
   int event_fd() const { return event_.get(); }
   // -1 when the unit has no test entry (an attached event's).
   int test_fd() const { return test_.get(); }

@@ -3,6 +3,13 @@
 #include "hist_helpers.bpf.h"
 #include "chain.bpf.h"
 
+struct histd_rec {
+  __u64 f0;
+  __u64 f1;
+  __u64 f2;
+  __u64 f3;
+} __attribute__((preserve_access_index));
+
 struct histd_key0 {
   __u64 k0;
 };
@@ -108,8 +115,8 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   struct histd_key0 key_storage;
   struct histd_key0 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
-  key->k0 = HISTD_LOAD_U64(rec, 16u);
-  __u64 vv0 = ((HISTD_LOAD_U64(rec, 32u) * 0x3ULL) + histd_div_mult(HISTD_LOAD_U64(rec, 16u), 7ULL, 149796ULL));
+  key->k0 = HISTD_FIELD_U64(rec, f0);
+  __u64 vv0 = ((HISTD_FIELD_U64(rec, f1) * 0x3ULL) + histd_div_mult(HISTD_FIELD_U64(rec, f0), 7ULL, 149796ULL));
   struct histd_val0 *v = bpf_map_lookup_elem(&tbl0, key);
   if (!v) {
     struct histd_val0 init;
@@ -128,7 +135,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
     long n = 0;
     (void)n;
   n = bpf_probe_read_kernel_str((char *)vr + 24u, 17u, (const char *)rec + 40u);
-    vr->w[6] = HISTD_LOAD_U64(rec, 24u);
+    vr->w[6] = HISTD_FIELD_U64(rec, f2);
   }
 }
 
@@ -138,12 +145,12 @@ static __always_inline void trigger_1(void *ctx, const void *rec, const struct h
   (void)c;
   if (histd_paused((__u32)histd_k[2]))
     return;
-  if (!(HISTD_LOAD_U64(rec, 32u) > histd_k[1]))
+  if (!(HISTD_FIELD_U64(rec, f1) > histd_k[1]))
     return;
   struct histd_key1 key_storage;
   struct histd_key1 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
-  key->k0 = HISTD_LOAD_U64(rec, 16u);
+  key->k0 = HISTD_FIELD_U64(rec, f0);
   __u64 r0 = 0;
   {
     struct histd_xr1_0 *x = bpf_map_lookup_elem(&xv1_0, key);
@@ -152,7 +159,7 @@ static __always_inline void trigger_1(void *ctx, const void *rec, const struct h
     r0 = x->w[1];
     x->w[0] = 0;
   }
-  __u64 vv0 = (histd_div(HISTD_LOAD_U64(rec, 32u), HISTD_LOAD_U64(rec, 16u)) - r0);
+  __u64 vv0 = (histd_div(HISTD_FIELD_U64(rec, f1), HISTD_FIELD_U64(rec, f0)) - r0);
   struct histd_table_stats *st = histd_stats(&st1);
   if (!st)
     return;
@@ -202,7 +209,7 @@ static __always_inline void trigger_2(void *ctx, const void *rec, const struct h
   struct histd_key2 key_storage;
   struct histd_key2 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
-  key->k0 = histd_log2(HISTD_LOAD_U64(rec, 8u));
+  key->k0 = histd_log2(HISTD_FIELD_U64(rec, f3));
   __u32 slot = (__u32)key->k0;
   struct histd_val2 *v = bpf_map_lookup_elem(&tbl2, &slot);
   if (!v)

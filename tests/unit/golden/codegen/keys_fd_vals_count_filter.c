@@ -4,6 +4,12 @@
 #define HISTD_CHAINED 1
 #include "chain.bpf.h"
 
+struct histd_rec {
+  __u64 f0;
+  __s32 f1;
+  __u64 f2;
+} __attribute__((preserve_access_index));
+
 struct __attribute__((aligned(8))) histd_key0 {
   __u64 k0;
 };
@@ -47,7 +53,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   (void)c;
   if (histd_paused((__u32)histd_k[2]))
     return;
-  if (!((HISTD_LOAD_U64(rec, 32u) > histd_k[0]) && ((__s64)HISTD_LOAD_S32(rec, 8u) != (__s64)histd_k[1])))
+  if (!((HISTD_FIELD_U64(rec, f0) > histd_k[0]) && ((__s64)HISTD_FIELD_S32(rec, f1) != (__s64)histd_k[1])))
     return;
   struct histd_table_stats *st = histd_stats(&st0);
   if (!st)
@@ -55,7 +61,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   struct histd_key0 key_storage;
   struct histd_key0 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
-  key->k0 = HISTD_LOAD_U64(rec, 16u);
+  key->k0 = HISTD_FIELD_U64(rec, f2);
   __u64 hot_h = 0;
   hot_h = (hot_h ^ ((const __u64 *)key)[0]) * 0x9e3779b97f4a7c15ULL;
   __u32 hot_idx = (__u32)(hot_h >> 56);
@@ -64,7 +70,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
     if (hot->score < 8u)
       hot->score++;
     hot->v[0] += 1;
-    hot->v[1] += HISTD_LOAD_U64(rec, 32u);
+    hot->v[1] += HISTD_FIELD_U64(rec, f0);
     st->hits++;
     return;
   }
@@ -77,7 +83,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
       return;
   }
   v->v[0] += 1;
-  v->v[1] += HISTD_LOAD_U64(rec, 32u);
+  v->v[1] += HISTD_FIELD_U64(rec, f0);
   st->hits++;
   if (hot) {
     if (hot->score && --hot->score == 0 && hot->v[0]) {

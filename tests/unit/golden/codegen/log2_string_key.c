@@ -4,6 +4,10 @@
 #define HISTD_CHAINED 1
 #include "chain.bpf.h"
 
+struct histd_rec {
+  __u64 f0;
+} __attribute__((preserve_access_index));
+
 struct __attribute__((aligned(8))) histd_key0 {
   __u64 k0;
   char k1[24];
@@ -55,7 +59,7 @@ static __always_inline void trigger_0(void *ctx, const void *rec, const struct h
   struct histd_key0 key_storage;
   struct histd_key0 *key = &key_storage;
   __builtin_memset(key, 0, sizeof(*key));
-  key->k0 = histd_log2(HISTD_LOAD_U64(rec, 32u));
+  key->k0 = histd_log2(HISTD_FIELD_U64(rec, f0));
   __builtin_memcpy(key->k1, (const char *)rec + 40u, 16u);
   __u64 hot_h = 0;
   hot_h = (hot_h ^ ((const __u64 *)key)[0]) * 0x9e3779b97f4a7c15ULL;
