@@ -495,7 +495,9 @@ static __always_inline __u64 histd_log2(__u64 v) {
   }
 
 #include "probe_entry.bpf.h"
-#include "btf_entry.bpf.h"
+/* btf_entry.bpf.h is included by the units entered BTF-typed themselves,
+ * after this prelude: histd-cc names its CO-RE types anew for each compile
+ * there (daemon/histd-cc/prelude.h, with_distinct_core_names). */
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -36,15 +36,40 @@ std::string leading_includes(std::string_view source) {
   return std::string(source.substr(first, end - first));
 }
 
+namespace {
+
+// The CO-RE types of generated units, each with what in a unit's text says
+// it has them.
+struct CoreType {
+  std::string_view name;
+  std::string_view used_when;
+};
+constexpr CoreType kCoreTypes[] = {
+    {"histd_rec", "struct histd_rec {"},
+    {"task_struct___histd_btf", "#include \"btf_entry.bpf.h\""},
+    {"thread_info___histd_btf", "#include \"btf_entry.bpf.h\""},
+};
+
+// libbpf matches a type by its name up to the last "___" (a flavor): a
+// name with one already keeps it.
+std::string compile_name(std::string_view name, uint64_t compile) {
+  const char* sep = name.find("___") == std::string_view::npos ? "___c" : "_c";
+  return std::string(name) + sep + std::to_string(compile);
+}
+
+}  // namespace
+
 std::string with_distinct_core_names(std::string_view source, uint64_t compile) {
-  if (source.find("struct histd_rec {") == std::string_view::npos) return std::string(source);
+  std::string defines;
+  for (const CoreType& t : kCoreTypes)
+    if (source.find(t.used_when) != std::string_view::npos)
+      defines += "#define " + std::string(t.name) + " " + compile_name(t.name, compile) + "\n";
+  if (defines.empty()) return std::string(source);
   const std::string lines = leading_includes(source);
   const size_t at = lines.empty() ? 0 : source.find(lines) + lines.size();
   const size_t line = static_cast<size_t>(std::count(source.begin(), source.begin() + at, '\n')) + 1;
-  std::string out(source.substr(0, at));
-  out += "#define histd_rec histd_rec___c" + std::to_string(compile) + "\n#line " + std::to_string(line) + "\n";
-  out += source.substr(at);
-  return out;
+  return std::string(source.substr(0, at)) + defines + "#line " + std::to_string(line) + "\n" +
+         std::string(source.substr(at));
 }
 
 std::vector<std::string> prelude_key(const std::vector<std::string>& args, const std::string& input) {

@@ -29,14 +29,16 @@ inline constexpr const char* kPreludeHeader = "/histd-cc-prelude/prelude.h";
 // comments and blank lines; "" when anything else comes first.
 std::string leading_includes(std::string_view source);
 
-// `source` with its struct histd_rec (the record fields a unit reads by
-// name, CO-RE) named histd_rec___c<compile> from just after its leading
-// includes on, a #line keeping the lines' numbers; `source` unchanged when
-// it has none. Why: LLVM 14's CO-RE pass keeps the relocation globals it
-// makes in a map of the whole process, by type name and access, and hands
-// a later module a global of an earlier, freed one for the same access
-// (histd-cc crashed there). libbpf matches the type by the name before
-// "___", so the object relocates as the unit's text says.
+// `source` with the CO-RE types it uses (struct histd_rec, the record
+// fields a unit reads by name; btf_entry.bpf.h's task types) named for this
+// compile (histd_rec___c<compile>, task_struct___histd_btf_c<compile>) from
+// just after its leading includes on, a #line keeping the lines' numbers;
+// `source` unchanged when it uses none. Why: LLVM 14's CO-RE pass keeps
+// the relocation globals it makes in a map of the whole process, by type
+// name and access, and hands a later module a global of an earlier, freed
+// one for the same access (histd-cc crashed there, every second compile of
+// a unit entered BTF-typed). libbpf matches a type by its name before the
+// last "___", so the object relocates as the unit's text says.
 std::string with_distinct_core_names(std::string_view source, uint64_t compile);
 
 // The request's driver arguments without its input and its output (-o X):

@@ -41,6 +41,10 @@ TEST(PreludeLines, RecordTypeNamedForEachCompile) {
   EXPECT_EQ(with_distinct_core_names("struct histd_rec {\n};\n", 2),
             "#define histd_rec histd_rec___c2\n#line 1\nstruct histd_rec {\n};\n");
   EXPECT_EQ(with_distinct_core_names("#include <a.h>\nint x;\n", 3), "#include <a.h>\nint x;\n");
+  // The task types keep the flavor libbpf matches them by.
+  EXPECT_EQ(with_distinct_core_names("#include <a.h>\n\n#include \"btf_entry.bpf.h\"\n", 4),
+            "#include <a.h>\n#define task_struct___histd_btf task_struct___histd_btf_c4\n"
+            "#define thread_info___histd_btf thread_info___histd_btf_c4\n#line 2\n\n#include \"btf_entry.bpf.h\"\n");
 }
 
 TEST(PreludeLines, NoneWhenSomethingElseComesFirst) {
