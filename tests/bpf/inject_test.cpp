@@ -30,6 +30,20 @@ class InjectTest : public EngineTest {
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
+  // The engine again, its compiler keeping an object cache in `dir` (the
+  // fixture's has none).
+  void use_object_cache(const char* dir) {
+    engine_->shutdown();
+    auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
+    auto paths = runtime::find_bpf_paths();
+    ASSERT_TRUE(catalog.ok() && paths.ok());
+    engine::EngineOptions opt;
+    opt.deploy.attach = false;
+    auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
+    ASSERT_TRUE(eng.ok()) << eng.error().context;
+    engine_ = std::move(*eng);
+  }
+  uint64_t compiles() { return engine_->compiler().stats().by_server + engine_->compiler().stats().by_clang; }
 };
 
 TEST_F(InjectTest, KeysAndValueSum) {
@@ -83,16 +97,7 @@ TEST_F(InjectTest, FilterDecidesWhatCounts) {
 TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   char dir[] = "/tmp/histd-filter-numbers-XXXXXX";
   ASSERT_TRUE(mkdtemp(dir));
-  engine_->shutdown();
-  auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
-  auto paths = runtime::find_bpf_paths();
-  ASSERT_TRUE(catalog.ok() && paths.ok());
-  engine::EngineOptions opt;
-  opt.deploy.attach = false;
-  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
-  ASSERT_TRUE(eng.ok()) << eng.error().context;
-  engine_ = std::move(*eng);
-  auto compiles = [&] { return engine_->compiler().stats().by_server + engine_->compiler().stats().by_clang; };
+  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
   add("hist:keys=fd if fd == 3");
   EXPECT_GE(compiles(), 1u);
   add("!hist:keys=fd if fd == 3");
@@ -122,16 +127,7 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
 TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
   char dir[] = "/tmp/histd-field-offsets-XXXXXX";
   ASSERT_TRUE(mkdtemp(dir));
-  engine_->shutdown();
-  auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
-  auto paths = runtime::find_bpf_paths();
-  ASSERT_TRUE(catalog.ok() && paths.ok());
-  engine::EngineOptions opt;
-  opt.deploy.attach = false;
-  auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
-  ASSERT_TRUE(eng.ok()) << eng.error().context;
-  engine_ = std::move(*eng);
-  auto compiles = [&] { return engine_->compiler().stats().by_server + engine_->compiler().stats().by_clang; };
+  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
   add("hist:keys=fd:vals=count");
   add("!hist:keys=fd:vals=count");
   const uint64_t before = compiles();
