@@ -8,7 +8,8 @@
 # medians (min..max) in ms. "cold" is the histd's first trigger; "new number":
 # a trigger with a filter is written and removed, then the same with another
 # number in its filter (`if common_pid != 1`, then 2): what the second write
-# takes; "cold again": the first trigger once more, its object dropped from
+# takes; "new field": likewise on sys_enter_read, `vals=fd` then `vals=count`
+# (another field of the same size, at another offset); "cold again": the first trigger once more, its object dropped from
 # the cache, on the histd that has compiled the others (what a new trigger
 # costs a histd that has been running).
 #   bash bench/activation.sh [name=binary[,VAR=value...] ...]
@@ -31,7 +32,7 @@ CMD='hist:keys=common_pid:vals=__syscall_nr'
 
 source bench/rounds.sh  # timed_write
 
-# One round of one variant: prints "cold cached renumbered cold-again".
+# One round of one variant: prints "cold cached renumbered refielded cold-again".
 run_once() {
   local spec=$1 bin env=()
   IFS=, read -r bin rest <<<"$spec"
@@ -55,6 +56,11 @@ run_once() {
   echo "!$CMD if common_pid != 1" >"$T"
   renumbered=$(timed_write "$T" "$CMD if common_pid != 2")
   echo "!$CMD if common_pid != 2" >"$T"
+  local R=$W/mnt/events/syscalls/sys_enter_read/trigger refielded
+  timed_write "$R" "hist:keys=common_pid:vals=fd" >/dev/null
+  echo "!hist:keys=common_pid:vals=fd" >"$R"
+  refielded=$(timed_write "$R" "hist:keys=common_pid:vals=count")
+  echo "!hist:keys=common_pid:vals=count" >"$R"
   rm -rf "$W/state/cache"/*
   local again
   again=$(timed_write "$T" "$CMD")
@@ -62,17 +68,18 @@ run_once() {
   kill -TERM "$HISTD"
   wait "$HISTD" 2>/dev/null || true
   HISTD=
-  echo "$cold $cached $renumbered $again"
+  echo "$cold $cached $renumbered $refielded $again"
 }
 
-declare -A COLD CACHED RENUMBERED AGAIN
+declare -A COLD CACHED RENUMBERED REFIELDED AGAIN
 for r in $(seq "$ROUNDS"); do
   for v in "$@"; do
     name=${v%%=*}
-    read -r c k n a < <(run_once "${v#*=}")
+    read -r c k n f a < <(run_once "${v#*=}")
     COLD[$name]+="$c "
     CACHED[$name]+="$k "
     RENUMBERED[$name]+="$n "
+    REFIELDED[$name]+="$f "
     AGAIN[$name]+="$a "
   done
   echo "round $r done (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
@@ -81,10 +88,10 @@ done
 stats() {
   python3 -c 'import sys, statistics as s; v=[float(x) for x in sys.argv[1:]]; print("%.1f (%.1f..%.1f)" % (s.median(v), min(v), max(v)))' "$@"
 }
-printf '%-12s %-24s %-24s %-24s %-24s\n' variant "cold ms" "cached ms" "new number ms" "cold again ms"
+printf '%-12s %-24s %-24s %-24s %-24s %-24s\n' variant "cold ms" "cached ms" "new number ms" "new field ms" "cold again ms"
 for v in "$@"; do
   name=${v%%=*}
   # shellcheck disable=SC2086
-  printf '%-12s %-24s %-24s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})" \
-    "$(stats ${RENUMBERED[$name]})" "$(stats ${AGAIN[$name]})"
+  printf '%-12s %-24s %-24s %-24s %-24s %-24s\n' "$name" "$(stats ${COLD[$name]})" "$(stats ${CACHED[$name]})" \
+    "$(stats ${RENUMBERED[$name]})" "$(stats ${REFIELDED[$name]})" "$(stats ${AGAIN[$name]})"
 done
