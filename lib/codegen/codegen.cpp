@@ -128,10 +128,13 @@ void emit_types(std::string& out, size_t i, const plan::HistPlan& p) {
         "  __type(key, __u32);\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
         p.table_map_entries(), i, table_map_name(i));
   else
+    // One entry, as the variables' and references' maps: the engine's table,
+    // made with the trigger's size=, replaces it at load, so triggers that
+    // differ only in their size= are one text (one compile).
     out += fmt::format(
-        "struct {{\n  __uint(type, {});\n  __uint(max_entries, {});\n"
+        "struct {{\n  __uint(type, {});\n  __uint(max_entries, 1);\n"
         "  __type(key, struct histd_key{});\n  __type(value, struct histd_val{});\n}} {} SEC(\".maps\");\n",
-        p.per_cpu_table() ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", p.max_entries, i, i, table_map_name(i));
+        p.per_cpu_table() ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", i, i, table_map_name(i));
   out += fmt::format(
       "struct {{\n  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n  __uint(max_entries, 1);\n"
       "  __type(key, __u32);\n  __type(value, struct histd_table_stats);\n}} {} SEC(\".maps\");\n\n",

@@ -226,9 +226,9 @@ void emit_inter_event_types(std::string& unit, size_t i, const plan::HistPlan& p
   if (p.has_var_map()) out += fmt::format("struct histd_vrec{} {{\n  __u64 w[{}];\n}};\n", i, words(p.var_record_size));
   if (p.separate_var_map()) {
     out += fmt::format(
-        "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, {});\n"
+        "struct {{\n  __uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, 1);\n"
         "  __type(key, struct histd_key{});\n  __type(value, struct histd_vrec{});\n}} {} SEC(\".maps\");\n",
-        p.max_entries, i, i, var_map_name(i));
+        i, i, var_map_name(i));
   }
   for (size_t k = 0; k < p.refs.size(); ++k) {
     const plan::VarRef& r = p.refs[k];

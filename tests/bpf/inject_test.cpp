@@ -148,6 +148,27 @@ TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
   std::filesystem::remove_all(dir);
 }
 
+// A trigger that differs from an earlier one only in its size= loads the
+// cached object too, and its table holds what its size says.
+TEST_F(InjectTest, ATableSizeIsLoadedNotCompiled) {
+  char dir[] = "/tmp/histd-table-size-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
+  add("hist:keys=fd:vals=count");
+  add("!hist:keys=fd:vals=count");
+  const uint64_t before = compiles();
+  add("hist:keys=fd:vals=count:size=4096");
+  EXPECT_EQ(compiles(), before) << "the same unit as the default size's: its cached object";
+  for (uint64_t fd = 0; fd < 3000; ++fd) inject(write_record(1, fd, 1));
+  const std::string h = hist();
+  EXPECT_NE(h.find(":size=4096 [active]\n"), std::string::npos) << h.substr(0, 300);
+  EXPECT_NE(h.find("Totals:\n    Hits: 3000\n    Entries: 3000\n    Dropped: 0\n"), std::string::npos)
+      << h.substr(h.size() > 200 ? h.size() - 200 : 0);
+  engine_->shutdown();
+  engine_.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(InjectTest, SignedKeysPrintUnsignedAndSortWithinSort) {
   add("hist:keys=__syscall_nr,fd:vals=count:sort=__syscall_nr,count.descending");
   inject(write_record(1, 1, 5, -1));

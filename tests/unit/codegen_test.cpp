@@ -249,6 +249,27 @@ TEST(Codegen, FieldOffsetsAreValuesNotText) {
   EXPECT_EQ(unit("hist:keys=common_pid").fields, (std::vector<Field>{}));
 }
 
+// A table's size= is the engine's map's, not the text's: triggers that
+// differ only in it are one text. Below 256 entries the hot slots shrink
+// with the table (their index is code), so that is another text.
+TEST(Codegen, TableSizeIsNotText) {
+  auto source = [](const std::string& cmd) {
+    auto r = pipeline::compile(cmd, sys_enter_write());
+    EXPECT_TRUE(r.ok()) << cmd;
+    return r.ok() ? r->unit.source : std::string();
+  };
+  const std::string plain = source("hist:keys=fd:vals=count");
+  EXPECT_EQ(source("hist:keys=fd:vals=count:size=4096"), plain);
+  EXPECT_EQ(source("hist:keys=fd:vals=count:size=256"), plain);
+  EXPECT_NE(source("hist:keys=fd:vals=count:size=64"), plain);
+  EXPECT_EQ(plain.find("max_entries, 2048"), std::string::npos) << plain;
+  // The variables' map of a named table likewise.
+  const std::string vars = source("hist:name=t:keys=common_pid:ts0=common_timestamp");
+  EXPECT_NE(vars.find("} var0 SEC(\".maps\")"), std::string::npos) << vars;
+  EXPECT_EQ(source("hist:name=t:keys=common_pid:ts0=common_timestamp:size=8192"), vars);
+  EXPECT_EQ(vars.find("max_entries, 2048"), std::string::npos) << vars;
+}
+
 // sys_enter_write with a variable (evil_var_x) and onmax/save; another
 // trigger that references it and generates the synthetic event evil_synth_x.
 struct InterEventUnit {

@@ -239,6 +239,10 @@ inline constexpr const char* kConstantsSection = ".rodata.consts";
 // differ only in which fields of a size they read (`keys=fd`, then
 // `keys=count`) are one text as well. Not for a unit entered BTF-typed
 // (EventEntry::Kind::Btf), whose relocations are the kernel's types'.
+//
+// And a table's size=: its hash, and its variables' of a named table, are
+// declared with one entry, since the engine's maps (made with the size)
+// replace them at load.
 struct RecordField {
   uint32_t offset = 0;
   uint32_t size = 0;  // 1, 2, 4 or 8 bytes

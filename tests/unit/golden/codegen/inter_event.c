@@ -22,7 +22,7 @@ struct histd_val0 {
 _Static_assert(sizeof(struct histd_val0) == 64, "value size");
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 2048);
+  __uint(max_entries, 1);
   __type(key, struct histd_key0);
   __type(value, struct histd_val0);
 } tbl0 SEC(".maps");
@@ -49,7 +49,7 @@ struct histd_val1 {
 _Static_assert(sizeof(struct histd_val1) == 24, "value size");
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 2048);
+  __uint(max_entries, 1);
   __type(key, struct histd_key1);
   __type(value, struct histd_val1);
 } tbl1 SEC(".maps");

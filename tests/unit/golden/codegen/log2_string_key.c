@@ -21,7 +21,7 @@ struct histd_val0 {
 _Static_assert(sizeof(struct histd_val0) == 8, "value size");
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-  __uint(max_entries, 2048);
+  __uint(max_entries, 1);
   __type(key, struct histd_key0);
   __type(value, struct histd_val0);
 } tbl0 SEC(".maps");
