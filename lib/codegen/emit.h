@@ -85,6 +85,9 @@ class Emitter {
  private:
   void chain(const plan::TypedFilter& f, int index, plan::FilterTerm::Kind kind, const char* op, std::string& out);
   size_t string_predicate(const plan::FilterTerm& t);
+  std::string segment_match(const std::vector<plan::GlobAtom>& seg, const std::string& base, bool words);
+  std::string segment_length(const std::vector<plan::GlobAtom>& seg, bool words);
+  std::string search(const std::vector<plan::GlobAtom>& seg, const std::string& no);
   static std::string load_string(const plan::FieldAccess& a);
 
   size_t next_predicate_ = 0;

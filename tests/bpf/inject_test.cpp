@@ -2,8 +2,8 @@
 // Exact tables from injected records: the generated program runs for real
 // (BPF_PROG_TEST_RUN on its raw_tp test entry) against a fixture catalog.
 #include <gtest/gtest.h>
-
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <filesystem>
@@ -143,6 +143,31 @@ TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
   const std::string h = hist();
   EXPECT_NE(h.find("{ count:        100 } hitcount:          2  fd:          7\n"), std::string::npos) << h;
   EXPECT_NE(h.find("{ count:          7 } hitcount:          1  fd:          5\n"), std::string::npos) << h;
+  engine_->shutdown();
+  engine_.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A trigger that differs from an earlier one only in the string its filter
+// compares loads the cached object too, and compares its own string.
+TEST_F(InjectTest, AFilterStringIsLoadedNotCompiled) {
+  char dir[] = "/tmp/histd-filter-strings-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
+  // The injected records' comm is this process's.
+  char comm[16] = {};
+  ASSERT_EQ(prctl(PR_GET_NAME, comm), 0);
+  const std::string prefix = std::string(comm).substr(0, 5);
+  add("hist:keys=fd if comm ~ \"bash*\"");
+  inject(write_record(1, 3, 1));
+  EXPECT_NE(hist().find("Hits: 0\n"), std::string::npos) << "bash* matches no record of " << comm;
+  add("!hist:keys=fd if comm ~ \"bash*\"");
+  const uint64_t before = compiles();
+  add("hist:keys=fd if comm ~ \"" + prefix + "*\"");
+  EXPECT_EQ(compiles(), before) << "the same unit as bash*: its cached object";
+  inject(write_record(1, 3, 1));
+  inject(write_record(1, 4, 1));
+  EXPECT_NE(hist().find("Hits: 2\n"), std::string::npos) << prefix << "* matches " << comm;
   engine_->shutdown();
   engine_.reset();
   std::filesystem::remove_all(dir);

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // String keys and string filters, through the real generated programs.
+#include <fnmatch.h>
 #include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
 
 #include "bpf_test_support.h"
 
@@ -74,6 +78,69 @@ TEST_F(StringTest, DataLocStringKeyAndEquality) {
   EXPECT_EQ(rows("sched", "sched_process_exec"),
             "{ filename: /bin/sh                                            } hitcount:          1\n"
             "{ filename: /usr/bin/env                                       } hitcount:          2\n");
+}
+
+// Globs over data-loc strings of every length a word boundary can split,
+// against fnmatch(3) (the kernel's glob_match() for patterns without a
+// backslash): a prefix, a suffix or an exact string is matched eight bytes
+// at a time, so the lengths around 8, 16 and the buffer's end are where a
+// mistake would be.
+TEST_F(StringTest, GlobsAgreeWithFnmatchAcrossWordBoundaries) {
+  const std::string long_tail = std::string(240, 'x') + "abcdefghijk";  // 251 bytes
+  const std::vector<std::string> strings = {"",
+                                            "a",
+                                            "abcdefg",
+                                            "abcdefgh",
+                                            "abcdefghi",
+                                            "abcdefghijklmnop",
+                                            "abcdefghijklmnopq",
+                                            "/usr/bin/env",
+                                            "/bin/true",
+                                            "xabcdefghijkabcdefghijk",
+                                            "abcdefghabcdefgh",
+                                            "libc.so",
+                                            "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                                            long_tail,
+                                            std::string(255, 'y'),
+                                            std::string(247, 'y') + "abcdefgh",
+                                            "a/b/c",
+                                            "abc"};
+  const std::vector<std::string> patterns = {"",
+                                             "a",
+                                             "abcdefgh",
+                                             "abcdefghi",
+                                             "abcdefghijklmnopq",
+                                             "abcdefgh*",
+                                             "abcdefghij*",
+                                             "/usr/bin/*",
+                                             "*.so",
+                                             "*abcdefghijk",
+                                             "*/env",
+                                             "*bin*",
+                                             "*abcdefghi*",
+                                             "/u*/b*n/e*v",
+                                             "a*b*c",
+                                             "*[0-9]*6",
+                                             "?bc*",
+                                             "*abcdefgh",
+                                             "abcdefgh*abcdefgh",
+                                             "*y*abcdefgh",
+                                             "x*k",
+                                             "*" + std::string(20, 'x') + "abc*"};
+  for (const std::string& pattern : patterns) {
+    ASSERT_TRUE(engine_->truncate_triggers("sched", "sched_process_exec").ok());
+    add("sched", "sched_process_exec", "hist:keys=pid if filename ~ \"" + pattern + "\"");
+    std::set<int32_t> expected, seen;
+    for (size_t i = 0; i < strings.size(); ++i) {
+      const int32_t pid = static_cast<int32_t>(100 + i);
+      inject("sched", "sched_process_exec", exec_record(strings[i], pid));
+      if (fnmatch(pattern.c_str(), strings[i].c_str(), 0) == 0) expected.insert(pid);
+    }
+    const std::string r = rows("sched", "sched_process_exec");
+    const std::regex pid_key(R"(\{ pid: +(\d+) \})");
+    for (std::sregex_iterator it(r.begin(), r.end(), pid_key), e; it != e; ++it) seen.insert(std::stoi((*it)[1]));
+    EXPECT_EQ(seen, expected) << "pattern \"" << pattern << "\" (pid 100 + the string's place)";
+  }
 }
 
 }  // namespace

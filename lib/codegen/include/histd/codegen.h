@@ -242,7 +242,10 @@ inline constexpr const char* kConstantsSection = ".rodata.consts";
 //
 // And a table's size=: its hash, and its variables' of a named table, are
 // declared with one entry, since the engine's maps (made with the size)
-// replace them at load.
+// replace them at load. And the bytes a string filter compares at the
+// start or the end, in a segment with no `?` or class: the text matches
+// such a segment a word at a time against histd_k[] (its bytes, a mask, its
+// length), so `comm == "bash"` and `comm == "zsh"` are one text too.
 struct RecordField {
   uint32_t offset = 0;
   uint32_t size = 0;  // 1, 2, 4 or 8 bytes
