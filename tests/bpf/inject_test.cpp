@@ -30,20 +30,42 @@ class InjectTest : public EngineTest {
     EXPECT_TRUE(h.ok());
     return h.ok() ? *h : "";
   }
-  // The engine again, its compiler keeping an object cache in `dir` (the
-  // fixture's has none).
-  void use_object_cache(const char* dir) {
+  // The engine again, its compiler keeping an object cache in a directory
+  // of its own, removed after the test (the fixture's has none).
+  void use_object_cache() {
+    char dir[] = "/tmp/histd-object-cache-XXXXXX";
+    ASSERT_TRUE(mkdtemp(dir));
+    cache_dir_ = dir;
     engine_->shutdown();
     auto catalog = catalog::Catalog::open(histd::testing::test_data_dir() / "fixtures" / "tracefs");
     auto paths = runtime::find_bpf_paths();
     ASSERT_TRUE(catalog.ok() && paths.ok());
     engine::EngineOptions opt;
     opt.deploy.attach = false;
-    auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, dir), opt);
+    auto eng = engine::Engine::create(std::move(*catalog), runtime::Compiler(*paths, cache_dir_), opt);
     ASSERT_TRUE(eng.ok()) << eng.error().context;
     engine_ = std::move(*eng);
   }
+  void TearDown() override {
+    if (cache_dir_.empty()) return;
+    if (engine_) engine_->shutdown();
+    engine_.reset();
+    std::filesystem::remove_all(cache_dir_);
+  }
   uint64_t compiles() { return engine_->compiler().stats().by_server + engine_->compiler().stats().by_clang; }
+  // `first` written and removed, then `second` written: whether `second`
+  // was compiled (false: it loaded the object `first` left in the cache).
+  bool compiled_anew(const std::string& first, const std::string& second) {
+    add(first);
+    EXPECT_GE(compiles(), 1u) << first;
+    add("!" + first);
+    const uint64_t before = compiles();
+    add(second);
+    return compiles() != before;
+  }
+
+ private:
+  std::string cache_dir_;
 };
 
 TEST_F(InjectTest, KeysAndValueSum) {
@@ -95,15 +117,9 @@ TEST_F(InjectTest, FilterDecidesWhatCounts) {
 // object (no compile), and counts by its own numbers; two such triggers on
 // one event each keep theirs.
 TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
-  char dir[] = "/tmp/histd-filter-numbers-XXXXXX";
-  ASSERT_TRUE(mkdtemp(dir));
-  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
-  add("hist:keys=fd if fd == 3");
-  EXPECT_GE(compiles(), 1u);
-  add("!hist:keys=fd if fd == 3");
-  const uint64_t before = compiles();
-  add("hist:keys=fd if fd == 5");
-  EXPECT_EQ(compiles(), before) << "the same unit as fd == 3: its cached object";
+  ASSERT_NO_FATAL_FAILURE(use_object_cache());
+  EXPECT_FALSE(compiled_anew("hist:keys=fd if fd == 3", "hist:keys=fd if fd == 5"))
+      << "the same unit as fd == 3: its cached object";
   // The control socket's source says the number the unit reads.
   EXPECT_NE(engine_->reads().event_source("syscalls", "sys_enter_write").find("\n/* histd: histd_k[] = 0x5 0x"),
             std::string::npos);
@@ -117,22 +133,14 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   EXPECT_NE(h.find("{ fd:          5 } hitcount:          3\n"), std::string::npos) << h;
   EXPECT_NE(h.find("{ fd:          3 } hitcount:          1\n"), std::string::npos) << h;
   EXPECT_EQ(h.find("{ fd:          7 }"), std::string::npos) << h;
-  engine_->shutdown();
-  engine_.reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A trigger that differs from an earlier one only in which fields it reads
 // loads the cached object too, and reads its own fields.
 TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
-  char dir[] = "/tmp/histd-field-offsets-XXXXXX";
-  ASSERT_TRUE(mkdtemp(dir));
-  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
-  add("hist:keys=fd:vals=count");
-  add("!hist:keys=fd:vals=count");
-  const uint64_t before = compiles();
-  add("hist:keys=count:vals=fd");
-  EXPECT_EQ(compiles(), before) << "the same unit as keys=fd:vals=count: its cached object";
+  ASSERT_NO_FATAL_FAILURE(use_object_cache());
+  EXPECT_FALSE(compiled_anew("hist:keys=fd:vals=count", "hist:keys=count:vals=fd"))
+      << "the same unit as keys=fd:vals=count: its cached object";
   EXPECT_NE(engine_->reads()
                 .event_source("syscalls", "sys_enter_write")
                 .find("/* histd: struct histd_rec: f0 at 32 f1 at 16 */"),
@@ -143,55 +151,35 @@ TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
   const std::string h = hist();
   EXPECT_NE(h.find("{ count:        100 } hitcount:          2  fd:          7\n"), std::string::npos) << h;
   EXPECT_NE(h.find("{ count:          7 } hitcount:          1  fd:          5\n"), std::string::npos) << h;
-  engine_->shutdown();
-  engine_.reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A trigger that differs from an earlier one only in the string its filter
 // compares loads the cached object too, and compares its own string.
 TEST_F(InjectTest, AFilterStringIsLoadedNotCompiled) {
-  char dir[] = "/tmp/histd-filter-strings-XXXXXX";
-  ASSERT_TRUE(mkdtemp(dir));
-  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
+  ASSERT_NO_FATAL_FAILURE(use_object_cache());
   // The injected records' comm is this process's.
   char comm[16] = {};
   ASSERT_EQ(prctl(PR_GET_NAME, comm), 0);
   const std::string prefix = std::string(comm).substr(0, 5);
-  add("hist:keys=fd if comm ~ \"bash*\"");
-  inject(write_record(1, 3, 1));
-  EXPECT_NE(hist().find("Hits: 0\n"), std::string::npos) << "bash* matches no record of " << comm;
-  add("!hist:keys=fd if comm ~ \"bash*\"");
-  const uint64_t before = compiles();
-  add("hist:keys=fd if comm ~ \"" + prefix + "*\"");
-  EXPECT_EQ(compiles(), before) << "the same unit as bash*: its cached object";
+  EXPECT_FALSE(compiled_anew("hist:keys=fd if comm ~ \"bash*\"", "hist:keys=fd if comm ~ \"" + prefix + "*\""))
+      << "the same unit as bash*: its cached object";
   inject(write_record(1, 3, 1));
   inject(write_record(1, 4, 1));
+  // Compared with bash*, as the object was compiled for, neither would count.
   EXPECT_NE(hist().find("Hits: 2\n"), std::string::npos) << prefix << "* matches " << comm;
-  engine_->shutdown();
-  engine_.reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A trigger that differs from an earlier one only in its size= loads the
 // cached object too, and its table holds what its size says.
 TEST_F(InjectTest, ATableSizeIsLoadedNotCompiled) {
-  char dir[] = "/tmp/histd-table-size-XXXXXX";
-  ASSERT_TRUE(mkdtemp(dir));
-  ASSERT_NO_FATAL_FAILURE(use_object_cache(dir));
-  add("hist:keys=fd:vals=count");
-  add("!hist:keys=fd:vals=count");
-  const uint64_t before = compiles();
-  add("hist:keys=fd:vals=count:size=4096");
-  EXPECT_EQ(compiles(), before) << "the same unit as the default size's: its cached object";
+  ASSERT_NO_FATAL_FAILURE(use_object_cache());
+  EXPECT_FALSE(compiled_anew("hist:keys=fd:vals=count", "hist:keys=fd:vals=count:size=4096"))
+      << "the same unit as the default size's: its cached object";
   for (uint64_t fd = 0; fd < 3000; ++fd) inject(write_record(1, fd, 1));
   const std::string h = hist();
   EXPECT_NE(h.find(":size=4096 [active]\n"), std::string::npos) << h.substr(0, 300);
   EXPECT_NE(h.find("Totals:\n    Hits: 3000\n    Entries: 3000\n    Dropped: 0\n"), std::string::npos)
       << h.substr(h.size() > 200 ? h.size() - 200 : 0);
-  engine_->shutdown();
-  engine_.reset();
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(InjectTest, SignedKeysPrintUnsignedAndSortWithinSort) {
