@@ -20,25 +20,54 @@ std::string_view describe(CloseReason reason) {
   return "closed";
 }
 
-void ConnectionTable::close_locked(Entry& e, CloseReason reason, std::vector<ToClose>& close) {
+namespace {
+
+// What each phase's time limit is, and why a connection past it is closed;
+// the phases in the order a connection is chosen to make room (the idlest
+// first: kept alive, then not yet sent its request, then taking a response).
+// A connection being answered has no limit and is never chosen.
+struct PhaseRule {
+  Phase phase;
+  Clock::duration ConnectionLimits::*limit;
+  CloseReason expired;
+};
+constexpr std::array<PhaseRule, 3> kRules = {{
+    {Phase::KeepAlive, &ConnectionLimits::keep_alive, CloseReason::IdleKeepAlive},
+    {Phase::Request, &ConnectionLimits::request_deadline, CloseReason::NoRequest},
+    {Phase::Responding, &ConnectionLimits::response_deadline, CloseReason::ResponseNotTaken},
+}};
+
+}  // namespace
+
+// How many connections of a phase, from its front, are asked whether bytes
+// wait on them: enough to pass over a burst's few, few enough that a flood
+// of connections that each sent a byte costs little.
+constexpr size_t kLookedAt = 16;
+
+void ConnectionTable::close_one(Phase phase, Queue::iterator at, CloseReason reason, std::vector<ToClose>& close) {
+  Entry& e = entries_.at(at->second);
+  queue(phase).erase(at);
   e.closing = true;
   --open_;
   close.push_back(ToClose{e.fd, e.peer, reason});
 }
 
-bool ConnectionTable::admit(std::vector<ToClose>& close) {
+bool ConnectionTable::admit(std::vector<ToClose>& close, const std::function<bool(int fd)>& waiting) {
   if (open_ < limits_.max_connections) return true;
-  // The idlest first: a kept-alive connection, then one that has not sent
-  // its request, then a response being taken; each the longest in its phase.
-  constexpr std::array<Phase, 3> kOrder = {Phase::KeepAlive, Phase::Request, Phase::Responding};
-  for (const Phase phase : kOrder) {
-    Entry* idlest = nullptr;
-    for (auto& [id, e] : entries_)
-      if (!e.closing && e.phase == phase && (!idlest || e.since < idlest->since)) idlest = &e;
-    if (idlest) {
-      close_locked(*idlest, CloseReason::MadeRoom, close);
+  for (const PhaseRule& rule : kRules) {
+    Queue& q = queue(rule.phase);
+    size_t looked = 0;
+    for (auto it = q.begin(); it != q.end() && looked < kLookedAt; ++it, ++looked) {
+      if (waiting(entries_.at(it->second).fd)) continue;
+      close_one(rule.phase, it, CloseReason::MadeRoom, close);
       return true;
     }
+  }
+  // Bytes wait on each one looked at: the idlest all the same.
+  for (const PhaseRule& rule : kRules) {
+    if (queue(rule.phase).empty()) continue;
+    close_one(rule.phase, queue(rule.phase).begin(), CloseReason::MadeRoom, close);
+    return true;
   }
   return false;
 }
@@ -46,6 +75,7 @@ bool ConnectionTable::admit(std::vector<ToClose>& close) {
 uint64_t ConnectionTable::opened(int fd, std::string peer, Clock::time_point now) {
   const uint64_t id = next_++;
   entries_.emplace(id, Entry{fd, std::move(peer), Phase::Request, now});
+  queue(Phase::Request).emplace(now, id);
   ++open_;
   return id;
 }
@@ -53,47 +83,43 @@ uint64_t ConnectionTable::opened(int fd, std::string peer, Clock::time_point now
 void ConnectionTable::set_phase(uint64_t id, Phase phase, Clock::time_point now) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
-  it->second.phase = phase;
-  it->second.since = now;
+  Entry& e = it->second;
+  if (!e.closing) {
+    queue(e.phase).erase({e.since, id});
+    queue(phase).emplace(now, id);
+  }
+  e.phase = phase;
+  e.since = now;
 }
 
 void ConnectionTable::closed(uint64_t id) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
-  if (!it->second.closing) --open_;
+  const Entry& e = it->second;
+  if (!e.closing) {
+    queue(e.phase).erase({e.since, id});
+    --open_;
+  }
   entries_.erase(it);
 }
 
 std::optional<Clock::time_point> ConnectionTable::next_deadline() const {
   std::optional<Clock::time_point> next;
-  for (const auto& [id, e] : entries_) {
-    if (e.closing || e.phase == Phase::Handling) continue;
-    const Clock::duration limit = e.phase == Phase::Request      ? limits_.request_deadline
-                                  : e.phase == Phase::Responding ? limits_.response_deadline
-                                                                 : limits_.keep_alive;
-    if (!next || e.since + limit < *next) next = e.since + limit;
+  for (const PhaseRule& rule : kRules) {
+    const Queue& q = queue(rule.phase);
+    if (q.empty()) continue;
+    const Clock::time_point due = q.begin()->first + limits_.*rule.limit;
+    if (!next || due < *next) next = due;
   }
   return next;
 }
 
 std::vector<ToClose> ConnectionTable::expired(Clock::time_point now) {
   std::vector<ToClose> out;
-  for (auto& [id, e] : entries_) {
-    if (e.closing) continue;
-    const Clock::duration in_phase = now - e.since;
-    switch (e.phase) {
-      case Phase::Request:
-        if (in_phase >= limits_.request_deadline) close_locked(e, CloseReason::NoRequest, out);
-        break;
-      case Phase::Responding:
-        if (in_phase >= limits_.response_deadline) close_locked(e, CloseReason::ResponseNotTaken, out);
-        break;
-      case Phase::KeepAlive:
-        if (in_phase >= limits_.keep_alive) close_locked(e, CloseReason::IdleKeepAlive, out);
-        break;
-      case Phase::Handling:
-        break;
-    }
+  for (const PhaseRule& rule : kRules) {
+    Queue& q = queue(rule.phase);
+    while (!q.empty() && now - q.begin()->first >= limits_.*rule.limit)
+      close_one(rule.phase, q.begin(), rule.expired, out);
   }
   return out;
 }

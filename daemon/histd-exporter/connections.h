@@ -7,11 +7,15 @@
 // caller holds the lock, and closes what it is told to close.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace histd::exporter {
@@ -34,6 +38,7 @@ enum class Phase {
   Responding,  // the response is being sent
   KeepAlive,   // waiting for its next request
 };
+constexpr size_t kPhases = 4;
 
 // Why a connection is to be closed.
 enum class CloseReason { NoRequest, ResponseNotTaken, IdleKeepAlive, MadeRoom };
@@ -52,7 +57,13 @@ class ConnectionTable {
   // Whether a new connection may come in: at the cap, the idlest open one
   // (kept alive longest, else waiting longest for its request, else the
   // oldest response) is added to `close`; none of those, it may not.
-  bool admit(std::vector<ToClose>& close);
+  // `waiting(fd)`: whether the connection's client has sent bytes not yet
+  // read. Such a connection is not idle (a scraper whose request came in a
+  // flood of connections is read after them) and is passed over while one
+  // of the first few of its phase has none.
+  // Every call here is O(log n) or the connections it closes: a flood of
+  // connections costs each its own work, not a walk of all the others.
+  bool admit(std::vector<ToClose>& close, const std::function<bool(int fd)>& waiting);
   // A connection came in: its id.
   uint64_t opened(int fd, std::string peer, Clock::time_point now);
   void set_phase(uint64_t id, Phase phase, Clock::time_point now);
@@ -74,9 +85,16 @@ class ConnectionTable {
     Clock::time_point since;
     bool closing = false;
   };
-  void close_locked(Entry& e, CloseReason reason, std::vector<ToClose>& close);
+  // A phase's connections by how long they have been in it.
+  using Queue = std::set<std::pair<Clock::time_point, uint64_t>>;
+  Queue& queue(Phase phase) { return by_phase_[static_cast<size_t>(phase)]; }
+  const Queue& queue(Phase phase) const { return by_phase_[static_cast<size_t>(phase)]; }
+  // `id`, at `at` in `phase`'s queue, closed for `reason`.
+  void close_one(Phase phase, Queue::iterator at, CloseReason reason, std::vector<ToClose>& close);
   ConnectionLimits limits_;
-  std::map<uint64_t, Entry> entries_;
+  std::unordered_map<uint64_t, Entry> entries_;
+  // Open connections only: one being closed is in none.
+  std::array<Queue, kPhases> by_phase_;
   uint64_t next_ = 1;
   size_t open_ = 0;
 };

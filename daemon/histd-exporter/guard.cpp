@@ -2,6 +2,7 @@
 #include "histd-exporter/guard.h"
 
 #include <arpa/inet.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -81,13 +82,16 @@ void Guard::close_all(const std::vector<ToClose>& close) {
 bool Guard::admit() {
   std::lock_guard lock(mu_);
   std::vector<ToClose> close;
-  const bool ok = table_.admit(close);
+  const bool ok = table_.admit(close, [](int fd) {
+    int unread = 0;
+    return ioctl(fd, FIONREAD, &unread) == 0 && unread > 0;
+  });
   close_all(close);
   if (!ok) {
     const std::string kind = "histd-exporter: connection refused: every connection is being answered";
     log_.note(kind, kind);
   }
-  wake();  // a count to write
+  wake_for(soonest_locked());  // a count to write
   return ok;
 }
 
@@ -96,7 +100,7 @@ void Guard::opened(MHD_Connection* c, void** socket_context) {
   std::lock_guard lock(mu_);
   const uint64_t id = table_.opened(fd ? fd->connect_fd : -1, peer_of(c), Clock::now());
   *socket_context = reinterpret_cast<void*>(static_cast<uintptr_t>(id));
-  wake();  // its deadline may be the next
+  wake_for(soonest_locked());  // its deadline may be the next
 }
 
 void Guard::closed(void* socket_context) {
@@ -112,20 +116,16 @@ void Guard::handling(MHD_Connection* c) {
 
 void Guard::responding(MHD_Connection* c) {
   const uint64_t id = id_of(c);
-  {
-    std::lock_guard lock(mu_);
-    table_.set_phase(id, Phase::Responding, Clock::now());
-  }
-  wake();
+  std::lock_guard lock(mu_);
+  table_.set_phase(id, Phase::Responding, Clock::now());
+  wake_for(soonest_locked());
 }
 
 void Guard::completed(MHD_Connection* c) {
   const uint64_t id = id_of(c);
-  {
-    std::lock_guard lock(mu_);
-    table_.set_phase(id, Phase::KeepAlive, Clock::now());
-  }
-  wake();
+  std::lock_guard lock(mu_);
+  table_.set_phase(id, Phase::KeepAlive, Clock::now());
+  wake_for(soonest_locked());
 }
 
 void Guard::library_message(const char* format, const char* line) {
@@ -137,8 +137,9 @@ void Guard::library_message(const char* format, const char* line) {
 }
 
 // Asleep until the next deadline or the log's next count is due (none: until
-// a connection comes, which wake() tells): an idle exporter wakes for nothing.
-// stop_mu_ is never held while mu_ is taken (wake() takes it under mu_).
+// a connection comes, which wake_for() tells): an idle exporter wakes for
+// nothing. stop_mu_ is never held while mu_ is taken (wake_for() takes it
+// under mu_).
 void Guard::reap() {
   for (;;) {
     std::optional<Clock::time_point> due;
@@ -150,21 +151,37 @@ void Guard::reap() {
     log_.flush();
     if (const auto log_due = log_.next_due(); log_due && (!due || *log_due < *due)) due = log_due;
     std::unique_lock stop_lock(stop_mu_);
+    if (changed_ && !stopping_) {  // told of something while it was awake: look again
+      changed_ = false;
+      continue;
+    }
+    asleep_ = true;
+    asleep_until_ = due;
     auto woken = [this] { return stopping_ || changed_; };
     if (due)
       stop_cv_.wait_until(stop_lock, std::max(*due, Clock::now() + kReapSlack), woken);
     else
       stop_cv_.wait(stop_lock, woken);
+    asleep_ = false;
     if (stopping_) return;
     changed_ = false;
   }
 }
 
-void Guard::wake() {
-  {
-    std::lock_guard lock(stop_mu_);
-    changed_ = true;
+std::optional<Clock::time_point> Guard::soonest_locked() {
+  std::optional<Clock::time_point> due = table_.next_deadline();
+  if (const auto log_due = log_.next_due(); log_due && (!due || *log_due < *due)) due = log_due;
+  return due;
+}
+
+void Guard::wake_for(std::optional<Clock::time_point> due) {
+  std::lock_guard lock(stop_mu_);
+  if (!asleep_) {
+    changed_ = true;  // it is awake: it looks again before it sleeps
+    return;
   }
+  if (!due || (asleep_until_ && *asleep_until_ <= *due)) return;
+  changed_ = true;
   stop_cv_.notify_all();
 }
 

@@ -60,8 +60,14 @@ class Guard {
  private:
   void close_all(const std::vector<ToClose>& close);
   void reap();
-  // Something the reaper's sleep depends on changed.
-  void wake();
+  // The soonest of the connections' deadlines and the log's next count.
+  // Called with mu_ held.
+  std::optional<Clock::time_point> soonest_locked();
+  // Something the reaper's sleep depends on may have changed, and `due` is
+  // now the soonest thing to wake for: it is woken only when that is sooner
+  // than what it sleeps until. A flood of connections, each with a later
+  // deadline than those before it, wakes it for none.
+  void wake_for(std::optional<Clock::time_point> due);
 
   const std::string socket_;
   const ConnectionLimits limits_;
@@ -72,6 +78,8 @@ class Guard {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   bool changed_ = false;
+  bool asleep_ = false;
+  std::optional<Clock::time_point> asleep_until_;  // none: until woken
   std::thread reaper_;
 };
 

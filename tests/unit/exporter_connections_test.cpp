@@ -3,6 +3,8 @@
 // the cap the idlest connection making room for a new one.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "histd-exporter/connections.h"
 
 namespace histd::exporter {
@@ -11,6 +13,9 @@ namespace {
 using namespace std::chrono_literals;
 
 const Clock::time_point t0 = Clock::time_point{} + 1000s;
+
+// No connection has bytes waiting to be read.
+bool no_bytes(int) { return false; }
 
 std::vector<int> fds(const std::vector<ToClose>& close) {
   std::vector<int> out;
@@ -65,33 +70,53 @@ TEST(ExporterConnections, AtTheCapTheIdlestMakesRoom) {
   t.set_phase(c, Phase::Handling, t0 + 4s);
   // d waits for its request. Kept alive goes first, then waiting, then a
   // response; one being answered never.
-  EXPECT_TRUE(t.admit(close));
+  EXPECT_TRUE(t.admit(close, no_bytes));
   EXPECT_EQ(fds(close), std::vector<int>{2});
   EXPECT_EQ(close[0].reason, CloseReason::MadeRoom);
   t.opened(5, "e", t0 + 5s);
   close.clear();
-  EXPECT_TRUE(t.admit(close));
+  EXPECT_TRUE(t.admit(close, no_bytes));
   EXPECT_EQ(fds(close), std::vector<int>{4});
   t.opened(6, "f", t0 + 6s);
   close.clear();
-  EXPECT_TRUE(t.admit(close));
+  EXPECT_TRUE(t.admit(close, no_bytes));
   EXPECT_EQ(fds(close), std::vector<int>{5}) << "the one waiting longest for its request";
   t.opened(7, "g", t0 + 7s);
   close.clear();
-  EXPECT_TRUE(t.admit(close));
+  EXPECT_TRUE(t.admit(close, no_bytes));
   EXPECT_EQ(fds(close), std::vector<int>{6});
   t.set_phase(t.opened(8, "h", t0 + 8s), Phase::Handling, t0 + 8s);
   close.clear();
-  EXPECT_TRUE(t.admit(close));
+  EXPECT_TRUE(t.admit(close, no_bytes));
   EXPECT_EQ(fds(close), std::vector<int>{7});
   t.set_phase(t.opened(9, "i", t0 + 9s), Phase::Handling, t0 + 9s);
   close.clear();
-  EXPECT_TRUE(t.admit(close));
+  EXPECT_TRUE(t.admit(close, no_bytes));
   EXPECT_EQ(fds(close), std::vector<int>{1}) << "last, a response being taken";
   t.set_phase(t.opened(10, "j", t0 + 10s), Phase::Handling, t0 + 10s);
   close.clear();
-  EXPECT_FALSE(t.admit(close)) << "every connection being answered: refused";
+  EXPECT_FALSE(t.admit(close, no_bytes)) << "every connection being answered: refused";
   EXPECT_TRUE(close.empty());
+}
+
+TEST(ExporterConnections, AConnectionWithBytesWaitingIsNotIdle) {
+  ConnectionTable t(ConnectionLimits{20});
+  for (int fd = 1; fd <= 20; ++fd) t.opened(fd, "a", t0 + std::chrono::seconds(fd));
+  std::set<int> unread = {1, 2, 3};  // a burst's first three, not read yet
+  auto waiting = [&unread](int fd) { return unread.contains(fd); };
+  std::vector<ToClose> close;
+  EXPECT_TRUE(t.admit(close, waiting));
+  EXPECT_EQ(fds(close), std::vector<int>{4}) << "the idlest of those without bytes waiting";
+  t.opened(21, "b", t0 + 21s);
+  for (int fd = 5; fd <= 21; ++fd) unread.insert(fd);
+  close.clear();
+  EXPECT_TRUE(t.admit(close, waiting));
+  EXPECT_EQ(fds(close), std::vector<int>{1}) << "bytes wait on all it looks at: the idlest all the same";
+  unread = {2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18};  // 19 has none, but lies past the few looked at
+  t.opened(22, "c", t0 + 22s);
+  close.clear();
+  EXPECT_TRUE(t.admit(close, waiting));
+  EXPECT_EQ(fds(close), std::vector<int>{2}) << "only the first few are asked";
 }
 
 }  // namespace
