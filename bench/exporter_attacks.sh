@@ -3,8 +3,9 @@
 # What clients that attack histd-exporter cost a scrape (docs/reliability.md):
 # the scrape latency (p50, p99, max) of GET /metrics from 127.0.0.1 and the
 # exporter's RSS, quiet and beside each attack of tests/e2e/http_attackers.py
-# — slowloris (64 connections from 4 addresses, a header byte a second) and
-# 1000 idle connections from 1000 addresses — over a table of KEYS label
+# — slowloris (64 connections from 4 addresses, a header byte a second),
+# 1000 idle connections from 1000 addresses, and 1000 that each sent one
+# byte (mute: handed to the exporter at once) — over a table of KEYS label
 # sets, in interleaved rounds.
 #   bash bench/exporter_attacks.sh   (as root; ROUNDS=3 SECONDS_EACH=20
 #                                     KEYS=1000, HISTD_BUILD=dir: that build)
@@ -59,18 +60,18 @@ one() {
   if [ -n "$ATTACKER" ]; then kill -TERM "$ATTACKER" 2>/dev/null || cat "$WORK/attacker.out" >&2; wait "$ATTACKER" 2>/dev/null || true; ATTACKER=; fi
   sleep 6  # the attack's connections reaped before the next
 }
+# Each case: its name, then the attacker's mode and arguments (none: quiet).
+CASES=("quiet" "slowloris slowloris 4 16" "idle idle 1000" "mute mute 1000")
 for r in $(seq "$ROUNDS"); do
-  for v in $(printf '%s\n' quiet slowloris idle | shuf); do
-    case $v in
-      quiet) one quiet ;;
-      slowloris) one slowloris slowloris 4 16 ;;
-      idle) one idle idle 1000 ;;
-    esac
+  for i in $(seq 0 $((${#CASES[@]} - 1)) | shuf); do
+    # shellcheck disable=SC2086 # a case's words are its arguments
+    one ${CASES[$i]}
   done
   echo "round $r done" >&2
 done
 echo "exporter under attack: $KEYS series, $ROUNDS rounds of ${SECONDS_EACH} s each"
-for v in quiet slowloris idle; do
+for c in "${CASES[@]}"; do
+  v=${c%% *}
   python3 - "$v" "$WORK/$v.ms" "$WORK/$v.rss" <<'PY'
 import statistics, sys
 name, ms, rss = sys.argv[1], open(sys.argv[2]).read().split("\n"), open(sys.argv[3]).read().split()

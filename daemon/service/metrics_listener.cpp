@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -24,6 +26,19 @@ constexpr auto kFirstDelay = std::chrono::seconds(1);
 constexpr auto kLongestDelay = std::chrono::seconds(30);
 // An exporter that ran this long was healthy: the next delay is the first.
 constexpr auto kHealthyRun = std::chrono::seconds(60);
+// Connections the kernel keeps for the exporter (the least of this and
+// net.core.somaxconn, 4096 by default). The one number bounds both those
+// still silent (below; past it the kernel answers with SYN cookies, and
+// those are handed over at once) and those waiting to be accepted. A short
+// queue that a flood of connections fills makes a scraper's connection wait
+// for its SYN to be sent again: a second, then three.
+constexpr int kBacklog = 4096;
+// A connection is handed to the exporter once its client has sent
+// something, or after this long (the kernel waits for its SYN-ACKs' resends
+// at 1, 2 and 4 s: 7 s), when the exporter's own deadline for a whole
+// request begins: connections opened and left silent wait in the kernel
+// instead of taking the exporter's time and places.
+constexpr int kDeferAcceptSeconds = 5;
 
 // "HOST:PORT", "[V6]:PORT" or ":PORT" (every address).
 Expected<std::pair<std::string, std::string>> split_listen(const std::string& listen) {
@@ -52,7 +67,8 @@ Expected<Fd> bind_listen(const std::string& listen) {
     if (!s) continue;
     const int one = 1;
     setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(s.get(), 128) == 0) return s;
+    setsockopt(s.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &kDeferAcceptSeconds, sizeof kDeferAcceptSeconds);
+    if (bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(s.get(), kBacklog) == 0) return s;
     err = errno;
   }
   return fail(ErrorKind::System, err ? err : EADDRNOTAVAIL,

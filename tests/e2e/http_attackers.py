@@ -9,8 +9,12 @@ http_attackers.py slowloris PORT ADDRESSES PER_ADDRESS
 http_attackers.py idle PORT COUNT
     COUNT connections, each from a loopback address of its own (127.0.1.1,
     127.0.1.2, ...), sending nothing; one dropped is opened again at once.
-    Both print "ready" once every connection is open, run until killed, and
-    on SIGTERM print how many connections the server closed.
+http_attackers.py mute PORT COUNT
+    As idle, but each connection sends its request's first byte at once and
+    nothing more: the server's kernel hands it over at once, where an idle
+    one waits for a first byte (TCP_DEFER_ACCEPT).
+    Each prints "ready" once every connection is open, runs until killed,
+    and on SIGTERM prints how many connections the server closed.
 http_attackers.py scrape PORT SECONDS [PATH]
     GET PATH (default /metrics) from 127.0.0.1 again and again for SECONDS:
     one line per scrape, "STATUS MILLISECONDS" ("error MILLISECONDS" when it
@@ -47,12 +51,22 @@ def gone(s):
         return True
 
 
-def hold(port, sources, drip):
+def hold(port, sources, drip, first=b""):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = len(sources) + 64
     if soft != resource.RLIM_INFINITY and soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
-    conns = [[connect(port, src), 0, src] for src in sources]
+
+    def opened(src):
+        s = connect(port, src)
+        if first:
+            try:
+                s.send(first)
+            except OSError:
+                pass  # closed already: seen as gone, and opened again
+        return s
+
+    conns = [[opened(src), 0, src] for src in sources]
     closed = 0
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -62,7 +76,7 @@ def hold(port, sources, drip):
             if gone(c[0]):
                 closed += 1
                 c[0].close()
-                c[0], c[1] = connect(port, c[2]), 0
+                c[0], c[1] = opened(c[2]), 0
             elif drip and c[1] < len(REQUEST):
                 try:
                     c[0].send(REQUEST[c[1]:c[1] + 1])
@@ -99,6 +113,8 @@ def main():
         hold(port, ["127.0.0.%d" % (2 + a) for a in range(n) for _ in range(per)], True)
     elif mode == "idle":
         hold(port, [loopback(i) for i in range(int(sys.argv[3]))], False)
+    elif mode == "mute":
+        hold(port, [loopback(i) for i in range(int(sys.argv[3]))], False, REQUEST[:1])
     elif mode == "scrape":
         scrape(port, float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "/metrics")
 
