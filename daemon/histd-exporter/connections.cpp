@@ -37,12 +37,12 @@ constexpr std::array<PhaseRule, 3> kRules = {{
     {Phase::Responding, &ConnectionLimits::response_deadline, CloseReason::ResponseNotTaken},
 }};
 
-}  // namespace
-
 // How many connections of a phase, from its front, are asked whether bytes
 // wait on them: enough to pass over a burst's few, few enough that a flood
 // of connections that each sent a byte costs little.
 constexpr size_t kLookedAt = 16;
+
+}  // namespace
 
 void ConnectionTable::close_one(Phase phase, Queue::iterator at, CloseReason reason, std::vector<ToClose>& close) {
   Entry& e = entries_.at(at->second);

@@ -89,7 +89,8 @@ class ConnectionTable {
   using Queue = std::set<std::pair<Clock::time_point, uint64_t>>;
   Queue& queue(Phase phase) { return by_phase_[static_cast<size_t>(phase)]; }
   const Queue& queue(Phase phase) const { return by_phase_[static_cast<size_t>(phase)]; }
-  // `id`, at `at` in `phase`'s queue, closed for `reason`.
+  // The connection at `at` in `phase`'s queue, out of the queue and handed to
+  // `close` with `reason`.
   void close_one(Phase phase, Queue::iterator at, CloseReason reason, std::vector<ToClose>& close);
   ConnectionLimits limits_;
   std::unordered_map<uint64_t, Entry> entries_;

@@ -26,6 +26,13 @@ constexpr int kHistdTimeoutSeconds = 10;
 constexpr auto kReapSlack = std::chrono::milliseconds(100);
 constexpr auto kSummaryEvery = std::chrono::seconds(60);
 
+// The earlier of two times, either of which may be none.
+std::optional<Clock::time_point> sooner(std::optional<Clock::time_point> a, std::optional<Clock::time_point> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
 // The connection's id in the table, kept as its socket context.
 uint64_t id_of(MHD_Connection* c) {
   const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -149,7 +156,7 @@ void Guard::reap() {
       due = table_.next_deadline();
     }
     log_.flush();
-    if (const auto log_due = log_.next_due(); log_due && (!due || *log_due < *due)) due = log_due;
+    due = sooner(due, log_.next_due());
     std::unique_lock stop_lock(stop_mu_);
     if (changed_ && !stopping_) {  // told of something while it was awake: look again
       changed_ = false;
@@ -168,11 +175,7 @@ void Guard::reap() {
   }
 }
 
-std::optional<Clock::time_point> Guard::soonest_locked() {
-  std::optional<Clock::time_point> due = table_.next_deadline();
-  if (const auto log_due = log_.next_due(); log_due && (!due || *log_due < *due)) due = log_due;
-  return due;
-}
+std::optional<Clock::time_point> Guard::soonest_locked() { return sooner(table_.next_deadline(), log_.next_due()); }
 
 void Guard::wake_for(std::optional<Clock::time_point> due) {
   std::lock_guard lock(stop_mu_);
