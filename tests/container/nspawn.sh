@@ -11,8 +11,35 @@
 NSPAWN_PID=
 INIT=
 
+# ct_owner PID: the process as "pid start-time" (a pid alone may be reused).
+ct_owner() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  stat=${stat##*) }
+  echo "$1 $(cut -d' ' -f20 <<<"$stat")"
+}
+
+# ct_sweep: what an earlier test killed from outside (no EXIT trap ran) left
+# beside WORK: its bpffs, still mounted, keeps its container's histd's
+# programs attached to the host's tracepoints, and they would run on every
+# event of the tests after it. A directory whose owner is gone is unmounted
+# and removed; one whose owner lives (a test running beside) is left alone.
+ct_sweep() {
+  local dir owner
+  for dir in "$(dirname "$WORK")"/histd-*; do
+    [ "$dir" != "$WORK" ] && [ -f "$dir/owner" ] || continue
+    owner=$(cat "$dir/owner")
+    [ "$(ct_owner "${owner%% *}")" = "$owner" ] && continue
+    echo "removing $dir, left by a test that no longer runs"
+    umount -l "$dir/bpffs" 2>/dev/null || true
+    rm -rf --one-file-system "$dir"
+  done
+}
+
 # ct_root ROOT: a fresh Debian 12 root with systemd at ROOT.
 ct_root() {
+  ct_owner $$ >"$WORK/owner"
+  ct_sweep
   if [ -n "${HISTD_CT_BASE:-}" ]; then
     cp -a "$HISTD_CT_BASE" "$1"
     return
