@@ -174,12 +174,11 @@ static __always_inline void histd_synth_trace(const struct histd_common *c, stru
     histd_count_lost(HISTD_LOST_TRACE);
 }
 
+/* Not cleared: every load ends the string with a NUL, and a word compare
+ * masks off what lies past the string's length (the last event's bytes). */
 static __always_inline struct histd_str *histd_str_buf(void) {
   __u32 zero = 0;
-  struct histd_str *b = bpf_map_lookup_elem(&histd_strbuf, &zero);
-  if (b)
-    __builtin_memset(b->s, 0, HISTD_STR_MAX + 8);
-  return b;
+  return bpf_map_lookup_elem(&histd_strbuf, &zero);
 }
 
 /* Stores a value to map memory and reads it back. The verifier tracks

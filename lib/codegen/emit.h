@@ -2,6 +2,7 @@
 // Pieces of BPF C shared by codegen's .cpp files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,7 @@ class Emitter {
   std::string segment_match(const std::vector<plan::GlobAtom>& seg, const std::string& base, bool words);
   std::string segment_length(const std::vector<plan::GlobAtom>& seg, bool words);
   std::string search(const std::vector<plan::GlobAtom>& seg, const std::string& no);
+  std::optional<std::string> plain_match(const plan::StringMatch& m, const std::string& no, const std::string& yes);
   static std::string load_string(const plan::FieldAccess& a);
 
   size_t next_predicate_ = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "codegen/emit.h"
 
@@ -159,6 +160,25 @@ std::string Emitter::segment_length(const std::vector<plan::GlobAtom>& seg, bool
   return words && all_literal(seg) ? fmt::format("(__u32){}", number(seg.size())) : fmt::format("{}u", seg.size());
 }
 
+// The rest of a predicate whose pattern is plain bytes, whole or followed by
+// a star (`comm == "bash"`, `comm ~ "bash*"`, the most common), matched
+// without the string's length: no byte of a pattern is a NUL, so its bytes
+// matching means the string is at least as long, and a whole string's next
+// byte is its NUL, matched as one more byte of the segment. The length's
+// loop over the string is most of such a predicate's cost. None for any
+// other pattern.
+std::optional<std::string> Emitter::plain_match(const plan::StringMatch& m, const std::string& no,
+                                                const std::string& yes) {
+  const bool exact = !m.trailing_star;
+  if (m.leading_star || m.segments.size() > 1 || (!m.segments.empty() && !all_literal(m.segments[0])))
+    return std::nullopt;
+  std::vector<plan::GlobAtom> seg = m.segments.empty() ? std::vector<plan::GlobAtom>{} : m.segments[0];
+  if (exact) seg.push_back(plan::GlobAtom{});  // a Literal NUL
+  std::string o;
+  if (!seg.empty()) o += fmt::format("  if (!({}))\n    return {};\n", segment_match(seg, "", true), no);
+  return o + fmt::format("  return {};\n}}\n\n", yes);
+}
+
 // Emits strpred_<n>(): copies the string to the per-CPU buffer and matches it.
 size_t Emitter::string_predicate(const plan::FilterTerm& t) {
   const size_t n = next_predicate_++;
@@ -169,8 +189,12 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
       "static __attribute__((noinline)) int strpred_{}(const void *rec, const struct histd_common *c) {{\n", n);
   o += "  (void)rec;\n  (void)c;\n  struct histd_str *b = histd_str_buf();\n  if (!b)\n    return 0;\n";
   o += load_string(t.field);
-  o += "  __u32 len = histd_strlen(b);\n  __u32 pos = 0, end = len;\n  (void)pos;\n  (void)end;\n";
   const plan::StringMatch& m = t.match;
+  if (auto plain = plain_match(m, no, yes)) {
+    helpers += o + *plain;
+    return n;
+  }
+  o += "  __u32 len = histd_strlen(b);\n  __u32 pos = 0, end = len;\n  (void)pos;\n  (void)end;\n";
   size_t total = 0;
   for (const auto& seg : m.segments) total += seg.size();
   const bool exact = !m.leading_star && !m.trailing_star && m.segments.size() <= 1;
@@ -224,9 +248,12 @@ std::string Emitter::search(const std::vector<plan::GlobAtom>& seg, const std::s
 std::string Emitter::load_string(const FieldAccess& a) {
   using catalog::FieldKind;
   if (a.source == Source::CurrentComm) return "  histd_comm(c, b->s, 16);\n";
-  if (a.kind == FieldKind::CharArray)
-    return fmt::format("  __builtin_memcpy(b->s, (const char *)rec + {}u, {}u);\n", a.offset,
-                       std::min<uint32_t>(a.size, 256));
+  // A char array may fill its field without a NUL: one is put after it.
+  if (a.kind == FieldKind::CharArray) {
+    const uint32_t size = std::min<uint32_t>(a.size, 256);
+    return fmt::format("  __builtin_memcpy(b->s, (const char *)rec + {}u, {}u);\n  b->s[{}u] = 0;\n", a.offset, size,
+                       size);
+  }
   const uint32_t base = a.kind == FieldKind::RelString ? a.offset + a.size : 0;
   return fmt::format(
       "  {{\n    __u32 loc = (__u32)HISTD_LOAD_U32(rec, {}u);\n"

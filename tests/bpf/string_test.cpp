@@ -2,6 +2,7 @@
 // String keys and string filters, through the real generated programs.
 #include <fnmatch.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <regex>
 #include <set>
@@ -78,6 +79,22 @@ TEST_F(StringTest, DataLocStringKeyAndEquality) {
   EXPECT_EQ(rows("sched", "sched_process_exec"),
             "{ filename: /bin/sh                                            } hitcount:          1\n"
             "{ filename: /usr/bin/env                                       } hitcount:          2\n");
+}
+
+// A filter's strings are copied into one buffer, which is not cleared
+// between them: a char array that fills its field without a NUL, matched
+// after a longer string of the same event, is the bytes the kernel compares
+// (it stops at the field's end), nothing of the string before it.
+// block:block_rq_issue: bytes @28, rwbs char[10] @34, comm char[16] @44,
+// cmd data-loc @60.
+TEST_F(StringTest, AFullCharArrayIsNotReadPastItsField) {
+  add("block", "block_rq_issue", "hist:keys=bytes if comm ~ \"y*\" && rwbs == \"abcdefghij\"");
+  Record r(68);
+  r.pid(1).set<uint32_t>(28, 7).set<uint32_t>(60, 64u | (1u << 16));
+  for (size_t i = 0; i < 10; ++i) r.set<char>(34 + i, static_cast<char>('a' + i));
+  for (size_t i = 0; i < 15; ++i) r.set<char>(44 + i, 'y');
+  for (int round = 0; round < 3; ++round) inject("block", "block_rq_issue", r);
+  EXPECT_EQ(rows("block", "block_rq_issue"), "{ bytes:          7 } hitcount:          3\n");
 }
 
 // Globs over data-loc strings of every length a word boundary can split,

@@ -276,6 +276,7 @@ TEST(Catalog, OpenListsFixtureEventsSorted) {
   auto cat = Catalog::open(kTree);
   ASSERT_TRUE(cat.ok()) << cat.error().context;
   std::vector<EventId> expected = {
+      {"block", "block_rq_issue"},
       {"dma", "dma_map_sg"},
       {"ext4", "ext4_fsmap_high_key"},
       {"ftrace", "function"},
