@@ -68,13 +68,36 @@ static __always_inline __u64 syscall_nr(const void *ctx) {
   return (__u64)(__s64) * (const __s32 *)((const char *)ctx + 8);
 }
 
-SEC("tracepoint")
-int hand_count(void *ctx) {
+static __always_inline void count_current(void) {
   __u64 pid = current_pid();
   struct count_val zero = {};
   struct count_val *v = lookup_or_init(&counts, &pid, &zero);
   if (v)
     v->hits++;
+}
+
+SEC("tracepoint")
+int hand_count(void *ctx) {
+  count_current();
+  return 0;
+}
+
+/* hand_count behind a comm prefix, as a careful hand writes it: the comm read
+ * once and its first 11 bytes ("histd_bench", the bench loop's comm) compared
+ * as two words. */
+static const char kFilterPrefix[16] = "histd_bench";
+
+SEC("tracepoint")
+int hand_filter(void *ctx) {
+  char comm[16];
+  __u64 c0, c1, p0, p1;
+  bpf_get_current_comm(comm, sizeof comm);
+  __builtin_memcpy(&c0, comm, 8);
+  __builtin_memcpy(&c1, comm + 8, 8);
+  __builtin_memcpy(&p0, kFilterPrefix, 8);
+  __builtin_memcpy(&p1, kFilterPrefix + 8, 8);
+  if (c0 == p0 && !((c1 ^ p1) & 0xffffff))
+    count_current();
   return 0;
 }
 

@@ -21,6 +21,7 @@ GROUPS = [
     ("count", "floor", "keys=common_pid / @[pid] = count()"),
     ("sum", "floor", "keys=common_pid:vals=__syscall_nr / count + sum"),
     ("log2", "floor", "keys=__syscall_nr.log2 / hist()"),
+    ("filter", "floor", 'keys=common_pid if comm ~ "histd_bench*" / strncmp(comm, ...) then count()'),
     ("latency", "floor2", "ts0 on enter, $lat on exit (two programs per call)"),
     ("chain", "floor2", "ts0 on enter, onmatch() a synthetic event on exit, lat.log2 on it / hist()"),
 ]

@@ -162,6 +162,10 @@ declare -A RUN=(
   [histd_log2]="histd_run hist:keys=__syscall_nr.log2"
   [histd_raw_log2]="RAW=1 histd_run hist:keys=__syscall_nr.log2"
   [bpftrace_log2]="bpftrace_run '$TP { @ = hist(args->__syscall_nr); }'"
+  [hand_filter]="$ATTACH $HAND hand_filter:$G -- $W"
+  [histd_filter]="histd_run 'hist:keys=common_pid if comm ~ \"histd_bench*\"'"
+  [histd_raw_filter]="RAW=1 histd_run 'hist:keys=common_pid if comm ~ \"histd_bench*\"'"
+  [bpftrace_filter]="bpftrace_run '$TP /strncmp(comm, \"histd_bench\", 11) == 0/ { @[pid] = count(); }'"
   [floor2]="$ATTACH $EMPTY empty:$G empty:$X -- $W"
   [hand_latency]="$ATTACH $HAND hand_lat_enter:$G hand_lat_exit:$X -- $W"
   [histd_latency]="histd_latency_run"
@@ -179,6 +183,7 @@ RUN[other_histd_count]="LOOP=other histd_run hist:keys=common_pid"
 RUN[other_histd_raw_count]="LOOP=other RAW=1 histd_run hist:keys=common_pid"
 ORDER=(none floor floor_raw hand_count histd_count histd_raw_count bpftrace_count
        hand_sum histd_sum histd_raw_sum bpftrace_sum hand_log2 histd_log2 histd_raw_log2 bpftrace_log2
+       hand_filter histd_filter histd_raw_filter bpftrace_filter
        floor2 floor2_raw hand_latency histd_latency histd_raw_latency bpftrace_latency
        histd_chain histd_raw_chain bpftrace_chain)
 OTHER=(other_none other_floor other_floor_raw other_histd_count other_histd_raw_count)
@@ -188,7 +193,7 @@ shuffled() { printf '%s\n' "$@" | shuf; }
 
 if has overhead || has stats; then
   # Warm the compiled-object cache so rounds measure the running program.
-  for v in histd_{,raw_}{count,sum,log2,latency,chain}; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
+  for v in histd_{,raw_}{count,sum,log2,filter,latency,chain}; do MODE=wall eval "${RUN[$v]}" >/dev/null; done
 fi
 
 if has overhead; then
