@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Activation of the k-th trigger on one event, split (issue 23, point 3):
+# Activation of the k-th trigger on one event, split:
 # the write of the k-th `hist:keys=common_pid` trigger (each with its own
 # filter, so never cached) to sys_enter_getppid, and histd-cc's compile of
 # the unit that write changed (the last program of the event's chain: the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# A count by the file name an openat() passes (issue 21): histd's eprobe
+# A count by the file name an openat() passes: histd's eprobe
 # (the user string behind sys_enter_openat's filename) with a hist trigger
 # keyed by it, against bpftrace's count by str(args->filename) and the
 # untraced opens, in interleaved rounds with the variants in a shuffled

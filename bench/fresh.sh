@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Keys that never repeat (issue 23, point 2): a count by fd on
+# Keys that never repeat: a count by fd on
 # sys_enter_close while histd_bench_close closes CALLS distinct invalid fds,
 # every event a new key. The table (2048 entries, the kernel's default
 # size) is full after 2048 calls; from then on every event is a miss and a

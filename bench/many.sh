@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Many triggers on one event (issue 23, point 3). K hist triggers on
+# Many triggers on one event. K hist triggers on
 # sys_enter_getppid, each counting every call (`hist:keys=common_pid if
 # common_pid != <a pid no process has>`: K tables, all updated), against
 # bpftrace with K probes doing the same (`@tK[pid] = count()` under the same

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# All of histd's memory (issue 23, point 4): the resident size (RSS) of
+# All of histd's memory: the resident size (RSS) of
 # every process histd runs — histd and histd-cc; the exporter only runs
 # with --metrics-listen — and what the first trigger after an idle while
 # pays. ROUNDS rounds (default 3), each in a fresh histd and state

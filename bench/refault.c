@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // What a page costs the first time it is touched after it was unmapped: the
-// floor under histd-cc's idle shed (issue 23, point 4). The shed unmaps its
+// floor under histd-cc's idle shed. The shed unmaps its
 // libraries' pages (MADV_DONTNEED); the compile after it touches them again.
 //   histd_bench_refault FILE [MIB [ROUNDS]]
 //     maps MIB MiB (default 64) of FILE (one of histd-cc's libraries) private

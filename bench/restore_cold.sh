@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # A restore that compiles every saved trigger again: the object cache empty,
-# as after an upgrade changed the compiler (issue 23, point 5's cold side).
+# as after an upgrade changed the compiler.
 # N triggers (60) on each of E events (2), every one a unit of its own
 # shape (`hist:keys=common_pid.buckets=K`: the bucket size is compiled in),
 # are saved once; then each round starts every variant on a copy of that

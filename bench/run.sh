@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# histd against the empty-program floor, hand-written BPF and bpftrace
-# (issue #7). Four sections, each in interleaved rounds with the variants in a
+# histd against the empty-program floor, hand-written BPF and bpftrace.
+# Four sections, each in interleaved rounds with the variants in a
 # shuffled order; bench/report.py prints medians (min..max) and ratios.
 #   overhead    wall-clock ns per getppid() call over the untraced loop
 #   stats       in-kernel ns per call from the BPF run-time statistics

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Real workloads (issue 23, point 1): what tracing costs them, and whether
+# Real workloads: what tracing costs them, and whether
 # histd's histogram says what bpftrace's does.
 #   runqlat   run-queue latency while hackbench (rt-tests) runs: histd as
 #             the kernel's documents build it (seed 003's wakeup latency:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Start and reload at scale (issue 23, point 5): N triggers (200) over ten
+# Start and reload at scale: N triggers (200) over ten
 # syscall events a python3 process can call harmlessly (20 per event, each
 # its own filter on common_pid, so every call counts for all 20):
 #   restore  a histd started on a state directory that saved the N triggers,

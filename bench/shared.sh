@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Per-CPU or shared table (issue #7; docs/design/limits.md, "Per-CPU or shared"):
+# Per-CPU or shared table (docs/design/limits.md, "Per-CPU or shared"):
 # the hand-written count by __syscall_nr (one key every CPU updates) in a
 # per-CPU hash (plain add) and in a shared hash (atomic add), with one
 # getppid() loop and with one loop per CPU at once. Prints in-kernel ns per

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# A count by argument on a uprobe (issue 21): histd's hist trigger on a
+# A count by argument on a uprobe: histd's hist trigger on a
 # uprobe event against bpftrace's uprobe and the untraced program, in
 # interleaved rounds with the variants in a shuffled order; medians
 # (min..max) of the ns each call of the probed function costs.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// histd --textfile-dir DIR (issue 22): the metrics for node_exporter's
+// histd --textfile-dir DIR: the metrics for node_exporter's
 // textfile collector, for sites that run node_exporter and open no new
 // port. Every interval the text format is written to DIR/histd.prom whole:
 // into a new file of its own (O_EXCL: no name another user planted is

@@ -4,7 +4,7 @@
 // variables made for them), the enable_hist/disable_hist triggers, the
 // synthetic events — and the decisions about it: what a command does to it,
 // or why it is refused. No BPF, no file descriptors, no root: the engine's
-// deployer carries out what apply() decided (issue 20, point 1), and the
+// deployer carries out what apply() decided, and the
 // unit tests check the decisions without a kernel.
 #pragma once
 
