@@ -199,11 +199,11 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
   for (const auto& seg : m.segments) total += seg.size();
   const bool exact = !m.leading_star && !m.trailing_star && m.segments.size() <= 1;
   // Words, and lengths as numbers, only where nothing is searched for
-  // between stars: with a search after them the verifier walked the
-  // searches' loops one inside the other (`k*worker*/*` past its million
-  // instructions).
+  // between stars (an exact pattern included: one segment, two anchors):
+  // with a search after them the verifier walked the searches' loops one
+  // inside the other (`k*worker*/*` past its million instructions).
   const size_t anchored = (m.leading_star ? 0 : 1) + (m.trailing_star ? 0 : 1);
-  const bool words = exact || m.segments.size() <= anchored;
+  const bool words = m.segments.size() <= anchored;
   const std::string least = words ? fmt::format("(__u32){}", number(total)) : fmt::format("{}u", total);
   o += fmt::format("  if (len {} {})\n    return {};\n", exact ? "!=" : "<", least, no);
   if (exact) {
