@@ -21,6 +21,7 @@ if [ "$daemon_only" = 1 ] && [ -f build/CMakeCache.txt ] && grep -q '^HISTD_TEST
   tests=ON
 fi
 source scripts/ccache.sh
+ccache_forget_stale_pch build
 cmake -S . -B build -G Ninja "${CCACHE_LAUNCHER[@]}" -DHISTD_WERROR=ON -DHISTD_TESTS="$tests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null

@@ -4,7 +4,9 @@
 # machine compiled before, in ccache's own directory outside the checkout,
 # whatever the checkout's path (CI builds a fresh clone each time): paths
 # under the checkout are hashed relative to it, and the build directory is
-# left out of the hash. Sets CCACHE_LAUNCHER to cmake's arguments (none
+# left out of the hash. Not the sanitized build's across paths: clang is
+# given its precompiled headers by absolute path after -Xclang, which
+# ccache leaves as it is. Sets CCACHE_LAUNCHER to cmake's arguments (none
 # without ccache). The settings go into the build's compiler launcher, so a
 # later `ninja` in the build directory uses them too.
 CCACHE_LAUNCHER=()
@@ -14,3 +16,16 @@ if command -v ccache >/dev/null; then
   ccache_env="env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;ccache"
   CCACHE_LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER="$ccache_env" -DCMAKE_CXX_COMPILER_LAUNCHER="$ccache_env")
 fi
+
+# ccache_forget_stale_pch BUILD_DIR: a build configured before without this
+# launcher (the quick start's, made before ccache was installed) compiles
+# everything again, its precompiled headers too. Those are removed first:
+# ccache takes a .gch lying beside its header for a precompiled header in
+# use, keys the header's compile apart from every fresh build's, and every
+# unit that includes the new .gch then misses too.
+ccache_forget_stale_pch() {
+  local cache=$1/CMakeCache.txt
+  [ "${#CCACHE_LAUNCHER[@]}" -gt 0 ] && [ -f "$cache" ] || return 0
+  grep -qxF "CMAKE_CXX_COMPILER_LAUNCHER:UNINITIALIZED=$ccache_env" "$cache" && return 0
+  find "$1" -name '*.gch' -delete
+}
