@@ -4,11 +4,12 @@
 # machine compiled before, in ccache's own directory outside the checkout,
 # whatever the checkout's path (CI builds a fresh clone each time): paths
 # under the checkout are hashed relative to it, and the build directory is
-# left out of the hash. Not the sanitized build's across paths: clang is
-# given its precompiled headers by absolute path after -Xclang, which
-# ccache leaves as it is. Sets CCACHE_LAUNCHER to cmake's arguments (none
-# without ccache). The settings go into the build's compiler launcher, so a
-# later `ninja` in the build directory uses them too.
+# left out of the hash. The sanitized build (clang) gets little from it:
+# its precompiled headers, given by absolute path after -Xclang, compile
+# again, and with them every unit that includes them. Sets CCACHE_LAUNCHER
+# to cmake's arguments (none without ccache). The settings go into the
+# build's compiler launcher, so a later `ninja` in the build directory uses
+# them too.
 CCACHE_LAUNCHER=()
 if command -v ccache >/dev/null; then
   # The precompiled headers' defines and time macros are the same for every

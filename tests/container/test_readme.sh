@@ -37,8 +37,7 @@ tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./.cache -cf - . |
 # is timed as a user's, so it compiles everything): a hit still reads every
 # header the compile includes, so a missing -dev package fails as before.
 # It spares CI the release build's compiles again; the sanitized build's
-# are still made there (clang's precompiled headers are given by absolute
-# path, which ccache does not make relative).
+# are still made there (its clang precompiled headers are not reused).
 lend=()
 if command -v ccache >/dev/null; then
   ccache_dir=$(ccache -k cache_dir)
