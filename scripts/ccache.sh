@@ -4,9 +4,10 @@
 # machine compiled before, in ccache's own directory outside the checkout,
 # whatever the checkout's path (CI builds a fresh clone each time): paths
 # under the checkout are hashed relative to it, and the build directory is
-# left out of the hash. The sanitized build (clang) gets little from it:
-# its precompiled headers, given by absolute path after -Xclang, compile
-# again, and with them every unit that includes them. Sets CCACHE_LAUNCHER
+# left out of the hash. The sanitized build (clang) is reused only at the
+# path it was compiled at: its precompiled headers are given by absolute
+# path after -Xclang, and name their build directory inside (every unit
+# that includes one hashes its bytes). Sets CCACHE_LAUNCHER
 # to cmake's arguments (none without ccache). The settings go into the
 # build's compiler launcher, so a later `ninja` in the build directory uses
 # them too.

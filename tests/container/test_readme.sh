@@ -30,14 +30,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The checkout goes to the same path in there as here: the sanitized
+# build's precompiled headers name their build directory, so only a build
+# at the same path reuses this machine's compiles (below). Under /tmp (the
+# container's own tmpfs) or another mount the container makes, it goes to
+# /root/histd and is compiled again.
+DEST=$SRC
+case $DEST in /tmp/* | /run/* | /dev/* | /proc/* | /sys/*) DEST=/root/histd ;; esac
 ct_root "$ROOT"
-mkdir "$ROOT/root/histd"
-tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./.cache -cf - . | tar -C "$ROOT/root/histd" -xf -
+mkdir -p "$ROOT$DEST"
+tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./.cache -cf - . | tar -C "$ROOT$DEST" -xf -
 # The host's compile cache is lent to the second command (the first's build
 # is timed as a user's, so it compiles everything): a hit still reads every
 # header the compile includes, so a missing -dev package fails as before.
-# It spares CI the release build's compiles again; the sanitized build's
-# are still made there (its clang precompiled headers are not reused).
+# It spares CI the release and sanitized builds' compiles again.
 lend=()
 if command -v ccache >/dev/null; then
   ccache_dir=$(ccache -k cache_dir)
@@ -68,7 +74,7 @@ packages_before=$(packages)
 # --- the first command ---------------------------------------------------------
 start=$SECONDS
 rc=0
-ct bash -c 'cd /root/histd && bash scripts/quickstart.sh' >"$WORK/quickstart.log" 2>&1 || rc=$?
+ct bash -c "cd $(printf %q "$DEST") && bash scripts/quickstart.sh" >"$WORK/quickstart.log" 2>&1 || rc=$?
 took=$((SECONDS - start))
 expect_eq "the quick start succeeds" "0" "$rc"
 [ "$rc" -eq 0 ] || tail -40 "$WORK/quickstart.log"
@@ -82,14 +88,14 @@ expect_eq "it leaves nothing listening" "$listening_before" "$(ct_listeners)"
 download=$(sed -n 's|^Need to get [^/]*/\{0,1\}\([0-9.,]* [kMG]B\) of archives.*|\1|p' "$WORK/quickstart.log" | head -1)
 disk=$(sed -n 's/^After this operation, \(.*\) of additional disk space will be used.*/\1/p' "$WORK/quickstart.log" | head -1)
 echo "quick start in a fresh Debian 12: $took s, $installed packages ($download to download," \
-  "$disk on disk), build $(du -sh "$ROOT/root/histd/build" | cut -f1)"
+  "$disk on disk), build $(du -sh "$ROOT$DEST/build" | cut -f1)"
 
 # --- the second command ----------------------------------------------------------
 start=$SECONDS
 rc=0
 cache_env=()
 [ ${#lend[@]} -eq 0 ] || cache_env=(CCACHE_DIR=/var/cache/histd-ccache)
-ct env HISTD_IN_README_TEST=1 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "${cache_env[@]}" bash -c 'cd /root/histd && bash scripts/test.sh' \
+ct env HISTD_IN_README_TEST=1 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "${cache_env[@]}" bash -c "cd $(printf %q "$DEST") && bash scripts/test.sh" \
   >"$WORK/test.log" 2>&1 || rc=$?
 expect_eq "scripts/test.sh passes in the container" "0" "$rc"
 [ "$rc" -eq 0 ] || { grep -E 'tests passed|FAIL|Failed|\*\*\*' "$WORK/test.log" | tail -60; tail -30 "$WORK/test.log"; }
