@@ -353,7 +353,7 @@ TEST_F(BadControl, AnFdReplyCarriesItsOutputInASealedMemfd) {
   close(fd);
 }
 
-// Reads need root too (#18): without --group the socket is 0600 root:root,
+// Reads need root too: without --group the socket is 0600 root:root,
 // so nobody (uid 65534) cannot connect. Were its mode loosened, the server
 // still refuses every op from the peer's credentials, reads as changes.
 TEST_F(BadControl, EveryOpNeedsRoot) {

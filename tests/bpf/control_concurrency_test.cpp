@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The control server under clients that stall, trickle or never read (#18,
-// point 7): a real control::Server with its default limits on a temp socket.
+// The control server under clients that stall, trickle or never read: a
+// real control::Server with its default limits on a temp socket.
 // Each test keeps such clients connected and checks that ordinary requests
-// are still answered (within a second, as the issue asks), that the stuck
+// are still answered (within a second), that the stuck
 // ones are dropped at their deadlines, and that stopping does not wait for
 // them.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The control socket's file (#18, point 6): histd takes its path only when
+// The control socket's file: histd takes its path only when
 // nothing but a stale socket is there, only in a directory nobody but root
 // can change, and the file is never open to more users than its mode.
 #include <gtest/gtest.h>

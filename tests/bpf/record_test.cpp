@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // An enabled kernel event's program copies each record to the ring, and
-// histd prints it into `trace` with the event's print fmt (issue 21): exact
+// histd prints it into `trace` with the event's print fmt: exact
 // records injected through the test entry give exact trace lines, strings
 // after the fixed part included; nothing is recorded once disabled.
 #include <gtest/gtest.h>

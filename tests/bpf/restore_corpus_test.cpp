@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Every accepted command survives a restart (issue 18, point 1): each
+// Every accepted command survives a restart: each
 // command of the fuzz corpus (the seed documents' commands) is applied on
 // every fixture event that takes it, records are injected, the engine goes
 // away as histd does at SIGTERM, and a new engine on the same state file

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The state file is never read through a symlink (issue #18, point 6): root
+// The state file is never read through a symlink: root
 // would restore (and later replace) whatever file the link names. A link
 // there is set aside like an unreadable state file, its target untouched.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The man pages histd(8) and histctl(8) (issue 19, point 2): lint-clean for
+# The man pages histd(8) and histctl(8): lint-clean for
 # mandoc and groff, and in step with the programs: every option `histd
 # --help` lists is an option of histd(8) and the page lists no other; every
 # command of `histctl --help`, and every option of each, is in histctl(8).

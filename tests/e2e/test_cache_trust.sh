@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The object cache (issue #18, point 6): histd loads a cached object only if
+# The object cache: histd loads a cached object only if
 # its bytes hash to what histd recorded when it wrote it. An object planted
 # in place of another (a working BPF program that counts something else), a
 # byte changed, a symlink to a good copy: each is refused, removed and

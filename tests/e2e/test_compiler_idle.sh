@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The resident compiler leaves while nothing is compiled (issue 23, point 4):
+# The resident compiler leaves while nothing is compiled:
 # with --compiler-idle-stop 1, histd-cc (~90 MB) is gone a second after its
 # last compile and histd is alone; opening a trigger file for writing starts
 # it again before anything is written, and a compile that finds it stopped

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The resident compiler gives back its memory while nothing is compiled and
-# stays (issue 23, point 4): with --compiler-idle-shed 1, histd-cc's resident
+# stays: with --compiler-idle-shed 1, histd-cc's resident
 # size falls to well under half of what it held after a compile, its pid does
 # not change, and the next trigger is still compiled by it (not clang, no
 # restart) and counts; what the shed dropped, gone from the page cache too,

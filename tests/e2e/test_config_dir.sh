@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Fleet configuration (issue 19, point 4): triggers and synthetic events
+# Fleet configuration: triggers and synthetic events
 # declared in --config-dir's *.conf files are applied at start, and again on
 # SIGHUP and `histctl reload`: added, changed and removed to match the files,
 # unchanged ones keeping their counts (however they are spelled: a trigger

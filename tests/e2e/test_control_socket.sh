@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The control socket (#18, points 6 and 7): what histd refuses to take as its
+# The control socket: what histd refuses to take as its
 # socket, a stale socket replaced, and clients that trickle, stall or never
 # read: histctl is still answered within a second, and SIGTERM does not wait
 # for them.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The kernel's other trigger commands (issue 21), as a user of tracefs
+# The kernel's other trigger commands, as a user of tracefs
 # writes them: traceon/traceoff, snapshot, stacktrace, enable_event/
 # disable_event — their listing, one of a type per event, '!' removal, and
 # what each does when its event fires, from the event's BPF program.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The doc-test (issue #19, point 6): every command README.md,
+# The doc-test: every command README.md,
 # CONTRIBUTING.md, docs/*.md and docs/design/*.md show is run against a
 # real histd on this test's mount,
 # socket, state and pin directories (the documents' /run/histd/... paths

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# dynamic_events for synthetic events, as tracefs has it (issue 21): "s:"
+# dynamic_events for synthetic events, as tracefs has it: "s:"
 # creates one (group synthetic or none), the listing shows each as
 # "s:synthetic/<name>\t<fields>", "-:" removes one, O_TRUNC removes all,
 # and the kernel's errors are logged under "synthetic_events". Probe lines

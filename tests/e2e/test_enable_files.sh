@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The enable files at every level, as tracefs has them (issue 21): events/
+# The enable files at every level, as tracefs has them: events/
 # enable, events/<system>/enable and every event's enable read "0", "1" or
 # (for a system or all events, some on and some off) "X", and enable or
 # disable what they name, synthetic and kernel events alike (what an

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Eprobes (issue 21): `e:` in dynamic_events makes an event whose record is
+# Eprobes: `e:` in dynamic_events makes an event whose record is
 # computed from each record of a kernel tracepoint — its fields, memory they
 # point to (a user string behind sys_enter_openat's filename), $comm — so
 # that hist triggers and `enable` work on what the tracepoint only points

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Fault: the resident compiler's surroundings (issue #18, points 13 and 15).
+# Fault: the resident compiler's surroundings.
 # - histd (and so histd-cc) started in a directory that is then deleted:
 #   every compile used to fail ("histd-cc: cannot resolve unit.c"); nothing
 #   depends on the working directory now.

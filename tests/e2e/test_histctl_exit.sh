@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# histctl's exit status (issue #19, point 6): what `histctl --help` and
+# histctl's exit status: what `histctl --help` and
 # docs/histctl.md document (test_docs.sh holds them equal) is what histctl
 # does: 0 success, 1 refused, 2 unreachable or wrong arguments, 3 denied.
 # Wrong arguments used to exit with CLI11's own codes (106, 109, ...).

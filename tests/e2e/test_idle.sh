@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# An idle histd costs the machine nothing (issue 23): no thread of histd or
+# An idle histd costs the machine nothing: no thread of histd or
 # of histd-cc wakes while nothing happens — before, the hist pollers'
 # watcher and the ring's consumer woke 30 times a second on timers — with
 # no trigger, and again with a trigger whose table was read. (poll() on a

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # `cmake --install` into a temporary prefix gives a histd that compiles and
 # runs a trigger from the installed files alone, and a systemd unit that
-# names them (issue 19, point 2): its ExecStart= the installed histd and
+# names them: its ExecStart= the installed histd and
 # config file, its Documentation= man pages installed with it, whatever the
 # prefix or DESTDIR; `systemd-analyze verify` finds nothing to say.
 source "$(dirname "$0")/lib.sh"

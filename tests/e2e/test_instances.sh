@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Instances (issue 21): `mkdir instances/NAME` makes a second set of event
+# Instances: `mkdir instances/NAME` makes a second set of event
 # triggers, enable states, trace buffer, trace_marker and tracing_on over
 # the same kernel events, as tracefs instances are; `rmdir` removes it with
 # its programs and pins. Kept across restarts (and counting through a

@@ -4,7 +4,7 @@
 # with, pointed at histd's tree (tracefs_set_tracing_dir): tracefs_sql()
 # turns SQL into a synthetic event and the hist triggers that generate it,
 # written through dynamic_events and the trigger files; a latency histogram
-# on that event then counts real wakeups (issue 21). The hist API
+# on that event then counts real wakeups. The hist API
 # (tracefs_hist_alloc, tracefs_hist_start) in an instance the client makes
 # (tracefs_instance_create), and tracefs_synth_alloc, work the same. The
 # clients are tests/e2e/tracefs_sql.c and tracefs_hist.c (targets

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Exact accounting under load (issue 6), with hostile clients (issue 18).
+# Exact accounting under load, with hostile clients.
 # Workers call getppid() as fast as
 # they can for HISTD_LOAD_SECONDS (default 30), counting every call, while a
 # churn loop adds, pauses, continues, clears and removes other triggers on
@@ -40,7 +40,7 @@ SYS=$MNT/events/syscalls
 ENTER=$SYS/sys_enter_getppid
 EXIT=$SYS/sys_exit_getppid
 
-# What careless and hostile users do meanwhile (issue 18), started again
+# What careless and hostile users do meanwhile, started again
 # after each restart: 8 readers blocked on trace_pipe, 100 fds held open on
 # a hist file whose tables change all the time, and a silent and a
 # trickling client on the control socket (tests/e2e/stuck_clients.py).

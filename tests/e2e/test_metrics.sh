@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Every table as Prometheus metrics (issue 22, docs/metrics.md): `histctl
+# Every table as Prometheus metrics (docs/metrics.md): `histctl
 # metrics` over a rich set of triggers (every key kind and modifier) is
 # clean for Debian's `promtool check metrics`, its OpenMetrics form parses
 # with the OpenMetrics parser of Debian's python3-prometheus-client, and the

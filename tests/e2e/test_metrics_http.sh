@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# /metrics over HTTP (issue 22): histd --metrics-listen binds the port and
+# /metrics over HTTP: histd --metrics-listen binds the port and
 # runs histd-exporter on it as --metrics-user, without capabilities and
 # without new privileges; the exporter reads the tables through histd's
 # metrics socket, which answers nothing but metrics. The scraper's Accept

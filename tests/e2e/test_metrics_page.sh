@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The page at / (issue 22): histd-exporter serves every table as HTML with
+# The page at /: histd-exporter serves every table as HTML with
 # the headers that keep it inert (a Content-Security-Policy that allows
 # inline styles only, nosniff); Debian's headless chromium loads it without
 # a console error (and the same check does see a page's error), draws one

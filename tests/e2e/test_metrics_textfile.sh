@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# histd --textfile-dir (issue 22): the metrics written whole to
+# histd --textfile-dir: the metrics written whole to
 # DIR/histd.prom for node_exporter's textfile collector, read by Debian's
 # real prometheus-node-exporter; histd's own metrics in them; a table's
 # label sets past --metrics-max-series counted, not cut silently; a full

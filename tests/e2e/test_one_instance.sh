@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# One histd per tree (issue #18, point 11). A second histd on the same state
+# One histd per tree. A second histd on the same state
 # directory, mount, socket or pin directory exits 1 with the reason and
 # changes nothing: the first one's tree, socket and pins stay, and it goes on
 # counting. After a kill -9, a new histd cleans up what the dead one left

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Percentiles and intervals in histctl (issue 22): `show --percentiles` over
+# Percentiles and intervals in histctl: `show --percentiles` over
 # a known distribution of closed fds (workers of histd_bench_close, each
 # closing a range of invalid fds, filtered on their comms: other tests close
 # fds beside this one), the bucket bounds against the hand computation, per

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Probe events (issue 21): the kernel's uprobe_events (and kprobe_events,
+# Probe events: the kernel's uprobe_events (and kprobe_events,
 # where the kernel has it) through histd's tree. The kernel checks the
 # definition and makes the event; histd attaches a kprobe-type program that
 # computes the record from the registers as the definition says (registers,

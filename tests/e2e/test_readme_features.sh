@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The tree's README names the features histd has in the kernel's words,
 # which tools (the kernel's ftrace selftests, libtracefs) look for before
-# they use one (issue 21). Each phrase it has is backed here by a command
+# they use one. Each phrase it has is backed here by a command
 # histd accepts; the phrases of features histd lacks are not in it.
 source "$(dirname "$0")/lib.sh"
 histd_start

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# A reload compiles each program once, at its end (issue 23). With one
+# A reload compiles each program once, at its end. With one
 # program an event (--triggers-per-program 0), 8 declarations of
 # shapes of their own on one event are 1 compile; the program used to be
 # compiled again with every trigger it gained (8 compiles, 7 thrown away).

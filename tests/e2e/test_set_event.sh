@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Enabled kernel events are recorded into `trace` as the kernel's own trace
-# prints them (issue 21): set_event and the enable files enable them; each
+# prints them: set_event and the enable files enable them; each
 # record reaches histd through the ring and is printed with the event's
 # print fmt. A tracefs instance of this machine's kernel, enabled the same
 # way beside histd, prints the same fork and exec: the lines must agree.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # SIGHUP is the unit's ExecReload= (`systemctl reload histd`): it must leave
 # histd serving its tree, with its triggers and counts. libfuse's handlers
-# made it end histd as SIGTERM does (issue 19, point 1).
+# made it end histd as SIGTERM does.
 source "$(dirname "$0")/lib.sh"
 histd_start
 counted_writes

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Issue 18, point 10: an onchange(...).snapshot() that fires on every event
+# An onchange(...).snapshot() that fires on every event
 # of a getppid() loop, with the trace buffer full. Each snapshot once copied
 # the whole buffer under the engine lock: `cat trigger` took minutes and
 # SIGTERM went unanswered. Now a snapshot swaps the buffers (as the kernel
 # does) and the ring consumer holds the lock for a bounded chunk at a time:
 # reading the trigger file, a trigger write and SIGTERM each answer within
-# two seconds (the issue's bound) while the notices pour in. (Named "storm":
+# two seconds while the notices pour in. (Named "storm":
 # `ctest -E load` leaves out the long load test by name, not this one.)
 source "$(dirname "$0")/lib.sh"
 WORKER_BIN=${HISTD_LOAD_WORKER:-$(dirname "$HISTD_BIN")/histd_load_worker}
@@ -47,7 +47,7 @@ echo "$SNAP if $FILTER" >>"$ENTER/trigger"
 exec 3>"$WORK/go"; exec 3>&-  # go
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
-# elapsed_ok NAME MS: within the issue's bound
+# elapsed_ok NAME MS: within the 2 s bound
 elapsed_ok() {
   echo "$1: $2 ms"
   expect_eq "$1 within 2 s under the snapshot storm" "yes" "$([ "$2" -le 2000 ] && echo yes || echo "no: $2 ms")"

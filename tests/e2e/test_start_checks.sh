@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# What histd refuses at start (issue #18, points 6 and 13), each with a clear
+# What histd refuses at start, each with a clear
 # message and exit 1 before it mounts, listens or pins anything:
 # - options that used to be accepted and then fail every trigger, or hide
 #   what histd serves (a '.' in the pin directory, a pin directory off
@@ -41,7 +41,7 @@ refused() {
 
 mkdir -p "$MNT"
 chmod 0755 "$WORK"  # for uid 65534 to reach its directory below
-# ---- options (point 13)
+# ---- options
 refused "a '.' in the pin directory" \
   "--pin-dir $PIN.d/x: bpffs refuses names with a '.' ($(basename "$PIN").d): every pin would fail" \
   --pin-dir "$PIN.d/x"
@@ -63,7 +63,7 @@ refused "a socket inside the tree" "--socket $MNT/histd.sock is inside --mount $
   --socket "$MNT/histd.sock"
 refused "an unknown group" "no group histd-no-such-group" --group histd-no-such-group
 
-# ---- the state directory (point 6)
+# ---- the state directory
 mkdir -m 0777 "$WORK/open"
 refused "a state directory anyone may write" \
   "the state directory $WORK/open is writable by group or others (mode 0777): refusing it" --state-dir "$WORK/open"

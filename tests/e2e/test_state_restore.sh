@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Nothing saved is lost (issue 18, points 1-4):
+# Nothing saved is lost:
 #  - every form a trigger is printed in comes back after a restart (SIGTERM
 #    and kill -9) with the same trigger lines, synthetic events, enable
 #    state and counts, and `!` + the listed line removes it, through the

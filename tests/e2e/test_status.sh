@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# histctl status (issue #19, point 5), text and JSON: which histd (version,
+# histctl status, text and JSON: which histd (version,
 # pid, uptime), the records the ring buffer to histd lost while histd was
 # stopped (SIGSTOP: nothing drains the ring; the trace says so too, as
 # tracefs does), and the resident compiler: running, restarted, given up.

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # tracing_on, current_tracer and available_tracers, as tracefs has them
-# (issue 21; the kernel's selftests set them before every test):
+# (the kernel's selftests set them before every test):
 # tracing_on 0 stops trace from recording — trace_marker is refused with
 # EBADF and makes no ftrace:print event, a traced synthetic event leaves no
 # line — while hist triggers go on counting, as the kernel's do for events
 # that are not enabled; 1 records again. histd has the nop tracer only.
 # The ring from the programs to histd is mapped into histd only once a
-# program has sent something (issue 23, point 4: a mapped ring is 8 MiB of
+# program has sent something (a mapped ring is 8 MiB of
 # histd's resident size).
 source "$(dirname "$0")/lib.sh"
 histd_start

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The tree's names are fixed, and what would change them fails as it fails
-# on tracefs (issue 21): creating a file EACCES ("Permission denied"),
+# on tracefs: creating a file EACCES ("Permission denied"),
 # making a directory (outside instances/) or link, removing or renaming EPERM, and ENOENT for a
 # name that is not there. Never ENOSYS.
 source "$(dirname "$0")/lib.sh"

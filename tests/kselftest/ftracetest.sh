@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The kernel's own ftrace selftests for event triggers (test.d/trigger of
-# tools/testing/selftests/ftrace), run unchanged against histd's tree
-# (issue 21). They are the kernel's (GPL), not ours: they are taken from
-# Debian's linux-source package at run time, never copied into this
-# repository.
+# tools/testing/selftests/ftrace), run unchanged against histd's tree. They
+# are the kernel's (GPL), not ours: they are taken from Debian's
+# linux-source package at run time, never copied into this repository.
 #
 # ftracetest finds tracefs as the first tracefs line of /proc/mounts. It runs
 # in a mount namespace of its own (unshare -m) in which histd's tree is bound

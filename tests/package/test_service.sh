@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# histd's Debian package under a real systemd (issue 19, points 1 and 3).
+# histd's Debian package under a real systemd.
 # `cpack -G DEB` builds histd_<version>_amd64.deb: its name, Depends:, files
 # and conffiles are checked; it is installed with apt into a fresh Debian 12
 # root (mmdebstrap, or a copy of $HISTD_CT_BASE if set: such a root, never
@@ -150,7 +150,7 @@ expect_eq "a trace_marker line written in the container shows the writer's host 
 kill "$MARKER" 2>/dev/null || true
 wait "$MARKER" 2>/dev/null || true
 
-# The reload applies what /etc/histd/triggers.d declares (issue 19, point 4).
+# The reload applies what /etc/histd/triggers.d declares.
 ct sh -c "echo 'syscalls:sys_enter_close hist:keys=common_pid if comm == \"histdwl\"' \
   >/etc/histd/triggers.d/50-test.conf" || true
 expect_eq "systemctl reload histd succeeds" "0" "$(ct systemctl reload histd >/dev/null 2>&1; echo $?)"

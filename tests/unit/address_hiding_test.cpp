@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Kernel addresses for readers who may not see them (issue #18, point 5):
+// Kernel addresses for readers who may not see them:
 // who may (the kernel's kallsyms_show_value()), which columns may hold one,
 // and what hist, hist.json, onmax() text and trace lines show such readers.
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// How the resident compiler fails, and what histd does then (issue #18,
-// points 13 and 15): a server started in a directory deleted since still
-// compiles; a server that fails on its own, hangs or is killed costs no
-// command (clang compiles), and a killed one is reaped at once and replaced.
+// How the resident compiler fails, and what histd does then: a server
+// started in a directory deleted since still compiles; a server that fails
+// on its own, hangs or is killed costs no command (clang compiles), and a
+// killed one is reaped at once and replaced.
 #include <gtest/gtest.h>
 
 #include <signal.h>

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The object cache loads only what histd wrote (issue #18, point 6): an
-// object modified or planted in it, a symlink in place of one, a file of
-// another user are refused, evicted and compiled again; the unit still
-// compiles.
+// The object cache loads only what histd wrote: an object modified or
+// planted in it, a symlink in place of one, a file of another user are
+// refused, evicted and compiled again; the unit still compiles.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
