@@ -32,14 +32,14 @@ trap cleanup EXIT
 
 # The checkout goes to the same path in there as here: the sanitized
 # build's precompiled headers name their build directory, so only a build
-# at the same path reuses this machine's compiles (below). Under /tmp (the
-# container's own tmpfs) or another mount the container makes, it goes to
-# /root/histd and is compiled again.
+# at the same path reuses this machine's compiles (below). It is copied in
+# after the boot, which empties the container's /tmp; nspawn is asked not
+# to mount a tmpfs of its own there. Under the kernel's file systems it
+# goes to /root/histd (and is compiled again).
 DEST=$SRC
-case $DEST in /tmp/* | /run/* | /dev/* | /proc/* | /sys/*) DEST=/root/histd ;; esac
+case $DEST in /run/* | /dev/* | /proc/* | /sys/*) DEST=/root/histd ;; esac
+export SYSTEMD_NSPAWN_TMPFS_TMP=0
 ct_root "$ROOT"
-mkdir -p "$ROOT$DEST"
-tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./.cache -cf - . | tar -C "$ROOT$DEST" -xf -
 # The host's compile cache is lent to the second command (the first's build
 # is timed as a user's, so it compiles everything): a hit still reads every
 # header the compile includes, so a missing -dev package fails as before.
@@ -51,6 +51,8 @@ if command -v ccache >/dev/null; then
   lend=(--bind="$ccache_dir":/var/cache/histd-ccache)
 fi
 ct_boot "$ROOT" histd-readme --bind=/var/cache/apt/archives "${lend[@]}"
+mkdir -p "$ROOT$DEST"
+tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./.cache -cf - . | tar -C "$ROOT$DEST" -xf -
 
 # What the container leaves listening: the host's listening TCP sockets
 # whose process is in the container's PID namespace.
