@@ -102,7 +102,6 @@ class Runner:
         self.histd = None  # the runner's own histd (Popen) for the block
         self.bin = os.path.join(args.work, "bin")
         os.makedirs(self.bin, exist_ok=True)
-        os.makedirs(args.pin, mode=0o700, exist_ok=True)
         # First in PATH; histctl a copy anyone may run (`as nobody`).
         shutil.copy(args.histctl, os.path.join(self.bin, "histctl"))
         with open(os.path.join(self.bin, "histd"), "w") as f:
