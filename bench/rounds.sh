@@ -3,7 +3,8 @@
 # (bench/uprobe.sh, bench/eprobe.sh): runs the caller's `variant NAME`
 # (which prints one figure) for every NAME in ROUNDS interleaved rounds,
 # the names in a shuffled order each round, then prints each one's median
-# and min..max, labelled with UNIT.
+# and min..max, labelled with UNIT; with ROUNDS_DIR set, each NAME's
+# figures in round order to ROUNDS_DIR/NAME as well (for paired figures).
 #   interleaved_rounds UNIT NAME...
 # And `with_bpftrace PROGRAM`: the caller's `run` while bpftrace runs
 # PROGRAM (once it says it attached, and half a second more); BT holds its
@@ -30,6 +31,7 @@ interleaved_rounds() {
     echo "round $r done" >&2
   done
   for v in "$@"; do
+    [ -z "${ROUNDS_DIR:-}" ] || echo "${figures[$v]}" >"$ROUNDS_DIR/$v"
     python3 - "$v" "$unit" ${figures[$v]} <<'PY'
 import statistics, sys
 v, unit, xs = sys.argv[1], sys.argv[2], sorted(int(x) for x in sys.argv[3:])

@@ -12,8 +12,13 @@
 //   form_task_*: the variables in task-local storage instead (the task the
 //                pid names), the tables per-CPU hashes of hit counts.
 //   form_min_*:  as form_task, but the three variables in one task-local
-//                storage: one lookup a switch where form_task makes three
-//                (the least a program keeping the kernel's tables can do).
+//                storage: one lookup a switch where form_task makes three.
+//   form_lean_*: as form_min, and the six tables' hit counts by pid kept in
+//                that storage too, folded into per-CPU hashes by pid when
+//                the task exits (form_lean_exit) and by a reader walking
+//                the tasks: no hash on the hot path at all, only the task's
+//                storage and the .log2 array (the least a program keeping
+//                the kernel's tables can do).
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -239,6 +244,91 @@ int form_min_switch(__u64 *ctx) {
   min_match(v, 0, &pcpu_lw, pid, now);
   min_match(v, 1, &pcpu_ln, pid, now);
   min_match(v, 2, &pcpu_lp, pid, now);
+  return 0;
+}
+
+// ---- the counts where the task is too ----
+
+struct lean {
+  __u64 ts[3];
+  __u64 set;     /* bit i: ts[i] holds a value not yet read */
+  __u64 hits[6]; /* the wakeup tables' counts, then the switch tables' */
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct lean);
+} task_lean SEC(".maps");
+
+static __always_inline void lean_set(int i, struct task_struct *t, __u64 now) {
+  struct lean *v = bpf_task_storage_get(&task_lean, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!v)
+    return;
+  v->hits[i & 3]++;
+  v->ts[i & 3] = now;
+  v->set |= 1ull << i;
+}
+
+static __always_inline void lean_match(struct lean *v, int i, __u64 now) {
+  if (!(v->set & (1ull << i)))
+    return;
+  v->set &= ~(1ull << i);
+  v->hits[3 + (i & 3)]++;
+  synth_latency(now - v->ts[i & 3]);
+}
+
+SEC("tp_btf/sched_wakeup")
+int form_lean_wakeup(__u64 *ctx) {
+  lean_set(0, (void *)ctx[0], bpf_ktime_get_ns());
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int form_lean_wakeup_new(__u64 *ctx) {
+  lean_set(1, (void *)ctx[0], bpf_ktime_get_ns());
+  return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int form_lean_switch(__u64 *ctx) {
+  const __u64 now = bpf_ktime_get_ns();
+  struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+  if (!ctx[0] && (__u32)ctx[3] == 0)
+    lean_set(2, prev, now);
+  struct lean *v = bpf_task_storage_get(&task_lean, next, 0, 0);
+  if (!v || !v->set)
+    return 0;
+  lean_match(v, 0, now);
+  lean_match(v, 1, now);
+  lean_match(v, 2, now);
+  return 0;
+}
+
+static __always_inline void fold(void *table, __u32 pid, __u64 hits) {
+  if (!hits)
+    return;
+  struct hit zero = {};
+  struct hit *h = lookup_or_init(table, &pid, &zero);
+  if (h)
+    h->hits += hits;
+}
+
+// The task's counts outlive it, as the kernel's tables keep a pid's entry.
+SEC("tp_btf/sched_process_exit")
+int form_lean_exit(__u64 *ctx) {
+  struct task_struct *t = (void *)ctx[0];
+  struct lean *v = bpf_task_storage_get(&task_lean, t, 0, 0);
+  if (!v)
+    return 0;
+  const __u32 pid = t->pid;
+  fold(&pcpu_tw, pid, v->hits[0]);
+  fold(&pcpu_tn, pid, v->hits[1]);
+  fold(&pcpu_tp, pid, v->hits[2]);
+  fold(&pcpu_lw, pid, v->hits[3]);
+  fold(&pcpu_ln, pid, v->hits[4]);
+  fold(&pcpu_lp, pid, v->hits[5]);
   return 0;
 }
 

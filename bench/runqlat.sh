@@ -25,7 +25,8 @@
 #             and the kernel's form written by hand, bench/runq_form.bpf.c:
 #             form_hash with every variable in its trigger's table, as the
 #             kernel and histd keep them, form_task with the variables in
-#             task-local storage, form_min with the three in one) while
+#             task-local storage, form_min with the three in one, form_lean
+#             with the tables' counts by pid there too) while
 #             `perf bench sched pipe` (Debian's linux-perf) passes a token
 #             between two processes pinned to one CPU: every round trip is two wakeups and two switches, and
 #             nothing else runs there, so what a tracer adds shows above
@@ -50,6 +51,8 @@
 # Interleaved rounds, shuffled; medians (min..max).
 #   bash bench/runqlat.sh   (root; ROUNDS=5 GROUPS_=4 LOOPS=1000 BLOCKS=1000000,
 #                            PIPE_LOOPS=100000, PIPE_ROUNDS=15,
+#                            PIPE_VARIANTS="pipe_none pipe_floor_btf ...":
+#                            some of the pipe section's variants,
 #                            SECTIONS="runqlat pipe syscalls agree": any of them,
 #                            HISTD_BUILD=dir: that build)
 set -euo pipefail
@@ -60,6 +63,8 @@ LOOPS=${LOOPS:-1000}
 BLOCKS=${BLOCKS:-1000000}
 PIPE_LOOPS=${PIPE_LOOPS:-100000}
 PIPE_ROUNDS=${PIPE_ROUNDS:-15}
+PIPE_VARIANTS=${PIPE_VARIANTS:-pipe_none pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash pipe_form_task
+  pipe_form_min pipe_form_lean pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc}
 SECTIONS=${SECTIONS:-runqlat pipe syscalls agree}
 B=$(realpath "${HISTD_BUILD:-build}")
 BCC_RUNQLAT=/usr/sbin/runqlat
@@ -171,6 +176,24 @@ bpf_times() {
 print(f"{sys.argv[1]:9s} {statistics.median(xs):7.0f} {sys.argv[2]} ({xs[0]}..{xs[-1]})")' "$v" "$unit" $(cat "$WORK/bpf_of_$v")
   done
 }
+# What each variant adds to the untraced round trip of the same round
+# (the host's pace drifts between rounds more than a tracer costs), the
+# median over the rounds, and as a multiple of the BTF-typed floor's.
+added_per_round() {
+  local dir=$1
+  shift
+  [ -f "$dir/pipe_none" ] || return 0
+  echo "added to the same round's untraced round trip, median over the rounds (× the BTF-typed floor's):"
+  python3 - "$dir" "$@" <<'PY'
+import pathlib, statistics, sys
+d = pathlib.Path(sys.argv[1])
+runs = {v: [int(x) for x in (d / v).read_text().split()] for v in sys.argv[2:]}
+added = {v: statistics.median(a - b for a, b in zip(xs, runs["pipe_none"])) for v, xs in runs.items() if v != "pipe_none"}
+floor = added.get("pipe_floor_btf")
+for v, ns in added.items():
+    print(f"{v:9s} {ns:7.0f} ns" + (f" ({ns / floor:.2f}×)" if floor and floor > 0 else ""))
+PY
+}
 one() {
   case $1 in
     runqlat_none) hackbench_ms ;;
@@ -186,10 +209,11 @@ one() {
                                                  clock_btf_wakeup_new:raw:sched_wakeup_new clock_btf_switch:raw:sched_switch)
             "$B/histd_bench_attach" "$B/bpf/empty.bpf.o" "${floor[@]}" -- \
         bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
-    pipe_form_hash | pipe_form_task | pipe_form_min)
-      local f=${1#pipe_}
+    pipe_form_hash | pipe_form_task | pipe_form_min | pipe_form_lean)
+      local f=${1#pipe_} exit=()
+      [ "$f" != form_lean ] || exit=(form_lean_exit:raw:sched_process_exit)
       "$B/histd_bench_attach" "$B/bpf/runq_form.bpf.o" "${f}_wakeup:raw:sched_wakeup" \
-        "${f}_wakeup_new:raw:sched_wakeup_new" "${f}_switch:raw:sched_switch" -- \
+        "${f}_wakeup_new:raw:sched_wakeup_new" "${f}_switch:raw:sched_switch" "${exit[@]}" -- \
         bash -c "$(declare -f bpf_snap bpf_since pipe_ns); WORK=$WORK PIPE_LOOPS=$PIPE_LOOPS pipe_ns" ;;
     pipe_histd) runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off ;;
     pipe_histd_classic) T=$CLASSIC && runqlat_on 'hist:keys=lat.log2' && pipe_ns && runqlat_off && T=$TREE ;;
@@ -214,11 +238,12 @@ if [[ " $SECTIONS " == *" runqlat "* ]]; then
 fi
 if [[ " $SECTIONS " == *" pipe "* ]]; then
   echo "perf bench sched pipe -l $PIPE_LOOPS on one CPU, ns per round trip (two wakeups, two switches):"
-    ROUNDS=$PIPE_ROUNDS interleaved_rounds "ns" pipe_none pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash \
-    pipe_form_task pipe_form_min pipe_histd pipe_histd_classic pipe_bpftrace pipe_bcc
+  read -ra pipe_variants <<<"$PIPE_VARIANTS"
+  mkdir -p "$WORK/rounds"
+  ROUNDS=$PIPE_ROUNDS ROUNDS_DIR=$WORK/rounds interleaved_rounds "ns" "${pipe_variants[@]}"
   echo "the same runs: BPF run time per round trip:"
-  bpf_times ns pipe_floor pipe_floor_btf pipe_floor_btf_clock pipe_form_hash pipe_form_task pipe_form_min pipe_histd \
-    pipe_histd_classic pipe_bpftrace pipe_bcc
+  bpf_times ns $(printf '%s\n' "${pipe_variants[@]}" | grep -vx pipe_none)
+  added_per_round "$WORK/rounds" "${pipe_variants[@]}"
 fi
 if [[ " $SECTIONS " == *" syscalls "* ]]; then
   echo "dd of $BLOCKS 512-byte blocks, /dev/zero to /dev/null; a count by process and system call:"
