@@ -3,7 +3,10 @@
 #include "test_paths.h"
 
 #include <bpf/bpf.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
 
 #include <filesystem>
 #include <random>
@@ -117,7 +120,12 @@ std::string unique_suffix(size_t n) {
   return out;
 }
 
+// A machine booted without systemd may have no bpffs at /sys/fs/bpf yet:
+// histd mounts it for its pin directory, and so does a test for its own.
+// Should the mount fail (not root), pinning there fails and says so.
 std::filesystem::path test_pin_dir(const std::string& tag) {
+  struct statfs st {};
+  if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type != BPF_FS_MAGIC) mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr);
   return std::filesystem::path("/sys/fs/bpf") /
          ("histd-test-" + tag + "-" + unique_suffix() + "-" + std::to_string(getpid()));
 }
