@@ -54,7 +54,10 @@ class Browser:
         if os.geteuid() == 0:
             args.insert(1, "--no-sandbox")  # chromium's sandbox refuses root
         log = os.open(os.path.join(user_data_dir, "browser.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        self.pid = os.posix_spawnp("chromium", args, os.environ, file_actions=[
+        # Its singleton socket goes below TMPDIR and outlives a SIGKILL
+        # (close()): in the user data directory, the test removes it.
+        env = dict(os.environ, TMPDIR=user_data_dir)
+        self.pid = os.posix_spawnp("chromium", args, env, file_actions=[
             (os.POSIX_SPAWN_DUP2, to_browser_r, 3), (os.POSIX_SPAWN_DUP2, from_browser_w, 4),
             (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)], setsid=True)
         for fd in (to_browser_r, from_browser_w, log):
