@@ -12,6 +12,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "histd/digest.h"
@@ -51,11 +52,16 @@ bool write_file(const fs::path& p, const std::string& data) {
   return static_cast<bool>(out);
 }
 
-// The helper headers every unit includes: part of what an object depends on.
+// The headers units include (every unit the first five, a unit entered
+// BTF-typed the last too; CMakeLists.txt installs them): part of what an
+// object depends on, so a cached object built from other texts is not used.
+constexpr std::string_view kUnitHeaders[] = {"hist_helpers.bpf.h", "hist_shared.h",    "probe_entry.bpf.h",
+                                             "chain.bpf.h",        "event_pids.bpf.h", "btf_entry.bpf.h"};
+
 std::string helper_text(const BpfPaths& paths) {
-  return read_file(paths.include_dir / "hist_helpers.bpf.h") + read_file(paths.include_dir / "hist_shared.h") +
-         read_file(paths.include_dir / "probe_entry.bpf.h") + read_file(paths.include_dir / "chain.bpf.h") +
-         read_file(paths.include_dir / "event_pids.bpf.h");
+  std::string text;
+  for (std::string_view header : kUnitHeaders) text += read_file(paths.include_dir / header);
+  return text;
 }
 
 // A tool's output can be long (clang prints every error of a unit): the

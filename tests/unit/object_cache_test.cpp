@@ -141,5 +141,32 @@ TEST_F(ObjectCacheTest, CacheDirectoryWritableByOthersIsNotUsed) {
   EXPECT_EQ(compiles_for_next(false), 1u) << "an object was stored in a directory others may write";
 }
 
+// A header the units include, changed with the compiler as it was (an
+// upgrade of histd's headers alone, or clang spawned with HISTD_CC=): the
+// cached object was built from the old text, so it is compiled again.
+TEST(ObjectCacheHeaders, AnyHeaderOfTheUnitsChangedMeansACompile) {
+  TempDir dir;
+  BpfPaths paths = paths_with(fs::path());
+  fs::copy(paths.include_dir, dir.path() / "include", fs::copy_options::recursive);
+  paths.include_dir = dir.path() / "include";
+  const std::string src = unit("hist:keys=fd:vals=count");
+  auto compiles = [&] {
+    Compiler c(paths, dir.path() / "cache");
+    EXPECT_TRUE(c.compile(src).ok());
+    return c.stats().by_clang;
+  };
+  ASSERT_EQ(compiles(), 1u);
+  ASSERT_EQ(compiles(), 0u);
+  int headers = 0;
+  for (const auto& e : fs::directory_iterator(paths.include_dir)) {
+    if (e.path().extension() != ".h") continue;
+    ++headers;
+    std::ofstream(e.path(), std::ios::app) << "/* changed */\n";
+    EXPECT_EQ(compiles(), 1u) << e.path().filename() << " changed, and its old object was loaded";
+    EXPECT_EQ(compiles(), 0u) << e.path().filename();
+  }
+  EXPECT_GE(headers, 6);
+}
+
 }  // namespace
 }  // namespace histd::runtime
