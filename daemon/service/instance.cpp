@@ -4,12 +4,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -23,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "histd/runtime.h"
 #include "service/startup.h"
 
 namespace histd::daemon {
@@ -86,18 +85,6 @@ Status check_socket(const std::string& path) {
   return refuse(fmt::format("another {} listens on {}", known ? describe(peer.pid) : "process", path));
 }
 
-// bpffs where the pin directory lives: an empty /sys/fs/bpf gets one.
-Status ensure_bpffs(const fs::path& pin_dir) {
-  fs::path existing = pin_dir;
-  std::error_code ec;
-  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.root_path())
-    existing = existing.parent_path();
-  struct statfs st {};
-  if (statfs(existing.c_str(), &st) == 0 && st.f_type == BPF_FS_MAGIC) return ok_status();
-  if (existing == "/sys/fs/bpf" && mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) == 0) return ok_status();
-  return fail_errno("mounting bpffs at /sys/fs/bpf for --pin-dir " + pin_dir.string());
-}
-
 }  // namespace
 
 std::string lock_holder(int fd) {
@@ -146,7 +133,7 @@ Expected<Instance> Instance::claim(const Options& opt) {
   if (auto ok = check_mount(opt.mount); !ok) return unexpected(std::move(ok).error());
   if (auto ok = check_socket(opt.socket); !ok) return unexpected(std::move(ok).error());
   if (!opt.pin_dir.empty()) {
-    if (auto ok = ensure_bpffs(opt.pin_dir); !ok) return unexpected(std::move(ok).error());
+    if (auto ok = runtime::ensure_bpffs(opt.pin_dir); !ok) return unexpected(std::move(ok).error());
     auto pin_lock = lock_dir(opt.pin_dir, "the pin directory", true);
     if (!pin_lock) return unexpected(std::move(pin_lock).error());
     inst.pin_lock_ = std::move(*pin_lock);

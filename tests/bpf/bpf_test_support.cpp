@@ -3,10 +3,7 @@
 #include "test_paths.h"
 
 #include <bpf/bpf.h>
-#include <linux/magic.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/vfs.h>
 
 #include <filesystem>
 #include <random>
@@ -124,10 +121,10 @@ std::string unique_suffix(size_t n) {
 // histd mounts it for its pin directory, and so does a test for its own.
 // Should the mount fail (not root), pinning there fails and says so.
 std::filesystem::path test_pin_dir(const std::string& tag) {
-  struct statfs st {};
-  if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type != BPF_FS_MAGIC) mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr);
-  return std::filesystem::path("/sys/fs/bpf") /
-         ("histd-test-" + tag + "-" + unique_suffix() + "-" + std::to_string(getpid()));
+  auto dir = std::filesystem::path("/sys/fs/bpf") /
+             ("histd-test-" + tag + "-" + unique_suffix() + "-" + std::to_string(getpid()));
+  (void)runtime::ensure_bpffs(dir);
+  return dir;
 }
 
 // 8 + 1 + 6 characters: a comm holds 15.

@@ -323,6 +323,11 @@ class HostPids {
 Expected<uint32_t> test_run(int test_prog_fd, std::span<const uint8_t> record, uint64_t ts = 0,
                             const char* comm = nullptr);
 
+// Mounts bpffs at /sys/fs/bpf when `pin_dir` is to be below it and it is
+// not mounted yet (a machine booted without systemd), once however many
+// ask at the same time; ok when the pin directory is on bpffs already.
+Status ensure_bpffs(const std::filesystem::path& pin_dir);
+
 // Raises RLIMIT_MEMLOCK for kernels that still charge BPF memory to it and
 // routes libbpf's messages to stderr only when `verbose`.
 void init_libbpf(bool verbose);
