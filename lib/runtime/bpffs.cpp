@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/file.h>
@@ -26,7 +27,8 @@ Status ensure_bpffs(const std::filesystem::path& pin_dir) {
     existing = existing.parent_path();
   if (is_bpffs(existing)) return ok_status();
   if (existing != "/sys/fs/bpf")
-    return fail_errno("mounting bpffs at /sys/fs/bpf for the pin directory " + pin_dir.string());
+    return fail(ErrorKind::Invalid, EINVAL,
+                "the pin directory " + pin_dir.string() + " is not on bpffs, which histd mounts only at /sys/fs/bpf");
   // Two starting together (histds, tests) must not both mount: a second
   // bpffs over the first would hide what the first pinned. The lock is on
   // the directory below the mount, so whoever opened it after the mount
