@@ -29,9 +29,7 @@ const volatile __u32 histd_next_slot SEC(".rodata.chain") = 1;
 #define HISTD_RUN_RECORD(handler, rec, needs_ts, needs_pid)                    \
   if (histd_pid_ignored(rec))                                                  \
     return 0;                                                                  \
-  struct histd_common c = {0};                                                 \
-  if (needs_pid)                                                               \
-    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
+  struct histd_common c = {.pid = histd_entry_pid(needs_pid)};                 \
   if (needs_ts)                                                                \
     c.ts = bpf_ktime_get_ns();                                                 \
   handler(ctx, rec, &c);                                                       \

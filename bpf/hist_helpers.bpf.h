@@ -78,6 +78,15 @@ struct histd_common {
   __u64 comm; /* injected records: a user pointer to the task's comm; 0: current */
 };
 
+/* An entry asks the kernel for common_pid (a helper call) only when the
+ * unit reads it. Otherwise the pid is HISTD_PID_UNREAD, which a generated
+ * record starts with, and a traced one asks for the pid then
+ * (histd_synth_trace): the only way such a record leaves the program. */
+#define HISTD_PID_UNREAD ((__u64)-1)
+static __always_inline __u64 histd_entry_pid(int needs_pid) {
+  return needs_pid ? (__u32)bpf_get_current_pid_tgid() : HISTD_PID_UNREAD;
+}
+
 /* The comm of the task the event belongs to. */
 static __always_inline void histd_comm(const struct histd_common *c, void *dst, __u32 size) {
   if (c->comm) {
@@ -170,6 +179,8 @@ static __always_inline void histd_synth_trace(const struct histd_common *c, stru
     return;
   b->n.cpu = bpf_get_smp_processor_id();
   histd_comm(c, b->n.comm, sizeof(b->n.comm));
+  if (c->pid == HISTD_PID_UNREAD)
+    *(__s32 *)(b->rec + 4) = (__s32)bpf_get_current_pid_tgid();
   if (bpf_ringbuf_output(&histd_ring, b, sizeof(struct histd_notice) + size, 0))
     histd_count_lost(HISTD_LOST_TRACE);
 }

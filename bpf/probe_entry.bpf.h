@@ -21,9 +21,7 @@
   if (!buf)                                                                    \
     return 0;                                                                  \
   __u8 *rec = buf->data;                                                       \
-  struct histd_common c = {0};                                                 \
-  if (needs_pid)                                                               \
-    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
+  struct histd_common c = {.pid = histd_entry_pid(needs_pid)};                 \
   if (needs_ts)                                                                \
     c.ts = bpf_ktime_get_ns();                                                 \
   *(__u64 *)rec = 0

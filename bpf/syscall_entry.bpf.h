@@ -28,9 +28,7 @@
     return 0;                                                                  \
   __u64 *rec = (__u64 *)buf->data;                                             \
   const void *regs = (const void *)ctx[0];                                     \
-  struct histd_common c = {0};                                                 \
-  if (needs_pid)                                                               \
-    c.pid = (__u32)bpf_get_current_pid_tgid();                                 \
+  struct histd_common c = {.pid = histd_entry_pid(needs_pid)};                 \
   if (needs_ts)                                                                \
     c.ts = bpf_ktime_get_ns();                                                 \
   rec[0] = 0

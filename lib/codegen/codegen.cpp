@@ -403,7 +403,8 @@ std::string pid_check(const PidCheck& check) {
 std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>& triggers,
                         const std::vector<const TriggerInput*>& all,
                         const std::vector<const ControlInput*>& all_controls, bool notices,
-                        const plan::TypedFilter* eprobe_filter) {
+                        const plan::TypedFilter* eprobe_filter,
+                        const std::optional<std::vector<detail::RecordRange>>& reads) {
   bool needs_ts = notices;
   for (const TriggerInput& t : triggers)
     needs_ts = needs_ts || (t.plan->uses_timestamp() && t.plan->clock_source == plan::HistPlan::Clock::Mono);
@@ -414,6 +415,7 @@ std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>
   for (const ControlInput* e : all_controls)
     reads_pid = reads_pid || (e->filter && detail::reads_common_pid(*e->filter));
   reads_pid = reads_pid || (eprobe_filter && detail::reads_common_pid(*eprobe_filter));
+  reads_pid = reads_pid || any_eprobes(all);
   const int pid = reads_pid ? 1 : 0;
   std::string out;
   switch (entry.kind) {
@@ -430,7 +432,7 @@ std::string entry_point(const EventEntry& entry, const std::vector<TriggerInput>
       out += detail::probe_entry(entry.probe, ts, pid);
       break;
     case EventEntry::Kind::Btf:
-      out += detail::btf_entry(entry.btf, ts, pid);
+      out += detail::btf_entry(entry.btf, ts, pid, reads);
       break;
   }
   if (entry.test_entry) out += fmt::format("HISTD_TEST_ENTRY(handle, {})\n", ts);
@@ -479,7 +481,10 @@ GeneratedUnit generate_event_unit(const std::vector<TriggerInput>& triggers, con
   // A traced record, a stack and a snapshot notice carry their task and time.
   const bool notices = stacks || any_control(u.controls, ControlKind::Snapshot);
   out += pid_check(entry.pids);
-  out += entry_point(entry, triggers, u.triggers, u.controls, notices, eprobe_filter);
+  // A traced record is sent whole; otherwise a BTF-typed entry builds what is read.
+  std::optional<std::vector<detail::RecordRange>> reads;
+  if (!record) reads = detail::record_reads(triggers, enables, entry.pids);
+  out += entry_point(entry, triggers, u.triggers, u.controls, notices, eprobe_filter, reads);
   if (entry.kind == EventEntry::Kind::Btf) return {std::move(out), std::move(em.constants), {}};
   std::string body = out.substr(head);
   std::vector<RecordField> fields = detail::lift_record_fields(body);

@@ -31,9 +31,9 @@ bool reads_common_pid(const plan::TypedFilter& f) {
 }
 
 bool reads_common_pid(const plan::HistPlan& p) {
-  for (const plan::ActionPlan& a : p.actions)
-    // A generated event's record starts with the pid (histd_synth_begin).
-    if (a.handler == parse::Action::Handler::OnMatch || a.kind == parse::Action::Kind::Trace) return true;
+  // A generated event's record starts with the pid (histd_synth_begin),
+  // which a traced one asks for itself when the entry did not
+  // (HISTD_PID_UNREAD); eprobes on it are the entry's to ask for.
   if (p.filter && reads_common_pid(*p.filter)) return true;
   for (const plan::KeyField& k : p.keys)
     if (table::key_traits(k.display).holds == table::KeyHolds::Number && is_pid(k.access)) return true;
@@ -41,9 +41,12 @@ bool reads_common_pid(const plan::HistPlan& p) {
     if (v.expr ? reads_pid(*v.expr, v.expr->root) : is_pid(v.access)) return true;
   for (const plan::Variable& v : p.vars)
     if (reads_pid(v.expr, v.expr.root)) return true;
-  for (const plan::ActionPlan& a : p.actions)
+  for (const plan::ActionPlan& a : p.actions) {
+    for (const plan::ActionParam& prm : a.params)
+      if (reads_pid(prm.value, prm.value.root)) return true;
     for (const plan::SavedField& f : a.saves)
       if (!f.is_string && is_pid(f.access)) return true;
+  }
   return false;
 }
 

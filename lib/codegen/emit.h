@@ -48,12 +48,25 @@ std::string emit_record(const RecordInput& r, const std::string& filter);
 std::string emit_control(size_t i, const ControlInput& in, const std::string& filter);
 std::string emit_stack_buffer();
 
+// Bytes of the event's record a unit reads (record_reads.cpp): its own
+// triggers' fields (keys, values, variables, filters, action params and
+// saves), its controls' filters' and the pid check's.
+struct RecordRange {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+std::vector<RecordRange> record_reads(const std::vector<TriggerInput>& triggers,
+                                      const std::vector<ControlInput>& controls, const PidCheck& pids);
+bool reads_any(const std::vector<RecordRange>& reads, uint32_t offset, uint32_t size);
+
 // The kprobe program of a probe event (probe_entry.cpp): rebuilds the
 // record in per-CPU scratch, then runs `handle` on it.
 std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid);
 // The tp_btf program of a tracepoint entered BTF-typed (probe_entry.cpp):
-// builds the record from the arguments.
-std::string btf_entry(const BtfEntry& entry, int needs_ts, int needs_pid);
+// builds the fields of the record the unit reads (`reads`; all of them
+// when none is given) from the arguments.
+std::string btf_entry(const BtfEntry& entry, int needs_ts, int needs_pid,
+                      const std::optional<std::vector<RecordRange>>& reads);
 // Its arguments alone: each computed from `ctx` (a register set, or the
 // attached event's record) into `rec` from `data` on.
 std::string probe_values(const ProbeEntry& entry);

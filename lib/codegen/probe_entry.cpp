@@ -97,10 +97,12 @@ std::string probe_entry(const ProbeEntry& entry, int needs_ts, int needs_pid) {
   return out;
 }
 
-std::string btf_entry(const BtfEntry& entry, int needs_ts, int needs_pid) {
+std::string btf_entry(const BtfEntry& entry, int needs_ts, int needs_pid,
+                      const std::optional<std::vector<RecordRange>>& reads) {
   std::string out = fmt::format("SEC(\"tp_btf/{}\")\nint event_prog(__u64 *ctx) {{\n", entry.target);
   out += fmt::format("  HISTD_BTF_ENTRY_BEGIN({}, {});\n", needs_ts, needs_pid);
   for (const BtfEntry::Store& s : entry.stores) {
+    if (reads && !reads_any(*reads, s.offset, s.size)) continue;
     if (s.comm)
       out += fmt::format("  histd_btf_comm(rec + {}, {});\n", s.offset, s.value);
     else

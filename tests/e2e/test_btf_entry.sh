@@ -119,4 +119,25 @@ expect_eq "counts kept over the switch" "$rows_before" "$(rows "$MNT/events/sche
 expect_eq "hist_debug says the classic tracepoint" "3" \
   "$(grep -c '^  attached: tracepoint sched:sched_switch$' "$MNT/events/sched/sched_switch/hist_debug")"
 expect_eq "no BTF-typed pins left" "0" "$(find "$PIN" -name '*-btf_*' | wc -l)"
+# A traced event generated on a switch carries the task it ran in (prev):
+# the entry, whose triggers read no common_pid, leaves the pid to the trace.
+kill -TERM "$HISTD_PID"; wait "$HISTD_PID" || true
+histd_start
+: >"$MNT/events/sched/sched_switch/trigger"
+echo 'sw_lat u64 lat; pid_t prev' >"$MNT/synthetic_events"
+echo 'hist:keys=pid:ts0=common_timestamp.usecs' >"$MNT/events/sched/sched_waking/trigger"
+echo 'hist:keys=next_pid:l=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).sw_lat($l,prev_pid)' \
+  >"$MNT/events/sched/sched_switch/trigger"
+echo 1 >"$MNT/events/synthetic/sw_lat/enable"
+for _ in 1 2 3 4 5; do sleep 0.02; done
+echo 0 >"$MNT/events/synthetic/sw_lat/enable"
+traced=$(python3 - "$MNT/trace" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if " sw_lat: " in l]
+m = [re.match(r"^ *\S+-(-?\d+) +\[\d{3}\] .*: sw_lat: lat=\d+ prev=(-?\d+)$", l.rstrip()) for l in lines]
+own = sum(1 for x in m if x and x.group(1) == x.group(2) and x.group(1) != "-1")
+print("yes" if lines and own == len(lines) else f"{own} of {len(lines)}: {lines[:3]}")
+PY
+)
+expect_eq "each traced record's task is the switch's prev task" "yes" "$traced"
 finish

@@ -11,7 +11,9 @@
 #include "fixtures.h"
 #include "histd/catalog.h"
 #include "histd/codegen.h"
+#include "histd/parse.h"
 #include "histd/pipeline.h"
+#include "histd/plan.h"
 
 namespace histd::pipeline {
 namespace {
@@ -91,6 +93,72 @@ TEST(BtfEntry, AFormatUnlikeTheRowKeepsTheClassicEntry) {
   EXPECT_FALSE(btf_entry(edited(*sw, "{ 0x00000080, \"I\" }", "{ 0x00000100, \"I\" }"), true));
   // The edit itself keeps a format histd would enter BTF-typed.
   EXPECT_TRUE(btf_entry(edited(*sw, "next_prio", "next_prio"), true));
+}
+
+// The stores the entry in `src` builds the record with, in the record's
+// order: one line each.
+std::vector<std::string> stores_in(const std::string& src) {
+  std::vector<std::string> out;
+  size_t at = src.find("HISTD_BTF_ENTRY_BEGIN");
+  const size_t end = src.find("HISTD_BTF_ENTRY_END");
+  if (at == std::string::npos || end == std::string::npos) return {"no BTF entry"};
+  for (at = src.find('\n', at) + 1; src.find('\n', at) < end; at = src.find('\n', at) + 1)
+    out.push_back(src.substr(at, src.find('\n', at) - at));
+  return out;
+}
+
+// Only the fields something reads are built: a task's comm is a cache line
+// of its own, cold on a switch. The pid check reads the pids it may decide by.
+TEST(BtfEntry, TheEntryBuildsOnlyTheFieldsTheUnitReads) {
+  const auto sw = fixture_format("sched", "sched_switch");
+  const auto wakeup = fixture_format("sched", "sched_wakeup");
+  ASSERT_TRUE(sw && wakeup);
+  const std::string prev_pid = "  *(__u32 *)(rec + 24) = (__u32)(HISTD_BTF_TASK(ctx, 1)->pid);";
+  const std::string next_pid = "  *(__u32 *)(rec + 56) = (__u32)(HISTD_BTF_TASK(ctx, 2)->pid);";
+  const std::string prev_comm = "  histd_btf_comm(rec + 8, HISTD_BTF_TASK(ctx, 1));";
+  const std::string next_comm = "  histd_btf_comm(rec + 40, HISTD_BTF_TASK(ctx, 2));";
+  const std::string prev_prio = "  *(__u32 *)(rec + 28) = (__u32)(HISTD_BTF_TASK(ctx, 1)->prio);";
+  const std::string state = "  *(__u64 *)(rec + 32) = (__u64)(histd_btf_switch_state(ctx));";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"hist:keys=next_pid", {prev_pid, next_pid}},
+      {"hist:keys=common_pid", {prev_pid, next_pid}},
+      {"hist:keys=next_comm", {prev_pid, next_comm, next_pid}},
+      {"hist:keys=next_pid if prev_comm ~ \"k*\"", {prev_comm, prev_pid, next_pid}},
+      {"hist:keys=next_pid:vals=prev_prio", {prev_pid, prev_prio, next_pid}},
+      {"hist:keys=next_pid:s=prev_state", {prev_pid, state, next_pid}},
+      {"hist:keys=next_pid:m=prev_prio:onmax($m).save(prev_comm)", {prev_comm, prev_pid, prev_prio, next_pid}},
+  };
+  for (const auto& [cmd, expected] : cases) {
+    auto compiled = compile(cmd, *sw);
+    ASSERT_TRUE(compiled.ok()) << cmd << ": " << compiled.error().message();
+    EXPECT_EQ(stores_in(compiled->unit.source), expected) << cmd;
+  }
+  auto woken = compile("hist:keys=target_cpu", *wakeup);
+  ASSERT_TRUE(woken.ok());
+  EXPECT_EQ(stores_in(woken->unit.source),
+            (std::vector<std::string>{"  *(__u32 *)(rec + 24) = (__u32)(HISTD_BTF_TASK(ctx, 0)->pid);",
+                                      "  *(__u32 *)(rec + 32) = (__u32)(HISTD_BTF_TASK(ctx, 0)->thread_info.cpu);"}));
+}
+
+// An enabled event's record goes to the trace buffer whole: every field is built.
+TEST(BtfEntry, ATracedRecordIsBuiltWhole) {
+  const auto sw = fixture_format("sched", "sched_switch");
+  ASSERT_TRUE(sw);
+  auto planned = plan::plan_hist(*parse::parse_hist("hist:keys=next_pid"), *sw);
+  ASSERT_TRUE(planned.ok());
+  EventParts parts;
+  parts.own.hist.push_back({&*planned, 0});
+  parts.btf = btf_entry(*sw, true);
+  parts.record = record_input(*sw);
+  auto unit = event_unit(parts);
+  ASSERT_TRUE(unit);
+  unit->entry.pids = pid_check(*sw);
+  EXPECT_EQ(stores_in(compile_event(*unit).source).size(), 7u);
+  parts.record.reset();
+  unit = event_unit(parts);
+  ASSERT_TRUE(unit);
+  unit->entry.pids = pid_check(*sw);
+  EXPECT_EQ(stores_in(compile_event(*unit).source).size(), 2u);
 }
 
 TEST(BtfEntry, TheProgramBuildsTheRecordBeforeAnythingReadsIt) {

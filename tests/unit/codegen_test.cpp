@@ -439,10 +439,26 @@ TEST(Codegen, TheEntryAsksForCommonPidOnlyWhenRead) {
     const std::string entry = fmt::format("HISTD_EVENT_ENTRY(handle, 0, {})\n", reads ? 1 : 0);
     EXPECT_NE(src.find(entry), std::string::npos) << cmd << ": expected " << entry;
   }
-  // A generated synthetic record carries the task's pid.
-  const std::string synth = inter_event_unit().source;
-  EXPECT_NE(synth.find("histd_synth_begin("), std::string::npos);
-  EXPECT_NE(synth.find("HISTD_EVENT_ENTRY(handle, 0, 1)\n"), std::string::npos) << synth;
+  // A generated synthetic record starts with the task's pid, which the
+  // entry leaves unread (a traced record asks for it, histd_synth_trace)...
+  const InterEventUnit u = inter_event_unit();
+  EXPECT_NE(u.source.find("histd_synth_begin("), std::string::npos);
+  EXPECT_NE(u.source.find("HISTD_EVENT_ENTRY(handle, 0, 0)\n"), std::string::npos) << u.source;
+  // ... unless a param sends it.
+  plan::HistPlan user = u.user;
+  ASSERT_FALSE(user.actions.empty());
+  ASSERT_FALSE(user.actions[0].params.empty());
+  plan::ExprOp pid;
+  pid.kind = plan::ExprOp::Kind::Field;
+  pid.access.source = plan::Source::CommonPid;
+  plan::TypedExpr& sent = user.actions[0].params[0].value;
+  sent.ops = {pid};
+  sent.root = 0;
+  TriggerInput a{&u.owner, 0, {}};
+  a.synths.resize(u.owner.actions.size());
+  TriggerInput b{&user, 1, {SynthTarget{0xf000, 2, 3, 24, 24 + 256, 0}}};
+  const std::string sends_pid = generate_event_unit({a, b}, {}, {}).source;
+  EXPECT_NE(sends_pid.find("HISTD_EVENT_ENTRY(handle, 0, 1)\n"), std::string::npos) << sends_pid;
 }
 
 }  // namespace

@@ -242,4 +242,4 @@ static __always_inline int histd_pid_ignored(const void *rec) {
   return 1;
 }
 
-HISTD_EVENT_ENTRY(handle, 0, 1)
+HISTD_EVENT_ENTRY(handle, 0, 0)
