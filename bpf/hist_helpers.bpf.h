@@ -201,9 +201,11 @@ static __always_inline __u32 histd_forget(volatile __u32 *slot, __u32 v) {
   return *slot & (HISTD_STR_MAX * 2 - 1);
 }
 
-static __always_inline __u32 histd_strlen(struct histd_str *b) {
+/* The string's length, of at most `longest` (<= HISTD_STR_MAX) bytes: a
+ * constant, so that the verifier walks no more of the loop than that. */
+static __always_inline __u32 histd_strlen(struct histd_str *b, __u32 longest) {
   __u32 i;
-  for (i = 0; i < HISTD_STR_MAX; i++)
+  for (i = 0; i < longest; i++)
     if (!b->s[i])
       break;
   return histd_forget(&b->len, i);

@@ -101,9 +101,10 @@ class Emitter {
   size_t string_predicate(const plan::FilterTerm& t);
   std::string segment_match(const std::vector<plan::GlobAtom>& seg, const std::string& base, bool words);
   std::string segment_length(const std::vector<plan::GlobAtom>& seg, bool words);
-  std::string search(const std::vector<plan::GlobAtom>& seg, const std::string& no);
+  std::string search(const std::vector<plan::GlobAtom>& seg, const std::string& no, uint32_t longest);
   std::optional<std::string> plain_match(const plan::StringMatch& m, const std::string& no, const std::string& yes);
   static std::string load_string(const plan::FieldAccess& a);
+  static uint32_t longest_string(const plan::FieldAccess& a);
 
   size_t next_predicate_ = 0;
 };

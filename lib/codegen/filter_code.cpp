@@ -194,7 +194,9 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
     helpers += o + *plain;
     return n;
   }
-  o += "  __u32 len = histd_strlen(b);\n  __u32 pos = 0, end = len;\n  (void)pos;\n  (void)end;\n";
+  const uint32_t longest = longest_string(t.field);
+  o += fmt::format("  __u32 len = histd_strlen(b, {}u);\n  __u32 pos = 0, end = len;\n  (void)pos;\n  (void)end;\n",
+                   longest);
   size_t total = 0;
   for (const auto& seg : m.segments) total += seg.size();
   const bool exact = !m.leading_star && !m.trailing_star && m.segments.size() <= 1;
@@ -225,7 +227,7 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
     o += fmt::format("  if (!({}))\n    return {};\n", segment_match(seg, "end", words), no);
     --last;
   }
-  for (size_t k = first; k < last; ++k) o += search(m.segments[k], no);
+  for (size_t k = first; k < last; ++k) o += search(m.segments[k], no, longest);
   o += fmt::format("  return {};\n}}\n\n", yes);
   helpers += o;
   return n;
@@ -235,14 +237,25 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
 // moves past it. Matched a byte at a time with its bytes and length in the
 // text, whatever its atoms: with a word compare here, or a length read from
 // histd_k[], the verifier walked two such loops one inside the other (774k
-// instructions for `*bin*/e*v`, against 57k so).
-std::string Emitter::search(const std::vector<plan::GlobAtom>& seg, const std::string& no) {
+// instructions for `*bin*/e*v`, against 57k so). The loop stops at the
+// longest the string can be (`longest`), which the verifier walks instead
+// of HISTD_STR_MAX: a comm's searches are 16 places each, not 256.
+std::string Emitter::search(const std::vector<plan::GlobAtom>& seg, const std::string& no, uint32_t longest) {
   return fmt::format(
-      "  {{\n    int found = 0;\n    __u32 p;\n    for (p = pos; p < HISTD_STR_MAX; p++) {{\n"
+      "  {{\n    int found = 0;\n    __u32 p;\n    for (p = pos; p < {}u; p++) {{\n"
       "      if (p + {}u > end)\n        break;\n      if ({}) {{\n        found = 1;\n        break;\n      }}\n    "
       "}}\n"
       "    if (!found)\n      return {};\n    pos = histd_forget(&b->pos, p + {}u);\n  }}\n",
-      seg.size(), segment_expr(seg, "p", true), no, seg.size());
+      longest, seg.size(), segment_expr(seg, "p", true), no, seg.size());
+}
+
+// The longest a string of field `a` can be in b->s, whose NUL follows it:
+// a comm's 15 (and its NUL), a char array's size (load_string puts a NUL
+// after it), a dynamic string's HISTD_STR_MAX.
+uint32_t Emitter::longest_string(const FieldAccess& a) {
+  if (a.source == Source::CurrentComm) return 16;
+  if (a.kind == catalog::FieldKind::CharArray) return std::min<uint32_t>(a.size, 256);
+  return 256;
 }
 
 std::string Emitter::load_string(const FieldAccess& a) {

@@ -160,5 +160,54 @@ TEST_F(StringTest, GlobsAgreeWithFnmatchAcrossWordBoundaries) {
   }
 }
 
+// Searches between stars over a char array stop at the field's end (the
+// verifier walks 16 places of a comm, not the buffer's 256): against
+// fnmatch(3) at every length up to a field filled without a NUL, with
+// patterns of up to eight searched segments, two such in one filter.
+TEST_F(StringTest, CharArrayGlobsAgreeWithFnmatchUpToTheFieldsEnd) {
+  const std::vector<std::string> strings = {"",
+                                            "a",
+                                            "ab",
+                                            "ba",
+                                            "xaxbx",
+                                            "abcdefgh",
+                                            "abcdefghijklmno",
+                                            "abcdefghijklmnop",
+                                            "ponmlkjihgfedcba",
+                                            "aaaaaaaaaaaaaaab",
+                                            "bbbbbbbbbbbbbbba",
+                                            "abxcdxefxghxijxk"};
+  const std::vector<std::string> patterns = {"*a*b*",
+                                             "*ab*",
+                                             "*op*",
+                                             "*p*",
+                                             "*o*p",
+                                             "a*b*c*",
+                                             "*b*a",
+                                             "*[m-p]*",
+                                             "*a*b*c*d*e*f*g*h*",
+                                             "*ab*cd*ef*gh*ij*kl*mn*op*",
+                                             "*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*",
+                                             "*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*"};
+  for (const std::string& pattern : patterns) {
+    ASSERT_TRUE(engine_->truncate_triggers("sched", "sched_switch").ok());
+    add("sched", "sched_switch",
+        "hist:keys=prev_pid if prev_comm ~ \"" + pattern + "\" || next_comm ~ \"" + pattern + "\"");
+    std::set<int32_t> expected, seen;
+    for (size_t i = 0; i < strings.size(); ++i) {
+      const int32_t pid = static_cast<int32_t>(100 + i);
+      Record r(64);
+      r.pid(1).set<int32_t>(24, pid);
+      for (size_t k = 0; k < strings[i].size(); ++k) r.set<char>(8 + k, strings[i][k]);
+      inject("sched", "sched_switch", r);
+      if (fnmatch(pattern.c_str(), strings[i].c_str(), 0) == 0) expected.insert(pid);
+    }
+    const std::string r = rows("sched", "sched_switch");
+    const std::regex pid_key(R"(\{ prev_pid: +(\d+) \})");
+    for (std::sregex_iterator it(r.begin(), r.end(), pid_key), e; it != e; ++it) seen.insert(std::stoi((*it)[1]));
+    EXPECT_EQ(seen, expected) << "pattern \"" << pattern << "\" (pid 100 + the string's place)";
+  }
+}
+
 }  // namespace
 }  // namespace histd::testing
