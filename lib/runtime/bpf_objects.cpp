@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "hist_shared.h"
 #include "histd/runtime.h"
@@ -56,6 +57,24 @@ std::string log_tail(const char* log, size_t max) {
 // ENOSPC.
 constexpr size_t kVerifierLogSize = size_t{1} << 20;
 constexpr size_t kVerifierLogShown = 4096;
+
+// What the verifier says when it gives up on a program as too complex to
+// check, rather than finding it wrong: the user's remedy is a simpler
+// trigger, which the refusal then says first.
+constexpr std::string_view kTooComplex[] = {"BPF program is too large", "jumps is too complex", "too many states"};
+
+std::string refusal(const char* log, int err) {
+  const std::string_view text(log);
+  const bool complex = std::any_of(std::begin(kTooComplex), std::end(kTooComplex),
+                                   [&](std::string_view m) { return text.find(m) != std::string_view::npos; });
+  if (complex)
+    return fmt::format(
+        "the kernel's verifier gave up on the generated program as too complex ({}): fewer segments between "
+        "a glob's stars, or fewer string filters on the event, would fit; the verifier log:\n{}",
+        std::strerror(err), log_tail(log, kVerifierLogShown));
+  return fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}", std::strerror(err),
+                     log_tail(log, kVerifierLogShown));
+}
 
 uint64_t recursion_misses(int prog_fd) {
   if (prog_fd < 0) return 0;
@@ -165,9 +184,7 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
   if (err) {
     const int e = err < 0 ? -err : EINVAL;
     if (log[0] == '\0') return failed(bpf_fail(err, "loading the generated object"));
-    return failed(fail(ErrorKind::Bpf, e,
-                       fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}",
-                                   std::strerror(e), log_tail(log, kVerifierLogShown))));
+    return failed(fail(ErrorKind::Bpf, e, refusal(log, e)));
   }
   return obj;
 }

@@ -209,5 +209,21 @@ TEST_F(StringTest, CharArrayGlobsAgreeWithFnmatchUpToTheFieldsEnd) {
   }
 }
 
+// A glob the verifier cannot finish checking (eight searches over a path of
+// up to 256 bytes) is refused saying so, first, and changes nothing.
+TEST_F(StringTest, AGlobTooComplexToVerifyIsRefusedSayingSo) {
+  add("sched", "sched_process_exec", "hist:keys=pid");
+  auto r = engine_->write_trigger("sched", "sched_process_exec",
+                                  "hist:keys=filename if filename ~ \"*ab*cd*ef*gh*ij*kl*mn*op*\"");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("the kernel's verifier gave up on the generated program as too complex"),
+            std::string::npos)
+      << r.error().message();
+  EXPECT_NE(r.error().message().find("fewer segments between a glob's stars"), std::string::npos);
+  EXPECT_EQ(engine_->reads().usage().triggers, 1u);
+  inject("sched", "sched_process_exec", exec_record("/bin/true", 5));
+  EXPECT_EQ(rows("sched", "sched_process_exec"), "{ pid:          5 } hitcount:          1\n");
+}
+
 }  // namespace
 }  // namespace histd::testing
