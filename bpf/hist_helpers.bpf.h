@@ -192,6 +192,15 @@ static __always_inline struct histd_str *histd_str_buf(void) {
   return bpf_map_lookup_elem(&histd_strbuf, &zero);
 }
 
+/* A glob's search between stars over a long string, a place a bpf_loop()
+ * round (lib/codegen/filter_code.cpp): from `pos` on, ending before `end`;
+ * `at` is one past the place found, 0 while none is. */
+struct histd_search {
+  __u32 pos;
+  __u32 end;
+  __u32 at;
+};
+
 /* Stores a value to map memory and reads it back. The verifier tracks
  * registers exactly but not map contents, so the value comes back as a range:
  * the code after a loop is then verified once, not once per iteration that

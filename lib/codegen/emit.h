@@ -102,11 +102,13 @@ class Emitter {
   std::string segment_match(const std::vector<plan::GlobAtom>& seg, const std::string& base, bool words);
   std::string segment_length(const std::vector<plan::GlobAtom>& seg, bool words);
   std::string search(const std::vector<plan::GlobAtom>& seg, const std::string& no, uint32_t longest);
+  std::string loop_search(const std::vector<plan::GlobAtom>& seg, const std::string& no, uint32_t longest);
   std::optional<std::string> plain_match(const plan::StringMatch& m, const std::string& no, const std::string& yes);
   static std::string load_string(const plan::FieldAccess& a);
   static uint32_t longest_string(const plan::FieldAccess& a);
 
   size_t next_predicate_ = 0;
+  size_t next_search_ = 0;
 };
 
 }  // namespace histd::codegen::detail

@@ -233,6 +233,9 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
   return n;
 }
 
+// Searches over strings longer than this go through bpf_loop().
+constexpr uint32_t kLongestInlineSearch = 16;
+
 // The leftmost place of a middle segment from pos on, before end; pos
 // moves past it. Matched a byte at a time with its bytes and length in the
 // text, whatever its atoms: with a word compare here, or a length read from
@@ -241,12 +244,33 @@ size_t Emitter::string_predicate(const plan::FilterTerm& t) {
 // longest the string can be (`longest`), which the verifier walks instead
 // of HISTD_STR_MAX: a comm's searches are 16 places each, not 256.
 std::string Emitter::search(const std::vector<plan::GlobAtom>& seg, const std::string& no, uint32_t longest) {
+  if (longest > kLongestInlineSearch) return loop_search(seg, no, longest);
   return fmt::format(
       "  {{\n    int found = 0;\n    __u32 p;\n    for (p = pos; p < {}u; p++) {{\n"
       "      if (p + {}u > end)\n        break;\n      if ({}) {{\n        found = 1;\n        break;\n      }}\n    "
       "}}\n"
       "    if (!found)\n      return {};\n    pos = histd_forget(&b->pos, p + {}u);\n  }}\n",
       longest, seg.size(), segment_expr(seg, "p", true), no, seg.size());
+}
+
+// The same over a longer string, one place a bpf_loop() round: the
+// verifier checks the callback, not each place, where the loops written
+// out took it past its million instructions at the third search of two
+// bytes over a path (`*ab*cd*ef*`). The callback goes to `helpers` before
+// the predicate that calls it.
+std::string Emitter::loop_search(const std::vector<plan::GlobAtom>& seg, const std::string& no, uint32_t longest) {
+  const size_t n = next_search_++;
+  helpers += fmt::format(
+      "static long histd_search_{0}(__u32 i, void *ctx) {{\n  struct histd_search *s = ctx;\n"
+      "  struct histd_str *b = histd_str_buf();\n  if (!b)\n    return 1;\n  __u32 p = s->pos + i;\n"
+      "  if (p + {1}u > s->end)\n    return 1;\n  if ({2}) {{\n    s->at = p + 1;\n    return 1;\n  }}\n"
+      "  return 0;\n}}\n\n",
+      n, seg.size(), segment_expr(seg, "p", true));
+  return fmt::format(
+      "  {{\n    struct histd_search st = {{.pos = pos, .end = end, .at = 0}};\n"
+      "    bpf_loop({0}u, histd_search_{1}, &st, 0);\n    if (!st.at)\n      return {2};\n"
+      "    pos = histd_forget(&b->pos, st.at - 1 + {3}u);\n  }}\n",
+      longest, n, no, seg.size());
 }
 
 // The longest a string of field `a` can be in b->s, whose NUL follows it:

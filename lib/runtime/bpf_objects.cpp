@@ -58,24 +58,6 @@ std::string log_tail(const char* log, size_t max) {
 constexpr size_t kVerifierLogSize = size_t{1} << 20;
 constexpr size_t kVerifierLogShown = 4096;
 
-// What the verifier says when it gives up on a program as too complex to
-// check, rather than finding it wrong: the user's remedy is a simpler
-// trigger, which the refusal then says first.
-constexpr std::string_view kTooComplex[] = {"BPF program is too large", "jumps is too complex", "too many states"};
-
-std::string refusal(const char* log, int err) {
-  const std::string_view text(log);
-  const bool complex = std::any_of(std::begin(kTooComplex), std::end(kTooComplex),
-                                   [&](std::string_view m) { return text.find(m) != std::string_view::npos; });
-  if (complex)
-    return fmt::format(
-        "the kernel's verifier gave up on the generated program as too complex ({}): fewer segments between "
-        "a glob's stars, or fewer string filters on the event, would fit; the verifier log:\n{}",
-        std::strerror(err), log_tail(log, kVerifierLogShown));
-  return fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}", std::strerror(err),
-                     log_tail(log, kVerifierLogShown));
-}
-
 uint64_t recursion_misses(int prog_fd) {
   if (prog_fd < 0) return 0;
   bpf_prog_info info{};
@@ -184,12 +166,29 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
   if (err) {
     const int e = err < 0 ? -err : EINVAL;
     if (log[0] == '\0') return failed(bpf_fail(err, "loading the generated object"));
-    return failed(fail(ErrorKind::Bpf, e, refusal(log, e)));
+    return failed(fail(ErrorKind::Bpf, e, verifier_refusal(log, e)));
   }
   return obj;
 }
 
 }  // namespace
+
+// The verifier's own words when it gives up on a program as too complex
+// to check, rather than finding it wrong: the user's remedy is a simpler
+// trigger, which the refusal then says first.
+constexpr std::string_view kTooComplex[] = {"BPF program is too large", "jumps is too complex", "too many states"};
+
+std::string verifier_refusal(std::string_view log, int err) {
+  const std::string tail = log_tail(std::string(log).c_str(), kVerifierLogShown);
+  const bool complex = std::any_of(std::begin(kTooComplex), std::end(kTooComplex),
+                                   [&](std::string_view m) { return log.find(m) != std::string_view::npos; });
+  if (complex)
+    return fmt::format(
+        "the kernel's verifier gave up on the generated program as too complex ({}): fewer segments between "
+        "a glob's stars, or fewer string filters on the event, would fit; the verifier log:\n{}",
+        std::strerror(err), tail);
+  return fmt::format("the kernel refused the generated program ({}); the verifier log:\n{}", std::strerror(err), tail);
+}
 
 Expected<EventProgram> EventProgram::load(const std::string& object, const std::map<std::string, int>& maps,
                                           const std::map<std::string, std::vector<uint8_t>>& rodata,

@@ -152,10 +152,12 @@ TEST_F(ProgramLimitsTest, StringFiltersMeetTheSameLimitWithTheSameWords) {
 }
 
 // Triggers with string keys and glob filters stay under the maps limit (no
-// hot slots) but reach the verifier's own limits first. Its log at level 1
-// then outgrows the buffer, and the kernel answers ENOSPC for the cut log
-// instead of its refusal: "No space left on device" for a program too
-// complex to verify. The refusal must say what the verifier said.
+// hot slots) and may reach the verifier's own limits first. Its log at
+// level 1 then outgrows the buffer, and the kernel answers ENOSPC for the
+// cut log instead of its refusal: "No space left on device" for a program
+// too complex to verify. The refusal must say what the verifier said (now
+// that a glob's searches over a path are bpf_loop() rounds, this kernel's
+// verifier takes as many such triggers as the maps allow).
 TEST_F(ProgramLimitsTest, AProgramTooComplexToVerifySaysWhyNotENOSPC) {
   start();
   engine::CommandResult r = Unit{};
@@ -168,8 +170,12 @@ TEST_F(ProgramLimitsTest, AProgramTooComplexToVerifySaysWhyNotENOSPC) {
   }
   ASSERT_FALSE(r.ok()) << "60 triggers with globs fit in one program";
   std::cout << "[limit] refused after " << added << " triggers: " << r.error().message().substr(0, 400) << "\n";
-  EXPECT_NE(r.error().error.err, ENOSPC) << r.error().message();
   const std::string why = r.error().message();
+  // The first limit met may be the maps of one program (their own words, ENOSPC).
+  const bool maps = why.find("too many maps in one event's program") != std::string::npos;
+  if (!maps) {
+    EXPECT_NE(r.error().error.err, ENOSPC) << why;
+  }
   EXPECT_EQ(why.find("No space left on device"), std::string::npos) << why;
   EXPECT_EQ(why.find("earlier bytes of the log left out"), std::string::npos) << why;
   const size_t log = why.find("the verifier log:\n");

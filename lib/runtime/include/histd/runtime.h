@@ -185,6 +185,12 @@ struct RecordFieldPlace {
   bool is_signed = false;
 };
 
+// What histd says when the kernel refuses a generated program whose
+// verifier log is `log` (errno `err`): the log's end, which holds the
+// reason, after a first line saying what it means when the verifier gave
+// up on the program as too complex rather than finding it wrong.
+std::string verifier_refusal(std::string_view log, int err);
+
 class EventProgram {
  public:
   // `maps` names every map of the unit the engine owns (fd -1: one the
