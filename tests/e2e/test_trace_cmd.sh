@@ -111,9 +111,16 @@ expect_eq "histd's too, in the kernel's format" "yes" \
   "$([ -n "$hs" ] && ! grep -qv -- "$switch_re" <<<"$hs" && ! grep -qv -- "$switch_re" <<<"$ks" && echo yes ||
     printf 'no:\n%s\n--- kernel:\n%s' "$hs" "$ks")"
 # The workload's own last switch (another task's exit into the workload,
-# which a loaded machine may or may not have, is not its).
+# which a loaded machine may or may not have, is not its). It races with
+# trace-cmd's stop, on either tree: trace-cmd wakes at the exit, before
+# the dying task's last switch, and a recording may end without it (the
+# kernel's did in one run of the full suite). So: at most one each; the
+# form of every switch of histd's is checked above.
 exit_re="sched_switch: $COMM:X \[[0-9]*\] X ==> "
-expect_eq "the workload's exit, as the kernel records it" "$(grep -c "$exit_re" <<<"$ks")" "$(grep -c "$exit_re" <<<"$hs")"
+hx=$(grep -c "$exit_re" <<<"$hs" || true)
+kx=$(grep -c "$exit_re" <<<"$ks" || true)
+expect_eq "the workload's exit, once at most, as the kernel records it" "yes" \
+  "$([ "$hx" -le 1 ] && [ "$kx" -le 1 ] && echo yes || echo "no: histd $hx, kernel $kx")"
 expect_eq "the same events" "$(sed -n 's/^.*[0-9]: \([a-z_]*\): .*/\1/p' "$WORK/kernel/report" | sort -u | tr '\n' ' ')" \
   "$(sed -n 's/^.*[0-9]: \([a-z_]*\): .*/\1/p' "$WORK/histd/report" | sort -u | tr '\n' ' ')"
 
