@@ -236,18 +236,22 @@ expect_eq "the script ran under the policy: search, zoom, reset" \
 expect_eq "the log scale is asked for by the address, and links back" "yes" \
   "$(field 2 '"yes" if "y scale: linear | log" in r["text"] and not r["errors"] else r')"
 
-# The heatmap's cells as "bucket seconds-ago-the-interval-ended count".
+# The heatmap's cells as "bucket seconds-ago-the-interval-ended hits".
 cells() {
   field 0 "'\n'.join(
     t.split(' ~ ')[1].split(' ')[0] + ' ' + t.split(' to ')[1].split(':')[0].replace('now', '0').strip('-s')
+    + ' ' + t.rsplit(': ', 1)[1]
     for c in r['charts'] if c['caption'].startswith('lat over time') for t in c['bars'])"
 }
 cells >"$WORK/cells"
 expect_eq "the heatmap has both buckets" "2^11 2^15" "$(awk '{print $1}' "$WORK/cells" | sort -u | grep -E '2\^1[15]' | xargs)"
 # Time runs left to right, the newest interval last: every interval with 1
 # ms sleeps ended before every one with 20 ms sleeps began (one interval
-# may hold both).
+# may hold both). A cell of one or two hits is a sleep the machine's load
+# woke late, not the phase, whose cells hold tens to hundreds: once in a
+# run of the full suite a 2^15 cell came 3 s before the last 2^11 one.
 expect_eq "its cells move from 2^11 to 2^15 over time" "yes" "$(awk '
+  $3 + 0 < 3 {next}
   $1 == "2^11" && (min11 == "" || $2 + 0 < min11) {min11 = $2 + 0}
   $1 == "2^15" && (max15 == "" || $2 + 0 > max15) {max15 = $2 + 0}
   END {print (min11 != "" && max15 != "" && min11 + 1 >= max15) ? "yes" : "no: " min11 " " max15}' "$WORK/cells")"
