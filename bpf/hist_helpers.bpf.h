@@ -193,9 +193,10 @@ static __always_inline struct histd_str *histd_str_buf(void) {
 }
 
 /* A glob's search between stars over a long string, a place a bpf_loop()
- * round (lib/codegen/filter_code.cpp): from `pos` on, ending before `end`;
- * `at` is one past the place found, 0 while none is. */
+ * round (lib/codegen/filter_code.cpp): in `b`, from `pos` on, ending
+ * before `end`; `at` is one past the place found, 0 while none is. */
 struct histd_search {
+  struct histd_str *b;
   __u32 pos;
   __u32 end;
   __u32 at;
@@ -447,6 +448,20 @@ static __always_inline __u64 histd_log2(__u64 v) {
   int event_prog(void *ctx) {                                                  \
     HISTD_RUN_RECORD(handler, ctx, needs_ts, needs_pid);                       \
   }
+
+/* The start of an entry that builds its record in per-CPU scratch (the
+ * raw syscall entries, probe entries): nothing of an event set_event_pid
+ * hides, then `rec`, `buf` and the task and time the unit reads. */
+#define HISTD_SCRATCH_ENTRY_BEGIN(needs_ts, needs_pid)                         \
+  if (histd_pid_ignored(ctx))                                                  \
+    return 0;                                                                  \
+  __u32 zero = 0;                                                              \
+  struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero);   \
+  if (!buf)                                                                    \
+    return 0;                                                                  \
+  struct histd_common c = {.pid = histd_entry_pid(needs_pid)};                 \
+  if (needs_ts)                                                                \
+    c.ts = bpf_ktime_get_ns()
 
 #include "syscall_entry.bpf.h"
 #include "probe_entry.bpf.h"

@@ -14,16 +14,8 @@
 #define HISTD_PROBE_STRING 256
 
 #define HISTD_PROBE_ENTRY_BEGIN(needs_ts, needs_pid)                           \
-  if (histd_pid_ignored(ctx))                                                  \
-    return 0;                                                                  \
-  __u32 zero = 0;                                                              \
-  struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero);   \
-  if (!buf)                                                                    \
-    return 0;                                                                  \
+  HISTD_SCRATCH_ENTRY_BEGIN(needs_ts, needs_pid);                              \
   __u8 *rec = buf->data;                                                       \
-  struct histd_common c = {.pid = histd_entry_pid(needs_pid)};                 \
-  if (needs_ts)                                                                \
-    c.ts = bpf_ktime_get_ns();                                                 \
   *(__u64 *)rec = 0
 
 /* 8 bytes at addr: a pointer on the way to the value. */

@@ -20,18 +20,16 @@
 #define HISTD_REG(regs, off) (*(const __u64 *)((const char *)(regs) + (off)))
 
 #define HISTD_SYSCALL_ENTRY_BEGIN(needs_ts, needs_pid)                         \
-  if (histd_pid_ignored(ctx))                                                  \
-    return 0;                                                                  \
-  __u32 zero = 0;                                                              \
-  struct histd_record_buf *buf = bpf_map_lookup_elem(&histd_scratch, &zero);   \
-  if (!buf)                                                                    \
-    return 0;                                                                  \
+  HISTD_SCRATCH_ENTRY_BEGIN(needs_ts, needs_pid);                              \
   __u64 *rec = (__u64 *)buf->data;                                             \
   const void *regs = (const void *)ctx[0];                                     \
-  struct histd_common c = {.pid = histd_entry_pid(needs_pid)};                 \
-  if (needs_ts)                                                                \
-    c.ts = bpf_ktime_get_ns();                                                 \
   rec[0] = 0
+
+/* Either's end: the triggers on the record, then the chain's next program. */
+#define HISTD_SYSCALL_ENTRY_END(handler)                                       \
+  handler(ctx, rec, &c);                                                       \
+  HISTD_CHAIN_NEXT(ctx);                                                       \
+  return 0
 
 #define HISTD_SYSCALL_ENTER_ENTRY(handler, needs_ts, needs_pid, nargs)         \
   SEC("tp_btf/sys_enter")                                                      \
@@ -50,9 +48,7 @@
       rec[6] = HISTD_REG(regs, HISTD_REG_R8);                                  \
     if ((nargs) > 5)                                                           \
       rec[7] = HISTD_REG(regs, HISTD_REG_R9);                                  \
-    handler(ctx, rec, &c);                                                     \
-    HISTD_CHAIN_NEXT(ctx);                                                     \
-    return 0;                                                                  \
+    HISTD_SYSCALL_ENTRY_END(handler);                                          \
   }
 
 /* The exit record: the number from the dispatcher's check, the return value
@@ -61,11 +57,9 @@
   SEC("tp_btf/sys_exit")                                                       \
   int event_prog(__u64 *ctx) {                                                 \
     HISTD_SYSCALL_ENTRY_BEGIN(needs_ts, needs_pid);                            \
-    rec[1] = (__u32)HISTD_REG(regs, HISTD_REG_ORIG_AX);                                    \
+    rec[1] = (__u32)HISTD_REG(regs, HISTD_REG_ORIG_AX);                        \
     rec[2] = HISTD_REG(regs, HISTD_REG_AX);                                    \
-    handler(ctx, rec, &c);                                                     \
-    HISTD_CHAIN_NEXT(ctx);                                                     \
-    return 0;                                                                  \
+    HISTD_SYSCALL_ENTRY_END(handler);                                          \
   }
 
 #endif

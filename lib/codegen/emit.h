@@ -29,7 +29,7 @@ std::string expr_code(const plan::TypedExpr& e, const plan::HistPlan& p);
 std::string emit_var_store_and_actions(size_t i, const TriggerInput& in);
 
 // Whether the code generated for a plan (or an enable's filter) reads
-// common_pid (common_pid.cpp): the unit's entry then asks the kernel for it.
+// common_pid (fields_read.cpp): the unit's entry then asks the kernel for it.
 bool reads_common_pid(const plan::HistPlan& p);
 bool reads_common_pid(const plan::TypedFilter& f);
 
@@ -48,7 +48,7 @@ std::string emit_record(const RecordInput& r, const std::string& filter);
 std::string emit_control(size_t i, const ControlInput& in, const std::string& filter);
 std::string emit_stack_buffer();
 
-// Bytes of the event's record a unit reads (record_reads.cpp): its own
+// Bytes of the event's record a unit reads (fields_read.cpp): its own
 // triggers' fields (keys, values, variables, filters, action params and
 // saves), its controls' filters' and the pid check's.
 struct RecordRange {

@@ -262,12 +262,12 @@ std::string Emitter::loop_search(const std::vector<plan::GlobAtom>& seg, const s
   const size_t n = next_search_++;
   helpers += fmt::format(
       "static long histd_search_{0}(__u32 i, void *ctx) {{\n  struct histd_search *s = ctx;\n"
-      "  struct histd_str *b = histd_str_buf();\n  if (!b)\n    return 1;\n  __u32 p = s->pos + i;\n"
+      "  struct histd_str *b = s->b;\n  (void)b;\n  __u32 p = s->pos + i;\n"
       "  if (p + {1}u > s->end)\n    return 1;\n  if ({2}) {{\n    s->at = p + 1;\n    return 1;\n  }}\n"
       "  return 0;\n}}\n\n",
       n, seg.size(), segment_expr(seg, "p", true));
   return fmt::format(
-      "  {{\n    struct histd_search st = {{.pos = pos, .end = end, .at = 0}};\n"
+      "  {{\n    struct histd_search st = {{.b = b, .pos = pos, .end = end, .at = 0}};\n"
       "    bpf_loop({0}u, histd_search_{1}, &st, 0);\n    if (!st.at)\n      return {2};\n"
       "    pos = histd_forget(&b->pos, st.at - 1 + {3}u);\n  }}\n",
       longest, n, no, seg.size());

@@ -40,7 +40,7 @@ int verbose_print(enum libbpf_print_level, const char* format, va_list args) { r
 // The verifier's log of a refused program, cut to its last `max` bytes at a
 // line start: the reason for a refusal is at the end, after the walk of the
 // instructions that led there.
-std::string log_tail(const char* log, size_t max) {
+std::string log_tail(std::string_view log, size_t max) {
   std::string text(log);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   if (text.size() <= max) return text;
@@ -179,7 +179,7 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
 constexpr std::string_view kTooComplex[] = {"BPF program is too large", "jumps is too complex", "too many states"};
 
 std::string verifier_refusal(std::string_view log, int err) {
-  const std::string tail = log_tail(std::string(log).c_str(), kVerifierLogShown);
+  const std::string tail = log_tail(log, kVerifierLogShown);
   const bool complex = std::any_of(std::begin(kTooComplex), std::end(kTooComplex),
                                    [&](std::string_view m) { return log.find(m) != std::string_view::npos; });
   if (complex)
