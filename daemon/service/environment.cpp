@@ -19,6 +19,7 @@
 
 #include "histd/catalog.h"
 #include "histd/fd.h"
+#include "histd/runtime.h"
 
 namespace histd::daemon {
 
@@ -119,10 +120,19 @@ std::string bpffs_missing(const Options& opt, const Privileges&) {
       how(Grant{"--bind=/sys/fs/bpf", "-v /sys/fs/bpf:/sys/fs/bpf", "a /sys/fs/bpf hostPath volume"}));
 }
 
+runtime::KernelShortfall shortfall() {
+  return runtime::kernel_shortfall([](const runtime::KernelHelper& h) { return runtime::kernel_knows_helper(h.id); },
+                                   runtime::this_kernel_release());
+}
+
+// After bpf(): a program refused for want of the call itself is not the
+// kernel's age.
+std::string kernel_missing(const Options&, const Privileges&) { return shortfall().refusal; }
+
 // In the order a start meets them.
 constexpr Requirement kRequirements[] = {
-    {"tracefs", tracefs_missing}, {"bpf", bpf_missing},   {"perf", perf_missing},
-    {"bpffs", bpffs_missing},     {"fuse", fuse_missing},
+    {"tracefs", tracefs_missing}, {"bpf", bpf_missing},     {"kernel", kernel_missing},
+    {"perf", perf_missing},       {"bpffs", bpffs_missing}, {"fuse", fuse_missing},
 };
 
 }  // namespace
@@ -154,5 +164,7 @@ Status check_environment(const Options& opt) {
       return fail(ErrorKind::Invalid, EPERM, "cannot run here: " + missing);
   return ok_status();
 }
+
+std::vector<std::string> kernel_notes() { return shortfall().notes; }
 
 }  // namespace histd::daemon

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "histd/result.h"
 #include "service/options.h"
@@ -24,8 +25,14 @@ Privileges own_privileges();
 // histd exits with ("histd: cannot run here: ... (systemd-nspawn: ...;
 // podman: ...; Kubernetes: ...)"). Probes: a map and a perf event made and
 // closed, /dev/fuse opened and closed; tracefs mounted where histd would
-// mount it next anyway.
+// mount it next anyway; the BPF helpers every start needs
+// (runtime::kernel_helpers()), each a two-instruction program loaded.
 Status check_environment(const Options& opt);
+
+// What this kernel is too old for, a line each ("this kernel (5.15.0) has
+// no bpf_loop() (Linux 5.17): ... cannot be traced"), for the start's log:
+// histd runs, and a trigger needing it is refused when written.
+std::vector<std::string> kernel_notes();
 
 // Why a call that needs `capability` (CAP_BPF, ...) failed with `err`, for
 // a process with `p`: a seccomp filter, or the capability missing, or

@@ -259,6 +259,7 @@ int run(const Options& opt) {
   // What the machine or container must grant (bpf(), perf events, FUSE,
   // tracefs, bpffs): a missing piece named in one line, with how to grant it.
   if (auto ok = daemon::check_environment(opt); !ok) return failed(ok.error());
+  for (const std::string& note : daemon::kernel_notes()) fmt::print(stderr, "histd: {}\n", note);
   auto instance = daemon::Instance::claim(opt);
   if (!instance) return failed(instance.error());
   // The control socket before anything is mounted: a refused path (a file

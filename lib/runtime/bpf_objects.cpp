@@ -166,7 +166,7 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
   if (err) {
     const int e = err < 0 ? -err : EINVAL;
     if (log[0] == '\0') return failed(bpf_fail(err, "loading the generated object"));
-    return failed(fail(ErrorKind::Bpf, e, verifier_refusal(log, e)));
+    return failed(fail(ErrorKind::Bpf, e, verifier_refusal(log, e, this_kernel_release())));
   }
   return obj;
 }
@@ -178,8 +178,10 @@ Expected<bpf_object*> open_and_load(const std::string& object, const std::map<st
 // trigger, which the refusal then says first.
 constexpr std::string_view kTooComplex[] = {"BPF program is too large", "jumps is too complex", "too many states"};
 
-std::string verifier_refusal(std::string_view log, int err) {
+std::string verifier_refusal(std::string_view log, int err, std::string_view release) {
   const std::string tail = log_tail(log, kVerifierLogShown);
+  if (std::string helper = helper_refusal(log, release); !helper.empty())
+    return fmt::format("{} ({}); the verifier log:\n{}", helper, std::strerror(err), tail);
   const bool complex = std::any_of(std::begin(kTooComplex), std::end(kTooComplex),
                                    [&](std::string_view m) { return log.find(m) != std::string_view::npos; });
   if (complex)

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,12 +72,6 @@ std::string head_of(const std::string& text, size_t max) {
   size_t cut = text.rfind('\n', max);
   if (cut == std::string::npos || cut == 0) cut = max;
   return text.substr(0, cut) + fmt::format("\n... ({} more bytes of output)\n", text.size() - cut);
-}
-
-std::string kernel_release() {
-  struct utsname u {};
-  uname(&u);
-  return u.release;
 }
 
 // What the cache key knows of a compiler file: where it really is, its size
@@ -205,7 +198,7 @@ Compiler::Compiler(BpfPaths paths, fs::path cache_dir)
 }
 
 std::string Compiler::cache_name(const std::string& source, const std::string& helpers) const {
-  return fmt::format("{:016x}", fnv1a(source, fnv1a(helpers, fnv1a(compiler_identity_ + kernel_release()))));
+  return fmt::format("{:016x}", fnv1a(source, fnv1a(helpers, fnv1a(compiler_identity_ + this_kernel_release()))));
 }
 
 void Compiler::evict(const std::string& source) const {

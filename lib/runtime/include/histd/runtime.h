@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "histd/catalog.h"
 #include "histd/fd.h"
@@ -188,8 +190,43 @@ struct RecordFieldPlace {
 // What histd says when the kernel refuses a generated program whose
 // verifier log is `log` (errno `err`): the log's end, which holds the
 // reason, after a first line saying what it means when the verifier gave
-// up on the program as too complex rather than finding it wrong.
-std::string verifier_refusal(std::string_view log, int err);
+// up on the program as too complex rather than finding it wrong, or that
+// the kernel (`release`, uname's) is older than a helper it calls.
+std::string verifier_refusal(std::string_view log, int err, std::string_view release);
+
+// --- The kernel histd needs (kernel_helpers.cpp) --------------------------
+// A BPF helper histd's programs call: its id (BPF_FUNC_*), the Linux
+// release it came in, and what calls it ("" for every start: histd's own
+// programs, or any trigger's).
+struct KernelHelper {
+  int id;
+  std::string_view name;
+  std::string_view since;
+  std::string_view needed_for;
+};
+std::span<const KernelHelper> kernel_helpers();
+const KernelHelper* kernel_helper(int id);  // nullptr: not one histd calls
+std::string this_kernel_release();          // uname -r
+
+// The verifier's log of a two-instruction program calling helper `id`
+// ("" if the kernel loaded it), and whether the running kernel has the
+// helper: the log does not say "invalid func unknown#<id>".
+std::string helper_call_log(int id);
+bool kernel_knows_helper(int id);
+
+// What a kernel lacking the helpers `knows` says no to means (pure):
+// a start refused, naming each helper and the release histd needs, when an
+// every-start one is missing; a note for each other one, naming what
+// cannot be traced.
+struct KernelShortfall {
+  std::string refusal;             // empty: histd can start
+  std::vector<std::string> notes;  // features refused on this kernel
+};
+KernelShortfall kernel_shortfall(const std::function<bool(const KernelHelper&)>& knows, std::string_view release);
+
+// The first line of a refusal whose verifier log says the kernel has no
+// such helper; empty if the log says something else (pure).
+std::string helper_refusal(std::string_view log, std::string_view release);
 
 class EventProgram {
  public:
