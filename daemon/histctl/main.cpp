@@ -18,6 +18,7 @@
 #include "histd/catalog.h"
 #include "histd/pipeline.h"
 #include "histd/quantile.h"
+#include "histd/runtime.h"
 
 namespace {
 
@@ -67,7 +68,8 @@ int check(const std::string& command, const std::string& format_path, const std:
   }
   fmt::print("{}\n", compiled->plan.trigger_text());
   if (explain)
-    fmt::print("\n{}\n{}{}", histd::plan::describe(compiled->plan), compiled->unit.source,
+    fmt::print("\n{}kernel: {}\n\n{}{}", histd::plan::describe(compiled->plan),
+               histd::runtime::kernel_needed(compiled->unit.source), compiled->unit.source,
                histd::codegen::values_comment(compiled->unit));
   return 0;
 }

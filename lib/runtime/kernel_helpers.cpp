@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -66,6 +67,24 @@ bool older(std::string_view a, std::string_view b) {
     return std::pair{major, minor};
   };
   return parts(a) < parts(b);
+}
+
+// The newest release among the helpers every start needs.
+std::string_view every_start_release() {
+  std::string_view r = "0";
+  for (const KernelHelper& h : kHelpers)
+    if (h.needed_for.empty() && older(r, h.since)) r = h.since;
+  return r;
+}
+
+// Whether C text calls `name`: the name, not the tail of a longer one,
+// before a parenthesis.
+bool calls(std::string_view source, std::string_view name) {
+  for (size_t at = source.find(name); at != std::string_view::npos; at = source.find(name, at + 1)) {
+    const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(source[at - 1])) || source[at - 1] == '_');
+    if (starts && source.substr(at + name.size()).starts_with("(")) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -143,6 +162,18 @@ std::string helper_refusal(std::string_view log, std::string_view release) {
   return fmt::format(
       "this kernel ({}) has no {}() helper, which came in Linux {}: the generated program calls it for {}", release,
       h->name, h->since, h->needed_for.empty() ? "any trigger" : h->needed_for);
+}
+
+std::string kernel_needed(std::string_view source) {
+  std::string_view release = every_start_release();
+  std::string newer;
+  for (const KernelHelper& h : kHelpers) {
+    if (h.needed_for.empty() || !calls(source, h.name)) continue;
+    newer += fmt::format("{}{}(): {}", newer.empty() ? "" : ", ", h.name, h.since);
+    if (older(release, h.since)) release = h.since;
+  }
+  if (newer.empty()) return fmt::format("Linux {} or later", release);
+  return fmt::format("Linux {} or later ({})", release, newer);
 }
 
 }  // namespace histd::runtime

@@ -66,6 +66,18 @@ TEST(KernelHelpers, TheGuideListsEachWithItsRelease) {
   }
 }
 
+TEST(KernelHelpers, AUnitNeedsTheStartsReleaseOrTheNewestHelperItCalls) {
+  EXPECT_EQ(kernel_needed("int event_prog(void *ctx) {\n  bpf_ringbuf_output(&rb, p, 8, 0);\n}\n"),
+            "Linux 5.8 or later");
+  EXPECT_EQ(kernel_needed("    bpf_loop(240u, histd_search_0, &st, 0);\n"), "Linux 5.17 or later (bpf_loop(): 5.17)");
+  EXPECT_EQ(kernel_needed("__u64 t = bpf_ktime_get_tai_ns();\nbpf_loop(1u, f, 0, 0);\n"),
+            "Linux 6.1 or later (bpf_loop(): 5.17, bpf_ktime_get_tai_ns(): 6.1)");
+  // A name inside a longer one, or not called, is no call.
+  EXPECT_EQ(kernel_needed("histd_bpf_loop(1);\n/* bpf_loop */\n"), "Linux 5.8 or later");
+  // The guide says the same release of every start.
+  EXPECT_NE(read(repo() / "docs/guide.md").find("(histd needs Linux 5.8 or later)"), std::string::npos);
+}
+
 TEST(KernelHelpers, AKernelWithEveryHelperRefusesNothing) {
   const KernelShortfall s = kernel_shortfall([](const KernelHelper&) { return true; }, "6.1.0-9-amd64");
   EXPECT_EQ(s.refusal, "");

@@ -224,6 +224,11 @@ struct KernelShortfall {
 };
 KernelShortfall kernel_shortfall(const std::function<bool(const KernelHelper&)>& knows, std::string_view release);
 
+// The oldest kernel that loads a unit of C `source` (pure): "Linux 5.8 or
+// later", or a newer release with the helpers that need it ("Linux 5.17
+// or later (bpf_loop(): 5.17)").
+std::string kernel_needed(std::string_view source);
+
 // The first line of a refusal whose verifier log says the kernel has no
 // such helper; empty if the log says something else (pure).
 std::string helper_refusal(std::string_view log, std::string_view release);
