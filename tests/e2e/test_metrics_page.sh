@@ -245,16 +245,21 @@ cells() {
 }
 cells >"$WORK/cells"
 expect_eq "the heatmap has both buckets" "2^11 2^15" "$(awk '{print $1}' "$WORK/cells" | sort -u | grep -E '2\^1[15]' | xargs)"
-# Time runs left to right, the newest interval last: every interval with 1
-# ms sleeps ended before every one with 20 ms sleeps began (one interval
-# may hold both). A cell of one or two hits is a sleep the machine's load
-# woke late, not the phase, whose cells hold tens to hundreds: once in a
-# run of the full suite a 2^15 cell came 3 s before the last 2^11 one.
+# Time runs left to right, the newest interval last: every interval whose
+# most hits are 1 ms sleeps ended before every one whose most hits are 20
+# ms sleeps began (one interval may hold both). Its most hits, not any: a
+# phase's cells hold tens to hundreds, and under the full suite's load a
+# few 1 ms sleeps in one second woke 16 ms late (a 2^15 cell of 3 or more hits
+# 4 s before the last 2^11 one).
 expect_eq "its cells move from 2^11 to 2^15 over time" "yes" "$(awk '
-  $3 + 0 < 3 {next}
-  $1 == "2^11" && (min11 == "" || $2 + 0 < min11) {min11 = $2 + 0}
-  $1 == "2^15" && (max15 == "" || $2 + 0 > max15) {max15 = $2 + 0}
-  END {print (min11 != "" && max15 != "" && min11 + 1 >= max15) ? "yes" : "no: " min11 " " max15}' "$WORK/cells")"
+  $3 + 0 > most[$2] {most[$2] = $3 + 0; top[$2] = $1}
+  END {
+    for (t in top) {
+      if (top[t] == "2^11" && (min11 == "" || t + 0 < min11)) min11 = t + 0
+      if (top[t] == "2^15" && (max15 == "" || t + 0 > max15)) max15 = t + 0
+    }
+    print (min11 != "" && max15 != "" && min11 + 1 >= max15) ? "yes" : "no: " min11 " " max15
+  }' "$WORK/cells")"
 expect_eq "the heatmap's screenshot" "yes" "$([ -s "$SHOTS/page-heatmap.png" ] && echo yes || echo no)"
 expect_eq "the flame graph's screenshot" "yes" "$([ -s "$SHOTS/page-flamegraph.png" ] && echo yes || echo no)"
 finish
