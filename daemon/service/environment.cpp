@@ -120,14 +120,19 @@ std::string bpffs_missing(const Options& opt, const Privileges&) {
       how(Grant{"--bind=/sys/fs/bpf", "-v /sys/fs/bpf:/sys/fs/bpf", "a /sys/fs/bpf hostPath volume"}));
 }
 
-runtime::KernelShortfall shortfall() {
-  return runtime::kernel_shortfall([](const runtime::KernelHelper& h) { return runtime::kernel_knows_helper(h.id); },
-                                   runtime::this_kernel_release());
+// What this kernel lacks of the helpers every start needs (`every_start`)
+// or of the others: each helper probed once, by whichever asks for it.
+runtime::KernelShortfall shortfall(bool every_start) {
+  return runtime::kernel_shortfall(
+      [&](const runtime::KernelHelper& h) {
+        return h.needed_for.empty() != every_start || runtime::kernel_knows_helper(h.id);
+      },
+      runtime::this_kernel_release());
 }
 
 // After bpf(): a program refused for want of the call itself is not the
 // kernel's age.
-std::string kernel_missing(const Options&, const Privileges&) { return shortfall().refusal; }
+std::string kernel_missing(const Options&, const Privileges&) { return shortfall(true).refusal; }
 
 // In the order a start meets them.
 constexpr Requirement kRequirements[] = {
@@ -165,6 +170,6 @@ Status check_environment(const Options& opt) {
   return ok_status();
 }
 
-std::vector<std::string> kernel_notes() { return shortfall().notes; }
+std::vector<std::string> kernel_notes() { return shortfall(false).notes; }
 
 }  // namespace histd::daemon

@@ -130,19 +130,17 @@ bool kernel_knows_helper(int id) { return helper_call_log(id).find(kUnknownHelpe
 
 KernelShortfall kernel_shortfall(const std::function<bool(const KernelHelper&)>& knows, std::string_view release) {
   KernelShortfall s;
-  std::vector<const KernelHelper*> lacking;
-  for (const KernelHelper& h : kHelpers)
-    if (!knows(h)) lacking.push_back(&h);
   std::string every_start;
   std::string_view needed;
-  for (const KernelHelper* h : lacking) {
-    if (!h->needed_for.empty()) {
-      s.notes.push_back(fmt::format("this kernel ({}) has no {}() (Linux {}): {} cannot be traced", release, h->name,
-                                    h->since, h->needed_for));
+  for (const KernelHelper& h : kHelpers) {
+    if (knows(h)) continue;
+    if (!h.needed_for.empty()) {
+      s.notes.push_back(fmt::format("this kernel ({}) has no {}() (Linux {}): {} cannot be traced", release, h.name,
+                                    h.since, h.needed_for));
       continue;
     }
-    every_start += fmt::format("{}{}() (Linux {})", every_start.empty() ? "" : ", ", h->name, h->since);
-    if (older(needed, h->since)) needed = h->since;
+    every_start += fmt::format("{}{}() (Linux {})", every_start.empty() ? "" : ", ", h.name, h.since);
+    if (older(needed, h.since)) needed = h.since;
   }
   if (!every_start.empty())
     s.refusal = fmt::format(
