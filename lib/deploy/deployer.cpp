@@ -19,6 +19,22 @@ namespace histd::deploy {
 
 using registry::Change;
 
+namespace {
+
+// Whether a traced synthetic event has a stack field: the ring's consumer
+// then reads the kernel's symbols before it delivers one
+// (TraceRing::set_synth_stacks).
+bool traces_stacks(const std::map<std::string, std::unique_ptr<SynthState>>& synths) {
+  return std::any_of(synths.begin(), synths.end(), [](const auto& named) {
+    const SynthState& s = *named.second;
+    return s.enabled && std::any_of(s.def.fields.begin(), s.def.fields.end(), [](const synth::SynthField& f) {
+             return f.kind == synth::SynthField::Kind::Stack;
+           });
+  });
+}
+
+}  // namespace
+
 CommandResult Deployer::deploy(const std::vector<Change>& changes, const registry::Registry& next,
                                const catalog::EventId* written, const std::string& text) {
   EventState* ev = written ? &event_state(*written) : nullptr;
@@ -27,10 +43,12 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
     CommandResult r = deploy(c, next, ev, text, done.empty());
     if (!r) {
       roll_back(done);
+      ring_->set_synth_stacks(traces_stacks(synths_));
       return r;
     }
     done.push_back(&c);
   }
+  ring_->set_synth_stacks(traces_stacks(synths_));
   return Unit{};
 }
 

@@ -35,6 +35,26 @@ constexpr size_t kNoticesPerLock = 256;
 // The longest a reader of trace or snapshot waits for the ring's consumer.
 constexpr std::chrono::milliseconds kReadWait{1000};
 
+// Whether a batch holds a notice printed with the kernel's symbols: a stack,
+// or a synthetic event's record when one traced has a stack field.
+bool names_symbols(const std::vector<std::vector<uint8_t>>& batch, bool synth_stacks) {
+  return std::any_of(batch.begin(), batch.end(), [&](const std::vector<uint8_t>& notice) {
+    if (notice.size() < sizeof(histd_notice)) return false;
+    histd_notice n;
+    std::memcpy(&n, notice.data(), sizeof(n));
+    switch (n.kind) {
+      case HISTD_NOTICE_STACK:
+        return true;
+      case HISTD_NOTICE_SNAPSHOT:
+      case HISTD_NOTICE_SNAPSHOT_TRIGGER:
+      case HISTD_NOTICE_RECORD:
+        return false;
+      default:
+        return synth_stacks;
+    }
+  });
+}
+
 }  // namespace
 
 std::shared_ptr<const printfmt::Enums> KernelNames::enums() const {
@@ -377,6 +397,10 @@ void TraceRing::consume(std::mutex& lock) {
     const uint64_t serving = passes_->begin();
     const int n = rb ? ring_buffer__consume(rb) : 0;
     broken = n < 0 && n != -EINTR;
+    // The first notice that names kernel addresses reads /proc/kallsyms
+    // (a tenth of a second, seconds under a sanitizer): here, before the
+    // lock, not in a chunk that every trigger write and table read waits for.
+    if (names_symbols(batch, synth_stacks_)) (void)resolver_.kallsyms();
     // A pass drains the whole ring (4 MiB: tens of thousands of notices).
     // The lock that trigger writes and reads take is held for one chunk at
     // a time, so they wait for at most one chunk's work, and a shutdown

@@ -92,10 +92,14 @@ KernelSymbols read_kallsyms() {
 void SystemResolver::reload() {
   std::call_once(loaded_, [] {});
   kallsyms_ = read_kallsyms();
+  read_ = true;
 }
 
 const KernelSymbols& SystemResolver::kallsyms() const {
-  std::call_once(loaded_, [this] { kallsyms_ = read_kallsyms(); });
+  std::call_once(loaded_, [this] {
+    kallsyms_ = read_kallsyms();
+    read_ = true;
+  });
   return kallsyms_;
 }
 

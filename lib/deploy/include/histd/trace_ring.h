@@ -160,6 +160,10 @@ class TraceRing {
   // options/stacktrace: every recorded event followed by the kernel stack.
   bool stacktrace_option() const;
   void set_stacktrace_option(bool on);
+  // Whether a traced synthetic event has a stack field (long[]): its
+  // records need the kernel's symbols, as stack notices do. The deployer
+  // says so under the lock; the consumer reads it without.
+  void set_synth_stacks(bool on) { synth_stacks_ = on; }
   // A trace_marker write's trace line, by task `pid` (`comm`): the text as
   // its ftrace:print record carries it (its newline dropped) and when.
   struct Marker {
@@ -210,6 +214,7 @@ class TraceRing {
   // The same records raw, one buffer a CPU (trace_pipe_raw), each as large
   // as the trace buffer.
   std::vector<std::unique_ptr<trace::RawBuffer>> raw_;
+  std::atomic<bool> synth_stacks_ = false;  // set_synth_stacks()
   // Prints enabled kernel events' records as the kernel's trace does; made
   // when the first event is enabled (reading BTF and kallsyms takes time).
   std::unique_ptr<printfmt::Printer> printer_;

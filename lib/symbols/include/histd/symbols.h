@@ -4,6 +4,7 @@
 // SystemResolver reads this machine's /proc/kallsyms and libseccomp's table.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -70,10 +71,13 @@ class SystemResolver : public render::Resolver {
   bool is_tracing_frame(uint64_t addr) const override;
   // The kernel's symbols (/proc/kallsyms), read on first use.
   const KernelSymbols& kallsyms() const;
+  // Whether they have been read (they are most of an idle histd's memory).
+  bool has_symbols() const { return read_; }
 
  private:
   mutable std::once_flag loaded_;
   mutable KernelSymbols kallsyms_;
+  mutable std::atomic<bool> read_ = false;
 };
 
 }  // namespace histd::symbols
