@@ -311,7 +311,14 @@ json op_show(Call& c) {
                            : render::hist_text(*h, c.engine.resolver(), shown));
 }
 
-json op_source(Call& c) { return success(c.engine.reads().event_source(c.system_name, c.event_name)); }
+// `histctl explain SYSTEM:EVENT`: the C of the programs histd runs on the
+// event, as it built them from every trigger there.
+json op_source(Call& c) {
+  std::string text = c.engine.reads().event_source(c.system_name, c.event_name);
+  if (!text.empty()) return success(std::move(text));
+  if (auto h = c.engine.reads().hist(c.system_name, c.event_name); !h) return failure(h.error().err, h.error().context);
+  return failure(ENOENT, "histd runs no program on " + c.event + ": it has no trigger and is not enabled");
+}
 
 json op_list(Call& c) {
   if (c.as_json) return success(list_json(c.engine).dump(2) + "\n");

@@ -46,8 +46,16 @@ constexpr const char* kRawSyscallsHelp =
     "show the program as histd --raw-syscalls loads it: a syscalls event that can be is entered from the raw "
     "sys_enter/sys_exit tracepoint (default: from its own tracepoint)";
 
+// What a command compiled alone cannot know: other events' variables and
+// the synthetic events, which histd has.
+bool needs_other_events(histd::ErrorCode code) {
+  using histd::ErrorCode;
+  return code == ErrorCode::VarNotFound || code == ErrorCode::SynthEventNotFound ||
+         code == ErrorCode::SynthVarNotFound || code == ErrorCode::ParamNotFound;
+}
+
 int check(const std::string& command, const std::string& format_path, const std::string& system, bool explain,
-          bool raw_syscalls) {
+          bool raw_syscalls, const std::string& event = {}) {
   std::ifstream in(format_path);
   if (!in) {
     fmt::print(stderr, "histctl: cannot read {}\n", format_path);
@@ -64,6 +72,11 @@ int check(const std::string& command, const std::string& format_path, const std:
   if (!compiled) {
     const histd::Diagnostic& d = compiled.error();
     fmt::print(stderr, "error: {}\n{}", d.message(), caret_block(d.command, d.span.begin));
+    if (!event.empty() && needs_other_events(d.code))
+      fmt::print(stderr,
+                 "histctl: explain compiles a command alone, as the event's only trigger; once histd has it, "
+                 "`histctl explain {}` prints the programs histd runs with it\n",
+                 event);
     return kRefused;
   }
   fmt::print("{}\n", compiled->plan.trigger_text());
@@ -91,7 +104,24 @@ int explain_event(const std::string& event, const std::string& command, const st
     }
     root = *found;
   }
-  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true, raw_syscalls);
+  return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true, raw_syscalls,
+               event);
+}
+
+// explain SYSTEM:EVENT without a command: the programs histd runs on the
+// event now, from histd: what a command that uses other events' variables
+// or synthetic events compiles to, which explain cannot build alone.
+int explain_running(const std::string& socket_path, const std::string& event) {
+  int rc = 0;
+  auto reply = request(socket_path, {{"op", "source"}, {"event", event}}, rc);
+  if (!reply) return rc;
+  if (!reply->value("ok", false)) {
+    fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
+    return kRefused;
+  }
+  const std::string source = reply->value("output", "");
+  fmt::print("kernel: {}\n\n{}", histd::runtime::kernel_needed(source), source);
+  return 0;
 }
 
 // --percentiles' list, or nullopt after saying where it is wrong.
@@ -262,9 +292,12 @@ void define_offline_commands(CLI::App& app, Args& a, Commands& c) {
   c.check->add_option("--system", a.system, "the event's system (the format file does not name it)");
   c.check->add_flag("--explain", a.explain, "also print the plan and the generated BPF C");
   c.check->add_flag("--raw-syscalls", a.raw_syscalls, kRawSyscallsHelp);
-  c.explain = app.add_subcommand("explain", "print the plan and the generated BPF C of a command, installing nothing");
+  c.explain = app.add_subcommand("explain",
+                                 "print the plan and the generated BPF C of a command, installing nothing; "
+                                 "without a command, the programs histd runs on the event");
   c.explain->add_option("event", a.event, "SYSTEM:EVENT")->required();
-  c.explain->add_option("command", a.command, "the hist command")->required();
+  c.explain->add_option("command", a.command,
+                        "the hist command (compiled alone, as the event's only trigger); none: ask histd");
   c.explain->add_option("--tracefs", a.tracefs, "tracefs root (default: this machine's)");
   c.explain->add_flag("--raw-syscalls", a.raw_syscalls, kRawSyscallsHelp);
 }
@@ -282,6 +315,7 @@ Commands define_commands(CLI::App& app, Args& a) {
 
 int run(const Commands& c, const Args& a) {
   const std::string& sock = a.socket_path;
+  if (c.explain->parsed() && c.explain->count("command") == 0) return explain_running(sock, a.event);
   if (c.explain->parsed()) return explain_event(a.event, a.command, a.tracefs, a.raw_syscalls);
   if (c.check->parsed()) return check(a.command, a.format_path, a.system, a.explain, a.raw_syscalls);
   if (c.add->parsed()) return call(sock, {{"op", "add"}, {"event", a.event}, {"command", a.command}});

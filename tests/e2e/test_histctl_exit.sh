@@ -20,6 +20,16 @@ expect_eq "a command histd refuses: 1" "1" "$(rc add syscalls:sys_enter_write 'h
 expect_eq "removing a trigger that is not there: 1" "1" "$(rc remove syscalls:sys_enter_write 'hist:keys=fd')"
 expect_eq "check: a command that does not compile: 1" "1" "$(rc check 'hist:keys=bogus' --format "$FORMAT")"
 expect_eq "check: a command that compiles: 0" "0" "$(rc check 'hist:keys=fd' --format "$FORMAT")"
+expect_eq "explain: an event histd runs no program on: 1" "1" "$(rc explain syscalls:sys_enter_write)"
+expect_eq "explain: an event histd does not have: 1" "1" "$(rc explain syscalls:sys_enter_bogus)"
+"$HISTCTL_BIN" add syscalls:sys_enter_write 'hist:keys=fd' >/dev/null
+expect_eq "explain: the program histd runs: 0" "0" "$(rc explain syscalls:sys_enter_write)"
+# A plain trigger runs in the event's chain, after the event program.
+expect_eq "explain: the program is the one histd loaded" "/* histd: chain slot 1 */ tbl0" \
+  "$("$HISTCTL_BIN" explain syscalls:sys_enter_write | grep -o -e '^/\* histd: chain slot 1 \*/' -e '^} tbl0' |
+    sed 's/^} //' | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "explain: histd not there: 2" "2" "$(rc --socket "$WORK/none.sock" explain syscalls:sys_enter_write)"
+"$HISTCTL_BIN" remove syscalls:sys_enter_write 'hist:keys=fd' >/dev/null
 expect_eq "no command: 2" "2" "$(rc)"
 expect_eq "an unknown command: 2" "2" "$(rc bogus)"
 expect_eq "an unknown option: 2" "2" "$(rc list --bogus)"
