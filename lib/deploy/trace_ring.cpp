@@ -307,6 +307,11 @@ void TraceRing::note_lost_lines(std::vector<uint64_t>& seen) {
   }
 }
 
+void TraceRing::read_kernel_names() const {
+  (void)resolver_.kallsyms();
+  (void)names_->enums();
+}
+
 Status TraceRing::learn_format(const catalog::Catalog& catalog, const std::string& system, const std::string& event) {
   if (!printer_) {
     // Symbols for %pS, the kernel's enum constants, and the strings events

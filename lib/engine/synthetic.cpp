@@ -23,6 +23,9 @@ CommandResult Engine::truncate_synthetic() {
 }
 
 CommandResult Engine::set_enabled(const std::string& system, const std::string& event, bool on) {
+  // A kernel event's records are printed with the kernel's names: read
+  // before the lock (a synthetic event's records need none).
+  if (on && catalog::event_source(system) != catalog::EventSource::Synthetic) deployer_->ring().read_kernel_names();
   std::lock_guard lock(mu_);
   return commands_->set_enabled(system, event, on);
 }

@@ -4,7 +4,8 @@
 // addresses needs /proc/kallsyms read (a tenth of a second, seconds under a
 // sanitizer): the consumer reads it before it takes the lock. Here the test
 // holds the lock the consumer delivers under, and the symbols must still
-// arrive; nothing is delivered until the lock is let go.
+// arrive; nothing is delivered until the lock is let go. Enabling a kernel
+// event reads them before the engine's lock too.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -95,6 +96,20 @@ TEST_F(RingSymbolsTest, TracedEventWithoutStacksLeavesSymbolsUnread) {
   ok(engine_->set_enabled("synthetic", "pid_ev", true), "enable pid_ev");
   deliver_one_holding_the_lock(false);
   EXPECT_NE(engine_->trace_ring().read_trace().find("pid_ev: pid=77"), std::string::npos);
+}
+
+// An enabled kernel event's records are printed with the kernel's names,
+// which the engine reads before it takes its lock for the command
+// (TraceRing::read_kernel_names); a synthetic event's records need none.
+TEST_F(RingSymbolsTest, EnablingAKernelEventReadsTheKernelNames) {
+  ok(engine_->set_enabled("sched", "sched_switch", true), "enable sched_switch");
+  EXPECT_TRUE(engine_->resolver().has_symbols());
+}
+
+TEST_F(RingSymbolsTest, EnablingASyntheticEventLeavesThemUnread) {
+  ok(engine_->write_synthetic("pid_ev pid_t pid"), "pid_ev");
+  ok(engine_->set_enabled("synthetic", "pid_ev", true), "enable pid_ev");
+  EXPECT_FALSE(engine_->resolver().has_symbols());
 }
 
 }  // namespace

@@ -160,6 +160,11 @@ class TraceRing {
   // options/stacktrace: every recorded event followed by the kernel stack.
   bool stacktrace_option() const;
   void set_stacktrace_option(bool on);
+  // Reads, once, what printing kernel events' records takes of the kernel
+  // (its symbols, its enum constants): a tenth of a second, which the first
+  // event enabled would otherwise spend under the engine's lock, holding
+  // up every reader. Thread-safe; the printer is still made under the lock.
+  void read_kernel_names() const;
   // Whether a traced synthetic event has a stack field (long[]): its
   // records need the kernel's symbols, as stack notices do. The deployer
   // says so under the lock; the consumer reads it without.
