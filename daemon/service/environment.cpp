@@ -98,6 +98,14 @@ std::string fuse_missing(const Options&, const Privileges&) {
   return fmt::format("/dev/fuse: {}: the tree cannot be mounted ({})", std::strerror(err), how(grant));
 }
 
+// Lockdown is the host kernel's: no container option grants it.
+std::string lockdown_missing(const Options&, const Privileges&) {
+  std::ifstream in("/sys/kernel/security/lockdown");
+  std::string text;
+  std::getline(in, text);
+  return lockdown_refusal(text);
+}
+
 std::string tracefs_missing(const Options& opt, const Privileges&) {
   if (!opt.tracefs.empty()) return {};
   auto found = catalog::find_tracefs();
@@ -136,8 +144,8 @@ std::string kernel_missing(const Options&, const Privileges&) { return shortfall
 
 // In the order a start meets them.
 constexpr Requirement kRequirements[] = {
-    {"tracefs", tracefs_missing}, {"bpf", bpf_missing},     {"kernel", kernel_missing},
-    {"perf", perf_missing},       {"bpffs", bpffs_missing}, {"fuse", fuse_missing},
+    {"lockdown", lockdown_missing}, {"tracefs", tracefs_missing}, {"bpf", bpf_missing},   {"kernel", kernel_missing},
+    {"perf", perf_missing},         {"bpffs", bpffs_missing},     {"fuse", fuse_missing},
 };
 
 }  // namespace
@@ -151,6 +159,17 @@ Privileges own_privileges() {
     if (line.starts_with("Seccomp:")) p.seccomp_filter = line.find('2') != std::string::npos;
   }
   return p;
+}
+
+std::string lockdown_refusal(std::string_view lockdown) {
+  // The kernel's confidentiality mode makes tracefs create no file
+  // (LOCKDOWN_TRACEFS: a mount is empty) and takes bpf_probe_read_kernel()
+  // from BPF programs (LOCKDOWN_BPF_READ_KERNEL); integrity forbids nothing
+  // histd does. A lockdown is lifted only by booting without it.
+  if (lockdown.find("[confidentiality]") == std::string_view::npos) return {};
+  return "the kernel is locked down for confidentiality (/sys/kernel/security/lockdown): it creates no tracefs "
+         "files and forbids BPF programs to read kernel memory, which histd needs (boot with lockdown=integrity, "
+         "which histd runs under, or without lockdown)";
 }
 
 Refusal refusal_of(int err, const Privileges& p, int capability) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "histd/result.h"
@@ -33,6 +34,12 @@ Status check_environment(const Options& opt);
 // no bpf_loop() (Linux 5.17): ... cannot be traced"), for the start's log:
 // histd runs, and a trigger needing it is refused when written.
 std::vector<std::string> kernel_notes();
+
+// Why histd cannot run under the kernel's lockdown, from the text of
+// /sys/kernel/security/lockdown ("none integrity [confidentiality]", the
+// mode in brackets); "" when it can (none, integrity, no lockdown file).
+// Pure: unit-tested.
+std::string lockdown_refusal(std::string_view lockdown);
 
 // Why a call that needs `capability` (CAP_BPF, ...) failed with `err`, for
 // a process with `p`: a seccomp filter, or the capability missing, or
