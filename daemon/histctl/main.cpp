@@ -313,10 +313,20 @@ Commands define_commands(CLI::App& app, Args& a) {
   return c;
 }
 
+// explain with a command compiles it here; without, histd shows its own.
+int explain(const CLI::App& cmd, const Args& a) {
+  if (cmd.count("command") > 0) return explain_event(a.event, a.command, a.tracefs, a.raw_syscalls);
+  // histd's programs are what histd built: its own options made them.
+  if (cmd.count("--tracefs") > 0 || a.raw_syscalls) {
+    fmt::print(stderr, "histctl: explain: --tracefs and --raw-syscalls go with a command\n");
+    return kBadArguments;
+  }
+  return explain_running(a.socket_path, a.event);
+}
+
 int run(const Commands& c, const Args& a) {
   const std::string& sock = a.socket_path;
-  if (c.explain->parsed() && c.explain->count("command") == 0) return explain_running(sock, a.event);
-  if (c.explain->parsed()) return explain_event(a.event, a.command, a.tracefs, a.raw_syscalls);
+  if (c.explain->parsed()) return explain(*c.explain, a);
   if (c.check->parsed()) return check(a.command, a.format_path, a.system, a.explain, a.raw_syscalls);
   if (c.add->parsed()) return call(sock, {{"op", "add"}, {"event", a.event}, {"command", a.command}});
   if (c.remove->parsed()) return call(sock, {{"op", "remove"}, {"event", a.event}, {"command", a.command}});

@@ -405,7 +405,7 @@ void TraceRing::consume(std::mutex& lock) {
     // The first notice that names kernel addresses reads /proc/kallsyms
     // (a tenth of a second, seconds under a sanitizer): here, before the
     // lock, not in a chunk that every trigger write and table read waits for.
-    if (names_symbols(batch, synth_stacks_)) (void)resolver_.kallsyms();
+    if (!resolver_.has_symbols() && names_symbols(batch, synth_stacks_)) (void)resolver_.kallsyms();
     // A pass drains the whole ring (4 MiB: tens of thousands of notices).
     // The lock that trigger writes and reads take is held for one chunk at
     // a time, so they wait for at most one chunk's work, and a shutdown

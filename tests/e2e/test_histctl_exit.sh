@@ -28,6 +28,7 @@ expect_eq "explain: the program histd runs: 0" "0" "$(rc explain syscalls:sys_en
 expect_eq "explain: the program is the one histd loaded" "/* histd: chain slot 1 */ tbl0" \
   "$("$HISTCTL_BIN" explain syscalls:sys_enter_write | grep -o -e '^/\* histd: chain slot 1 \*/' -e '^} tbl0' |
     sed 's/^} //' | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "explain: --raw-syscalls without a command: 2" "2" "$(rc explain syscalls:sys_enter_write --raw-syscalls)"
 expect_eq "explain: histd not there: 2" "2" "$(rc --socket "$WORK/none.sock" explain syscalls:sys_enter_write)"
 "$HISTCTL_BIN" remove syscalls:sys_enter_write 'hist:keys=fd' >/dev/null
 expect_eq "no command: 2" "2" "$(rc)"
