@@ -56,6 +56,27 @@ constexpr KernelHelper kHelpers[] = {
 
 // The verifier's words for a helper id past the kernel's last.
 constexpr std::string_view kUnknownHelper = "invalid func unknown#";
+// And for one it has but will not give this program: "program of this type
+// cannot use helper bpf_probe_read_kernel#113" (Linux 5.17 on), "unknown
+// func bpf_probe_read_kernel#113" before.
+constexpr std::string_view kRefusedHelper[] = {"cannot use helper ", "unknown func "};
+// What a kernel locked down for confidentiality takes from every BPF
+// program (LOCKDOWN_BPF_READ_KERNEL in bpf_tracing_func_proto()).
+constexpr std::string_view kLockedDownHelpers[] = {"bpf_probe_read_kernel#", "bpf_probe_read_kernel_str#"};
+
+// A helper the kernel has and refuses to any program: its lockdown's.
+std::string lockdown_refusal(std::string_view log, std::string_view release) {
+  for (std::string_view refused : kRefusedHelper)
+    for (std::string_view helper : kLockedDownHelpers) {
+      const size_t at = log.find(refused);
+      if (at == std::string_view::npos || !log.substr(at + refused.size()).starts_with(helper)) continue;
+      return fmt::format(
+          "this kernel ({}) refuses {}() to BPF programs, as it does when locked down for confidentiality "
+          "(/sys/kernel/security/lockdown; histd cannot run under that lockdown)",
+          release, helper.substr(0, helper.size() - 1));
+    }
+  return {};
+}
 
 // "5.17" before "5.8": releases compare number by number.
 bool older(std::string_view a, std::string_view b) {
@@ -151,7 +172,7 @@ KernelShortfall kernel_shortfall(const std::function<bool(const KernelHelper&)>&
 
 std::string helper_refusal(std::string_view log, std::string_view release) {
   const size_t at = log.find(kUnknownHelper);
-  if (at == std::string_view::npos) return {};
+  if (at == std::string_view::npos) return lockdown_refusal(log, release);
   const std::string_view digits = log.substr(at + kUnknownHelper.size());
   int id = 0;
   if (std::from_chars(digits.data(), digits.data() + digits.size(), id).ec != std::errc()) return {};

@@ -123,6 +123,25 @@ TEST(KernelHelpers, TheVerifiersUnknownHelperIsNamedWithItsReleaseAndUse) {
             "program calls it for any trigger");
 }
 
+// A lockdown raised after histd started: the kernel has the helper and
+// gives it to no program. Both the verifier's wordings (5.17 on, before).
+TEST(KernelHelpers, AHelperALockdownTakesIsNamedWithTheLockdown) {
+  const std::string log =
+      "12: (85) call bpf_probe_read_kernel#113\n"
+      "program of this type cannot use helper bpf_probe_read_kernel#113\n"
+      "processed 13 insns (limit 1000000)\n";
+  EXPECT_EQ(helper_refusal(log, "6.12.0"),
+            "this kernel (6.12.0) refuses bpf_probe_read_kernel() to BPF programs, as it does when locked down for "
+            "confidentiality (/sys/kernel/security/lockdown; histd cannot run under that lockdown)");
+  const std::string old = helper_refusal("unknown func bpf_probe_read_kernel_str#115\n", "5.10.0");
+  EXPECT_EQ(old.rfind("this kernel (5.10.0) refuses bpf_probe_read_kernel_str() to BPF programs, as", 0), 0u) << old;
+  const std::string r = verifier_refusal(log, EINVAL, "6.12.0");
+  EXPECT_EQ(r.rfind("this kernel (6.12.0) refuses bpf_probe_read_kernel()", 0), 0u) << r;
+  EXPECT_NE(r.find("(Invalid argument); the verifier log:\n12: (85) call"), std::string::npos) << r;
+  // The user-memory reads are not the lockdown's.
+  EXPECT_EQ(helper_refusal("program of this type cannot use helper bpf_probe_read_user#112\n", "6.12.0"), "");
+}
+
 TEST(KernelHelpers, AnyOtherLogIsNotAboutTheKernelsAge) {
   // A helper the kernel has, not for this kind of program, is another refusal.
   EXPECT_EQ(helper_refusal("unknown func bpf_seq_write#127\n", "6.1.0"), "");

@@ -230,7 +230,9 @@ KernelShortfall kernel_shortfall(const std::function<bool(const KernelHelper&)>&
 std::string kernel_needed(std::string_view source);
 
 // The first line of a refusal whose verifier log says the kernel has no
-// such helper; empty if the log says something else (pure).
+// such helper, or refuses one as a lockdown does (bpf_probe_read_kernel()
+// under confidentiality, raised after histd started); empty if the log
+// says something else (pure).
 std::string helper_refusal(std::string_view log, std::string_view release);
 
 class EventProgram {
