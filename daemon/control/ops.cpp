@@ -312,10 +312,15 @@ json op_show(Call& c) {
 }
 
 // `histctl explain SYSTEM:EVENT`: the C of the programs histd runs on the
-// event, as it built them from every trigger there.
+// event, as it built them from every trigger there ("output"), and the
+// triggers' plans ("plans").
 json op_source(Call& c) {
-  std::string text = c.engine.reads().event_source(c.system_name, c.event_name);
-  if (!text.empty()) return success(std::move(text));
+  engine::Reads::EventSource s = c.engine.reads().event_source(c.system_name, c.event_name);
+  if (!s.source.empty()) {
+    json j = success(std::move(s.source));
+    j["plans"] = std::move(s.plans);
+    return j;
+  }
   if (auto h = c.engine.reads().hist(c.system_name, c.event_name); !h) return failure(h.error().err, h.error().context);
   return failure(ENOENT, "histd runs no program on " + c.event + ": it has no trigger and is not enabled");
 }

@@ -8,6 +8,7 @@
 //            "event": "system:event", "command": "...", "json": bool (list, show, status)}
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,
 //            "command": "...", "caret": N,   (command/caret for diagnostics)
+//            "plans": "...",                 (source: its hist triggers' plans)
 //            "denied": true}                 (the peer may not use the socket)
 // A request with "raw": true (histd-exporter's) gets a successful reply's
 // output as bytes after the reply: {"ok": true, "raw": N}, then a frame of N

@@ -119,8 +119,8 @@ int explain_running(const std::string& socket_path, const std::string& event) {
     fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
     return kRefused;
   }
-  const std::string source = reply->value("output", "");
-  fmt::print("kernel: {}\n\n{}", histd::runtime::kernel_needed(source), source);
+  const std::string source = reply->value("output", ""), plans = reply->value("plans", "");
+  fmt::print("{}{}kernel: {}\n\n{}", plans, plans.empty() ? "" : "\n", histd::runtime::kernel_needed(source), source);
   return 0;
 }
 

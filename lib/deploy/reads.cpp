@@ -199,6 +199,14 @@ std::string KernelReads::source(const catalog::EventId& event) const {
   return out;
 }
 
+std::string KernelReads::plans(const catalog::EventId& event) const {
+  const EventState* ev = find_event_in(events_, event);
+  std::string out;
+  if (!ev) return out;
+  for (const auto& t : ev->triggers) out += (out.empty() ? "" : "\n") + plan::describe(t->plan);
+  return out;
+}
+
 std::string KernelReads::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
   // As the kernel's event_trigger_print() and event_enable_trigger_print():
   // the name (and target), the count its control word has left, the filter.

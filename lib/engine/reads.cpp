@@ -149,9 +149,10 @@ Usage Reads::usage() {
   return u;
 }
 
-std::string Reads::event_source(const std::string& system, const std::string& event) {
+Reads::EventSource Reads::event_source(const std::string& system, const std::string& event) {
   std::lock_guard lock(mu_);
-  return deployer_.reads().source(catalog::EventId{system, event});
+  const catalog::EventId id{system, event};
+  return EventSource{deployer_.reads().source(id), deployer_.reads().plans(id)};
 }
 
 std::vector<EventMissed> Reads::missed() {

@@ -33,7 +33,7 @@ std::vector<long> hits(engine::Engine& engine) {
 
 // The programs after the event program, as the control socket's `source` shows them.
 size_t chain_programs(engine::Engine& engine) {
-  const std::string src = engine.reads().event_source(kSys, kEvent);
+  const std::string src = engine.reads().event_source(kSys, kEvent).source;
   size_t n = 0;
   for (size_t at = 0; (at = src.find("/* histd: chain slot ", at)) != std::string::npos; ++at) ++n;
   return n;

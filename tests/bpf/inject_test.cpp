@@ -121,7 +121,7 @@ TEST_F(InjectTest, AFilterNumberIsLoadedNotCompiled) {
   EXPECT_FALSE(compiled_anew("hist:keys=fd if fd == 3", "hist:keys=fd if fd == 5"))
       << "the same unit as fd == 3: its cached object";
   // The control socket's source says the number the unit reads.
-  EXPECT_NE(engine_->reads().event_source("syscalls", "sys_enter_write").find("\n/* histd: histd_k[] = 0x5 0x"),
+  EXPECT_NE(engine_->reads().event_source("syscalls", "sys_enter_write").source.find("\n/* histd: histd_k[] = 0x5 0x"),
             std::string::npos);
   for (uint64_t fd : {3, 5, 5}) inject(write_record(1, fd, 1));
   std::string h = hist();
@@ -143,7 +143,7 @@ TEST_F(InjectTest, AFieldOffsetIsLoadedNotCompiled) {
       << "the same unit as keys=fd:vals=count: its cached object";
   EXPECT_NE(engine_->reads()
                 .event_source("syscalls", "sys_enter_write")
-                .find("/* histd: struct histd_rec: f0 at 32 f1 at 16 */"),
+                .source.find("/* histd: struct histd_rec: f0 at 32 f1 at 16 */"),
             std::string::npos);
   inject(write_record(1, 3, 100));
   inject(write_record(1, 4, 100));

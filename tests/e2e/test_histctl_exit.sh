@@ -24,6 +24,8 @@ expect_eq "explain: an event histd runs no program on: 1" "1" "$(rc explain sysc
 expect_eq "explain: an event histd does not have: 1" "1" "$(rc explain syscalls:sys_enter_bogus)"
 "$HISTCTL_BIN" add syscalls:sys_enter_write 'hist:keys=fd' >/dev/null
 expect_eq "explain: the program histd runs: 0" "0" "$(rc explain syscalls:sys_enter_write)"
+expect_eq "explain: the trigger's plan first" "trigger: hist:keys=fd:vals=hitcount:sort=hitcount:size=2048" \
+  "$("$HISTCTL_BIN" explain syscalls:sys_enter_write | head -1)"
 # A plain trigger runs in the event's chain, after the event program.
 expect_eq "explain: the program is the one histd loaded" "/* histd: chain slot 1 */ tbl0" \
   "$("$HISTCTL_BIN" explain syscalls:sys_enter_write | grep -o -e '^/\* histd: chain slot 1 \*/' -e '^} tbl0' |

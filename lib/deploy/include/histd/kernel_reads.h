@@ -96,6 +96,9 @@ class KernelReads {
   EventEnableState enable_state(const catalog::EventId& event) const;
   // The generated BPF C of the event's program as loaded ("" without one).
   std::string source(const catalog::EventId& event) const;
+  // The plan of each of its hist triggers (plan::describe), in the order
+  // they run, a blank line between them.
+  std::string plans(const catalog::EventId& event) const;
 
  private:
   const Kernel& kernel_;

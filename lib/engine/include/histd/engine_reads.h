@@ -88,8 +88,13 @@ class Reads {
   std::vector<TriggerInfo> trigger_lines();
   // The same triggers with their map memory and map ids.
   std::vector<TriggerInfo> trigger_info();
-  // The generated BPF C of an event as it is loaded now ("" without triggers).
-  std::string event_source(const std::string& system, const std::string& event);
+  // The generated BPF C of an event as it is loaded now ("" without triggers),
+  // and its hist triggers' plans (KernelReads::plans), read together.
+  struct EventSource {
+    std::string source;
+    std::string plans;
+  };
+  EventSource event_source(const std::string& system, const std::string& event);
 
   // ---- histd's state ----
   std::vector<readout::ErrorLogEntry> error_log();
