@@ -65,16 +65,18 @@ constexpr std::string_view kRefusedHelper[] = {"cannot use helper ", "unknown fu
 constexpr std::string_view kLockedDownHelpers[] = {"bpf_probe_read_kernel#", "bpf_probe_read_kernel_str#"};
 
 // A helper the kernel has and refuses to any program: its lockdown's.
-std::string lockdown_refusal(std::string_view log, std::string_view release) {
-  for (std::string_view refused : kRefusedHelper)
-    for (std::string_view helper : kLockedDownHelpers) {
-      const size_t at = log.find(refused);
-      if (at == std::string_view::npos || !log.substr(at + refused.size()).starts_with(helper)) continue;
-      return fmt::format(
-          "this kernel ({}) refuses {}() to BPF programs, as it does when locked down for confidentiality "
-          "(/sys/kernel/security/lockdown; histd cannot run under that lockdown)",
-          release, helper.substr(0, helper.size() - 1));
-    }
+std::string locked_down_helper(std::string_view log, std::string_view release) {
+  for (std::string_view refused : kRefusedHelper) {
+    const size_t at = log.find(refused);
+    if (at == std::string_view::npos) continue;
+    const std::string_view named = log.substr(at + refused.size());
+    for (std::string_view helper : kLockedDownHelpers)
+      if (named.starts_with(helper))
+        return fmt::format(
+            "this kernel ({}) refuses {}() to BPF programs, as it does when locked down for confidentiality "
+            "(/sys/kernel/security/lockdown; histd cannot run under that lockdown)",
+            release, helper.substr(0, helper.size() - 1));
+  }
   return {};
 }
 
@@ -172,7 +174,7 @@ KernelShortfall kernel_shortfall(const std::function<bool(const KernelHelper&)>&
 
 std::string helper_refusal(std::string_view log, std::string_view release) {
   const size_t at = log.find(kUnknownHelper);
-  if (at == std::string_view::npos) return lockdown_refusal(log, release);
+  if (at == std::string_view::npos) return locked_down_helper(log, release);
   const std::string_view digits = log.substr(at + kUnknownHelper.size());
   int id = 0;
   if (std::from_chars(digits.data(), digits.data() + digits.size(), id).ec != std::errc()) return {};
