@@ -133,6 +133,8 @@ expect_eq "a trigger added through the tree counts the workload" "{ count: $(pri
   "$(rows "$W/hist")"
 expect_eq "compiled by the resident compiler" "1" \
   "$(ct journalctl -u histd --no-pager | grep -c 'resident compiler /usr/bin/histd-cc' || true)"
+expect_eq "histctl explain shows the service's program: its trigger's plan and kernel" "2" \
+  "$(ct histctl explain syscalls:sys_enter_write | grep -cE '^(trigger: hist:keys=count:|kernel: Linux [0-9.]+ or later)' || true)"
 # Kernel addresses need CAP_SYSLOG even for root: without it, stack frames
 # have no names.
 expect_eq "stack traces are symbolized" "yes" "$(yes_no grep -q 'perf_syscall_enter+0x' <(ct cat "$R/hist"))"
