@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "deploy/event_programs.h"
 #include "deploy/kernel_objects.h"
@@ -164,6 +165,9 @@ Expected<EventPrograms::Loaded> EventPrograms::build_changed(EventState& ev, con
 
 Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& triggers,
                               const std::vector<DeployedControl*>& enables) {
+  // Only this rebuild's builds may stop before a compile, before anything
+  // of it is loaded.
+  const bool stop = std::exchange(stop_next_, false);
   const bool has_record = ev.recorded() && ev.record_slot;
   if (triggers.empty() && enables.empty() && !has_record) {
     drop_programs(ev);
@@ -187,9 +191,11 @@ Status EventPrograms::rebuild(EventState& ev, const std::vector<Trigger*>& trigg
   if (!groups_changed && !event_changed)
     for (size_t g = 0; g < lay->groups.size(); ++g)
       if (holds_ordered(lay->groups[g])) dirty.push_back(g);
+  stopping_ = stop && !batching_;
   if (batching_ && deferrable(ev, triggers, enables)) return defer(ev, *lay);
 
   auto built = build_changed(ev, *lay, enables, event_dirty, dirty);
+  stopping_ = false;
   if (!built) return unexpected(std::move(built).error());
   Loaded& loaded = *built;
   const Built* any = loaded.event ? &*loaded.event : loaded.groups.empty() ? nullptr : &loaded.groups.begin()->second;

@@ -40,7 +40,13 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
   EventState* ev = written ? &event_state(*written) : nullptr;
   std::vector<const Change*> done;
   for (const Change& c : changes) {
+    // A trigger's addition or removal first in its command undoes all of
+    // itself when its rebuild fails: that rebuild may leave its compile to
+    // the engine (CompileOutside).
+    programs_->stop_before_compile(done.empty() &&
+                                   (c.kind == Change::Kind::TriggerAdded || c.kind == Change::Kind::TriggerRemoved));
     CommandResult r = deploy(c, next, ev, text, done.empty());
+    programs_->stop_before_compile(false);
     if (!r) {
       roll_back(done);
       ring_->set_synth_stacks(traces_stacks(synths_));
@@ -51,6 +57,8 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
   ring_->set_synth_stacks(traces_stacks(synths_));
   return Unit{};
 }
+
+void Deployer::compile_outside(CompileOutside* outside) { programs_->compile_outside(outside); }
 
 void Deployer::roll_back(const std::vector<const Change*>& done) {
   // Only additions come before a change that can fail (a command's field
@@ -138,7 +146,7 @@ CommandResult Deployer::deploy_added(const Change& c, const registry::Registry& 
                                      EventState* ev, const std::string& text) {
   const registry::HistTrigger& h = *next.find(c.uid).second;
   CommandResult r = deploy_trigger(target, h, c.command);
-  if (r || c.param.empty() || !ev) return r;
+  if (r || c.param.empty() || !ev || r.error().error.kind == ErrorKind::NotCompiled) return r;
   const uint32_t pos = parse::errpos(text, c.param);
   const Span at_param{pos, pos + uint32_t(c.param.size())};
   if (r.error().error.err == ENOSPC && r.error().diagnostic)

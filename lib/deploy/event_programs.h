@@ -50,6 +50,13 @@ class EventPrograms {
   // A batch's own command: its programs are not even compiled until the
   // end (Deployer::set_batch_command).
   void set_batch_command(bool on) { batch_command_ = on; }
+  // Units compiled outside the engine's lock (CompileOutside), read by
+  // every build(); null: none.
+  void compile_outside(CompileOutside* outside) { outside_ = outside; }
+  // The next rebuild()'s compiles before its load stop at a unit neither
+  // compiled outside nor cached (Deployer::deploy: a trigger's addition
+  // or removal, the command's first change, whose failure undoes it all).
+  void stop_before_compile(bool on) { stop_next_ = on && outside_ && outside_->leave; }
 
   // Compiles and loads the event's programs holding `triggers`, then
   // installs them behind its dispatcher. Nothing observable changes unless
@@ -92,6 +99,10 @@ class EventPrograms {
   Expected<Loaded> build_changed(EventState& ev, const Layout& lay, const std::vector<DeployedControl*>& enables,
                                  bool event_dirty, const std::vector<size_t>& dirty);
   Status defer(EventState& ev, const Layout& lay);
+  // build()'s object of `source`: compiled outside, or cached while a
+  // rebuild stops before compiling (ErrorKind::NotCompiled on neither), or
+  // compiled now.
+  Expected<std::string> object_of(const std::string& source) const;
   Status attach(EventState& ev, const pipeline::EventParts& parts);
   Status load(EventState& ev, Loaded& loaded);
   Status install(EventState& ev, const Layout& lay, const Loaded& loaded, bool event_has);
@@ -120,6 +131,9 @@ class EventPrograms {
   bool restoring_ = false;
   bool batching_ = false;       // begin_batch() .. end_batch()
   bool batch_command_ = false;  // set_batch_command()
+  CompileOutside* outside_ = nullptr;
+  bool stop_next_ = false;  // stop_before_compile(), for the next rebuild()
+  bool stopping_ = false;   // that rebuild, until its builds are done
 };
 
 // What rebuild() loads: one of an event's programs compiled, with its maps

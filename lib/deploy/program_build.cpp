@@ -152,7 +152,7 @@ Expected<EventPrograms::Built> EventPrograms::build(EventState& ev, const std::v
   const catalog::EventId decided = on ? *on : catalog::EventId{ev.system, ev.event};
   if (auto format = catalog_.event(decided.system, decided.name)) unit->entry.pids = pipeline::pid_check(**format);
   b.unit = pipeline::compile_event(*unit);
-  auto object = compiler_.compile(b.unit.source);
+  auto object = object_of(b.unit.source);
   if (!object) return unexpected(std::move(object).error());
   b.object = std::move(*object);
   // The kernel would refuse it with a bare E2BIG, after loading began.
@@ -168,6 +168,18 @@ Expected<EventPrograms::Built> EventPrograms::build(EventState& ev, const std::v
   if (!maps) return unexpected(std::move(maps).error());
   b.maps = std::move(*maps);
   return b;
+}
+
+Expected<std::string> EventPrograms::object_of(const std::string& source) const {
+  if (outside_) {
+    if (auto it = outside_->compiled.find(source); it != outside_->compiled.end()) return it->second;
+    if (stopping_) {
+      if (auto hit = compiler_.cached(source)) return std::move(*hit);
+      outside_->needed = source;
+      return fail(ErrorKind::NotCompiled, EAGAIN, "the unit is compiled outside the engine's lock first");
+    }
+  }
+  return compiler_.compile(source);
 }
 
 }  // namespace histd::deploy

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "engine/error_log.h"
 #include "engine/state_file.h"
 
@@ -64,6 +66,7 @@ void MapMemoryBudget::forget(const void* self) {
 
 CommandResult Commands::run(const registry::Command& command, const catalog::EventId* ev, const std::string& location,
                             const std::string& text) {
+  const std::chrono::duration<double> compiled_outside = std::exchange(compiled_outside_, {});
   // With a budget shared among trees: decided and committed under its
   // lock, knowing what the others hold (engines take it after their own
   // lock, never the other way round).
@@ -81,7 +84,7 @@ CommandResult Commands::run(const registry::Command& command, const catalog::Eve
   const auto began = std::chrono::steady_clock::now();
   CommandResult r = deployer_.deploy(applied->changes, applied->next, ev, text);
   if (!r) return r;
-  if (!applied->changes.empty()) activation_times_.add(std::chrono::steady_clock::now() - began);
+  if (!applied->changes.empty()) activation_times_.add(std::chrono::steady_clock::now() - began + compiled_outside);
   registry_ = std::move(applied->next);
   if (options_.map_budget) options_.map_budget->set(this, registry_.map_memory());
   return Unit{};
@@ -134,6 +137,8 @@ CommandResult Commands::finish_command(const std::string& location, std::string_
   while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == ' ' || cmd.back() == '\t')) cmd.pop_back();
   if (!r) {
     state_.drop_room();
+    // Not a failure: the engine compiles outside its lock and runs it again.
+    if (r.error().error.kind == ErrorKind::NotCompiled) return r;
     // ENOENT and EBUSY refusals (removing what is not there or still in
     // use) are the kernel's silent ones: errno only, no error_log entry.
     const ErrorKind kind = r.error().error.kind;

@@ -47,6 +47,10 @@ class Commands {
 
   const std::map<catalog::EventId, EventNotes>& notes() const { return notes_; }
   const ActivationTimes& activation_times() const { return activation_times_; }
+  // What the compiles the next command needed took, made outside the lock
+  // before it ran again (deploy::CompileOutside): part of its activation's
+  // time.
+  void set_compile_time(std::chrono::duration<double> took) { compiled_outside_ = took; }
 
   // ---- a command (commands.cpp) ----
   // Runs `command` (whose logged text is `text`) written to event `ev`
@@ -132,6 +136,7 @@ class Commands {
   StateFile& state_;
   std::map<catalog::EventId, EventNotes> notes_;
   ActivationTimes activation_times_;
+  std::chrono::duration<double> compiled_outside_{0};  // set_compile_time(), for the next run()
 };
 
 // While one lives (under the engine's lock), the deployer's commands are

@@ -107,8 +107,39 @@ CommandResult Engine::truncate_triggers(const std::string& system, const std::st
 
 CommandResult Engine::write_trigger(const std::string& system, const std::string& event, std::string_view text,
                                     bool may_see_addresses) {
-  std::lock_guard lock(mu_);
-  return commands_->write_trigger(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
+  return compiled_outside([&] {
+    return commands_->write_trigger(system, event, text, registry::kMaxCommandBytes, nullptr, may_see_addresses);
+  });
+}
+
+CommandResult Engine::compiled_outside(const std::function<CommandResult()>& command) {
+  // Each run but the last may stop before a compile; one that stopped
+  // leaves the next its object (the first rebuild of the command then
+  // loads it), so a second stop means that the state changed meanwhile.
+  constexpr int kRuns = 3;
+  deploy::CompileOutside outside;
+  std::chrono::duration<double> compiling{0};
+  for (int run = 1;; ++run) {
+    {
+      std::lock_guard lock(mu_);
+      outside.leave = outside.leave && run < kRuns;
+      commands_->set_compile_time(compiling);
+      deployer_->compile_outside(&outside);
+      CommandResult r = command();
+      deployer_->compile_outside(nullptr);
+      commands_->set_compile_time({});
+      if (!outside.needed) return r;
+    }
+    const auto began = std::chrono::steady_clock::now();
+    // A failure is the next run's to report: it compiles the unit where it
+    // is needed, as any command does, and fails as such a compile fails.
+    if (auto object = compiler_->compile(*outside.needed))
+      outside.compiled[*outside.needed] = std::move(*object);
+    else
+      outside.leave = false;
+    outside.needed.reset();
+    compiling += std::chrono::steady_clock::now() - began;
+  }
 }
 
 Expected<bool> Engine::inject(const std::string& system, const std::string& event, std::span<const uint8_t> record) {

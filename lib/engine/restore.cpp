@@ -86,8 +86,7 @@ CommandResult Commands::apply_saved(const SavedEntry& e, uint64_t* made) {
 }
 
 CommandResult Engine::remove_listed(const std::string& system, const std::string& event, std::string_view line) {
-  std::lock_guard lock(mu_);
-  return commands_->remove_listed(system, event, line);
+  return compiled_outside([&] { return commands_->remove_listed(system, event, line); });
 }
 
 CommandResult Commands::remove_listed(const std::string& system, const std::string& event, std::string_view line) {

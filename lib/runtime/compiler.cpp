@@ -215,6 +215,11 @@ Expected<std::string> Compiler::compile(const std::string& source) const {
   return object;
 }
 
+std::optional<std::string> Compiler::cached(const std::string& source) const {
+  const std::string helpers = helper_text(paths_);
+  return ObjectCache(cache_dir_).find(cache_name(source, helpers), source + helpers);
+}
+
 void Compiler::set_prelude(const std::string& lines) {
   resident_->set_primer({clang_args(paths_, "unit.c", "unit.o"), "unit.c",
                          "/* histd: what histd-cc precompiles */\n" + lines + "char histd_primer;\n"});

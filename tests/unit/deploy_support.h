@@ -38,9 +38,11 @@ inline deploy::Options fake_deploy_options() {
 
 class FakeDeploy {
  public:
-  explicit FakeDeploy(deploy::Options options = fake_deploy_options())
+  // `cache`: the object cache (the run's shared one unless another is named).
+  explicit FakeDeploy(deploy::Options options = fake_deploy_options(),
+                      const std::filesystem::path& cache = fake_deploy_cache())
       : catalog_(open_catalog()),
-        compiler_(runtime::paths_with(std::filesystem::path{}), fake_deploy_cache()),
+        compiler_(runtime::paths_with(std::filesystem::path{}), cache),
         kernel_(std::make_shared<FakeKernel>()),
         registry_(catalog_, registry::Options{}) {
     auto made = deploy::Deployer::create(
@@ -57,12 +59,16 @@ class FakeDeploy {
   // A write of `text` to `event`'s trigger file; the registry moves on
   // only when the deployer carried it out.
   CommandResult run(const catalog::EventId& event, std::string_view text) {
-    auto applied = registry_.apply(write(event, text));
+    return run(write(event, text), &event, text);
+  }
+  // Any command (`event`: the one written to; none for synthetic_events).
+  CommandResult run(const registry::Command& command, const catalog::EventId* event, std::string_view text) {
+    auto applied = registry_.apply(command);
     if (!applied) {
       ADD_FAILURE() << "the registry refused " << text;
       return system_failure(Error{ErrorKind::Invalid, EINVAL, "refused"});
     }
-    CommandResult r = deployer_->deploy(applied->changes, applied->next, &event, std::string(text));
+    CommandResult r = deployer_->deploy(applied->changes, applied->next, event, std::string(text));
     if (r) registry_ = std::move(applied->next);
     return r;
   }
@@ -73,6 +79,7 @@ class FakeDeploy {
   }
 
   FakeKernel& kernel() { return *kernel_; }
+  const runtime::Compiler& compiler() const { return compiler_; }
   deploy::Deployer& deployer() { return *deployer_; }
   const std::vector<std::string>& notes() const { return notes_; }
 

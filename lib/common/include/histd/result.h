@@ -66,6 +66,10 @@ enum class ErrorKind {
   Invalid,   // a request that is not a command error but still bad
   Busy,      // in use by something else
   Exists,    // already present
+  // A command stopped before its first program's compile, which the
+  // engine makes outside its lock and then runs the command again
+  // (deploy::CompileOutside): never shown to a user.
+  NotCompiled,
 };
 
 struct Error {

@@ -93,6 +93,21 @@ struct Options {
   std::shared_ptr<const KernelNames> kernel_names;
 };
 
+// A command's compiles made outside the engine's lock: a unit compiles in
+// tens of milliseconds (about a hundred after an idle), and every read and
+// scrape of the tree would wait for it. The engine runs the command once
+// with this given (Deployer::compile_outside): the first rebuild of a
+// trigger's addition or removal stops before its compile when the unit is
+// neither here nor in the object cache, naming it in `needed`, and the
+// command fails with ErrorKind::NotCompiled having changed nothing (its
+// roll back). The engine compiles it without the lock, puts it in
+// `compiled` and runs the command again, which then loads it.
+struct CompileOutside {
+  std::map<std::string, std::string> compiled;  // a unit's source -> its object
+  std::optional<std::string> needed;
+  bool leave = true;  // false: every unit not in `compiled` is compiled where needed
+};
+
 struct DeployedControl;
 struct EventState;
 class EventPrograms;
@@ -126,6 +141,9 @@ class Deployer {
   // as before.
   CommandResult deploy(const std::vector<registry::Change>& changes, const registry::Registry& next,
                        const catalog::EventId* written, const std::string& text);
+  // The compiles the next deploy() may leave to the engine (CompileOutside);
+  // null: it compiles each unit itself. The engine holds `outside`.
+  void compile_outside(CompileOutside* outside);
 
   // ---- what only the kernel knows, for the engine's reads and saves
   // (histd/kernel_reads.h) ----

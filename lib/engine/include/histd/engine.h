@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -219,6 +220,12 @@ class Engine {
   Engine(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler, EngineOptions options);
   static Expected<std::unique_ptr<Engine>> make(catalog::Catalog catalog, std::shared_ptr<runtime::Compiler> compiler,
                                                 EngineOptions options, bool owns_compiler);
+  // Runs `command` (a call of commands_) under mu_, first letting the
+  // deployer leave its compile to this, which compiles without mu_ and
+  // runs it again (deploy::CompileOutside): reads and scrapes do not wait
+  // for a compile. A changed state may need another; the last run compiles
+  // under mu_ as any other command.
+  CommandResult compiled_outside(const std::function<CommandResult()>& command);
 
   std::mutex mu_;
   catalog::Catalog catalog_;

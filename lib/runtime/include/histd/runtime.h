@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -136,6 +137,8 @@ class Compiler {
   // meanwhile rather than when the compile asks.
   void warm() const;
   Expected<std::string> compile(const std::string& source) const;
+  // The cached object of `source`, without compiling it on a miss.
+  std::optional<std::string> cached(const std::string& source) const;
   // Drops the cached object of `source`: the kernel refused it, and the
   // next compile (perhaps by a repaired compiler) must not find it again.
   void evict(const std::string& source) const;

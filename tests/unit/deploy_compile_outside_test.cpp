@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// A command may leave its compile to the engine, which makes it outside its
+// lock (deploy::CompileOutside): the first rebuild of a trigger's addition
+// or removal stops before compiling a unit that is neither compiled outside
+// nor cached, names it, and fails with ErrorKind::NotCompiled having
+// changed nothing: the same maps, pins, programs and dispatcher slots, no
+// note logged. Given the unit's object, the same command then succeeds
+// with the program a clean run has. Over a FakeKernel (deploy_support.h),
+// each deployer with an object cache of its own, empty at first.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "deploy_support.h"
+
+namespace histd::testing {
+namespace {
+
+const catalog::EventId kLatency{"synthetic", "wakeup_latency"};
+const char* const kLatencyLine = "wakeup_latency u64 lat; pid_t pid; int prio";
+
+struct Step {
+  std::optional<catalog::EventId> event;  // none: a synthetic_events line
+  std::string text;
+};
+
+struct Activation {
+  const char* name;
+  std::vector<Step> before;  // deployed first, compiled where they are
+  catalog::EventId event;
+  std::string command;
+  friend void PrintTo(const Activation& a, std::ostream* os) { *os << a.name; }
+};
+
+const std::vector<Activation>& activations() {
+  static const std::vector<Activation> all{
+      {"FirstTriggerOfAnEvent", {}, kKmalloc, "hist:keys=common_pid:vals=bytes_req"},
+      {"TriggerJoiningAProgram", {{kKmalloc, "hist:keys=common_pid"}}, kKmalloc, "hist:keys=call_site:vals=bytes_req"},
+      {"ReferenceToAnotherEvent",
+       {{kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"}},
+       kSwitch,
+       "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0"},
+      // Its field variable, a trigger on the matching event, comes first.
+      {"FieldVariableOnTheMatchingEvent",
+       {{std::nullopt, kLatencyLine}, {kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"}},
+       kWaking,
+       "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,"
+       "sched.sched_wakeup.prio)"},
+      // Its own program first; its generators' are compiled where needed.
+      {"TriggerOnASyntheticEvent",
+       {{std::nullopt, kLatencyLine},
+        {kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"},
+        {kWaking,
+         "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,prio)"}},
+       kLatency,
+       "hist:keys=lat.log2"},
+      // What is left, the first and the third, was never compiled alone.
+      {"RemovalOfATrigger",
+       {{kKmalloc, "hist:keys=common_pid"},
+        {kKmalloc, "hist:keys=call_site"},
+        {kKmalloc, "hist:keys=common_pid,call_site"}},
+       kKmalloc,
+       "!hist:keys=call_site"},
+  };
+  return all;
+}
+
+CommandResult run(FakeDeploy& d, const Step& s) {
+  if (s.event) return d.run(*s.event, s.text);
+  return d.run(synth_line(s.text), nullptr, s.text);
+}
+
+void deploy_before(FakeDeploy& d, const Activation& a) {
+  for (const Step& s : a.before) ASSERT_TRUE(run(d, s)) << s.text;
+}
+
+class CompileOutside : public ::testing::TestWithParam<Activation> {};
+
+TEST_P(CompileOutside, TheCommandStopsBeforeItsCompileAndChangesNothing) {
+  const Activation& a = GetParam();
+  std::string clean;  // the program of a run that compiles as it goes
+  {
+    FakeDeploy d;
+    deploy_before(d, a);
+    ASSERT_TRUE(d.run(a.event, a.command));
+    clean = d.deployer().reads().source(a.event);
+  }
+  const runtime::TempDir cache;
+  FakeDeploy d(fake_deploy_options(), cache.path());
+  deploy_before(d, a);
+  const FakeKernel::Live before = d.kernel().live();
+  const std::string source_before = d.deployer().reads().source(a.event);
+  const size_t notes = d.notes().size();
+
+  deploy::CompileOutside outside;
+  d.deployer().compile_outside(&outside);
+  const CommandResult r = d.run(a.event, a.command);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
+  ASSERT_TRUE(outside.needed);
+  EXPECT_EQ(d.kernel().live(), before) << d.kernel().journal();
+  EXPECT_EQ(d.deployer().reads().source(a.event), source_before);
+  EXPECT_EQ(d.notes().size(), notes);
+  EXPECT_FALSE(d.compiler().cached(*outside.needed)) << "it stopped before compiling";
+
+  auto object = d.compiler().compile(*outside.needed);
+  ASSERT_TRUE(object) << object.error().context;
+  outside.compiled[*outside.needed] = std::move(*object);
+  outside.needed.reset();
+  ASSERT_TRUE(d.run(a.event, a.command)) << d.kernel().journal();
+  EXPECT_FALSE(outside.needed);
+  EXPECT_EQ(d.deployer().reads().source(a.event), clean);
+  d.deployer().compile_outside(nullptr);
+}
+
+TEST_P(CompileOutside, ACommandThatMayNotLeaveItCompilesWhereNeeded) {
+  const Activation& a = GetParam();
+  const runtime::TempDir cache;
+  FakeDeploy d(fake_deploy_options(), cache.path());
+  deploy_before(d, a);
+  deploy::CompileOutside outside;
+  outside.leave = false;
+  d.deployer().compile_outside(&outside);
+  ASSERT_TRUE(d.run(a.event, a.command)) << d.kernel().journal();
+  EXPECT_FALSE(outside.needed);
+  d.deployer().compile_outside(nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Commands, CompileOutside, ::testing::ValuesIn(activations()),
+                         [](const ::testing::TestParamInfo<Activation>& p) { return std::string(p.param.name); });
+
+// A unit in the cache is loaded from it: the command does not stop.
+TEST(CompileOutsideCached, AUnitCompiledBeforeIsLoaded) {
+  const runtime::TempDir cache;
+  FakeDeploy d(fake_deploy_options(), cache.path());
+  ASSERT_TRUE(d.run(kKmalloc, "hist:keys=common_pid"));
+  ASSERT_TRUE(d.run(kKmalloc, "hist:keys=call_site"));
+  deploy::CompileOutside outside;
+  d.deployer().compile_outside(&outside);
+  // What is left is the program the first trigger had alone.
+  ASSERT_TRUE(d.run(kKmalloc, "!hist:keys=call_site"));
+  EXPECT_FALSE(outside.needed);
+  d.deployer().compile_outside(nullptr);
+}
+
+}  // namespace
+}  // namespace histd::testing
