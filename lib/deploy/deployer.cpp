@@ -43,10 +43,11 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
     // A trigger's addition or removal first in its command undoes all of
     // itself when its rebuild fails: that rebuild may leave its compile to
     // the engine (CompileOutside).
-    programs_->stop_before_compile(done.empty() &&
-                                   (c.kind == Change::Kind::TriggerAdded || c.kind == Change::Kind::TriggerRemoved));
+    may_stop_ = done.empty() && (c.kind == Change::Kind::TriggerAdded || c.kind == Change::Kind::TriggerRemoved);
+    programs_->stop_before_compile(may_stop_);
     CommandResult r = deploy(c, next, ev, text, done.empty());
     programs_->stop_before_compile(false);
+    may_stop_ = false;
     if (!r) {
       roll_back(done);
       ring_->set_synth_stacks(traces_stacks(synths_));
@@ -191,7 +192,12 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   ev.triggers.push_back(std::move(trigger));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its triggers in their programs.
+    // The first of them may stop before its compile too: what this
+    // rebuilt is rebuilt back below, under the same lock, before anything
+    // runs the synthetic event's own program.
+    programs_->stop_before_compile(may_stop_);
     auto generators = synthetics_->rebuild_generators(ev.event);
+    programs_->stop_before_compile(false);
     if (!generators) {
       std::unique_ptr<Trigger> added = std::move(ev.triggers.back());
       ev.triggers.pop_back();

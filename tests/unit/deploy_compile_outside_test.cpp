@@ -9,6 +9,7 @@
 // each deployer with an object cache of its own, empty at first.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct Activation {
   std::vector<Step> before;  // deployed first, compiled where they are
   catalog::EventId event;
   std::string command;
+  int stops = 1;  // the runs that stop: a synthetic event's trigger stops at its generator too
   friend void PrintTo(const Activation& a, std::ostream* os) { *os << a.name; }
 };
 
@@ -48,14 +50,15 @@ const std::vector<Activation>& activations() {
        kWaking,
        "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,"
        "sched.sched_wakeup.prio)"},
-      // Its own program first; its generators' are compiled where needed.
+      // Its own program first, then its generator's.
       {"TriggerOnASyntheticEvent",
        {{std::nullopt, kLatencyLine},
         {kWakeup, "hist:keys=pid:ts0=common_timestamp.usecs"},
         {kWaking,
          "hist:keys=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($lat,pid,prio)"}},
        kLatency,
-       "hist:keys=lat.log2"},
+       "hist:keys=lat.log2",
+       2},
       // What is left, the first and the third, was never compiled alone.
       {"RemovalOfATrigger",
        {{kKmalloc, "hist:keys=common_pid"},
@@ -76,6 +79,14 @@ void deploy_before(FakeDeploy& d, const Activation& a) {
   for (const Step& s : a.before) ASSERT_TRUE(run(d, s)) << s.text;
 }
 
+// Each dispatcher's occupied slots.
+std::map<uint64_t, std::vector<bool>> occupied(const FakeKernel::Live& live) {
+  std::map<uint64_t, std::vector<bool>> out;
+  for (const auto& [id, slots] : live.dispatchers)
+    for (uint64_t program : slots) out[id].push_back(program != 0);
+  return out;
+}
+
 class CompileOutside : public ::testing::TestWithParam<Activation> {};
 
 TEST_P(CompileOutside, TheCommandStopsBeforeItsCompileAndChangesNothing) {
@@ -91,25 +102,46 @@ TEST_P(CompileOutside, TheCommandStopsBeforeItsCompileAndChangesNothing) {
   FakeDeploy d(fake_deploy_options(), cache.path());
   deploy_before(d, a);
   const FakeKernel::Live before = d.kernel().live();
-  const std::string source_before = d.deployer().reads().source(a.event);
+  // The programs of every event the command may rebuild.
+  auto sources = [&] {
+    std::map<catalog::EventId, std::string> out{{a.event, d.deployer().reads().source(a.event)}};
+    for (const Step& s : a.before)
+      if (s.event) out[*s.event] = d.deployer().reads().source(*s.event);
+    return out;
+  };
+  const auto sources_before = sources();
   const size_t notes = d.notes().size();
 
   deploy::CompileOutside outside;
   d.deployer().compile_outside(&outside);
-  const CommandResult r = d.run(a.event, a.command);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
-  ASSERT_TRUE(outside.needed);
-  EXPECT_EQ(d.kernel().live(), before) << d.kernel().journal();
-  EXPECT_EQ(d.deployer().reads().source(a.event), source_before);
-  EXPECT_EQ(d.notes().size(), notes);
-  EXPECT_FALSE(d.compiler().cached(*outside.needed)) << "it stopped before compiling";
-
-  auto object = d.compiler().compile(*outside.needed);
-  ASSERT_TRUE(object) << object.error().context;
-  outside.compiled[*outside.needed] = std::move(*object);
-  outside.needed.reset();
-  ASSERT_TRUE(d.run(a.event, a.command)) << d.kernel().journal();
+  CommandResult r = d.run(a.event, a.command);
+  for (int stop = 1; stop <= a.stops; ++stop) {
+    SCOPED_TRACE(::testing::Message() << "stop " << stop);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
+    ASSERT_TRUE(outside.needed);
+    const FakeKernel::Live now = d.kernel().live();
+    if (stop == 1) {
+      EXPECT_EQ(now, before) << d.kernel().journal();
+    } else {
+      // A generator's stop comes after the synthetic event's own program was
+      // loaded: the roll back loads the one before again, and the
+      // generators' as they were (new programs of the same units).
+      EXPECT_EQ(now.maps, before.maps) << d.kernel().journal();
+      EXPECT_EQ(now.pins, before.pins);
+      EXPECT_EQ(occupied(now), occupied(before));
+      EXPECT_EQ(now.programs.size(), before.programs.size());
+    }
+    EXPECT_EQ(sources(), sources_before);
+    EXPECT_EQ(d.notes().size(), notes);
+    EXPECT_FALSE(d.compiler().cached(*outside.needed)) << "it stopped before compiling";
+    auto object = d.compiler().compile(*outside.needed);
+    ASSERT_TRUE(object) << object.error().context;
+    outside.compiled[*outside.needed] = std::move(*object);
+    outside.needed.reset();
+    r = d.run(a.event, a.command);
+  }
+  ASSERT_TRUE(r) << d.kernel().journal();
   EXPECT_FALSE(outside.needed);
   EXPECT_EQ(d.deployer().reads().source(a.event), clean);
   d.deployer().compile_outside(nullptr);

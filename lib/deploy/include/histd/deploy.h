@@ -287,6 +287,10 @@ class Deployer {
   // Each eprobe's `if FILTER`, typed (a program's unit points into it).
   std::map<catalog::EventId, plan::TypedFilter> eprobe_filters_;
   bool shutting_down_ = false;
+  // The change being deployed may leave compiles to the engine
+  // (CompileOutside): its first rebuild's, and for a trigger on a
+  // synthetic event its first generator's too.
+  bool may_stop_ = false;
   ProbeFiles probe_files_;
   const std::shared_ptr<const KernelNames> names_;  // before ring_, which uses them
   // The ring, its consumer and buffers. Its consumer asks this deployer's
