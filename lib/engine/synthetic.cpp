@@ -26,8 +26,7 @@ CommandResult Engine::set_enabled(const std::string& system, const std::string& 
   // A kernel event's records are printed with the kernel's names: read
   // before the lock (a synthetic event's records need none).
   if (on && catalog::event_source(system) != catalog::EventSource::Synthetic) deployer_->ring().read_kernel_names();
-  std::lock_guard lock(mu_);
-  return commands_->set_enabled(system, event, on);
+  return compiled_outside([&] { return commands_->set_enabled(system, event, on); });
 }
 
 CommandResult Commands::write_synthetic(std::string_view text, bool config) {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# A trigger's compile does not hold the tree: while the unit of a new trigger
+# A compile does not hold the tree: while the unit of a new trigger
 # is compiling (tens of milliseconds, about a hundred after an idle, here
 # held by a clang that waits for the test), hist files, trigger files,
 # error_log and the control socket answer, and another event's trigger is
 # added. Once the compile ends the held trigger is added and counts, nothing
 # is logged for it, and the trigger file showed nothing of it before. The
 # same for a trigger on a synthetic event, whose generating event's program
-# (the kernel's run-queue latency form: sched_switch's) is held.
+# (the kernel's run-queue latency form: sched_switch's) is held, and for an
+# event's enable (the program that records it).
 source "$(dirname "$0")/lib.sh"
 
 REAL_CLANG=$(command -v clang) || { echo "FAIL: no clang in PATH"; exit 1; }
@@ -97,5 +98,17 @@ release "a synthetic event's trigger"
 expect_eq "its trigger is listed" "1" "$(grep -c '^hist:keys=lat.log2' "$LAT/trigger")"
 for _ in 1 2 3; do sleep 0.05; done
 expect_eq "and counts latencies" "yes" "$(grep -q '^{ lat: ~ 2^.*hitcount: *[1-9]' "$LAT/hist" && echo yes || echo no)"
+
+# 3. An event's enable: the program that records it (histd_record_out).
+EXEC=$MNT/events/sched/sched_process_exec
+hold 'histd_record_out(' "$EXEC/enable" 1 "an enable"
+answers "an enable"
+expect_eq "its enable file still says 0" "0" "$(timeout 10 cat "$EXEC/enable")"
+release "an enable"
+expect_eq "its enable file says 1" "1" "$(cat "$EXEC/enable")"
+/bin/true
+expect_eq "and the exec is in the trace" "yes" \
+  "$(timeout 10 grep -q 'sched_process_exec: filename=/bin/true' "$MNT/trace" && echo yes || echo no)"
+echo 0 >"$EXEC/enable"
 expect_eq "nothing was logged" "" "$(cat "$MNT/error_log")"
 finish

@@ -177,5 +177,32 @@ TEST(CompileOutsideCached, AUnitCompiledBeforeIsLoaded) {
   d.deployer().compile_outside(nullptr);
 }
 
+// An event's enable: the program that records it is compiled outside too.
+TEST(CompileOutsideEnable, TheRecordingProgramStopsAndNothingChanges) {
+  const runtime::TempDir cache;
+  FakeDeploy d(fake_deploy_options(), cache.path());
+  ASSERT_TRUE(d.run(kKmalloc, "hist:keys=common_pid"));
+  const FakeKernel::Live before = d.kernel().live();
+  const std::string source_before = d.deployer().reads().source(kKmalloc);
+  deploy::CompileOutside outside;
+  d.deployer().compile_outside(&outside);
+  const registry::Command enable = registry::EventEnable{kKmalloc, true};
+  CommandResult r = d.run(enable, nullptr, "1");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
+  ASSERT_TRUE(outside.needed);
+  EXPECT_EQ(d.kernel().live(), before) << d.kernel().journal();
+  EXPECT_EQ(d.deployer().reads().source(kKmalloc), source_before);
+  EXPECT_TRUE(d.notes().empty());
+  auto object = d.compiler().compile(*outside.needed);
+  ASSERT_TRUE(object) << object.error().context;
+  outside.compiled[*outside.needed] = std::move(*object);
+  outside.needed.reset();
+  ASSERT_TRUE(d.run(enable, nullptr, "1")) << d.kernel().journal();
+  EXPECT_FALSE(outside.needed);
+  EXPECT_NE(d.deployer().reads().source(kKmalloc), source_before);
+  d.deployer().compile_outside(nullptr);
+}
+
 }  // namespace
 }  // namespace histd::testing
