@@ -33,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 CMD='hist:keys=common_pid:vals=__syscall_nr'
 
-source bench/rounds.sh  # timed_write
+source bench/rounds.sh  # timed_write, start_variant
 
 # The "new ..." columns: name|event|first trigger|the one timed.
 SIBLINGS=(
@@ -48,16 +48,8 @@ COLUMNS+=("cold again")
 
 # One round of one variant: prints a time for each of COLUMNS.
 run_once() {
-  local spec=$1 bin env=()
-  IFS=, read -r bin rest <<<"$spec"
-  if [ -n "${rest:-}" ]; then IFS=, read -ra env <<<"$rest"; fi
+  start_variant "$1"
   local W=$WORK/run
-  rm -rf "$W"
-  mkdir -p "$W/mnt"
-  env "${env[@]}" "$bin" --foreground --mount "$W/mnt" --socket "$W/sock" --state-dir "$W/state" --pin-dir "" \
-    >>"$WORK/histd.log" 2>&1 &
-  HISTD=$!
-  for _ in $(seq 100); do [ -e "$W/mnt/events" ] && break; sleep 0.1; done
   sleep "$SETTLE"
   local T=$W/mnt/events/syscalls/sys_enter_getppid/trigger times=() name event first second
   times+=("$(timed_write "$T" "$CMD")")

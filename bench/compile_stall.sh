@@ -25,19 +25,13 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+source bench/rounds.sh  # start_variant
 
 # One round of one variant and one write: prints "write_ms read_ms floor_ms".
 run_once() {
-  local spec=$1 case=$2 bin env=()
-  IFS=, read -r bin rest <<<"$spec"
-  if [ -n "${rest:-}" ]; then IFS=, read -ra env <<<"$rest"; fi
+  local case=$2
+  start_variant "$1"
   local W=$WORK/run
-  rm -rf "$W"
-  mkdir -p "$W/mnt"
-  env "${env[@]}" "$bin" --foreground --mount "$W/mnt" --socket "$W/sock" --state-dir "$W/state" --pin-dir "" \
-    --config-dir "" >>"$WORK/histd.log" 2>&1 &
-  HISTD=$!
-  for _ in $(seq 100); do [ -e "$W/mnt/events" ] && break; sleep 0.1; done
   local T=$W/mnt/events
   echo 'hist:keys=common_pid' >"$T/syscalls/sys_enter_getppid/trigger"
   local file text

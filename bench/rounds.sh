@@ -92,6 +92,23 @@ start_histd() {
   launch_histd "" "$@"
   HISTD=$LAUNCHED
 }
+# start_variant SPEC [OPTION...]: a fresh histd of a bench's variant SPEC
+# (binary[,VAR=value...]) on $WORK/run/mnt, with an empty object cache, no
+# pins and no configuration directory (the options are histd's too), its pid
+# in HISTD (bench/activation.sh, bench/compile_stall.sh).
+start_variant() {
+  local spec=$1 bin rest env=()
+  shift
+  IFS=, read -r bin rest <<<"$spec"
+  if [ -n "${rest:-}" ]; then IFS=, read -ra env <<<"$rest"; fi
+  rm -rf "$WORK/run"
+  mkdir -p "$WORK/run/mnt"
+  env "${env[@]}" "$bin" --foreground --mount "$WORK/run/mnt" --socket "$WORK/run/sock" --state-dir "$WORK/run/state" \
+    --pin-dir "" --config-dir "" "$@" >>"$WORK/histd.log" 2>&1 &
+  HISTD=$!
+  for _ in $(seq 100); do [ -e "$WORK/run/mnt/events" ] && break; sleep 0.1; done
+  [ -e "$WORK/run/mnt/events" ] || { tail -20 "$WORK/histd.log" >&2; exit 1; }
+}
 start_histd_raw() {
   launch_histd -raw --raw-syscalls=true "$@"
   HISTD_RAW=$LAUNCHED

@@ -193,9 +193,10 @@ CommandResult Deployer::deploy_trigger(EventState& ev, const registry::HistTrigg
   ev.triggers.push_back(std::move(trigger));
   if (catalog_.source(ev.system, ev.event) == catalog::EventSource::Synthetic) {
     // The events generating this one run its triggers in their programs.
-    // The first of them may stop before its compile too: what this
-    // rebuilt is rebuilt back below, under the same lock, before anything
-    // runs the synthetic event's own program.
+    // The first of them may stop before its compile too: the roll back
+    // below loads this event's own program as it was (nothing but histd's
+    // injections, under the same lock, runs it) and the generators' again
+    // from their same units.
     programs_->stop_before_compile(may_stop_);
     auto generators = synthetics_->rebuild_generators(ev.event);
     programs_->stop_before_compile(false);

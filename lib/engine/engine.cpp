@@ -113,9 +113,10 @@ CommandResult Engine::write_trigger(const std::string& system, const std::string
 }
 
 CommandResult Engine::compiled_outside(const std::function<CommandResult()>& command) {
-  // Each run but the last may stop before a compile; one that stopped
-  // leaves the next its object (the first rebuild of the command then
-  // loads it), so a second stop means that the state changed meanwhile.
+  // Each run but the last may stop before a compile, and leaves the next
+  // run its object. A trigger on a synthetic event stops twice (its own
+  // program, then its first generator's); any other stop again means that
+  // the state changed meanwhile, and the last run compiles under mu_.
   constexpr int kRuns = 3;
   deploy::CompileOutside outside;
   std::chrono::duration<double> compiling{0};
