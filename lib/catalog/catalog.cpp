@@ -283,6 +283,13 @@ Expected<std::shared_ptr<const EventFormat>> Catalog::event(std::string_view sys
 Expected<fs::path> find_tracefs() {
   const fs::path tracing = "/sys/kernel/tracing";
   if (has_events(tracing)) return tracing;
+  // Mounted but closed to this user (tracefs is root's, 0700, unless
+  // mounted with gid=): a mount of its own would only add EPERM.
+  if (::access(tracing.c_str(), X_OK) != 0 && errno == EACCES)
+    return fail(ErrorKind::NotFound, EACCES,
+                "no tracefs for this user: " + tracing.string() +
+                    " is closed to it (tracefs is root's unless mounted with gid=); run as root, or give --tracefs "
+                    "a directory holding a readable copy of its events/");
 
   std::string mount_error;
   if (::mount("nodev", tracing.c_str(), "tracefs", 0, nullptr) == 0) {

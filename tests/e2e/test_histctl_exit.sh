@@ -47,4 +47,16 @@ chmod 755 "$WORK"
 cp "$HISTCTL_BIN" "$WORK/histctl"; chmod 755 "$WORK/histctl"
 expect_eq "the caller may not use the socket: 3" "3" \
   "$(r=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$WORK/histctl" list >/dev/null 2>&1 || r=$?; echo "$r")"
+# An offline explain by a user tracefs is closed to (root's, 0700, unless
+# mounted with gid=) says so, and what to do.
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+r=0; out=$(as_nobody "$WORK/histctl" explain syscalls:sys_enter_write 'hist:keys=fd' 2>&1 >/dev/null) || r=$?
+if as_nobody test -x /sys/kernel/tracing; then
+  expect_eq "explain by a user tracefs is open to: 0" "0" "$r"
+else
+  expect_eq "explain by a user tracefs is closed to: 2" "2" "$r"
+  expect_eq "it says the tracefs is closed to the user, and what to do" \
+    "histctl: no tracefs for this user: /sys/kernel/tracing is closed to it (tracefs is root's unless mounted with gid=); run as root, or give --tracefs a directory holding a readable copy of its events/" \
+    "$out"
+fi
 finish
