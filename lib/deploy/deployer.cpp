@@ -40,11 +40,11 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
   EventState* ev = written ? &event_state(*written) : nullptr;
   std::vector<const Change*> done;
   for (const Change& c : changes) {
-    // A trigger's addition or removal, or an event's enable, first in its
-    // command undoes all of itself when its rebuild fails: that rebuild may
-    // leave its compile to the engine (CompileOutside).
+    // A trigger's addition or removal, an event's enable or its filter,
+    // first in its command, undoes all of itself when its rebuild fails:
+    // that rebuild may leave its compile to the engine (CompileOutside).
     may_stop_ = done.empty() && (c.kind == Change::Kind::TriggerAdded || c.kind == Change::Kind::TriggerRemoved ||
-                                 c.kind == Change::Kind::EventEnabled);
+                                 c.kind == Change::Kind::EventEnabled || c.kind == Change::Kind::EventFiltered);
     programs_->stop_before_compile(may_stop_);
     CommandResult r = deploy(c, next, ev, text, done.empty());
     programs_->stop_before_compile(false);

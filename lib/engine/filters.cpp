@@ -20,13 +20,11 @@ constexpr const char* kFilterErrorLocation = "event filter parse error";
 }  // namespace
 
 CommandResult Engine::set_filter(const std::string& system, const std::string& event, std::string_view text) {
-  std::lock_guard lock(mu_);
-  return commands_->set_filter(system, event, text);
+  return compiled_outside([&] { return commands_->set_filter(system, event, text); });
 }
 
 CommandResult Engine::set_system_filter(const std::string& system, std::string_view text) {
-  std::lock_guard lock(mu_);
-  return commands_->set_system_filter(system, text);
+  return compiled_outside([&] { return commands_->set_system_filter(system, text); });
 }
 
 CommandResult Commands::set_filter(const std::string& system, const std::string& event, std::string_view text) {

@@ -204,5 +204,33 @@ TEST(CompileOutsideEnable, TheRecordingProgramStopsAndNothingChanges) {
   d.deployer().compile_outside(nullptr);
 }
 
+// A recorded event's filter: the program that tests it is compiled outside.
+TEST(CompileOutsideEnable, ARecordedEventsFilterStopsAndNothingChanges) {
+  const runtime::TempDir cache;
+  FakeDeploy d(fake_deploy_options(), cache.path());
+  const registry::Command enable = registry::EventEnable{kKmalloc, true};
+  ASSERT_TRUE(d.run(enable, nullptr, "1"));
+  const FakeKernel::Live before = d.kernel().live();
+  const std::string source_before = d.deployer().reads().source(kKmalloc);
+  deploy::CompileOutside outside;
+  d.deployer().compile_outside(&outside);
+  const registry::Command filter = registry::EventFilter{kKmalloc, "bytes_req > 100"};
+  CommandResult r = d.run(filter, nullptr, "bytes_req > 100");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
+  ASSERT_TRUE(outside.needed);
+  EXPECT_EQ(d.kernel().live(), before) << d.kernel().journal();
+  EXPECT_EQ(d.deployer().reads().source(kKmalloc), source_before);
+  EXPECT_TRUE(d.notes().empty());
+  auto object = d.compiler().compile(*outside.needed);
+  ASSERT_TRUE(object) << object.error().context;
+  outside.compiled[*outside.needed] = std::move(*object);
+  outside.needed.reset();
+  ASSERT_TRUE(d.run(filter, nullptr, "bytes_req > 100")) << d.kernel().journal();
+  EXPECT_FALSE(outside.needed);
+  EXPECT_NE(d.deployer().reads().source(kKmalloc), source_before);
+  d.deployer().compile_outside(nullptr);
+}
+
 }  // namespace
 }  // namespace histd::testing
