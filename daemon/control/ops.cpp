@@ -325,6 +325,16 @@ json op_source(Call& c) {
   return failure(ENOENT, "histd runs no program on " + c.event + ": it has no trigger and is not enabled");
 }
 
+// explain through histd: what the command would compile to with what
+// histd has; nothing changes.
+json op_preview(Call& c) {
+  auto p = c.engine.preview(c.system_name, c.event_name, c.command);
+  if (!p) return command_failure(p.error());
+  json j = success(std::move(p->source));
+  j["plans"] = std::move(p->plan);
+  return j;
+}
+
 json op_list(Call& c) {
   if (c.as_json) return success(list_json(c.engine).dump(2) + "\n");
   return success(render::trigger_list(c.engine.reads().trigger_lines()));
@@ -383,6 +393,7 @@ constexpr Op kOps[] = {
     {"remove", true, false, op_remove},
     {"show", true, true, op_show},
     {"source", true, false, op_source},
+    {"preview", true, false, op_preview},
     {"list", false, true, op_list},
     {"status", false, true, op_status},
     {"restore", false, false, op_restore},

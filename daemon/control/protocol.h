@@ -3,12 +3,16 @@
 // response per connection, each a JSON object in a frame of a 4-byte
 // little-endian length and that many bytes.
 //
-// Request:  {"op": "add"|"remove"|"list"|"show"|"errors"|"clear_errors"|"source"|"status"|"restore"|"reload"|
-//                  "synth_add"|"synth_remove"|"synth_list"|"trace"|"clear_trace",
+// Request:  {"op": "add"|"remove"|"list"|"show"|"errors"|"clear_errors"|"source"|"preview"|"status"|"restore"|
+//                  "reload"|"synth_add"|"synth_remove"|"synth_list"|"trace"|"clear_trace",
 //            "event": "system:event", "command": "...", "json": bool (list, show, status)}
 // Response: {"ok": true|false, "output": "...", "error": "...", "errno": N,
 //            "command": "...", "caret": N,   (command/caret for diagnostics)
-//            "plans": "...",                 (source: its hist triggers' plans)
+//            "plans": "...",                 (source: its hist triggers' plans;
+//                                             preview: the command's)
+// "preview" answers what "command" written to the event would compile to
+// with the triggers and synthetic events histd has (the first program it
+// rebuilds, in "output"), changing nothing (engine::Engine::preview).
 //            "denied": true}                 (the peer may not use the socket)
 // A request with "raw": true (histd-exporter's) gets a successful reply's
 // output as bytes after the reply: {"ok": true, "raw": N}, then a frame of N

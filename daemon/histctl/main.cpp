@@ -54,8 +54,13 @@ bool needs_other_events(histd::ErrorCode code) {
          code == ErrorCode::SynthVarNotFound || code == ErrorCode::ParamNotFound;
 }
 
+int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command);
+
+// `histd_socket`: for explain, where to ask histd for a command that needs
+// what histd has (null: --tracefs or --raw-syscalls asked for this
+// machine's formats or entries alone).
 int check(const std::string& command, const std::string& format_path, const std::string& system, bool explain,
-          bool raw_syscalls, const std::string& event = {}) {
+          bool raw_syscalls, const std::string& event = {}, const std::string* histd_socket = nullptr) {
   std::ifstream in(format_path);
   if (!in) {
     fmt::print(stderr, "histctl: cannot read {}\n", format_path);
@@ -71,11 +76,16 @@ int check(const std::string& command, const std::string& format_path, const std:
   auto compiled = histd::pipeline::compile(command, *format, {.raw_syscalls = raw_syscalls});
   if (!compiled) {
     const histd::Diagnostic& d = compiled.error();
+    const bool others = !event.empty() && needs_other_events(d.code);
+    if (others && histd_socket) {
+      const int rc = explain_by_histd(*histd_socket, event, command);
+      if (rc != kUnreachable && rc != kDenied) return rc;
+    }
     fmt::print(stderr, "error: {}\n{}", d.message(), caret_block(d.command, d.span.begin));
-    if (!event.empty() && needs_other_events(d.code))
+    if (others)
       fmt::print(stderr,
-                 "histctl: explain compiles a command alone, as the event's only trigger; once histd has it, "
-                 "`histctl explain {}` prints the programs histd runs with it\n",
+                 "histctl: explain compiles a command alone, as the event's only trigger, unless histd answers; "
+                 "once histd has it, `histctl explain {}` prints the programs histd runs with it\n",
                  event);
     return kRefused;
   }
@@ -89,7 +99,8 @@ int check(const std::string& command, const std::string& format_path, const std:
 
 // explain SYSTEM:EVENT COMMAND: the plan and the generated BPF C, from the
 // machine's own event format, installing nothing.
-int explain_event(const std::string& event, const std::string& command, const std::string& tracefs, bool raw_syscalls) {
+int explain_event(const std::string& event, const std::string& command, const std::string& tracefs, bool raw_syscalls,
+                  const std::string& socket_path) {
   auto ev = histd::control::split_event(event);
   if (!ev) {
     fmt::print(stderr, "histctl: expected SYSTEM:EVENT, got '{}'\n", event);
@@ -104,8 +115,28 @@ int explain_event(const std::string& event, const std::string& command, const st
     }
     root = *found;
   }
+  const bool own_formats = !tracefs.empty() || raw_syscalls;
   return check(command, (root / "events" / ev->first / ev->second / "format").string(), ev->first, true, raw_syscalls,
-               event);
+               event, own_formats ? nullptr : &socket_path);
+}
+
+// explain SYSTEM:EVENT COMMAND of a command that needs other events'
+// variables or synthetic events: histd plans it with what it has and builds
+// the first program it would rebuild, changing nothing (the control
+// socket's "preview").
+int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command) {
+  int rc = 0;
+  auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
+  if (!reply) return rc;
+  if (!reply->value("ok", false)) {
+    fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
+    if (reply->contains("caret"))
+      fmt::print(stderr, "{}", caret_block(reply->value("command", ""), reply->value("caret", size_t{0})));
+    return kRefused;
+  }
+  const std::string source = reply->value("output", ""), plan = reply->value("plans", "");
+  fmt::print("{}\nkernel: {}\n\n{}", plan, histd::runtime::kernel_needed(source), source);
+  return 0;
 }
 
 // explain SYSTEM:EVENT without a command: the programs histd runs on the
@@ -315,7 +346,7 @@ Commands define_commands(CLI::App& app, Args& a) {
 
 // explain with a command compiles it here; without, histd shows its own.
 int explain(const CLI::App& cmd, const Args& a) {
-  if (cmd.count("command") > 0) return explain_event(a.event, a.command, a.tracefs, a.raw_syscalls);
+  if (cmd.count("command") > 0) return explain_event(a.event, a.command, a.tracefs, a.raw_syscalls, a.socket_path);
   // histd's programs are what histd built: its own options made them.
   if (cmd.count("--tracefs") > 0 || a.raw_syscalls) {
     fmt::print(stderr, "histctl: explain: --tracefs and --raw-syscalls go with a command\n");

@@ -62,6 +62,13 @@ CommandResult Deployer::deploy(const std::vector<Change>& changes, const registr
 
 void Deployer::compile_outside(CompileOutside* outside) { programs_->compile_outside(outside); }
 
+void Deployer::take_back(const std::vector<Change>& changes) {
+  std::vector<const Change*> done;
+  for (const Change& c : changes) done.push_back(&c);
+  roll_back(done);
+  ring_->set_synth_stacks(traces_stacks(synths_));
+}
+
 void Deployer::roll_back(const std::vector<const Change*>& done) {
   // Only additions come before a change that can fail (a command's field
   // variables before its own trigger): each goes again, newest first.

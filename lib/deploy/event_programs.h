@@ -56,7 +56,7 @@ class EventPrograms {
   // The next rebuild()'s compiles before its load stop at a unit neither
   // compiled outside nor cached (Deployer::deploy: a trigger's addition
   // or removal, the command's first change, whose failure undoes it all).
-  void stop_before_compile(bool on) { stop_next_ = on && outside_ && outside_->leave; }
+  void stop_before_compile(bool on) { stop_next_ = on && outside_ && (outside_->leave || outside_->preview); }
 
   // Compiles and loads the event's programs holding `triggers`, then
   // installs them behind its dispatcher. Nothing observable changes unless
@@ -100,8 +100,8 @@ class EventPrograms {
                                  bool event_dirty, const std::vector<size_t>& dirty);
   Status defer(EventState& ev, const Layout& lay);
   // build()'s object of `source`: compiled outside, or cached while a
-  // rebuild stops before compiling (ErrorKind::NotCompiled on neither), or
-  // compiled now.
+  // rebuild stops before compiling (ErrorKind::NotCompiled on neither, and
+  // always in a preview), or compiled now.
   Expected<std::string> object_of(const std::string& source) const;
   Status attach(EventState& ev, const pipeline::EventParts& parts);
   Status load(EventState& ev, Loaded& loaded);

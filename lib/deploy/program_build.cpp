@@ -171,15 +171,15 @@ Expected<EventPrograms::Built> EventPrograms::build(EventState& ev, const std::v
 }
 
 Expected<std::string> EventPrograms::object_of(const std::string& source) const {
-  if (outside_) {
+  if (!outside_) return compiler_.compile(source);
+  // A preview stops at its first unit, whatever is at hand.
+  if (!(stopping_ && outside_->preview)) {
     if (auto it = outside_->compiled.find(source); it != outside_->compiled.end()) return it->second;
-    if (stopping_) {
-      if (auto hit = compiler_.cached(source)) return std::move(*hit);
-      outside_->needed = source;
-      return fail(ErrorKind::NotCompiled, EAGAIN, "the unit is compiled outside the engine's lock first");
-    }
+    if (!stopping_) return compiler_.compile(source);
+    if (auto hit = compiler_.cached(source)) return std::move(*hit);
   }
-  return compiler_.compile(source);
+  outside_->needed = source;
+  return fail(ErrorKind::NotCompiled, EAGAIN, "the unit is compiled outside the engine's lock first");
 }
 
 }  // namespace histd::deploy

@@ -203,9 +203,11 @@ std::string KernelReads::plans(const catalog::EventId& event) const {
   const EventState* ev = find_event_in(events_, event);
   std::string out;
   if (!ev) return out;
-  for (const auto& t : ev->triggers) out += (out.empty() ? "" : "\n") + plan::describe(t->plan);
+  for (const auto& t : ev->triggers) out += (out.empty() ? "" : "\n") + plan_of(t->plan);
   return out;
 }
+
+std::string KernelReads::plan_of(const plan::HistPlan& plan) { return plan::describe(plan); }
 
 std::string KernelReads::control_line(const catalog::EventId& event, const parse::ControlCommand& cmd) const {
   // As the kernel's event_trigger_print() and event_enable_trigger_print():

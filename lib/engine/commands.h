@@ -78,6 +78,11 @@ class Commands {
   // registry::kMaxPrintedCommandBytes). `config`: the command as the
   // configuration declared it, recorded on the trigger it creates (before
   // the state is saved).
+  // `text` as a new trigger of `event` would be planned and its program
+  // built, with histd's triggers and synthetic events (Engine::preview,
+  // preview.cpp): its plan as explain prints it; the deployer stops before
+  // its first compile, naming the unit. Nothing is carried out or logged.
+  Result<std::string, CommandFailure> preview(const catalog::EventId& event, std::string_view text);
   CommandResult write_trigger(const std::string& system, const std::string& event, std::string_view text,
                               size_t max_bytes, const std::string* config = nullptr, bool may_see_addresses = true);
   CommandResult truncate_triggers(const std::string& system, const std::string& event);

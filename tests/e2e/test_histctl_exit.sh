@@ -33,6 +33,36 @@ expect_eq "explain: the program is the one histd loaded" "/* histd: chain slot 1
 expect_eq "explain: --raw-syscalls without a command: 2" "2" "$(rc explain syscalls:sys_enter_write --raw-syscalls)"
 expect_eq "explain: histd not there: 2" "2" "$(rc --socket "$WORK/none.sock" explain syscalls:sys_enter_write)"
 "$HISTCTL_BIN" remove syscalls:sys_enter_write 'hist:keys=fd' >/dev/null
+
+# explain of a command that needs what histd has (another event's variable,
+# a synthetic event) asks histd, which builds it with them and changes
+# nothing; what it refuses is a refusal (1) with the kernel's words.
+: >"$MNT/error_log"
+echo 'wakeup_lat int pid; u64 lat' >"$MNT/synthetic_events"
+"$HISTCTL_BIN" add sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' >/dev/null
+SWITCH='hist:keys=next_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_lat(next_pid,$lat)'
+rc=0; "$HISTCTL_BIN" explain sched:sched_switch "$SWITCH" >"$WORK/preview" 2>"$WORK/preview.err" || rc=$?
+expect_eq "explain through histd: 0" "0" "$rc"
+expect_eq "explain through histd: the command's plan first" \
+  "trigger: hist:keys=next_pid:vals=hitcount:lat=common_timestamp.usecs-\$ts0:sort=hitcount:size=2048:clock=global:onmatch(sched.sched_waking).wakeup_lat(next_pid,\$lat)" \
+  "$(head -1 "$WORK/preview")"
+expect_eq "explain through histd: nothing on stderr" "" "$(cat "$WORK/preview.err")"
+expect_eq "explain through histd: the trigger is not added" "0" \
+  "$(grep -c '^hist:' "$MNT/events/sched/sched_switch/trigger")"
+expect_eq "explain through histd: nothing logged" "" "$(cat "$MNT/error_log")"
+rc=0; err=$("$HISTCTL_BIN" explain sched:sched_switch 'hist:keys=next_pid:lat=common_timestamp.usecs-$nope' 2>&1) ||
+  rc=$?
+expect_eq "explain through histd of a variable nobody has: 1" "1" "$rc"
+expect_eq "with the kernel's words and caret" "error: Couldn't find variable|  hist:keys=next_pid:lat=common_timestamp.usecs-\$nope|                                                ^" \
+  "$(tr '\n' '|' <<<"$err" | sed 's/|$//')"
+expect_eq "and nothing logged" "" "$(cat "$MNT/error_log")"
+# Once added, histd runs the program explain showed (but the slots' values
+# it is loaded with, said in its last line).
+"$HISTCTL_BIN" add sched:sched_switch "$SWITCH" >/dev/null
+expect_eq "explain through histd showed the program histd then runs" "" \
+  "$(diff <("$HISTCTL_BIN" explain sched:sched_switch | grep -v '^/\* histd: histd_k') "$WORK/preview")"
+"$HISTCTL_BIN" remove sched:sched_switch "$SWITCH" >/dev/null
+"$HISTCTL_BIN" remove sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' >/dev/null
 expect_eq "no command: 2" "2" "$(rc)"
 expect_eq "an unknown command: 2" "2" "$(rc bogus)"
 expect_eq "an unknown option: 2" "2" "$(rc list --bogus)"

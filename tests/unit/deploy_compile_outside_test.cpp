@@ -163,6 +163,35 @@ TEST_P(CompileOutside, ACommandThatMayNotLeaveItCompilesWhereNeeded) {
 INSTANTIATE_TEST_SUITE_P(Commands, CompileOutside, ::testing::ValuesIn(activations()),
                          [](const ::testing::TestParamInfo<Activation>& p) { return std::string(p.param.name); });
 
+// A preview (histctl explain through histd) stops at its first unit even
+// when it is cached, changing nothing: the program the command then gets.
+TEST(CompileOutsidePreview, APreviewStopsAtTheProgramTheCommandWouldLoad) {
+  FakeDeploy d;  // the run's cache: the unit may well be in it
+  ASSERT_TRUE(d.run(kWaking, "hist:keys=pid:ts0=common_timestamp.usecs"));
+  const std::string command = "hist:keys=next_pid:lat=common_timestamp.usecs-$ts0";
+  const FakeKernel::Live before = d.kernel().live();
+  deploy::CompileOutside outside;
+  outside.preview = true;
+  d.deployer().compile_outside(&outside);
+  for (int i = 0; i < 2; ++i) {  // the second time, cached
+    SCOPED_TRACE(i);
+    const CommandResult r = d.run(kSwitch, command);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
+    ASSERT_TRUE(outside.needed);
+    EXPECT_EQ(d.kernel().live(), before) << d.kernel().journal();
+    EXPECT_TRUE(d.notes().empty());
+    ASSERT_TRUE(d.compiler().compile(*outside.needed));
+  }
+  const std::string previewed = *outside.needed;
+  d.deployer().compile_outside(nullptr);
+  ASSERT_TRUE(d.run(kSwitch, command));
+  // The loaded program's source ends with the slots' values it was given.
+  const std::string loaded = d.deployer().reads().source(kSwitch);
+  ASSERT_TRUE(loaded.starts_with(previewed)) << loaded;
+  EXPECT_TRUE(loaded.substr(previewed.size()).starts_with("/* histd: histd_k[] = ")) << loaded;
+}
+
 // A unit in the cache is loaded from it: the command does not stop.
 TEST(CompileOutsideCached, AUnitCompiledBeforeIsLoaded) {
   const runtime::TempDir cache;

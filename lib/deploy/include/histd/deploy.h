@@ -106,6 +106,10 @@ struct CompileOutside {
   std::map<std::string, std::string> compiled;  // a unit's source -> its object
   std::optional<std::string> needed;
   bool leave = true;  // false: every unit not in `compiled` is compiled where needed
+  // The first unit is named and the command stops there even when it is
+  // cached: `histctl explain` through histd (Engine::preview), which loads
+  // nothing and changes nothing.
+  bool preview = false;
 };
 
 struct DeployedControl;
@@ -144,6 +148,10 @@ class Deployer {
   // The compiles the next deploy() may leave to the engine (CompileOutside);
   // null: it compiles each unit itself. The engine holds `outside`.
   void compile_outside(CompileOutside* outside);
+  // Undoes what deploy() carried out of `changes` (their additions go), as
+  // its own failure would: for a preview that, against expectation, did
+  // not stop.
+  void take_back(const std::vector<registry::Change>& changes);
 
   // ---- what only the kernel knows, for the engine's reads and saves
   // (histd/kernel_reads.h) ----

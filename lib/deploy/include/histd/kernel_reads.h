@@ -20,6 +20,7 @@
 
 #include "histd/catalog.h"
 #include "histd/parse.h"
+#include "histd/plan.h"
 #include "histd/readout.h"
 #include "histd/result.h"
 
@@ -99,6 +100,9 @@ class KernelReads {
   // The plan of each of its hist triggers (plan::describe), in the order
   // they run, a blank line between them.
   std::string plans(const catalog::EventId& event) const;
+  // One trigger's plan as plans() prints it: a command's before it is
+  // deployed (engine::Engine::preview).
+  static std::string plan_of(const plan::HistPlan& plan);
 
  private:
   const Kernel& kernel_;

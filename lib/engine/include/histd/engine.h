@@ -121,6 +121,16 @@ class Engine {
   // may not compare, compute with or copy one (ErrorCode::AddressHidden).
   CommandResult write_trigger(const std::string& system, const std::string& event, std::string_view text,
                               bool may_see_addresses = true);
+  // What `text` written to the event's trigger file would compile to, with
+  // the triggers and synthetic events histd has (`histctl explain` of a
+  // command that uses them): the new trigger's plan and the first program
+  // it rebuilds. Nothing changes; a refusal is the write's, unlogged. Only
+  // a new hist trigger of the event alone (no field variable on another).
+  struct Preview {
+    std::string plan;
+    std::string source;
+  };
+  Result<Preview, CommandFailure> preview(const std::string& system, const std::string& event, std::string_view text);
   CommandResult truncate_triggers(const std::string& system, const std::string& event);
 
   // ---- reads: data, which the front ends render (render::trigger_file,
