@@ -206,17 +206,15 @@ TEST(CompileOutsideCached, AUnitCompiledBeforeIsLoaded) {
   d.deployer().compile_outside(nullptr);
 }
 
-// An event's enable: the program that records it is compiled outside too.
-TEST(CompileOutsideEnable, TheRecordingProgramStopsAndNothingChanges) {
-  const runtime::TempDir cache;
-  FakeDeploy d(fake_deploy_options(), cache.path());
-  ASSERT_TRUE(d.run(kKmalloc, "hist:keys=common_pid"));
+// `command` (written as `text`) on kmalloc stops before its compile,
+// changing nothing, then loads the object compiled outside: a program
+// other than the one before.
+void stops_then_loads(FakeDeploy& d, const registry::Command& command, std::string_view text) {
   const FakeKernel::Live before = d.kernel().live();
   const std::string source_before = d.deployer().reads().source(kKmalloc);
   deploy::CompileOutside outside;
   d.deployer().compile_outside(&outside);
-  const registry::Command enable = registry::EventEnable{kKmalloc, true};
-  CommandResult r = d.run(enable, nullptr, "1");
+  CommandResult r = d.run(command, nullptr, text);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
   ASSERT_TRUE(outside.needed);
@@ -227,38 +225,26 @@ TEST(CompileOutsideEnable, TheRecordingProgramStopsAndNothingChanges) {
   ASSERT_TRUE(object) << object.error().context;
   outside.compiled[*outside.needed] = std::move(*object);
   outside.needed.reset();
-  ASSERT_TRUE(d.run(enable, nullptr, "1")) << d.kernel().journal();
+  ASSERT_TRUE(d.run(command, nullptr, text)) << d.kernel().journal();
   EXPECT_FALSE(outside.needed);
   EXPECT_NE(d.deployer().reads().source(kKmalloc), source_before);
   d.deployer().compile_outside(nullptr);
+}
+
+// An event's enable: the program that records it is compiled outside too.
+TEST(CompileOutsideEnable, TheRecordingProgramStopsAndNothingChanges) {
+  const runtime::TempDir cache;
+  FakeDeploy d(fake_deploy_options(), cache.path());
+  ASSERT_TRUE(d.run(kKmalloc, "hist:keys=common_pid"));
+  stops_then_loads(d, registry::EventEnable{kKmalloc, true}, "1");
 }
 
 // A recorded event's filter: the program that tests it is compiled outside.
 TEST(CompileOutsideEnable, ARecordedEventsFilterStopsAndNothingChanges) {
   const runtime::TempDir cache;
   FakeDeploy d(fake_deploy_options(), cache.path());
-  const registry::Command enable = registry::EventEnable{kKmalloc, true};
-  ASSERT_TRUE(d.run(enable, nullptr, "1"));
-  const FakeKernel::Live before = d.kernel().live();
-  const std::string source_before = d.deployer().reads().source(kKmalloc);
-  deploy::CompileOutside outside;
-  d.deployer().compile_outside(&outside);
-  const registry::Command filter = registry::EventFilter{kKmalloc, "bytes_req > 100"};
-  CommandResult r = d.run(filter, nullptr, "bytes_req > 100");
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().error.kind, ErrorKind::NotCompiled);
-  ASSERT_TRUE(outside.needed);
-  EXPECT_EQ(d.kernel().live(), before) << d.kernel().journal();
-  EXPECT_EQ(d.deployer().reads().source(kKmalloc), source_before);
-  EXPECT_TRUE(d.notes().empty());
-  auto object = d.compiler().compile(*outside.needed);
-  ASSERT_TRUE(object) << object.error().context;
-  outside.compiled[*outside.needed] = std::move(*object);
-  outside.needed.reset();
-  ASSERT_TRUE(d.run(filter, nullptr, "bytes_req > 100")) << d.kernel().journal();
-  EXPECT_FALSE(outside.needed);
-  EXPECT_NE(d.deployer().reads().source(kKmalloc), source_before);
-  d.deployer().compile_outside(nullptr);
+  ASSERT_TRUE(d.run(registry::EventEnable{kKmalloc, true}, nullptr, "1"));
+  stops_then_loads(d, registry::EventFilter{kKmalloc, "bytes_req > 100"}, "bytes_req > 100");
 }
 
 }  // namespace
