@@ -311,16 +311,19 @@ json op_show(Call& c) {
                            : render::hist_text(*h, c.engine.resolver(), shown));
 }
 
+// A program's C ("output") and the plans of its hist triggers ("plans").
+json programs(std::string source, std::string plans) {
+  json j = success(std::move(source));
+  j["plans"] = std::move(plans);
+  return j;
+}
+
 // `histctl explain SYSTEM:EVENT`: the C of the programs histd runs on the
 // event, as it built them from every trigger there ("output"), and the
 // triggers' plans ("plans").
 json op_source(Call& c) {
   engine::Reads::EventSource s = c.engine.reads().event_source(c.system_name, c.event_name);
-  if (!s.source.empty()) {
-    json j = success(std::move(s.source));
-    j["plans"] = std::move(s.plans);
-    return j;
-  }
+  if (!s.source.empty()) return programs(std::move(s.source), std::move(s.plans));
   if (auto h = c.engine.reads().hist(c.system_name, c.event_name); !h) return failure(h.error().err, h.error().context);
   return failure(ENOENT, "histd runs no program on " + c.event + ": it has no trigger and is not enabled");
 }
@@ -330,9 +333,7 @@ json op_source(Call& c) {
 json op_preview(Call& c) {
   auto p = c.engine.preview(c.system_name, c.event_name, c.command);
   if (!p) return command_failure(p.error());
-  json j = success(std::move(p->source));
-  j["plans"] = std::move(p->plan);
-  return j;
+  return programs(std::move(p->source), std::move(p->plan));
 }
 
 json op_list(Call& c) {

@@ -120,13 +120,10 @@ int explain_event(const std::string& event, const std::string& command, const st
                event, own_formats ? nullptr : &socket_path);
 }
 
-// explain SYSTEM:EVENT COMMAND of a command that needs other events'
-// variables or synthetic events: histd plans it with what it has and builds
-// the first program it would rebuild, changing nothing (the control
-// socket's "preview").
-int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command) {
-  int rc = 0;
-  auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
+// The programs histd answered ("source", "preview"): each plan, the
+// oldest Linux release that loads them and their C; a refusal with its
+// caret when histd gave one.
+int print_programs(const std::optional<json>& reply, int rc) {
   if (!reply) return rc;
   if (!reply->value("ok", false)) {
     fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
@@ -134,9 +131,19 @@ int explain_by_histd(const std::string& socket_path, const std::string& event, c
       fmt::print(stderr, "{}", caret_block(reply->value("command", ""), reply->value("caret", size_t{0})));
     return kRefused;
   }
-  const std::string source = reply->value("output", ""), plan = reply->value("plans", "");
-  fmt::print("{}\nkernel: {}\n\n{}", plan, histd::runtime::kernel_needed(source), source);
+  const std::string source = reply->value("output", ""), plans = reply->value("plans", "");
+  fmt::print("{}{}kernel: {}\n\n{}", plans, plans.empty() ? "" : "\n", histd::runtime::kernel_needed(source), source);
   return 0;
+}
+
+// explain SYSTEM:EVENT COMMAND of a command that needs other events'
+// variables or synthetic events: histd plans it with what it has and builds
+// the first program it would rebuild, changing nothing (the control
+// socket's "preview").
+int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command) {
+  int rc = 0;
+  auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
+  return print_programs(reply, rc);
 }
 
 // explain SYSTEM:EVENT without a command: the programs histd runs on the
@@ -145,14 +152,7 @@ int explain_by_histd(const std::string& socket_path, const std::string& event, c
 int explain_running(const std::string& socket_path, const std::string& event) {
   int rc = 0;
   auto reply = request(socket_path, {{"op", "source"}, {"event", event}}, rc);
-  if (!reply) return rc;
-  if (!reply->value("ok", false)) {
-    fmt::print(stderr, "error: {}\n", reply->value("error", "unknown error"));
-    return kRefused;
-  }
-  const std::string source = reply->value("output", ""), plans = reply->value("plans", "");
-  fmt::print("{}{}kernel: {}\n\n{}", plans, plans.empty() ? "" : "\n", histd::runtime::kernel_needed(source), source);
-  return 0;
+  return print_programs(reply, rc);
 }
 
 // --percentiles' list, or nullopt after saying where it is wrong.

@@ -64,17 +64,17 @@ void MapMemoryBudget::forget(const void* self) {
   held_.erase(self);
 }
 
+std::unique_lock<std::mutex> Commands::budget_decisions() {
+  if (!options_.map_budget) return {};
+  std::unique_lock lock(options_.map_budget->decisions());
+  registry_.set_map_memory_elsewhere(options_.map_budget->held_by_others(this));
+  return lock;
+}
+
 CommandResult Commands::run(const registry::Command& command, const catalog::EventId* ev, const std::string& location,
                             const std::string& text) {
   const std::chrono::duration<double> compiled_outside = std::exchange(compiled_outside_, {});
-  // With a budget shared among trees: decided and committed under its
-  // lock, knowing what the others hold (engines take it after their own
-  // lock, never the other way round).
-  std::unique_lock<std::mutex> shared;
-  if (options_.map_budget) {
-    shared = std::unique_lock(options_.map_budget->decisions());
-    registry_.set_map_memory_elsewhere(options_.map_budget->held_by_others(this));
-  }
+  const std::unique_lock<std::mutex> shared = budget_decisions();
   auto applied = registry_.apply(command);
   if (!applied) return refuse(std::move(applied).error(), ev, location);
   // A field variable is a command on its matching event too: that event's

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,10 @@ class Commands {
   // (none: a synthetic_events write, logged under `location`).
   CommandResult run(const registry::Command& command, const catalog::EventId* ev, const std::string& location,
                     const std::string& text);
+  // With a map memory budget shared among trees: its lock, taken for a
+  // command's decision (and commit), the registry told what the others
+  // hold; engines take it after their own lock, never the other way round.
+  std::unique_lock<std::mutex> budget_decisions();
   // A command's failure on `ev` the user sees: error_log and its hist file.
   CommandResult user_error(const catalog::EventId& ev, Diagnostic d, int err = EINVAL);
   // A new command on `ev`: its hist file drops an older error, pollers wake.

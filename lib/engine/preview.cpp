@@ -24,11 +24,7 @@ Result<std::string, CommandFailure> Commands::preview(const catalog::EventId& id
         std::nullopt, Error{ErrorKind::NotFound, ENOENT, fmt::format("no event {}:{}", id.system, id.name)}});
   auto write = registry::TriggerWrite::parse(id, text, registry::kMaxCommandBytes, {});
   if (!write) return unexpected(CommandFailure{std::move(write).error(), Error{ErrorKind::Invalid, EINVAL, {}}});
-  std::unique_lock<std::mutex> shared;
-  if (options_.map_budget) {
-    shared = std::unique_lock(options_.map_budget->decisions());
-    registry_.set_map_memory_elsewhere(options_.map_budget->held_by_others(this));
-  }
+  const std::unique_lock<std::mutex> shared = budget_decisions();
   auto applied = registry_.apply(*write);
   if (!applied) {
     registry::Refusal no = std::move(applied).error();

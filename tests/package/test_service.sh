@@ -135,6 +135,14 @@ expect_eq "compiled by the resident compiler" "1" \
   "$(ct journalctl -u histd --no-pager | grep -c 'resident compiler /usr/bin/histd-cc' || true)"
 expect_eq "histctl explain shows the service's program: its trigger's plan and kernel" "2" \
   "$(ct histctl explain syscalls:sys_enter_write | grep -cE '^(trigger: hist:keys=count:|kernel: Linux [0-9.]+ or later)' || true)"
+# A command reading another event's variable is explained by the service,
+# which changes nothing: its compile runs outside the tree's lock too.
+ct histctl add syscalls:sys_enter_read 'hist:keys=common_pid:t0=common_timestamp' >/dev/null || true
+expect_eq "histctl explain asks the service for what it cannot build alone" "1" \
+  "$(ct histctl explain syscalls:sys_exit_read 'hist:keys=common_pid:d=common_timestamp-$t0' |
+    grep -c '^trigger: hist:keys=common_pid:vals=hitcount:d=common_timestamp-\$t0' || true)"
+expect_eq "and adds nothing" "0" "$(ct grep -c '^hist:' "$T/events/syscalls/sys_exit_read/trigger" || true)"
+ct histctl remove syscalls:sys_enter_read 'hist:keys=common_pid:t0=common_timestamp' >/dev/null || true
 # Kernel addresses need CAP_SYSLOG even for root: without it, stack frames
 # have no names.
 expect_eq "stack traces are symbolized" "yes" "$(yes_no grep -q 'perf_syscall_enter+0x' <(ct cat "$R/hist"))"
