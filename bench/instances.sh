@@ -17,6 +17,9 @@
 # getppid(), a trace_marker write, the trace read, rmdir; RSS before the
 # first cycle, after 100, 500 and CYCLES, and 6 s later; the seconds the
 # cycles took.
+# And the peer, in the same rounds: the kernel's own instances, 32 made in
+# the machine's tracefs the same way (their rings' buffer_total_size_kb and
+# how much MemAvailable fell), recording the same event, then removed.
 #   bash bench/instances.sh   (as root, from a built tree; HISTD_BUILD=dir:
 #                             that build; ROUNDS, CYCLES)
 set -euo pipefail
@@ -27,13 +30,20 @@ CYCLES=${CYCLES:-1000}
 B=$(realpath "${HISTD_BUILD:-build}")
 WORK=$(mktemp -d /tmp/histd-instances.XXXXXX)
 HISTD=
-trap bench_cleanup EXIT
+# The kernel's instances this bench makes: histd-bench-<pid>-<n>.
+KTRACE=/sys/kernel/tracing
+KNAME=$KTRACE/instances/histd-bench-$$
+kernel_cleanup() {
+  local d
+  for d in "$KNAME"-*; do [ ! -d "$d" ] || rmdir "$d"; done
+}
+trap 'kernel_cleanup; bench_cleanup' EXIT
 N=32
 E=events/syscalls/sys_enter_getppid
 # A bash named after the bench: the one task whose getppid() is recorded.
 ln -s "$(command -v bash)" "$WORK/instbench"
 record() {
-  echo 'common_comm == "instbench"' >"$1/$E/filter"
+  echo 'comm == "instbench"' >"$1/$E/filter"
   echo 1 >"$1/$E/enable"
 }
 
@@ -61,7 +71,37 @@ snap() {
   RING[$1]+="$(ring_kib) "
 }
 
+avail_kib() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
+# KRING[name], KMEM[name]: the kernel's instances' rings (KiB) and the fall
+# of MemAvailable since before their mkdir (KiB), at the point `name`.
+declare -A KRING=() KMEM=()
+ksnap() {
+  local d total=0
+  for d in "$KNAME"-*; do [ ! -d "$d" ] || total=$((total + $(cat "$d/buffer_total_size_kb"))); done
+  KRING[$1]+="$total "
+  KMEM[$1]+="$((AVAIL0 - $(avail_kib))) "
+}
+kernel_round() {
+  AVAIL0=$(avail_kib)
+  for i in $(seq "$N"); do
+    mkdir "$KNAME-$i"
+    cat "$KNAME-$i/trace" "$KNAME-$i/buffer_size_kb" >/dev/null
+  done
+  sleep 1
+  ksnap idle32
+  for i in $(seq "$N"); do record "$KNAME-$i"; done
+  "$WORK/instbench" -c :
+  sleep 1
+  for i in $(seq "$N"); do cat "$KNAME-$i/trace" >/dev/null; done
+  ksnap rec32
+  for i in $(seq "$N"); do echo 0 >"$KNAME-$i/$E/enable"; done
+  kernel_cleanup
+  sleep 1
+  ksnap removed
+}
+
 for r in $(seq "$ROUNDS"); do
+  kernel_round
   fresh_histd
   snap idle
   for i in $(seq "$N"); do
@@ -87,6 +127,10 @@ echo "  idle                          $(med 1024 ${RSS[idle]})   rings $(med 102
 echo "  $N idle instances              $(med 1024 ${RSS[idle32]})   rings $(med 1024 ${RING[idle32]})"
 echo "  $N recording instances         $(med 1024 ${RSS[rec32]})   rings $(med 1024 ${RING[rec32]})"
 echo "  after their rmdir             $(med 1024 ${RSS[removed]})   rings $(med 1024 ${RING[removed]})"
+echo "the kernel's instances: their rings, MiB; MemAvailable's fall since before their mkdir, MiB"
+echo "  $N idle instances              rings $(med 1024 ${KRING[idle32]})   memory $(med 1024 ${KMEM[idle32]})"
+echo "  $N recording instances         rings $(med 1024 ${KRING[rec32]})   memory $(med 1024 ${KMEM[rec32]})"
+echo "  after their rmdir             rings $(med 1024 ${KRING[removed]})   memory $(med 1024 ${KMEM[removed]})"
 
 fresh_histd
 record "$WORK/mnt"
