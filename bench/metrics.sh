@@ -3,8 +3,11 @@
 # What a metrics scrape costs: a table of KEYS label sets (100k
 # series: keys=fd, one counter each) scraped over HTTP from histd-exporter in
 # the text format (plain and gzipped) and in OpenMetrics, beside a read of the same table's hist
-# file (the reference: the same reads, rendered as the kernel does); and what
-# histd's RSS grows by while it answers. Then whether an idle exporter costs
+# file (the reference: the same reads, rendered as the kernel does), and
+# beside the peer: Debian's prometheus-node-exporter serving the same series
+# from its textfile collector alone (histd's text written to a .prom file,
+# which it reads and parses on each scrape, as a fleet's exporters of
+# script-made metrics do); and what histd's RSS grows by while it answers. Then whether an idle exporter costs
 # anything per event: the getppid() loop under the same trigger, with histd
 # run without and with --metrics-listen, in interleaved rounds.
 #   bash bench/metrics.sh     (as root; ROUNDS=7 KEYS=100000 CALLS=2000000,
@@ -49,12 +52,23 @@ HIST=$WORK/mnt-scrape/events/syscalls/sys_enter_close/hist
 before=$(rss "$HISTD" VmRSS); hwm_before=$(rss "$HISTD" VmHWM)
 exporter=$(pgrep -P "$HISTD" -x histd-exporter | head -1)
 exporter_before=$(rss "$exporter" VmRSS)
-python3 - "$PORT" "$HIST" "$ROUNDS" <<'PY'
+# The peer: node_exporter's textfile collector serving histd's text.
+mkdir -p "$WORK/textfile"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$WORK/textfile/histd.prom"
+NODE_PORT=$(free_port)
+prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_PORT" --collector.disable-defaults \
+  --collector.textfile --collector.textfile.directory="$WORK/textfile" >"$WORK/node.log" 2>&1 &
+NODE=$!
+PIDS+=("$NODE")
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$NODE_PORT/metrics" && break; sleep 0.1; done
+node_before=$(rss "$NODE" VmRSS)
+python3 - "$PORT" "$HIST" "$ROUNDS" "$NODE_PORT" <<'PY'
 import gzip, statistics, sys, time, urllib.request
-port, hist, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-# name: (Accept, Accept-Encoding); "file": the hist file
+port, hist, rounds, node_port = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+# name: (Accept, Accept-Encoding[, port]); "file": the hist file
 kinds = {"text": (None, None), "text, gzip": (None, "gzip"),
-         "openmetrics": ("application/openmetrics-text; version=1.0.0", None), "hist": "file"}
+         "openmetrics": ("application/openmetrics-text; version=1.0.0", None), "hist": "file",
+         "node": (None, None, node_port)}
 times = {k: [] for k in kinds}
 sizes = {}
 series = 0
@@ -66,11 +80,12 @@ for r in range(rounds):
             with open(hist, "rb") as f:
                 body = f.read()
         else:
-            accept, encoding = kinds[k]
+            accept, encoding = kinds[k][:2]
+            where = kinds[k][2] if len(kinds[k]) > 2 else port
             headers = {}
             if accept: headers["Accept"] = accept
             if encoding: headers["Accept-Encoding"] = encoding
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+            req = urllib.request.Request(f"http://127.0.0.1:{where}/metrics", headers=headers)
             with urllib.request.urlopen(req, timeout=60) as resp:
                 body = resp.read()
                 if resp.headers.get("Content-Encoding") == "gzip":
@@ -78,11 +93,16 @@ for r in range(rounds):
                     body = gzip.decompress(body)
         times[k].append((time.perf_counter() - t0) * 1000)
         sizes.setdefault(k, len(body))
-        if k == "text":
-            series = sum(1 for line in body.decode().splitlines() if line.startswith("histd_bench_fds_hitcount_total{"))
+        if k in ("text", "node"):
+            n = sum(1 for line in body.decode().splitlines() if line.startswith("histd_bench_fds_hitcount_total{"))
+            if k == "text":
+                series = n
+            elif n != series:
+                sys.exit(f"node_exporter served {n} of the {series} series")
 print(f"{series} series of one table ({rounds} rounds, interleaved): ms per request, median (min..max); bytes sent")
+labels = {"hist": "hist file (reference)", "node": "node_exporter textfile"}
 for k in kinds:
-    print(f"  {'hist file (reference)' if k == 'hist' else 'GET /metrics ' + k:<28} "
+    print(f"  {labels.get(k, 'GET /metrics ' + k):<28} "
           f"{statistics.median(times[k]):7.1f} ({min(times[k]):.1f}..{max(times[k]):.1f})  {sizes[k] / 1e6:6.2f} MB")
 PY
 after=$(rss "$HISTD" VmRSS); hwm_after=$(rss "$HISTD" VmHWM)
@@ -90,6 +110,8 @@ echo "histd RSS: $((before / 1024)) MiB before the scrapes, $((after / 1024)) Mi
   "peak $((hwm_before / 1024)) -> $((hwm_after / 1024)) MiB (+$(((hwm_after - hwm_before) / 1024)) MiB while answering)"
 echo "histd-exporter RSS: $((exporter_before / 1024)) MiB before the scrapes, $(($(rss "$exporter" VmRSS) / 1024)) MiB" \
   "after, peak $(($(rss "$exporter" VmHWM) / 1024)) MiB (+$((($(rss "$exporter" VmHWM) - exporter_before) / 1024)) MiB)"
+echo "node_exporter RSS: $((node_before / 1024)) MiB before the scrapes, peak $(($(rss "$NODE" VmHWM) / 1024)) MiB"
+kill "$NODE"; wait "$NODE" 2>/dev/null || true
 kill "$HISTD"; wait "$HISTD" 2>/dev/null || true
 
 # ---- an idle exporter, per event
