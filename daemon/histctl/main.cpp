@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -55,6 +56,8 @@ bool needs_other_events(histd::ErrorCode code) {
 }
 
 int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command);
+std::optional<int> explain_histds_event(const std::string& socket_path, const std::string& event,
+                                        const std::string& command);
 
 // `histd_socket`: for explain, where to ask histd for a command that needs
 // what histd has (null: --tracefs or --raw-syscalls asked for this
@@ -63,6 +66,9 @@ int check(const std::string& command, const std::string& format_path, const std:
           bool raw_syscalls, const std::string& event = {}, const std::string* histd_socket = nullptr) {
   std::ifstream in(format_path);
   if (!in) {
+    if (histd_socket) {
+      if (auto rc = explain_histds_event(*histd_socket, event, command)) return *rc;
+    }
     fmt::print(stderr, "histctl: cannot read {}\n", format_path);
     return kBadArguments;
   }
@@ -143,6 +149,18 @@ int print_programs(const std::optional<json>& reply, int rc) {
 int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command) {
   int rc = 0;
   auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
+  return print_programs(reply, rc);
+}
+
+// explain of an event this machine's tracefs has no format of: a synthetic
+// event's format is histd's alone, so histd explains it; nullopt when histd
+// has no such event either (or cannot be asked), which is the caller's bad
+// argument.
+std::optional<int> explain_histds_event(const std::string& socket_path, const std::string& event,
+                                        const std::string& command) {
+  int rc = 0;
+  auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
+  if (!reply || (!reply->value("ok", false) && reply->value("errno", 0) == ENOENT)) return std::nullopt;
   return print_programs(reply, rc);
 }
 

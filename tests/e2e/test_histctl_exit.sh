@@ -61,6 +61,19 @@ expect_eq "and nothing logged" "" "$(cat "$MNT/error_log")"
 "$HISTCTL_BIN" add sched:sched_switch "$SWITCH" >/dev/null
 expect_eq "explain through histd showed the program histd then runs" "" \
   "$(diff <("$HISTCTL_BIN" explain sched:sched_switch | grep -v '^/\* histd: histd_k') "$WORK/preview")"
+# A synthetic event's format is histd's (the kernel's tracefs has none):
+# histd explains a command on it; an event neither has is a bad argument.
+rc=0; "$HISTCTL_BIN" explain synthetic:wakeup_lat 'hist:keys=lat.log2' >"$WORK/synth" 2>"$WORK/synth.err" || rc=$?
+expect_eq "explain of a synthetic event's command: 0" "0" "$rc"
+expect_eq "its plan first, nothing on stderr" "trigger: hist:keys=lat.log2:vals=hitcount:sort=hitcount:size=2048|" \
+  "$(head -1 "$WORK/synth" | tr '\n' '|')$(cat "$WORK/synth.err")"
+expect_eq "its key read from the synthetic record" "1" "$(grep -c '^key 0: lat.log2 <- record offset 16 size 8' "$WORK/synth")"
+expect_eq "and it is not added" "0" "$(grep -c '^hist:' "$MNT/events/synthetic/wakeup_lat/trigger")"
+rc=0; err=$("$HISTCTL_BIN" explain synthetic:wakeup_lat 'hist:keys=nope' 2>&1) || rc=$?
+expect_eq "a synthetic event's command histd refuses: 1, the kernel's words" "1 error: Couldn't find field" \
+  "$rc $(head -1 <<<"$err")"
+expect_eq "a synthetic event nobody has: 2" "2" "$(rc explain synthetic:nope 'hist:keys=lat')"
+expect_eq "an event nobody has: 2" "2" "$(rc explain sched:nope 'hist:keys=lat')"
 "$HISTCTL_BIN" remove sched:sched_switch "$SWITCH" >/dev/null
 "$HISTCTL_BIN" remove sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' >/dev/null
 expect_eq "no command: 2" "2" "$(rc)"
