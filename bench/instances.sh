@@ -81,43 +81,34 @@ ksnap() {
   KRING[$1]+="$total "
   KMEM[$1]+="$((AVAIL0 - $(avail_kib))) "
 }
-kernel_round() {
-  AVAIL0=$(avail_kib)
+# The same steps in histd's tree and in the kernel's: N instances PREFIX<n>
+# made and each one's trace read, then each recording, then removed; SNAP
+# takes the figures at each point, WAIT seconds after the removal.
+#   instances_round PREFIX SNAP WAIT
+instances_round() {
+  local prefix=$1 snap=$2 i
   for i in $(seq "$N"); do
-    mkdir "$KNAME-$i"
-    cat "$KNAME-$i/trace" "$KNAME-$i/buffer_size_kb" >/dev/null
+    mkdir "$prefix$i"
+    cat "$prefix$i/trace" "$prefix$i/buffer_size_kb" >/dev/null
   done
   sleep 1
-  ksnap idle32
-  for i in $(seq "$N"); do record "$KNAME-$i"; done
+  "$snap" idle32
+  for i in $(seq "$N"); do record "$prefix$i"; done
   "$WORK/instbench" -c :
   sleep 1
-  for i in $(seq "$N"); do cat "$KNAME-$i/trace" >/dev/null; done
-  ksnap rec32
-  for i in $(seq "$N"); do echo 0 >"$KNAME-$i/$E/enable"; done
-  kernel_cleanup
-  sleep 1
-  ksnap removed
+  for i in $(seq "$N"); do cat "$prefix$i/trace" >/dev/null; done
+  "$snap" rec32
+  for i in $(seq "$N"); do rmdir "$prefix$i"; done
+  sleep "$3"
+  "$snap" removed
 }
 
 for r in $(seq "$ROUNDS"); do
-  kernel_round
+  AVAIL0=$(avail_kib)
+  instances_round "$KNAME-" ksnap 1
   fresh_histd
   snap idle
-  for i in $(seq "$N"); do
-    mkdir "$WORK/mnt/instances/i$i"
-    cat "$WORK/mnt/instances/i$i/trace" "$WORK/mnt/instances/i$i/buffer_size_kb" >/dev/null
-  done
-  sleep 1
-  snap idle32
-  for i in $(seq "$N"); do record "$WORK/mnt/instances/i$i"; done
-  "$WORK/instbench" -c :
-  sleep 1
-  for i in $(seq "$N"); do cat "$WORK/mnt/instances/i$i/trace" >/dev/null; done
-  snap rec32
-  for i in $(seq "$N"); do rmdir "$WORK/mnt/instances/i$i"; done
-  sleep 6  # past the tree's trim of freed heap (fs::Tree)
-  snap removed
+  instances_round "$WORK/mnt/instances/i" snap 6  # 6 s: past the tree's trim of freed heap (fs::Tree)
   echo "round $r done" >&2
 done
 
