@@ -55,9 +55,8 @@ bool needs_other_events(histd::ErrorCode code) {
          code == ErrorCode::SynthVarNotFound || code == ErrorCode::ParamNotFound;
 }
 
-int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command);
-std::optional<int> explain_histds_event(const std::string& socket_path, const std::string& event,
-                                        const std::string& command);
+std::optional<int> explain_by_histd(const std::string& socket_path, const std::string& event,
+                                    const std::string& command);
 
 // `histd_socket`: for explain, where to ask histd for a command that needs
 // what histd has (null: --tracefs or --raw-syscalls asked for this
@@ -67,7 +66,7 @@ int check(const std::string& command, const std::string& format_path, const std:
   std::ifstream in(format_path);
   if (!in) {
     if (histd_socket) {
-      if (auto rc = explain_histds_event(*histd_socket, event, command)) return *rc;
+      if (auto rc = explain_by_histd(*histd_socket, event, command)) return *rc;
     }
     fmt::print(stderr, "histctl: cannot read {}\n", format_path);
     return kBadArguments;
@@ -84,8 +83,7 @@ int check(const std::string& command, const std::string& format_path, const std:
     const histd::Diagnostic& d = compiled.error();
     const bool others = !event.empty() && needs_other_events(d.code);
     if (others && histd_socket) {
-      const int rc = explain_by_histd(*histd_socket, event, command);
-      if (rc != kUnreachable && rc != kDenied) return rc;
+      if (auto rc = explain_by_histd(*histd_socket, event, command)) return *rc;
     }
     fmt::print(stderr, "error: {}\n{}", d.message(), caret_block(d.command, d.span.begin));
     if (others)
@@ -142,22 +140,14 @@ int print_programs(const std::optional<json>& reply, int rc) {
   return 0;
 }
 
-// explain SYSTEM:EVENT COMMAND of a command that needs other events'
-// variables or synthetic events: histd plans it with what it has and builds
-// the first program it would rebuild, changing nothing (the control
-// socket's "preview").
-int explain_by_histd(const std::string& socket_path, const std::string& event, const std::string& command) {
-  int rc = 0;
-  auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
-  return print_programs(reply, rc);
-}
-
-// explain of an event this machine's tracefs has no format of: a synthetic
-// event's format is histd's alone, so histd explains it; nullopt when histd
-// has no such event either (or cannot be asked), which is the caller's bad
-// argument.
-std::optional<int> explain_histds_event(const std::string& socket_path, const std::string& event,
-                                        const std::string& command) {
+// explain SYSTEM:EVENT COMMAND through histd (the control socket's
+// "preview"), for a command that needs other events' variables or
+// synthetic events, or on an event whose format is histd's alone (a
+// synthetic event's): histd plans it with what it has and builds the first
+// program it would rebuild, changing nothing. nullopt when histd cannot be
+// asked or has no such event either: the caller then says what it knows.
+std::optional<int> explain_by_histd(const std::string& socket_path, const std::string& event,
+                                    const std::string& command) {
   int rc = 0;
   auto reply = request(socket_path, {{"op", "preview"}, {"event", event}, {"command", command}}, rc);
   if (!reply || (!reply->value("ok", false) && reply->value("errno", 0) == ENOENT)) return std::nullopt;
