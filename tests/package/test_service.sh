@@ -143,6 +143,11 @@ expect_eq "histctl explain asks the service for what it cannot build alone" "1" 
     grep -c '^trigger: hist:keys=common_pid:vals=hitcount:d=common_timestamp-\$t0' || true)"
 expect_eq "and adds nothing" "0" "$(ct grep -c '^hist:' "$T/events/syscalls/sys_exit_read/trigger" || true)"
 ct histctl remove syscalls:sys_enter_read 'hist:keys=common_pid:t0=common_timestamp' >/dev/null || true
+# So is a command on a synthetic event: its format is the service's alone.
+ct histctl synth add 'pkg_lat u64 lat' >/dev/null || true
+expect_eq "histctl explain asks the service about its synthetic event" "1" \
+  "$(ct histctl explain synthetic:pkg_lat 'hist:keys=lat.log2' | grep -c '^trigger: hist:keys=lat.log2:vals=hitcount' || true)"
+ct histctl synth remove pkg_lat >/dev/null || true
 # Kernel addresses need CAP_SYSLOG even for root: without it, stack frames
 # have no names.
 expect_eq "stack traces are symbolized" "yes" "$(yes_no grep -q 'perf_syscall_enter+0x' <(ct cat "$R/hist"))"
